@@ -1,0 +1,41 @@
+#include "cli/cli_common.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace fbkit::cli {
+
+Progress::Progress(std::string label, bool enabled)
+    : label_(std::move(label)), enabled_(enabled && ::isatty(STDERR_FILENO)) {}
+
+Progress::~Progress() {
+  if (shown_) std::fputs("\r\033[K", stderr);
+}
+
+void Progress::Update(size_t done, size_t total) {
+  if (!enabled_) return;
+  auto now = std::chrono::steady_clock::now();
+  if (shown_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  shown_ = true;
+  std::fprintf(stderr, "\r\033[K%s %zu/%zu", label_.c_str(), done, total);
+  std::fflush(stderr);
+}
+
+util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data) {
+  if (path != "-") {
+    std::string dir = util::DirName(path);
+    if (!dir.empty()) {
+      util::Status s = env.MakeDirs(dir);
+      if (!s.ok()) return s;
+    }
+    return env.WriteFileAtomic(path, data);
+  }
+  if (std::fwrite(data.data(), 1, data.size(), stdout) != data.size() || std::fflush(stdout) != 0) {
+    return util::Error{"cannot write to standard output"};
+  }
+  return util::Status::Ok();
+}
+
+}  // namespace fbkit::cli

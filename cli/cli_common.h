@@ -1,0 +1,39 @@
+// Shared pieces of fbkit's command-line tools: exit codes, progress on a terminal, output.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::cli {
+
+// Exit codes shared by fb-graph, fb-extract and fb-race.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,     // nothing (or not everything) could be produced
+  kExitUsage = 2,       // bad command line
+  kExitFileErrors = 3,  // output written, but some input files had errors (listed on stderr)
+};
+
+// A one-line progress indicator on stderr, shown only when stderr is a terminal.
+class Progress {
+ public:
+  Progress(std::string label, bool enabled);
+  ~Progress();
+  void Update(size_t done, size_t total);
+
+ private:
+  std::string label_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// Writes `data` to `path`, or to stdout when path is "-".
+util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data);
+
+}  // namespace fbkit::cli

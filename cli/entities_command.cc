@@ -1,0 +1,124 @@
+#include "cli/entities_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "cli/cli_common.h"
+#include "parser/entities_json.h"
+#include "parser/entity_table.h"
+#include "util/parallel.h"
+
+namespace fbkit::cli {
+namespace {
+
+struct EntitiesArgs {
+  std::string root;
+  std::string output = "-";
+  int jobs = util::DefaultJobs();
+  std::vector<std::string> excludes;
+  std::string cache_dir;
+  bool no_cache = false;
+  uint64_t max_file_bytes = uint64_t{64} << 20;
+  bool quiet = false;
+};
+
+constexpr size_t kMaxDiagnosticsShown = 50;
+
+// The cache directory: --cache, else beside the output file, else the user's cache dir.
+std::optional<std::string> CacheDir(const EntitiesArgs& args) {
+  if (args.no_cache) return std::nullopt;
+  if (!args.cache_dir.empty()) return args.cache_dir;
+  if (args.output != "-") return util::JoinPath(util::DirName(args.output), ".fbkit-cache");
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return util::JoinPath(xdg, "fbkit");
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return util::JoinPath(home, ".cache/fbkit");
+  }
+  return std::nullopt;
+}
+
+void Report(const parser::EntitiesResult& r, double seconds, bool quiet) {
+  for (const auto& w : r.warnings) std::fprintf(stderr, "fb-graph: warning: %s\n", w.c_str());
+  for (const auto& e : r.errors) {
+    std::fprintf(stderr, "%s: error: %s\n", e.path.c_str(), e.message.c_str());
+  }
+  size_t shown = 0;
+  for (const auto& d : r.diagnostics) {
+    if (++shown > kMaxDiagnosticsShown) break;
+    std::fprintf(stderr, "%s:%d:%d: %s\n", d.path.c_str(), d.line, d.column, d.message.c_str());
+  }
+  if (r.diagnostics.size() > kMaxDiagnosticsShown) {
+    std::fprintf(stderr, "... and %zu more parse errors (all are in the output's parse_errors)\n",
+                 r.diagnostics.size() - kMaxDiagnosticsShown);
+  }
+  if (quiet) return;
+  std::fprintf(stderr,
+               "fb-graph entities: %zu files (%zu parsed, %zu from cache), %zu parse errors, "
+               "%zu unreadable, %.2f s\n",
+               r.files, r.parsed, r.cached, r.diagnostics.size(), r.errors.size(), seconds);
+}
+
+int Run(const EntitiesArgs& args) {
+  auto start = std::chrono::steady_clock::now();
+  util::Env& env = util::RealEnv();
+  auto root = env.RealPath(args.root);
+  if (!root.ok()) {
+    std::fprintf(stderr, "fb-graph entities: %s\n", root.error().c_str());
+    return kExitFailure;
+  }
+  parser::EntitiesOptions options;
+  options.root = *root;
+  options.excludes = args.excludes;
+  options.jobs = args.jobs;
+  options.cache_dir = CacheDir(args);
+  options.max_file_bytes = args.max_file_bytes;
+  Progress progress("fb-graph entities: files", !args.quiet);
+  auto result = parser::BuildEntities(
+      env, options, [&](size_t done, size_t total) { progress.Update(done, total); });
+  if (!result.ok()) {
+    std::fprintf(stderr, "fb-graph entities: %s\n", result.error().c_str());
+    return kExitFailure;
+  }
+  std::string doc = parser::EntitiesDocument(*root, result->fragments, result->errors);
+  util::Status written = WriteOutput(env, args.output, doc);
+  if (!written.ok()) {
+    std::fprintf(stderr, "fb-graph entities: %s\n", written.error().c_str());
+    return kExitFailure;
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Report(*result, seconds, args.quiet);
+  return result->errors.empty() && result->diagnostics.empty() ? kExitOk : kExitFileErrors;
+}
+
+}  // namespace
+
+void AddEntitiesCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<EntitiesArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "entities",
+      "Write the entity table of every .py file under ROOT (modules, classes, functions, "
+      "methods, nested defs, imports, __all__, module-level assignments, exact spans) as "
+      "fbkit.entities/1 JSON. Exit status: 0 ok, 1 failure, 2 bad usage, 3 output written "
+      "but some files had parse errors or could not be read (listed on stderr).");
+  cmd->add_option("ROOT", args->root, "Repository root")->required();
+  cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)");
+  cmd->add_option("-j,--jobs", args->jobs, "Parser threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--exclude", args->excludes,
+                  "Skip paths matching this glob (relative to ROOT; '*' crosses '/'; a pattern "
+                  "without '/' also matches any path component). Repeatable.");
+  cmd->add_option("--cache", args->cache_dir,
+                  "Cache directory (default: .fbkit-cache beside --output, else "
+                  "$XDG_CACHE_HOME/fbkit or ~/.cache/fbkit)");
+  cmd->add_flag("--no-cache", args->no_cache, "Neither read nor write the cache");
+  cmd->add_option("--max-file-size", args->max_file_bytes,
+                  "Files larger than this many bytes are reported, not parsed (default 64 MiB)");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress or summary on stderr");
+  cmd->callback([args, exit_code] { *exit_code = Run(*args); });
+}
+
+}  // namespace fbkit::cli

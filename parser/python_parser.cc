@@ -1,0 +1,737 @@
+#include "parser/python_parser.h"
+
+#include <tree_sitter/api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "parser/docstring.h"
+#include "util/utf8.h"
+
+extern "C" const TSLanguage* tree_sitter_python(void);
+
+namespace fbkit::parser {
+namespace {
+
+// The node types the walker cares about; everything else is kOther.
+enum class Sym : uint8_t {
+  kOther,
+  kModule,
+  kBlock,
+  kFunctionDefinition,
+  kClassDefinition,
+  kDecoratedDefinition,
+  kDecorator,
+  kDescend,  // compound statements and clauses whose blocks may hold definitions
+  kImportStatement,
+  kImportFromStatement,
+  kFutureImportStatement,
+  kAliasedImport,
+  kDottedName,
+  kRelativeImport,
+  kImportPrefix,
+  kWildcardImport,
+  kExpressionStatement,
+  kAssignment,
+  kAugmentedAssignment,
+  kIdentifier,
+  kPatternList,  // tuple/list patterns and their parenthesised forms
+  kListSplatPattern,
+  kString,
+  kConcatenatedString,
+  kStringStart,
+  kStringContent,
+  kStringEnd,
+  kInterpolation,
+  kEscapeSequence,
+  kList,
+  kTuple,
+  kBinaryOperator,
+  kCall,
+  kAttribute,
+  kArgumentList,
+  kComment,  // comments and line continuations: extras that end no code
+  kParenthesizedExpression,
+};
+
+const std::unordered_map<std::string, Sym>& SymbolNames() {
+  static const std::unordered_map<std::string, Sym> names = {
+      {"module", Sym::kModule},
+      {"block", Sym::kBlock},
+      {"function_definition", Sym::kFunctionDefinition},
+      {"class_definition", Sym::kClassDefinition},
+      {"decorated_definition", Sym::kDecoratedDefinition},
+      {"decorator", Sym::kDecorator},
+      {"if_statement", Sym::kDescend},
+      {"elif_clause", Sym::kDescend},
+      {"else_clause", Sym::kDescend},
+      {"for_statement", Sym::kDescend},
+      {"while_statement", Sym::kDescend},
+      {"try_statement", Sym::kDescend},
+      {"except_clause", Sym::kDescend},
+      {"except_group_clause", Sym::kDescend},
+      {"finally_clause", Sym::kDescend},
+      {"with_statement", Sym::kDescend},
+      {"match_statement", Sym::kDescend},
+      {"case_clause", Sym::kDescend},
+      {"import_statement", Sym::kImportStatement},
+      {"import_from_statement", Sym::kImportFromStatement},
+      {"future_import_statement", Sym::kFutureImportStatement},
+      {"aliased_import", Sym::kAliasedImport},
+      {"dotted_name", Sym::kDottedName},
+      {"relative_import", Sym::kRelativeImport},
+      {"import_prefix", Sym::kImportPrefix},
+      {"wildcard_import", Sym::kWildcardImport},
+      {"expression_statement", Sym::kExpressionStatement},
+      {"assignment", Sym::kAssignment},
+      {"augmented_assignment", Sym::kAugmentedAssignment},
+      {"identifier", Sym::kIdentifier},
+      {"pattern_list", Sym::kPatternList},
+      {"tuple_pattern", Sym::kPatternList},
+      {"list_pattern", Sym::kPatternList},
+      {"list_splat_pattern", Sym::kListSplatPattern},
+      {"string", Sym::kString},
+      {"concatenated_string", Sym::kConcatenatedString},
+      {"string_start", Sym::kStringStart},
+      {"string_content", Sym::kStringContent},
+      {"string_end", Sym::kStringEnd},
+      {"interpolation", Sym::kInterpolation},
+      {"escape_sequence", Sym::kEscapeSequence},
+      {"list", Sym::kList},
+      {"tuple", Sym::kTuple},
+      {"binary_operator", Sym::kBinaryOperator},
+      {"call", Sym::kCall},
+      {"attribute", Sym::kAttribute},
+      {"argument_list", Sym::kArgumentList},
+      {"comment", Sym::kComment},
+      {"line_continuation", Sym::kComment},
+      {"parenthesized_expression", Sym::kParenthesizedExpression},
+  };
+  return names;
+}
+
+// Iterates a node's children (anonymous ones too) with a cursor: O(1) per step, where
+// ts_node_child(i) would be O(i).
+class Children {
+ public:
+  explicit Children(TSNode node) : cursor_(ts_tree_cursor_new(node)) {
+    valid_ = ts_tree_cursor_goto_first_child(&cursor_);
+  }
+  ~Children() { ts_tree_cursor_delete(&cursor_); }
+  Children(const Children&) = delete;
+  Children& operator=(const Children&) = delete;
+  bool valid() const { return valid_; }
+  TSNode node() const { return ts_tree_cursor_current_node(&cursor_); }
+  TSFieldId field() const { return ts_tree_cursor_current_field_id(&cursor_); }
+  void Next() { valid_ = ts_tree_cursor_goto_next_sibling(&cursor_); }
+
+ private:
+  TSTreeCursor cursor_;
+  bool valid_;
+};
+
+}  // namespace
+
+struct PythonParser::Impl {
+  TSParser* parser = nullptr;
+  std::vector<Sym> sym_of;  // indexed by TSSymbol
+  TSFieldId f_name = 0, f_body = 0, f_module_name = 0, f_alias = 0, f_left = 0, f_right = 0,
+            f_definition = 0, f_function = 0, f_object = 0, f_attribute = 0, f_arguments = 0,
+            f_operator = 0;
+
+  ~Impl() {
+    if (parser != nullptr) ts_parser_delete(parser);
+  }
+  Sym SymOf(TSNode n) const {
+    TSSymbol s = ts_node_symbol(n);
+    if (s == kErrorSymbol) return Sym::kDescend;  // ERROR: recovered code may hold defs
+    return s < sym_of.size() ? sym_of[s] : Sym::kOther;
+  }
+  static constexpr TSSymbol kErrorSymbol = static_cast<TSSymbol>(-1);
+};
+
+namespace {
+
+// The walk over one file: state for one Parse() call.
+class Walker {
+ public:
+  Walker(const PythonParser::Impl& impl, std::string_view src, int64_t byte_offset,
+         FileTable* table)
+      : impl_(impl), src_(src), offset_(byte_offset), table_(table) {}
+
+  void Run(TSNode root) {
+    AddModuleEntity(root);
+    VisitChildren(root, Scope{0, false, true});
+    if (ts_node_has_error(root)) CollectErrors(root);
+  }
+
+ private:
+  struct Scope {
+    size_t entity;    // index into table_->entities
+    bool in_class;    // the entity is a class: defs directly inside are methods
+    bool module_level;
+  };
+
+  Sym SymOf(TSNode n) const { return impl_.SymOf(n); }
+  std::string_view Text(TSNode n) const {
+    uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    return src_.substr(b, e - b);
+  }
+  int Line(TSPoint p) const { return static_cast<int>(p.row) + 1; }
+  int64_t Byte(uint32_t b) const { return offset_ + b; }
+
+  // The last token of a node, skipping trailing comments: its end is where the node's code
+  // ends (the node's own extent may run over comments and the newline).
+  TSNode LastToken(TSNode n) const {
+    for (;;) {
+      uint32_t count = ts_node_child_count(n);
+      if (count == 0) return n;
+      TSNode last = {};
+      bool found = false;
+      for (Children c(n); c.valid(); c.Next()) {
+        TSNode child = c.node();
+        if (SymOf(child) == Sym::kComment) continue;
+        last = child;
+        found = true;
+      }
+      if (!found) return n;
+      n = last;
+    }
+  }
+
+  void VisitChildren(TSNode node, const Scope& scope) {
+    for (Children c(node); c.valid(); c.Next()) {
+      TSNode child = c.node();
+      if (ts_node_is_named(child)) Visit(child, scope);
+    }
+  }
+
+  void Visit(TSNode node, const Scope& scope) {
+    switch (SymOf(node)) {
+      case Sym::kFunctionDefinition:
+      case Sym::kClassDefinition:
+        AddDefinition(node, node, scope);
+        return;
+      case Sym::kDecoratedDefinition: {
+        TSNode def = ts_node_child_by_field_id(node, impl_.f_definition);
+        if (!ts_node_is_null(def)) AddDefinition(node, def, scope);
+        return;
+      }
+      case Sym::kBlock:
+      case Sym::kDescend:
+        VisitChildren(node, scope);
+        return;
+      case Sym::kImportStatement:
+      case Sym::kImportFromStatement:
+      case Sym::kFutureImportStatement:
+        AddImports(node, scope);
+        return;
+      case Sym::kExpressionStatement:
+        if (scope.module_level) AddModuleStatement(node);
+        return;
+      default:
+        return;
+    }
+  }
+
+  void AddModuleEntity(TSNode root) {
+    Entity m;
+    m.id = table_->path + "::<module>";
+    m.kind = EntityKind::kModule;
+    size_t dot = table_->module.rfind('.');
+    m.name = dot == std::string::npos ? table_->module : table_->module.substr(dot + 1);
+    m.qualname = "<module>";
+    m.start_line = m.def_line = 1;
+    m.end_line = std::max(1, LineCount());
+    m.start_byte = 0;
+    m.end_byte = offset_ + static_cast<int64_t>(src_.size());
+    m.docstring = Docstring(root);
+    table_->entities.push_back(std::move(m));
+  }
+
+  int LineCount() const {
+    int lines = static_cast<int>(std::count(src_.begin(), src_.end(), '\n'));
+    if (!src_.empty() && src_.back() != '\n') ++lines;
+    return lines;
+  }
+
+  void AddDefinition(TSNode outer, TSNode def, const Scope& scope) {
+    TSNode name = ts_node_child_by_field_id(def, impl_.f_name);
+    if (ts_node_is_null(name) || ts_node_is_missing(name)) {
+      VisitChildren(def, scope);  // keep what recovery left inside
+      return;
+    }
+    bool is_class = SymOf(def) == Sym::kClassDefinition;
+    const Entity& parent = table_->entities[scope.entity];
+    Entity e;
+    e.name = std::string(Text(name));
+    e.qualname = parent.kind == EntityKind::kModule ? e.name : parent.qualname + "." + e.name;
+    e.id = UniqueId(e.qualname);
+    e.parent = parent.id;
+    e.kind = is_class ? EntityKind::kClass
+                      : (scope.in_class ? EntityKind::kMethod : EntityKind::kFunction);
+    e.start_line = Line(ts_node_start_point(outer));
+    e.def_line = Line(ts_node_start_point(def));
+    TSNode last = LastToken(def);
+    e.end_line = Line(ts_node_end_point(last));
+    e.start_byte = Byte(ts_node_start_byte(outer));
+    e.end_byte = Byte(ts_node_end_byte(last));
+    TSNode first = ts_node_child(def, 0);
+    e.is_async = !is_class && !ts_node_is_null(first) && Text(first) == "async";
+    if (SymOf(outer) == Sym::kDecoratedDefinition) e.decorators = Decorators(outer);
+    TSNode body = ts_node_child_by_field_id(def, impl_.f_body);
+    e.signature = Signature(def, name, body);
+    if (!ts_node_is_null(body)) e.docstring = Docstring(body);
+    table_->entities.push_back(std::move(e));
+    if (!ts_node_is_null(body)) {
+      VisitChildren(body, Scope{table_->entities.size() - 1, is_class, false});
+    }
+  }
+
+  std::string UniqueId(const std::string& qualname) {
+    int n = ++qualname_count_[qualname];
+    std::string id = table_->path + "::" + qualname;
+    if (n > 1) id += "#" + std::to_string(n);
+    return id;
+  }
+
+  std::vector<std::string> Decorators(TSNode decorated) const {
+    std::vector<std::string> out;
+    for (Children c(decorated); c.valid(); c.Next()) {
+      TSNode child = c.node();
+      if (SymOf(child) != Sym::kDecorator) continue;
+      TSNode expr = ts_node_named_child(child, 0);
+      while (!ts_node_is_null(expr) && SymOf(expr) == Sym::kComment) {
+        expr = ts_node_next_named_sibling(expr);
+      }
+      if (!ts_node_is_null(expr)) out.emplace_back(Text(expr));
+    }
+    return out;
+  }
+
+  // The text between the name and the ':' that opens the body, trimmed: parameters and
+  // return annotation for a def (type parameters too), bases and keywords for a class.
+  std::string Signature(TSNode def, TSNode name, TSNode body) const {
+    uint32_t begin = ts_node_end_byte(name), end = begin;
+    for (Children c(def); c.valid(); c.Next()) {
+      TSNode child = c.node();
+      if (!ts_node_is_null(body) && ts_node_start_byte(child) >= ts_node_start_byte(body)) break;
+      if (!ts_node_is_named(child) && Text(child) == ":") end = ts_node_start_byte(child);
+    }
+    std::string_view s = src_.substr(begin, end > begin ? end - begin : 0);
+    size_t b = s.find_first_not_of(" \t\r\n\\");
+    if (b == std::string_view::npos) return "";
+    size_t e = s.find_last_not_of(" \t\r\n\\");
+    return std::string(s.substr(b, e - b + 1));
+  }
+
+  // The docstring of a module or def body: its first statement, if a plain string literal.
+  std::optional<std::string> Docstring(TSNode body) const {
+    for (Children c(body); c.valid(); c.Next()) {
+      TSNode stmt = c.node();
+      if (!ts_node_is_named(stmt) || SymOf(stmt) == Sym::kComment) continue;
+      if (SymOf(stmt) != Sym::kExpressionStatement || ts_node_named_child_count(stmt) != 1) {
+        return std::nullopt;
+      }
+      TSNode expr = ts_node_named_child(stmt, 0);
+      if (SymOf(expr) == Sym::kString) return StringLiteralValue({expr});
+      if (SymOf(expr) == Sym::kConcatenatedString) {
+        std::vector<TSNode> parts;
+        for (Children p(expr); p.valid(); p.Next()) {
+          if (SymOf(p.node()) == Sym::kString) parts.push_back(p.node());
+        }
+        return StringLiteralValue(parts);
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  // The value of adjacent string literals, cleaned like inspect.cleandoc; nullopt for bytes
+  // and f-strings (CPython does not take those as docstrings).
+  std::optional<std::string> StringLiteralValue(const std::vector<TSNode>& parts) const {
+    std::string value;
+    for (TSNode part : parts) {
+      auto piece = PlainStringValue(part);
+      if (!piece) return std::nullopt;
+      value += *piece;
+    }
+    return CleanDocstring(value);
+  }
+
+  // The decoded value of one string literal without interpolations; nullopt otherwise.
+  std::optional<std::string> PlainStringValue(TSNode str) const {
+    TSNode start = ts_node_child(str, 0);
+    if (ts_node_is_null(start) || SymOf(start) != Sym::kStringStart) return std::nullopt;
+    std::string_view prefix = Text(start);
+    bool raw = false;
+    for (char ch : prefix) {
+      if (ch == 'f' || ch == 'F' || ch == 'b' || ch == 'B') return std::nullopt;
+      if (ch == 'r' || ch == 'R') raw = true;
+    }
+    uint32_t count = ts_node_child_count(str);
+    TSNode end = ts_node_child(str, count - 1);
+    uint32_t b = ts_node_end_byte(start);
+    uint32_t e = SymOf(end) == Sym::kStringEnd ? ts_node_start_byte(end) : ts_node_end_byte(str);
+    if (e < b) return std::nullopt;
+    std::string_view body = src_.substr(b, e - b);
+    return raw ? std::string(body) : DecodeEscapes(body);
+  }
+
+  void AddImports(TSNode stmt, const Scope& scope) {
+    Import base;
+    base.line = Line(ts_node_start_point(stmt));
+    base.end_line = Line(ts_node_end_point(LastToken(stmt)));
+    base.start_byte = Byte(ts_node_start_byte(stmt));
+    base.end_byte = Byte(ts_node_end_byte(LastToken(stmt)));
+    base.scope = table_->entities[scope.entity].id;
+    Sym kind = SymOf(stmt);
+    if (kind == Sym::kImportStatement) {
+      // `import a.b as c, d`: one record per imported module.
+      for (Children c(stmt); c.valid(); c.Next()) {
+        if (c.field() != impl_.f_name) continue;
+        ImportName n = ImportedName(c.node());
+        Import imp = base;
+        imp.module = n.name;
+        imp.names.push_back(std::move(n));
+        table_->imports.push_back(std::move(imp));
+      }
+      return;
+    }
+    base.is_from = true;
+    if (kind == Sym::kFutureImportStatement) {
+      base.module = "__future__";
+    } else {
+      TSNode mod = ts_node_child_by_field_id(stmt, impl_.f_module_name);
+      if (!ts_node_is_null(mod)) SetFromModule(mod, &base);
+    }
+    for (Children c(stmt); c.valid(); c.Next()) {
+      TSNode child = c.node();
+      if (c.field() == impl_.f_name) {
+        base.names.push_back(ImportedName(child));
+      } else if (SymOf(child) == Sym::kWildcardImport) {
+        base.names.push_back(ImportName{"*", std::nullopt, Byte(ts_node_start_byte(child)),
+                                        Byte(ts_node_end_byte(child))});
+      }
+    }
+    table_->imports.push_back(std::move(base));
+  }
+
+  void SetFromModule(TSNode mod, Import* imp) const {
+    if (SymOf(mod) == Sym::kDottedName) {
+      imp->module = std::string(Text(mod));
+      return;
+    }
+    for (Children c(mod); c.valid(); c.Next()) {  // relative_import: prefix + dotted name
+      TSNode child = c.node();
+      if (SymOf(child) == Sym::kImportPrefix) {
+        std::string_view dots = Text(child);
+        imp->level = static_cast<int>(std::count(dots.begin(), dots.end(), '.'));
+      } else if (SymOf(child) == Sym::kDottedName) {
+        imp->module = std::string(Text(child));
+      }
+    }
+  }
+
+  ImportName ImportedName(TSNode n) const {
+    ImportName out;
+    out.start_byte = Byte(ts_node_start_byte(n));
+    out.end_byte = Byte(ts_node_end_byte(n));
+    if (SymOf(n) == Sym::kAliasedImport) {
+      TSNode name = ts_node_child_by_field_id(n, impl_.f_name);
+      TSNode alias = ts_node_child_by_field_id(n, impl_.f_alias);
+      out.name = ts_node_is_null(name) ? "" : DottedText(name);
+      if (!ts_node_is_null(alias)) out.alias = std::string(Text(alias));
+    } else {
+      out.name = DottedText(n);
+    }
+    return out;
+  }
+
+  // A dotted name without the spaces, comments or line continuations it may be written with.
+  std::string DottedText(TSNode n) const {
+    if (SymOf(n) != Sym::kDottedName) return std::string(Text(n));
+    std::string out;
+    for (Children c(n); c.valid(); c.Next()) {
+      if (SymOf(c.node()) != Sym::kIdentifier) continue;
+      if (!out.empty()) out += '.';
+      out += Text(c.node());
+    }
+    return out;
+  }
+
+  // A module-level expression statement: assignments bind names; __all__ is tracked.
+  void AddModuleStatement(TSNode stmt) {
+    TSNode expr = ts_node_named_child(stmt, 0);
+    if (ts_node_is_null(expr)) return;
+    Sym kind = SymOf(expr);
+    if (kind == Sym::kAssignment || kind == Sym::kAugmentedAssignment) {
+      std::vector<std::string> names;
+      TSNode value = expr;
+      while (!ts_node_is_null(value) &&
+             (SymOf(value) == Sym::kAssignment || SymOf(value) == Sym::kAugmentedAssignment)) {
+        TSNode right = ts_node_child_by_field_id(value, impl_.f_right);
+        if (ts_node_is_null(right) && SymOf(value) == Sym::kAssignment) break;  // `x: int`
+        CollectTargets(ts_node_child_by_field_id(value, impl_.f_left), &names);
+        TrackAll(value, right);
+        value = right;
+      }
+      TSNode last = LastToken(stmt);
+      for (auto& name : names) {
+        table_->assignments.push_back(Assignment{std::move(name), Line(ts_node_start_point(stmt)),
+                                                 Line(ts_node_end_point(last)),
+                                                 Byte(ts_node_start_byte(stmt)),
+                                                 Byte(ts_node_end_byte(last))});
+      }
+    } else if (kind == Sym::kCall) {
+      TrackAllCall(expr);
+    }
+  }
+
+  void CollectTargets(TSNode target, std::vector<std::string>* names) const {
+    if (ts_node_is_null(target)) return;
+    switch (SymOf(target)) {
+      case Sym::kIdentifier:
+        names->emplace_back(Text(target));
+        return;
+      case Sym::kPatternList:
+      case Sym::kListSplatPattern:
+      case Sym::kTuple:
+      case Sym::kList:
+      case Sym::kParenthesizedExpression:
+        for (Children c(target); c.valid(); c.Next()) {
+          if (ts_node_is_named(c.node())) CollectTargets(c.node(), names);
+        }
+        return;
+      default:
+        return;  // attributes and subscripts bind no module-level name
+    }
+  }
+
+  // `__all__ = [...]` (or a sum of literals) sets it, `__all__ += [...]` extends it; a
+  // non-literal assignment makes it unknown (null).
+  void TrackAll(TSNode assign, TSNode right) {
+    TSNode left = ts_node_child_by_field_id(assign, impl_.f_left);
+    if (ts_node_is_null(left) || SymOf(left) != Sym::kIdentifier || Text(left) != "__all__") {
+      return;
+    }
+    std::vector<std::string> items;
+    bool literal = !ts_node_is_null(right) && LiteralStrings(right, &items);
+    if (SymOf(assign) == Sym::kAssignment) {
+      all_dynamic_ = !literal;
+      table_->all = literal ? std::optional(std::move(items)) : std::nullopt;
+    } else if (!literal) {
+      all_dynamic_ = true;
+      table_->all.reset();
+    } else if (table_->all && !all_dynamic_) {
+      for (auto& s : items) table_->all->push_back(std::move(s));
+    }
+  }
+
+  // `__all__.extend([...])` and `__all__.append("x")`.
+  void TrackAllCall(TSNode call) {
+    TSNode fn = ts_node_child_by_field_id(call, impl_.f_function);
+    if (ts_node_is_null(fn) || SymOf(fn) != Sym::kAttribute) return;
+    TSNode obj = ts_node_child_by_field_id(fn, impl_.f_object);
+    TSNode attr = ts_node_child_by_field_id(fn, impl_.f_attribute);
+    if (ts_node_is_null(obj) || Text(obj) != "__all__" || ts_node_is_null(attr)) return;
+    if (!table_->all || all_dynamic_) return;
+    TSNode args = ts_node_child_by_field_id(call, impl_.f_arguments);
+    if (ts_node_is_null(args) || ts_node_named_child_count(args) != 1) return;
+    TSNode arg = ts_node_named_child(args, 0);
+    std::vector<std::string> items;
+    bool ok = Text(attr) == "extend" ? LiteralStrings(arg, &items)
+              : Text(attr) == "append" ? LiteralString(arg, &items)
+                                       : true;
+    if (!ok) {
+      all_dynamic_ = true;
+      table_->all.reset();
+      return;
+    }
+    for (auto& s : items) table_->all->push_back(std::move(s));
+  }
+
+  bool LiteralString(TSNode n, std::vector<std::string>* out) const {
+    if (SymOf(n) != Sym::kString) return false;
+    for (Children c(n); c.valid(); c.Next()) {
+      if (SymOf(c.node()) == Sym::kInterpolation) return false;
+    }
+    auto value = PlainStringValue(n);
+    if (!value) return false;
+    out->push_back(std::move(*value));
+    return true;
+  }
+
+  // A list or tuple of string literals, or a `+` of such.
+  bool LiteralStrings(TSNode n, std::vector<std::string>* out) const {
+    Sym kind = SymOf(n);
+    if (kind == Sym::kParenthesizedExpression && ts_node_named_child_count(n) == 1) {
+      return LiteralStrings(ts_node_named_child(n, 0), out);
+    }
+    if (kind == Sym::kBinaryOperator) {
+      TSNode op = ts_node_child_by_field_id(n, impl_.f_operator);
+      return !ts_node_is_null(op) && Text(op) == "+" &&
+             LiteralStrings(ts_node_child_by_field_id(n, impl_.f_left), out) &&
+             LiteralStrings(ts_node_child_by_field_id(n, impl_.f_right), out);
+    }
+    if (kind != Sym::kList && kind != Sym::kTuple) return false;
+    for (Children c(n); c.valid(); c.Next()) {
+      TSNode item = c.node();
+      if (!ts_node_is_named(item) || SymOf(item) == Sym::kComment) continue;
+      if (!LiteralString(item, out)) return false;
+    }
+    return true;
+  }
+
+  // ERROR and MISSING nodes, one report per ERROR node, in source order.
+  void CollectErrors(TSNode node) {
+    constexpr size_t kMaxErrors = 100;
+    if (table_->parse_errors.size() >= kMaxErrors) return;
+    if (ts_node_is_missing(node)) {
+      AddError(ts_node_start_point(node), "missing " + std::string(ts_node_type(node)));
+      return;
+    }
+    if (ts_node_symbol(node) == PythonParser::Impl::kErrorSymbol) {
+      std::string_view text = Text(node);
+      text = text.substr(0, std::min<size_t>(text.find('\n'), 40));
+      AddError(ts_node_start_point(node), "syntax error at '" + std::string(text) + "'");
+      return;
+    }
+    for (Children c(node); c.valid(); c.Next()) {
+      if (ts_node_has_error(c.node())) CollectErrors(c.node());
+    }
+  }
+
+  void AddError(TSPoint p, std::string message) {
+    for (char& c : message) {
+      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    }
+    int column = static_cast<int>(p.column) + 1 + (p.row == 0 ? static_cast<int>(offset_) : 0);
+    table_->parse_errors.push_back(ParseError{Line(p), column, std::move(message)});
+  }
+
+  const PythonParser::Impl& impl_;
+  std::string_view src_;  // the parsed bytes (after a BOM)
+  int64_t offset_;        // bytes skipped before src_ (a BOM)
+  FileTable* table_;
+  std::unordered_map<std::string, int> qualname_count_;
+  bool all_dynamic_ = false;
+};
+
+// PEP 263: a coding declaration in a comment on line 1 or 2.
+bool HasCodingCookie(std::string_view src) {
+  for (int line = 0; line < 2 && !src.empty(); ++line) {
+    size_t nl = src.find('\n');
+    std::string_view text = src.substr(0, nl);
+    size_t hash = text.find('#');
+    if (hash != std::string_view::npos && text.find("coding", hash) != std::string_view::npos) {
+      size_t c = text.find("coding", hash) + 6;
+      if (c < text.size() && (text[c] == ':' || text[c] == '=')) return true;
+    }
+    if (nl == std::string_view::npos) break;
+    src.remove_prefix(nl + 1);
+  }
+  return false;
+}
+
+void CheckEncoding(std::string_view source, FileTable* table) {
+  size_t bad = util::FindInvalidUtf8(source);
+  if (bad == std::string_view::npos || HasCodingCookie(source)) return;
+  std::string_view before = source.substr(0, bad);
+  int line = 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+  size_t nl = before.rfind('\n');
+  int column = static_cast<int>(nl == std::string_view::npos ? bad + 1 : bad - nl);
+  static const char kHex[] = "0123456789ABCDEF";
+  unsigned char byte = static_cast<unsigned char>(source[bad]);
+  std::string message = "invalid UTF-8 byte 0x";
+  message += kHex[byte >> 4];
+  message += kHex[byte & 15];
+  message += " and no coding declaration";
+  table->parse_errors.push_back(ParseError{line, column, std::move(message)});
+}
+
+}  // namespace
+
+util::Expected<std::unique_ptr<PythonParser>> PythonParser::Create() {
+  auto impl = std::make_unique<Impl>();
+  const TSLanguage* lang = tree_sitter_python();
+  impl->parser = ts_parser_new();
+  if (!ts_parser_set_language(impl->parser, lang)) {
+    return util::Error{"tree-sitter-python grammar has ABI version " +
+                       std::to_string(ts_language_version(lang)) +
+                       ", but the tree-sitter runtime accepts " +
+                       std::to_string(TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION) + " to " +
+                       std::to_string(TREE_SITTER_LANGUAGE_VERSION)};
+  }
+  const auto& names = SymbolNames();
+  uint32_t count = ts_language_symbol_count(lang);
+  impl->sym_of.assign(count, Sym::kOther);
+  for (uint32_t s = 0; s < count; ++s) {
+    auto it = names.find(ts_language_symbol_name(lang, static_cast<TSSymbol>(s)));
+    if (it == names.end()) continue;
+    // Only named symbols: an anonymous token may share a name with nothing we need, but
+    // must never be taken for a statement.
+    if (ts_language_symbol_type(lang, static_cast<TSSymbol>(s)) == TSSymbolTypeRegular) {
+      impl->sym_of[s] = it->second;
+    }
+  }
+  auto field = [&](const char* name) {
+    return ts_language_field_id_for_name(lang, name, static_cast<uint32_t>(strlen(name)));
+  };
+  impl->f_name = field("name");
+  impl->f_body = field("body");
+  impl->f_module_name = field("module_name");
+  impl->f_alias = field("alias");
+  impl->f_left = field("left");
+  impl->f_right = field("right");
+  impl->f_definition = field("definition");
+  impl->f_function = field("function");
+  impl->f_object = field("object");
+  impl->f_attribute = field("attribute");
+  impl->f_arguments = field("arguments");
+  impl->f_operator = field("operator");
+  return std::unique_ptr<PythonParser>(new PythonParser(std::move(impl)));
+}
+
+PythonParser::PythonParser(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PythonParser::~PythonParser() = default;
+
+FileTable PythonParser::Parse(std::string_view path, std::string_view module,
+                              std::string_view source) {
+  FileTable table;
+  table.path = std::string(path);
+  table.module = std::string(module);
+  CheckEncoding(source, &table);
+  int64_t offset = source.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  std::string_view src = source.substr(static_cast<size_t>(offset));
+  TSTree* tree = ts_parser_parse_string(impl_->parser, nullptr, src.data(),
+                                        static_cast<uint32_t>(src.size()));
+  if (tree == nullptr) {
+    table.parse_errors.push_back(ParseError{1, 1, "tree-sitter could not parse the file"});
+    ts_parser_reset(impl_->parser);
+    return table;
+  }
+  Walker walker(*impl_, src, offset, &table);
+  walker.Run(ts_tree_root_node(tree));
+  ts_tree_delete(tree);
+  std::stable_sort(table.parse_errors.begin(), table.parse_errors.end(),
+                   [](const ParseError& a, const ParseError& b) {
+                     return a.line != b.line ? a.line < b.line : a.column < b.column;
+                   });
+  return table;
+}
+
+const char* EntityKindName(EntityKind kind) {
+  switch (kind) {
+    case EntityKind::kModule: return "module";
+    case EntityKind::kClass: return "class";
+    case EntityKind::kFunction: return "function";
+    case EntityKind::kMethod: return "method";
+  }
+  return "module";
+}
+
+}  // namespace fbkit::parser

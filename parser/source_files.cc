@@ -1,0 +1,121 @@
+#include "parser/source_files.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <set>
+
+namespace fbkit::parser {
+namespace {
+
+const std::set<std::string>& SkippedDirNames() {
+  static const std::set<std::string> names = {
+      ".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox", ".nox",
+      ".eggs", ".mypy_cache", ".pytest_cache", ".fbkit-cache"};
+  return names;
+}
+
+bool HasEntry(const std::vector<util::DirEntry>& entries, const std::string& name) {
+  return std::any_of(entries.begin(), entries.end(),
+                     [&](const util::DirEntry& e) { return e.name == name; });
+}
+
+std::string BaseName(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+class Walker {
+ public:
+  Walker(util::Env& env, const std::string& root, const std::vector<std::string>& excludes)
+      : env_(env), root_(root), excludes_(excludes) {}
+
+  // `rel` is the directory relative to the root ("" for the root); `package` its dotted
+  // package name ("" when it is not a package).
+  void Walk(const std::string& rel, const std::vector<util::DirEntry>& entries,
+            const std::string& package) {
+    for (const auto& entry : entries) {
+      std::string child = rel.empty() ? entry.name : rel + "/" + entry.name;
+      if (IsExcluded(child, excludes_)) continue;
+      if (entry.type == util::FileType::kDirectory) {
+        WalkDir(child, entry.name, package);
+      } else if (entry.name.size() > 3 && entry.name.ends_with(".py")) {
+        AddFile(child, entry, package);
+      }
+    }
+  }
+
+  SourceTree Finish() {
+    std::sort(tree_.files.begin(), tree_.files.end(),
+              [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+    std::sort(tree_.errors.begin(), tree_.errors.end(),
+              [](const FileError& a, const FileError& b) { return a.path < b.path; });
+    return std::move(tree_);
+  }
+
+ private:
+  void WalkDir(const std::string& rel, const std::string& name, const std::string& package) {
+    if (SkippedDirNames().count(name)) return;
+    auto entries = env_.ListDir(util::JoinPath(root_, rel));
+    if (!entries.ok()) {
+      tree_.errors.push_back(FileError{rel, entries.error()});
+      return;
+    }
+    if (HasEntry(*entries, "pyvenv.cfg")) return;  // a virtualenv
+    bool is_package = HasEntry(*entries, "__init__.py");
+    Walk(rel, *entries, is_package ? (package.empty() ? name : package + "." + name) : "");
+  }
+
+  void AddFile(const std::string& rel, const util::DirEntry& entry, const std::string& package) {
+    if (entry.type == util::FileType::kSymlink) {
+      auto target = env_.Stat(util::JoinPath(root_, rel), /*follow_symlinks=*/true);
+      if (!target.ok()) {
+        tree_.errors.push_back(FileError{rel, "dangling symlink: " + target.error()});
+        return;
+      }
+      if (target->type != util::FileType::kRegular) return;
+    } else if (entry.type != util::FileType::kRegular) {
+      return;
+    }
+    std::string stem = entry.name.substr(0, entry.name.size() - 3);
+    std::string module = stem == "__init__" ? package
+                         : package.empty()  ? stem
+                                            : package + "." + stem;
+    tree_.files.push_back(SourceFile{rel, module.empty() ? stem : module});
+  }
+
+  util::Env& env_;
+  const std::string& root_;
+  const std::vector<std::string>& excludes_;
+  SourceTree tree_;
+};
+
+}  // namespace
+
+bool IsExcluded(const std::string& rel_path, const std::vector<std::string>& excludes) {
+  for (const auto& pattern : excludes) {
+    if (fnmatch(pattern.c_str(), rel_path.c_str(), 0) == 0) return true;
+    if (pattern.find('/') == std::string::npos &&
+        fnmatch(pattern.c_str(), BaseName(rel_path).c_str(), 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+util::Expected<SourceTree> FindPythonFiles(util::Env& env, const std::string& root,
+                                           const std::vector<std::string>& excludes) {
+  auto info = env.Stat(root, /*follow_symlinks=*/true);
+  if (!info.ok()) return util::Error{info.error()};
+  if (info->type != util::FileType::kDirectory) return util::Error{root + ": not a directory"};
+  auto entries = env.ListDir(root);
+  if (!entries.ok()) return util::Error{entries.error()};
+  Walker walker(env, root, excludes);
+  std::string package = HasEntry(*entries, "__init__.py") ? BaseName(root) : "";
+  walker.Walk("", *entries, package);
+  return walker.Finish();
+}
+
+}  // namespace fbkit::parser

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Sets fbkit up on a fresh Debian 12 machine and builds it into build/.
+# Idempotent: installs only the missing Debian packages, fetches the tree-sitter-python
+# grammar (npm package, pinned by checksum) once into .deps/, then configures and builds.
+# Environment: FBKIT_BUILD_DIR (default build), FBKIT_CMAKE_ARGS (extra cmake arguments,
+# e.g. "-DFBKIT_SANITIZE=ON").
+set -euo pipefail
+cd "$(dirname "$0")"
+
+readonly GRAMMAR_VERSION=0.23.6
+readonly GRAMMAR_SHA256=aab5b860d93dbf84b37fed532f7dacc0468ede5387d0c74911d68f964287662a
+readonly BUILD_DIR=${FBKIT_BUILD_DIR:-build}
+packages=(cmake ninja-build g++ pkg-config git libtree-sitter-dev libboost-graph-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev libssl-dev python3 python3-pytest
+  python3-coverage)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+install_packages() {
+  local missing=() p
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+fetch_grammar() {
+  local dest=.deps/tree-sitter-python-$GRAMMAR_VERSION
+  [ -f "$dest/src/parser.c" ] && return 0
+  echo "setup: fetching tree-sitter-python@$GRAMMAR_VERSION from npm"
+  local tmp
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "tree-sitter-python@$GRAMMAR_VERSION" >/dev/null)
+  echo "$GRAMMAR_SHA256  $tmp/tree-sitter-python-$GRAMMAR_VERSION.tgz" | sha256sum -c --quiet
+  mkdir -p "$dest"
+  tar -xzf "$tmp/tree-sitter-python-$GRAMMAR_VERSION.tgz" -C "$dest" --strip-components=1 \
+    package/src package/LICENSE package/package.json
+  rm -rf "$tmp"
+}
+
+install_packages
+fetch_grammar
+# shellcheck disable=SC2086
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFBKIT_WERROR=ON \
+  ${FBKIT_CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+echo "setup: built into $BUILD_DIR/ (binaries in $BUILD_DIR/cli/)"

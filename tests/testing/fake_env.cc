@@ -1,0 +1,97 @@
+#include "tests/testing/fake_env.h"
+
+namespace fbkit::testing {
+
+void FakeEnv::AddDir(const std::string& path) {
+  if (path.empty() || path == "/") return;
+  AddDir(util::DirName(path));
+  Node& n = nodes_[path];
+  n.type = util::FileType::kDirectory;
+}
+
+void FakeEnv::AddFile(const std::string& path, const std::string& data) {
+  AddDir(util::DirName(path));
+  Node& n = nodes_[path];
+  n.type = util::FileType::kRegular;
+  n.data = data;
+  n.mtime_ns = now_ns_;
+  n.inode = next_inode_++;
+}
+
+void FakeEnv::AddSymlink(const std::string& path, const std::string& target) {
+  AddDir(util::DirName(path));
+  Node& n = nodes_[path];
+  n.type = util::FileType::kSymlink;
+  n.data = target;
+}
+
+int FakeEnv::reads(const std::string& path) const {
+  auto it = reads_.find(path);
+  return it == reads_.end() ? 0 : it->second;
+}
+
+const FakeEnv::Node* FakeEnv::Resolve(const std::string& path, bool follow) const {
+  auto it = nodes_.find(path);
+  for (int hops = 0; it != nodes_.end() && follow && hops < 8; ++hops) {
+    if (it->second.type != util::FileType::kSymlink) break;
+    const std::string& target = it->second.data;
+    it = nodes_.find(target.front() == '/' ? target : util::JoinPath(util::DirName(path), target));
+  }
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+util::Expected<std::string> FakeEnv::ReadFile(const std::string& path) {
+  const Node* n = Resolve(path, true);
+  if (n == nullptr) return util::Error{path + ": cannot open: No such file or directory"};
+  if (n->type != util::FileType::kRegular) return util::Error{path + ": is a directory"};
+  ++reads_[path];
+  return n->data;
+}
+
+util::Status FakeEnv::WriteFileAtomic(const std::string& path, std::string_view data) {
+  const Node* dir = Resolve(util::DirName(path), true);
+  if (dir == nullptr || dir->type != util::FileType::kDirectory) {
+    return util::Error{path + ": cannot create: No such file or directory"};
+  }
+  AddFile(path, std::string(data));
+  return util::Status::Ok();
+}
+
+util::Expected<util::FileInfo> FakeEnv::Stat(const std::string& path, bool follow_symlinks) {
+  const Node* n = Resolve(path, follow_symlinks);
+  if (n == nullptr) return util::Error{path + ": cannot stat: No such file or directory"};
+  util::FileInfo info;
+  info.type = n->type;
+  info.size = n->data.size();
+  info.mtime_ns = info.ctime_ns = n->mtime_ns;
+  info.inode = n->inode;
+  return info;
+}
+
+util::Expected<std::vector<util::DirEntry>> FakeEnv::ListDir(const std::string& path) {
+  const Node* n = Resolve(path, true);
+  if (n == nullptr || n->type != util::FileType::kDirectory) {
+    return util::Error{path + ": cannot open directory: No such file or directory"};
+  }
+  std::vector<util::DirEntry> out;
+  std::string prefix = path == "/" ? "/" : path + "/";
+  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    std::string rest = it->first.substr(prefix.size());
+    if (rest.empty() || rest.find('/') != std::string::npos) continue;
+    out.push_back(util::DirEntry{rest, it->second.type});
+  }
+  return out;
+}
+
+util::Status FakeEnv::MakeDirs(const std::string& path) {
+  AddDir(path);
+  return util::Status::Ok();
+}
+
+util::Expected<std::string> FakeEnv::RealPath(const std::string& path) {
+  if (Resolve(path, true) == nullptr) return util::Error{path + ": cannot resolve"};
+  return path;
+}
+
+}  // namespace fbkit::testing

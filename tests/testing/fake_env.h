@@ -1,0 +1,46 @@
+// An in-memory Env for tests: files, directories and symlinks in a map, a settable clock,
+// and counters of reads so tests can check what was (not) touched.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "util/env.h"
+
+namespace fbkit::testing {
+
+class FakeEnv : public util::Env {
+ public:
+  // Creates the file and its parent directories; bumps its mtime to the clock.
+  void AddFile(const std::string& path, const std::string& data);
+  void AddDir(const std::string& path);
+  void AddSymlink(const std::string& path, const std::string& target);
+  void SetNow(int64_t ns) { now_ns_ = ns; }
+  int reads(const std::string& path) const;
+  bool Exists(const std::string& path) const { return nodes_.count(path) > 0; }
+  const std::string& Contents(const std::string& path) const { return nodes_.at(path).data; }
+
+  util::Expected<std::string> ReadFile(const std::string& path) override;
+  util::Status WriteFileAtomic(const std::string& path, std::string_view data) override;
+  util::Expected<util::FileInfo> Stat(const std::string& path, bool follow_symlinks) override;
+  util::Expected<std::vector<util::DirEntry>> ListDir(const std::string& path) override;
+  util::Status MakeDirs(const std::string& path) override;
+  int64_t NowNs() override { return now_ns_; }
+  util::Expected<std::string> RealPath(const std::string& path) override;
+
+ private:
+  struct Node {
+    util::FileType type = util::FileType::kRegular;
+    std::string data;  // file contents, or a symlink's target
+    int64_t mtime_ns = 0;
+    uint64_t inode = 0;
+  };
+  const Node* Resolve(const std::string& path, bool follow) const;
+
+  std::map<std::string, Node> nodes_;
+  std::map<std::string, int> reads_;
+  int64_t now_ns_ = 1'000'000'000'000;
+  uint64_t next_inode_ = 1;
+};
+
+}  // namespace fbkit::testing

@@ -1,0 +1,107 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <vector>
+
+#include "util/env.h"
+#include "util/hash.h"
+#include "util/json_writer.h"
+#include "util/parallel.h"
+#include "util/utf8.h"
+
+namespace fbkit::util {
+namespace {
+
+TEST(JsonWriterTest, NestedValuesAndEscapes) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("a"), w.String("q\"\\\n\x01");
+  w.Key("b");
+  w.BeginArray();
+  w.Int(-3), w.Bool(true), w.Null(), w.Raw("{}");
+  w.EndArray();
+  w.EndObject();
+  EXPECT_EQ(out, "{\"a\":\"q\\\"\\\\\\n\\u0001\",\"b\":[-3,true,null,{}]}");
+}
+
+TEST(JsonWriterTest, InvalidUtf8BecomesReplacementCharacter) {
+  std::string out;
+  AppendJsonString("caf\xE9 ok \xC3\xA9", &out);
+  EXPECT_EQ(out, "\"caf\xEF\xBF\xBD ok \xC3\xA9\"");
+}
+
+TEST(Utf8Test, FindsFirstInvalidByte) {
+  EXPECT_EQ(FindInvalidUtf8("plain"), std::string_view::npos);
+  EXPECT_EQ(FindInvalidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"), std::string_view::npos);
+  EXPECT_EQ(FindInvalidUtf8("ab\xE9"), 2u);
+  EXPECT_EQ(FindInvalidUtf8("\xC0\xAF"), 0u);          // overlong
+  EXPECT_EQ(FindInvalidUtf8("x\xED\xA0\x80"), 1u);     // surrogate
+  EXPECT_EQ(FindInvalidUtf8("\xE2\x82"), 0u);          // truncated
+}
+
+TEST(HashTest, Sha256KnownVectors) {
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(ParallelTest, EveryIndexOnce) {
+  std::vector<std::atomic<int>> hits(1000);
+  ParallelFor(hits.size(), 4, [&](size_t i, int worker) {
+    EXPECT_GE(worker, 0);
+    EXPECT_LT(worker, 4);
+    hits[i]++;
+  });
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  ParallelFor(0, 4, [&](size_t, int) { FAIL(); });
+}
+
+TEST(PathTest, JoinAndDirName) {
+  EXPECT_EQ(JoinPath("a/b", "c"), "a/b/c");
+  EXPECT_EQ(JoinPath("a/", "c"), "a/c");
+  EXPECT_EQ(JoinPath("", "c"), "c");
+  EXPECT_EQ(DirName("a/b/c"), "a/b");
+  EXPECT_EQ(DirName("c"), "");
+  EXPECT_EQ(DirName("/c"), "/");
+}
+
+class RealEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fbkit-env-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string dir_;
+};
+
+TEST_F(RealEnvTest, WriteReadStatList) {
+  Env& env = RealEnv();
+  ASSERT_TRUE(env.MakeDirs(dir_ + "/a/b").ok());
+  ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/a/b/f.txt", "hello").ok());
+  auto data = env.ReadFile(dir_ + "/a/b/f.txt");
+  ASSERT_TRUE(data.ok());
+  EXPECT_EQ(*data, "hello");
+  auto info = env.Stat(dir_ + "/a/b/f.txt", true);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->size, 5u);
+  EXPECT_EQ(info->type, FileType::kRegular);
+  ASSERT_EQ(::symlink("b/f.txt", (dir_ + "/a/link").c_str()), 0);
+  auto list = env.ListDir(dir_ + "/a");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].name, "b");
+  EXPECT_EQ((*list)[0].type, FileType::kDirectory);
+  EXPECT_EQ((*list)[1].type, FileType::kSymlink);
+  auto missing = env.ReadFile(dir_ + "/nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find(dir_ + "/nope"), std::string::npos);
+  EXPECT_FALSE(env.ReadFile(dir_ + "/a").ok());
+  EXPECT_FALSE(env.WriteFileAtomic(dir_ + "/no/such/dir/f", "x").ok());
+}
+
+}  // namespace
+}  // namespace fbkit::util

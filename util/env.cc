@@ -1,0 +1,179 @@
+#include "util/env.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <chrono>
+#include <cstring>
+
+namespace fbkit::util {
+namespace {
+
+Error ErrnoError(const std::string& path, const char* what) {
+  return Error{path + ": " + what + ": " + std::strerror(errno)};
+}
+
+FileType TypeOf(mode_t mode) {
+  if (S_ISREG(mode)) return FileType::kRegular;
+  if (S_ISDIR(mode)) return FileType::kDirectory;
+  if (S_ISLNK(mode)) return FileType::kSymlink;
+  return FileType::kOther;
+}
+
+class PosixEnv : public Env {
+ public:
+  Expected<std::string> ReadFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoError(path, "cannot open");
+    std::string data;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return Error{path + ": is a directory"};
+    }
+    if (st.st_size > 0) data.reserve(static_cast<size_t>(st.st_size));
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        Error e = ErrnoError(path, "cannot read");
+        ::close(fd);
+        return e;
+      }
+      if (n == 0) break;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return data;
+  }
+
+  Status WriteFileAtomic(const std::string& path, std::string_view data) override {
+    static std::atomic<uint64_t> counter{0};
+    std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                      std::to_string(counter.fetch_add(1));
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoError(tmp, "cannot create");
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        Error e = ErrnoError(tmp, "cannot write");
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return e;
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::close(fd) != 0) return ErrnoError(tmp, "cannot close");
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      Error e = ErrnoError(path, "cannot rename into place");
+      ::unlink(tmp.c_str());
+      return e;
+    }
+    return Status::Ok();
+  }
+
+  Expected<FileInfo> Stat(const std::string& path, bool follow_symlinks) override {
+    struct stat st;
+    int rc = follow_symlinks ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+    if (rc != 0) return ErrnoError(path, "cannot stat");
+    FileInfo info;
+    info.type = TypeOf(st.st_mode);
+    info.size = static_cast<uint64_t>(st.st_size);
+    info.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    info.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+    info.inode = st.st_ino;
+    return info;
+  }
+
+  Expected<std::vector<DirEntry>> ListDir(const std::string& path) override {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return ErrnoError(path, "cannot open directory");
+    std::vector<DirEntry> entries;
+    while (struct dirent* d = ::readdir(dir)) {
+      std::string name = d->d_name;
+      if (name == "." || name == "..") continue;
+      DirEntry entry{name, FileType::kOther};
+      if (d->d_type == DT_REG) {
+        entry.type = FileType::kRegular;
+      } else if (d->d_type == DT_DIR) {
+        entry.type = FileType::kDirectory;
+      } else if (d->d_type == DT_LNK) {
+        entry.type = FileType::kSymlink;
+      } else {
+        struct stat st;
+        if (::lstat(JoinPath(path, name).c_str(), &st) == 0) entry.type = TypeOf(st.st_mode);
+      }
+      entries.push_back(std::move(entry));
+    }
+    ::closedir(dir);
+    std::sort(entries.begin(), entries.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return entries;
+  }
+
+  Status MakeDirs(const std::string& path) override {
+    if (path.empty()) return Status::Ok();
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return Status::Ok();
+      return Error{path + ": exists and is not a directory"};
+    }
+    std::string parent = DirName(path);
+    if (!parent.empty() && parent != path) {
+      Status s = MakeDirs(parent);
+      if (!s.ok()) return s;
+    }
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError(path, "cannot create directory");
+    }
+    return Status::Ok();
+  }
+
+  Expected<std::string> RealPath(const std::string& path) override {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) return ErrnoError(path, "cannot resolve");
+    std::string out = resolved;
+    ::free(resolved);
+    return out;
+  }
+
+  int64_t NowNs() override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+}  // namespace
+
+Env& RealEnv() {
+  static PosixEnv env;
+  return env;
+}
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  if (b.empty()) return std::string(a);
+  std::string out(a);
+  if (out.back() != '/') out += '/';
+  out += b;
+  return out;
+}
+
+std::string DirName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return "";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+}  // namespace fbkit::util

@@ -1,0 +1,53 @@
+// The side effects fbkit needs from the operating system (files, directories, clock),
+// behind one small interface so tests can substitute an in-memory fake (cf. ninja's
+// DiskInterface, leveldb's Env). Paths are plain strings; errors name the path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace fbkit::util {
+
+enum class FileType { kRegular, kDirectory, kSymlink, kOther };
+
+struct FileInfo {
+  FileType type = FileType::kOther;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  uint64_t inode = 0;
+};
+
+struct DirEntry {
+  std::string name;
+  FileType type = FileType::kOther;  // the entry itself, symlinks not followed
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  virtual Expected<std::string> ReadFile(const std::string& path) = 0;
+  // Writes via a temporary file and rename, so readers never see a partial file.
+  virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
+  virtual Expected<FileInfo> Stat(const std::string& path, bool follow_symlinks) = 0;
+  // Entries other than "." and "..", sorted by name.
+  virtual Expected<std::vector<DirEntry>> ListDir(const std::string& path) = 0;
+  virtual Status MakeDirs(const std::string& path) = 0;
+  virtual int64_t NowNs() = 0;
+  // The absolute path with symlinks, "." and ".." resolved.
+  virtual Expected<std::string> RealPath(const std::string& path) = 0;
+};
+
+// The process-wide POSIX implementation.
+Env& RealEnv();
+
+// "a/b" + "c" -> "a/b/c"; an empty side returns the other.
+std::string JoinPath(std::string_view a, std::string_view b);
+// Directory part of a path ("" for a bare name).
+std::string DirName(std::string_view path);
+
+}  // namespace fbkit::util
