@@ -1,8 +1,11 @@
 #include "parser/python_parser.h"
 
 #include <tree_sitter/api.h>
+#include <utf8proc.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -158,9 +161,11 @@ namespace {
 // The walk over one file: state for one Parse() call.
 class Walker {
  public:
-  Walker(const PythonParser::Impl& impl, std::string_view src, int64_t byte_offset,
+  // `src` is the file's text after any BOM (what the tree's offsets index); `latin1` says
+  // the file declares a Latin-1 coding, so text taken from it is decoded from Latin-1.
+  Walker(const PythonParser::Impl& impl, std::string_view src, int64_t byte_offset, bool latin1,
          FileTable* table)
-      : impl_(impl), src_(src), offset_(byte_offset), table_(table) {}
+      : impl_(impl), src_(src), offset_(byte_offset), latin1_(latin1), table_(table) {}
 
   void Run(TSNode root) {
     AddModuleEntity(root);
@@ -179,6 +184,34 @@ class Walker {
   std::string_view Text(TSNode n) const {
     uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
     return src_.substr(b, e - b);
+  }
+  // Text for the output: as written, or decoded from Latin-1 when the file says so.
+  std::string Str(TSNode n) const { return Decode(Text(n)); }
+  std::string Decode(std::string_view raw) const {
+    if (!latin1_) return std::string(raw);
+    std::string out;
+    for (char c : raw) {
+      auto b = static_cast<unsigned char>(c);
+      if (b < 0x80) {
+        out.push_back(c);
+      } else {
+        out.push_back(static_cast<char>(0xC0 | (b >> 6)));
+        out.push_back(static_cast<char>(0x80 | (b & 0x3F)));
+      }
+    }
+    return out;
+  }
+  // An identifier as CPython names it: non-ASCII identifiers are NFKC-normalised (PEP 3131).
+  std::string Identifier(TSNode n) const {
+    std::string raw = Str(n);
+    bool ascii = std::all_of(raw.begin(), raw.end(),
+                             [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (ascii) return raw;
+    utf8proc_uint8_t* nfkc = utf8proc_NFKC(reinterpret_cast<const utf8proc_uint8_t*>(raw.c_str()));
+    if (nfkc == nullptr) return raw;
+    std::string out(reinterpret_cast<char*>(nfkc));
+    std::free(nfkc);
+    return out;
   }
   int Line(TSPoint p) const { return static_cast<int>(p.row) + 1; }
   int64_t Byte(uint32_t b) const { return offset_ + b; }
@@ -245,17 +278,12 @@ class Walker {
     m.name = dot == std::string::npos ? table_->module : table_->module.substr(dot + 1);
     m.qualname = "<module>";
     m.start_line = m.def_line = 1;
-    m.end_line = std::max(1, LineCount());
+    TSPoint end = ts_node_end_point(root);
+    m.end_line = std::max(1, static_cast<int>(end.row) + (end.column > 0 ? 1 : 0));
     m.start_byte = 0;
     m.end_byte = offset_ + static_cast<int64_t>(src_.size());
     m.docstring = Docstring(root);
     table_->entities.push_back(std::move(m));
-  }
-
-  int LineCount() const {
-    int lines = static_cast<int>(std::count(src_.begin(), src_.end(), '\n'));
-    if (!src_.empty() && src_.back() != '\n') ++lines;
-    return lines;
   }
 
   void AddDefinition(TSNode outer, TSNode def, const Scope& scope) {
@@ -267,13 +295,14 @@ class Walker {
     bool is_class = SymOf(def) == Sym::kClassDefinition;
     const Entity& parent = table_->entities[scope.entity];
     Entity e;
-    e.name = std::string(Text(name));
+    e.name = Identifier(name);
     e.qualname = parent.kind == EntityKind::kModule ? e.name : parent.qualname + "." + e.name;
     e.id = UniqueId(e.qualname);
     e.parent = parent.id;
     e.kind = is_class ? EntityKind::kClass
                       : (scope.in_class ? EntityKind::kMethod : EntityKind::kFunction);
-    e.start_line = Line(ts_node_start_point(outer));
+    e.start_line = SymOf(outer) == Sym::kDecoratedDefinition ? FirstDecoratorLine(outer)
+                                                             : Line(ts_node_start_point(def));
     e.def_line = Line(ts_node_start_point(def));
     TSNode last = LastToken(def);
     e.end_line = Line(ts_node_end_point(last));
@@ -298,16 +327,38 @@ class Walker {
     return id;
   }
 
+  // CPython's co_firstlineno for a decorated def: the line of the first decorator's
+  // expression, parentheses around it not counted ("@(\n  deco\n)" gives deco's line).
+  int FirstDecoratorLine(TSNode decorated) const {
+    TSNode deco = ts_node_named_child(decorated, 0);
+    TSNode expr = DecoratorExpression(deco);
+    while (!ts_node_is_null(expr) && SymOf(expr) == Sym::kParenthesizedExpression) {
+      TSNode inner = FirstNamedNonComment(expr);
+      if (ts_node_is_null(inner)) break;
+      expr = inner;
+    }
+    return Line(ts_node_start_point(ts_node_is_null(expr) ? decorated : expr));
+  }
+
+  TSNode FirstNamedNonComment(TSNode n) const {
+    for (Children c(n); c.valid(); c.Next()) {
+      if (ts_node_is_named(c.node()) && SymOf(c.node()) != Sym::kComment) return c.node();
+    }
+    return TSNode{};
+  }
+
+  TSNode DecoratorExpression(TSNode deco) const {
+    if (ts_node_is_null(deco) || SymOf(deco) != Sym::kDecorator) return TSNode{};
+    return FirstNamedNonComment(deco);
+  }
+
   std::vector<std::string> Decorators(TSNode decorated) const {
     std::vector<std::string> out;
     for (Children c(decorated); c.valid(); c.Next()) {
       TSNode child = c.node();
       if (SymOf(child) != Sym::kDecorator) continue;
-      TSNode expr = ts_node_named_child(child, 0);
-      while (!ts_node_is_null(expr) && SymOf(expr) == Sym::kComment) {
-        expr = ts_node_next_named_sibling(expr);
-      }
-      if (!ts_node_is_null(expr)) out.emplace_back(Text(expr));
+      TSNode expr = DecoratorExpression(child);
+      if (!ts_node_is_null(expr)) out.push_back(Str(expr));
     }
     return out;
   }
@@ -322,10 +373,10 @@ class Walker {
       if (!ts_node_is_named(child) && Text(child) == ":") end = ts_node_start_byte(child);
     }
     std::string_view s = src_.substr(begin, end > begin ? end - begin : 0);
-    size_t b = s.find_first_not_of(" \t\r\n\\");
+    size_t b = s.find_first_not_of(" \t\r\n\f\\");
     if (b == std::string_view::npos) return "";
-    size_t e = s.find_last_not_of(" \t\r\n\\");
-    return std::string(s.substr(b, e - b + 1));
+    size_t e = s.find_last_not_of(" \t\r\n\f\\");
+    return Decode(s.substr(b, e - b + 1));
   }
 
   // The docstring of a module or def body: its first statement, if a plain string literal.
@@ -378,7 +429,7 @@ class Walker {
     uint32_t e = SymOf(end) == Sym::kStringEnd ? ts_node_start_byte(end) : ts_node_end_byte(str);
     if (e < b) return std::nullopt;
     std::string_view body = src_.substr(b, e - b);
-    return raw ? std::string(body) : DecodeEscapes(body);
+    return raw ? Decode(body) : DecodeEscapes(Decode(body));
   }
 
   void AddImports(TSNode stmt, const Scope& scope) {
@@ -422,7 +473,7 @@ class Walker {
 
   void SetFromModule(TSNode mod, Import* imp) const {
     if (SymOf(mod) == Sym::kDottedName) {
-      imp->module = std::string(Text(mod));
+      imp->module = DottedText(mod);
       return;
     }
     for (Children c(mod); c.valid(); c.Next()) {  // relative_import: prefix + dotted name
@@ -431,7 +482,7 @@ class Walker {
         std::string_view dots = Text(child);
         imp->level = static_cast<int>(std::count(dots.begin(), dots.end(), '.'));
       } else if (SymOf(child) == Sym::kDottedName) {
-        imp->module = std::string(Text(child));
+        imp->module = DottedText(child);
       }
     }
   }
@@ -444,7 +495,7 @@ class Walker {
       TSNode name = ts_node_child_by_field_id(n, impl_.f_name);
       TSNode alias = ts_node_child_by_field_id(n, impl_.f_alias);
       out.name = ts_node_is_null(name) ? "" : DottedText(name);
-      if (!ts_node_is_null(alias)) out.alias = std::string(Text(alias));
+      if (!ts_node_is_null(alias)) out.alias = Identifier(alias);
     } else {
       out.name = DottedText(n);
     }
@@ -453,12 +504,12 @@ class Walker {
 
   // A dotted name without the spaces, comments or line continuations it may be written with.
   std::string DottedText(TSNode n) const {
-    if (SymOf(n) != Sym::kDottedName) return std::string(Text(n));
+    if (SymOf(n) != Sym::kDottedName) return Identifier(n);
     std::string out;
     for (Children c(n); c.valid(); c.Next()) {
       if (SymOf(c.node()) != Sym::kIdentifier) continue;
       if (!out.empty()) out += '.';
-      out += Text(c.node());
+      out += Identifier(c.node());
     }
     return out;
   }
@@ -495,7 +546,7 @@ class Walker {
     if (ts_node_is_null(target)) return;
     switch (SymOf(target)) {
       case Sym::kIdentifier:
-        names->emplace_back(Text(target));
+        names->push_back(Identifier(target));
         return;
       case Sym::kPatternList:
       case Sym::kListSplatPattern:
@@ -614,32 +665,82 @@ class Walker {
   }
 
   const PythonParser::Impl& impl_;
-  std::string_view src_;  // the parsed bytes (after a BOM)
+  std::string_view src_;  // the file's bytes after a BOM
   int64_t offset_;        // bytes skipped before src_ (a BOM)
+  bool latin1_;
   FileTable* table_;
   std::unordered_map<std::string, int> qualname_count_;
   bool all_dynamic_ = false;
 };
 
-// PEP 263: a coding declaration in a comment on line 1 or 2.
-bool HasCodingCookie(std::string_view src) {
+// PEP 263: the encoding named by a coding declaration in a comment on line 1 or 2,
+// lower-cased with '_' as '-'; "" when there is none.
+std::string CodingCookie(std::string_view src) {
   for (int line = 0; line < 2 && !src.empty(); ++line) {
-    size_t nl = src.find('\n');
+    size_t nl = src.find_first_of("\r\n");
     std::string_view text = src.substr(0, nl);
     size_t hash = text.find('#');
-    if (hash != std::string_view::npos && text.find("coding", hash) != std::string_view::npos) {
-      size_t c = text.find("coding", hash) + 6;
-      if (c < text.size() && (text[c] == ':' || text[c] == '=')) return true;
+    size_t c = hash == std::string_view::npos ? hash : text.find("coding", hash);
+    if (c != std::string_view::npos && c + 6 < text.size() &&
+        (text[c + 6] == ':' || text[c + 6] == '=')) {
+      std::string name;
+      for (size_t i = text.find_first_not_of(" \t", c + 7); i < text.size(); ++i) {
+        char ch = text[i];
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') {
+          break;
+        }
+        name.push_back(ch == '_' ? '-' : static_cast<char>(std::tolower(ch)));
+      }
+      return name;
     }
     if (nl == std::string_view::npos) break;
-    src.remove_prefix(nl + 1);
+    src.remove_prefix(src.substr(nl, 2) == "\r\n" ? nl + 2 : nl + 1);
   }
-  return false;
+  return "";
+}
+
+// CPython's tokenizer treats these names as Latin-1 (get_normal_name in tokenizer.c).
+bool IsLatin1Coding(const std::string& name) {
+  for (const char* prefix : {"latin-1", "iso-8859-1", "iso-latin-1"}) {
+    std::string p = prefix;
+    if (name == p || name.rfind(p + "-", 0) == 0) return true;
+  }
+  return name == "latin1" || name == "l1" || name == "iso8859-1";
+}
+
+// The bytes tree-sitter parses: the same length as the file (so every offset and column
+// stays exact), with lone CRs (line breaks for CPython) made LFs and bytes that are not
+// UTF-8 made 'x' (tree-sitter would otherwise see errors where CPython sees a character).
+// Empty when the file needs no change, which is the common case.
+std::string ParseCopy(std::string_view src) {
+  bool lone_cr = false;
+  for (size_t i = src.find('\r'); i != std::string_view::npos; i = src.find('\r', i + 1)) {
+    if (i + 1 == src.size() || src[i + 1] != '\n') {
+      lone_cr = true;
+      break;
+    }
+  }
+  size_t bad = util::FindInvalidUtf8(src);
+  if (!lone_cr && bad == std::string_view::npos) return "";
+  std::string copy(src);
+  for (size_t i = 0; i < copy.size(); ++i) {
+    if (copy[i] == '\r' && (i + 1 == copy.size() || copy[i + 1] != '\n')) copy[i] = '\n';
+  }
+  for (size_t i = bad; i < copy.size();) {
+    if (static_cast<unsigned char>(copy[i]) < 0x80) {
+      ++i;
+    } else if (size_t len = util::Utf8SequenceLength(copy, i); len > 0) {
+      i += len;
+    } else {
+      copy[i++] = 'x';
+    }
+  }
+  return copy;
 }
 
 void CheckEncoding(std::string_view source, FileTable* table) {
   size_t bad = util::FindInvalidUtf8(source);
-  if (bad == std::string_view::npos || HasCodingCookie(source)) return;
+  if (bad == std::string_view::npos || !CodingCookie(source).empty()) return;
   std::string_view before = source.substr(0, bad);
   int line = 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
   size_t nl = before.rfind('\n');
@@ -707,14 +808,16 @@ FileTable PythonParser::Parse(std::string_view path, std::string_view module,
   CheckEncoding(source, &table);
   int64_t offset = source.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   std::string_view src = source.substr(static_cast<size_t>(offset));
-  TSTree* tree = ts_parser_parse_string(impl_->parser, nullptr, src.data(),
-                                        static_cast<uint32_t>(src.size()));
+  std::string copy = ParseCopy(src);
+  std::string_view parsed = copy.empty() ? src : std::string_view(copy);
+  TSTree* tree = ts_parser_parse_string(impl_->parser, nullptr, parsed.data(),
+                                        static_cast<uint32_t>(parsed.size()));
   if (tree == nullptr) {
     table.parse_errors.push_back(ParseError{1, 1, "tree-sitter could not parse the file"});
     ts_parser_reset(impl_->parser);
     return table;
   }
-  Walker walker(*impl_, src, offset, &table);
+  Walker walker(*impl_, src, offset, IsLatin1Coding(CodingCookie(source)), &table);
   walker.Run(ts_tree_root_node(tree));
   ts_tree_delete(tree);
   std::stable_sort(table.parse_errors.begin(), table.parse_errors.end(),

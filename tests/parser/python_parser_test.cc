@@ -326,6 +326,44 @@ TEST_F(PythonParserTest, InvalidUtf8WithCodingCookieIsFine) {
   EXPECT_EQ(Find(t, "pkg/mod.py::f")->end_line, 3);
 }
 
+TEST_F(PythonParserTest, StartLineIsCPythonsFirstLineForOddDecorators) {
+  std::string src = "@(\n    deco\n)\ndef a(): pass\n@\\\ndeco\ndef b(): pass\n";
+  FileTable t = Parse(src);
+  const Entity* a = Find(t, "pkg/mod.py::a");
+  EXPECT_EQ(a->start_line, 2);  // the decorator expression, not the '@' line
+  EXPECT_EQ(a->start_byte, 0);  // but the cut starts at the '@'
+  EXPECT_EQ(Find(t, "pkg/mod.py::b")->start_line, 6);
+}
+
+TEST_F(PythonParserTest, LoneCarriageReturnsAreLineBreaks) {
+  std::string src = "x = 1\rdef f():\r    return 1\r\rclass C:\r    pass\r";
+  FileTable t = Parse(src);
+  EXPECT_TRUE(t.parse_errors.empty());
+  EXPECT_EQ(Find(t, "pkg/mod.py::f")->def_line, 2);
+  EXPECT_EQ(Find(t, "pkg/mod.py::f")->end_line, 3);
+  EXPECT_EQ(Find(t, "pkg/mod.py::C")->def_line, 5);
+  EXPECT_EQ(t.entities[0].end_line, 6);
+}
+
+TEST_F(PythonParserTest, Latin1CodingDecodesNames) {
+  std::string src = "# -*- coding: latin-1 -*-\ndef d\xE9j\xE0(x='\xE9'):\n    '''Caf\xE9.'''\n";
+  FileTable t = Parse(src);
+  EXPECT_TRUE(t.parse_errors.empty());
+  const Entity* f = Find(t, "pkg/mod.py::d\xC3\xA9j\xC3\xA0");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->signature, "(x='\xC3\xA9')");
+  EXPECT_EQ(f->docstring, "Caf\xC3\xA9.");
+  EXPECT_EQ(f->end_byte, static_cast<int64_t>(src.size() - 1));
+}
+
+TEST_F(PythonParserTest, IdentifiersAreNfkcNormalisedLikeCPython) {
+  // Fullwidth "ｗｉｄｅ" is "wide" to CPython; "u" + COMBINING DIAERESIS composes to "ü".
+  FileTable t = Parse("def \xEF\xBD\x97\xEF\xBD\x89\xEF\xBD\x84\xEF\xBD\x85(): pass\n"
+                      "def gru\xCC\x88n(): pass\n");
+  EXPECT_NE(Find(t, "pkg/mod.py::wide"), nullptr);
+  EXPECT_NE(Find(t, "pkg/mod.py::gr\xC3\xBCn"), nullptr);
+}
+
 TEST_F(PythonParserTest, NonAsciiIdentifiers) {
   FileTable t = Parse("def gr\xC3\xBC\xC3\x9F" "e():\n    '''\xE6\x97\xA5\xE6\x9C\xAC'''\n");
   const Entity* f = Find(t, "pkg/mod.py::gr\xC3\xBC\xC3\x9F" "e");
