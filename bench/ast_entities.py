@@ -12,26 +12,30 @@ parse (their entry carries parse_errors and only the module entity), else 0.
 
 Conventions this oracle picks where the schema leaves room (the C++ side may
 differ; ast_agreement.py only checks qualname/lines and id/kind/parent):
-  * walk: os.walk without following directory symlinks; skips .git, .hg,
-    .svn, __pycache__, node_modules, every hidden directory, and directories
-    holding pyvenv.cfg; file symlinks to existing files are included under
-    their own path; --exclude globs are fnmatch'ed against the relative path
-    (a dir is pruned when "dir/" + anything would match, e.g. 'build/*').
+  * walk (mirrors parser/source_files.cc): os.walk without following
+    directory symlinks; skips .git .hg .svn __pycache__ node_modules .venv .tox
+    .nox .eggs .mypy_cache .pytest_cache .fbkit-cache and directories holding
+    pyvenv.cfg; file symlinks to regular files are included under their own
+    path, dangling ones dropped; --exclude globs: fnmatch(3) on the relative
+    path ('*' crosses '/'), globs without '/' also on the base name.
+  * module: dotted chain of enclosing packages (src/lib/sub/deep.py ->
+    lib.sub.deep; tests/test_x.py -> test_x).
   * lines follow CPython: \\n, \\r\\n and a lone \\r all end a line.
   * start_byte/end_byte are offsets into the raw file bytes (BOM and
     non-UTF-8 encodings accounted for); start_byte is at the first decorator's
     '@' (or the def/class/async keyword), end_byte is the end of the last
     statement of the body (half-open).
-  * module entity: start_line 1, def_line 1, end_line = number of lines,
-    bytes [0, len(file)).
+  * module entity: start_line 1, def_line 1, end_line = max(1, number of lines),
+    bytes [0, len(file)), signature "".
   * signature: "(" params ")" [" -> " ann]; annotation/default text is the
     source segment; "name=default" without annotation, "name: ann = default"
-    with one. Classes get null.
-  * docstring: the evaluated string literal (no cleandoc), else null.
+    with one. Classes: "(bases, kw=v)" from source text, "" without parens.
+  * docstring: CPython's value cleaned by inspect.cleandoc (= ast.get_docstring).
   * decorators: source text of each decorator expression (no '@').
-  * imports: one record per import statement: {line, module, names:[{name,
-    alias}], level, is_from}; for `import a.b as c, d` module is null and
-    names are [{a.b, c}, {d, null}]. Imports at any depth are listed.
+  * imports: {line, module, names:[{name, alias}], level, is_from}; a `from`
+    statement is one record (module "" for `from . import x`); `import a.b as
+    c, d` gives one record per module
+    (module "a.b", names [{a.b, c}]). Imports at any depth are listed.
   * all: list of strings from `__all__ = [...]`/`(...)`, `+= [...]`,
     `.extend([...])`, `.append("x")` at module level; null when never assigned.
   * assignments: module-level targets {line, name, kind: assign|annassign|
@@ -49,7 +53,8 @@ import sys
 import tokenize
 import warnings
 
-SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules"}
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox", ".nox",
+             ".eggs", ".mypy_cache", ".pytest_cache", ".fbkit-cache"}
 _NL_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
@@ -62,11 +67,11 @@ def walk(root, excludes):
         for d in dirnames:
             full = os.path.join(dirpath, d)
             rel = rel_dir + d
-            if d in SKIP_DIRS or d.startswith(".") or os.path.islink(full):
+            if d in SKIP_DIRS or os.path.islink(full):
                 continue
             if os.path.exists(os.path.join(full, "pyvenv.cfg")):
                 continue
-            if any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(rel + "/x", g) for g in excludes):
+            if excluded(rel, excludes):
                 continue
             keep.append(d)
         dirnames[:] = keep
@@ -74,18 +79,42 @@ def walk(root, excludes):
             if not name.endswith(".py"):
                 continue
             rel = rel_dir + name
-            if any(fnmatch.fnmatch(rel, g) for g in excludes):
+            if excluded(rel, excludes):
                 continue
             if os.path.isfile(os.path.join(dirpath, name)):  # drops dangling links
                 out.append(rel)
     return sorted(out)
 
 
-def module_name(rel):
+def excluded(rel, excludes):
+    # fnmatch(3) without flags: '*' also matches '/'; a pattern without '/' is
+    # also tried against the base name.
+    base = rel.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(rel, g) or ("/" not in g and fnmatch.fnmatchcase(base, g))
+               for g in excludes)
+
+
+def module_name(root, rel):
+    """Dotted import name: the path below the parent of the topmost package dir.
+
+    The topmost ancestor directory holding __init__.py (scanning from ROOT
+    down) is the top-level package; everything below it counts, including
+    PEP 420 namespace dirs inside it: src/lib/nsdir/ns_module.py ->
+    lib.nsdir.ns_module, src/lib/sub/deep.py -> lib.sub.deep. With no
+    package ancestor the name is the file's stem (tests/test_x.py -> test_x).
+    ROOT itself counts when it holds __init__.py (then its basename leads)."""
     parts = rel[:-3].split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
+    dirs, stem = parts[:-1], parts[-1]
+    chain = [os.path.basename(os.path.abspath(root))] + dirs
+    top = None
+    for i in range(len(chain)):
+        if os.path.isfile(os.path.join(root, *dirs[:i], "__init__.py")):
+            top = i
+            break
+    names = chain[top:] if top is not None else []
+    if stem != "__init__" or not names:
+        names = names + [stem]
+    return ".".join(names)
 
 
 class Source:
@@ -188,11 +217,26 @@ def render_signature(src, fn):
 
 
 def docstring_of(node):
-    body = getattr(node, "body", None)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        return body[0].value.value
-    return None
+    # CPython's value, cleaned like inspect.cleandoc (ast.get_docstring default)
+    try:
+        return ast.get_docstring(node, clean=True)
+    except TypeError:
+        return None
+
+
+def class_signature(src, cls):
+    """'(Base, Mixin, metaclass=Meta)' (source text of each item), '' without parens."""
+    items = [src.segment(b) or ast.unparse(b) for b in cls.bases]
+    items += [("**" if k.arg is None else k.arg + "=") + (src.segment(k.value) or ast.unparse(k.value))
+              for k in cls.keywords]
+    if items:
+        return "(" + ", ".join(items) + ")"
+    # `class C():` keeps its empty parens
+    if src.text is not None:
+        line = re.split(r"\r\n|\r|\n", src.text)[cls.lineno - 1]
+        if re.match(r"\s*class\s+\w+\s*\(\s*\)", line):
+            return "()"
+    return ""
 
 
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
@@ -200,13 +244,13 @@ _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, as
     ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
-def entities_of(rel, src, tree):
+def entities_of(rel, modname, src, tree):
     mod_id = f"{rel}::<module>"
     ents = [{
-        "id": mod_id, "kind": "module", "name": module_name(rel).rsplit(".", 1)[-1],
+        "id": mod_id, "kind": "module", "name": modname.rsplit(".", 1)[-1],
         "qualname": "<module>", "parent": None, "start_line": 1, "def_line": 1,
-        "end_line": src.n_lines, "start_byte": 0, "end_byte": len(src.data),
-        "is_async": False, "decorators": [], "signature": None,
+        "end_line": max(1, src.n_lines), "start_byte": 0, "end_byte": len(src.data),
+        "is_async": False, "decorators": [], "signature": "",
         "docstring": docstring_of(tree),
     }]
     counts = {}
@@ -235,7 +279,8 @@ def entities_of(rel, src, tree):
                     "end_byte": src.byte(child.end_lineno, child.end_col_offset),
                     "is_async": isinstance(child, ast.AsyncFunctionDef),
                     "decorators": [src.segment(d) or ast.unparse(d) for d in child.decorator_list],
-                    "signature": None if is_class else render_signature(src, child),
+                    "signature": class_signature(src, child) if is_class
+                    else render_signature(src, child),
                     "docstring": docstring_of(child),
                 })
                 visit(child, scope + [child.name], is_class, eid)
@@ -249,11 +294,13 @@ def entities_of(rel, src, tree):
 def imports_of(tree):
     out = []
     for n in ast.walk(tree):
-        if isinstance(n, ast.Import):
-            out.append({"line": n.lineno, "module": None, "level": 0, "is_from": False,
-                        "names": [{"name": a.name, "alias": a.asname} for a in n.names]})
+        if isinstance(n, ast.Import):  # one record per imported module
+            for a in n.names:
+                out.append({"line": n.lineno, "module": a.name, "level": 0, "is_from": False,
+                            "names": [{"name": a.name, "alias": a.asname}]})
         elif isinstance(n, ast.ImportFrom):
-            out.append({"line": n.lineno, "module": n.module, "level": n.level, "is_from": True,
+            out.append({"line": n.lineno, "module": n.module or "", "level": n.level,
+                        "is_from": True,
                         "names": [{"name": a.name, "alias": a.asname} for a in n.names]})
     out.sort(key=lambda r: r["line"])
     return out
@@ -315,7 +362,8 @@ def process(root, rel):
     with open(os.path.join(root, *rel.split("/")), "rb") as fh:
         data = fh.read()
     src = Source(data)
-    entry = {"path": rel, "module": module_name(rel), "sha256": hashlib.sha256(data).hexdigest(),
+    modname = module_name(root, rel)
+    entry = {"path": rel, "module": modname, "sha256": hashlib.sha256(data).hexdigest(),
              "parse_errors": [], "entities": [], "imports": [], "all": None, "assignments": []}
     try:
         with warnings.catch_warnings():
@@ -325,9 +373,9 @@ def process(root, rel):
         entry["parse_errors"] = [{"line": getattr(e, "lineno", None) or 1,
                                   "column": getattr(e, "offset", None) or 1,
                                   "message": str(getattr(e, "msg", e))}]
-        entry["entities"] = entities_of(rel, src, ast.Module(body=[], type_ignores=[]))
+        entry["entities"] = entities_of(rel, modname, src, ast.Module(body=[], type_ignores=[]))
         return entry
-    entry["entities"] = entities_of(rel, src, tree)
+    entry["entities"] = entities_of(rel, modname, src, tree)
     entry["imports"] = imports_of(tree)
     entry["all"] = all_of(tree)
     entry["assignments"] = assignments_of(tree)

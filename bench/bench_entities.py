@@ -2,7 +2,7 @@
 """Time `fb-graph entities` against a single-process CPython `ast` baseline.
 
     bench_entities.py [--fbgraph PATH] [--corpus DIR] [--repeat N] [--jobs N]
-                      [--json] [--keep]
+                      [--json] [--keep] [--check]
 
 Per repetition (medians reported):
   baseline  a fresh `python3` process walks CORPUS, reads each .py file's bytes,
@@ -22,10 +22,12 @@ import ast
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 
@@ -34,8 +36,8 @@ REPO = os.path.dirname(HERE)
 
 # Directory names the baseline does not descend into (mirrors what a repo
 # walker is expected to skip; a dir holding pyvenv.cfg is a virtualenv).
-SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv",
-             ".tox", ".nox", ".mypy_cache", ".pytest_cache"}
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox", ".nox",
+             ".eggs", ".mypy_cache", ".pytest_cache", ".fbkit-cache"}
 
 
 # --------------------------------------------------------------------------
@@ -95,23 +97,40 @@ def baseline(root):
 # Driver
 # --------------------------------------------------------------------------
 def run_measured(cmd, stdout_path, timeout):
-    """Run cmd; return (wall_seconds, exit_code, maxrss_kib)."""
+    """Run cmd; return (wall_seconds, exit_code, maxrss_kib).
+
+    Blocks in os.wait4 (no polling, so short runs are timed exactly); a timer
+    kills the child after `timeout` seconds."""
     with open(stdout_path, "wb") as out, open(stdout_path + ".err", "wb") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        deadline = t0 + timeout
-        while True:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                pid, status, ru = os.wait4(proc.pid, 0)
-                raise SystemExit(f"timeout after {timeout}s: {' '.join(cmd)}")
-            time.sleep(0.002)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+
+        fired = []
+
+        def kill_group():
+            fired.append(True)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+        timer = threading.Timer(timeout, kill_group)
+        timer.start()
+        try:
+            _, status, ru = os.wait4(proc.pid, 0)
+        except BaseException:  # e.g. Ctrl-C: do not leave the child running
+            kill_group()
+            fired.clear()
+            raise
+        finally:
+            timer.cancel()
         wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)  # keep Popen quiet
-    return wall, os.waitstatus_to_exitcode(status), ru.ru_maxrss
+        code = os.waitstatus_to_exitcode(status)
+        proc.returncode = code  # reaped by us; keep Popen from waiting again
+    if fired:
+        raise SystemExit(f"timeout after {timeout}s: {' '.join(cmd)}")
+    return wall, code, ru.ru_maxrss
 
 
 def summarize_entities(path):
@@ -146,6 +165,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=1800.0, help="per run, seconds")
     ap.add_argument("--json", action="store_true", help="print a JSON report instead of a table")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir and print its path")
+    ap.add_argument("--check", action="store_true",
+                    help="also run ast_agreement.py on the first cold output (untimed)")
     ap.add_argument("--_baseline", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -241,6 +262,18 @@ def main(argv=None):
             "n_files_only_in_baseline_walk": len(only_base),
             "n_files_only_in_fbgraph": len(only_fb),
         }
+        if args.check:
+            proc = subprocess.run([args.python, os.path.join(HERE, "ast_agreement.py"), corpus,
+                                   os.path.join(tmp, "cold.0.json"), "--json"],
+                                  capture_output=True, text=True)
+            try:
+                agr = json.loads(proc.stdout)
+                report["ast_agreement"] = {k: agr[k] for k in (
+                    "agreement_percent", "ast_defs", "table_defs", "exact_matches",
+                    "only_in_ast", "only_in_table", "attribute_mismatches",
+                    "files_skipped_by_ast")}
+            except (ValueError, KeyError):
+                report["ast_agreement"] = {"error": proc.stderr[-2000:]}
         if args.keep:
             report["tmpdir"] = tmp
         if args.json:
@@ -258,6 +291,14 @@ def main(argv=None):
             print(f"fb-graph: {fb_info['files']} files, {fb_info['files_with_parse_errors']} with"
                   f" parse_errors, {fb_info['entities']} entities (incl. module entities)")
             print(f"warm output byte-identical to cold: {warm_identical}")
+            if "ast_agreement" in report:
+                a = report["ast_agreement"]
+                if "error" in a:
+                    print(f"ast agreement: failed to run: {a['error']}")
+                else:
+                    print(f"ast agreement: {a['agreement_percent']}% ({a['exact_matches']} matches,"
+                          f" {a['only_in_ast']} only in ast, {a['only_in_table']} only in table,"
+                          f" {a['attribute_mismatches']} attribute mismatches)")
             if only_base or only_fb:
                 print(f"file sets differ: {len(only_base)} only in baseline walk, "
                       f"{len(only_fb)} only in fb-graph, e.g. {(only_base + only_fb)[:5]}")

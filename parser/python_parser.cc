@@ -58,6 +58,7 @@ enum class Sym : uint8_t {
   kArgumentList,
   kComment,  // comments and line continuations: extras that end no code
   kParenthesizedExpression,
+  kPython2Statement,  // print and exec statements: tree-sitter accepts them, CPython 3 does not
 };
 
 const std::unordered_map<std::string, Sym>& SymbolNames() {
@@ -112,6 +113,8 @@ const std::unordered_map<std::string, Sym>& SymbolNames() {
       {"comment", Sym::kComment},
       {"line_continuation", Sym::kComment},
       {"parenthesized_expression", Sym::kParenthesizedExpression},
+      {"print_statement", Sym::kPython2Statement},
+      {"exec_statement", Sym::kPython2Statement},
   };
   return names;
 }
@@ -265,6 +268,10 @@ class Walker {
       case Sym::kExpressionStatement:
         if (scope.module_level) AddModuleStatement(node);
         return;
+      case Sym::kPython2Statement:
+        AddError(ts_node_start_point(node),
+                 "Python 2 " + std::string(Text(ts_node_child(node, 0))) + " statement");
+        return;
       default:
         return;
     }
@@ -388,6 +395,9 @@ class Walker {
         return std::nullopt;
       }
       TSNode expr = ts_node_named_child(stmt, 0);
+      while (SymOf(expr) == Sym::kParenthesizedExpression && ts_node_named_child_count(expr) == 1) {
+        expr = ts_node_named_child(expr, 0);  // ("doc") is a docstring too
+      }
       if (SymOf(expr) == Sym::kString) return StringLiteralValue({expr});
       if (SymOf(expr) == Sym::kConcatenatedString) {
         std::vector<TSNode> parts;
@@ -637,7 +647,9 @@ class Walker {
     return true;
   }
 
-  // ERROR and MISSING nodes, one report per ERROR node, in source order.
+  // The innermost ERROR and MISSING nodes, in source order. An ERROR node that wraps
+  // well-formed statements around a nested error (tree-sitter's recovery often makes the
+  // whole module one) is not reported itself: its nested errors are, at their own lines.
   void CollectErrors(TSNode node) {
     constexpr size_t kMaxErrors = 100;
     if (table_->parse_errors.size() >= kMaxErrors) return;
@@ -645,14 +657,17 @@ class Walker {
       AddError(ts_node_start_point(node), "missing " + std::string(ts_node_type(node)));
       return;
     }
-    if (ts_node_symbol(node) == PythonParser::Impl::kErrorSymbol) {
-      std::string_view text = Text(node);
-      text = text.substr(0, std::min<size_t>(text.find('\n'), 40));
-      AddError(ts_node_start_point(node), "syntax error at '" + std::string(text) + "'");
-      return;
-    }
+    bool nested = false;
     for (Children c(node); c.valid(); c.Next()) {
-      if (ts_node_has_error(c.node())) CollectErrors(c.node());
+      if (ts_node_has_error(c.node())) {
+        nested = true;
+        CollectErrors(c.node());
+      }
+    }
+    if (!nested && ts_node_symbol(node) == PythonParser::Impl::kErrorSymbol) {
+      std::string_view text = Text(node);
+      text = text.substr(0, std::min<size_t>(text.find_first_of("\r\n"), 40));
+      AddError(ts_node_start_point(node), "syntax error at '" + std::string(text) + "'");
     }
   }
 

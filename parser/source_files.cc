@@ -64,7 +64,9 @@ class Walker {
       return;
     }
     if (HasEntry(*entries, "pyvenv.cfg")) return;  // a virtualenv
-    bool is_package = HasEntry(*entries, "__init__.py");
+    // A directory inside a package is part of it even without __init__.py (a namespace
+    // portion); elsewhere only __init__.py makes a package.
+    bool is_package = HasEntry(*entries, "__init__.py") || !package.empty();
     Walk(rel, *entries, is_package ? (package.empty() ? name : package + "." + name) : "");
   }
 

@@ -1,7 +1,8 @@
 // Finds the Python files of a repository: every *.py under the root, sorted by path, with
-// each file's dotted module name. Skips VCS and cache directories, virtualenvs (any
-// directory holding pyvenv.cfg, .venv, .tox, .nox), node_modules and paths matching an
-// --exclude glob. Directory symlinks are not followed; file symlinks are read through.
+// each file's dotted module name (a directory with __init__.py is a package, and so is any
+// directory inside a package, as a namespace portion). Skips VCS and cache directories,
+// virtualenvs (any directory holding pyvenv.cfg, .venv, .tox, .nox), node_modules and
+// paths matching an --exclude glob. Directory symlinks are not followed; file symlinks are read through.
 #pragma once
 
 #include <string>

@@ -22,7 +22,8 @@ TEST(SourceFilesTest, ModulesSkipsAndOrder) {
   env.AddFile("/r/src/lib/__init__.py", "");
   env.AddFile("/r/src/lib/sub/__init__.py", "");
   env.AddFile("/r/src/lib/sub/deep.py", "");
-  env.AddFile("/r/src/lib/ns/plain.py", "");  // no __init__: a namespace dir
+  env.AddFile("/r/src/lib/ns/plain.py", "");  // no __init__: a namespace portion
+  env.AddFile("/r/scripts/tool.py", "");       // no package above: top level
   env.AddFile("/r/a.py", "");
   env.AddFile("/r/a/b.py", "");
   env.AddFile("/r/tests/test_x.py", "");
@@ -37,8 +38,9 @@ TEST(SourceFilesTest, ModulesSkipsAndOrder) {
   auto tree = FindPythonFiles(env, "/r", {"build/*", "conf.py"});
   ASSERT_TRUE(tree.ok()) << tree.error();
   EXPECT_EQ(Paths(*tree),
-            (std::vector<std::string>{"a.py=a", "a/b.py=b", "src/lib/__init__.py=lib",
-                                      "src/lib/ns/plain.py=plain", "src/lib/sub/__init__.py=lib.sub",
+            (std::vector<std::string>{"a.py=a", "a/b.py=b", "scripts/tool.py=tool",
+                                      "src/lib/__init__.py=lib",
+                                      "src/lib/ns/plain.py=lib.ns.plain", "src/lib/sub/__init__.py=lib.sub",
                                       "src/lib/sub/deep.py=lib.sub.deep",
                                       "tests/test_x.py=test_x"}));
 }

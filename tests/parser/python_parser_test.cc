@@ -364,6 +364,19 @@ TEST_F(PythonParserTest, IdentifiersAreNfkcNormalisedLikeCPython) {
   EXPECT_NE(Find(t, "pkg/mod.py::gr\xC3\xBCn"), nullptr);
 }
 
+TEST_F(PythonParserTest, Python2StatementsAreErrors) {
+  FileTable t = Parse("print('ok')\ndef f():\n    print \"x\"\n    exec \"code\"\n");
+  ASSERT_EQ(t.parse_errors.size(), 2u);
+  EXPECT_EQ(t.parse_errors[0].line, 3);
+  EXPECT_EQ(t.parse_errors[0].message, "Python 2 print statement");
+  EXPECT_EQ(t.parse_errors[1].message, "Python 2 exec statement");
+}
+
+TEST_F(PythonParserTest, ParenthesisedDocstring) {
+  FileTable t = Parse("def f():\n    (\"\"\"Paren doc.\"\"\")\n");
+  EXPECT_EQ(Find(t, "pkg/mod.py::f")->docstring, "Paren doc.");
+}
+
 TEST_F(PythonParserTest, NonAsciiIdentifiers) {
   FileTable t = Parse("def gr\xC3\xBC\xC3\x9F" "e():\n    '''\xE6\x97\xA5\xE6\x9C\xAC'''\n");
   const Entity* f = Find(t, "pkg/mod.py::gr\xC3\xBC\xC3\x9F" "e");
