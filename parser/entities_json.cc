@@ -183,7 +183,7 @@ void AppendFileTableJson(const FileTable& t, std::string* out) {
   w.EndObject();
 }
 
-std::string EntitiesDocument(std::string_view root, const std::vector<std::string>& fragments,
+std::string EntitiesDocument(std::string_view root, const std::vector<std::string_view>& fragments,
                              const std::vector<FileError>& errors) {
   size_t total = 256;
   for (const auto& f : fragments) total += f.size() + 2;

@@ -18,7 +18,7 @@ inline constexpr std::string_view kEntitiesSchema = "fbkit.entities/1";
 void AppendFileTableJson(const FileTable& table, std::string* out);
 
 // The whole document: {"errors":[...],"files":[<fragments, one per line>],"root":..,"schema":..}.
-std::string EntitiesDocument(std::string_view root, const std::vector<std::string>& fragments,
+std::string EntitiesDocument(std::string_view root, const std::vector<std::string_view>& fragments,
                              const std::vector<FileError>& errors);
 
 // Reads one file object back (the inverse of AppendFileTableJson).

@@ -1,7 +1,7 @@
 #include "parser/entity_cache.h"
 
+#include <algorithm>
 #include <charconv>
-#include <sstream>
 
 #include "util/hash.h"
 
@@ -9,7 +9,8 @@ namespace fbkit::parser {
 namespace {
 
 // Bump when the parser's output changes: old records then simply stop matching.
-constexpr std::string_view kCacheVersion = "fbkit-entities-7 tree-sitter-python-0.23.6";
+constexpr std::string_view kCacheVersion = "fbkit-entities-8 tree-sitter-python-0.23.6";
+constexpr std::string_view kPackMagic = "fbkit-entities-pack 1";
 constexpr int64_t kRacyWindowNs = 2'000'000'000;
 
 template <typename T>
@@ -30,11 +31,27 @@ std::vector<std::string_view> Split(std::string_view line, char sep, size_t max_
   return fields;
 }
 
+// Takes the next '\n'-terminated line off `text`.
+bool NextLine(std::string_view* text, std::string_view* line) {
+  size_t nl = text->find('\n');
+  if (nl == std::string_view::npos) return false;
+  *line = text->substr(0, nl);
+  text->remove_prefix(nl + 1);
+  return true;
+}
+
+std::string OneLine(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
 }  // namespace
 
-EntityCache::EntityCache(util::Env& env, std::string dir, const std::string& root)
-    : env_(env), dir_(std::move(dir)) {
-  manifest_path_ = util::JoinPath(dir_, "v1/manifests/" + util::Sha256Hex(root));
+EntityCache::EntityCache(util::Env& env, std::string dir, const std::string& root, size_t files)
+    : env_(env), next_(files), unchanged_(files, 0) {
+  pack_path_ = util::JoinPath(dir, "v2/" + util::Sha256Hex(root) + ".pack");
 }
 
 std::string EntityCache::Key(const std::string& path, const std::string& module,
@@ -44,110 +61,113 @@ std::string EntityCache::Key(const std::string& path, const std::string& module,
   return util::Sha256Hex(material);
 }
 
-std::string EntityCache::RecordPath(const std::string& key) const {
-  return util::JoinPath(dir_, "v1/files/" + key.substr(0, 2) + "/" + key.substr(2));
-}
-
-void EntityCache::LoadManifest() {
-  auto data = env_.ReadFile(manifest_path_);
+void EntityCache::Open() {
+  auto data = env_.ReadFile(pack_path_);
   if (!data.ok()) return;
-  std::string_view text = *data;
-  size_t nl = text.find('\n');
-  auto header = Split(text.substr(0, nl), ' ', 3);
-  if (header.size() != 3 || header[0] != "fbkit-manifest" || header[1] != "1" ||
-      !ParseNumber(header[2], &manifest_written_ns_)) {
+  pack_ = std::make_shared<const std::string>(std::move(*data));
+  if (!Parse(*pack_)) {
+    old_.clear();
     return;
   }
-  text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+  for (size_t i = 0; i < old_.size(); ++i) {
+    by_path_[old_[i].path] = i;
+    by_key_[old_[i].key] = i;
+  }
+}
+
+// Pack layout: "<magic> <written_ns>\n", then per file a line
+// "size\tmtime\tctime\tinode\tsha\tkey\terrors\tbytes\tpath\n", `errors` lines
+// "line\tcolumn\tmessage\n" and `bytes` bytes of fragment followed by "\n".
+bool EntityCache::Parse(std::string_view text) {
+  std::string_view line;
+  if (!NextLine(&text, &line)) return false;
+  auto header = Split(line, ' ', 3);
+  if (header.size() != 3 || std::string(header[0]) + " " + std::string(header[1]) != kPackMagic ||
+      !ParseNumber(header[2], &written_ns_)) {
+    return false;
+  }
   while (!text.empty()) {
-    nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    auto f = Split(line, '\t', 6);
-    StatEntry e;
-    if (f.size() != 6 || !ParseNumber(f[0], &e.size) || !ParseNumber(f[1], &e.mtime_ns) ||
-        !ParseNumber(f[2], &e.ctime_ns) || !ParseNumber(f[3], &e.inode) || f[4].size() != 64) {
-      known_.clear();  // corrupt: trust nothing
-      return;
+    if (!NextLine(&text, &line)) return false;
+    auto f = Split(line, '\t', 9);
+    Record r;
+    size_t errors = 0, bytes = 0;
+    if (f.size() != 9 || !ParseNumber(f[0], &r.size) || !ParseNumber(f[1], &r.mtime_ns) ||
+        !ParseNumber(f[2], &r.ctime_ns) || !ParseNumber(f[3], &r.inode) ||
+        !ParseNumber(f[6], &errors) || !ParseNumber(f[7], &bytes)) {
+      return false;
     }
-    e.sha = std::string(f[4]);
-    known_[std::string(f[5])] = std::move(e);
+    r.sha = std::string(f[4]);
+    r.key = std::string(f[5]);
+    r.path = std::string(f[8]);
+    for (size_t i = 0; i < errors; ++i) {
+      if (!NextLine(&text, &line)) return false;
+      auto e = Split(line, '\t', 3);
+      ParseError pe;
+      if (e.size() != 3 || !ParseNumber(e[0], &pe.line) || !ParseNumber(e[1], &pe.column)) {
+        return false;
+      }
+      pe.message = std::string(e[2]);
+      r.file.parse_errors.push_back(std::move(pe));
+    }
+    if (text.size() < bytes + 1 || text[bytes] != '\n') return false;
+    r.file.fragment = text.substr(0, bytes);
+    text.remove_prefix(bytes + 1);
+    old_.push_back(std::move(r));
   }
+  return true;
 }
 
-std::optional<std::string> EntityCache::KnownSha(const std::string& rel_path,
-                                                 const util::FileInfo& info) const {
-  auto it = known_.find(rel_path);
-  if (it == known_.end()) return std::nullopt;
-  const StatEntry& e = it->second;
-  if (e.size != info.size || e.mtime_ns != info.mtime_ns || e.ctime_ns != info.ctime_ns ||
-      e.inode != info.inode || info.mtime_ns + kRacyWindowNs > manifest_written_ns_) {
-    return std::nullopt;
+const CachedFile* EntityCache::LookupByStat(const std::string& path, const std::string& module,
+                                            const util::FileInfo& info, std::string* sha) const {
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) return nullptr;
+  const Record& r = old_[it->second];
+  if (r.size != info.size || r.mtime_ns != info.mtime_ns || r.ctime_ns != info.ctime_ns ||
+      r.inode != info.inode || info.mtime_ns + kRacyWindowNs > written_ns_ ||
+      r.key != Key(path, module, r.sha)) {
+    return nullptr;
   }
-  return e.sha;
+  *sha = r.sha;
+  return &r.file;
 }
 
-void EntityCache::Reserve(size_t files) { next_.assign(files, {}); }
-
-void EntityCache::Remember(size_t slot, const std::string& rel_path, const util::FileInfo& info,
-                           const std::string& sha) {
-  next_[slot] = {rel_path, StatEntry{info.size, info.mtime_ns, info.ctime_ns, info.inode, sha}};
+const CachedFile* EntityCache::LookupByKey(const std::string& key) const {
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : &old_[it->second].file;
 }
 
-util::Status EntityCache::SaveManifest() {
-  std::string out = "fbkit-manifest 1 " + std::to_string(env_.NowNs()) + "\n";
-  for (const auto& [path, e] : next_) {
-    if (path.empty() || path.find('\n') != std::string::npos) continue;
-    out += std::to_string(e.size) + '\t' + std::to_string(e.mtime_ns) + '\t' +
-           std::to_string(e.ctime_ns) + '\t' + std::to_string(e.inode) + '\t' + e.sha + '\t' +
-           path + '\n';
+void EntityCache::Put(size_t slot, const std::string& path, const util::FileInfo& info,
+                      const std::string& sha, const std::string& key, const CachedFile& file,
+                      bool unchanged) {
+  next_[slot] = Record{info.size, info.mtime_ns, info.ctime_ns, info.inode, sha, key, path, file};
+  unchanged_[slot] = unchanged;
+}
+
+util::Status EntityCache::Save() {
+  bool all_unchanged = next_.size() == old_.size() &&
+                       std::all_of(unchanged_.begin(), unchanged_.end(), [](char u) { return u; });
+  if (all_unchanged) return util::Status::Ok();
+  size_t total = 64;
+  for (const auto& r : next_) total += r.file.fragment.size() + r.path.size() + 200;
+  std::string out;
+  out.reserve(total);
+  out += std::string(kPackMagic) + " " + std::to_string(env_.NowNs()) + "\n";
+  for (const auto& r : next_) {
+    if (r.path.empty() || r.path.find_first_of("\n\t") != std::string::npos) continue;
+    out += std::to_string(r.size) + '\t' + std::to_string(r.mtime_ns) + '\t' +
+           std::to_string(r.ctime_ns) + '\t' + std::to_string(r.inode) + '\t' + r.sha + '\t' +
+           r.key + '\t' + std::to_string(r.file.parse_errors.size()) + '\t' +
+           std::to_string(r.file.fragment.size()) + '\t' + r.path + '\n';
+    for (const auto& e : r.file.parse_errors) {
+      out += std::to_string(e.line) + '\t' + std::to_string(e.column) + '\t' +
+             OneLine(e.message) + '\n';
+    }
+    out += r.file.fragment;
+    out += '\n';
   }
-  util::Status s = env_.MakeDirs(util::DirName(manifest_path_));
+  util::Status s = env_.MakeDirs(util::DirName(pack_path_));
   if (!s.ok()) return s;
-  return env_.WriteFileAtomic(manifest_path_, out);
-}
-
-// Record layout: "<n>\n", n lines "line\tcolumn\tmessage", then the fragment.
-std::optional<CachedFile> EntityCache::Load(const std::string& key) {
-  auto data = env_.ReadFile(RecordPath(key));
-  if (!data.ok()) return std::nullopt;
-  std::string_view text = *data;
-  size_t nl = text.find('\n');
-  size_t count = 0;
-  if (nl == std::string_view::npos || !ParseNumber(text.substr(0, nl), &count)) return std::nullopt;
-  text.remove_prefix(nl + 1);
-  CachedFile file;
-  for (size_t i = 0; i < count; ++i) {
-    nl = text.find('\n');
-    if (nl == std::string_view::npos) return std::nullopt;
-    auto f = Split(text.substr(0, nl), '\t', 3);
-    ParseError e;
-    if (f.size() != 3 || !ParseNumber(f[0], &e.line) || !ParseNumber(f[1], &e.column)) {
-      return std::nullopt;
-    }
-    e.message = std::string(f[2]);
-    file.parse_errors.push_back(std::move(e));
-    text.remove_prefix(nl + 1);
-  }
-  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return std::nullopt;
-  file.fragment = std::string(text);
-  return file;
-}
-
-util::Status EntityCache::Store(const std::string& key, const CachedFile& file) {
-  std::string out = std::to_string(file.parse_errors.size()) + "\n";
-  for (const auto& e : file.parse_errors) {
-    std::string message = e.message;
-    for (char& c : message) {
-      if (c == '\n' || c == '\r') c = ' ';
-    }
-    out += std::to_string(e.line) + '\t' + std::to_string(e.column) + '\t' + message + '\n';
-  }
-  out += file.fragment;
-  std::string path = RecordPath(key);
-  util::Status s = env_.MakeDirs(util::DirName(path));
-  if (!s.ok()) return s;
-  return env_.WriteFileAtomic(path, out);
+  return env_.WriteFileAtomic(pack_path_, out);
 }
 
 }  // namespace fbkit::parser

@@ -1,9 +1,12 @@
-// The entities cache: per-file records keyed by a hash of (parser version, path, module,
-// file content), plus a per-root manifest of file stats so an unchanged file is not even
-// re-read. A stat entry is trusted only if the file was last modified more than two seconds
-// before the manifest was written (git's "racy" rule); otherwise the file is re-hashed.
+// The entities cache: one pack file per repository root holding, for every file of the last
+// run, its stat (size, mtime, ctime, inode), the SHA-256 of its bytes, the record key (a hash
+// of parser version, path, module and content hash), its parse errors and its JSON fragment.
+// A run reads the pack once and writes a new one once. A file whose stat is unchanged is
+// not even read, unless it was modified within two seconds of the previous run (git's
+// "racy" rule); otherwise it is read and hashed, and its record is reused if the key matches.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -14,47 +17,60 @@
 
 namespace fbkit::parser {
 
-// What the cache keeps per file: the JSON fragment and the parse errors as text lines.
+// What the cache keeps per file besides its stat: the JSON fragment and the parse errors.
+// Fragments of the previous run are views into the pack (see storage()); those of this run
+// must outlive Save().
 struct CachedFile {
-  std::string fragment;
+  std::string_view fragment;
   std::vector<ParseError> parse_errors;
 };
 
 class EntityCache {
  public:
-  // `dir` is the cache directory; `root` the absolute repository root (the manifest's key).
-  EntityCache(util::Env& env, std::string dir, const std::string& root);
+  // `dir` is the cache directory; `root` the absolute repository root; `files` the number
+  // of files of this run (the slots passed to Put).
+  EntityCache(util::Env& env, std::string dir, const std::string& root, size_t files);
 
-  // Reads the manifest; a missing or corrupt one is treated as empty.
-  void LoadManifest();
-  // The content hash recorded for `rel_path` if its stat still matches and is not racy.
-  std::optional<std::string> KnownSha(const std::string& rel_path, const util::FileInfo& info) const;
-  // Records the stat and hash of a file for the next manifest (thread-safe after Reserve).
-  void Remember(size_t slot, const std::string& rel_path, const util::FileInfo& info,
-                const std::string& sha);
-  void Reserve(size_t files);
-  util::Status SaveManifest();
+  // Reads the pack of the previous run; a missing or corrupt pack is treated as empty.
+  void Open();
+  // The record for `path` if its stat matches the previous run's, is not racy, and its key
+  // is still the one for (path, module); sets *sha to the recorded content hash.
+  const CachedFile* LookupByStat(const std::string& path, const std::string& module,
+                                 const util::FileInfo& info, std::string* sha) const;
+  // The record with this key (the content hash matched), if any.
+  const CachedFile* LookupByKey(const std::string& key) const;
+  // Keeps a file's record for the next pack. Thread-safe for distinct slots. `unchanged`:
+  // the record is the previous run's, found by an unchanged stat.
+  void Put(size_t slot, const std::string& path, const util::FileInfo& info,
+           const std::string& sha, const std::string& key, const CachedFile& file,
+           bool unchanged);
+  // Writes the new pack (atomically replacing the old one), unless every file was found
+  // unchanged by its stat: then the old pack is already right.
+  util::Status Save();
+  // The previous run's pack, which fragments returned by the lookups point into.
+  std::shared_ptr<const std::string> storage() const { return pack_; }
 
   static std::string Key(const std::string& path, const std::string& module,
                          const std::string& sha);
-  std::optional<CachedFile> Load(const std::string& key);
-  util::Status Store(const std::string& key, const CachedFile& file);
 
  private:
-  struct StatEntry {
+  struct Record {
     uint64_t size = 0;
     int64_t mtime_ns = 0, ctime_ns = 0;
     uint64_t inode = 0;
-    std::string sha;
+    std::string sha, key, path;
+    CachedFile file;
   };
-  std::string RecordPath(const std::string& key) const;
+  bool Parse(std::string_view pack);
 
   util::Env& env_;
-  std::string dir_;
-  std::string manifest_path_;
-  int64_t manifest_written_ns_ = 0;
-  std::unordered_map<std::string, StatEntry> known_;
-  std::vector<std::pair<std::string, StatEntry>> next_;
+  std::string pack_path_;
+  std::shared_ptr<const std::string> pack_;
+  int64_t written_ns_ = 0;
+  std::vector<Record> old_;
+  std::unordered_map<std::string, size_t> by_path_, by_key_;
+  std::vector<Record> next_;
+  std::vector<char> unchanged_;  // per slot
 };
 
 }  // namespace fbkit::parser

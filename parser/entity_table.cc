@@ -14,10 +14,10 @@ namespace {
 
 // The outcome for one file, filled by whichever worker handles it.
 struct Slot {
-  std::string fragment;
+  std::unique_ptr<std::string> owned;  // the fragment when parsed in this run
+  std::string_view fragment;
   std::vector<ParseError> parse_errors;
   std::optional<std::string> read_error;
-  std::optional<std::string> cache_warning;
   bool from_cache = false;
 };
 
@@ -26,9 +26,9 @@ class Builder {
   Builder(util::Env& env, const EntitiesOptions& options, const SourceTree& tree)
       : env_(env), options_(options), tree_(tree), slots_(tree.files.size()) {
     if (options_.cache_dir) {
-      cache_ = std::make_unique<EntityCache>(env_, *options_.cache_dir, options_.root);
-      cache_->LoadManifest();
-      cache_->Reserve(tree.files.size());
+      cache_ = std::make_unique<EntityCache>(env_, *options_.cache_dir, options_.root,
+                                             tree.files.size());
+      cache_->Open();
     }
   }
 
@@ -55,7 +55,6 @@ class Builder {
     for (size_t i = 0; i < slots_.size(); ++i) {
       Slot& s = slots_[i];
       const std::string& path = tree_.files[i].path;
-      if (s.cache_warning) result.warnings.push_back(*s.cache_warning);
       if (s.read_error) {
         result.errors.push_back(FileError{path, *s.read_error});
         continue;
@@ -64,13 +63,15 @@ class Builder {
       for (auto& e : s.parse_errors) {
         result.diagnostics.push_back(FileDiagnostic{path, e.line, e.column, std::move(e.message)});
       }
-      result.fragments.push_back(std::move(s.fragment));
+      result.fragments.push_back(s.fragment);
+      if (s.owned) result.owned.push_back(std::move(s.owned));
     }
     std::sort(result.errors.begin(), result.errors.end(),
               [](const FileError& a, const FileError& b) { return a.path < b.path; });
     if (cache_) {
-      util::Status s = cache_->SaveManifest();
-      if (!s.ok()) result.warnings.push_back("cache manifest not saved: " + s.error());
+      util::Status s = cache_->Save();
+      if (!s.ok()) result.warnings.push_back("cache not saved: " + s.error());
+      result.pack = cache_->storage();
     }
     return result;
   }
@@ -90,35 +91,40 @@ class Builder {
                         std::to_string(options_.max_file_bytes) + "): not parsed";
       return;
     }
+    std::string sha;
     if (cache_) {
-      if (auto sha = cache_->KnownSha(file.path, *info); sha && TryCache(i, *info, *sha)) return;
+      if (const CachedFile* hit = cache_->LookupByStat(file.path, file.module, *info, &sha)) {
+        return UseCached(i, *info, sha, *hit, /*unchanged=*/true);
+      }
     }
     auto source = env_.ReadFile(abs);
     if (!source.ok()) {
       slot.read_error = source.error();
       return;
     }
-    std::string sha = util::Sha256Hex(*source);
-    if (cache_ && TryCache(i, *info, sha)) return;
+    sha = util::Sha256Hex(*source);
+    if (cache_) {
+      std::string key = EntityCache::Key(file.path, file.module, sha);
+      if (const CachedFile* hit = cache_->LookupByKey(key)) {
+        return UseCached(i, *info, sha, *hit, /*unchanged=*/false);
+      }
+    }
     Parse(i, worker, *source, sha);
     if (cache_) {
-      cache_->Remember(i, file.path, *info, sha);
-      util::Status s = cache_->Store(EntityCache::Key(file.path, file.module, sha),
-                                     CachedFile{slot.fragment, slot.parse_errors});
-      if (!s.ok()) slot.cache_warning = "cache record not written: " + s.error();
+      cache_->Put(i, file.path, *info, sha, EntityCache::Key(file.path, file.module, sha),
+                  CachedFile{slot.fragment, slot.parse_errors}, /*unchanged=*/false);
     }
   }
 
-  bool TryCache(size_t i, const util::FileInfo& info, const std::string& sha) {
+  void UseCached(size_t i, const util::FileInfo& info, const std::string& sha,
+                 const CachedFile& hit, bool unchanged) {
     const SourceFile& file = tree_.files[i];
-    auto cached = cache_->Load(EntityCache::Key(file.path, file.module, sha));
-    if (!cached) return false;
+    cache_->Put(i, file.path, info, sha, EntityCache::Key(file.path, file.module, sha), hit,
+                unchanged);
     Slot& slot = slots_[i];
-    slot.fragment = std::move(cached->fragment);
-    slot.parse_errors = std::move(cached->parse_errors);
+    slot.fragment = hit.fragment;
+    slot.parse_errors = hit.parse_errors;
     slot.from_cache = true;
-    cache_->Remember(i, file.path, info, sha);
-    return true;
   }
 
   void Parse(size_t i, int worker, const std::string& source, const std::string& sha) {
@@ -136,7 +142,9 @@ class Builder {
     FileTable table = parser->Parse(file.path, file.module, source);
     table.sha256 = sha;
     Slot& slot = slots_[i];
-    AppendFileTableJson(table, &slot.fragment);
+    slot.owned = std::make_unique<std::string>();
+    AppendFileTableJson(table, slot.owned.get());
+    slot.fragment = *slot.owned;
     slot.parse_errors = std::move(table.parse_errors);
   }
 

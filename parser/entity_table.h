@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,7 +33,10 @@ struct FileDiagnostic {
 };
 
 struct EntitiesResult {
-  std::vector<std::string> fragments;  // fbkit.entities/1 file objects, sorted by path
+  std::vector<std::string_view> fragments;  // fbkit.entities/1 file objects, sorted by path
+  // What the fragments point into: this run's parses and the cache's pack.
+  std::vector<std::unique_ptr<std::string>> owned;
+  std::shared_ptr<const std::string> pack;
   std::vector<FileError> errors;       // files that could not be read at all
   std::vector<FileDiagnostic> diagnostics;  // parse errors, by path then line
   size_t files = 0;

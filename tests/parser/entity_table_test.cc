@@ -172,20 +172,33 @@ TEST(EntityTableTest, RacyStatIsNotTrusted) {
   EXPECT_NE(r.fragments[2].find("pkg/m.py::h"), std::string::npos);
 }
 
-TEST(EntityTableTest, CorruptCacheRecordIsIgnored) {
+TEST(EntityTableTest, CorruptCacheIsIgnored) {
   FakeEnv env;
   AddRepo(env);
   EntitiesResult cold = Build(env, "/cache");
-  // Truncate every cache record.
-  auto dirs = env.ListDir("/cache/v1/files");
-  ASSERT_TRUE(dirs.ok());
-  for (const auto& d : *dirs) {
-    auto files = env.ListDir("/cache/v1/files/" + d.name);
-    for (const auto& f : *files) env.AddFile("/cache/v1/files/" + d.name + "/" + f.name, "1\n{");
+  auto packs = env.ListDir("/cache/v2");
+  ASSERT_TRUE(packs.ok());
+  ASSERT_EQ(packs->size(), 1u);
+  std::string pack = "/cache/v2/" + (*packs)[0].name;
+  std::string data = env.Contents(pack);
+  env.SetNow(env.NowNs() + 10'000'000'000);
+  for (size_t cut : {data.size() / 2, data.size() - 1, size_t{5}}) {
+    env.AddFile(pack, data.substr(0, cut));  // truncated
+    EntitiesResult again = Build(env, "/cache");
+    EXPECT_EQ(again.parsed, 3u) << cut;
+    EXPECT_EQ(again.fragments, cold.fragments) << cut;
   }
-  EntitiesResult again = Build(env, "/cache");
-  EXPECT_EQ(again.parsed, 3u);
-  EXPECT_EQ(again.fragments, cold.fragments);
+}
+
+TEST(EntityTableTest, NewInitFileChangesModulesAndInvalidatesRecords) {
+  FakeEnv env;
+  env.AddFile("/r/lib/m.py", "def f(): pass\n");
+  Build(env, "/cache");
+  env.SetNow(env.NowNs() + 10'000'000'000);
+  env.AddFile("/r/lib/__init__.py", "");
+  env.SetNow(env.NowNs() + 10'000'000'000);
+  EntitiesResult r = Build(env, "/cache");
+  EXPECT_NE(r.fragments[1].find("\"module\":\"lib.m\""), std::string::npos) << r.fragments[1];
 }
 
 TEST(EntitiesJsonTest, RoundTrip) {
