@@ -85,7 +85,7 @@ TEST(FbGraphEntities, DefaultCacheLivesBesideTheOutput) {
   ScratchDir tmp;
   RunResult r = RunCommand({kBinary, "entities", Fixture("entities_basic"), "-q", "-o", tmp / "out/e.json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(std::filesystem::is_directory(tmp / "out/.fbkit-cache/v1"));
+  EXPECT_TRUE(std::filesystem::is_directory(tmp / "out/.fbkit-cache/v2"));
 }
 
 TEST(FbGraphEntities, NeverWritesIntoTheRepository) {
