@@ -100,7 +100,12 @@ def run_measured(cmd, stdout_path, timeout):
     """Run cmd; return (wall_seconds, exit_code, maxrss_kib).
 
     Blocks in os.wait4 (no polling, so short runs are timed exactly); a timer
-    kills the child after `timeout` seconds."""
+    kills the child after `timeout` seconds. The peak RSS comes from
+    /usr/bin/time, a small process of its own: Linux carries a forking
+    parent's RSS high-water mark over into the child, so ru_maxrss of a
+    child of this (large) Python process would be inflated."""
+    rss_path = stdout_path + ".rss"
+    cmd = ["/usr/bin/time", "-f", "%M", "-o", rss_path] + list(cmd)
     with open(stdout_path, "wb") as out, open(stdout_path + ".err", "wb") as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
@@ -130,7 +135,9 @@ def run_measured(cmd, stdout_path, timeout):
         proc.returncode = code  # reaped by us; keep Popen from waiting again
     if fired:
         raise SystemExit(f"timeout after {timeout}s: {' '.join(cmd)}")
-    return wall, code, ru.ru_maxrss
+    with open(rss_path) as f:
+        rss = int(f.read().split()[-1])
+    return wall, code, rss
 
 
 def summarize_entities(path):
