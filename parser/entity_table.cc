@@ -83,7 +83,7 @@ class Builder {
     std::string abs = util::JoinPath(options_.root, file.path);
     auto info = env_.Stat(abs, /*follow_symlinks=*/true);
     if (!info.ok()) {
-      slot.read_error = info.error();
+      slot.read_error = RelativeToRoot(info.error(), options_.root);
       return;
     }
     if (info->size > options_.max_file_bytes) {
@@ -99,7 +99,7 @@ class Builder {
     }
     auto source = env_.ReadFile(abs);
     if (!source.ok()) {
-      slot.read_error = source.error();
+      slot.read_error = RelativeToRoot(source.error(), options_.root);
       return;
     }
     sha = util::Sha256Hex(*source);

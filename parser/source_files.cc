@@ -60,7 +60,7 @@ class Walker {
     if (SkippedDirNames().count(name)) return;
     auto entries = env_.ListDir(util::JoinPath(root_, rel));
     if (!entries.ok()) {
-      tree_.errors.push_back(FileError{rel, entries.error()});
+      tree_.errors.push_back(FileError{rel, RelativeToRoot(entries.error(), root_)});
       return;
     }
     if (HasEntry(*entries, "pyvenv.cfg")) return;  // a virtualenv
@@ -74,7 +74,8 @@ class Walker {
     if (entry.type == util::FileType::kSymlink) {
       auto target = env_.Stat(util::JoinPath(root_, rel), /*follow_symlinks=*/true);
       if (!target.ok()) {
-        tree_.errors.push_back(FileError{rel, "dangling symlink: " + target.error()});
+        tree_.errors.push_back(
+            FileError{rel, "dangling symlink: " + RelativeToRoot(target.error(), root_)});
         return;
       }
       if (target->type != util::FileType::kRegular) return;
@@ -95,6 +96,18 @@ class Walker {
 };
 
 }  // namespace
+
+std::string RelativeToRoot(const std::string& message, const std::string& root) {
+  std::string prefix = root.ends_with("/") ? root : root + "/";
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit = message.find(prefix); hit != std::string::npos;
+       hit = message.find(prefix, pos)) {
+    out.append(message, pos, hit - pos);
+    pos = hit + prefix.size();
+  }
+  return out + message.substr(pos);
+}
 
 bool IsExcluded(const std::string& rel_path, const std::vector<std::string>& excludes) {
   for (const auto& pattern : excludes) {

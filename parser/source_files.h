@@ -32,6 +32,10 @@ struct SourceTree {
 util::Expected<SourceTree> FindPythonFiles(util::Env& env, const std::string& root,
                                            const std::vector<std::string>& excludes);
 
+// `message` with "ROOT/" removed wherever it occurs, so that errors recorded in outputs
+// name root-relative paths and do not depend on where the repository is checked out.
+std::string RelativeToRoot(const std::string& message, const std::string& root);
+
 // Whether a root-relative path matches an exclude glob (fnmatch, '*' crosses '/'); a
 // pattern without '/' also matches any single path component, as in .gitignore.
 bool IsExcluded(const std::string& rel_path, const std::vector<std::string>& excludes);

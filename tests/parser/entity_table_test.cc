@@ -56,6 +56,7 @@ TEST(SourceFilesTest, SymlinksFilesFollowedDirsNotDanglingReported) {
   EXPECT_EQ(Paths(*tree), (std::vector<std::string>{"link.py=link", "real/mod.py=mod"}));
   ASSERT_EQ(tree->errors.size(), 1u);
   EXPECT_EQ(tree->errors[0].path, "dangling.py");
+  EXPECT_EQ(tree->errors[0].message.find("/r/"), std::string::npos) << tree->errors[0].message;
 }
 
 TEST(SourceFilesTest, RootMustBeADirectory) {
