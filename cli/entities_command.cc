@@ -99,11 +99,16 @@ int Run(const EntitiesArgs& args) {
 void AddEntitiesCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<EntitiesArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "entities",
-      "Write the entity table of every .py file under ROOT (modules, classes, functions, "
-      "methods, nested defs, imports, __all__, module-level assignments, exact spans) as "
-      "fbkit.entities/1 JSON. Exit status: 0 ok, 1 failure, 2 bad usage, 3 output written "
-      "but some files had parse errors or could not be read (listed on stderr).");
+      "entities", "Write the entity table of a repository as fbkit.entities/1 JSON");
+  cmd->footer(
+      "Parses every .py file under ROOT (skipping VCS dirs, __pycache__, node_modules, "
+      "virtualenvs and --exclude matches) into modules, classes, functions, methods and nested "
+      "defs with exact line and byte spans, signatures, docstrings, imports, __all__ and "
+      "module-level assignments. Output is deterministic: files sorted by path, keys sorted, "
+      "the same for any --jobs and with or without the cache.\n\n"
+      "Exit status: 0 ok; 1 failure (bad ROOT, output not writable); 2 bad usage; 3 output "
+      "written, but some files had parse errors or could not be read (named on stderr as "
+      "path:line:column).");
   cmd->add_option("ROOT", args->root, "Repository root")->required();
   cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)");
   cmd->add_option("-j,--jobs", args->jobs, "Parser threads (default: all cores)")
