@@ -5,6 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/entities_command.h"
+#include "cli/trace_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fb-graph: the entity table, test traces and object dependency graph of a "
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = fbkit::cli::kExitOk;
   fbkit::cli::AddEntitiesCommand(app, &exit_code);
+  fbkit::cli::AddTraceCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -54,6 +54,21 @@ class PosixEnv : public Env {
     return data;
   }
 
+  Expected<std::string> ReadFileFrom(const std::string& path, uint64_t offset) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoError(path, "cannot open");
+    std::string data;
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(offset + data.size()));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return data;
+  }
+
   Status WriteFileAtomic(const std::string& path, std::string_view data) override {
     static std::atomic<uint64_t> counter{0};
     std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +

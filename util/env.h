@@ -31,6 +31,8 @@ class Env {
  public:
   virtual ~Env() = default;
   virtual Expected<std::string> ReadFile(const std::string& path) = 0;
+  // The bytes from `offset` to the end (empty when the file is shorter).
+  virtual Expected<std::string> ReadFileFrom(const std::string& path, uint64_t offset) = 0;
   // Writes via a temporary file and rename, so readers never see a partial file.
   virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
   virtual Expected<FileInfo> Stat(const std::string& path, bool follow_symlinks) = 0;

@@ -48,6 +48,12 @@ util::Expected<std::string> FakeEnv::ReadFile(const std::string& path) {
   return n->data;
 }
 
+util::Expected<std::string> FakeEnv::ReadFileFrom(const std::string& path, uint64_t offset) {
+  auto all = ReadFile(path);
+  if (!all.ok()) return all;
+  return offset >= all->size() ? std::string() : all->substr(offset);
+}
+
 util::Status FakeEnv::WriteFileAtomic(const std::string& path, std::string_view data) {
   const Node* dir = Resolve(util::DirName(path), true);
   if (dir == nullptr || dir->type != util::FileType::kDirectory) {

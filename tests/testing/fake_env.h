@@ -21,6 +21,7 @@ class FakeEnv : public util::Env {
   const std::string& Contents(const std::string& path) const { return nodes_.at(path).data; }
 
   util::Expected<std::string> ReadFile(const std::string& path) override;
+  util::Expected<std::string> ReadFileFrom(const std::string& path, uint64_t offset) override;
   util::Status WriteFileAtomic(const std::string& path, std::string_view data) override;
   util::Expected<util::FileInfo> Stat(const std::string& path, bool follow_symlinks) override;
   util::Expected<std::vector<util::DirEntry>> ListDir(const std::string& path) override;

@@ -1,0 +1,144 @@
+#include "cli/trace_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "cli/cli_common.h"
+#include "tracer/runner.h"
+#include "tracer/trace_json.h"
+
+namespace fbkit::cli {
+namespace {
+
+struct TraceArgs {
+  std::string root;
+  std::string output = "-";
+  tracer::TraceOptions options;
+  std::vector<std::string> env;
+  std::string work_dir;
+  bool keep_work = false;
+  bool timing = false;
+  bool quiet = false;
+};
+
+util::Expected<std::vector<std::pair<std::string, std::string>>> ParseEnv(
+    const std::vector<std::string>& items) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) return util::Error{"--env wants K=V, got '" + item + "'"};
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return out;
+}
+
+void Summarise(const tracer::TraceSet& t, double seconds) {
+  size_t bad = 0;
+  for (const auto& [name, f] : t.files) {
+    if (f.status == tracer::FileStatus::kOk) continue;
+    ++bad;
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), tracer::FileStatusName(f.status));
+  }
+  std::string counts;
+  for (const auto& [k, v] : t.counts) counts += " " + std::to_string(v) + " " + k + ",";
+  if (!counts.empty()) counts.pop_back();
+  std::fprintf(stderr, "fb-graph trace: %zu test files (%zu with problems),%s; %.1f s%s\n",
+               t.files.size(), bad, counts.c_str(), seconds,
+               t.accelerated ? "" : " (pure-Python agent)");
+}
+
+int Run(TraceArgs& args) {
+  auto start = std::chrono::steady_clock::now();
+  util::Env& env = util::RealEnv();
+  auto root = env.RealPath(args.root);
+  if (!root.ok()) {
+    std::fprintf(stderr, "fb-graph trace: %s\n", root.error().c_str());
+    return kExitFailure;
+  }
+  auto kv = ParseEnv(args.env);
+  if (!kv.ok()) {
+    std::fprintf(stderr, "fb-graph trace: %s\n", kv.error().c_str());
+    return kExitUsage;
+  }
+  args.options.root = *root;
+  args.options.env = *kv;
+  std::string work = args.work_dir;
+  if (work.empty()) {
+    char tmpl[] = "/tmp/fbkit-trace-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      std::fprintf(stderr, "fb-graph trace: cannot create a temporary directory\n");
+      return kExitFailure;
+    }
+    work = tmpl;
+  }
+  args.options.work_dir = work;
+  Progress progress("fb-graph trace:", !args.quiet);
+  auto trace = tracer::RunTrace(env, tracer::RealLauncher(), args.options,
+                                [&](const tracer::TraceProgress& p) {
+                                  progress.Update(p.files_done, p.files_total);
+                                });
+  if (!args.keep_work && args.work_dir.empty()) std::filesystem::remove_all(work);
+  if (!trace.ok()) {
+    std::fprintf(stderr, "fb-graph trace: %s\n", trace.error().c_str());
+    return kExitFailure;
+  }
+  util::Status written = WriteOutput(env, args.output, tracer::TraceDocument(*trace, args.timing));
+  if (!written.ok()) {
+    std::fprintf(stderr, "fb-graph trace: %s\n", written.error().c_str());
+    return kExitFailure;
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!args.quiet) Summarise(*trace, seconds);
+  for (const auto& [name, f] : trace->files) {
+    if (f.status != tracer::FileStatus::kOk) return kExitFileErrors;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddTraceCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<TraceArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "trace", "Run the pytest suite once under fbkit's agent; write fbkit.trace/1 JSON");
+  cmd->footer(
+      "Runs pytest in ROOT (never writing into it) with fbkit's agent loaded as a plugin, and "
+      "records per test file every call edge between repository functions (code identity: "
+      "path, first line, name), plus every test's outcome from pytest's own hooks. A test "
+      "file that crashes the interpreter or exceeds --timeout is marked so and the remaining "
+      "files run in a new session.\n\n"
+      "Exit status: 0 ok (failing tests are data, not errors); 1 failure (no interpreter, no "
+      "pytest, nothing collected); 2 bad usage; 3 trace written, but some test files failed "
+      "to collect, crashed or timed out (named on stderr).");
+  cmd->add_option("ROOT", args->root, "Repository root")->required();
+  cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)");
+  cmd->add_option("--python", args->options.python, "Target interpreter (default: python3)");
+  cmd->add_option("--pythonpath", args->options.pythonpath,
+                  "Prepend to PYTHONPATH (relative to ROOT; repeatable), e.g. src");
+  cmd->add_option("--env", args->env, "Set K=V in the tests' environment (repeatable)");
+  cmd->add_option("--pytest-arg", args->options.pytest_args,
+                  "Pass an argument to pytest (repeatable), e.g. --pytest-arg=-m --pytest-arg='not slow'");
+  cmd->add_option("--tests", args->options.tests,
+                  "Test paths relative to ROOT (default: what pytest collects)");
+  cmd->add_option("--exclude", args->options.excludes,
+                  "Root-relative directory whose code is not recorded (repeatable)");
+  cmd->add_flag("--isolate", args->options.isolate,
+                "One pytest process per test file (the reference mode; slower)");
+  cmd->add_option("--timeout", args->options.file_timeout,
+                  "Seconds one test file may run (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--total-timeout", args->options.total_timeout,
+                  "Seconds the whole run may take (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--work-dir", args->work_dir,
+                  "Keep the agent, journals and pytest logs here (default: a temporary dir)");
+  cmd->add_flag("--keep-work", args->keep_work, "Do not delete the temporary work dir");
+  cmd->add_flag("--timing", args->timing, "Include per-test durations (not deterministic)");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress or summary on stderr");
+  cmd->callback([args, exit_code] { *exit_code = Run(*args); });
+}
+
+}  // namespace fbkit::cli

@@ -1,0 +1,129 @@
+#include "tracer/journal.h"
+
+#include <nlohmann/json.hpp>
+
+namespace fbkit::tracer {
+namespace {
+
+using nlohmann::json;
+
+FileTrace& File(TraceSet* trace, const std::string& file) {
+  FileTrace& f = trace->files[file];
+  f.file = file;
+  return f;
+}
+
+void ApplyEdges(TraceSet* trace, const json& rec) {
+  std::vector<CodeId> codes;
+  for (const auto& c : rec.at("codes")) {
+    codes.push_back(CodeId{c.at(0).get<std::string>(), c.at(1).get<int>(), c.at(2).get<std::string>()});
+  }
+  std::string context = rec.at("context").get<std::string>();
+  bool is_file = !context.empty() && context[0] != '<';
+  EdgeCounts& edges = is_file ? File(trace, context).edges : trace->contexts[context];
+  for (const auto& e : rec.at("edges")) {
+    int caller = e.at(0).get<int>();
+    std::optional<CodeId> from;
+    if (caller >= 0) from = codes.at(static_cast<size_t>(caller));
+    edges[{from, codes.at(e.at(1).get<size_t>())}] += e.at(2).get<int64_t>();
+  }
+}
+
+void ApplyReport(TraceSet* trace, const json& rec) {
+  std::string category = rec.at("category").get<std::string>();
+  if (!category.empty()) trace->counts[category]++;
+  if (!rec.at("file").is_string()) return;
+  FileTrace& f = File(trace, rec.at("file").get<std::string>());
+  std::string nodeid = rec.at("nodeid").get<std::string>();
+  TestResult& t = f.tests[nodeid];
+  t.nodeid = nodeid;
+  t.phases[rec.at("when").get<std::string>()] = category;
+  t.duration += rec.value("duration", 0.0);
+  if (!t.message && rec.contains("message") && rec.at("message").is_string()) {
+    t.message = rec.at("message").get<std::string>();
+  }
+  t.outcome = CombineOutcome(t.phases);
+}
+
+}  // namespace
+
+void JournalReader::Feed(std::string_view data) {
+  pending_.append(data);
+  size_t start = 0;
+  for (size_t nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n', start)) {
+    Apply(std::string_view(pending_).substr(start, nl - start));
+    start = nl + 1;
+  }
+  pending_.erase(0, start);
+}
+
+void JournalReader::Apply(std::string_view line) {
+  if (line.empty()) return;
+  try {
+    json rec = json::parse(line);
+    std::string type = rec.at("type").get<std::string>();
+    if (type == "start") {
+      trace_->python = rec.value("python", "");
+      trace_->accelerated = rec.value("accelerated", false);
+      for (const auto& p : rec.at("preloaded")) trace_->preloaded.insert(p.get<std::string>());
+    } else if (type == "collect") {
+      std::string file = rec.at("file").get<std::string>();
+      FileTrace& f = File(trace_, file);
+      if (std::find(collected_.begin(), collected_.end(), file) == collected_.end()) {
+        collected_.push_back(file);
+      }
+      for (const auto& n : rec.at("nodeids")) {
+        std::string nodeid = n.get<std::string>();
+        if (std::find(f.nodeids.begin(), f.nodeids.end(), nodeid) == f.nodeids.end()) {
+          f.nodeids.push_back(nodeid);
+        }
+      }
+      if (rec.at("error").is_string()) {
+        f.status = FileStatus::kCollectError;
+        f.error = rec.at("error").get<std::string>();
+        trace_->counts["error"]++;
+      }
+    } else if (type == "begin") {
+      current_file_ = rec.at("file").get<std::string>();
+      begun_.insert(*current_file_);
+    } else if (type == "report") {
+      ApplyReport(trace_, rec);
+    } else if (type == "edges") {
+      ApplyEdges(trace_, rec);
+    } else if (type == "uses") {
+      File(trace_, rec.at("file").get<std::string>())
+          .fixture_contexts.insert(rec.at("context").get<std::string>());
+    } else if (type == "warning") {
+      trace_->warnings.push_back(
+          TraceWarning{rec.at("nodeid").get<std::string>(), rec.at("message").get<std::string>()});
+    } else if (type == "finish") {
+      trace_->exitstatus = rec.at("exitstatus").get<int>();
+      finished_ = true;
+    }
+  } catch (const nlohmann::json::exception&) {
+    ++malformed_;
+  }
+}
+
+std::string CombineOutcome(const std::map<std::string, std::string>& phases) {
+  static const char* kPriority[] = {"error", "failed", "xpassed", "xfailed", "skipped", "passed"};
+  for (const char* outcome : kPriority) {
+    for (const auto& [when, category] : phases) {
+      if (category == outcome) return outcome;
+    }
+  }
+  return phases.count("call") ? "passed" : "error";
+}
+
+const char* FileStatusName(FileStatus status) {
+  switch (status) {
+    case FileStatus::kOk: return "ok";
+    case FileStatus::kCollectError: return "collect_error";
+    case FileStatus::kCrashed: return "crashed";
+    case FileStatus::kTimeout: return "timeout";
+    case FileStatus::kNotRun: return "not_run";
+  }
+  return "ok";
+}
+
+}  // namespace fbkit::tracer

@@ -1,0 +1,43 @@
+// Reads the agent's JSON-lines journal into a TraceSet, incrementally (the runner feeds it
+// while pytest runs, to time each test file) and from several processes (sessions resumed
+// after a crash, isolate mode, child processes): edges are merged, never overwritten.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracer/trace.h"
+
+namespace fbkit::tracer {
+
+class JournalReader {
+ public:
+  explicit JournalReader(TraceSet* trace) : trace_(trace) {}
+
+  // Applies every complete line of `data` (appended bytes of one journal); a partial last
+  // line is kept for the next call. Malformed lines are counted, not fatal.
+  void Feed(std::string_view data);
+
+  // The test file whose tests started last ("begin"), if any.
+  const std::optional<std::string>& current_file() const { return current_file_; }
+  bool finished() const { return finished_; }
+  // Test files in collection order, and those whose tests have started.
+  const std::vector<std::string>& collected() const { return collected_; }
+  const std::set<std::string>& begun() const { return begun_; }
+  int malformed_lines() const { return malformed_; }
+
+ private:
+  void Apply(std::string_view line);
+  std::string pending_;
+  TraceSet* trace_;
+  std::optional<std::string> current_file_;
+  std::vector<std::string> collected_;
+  std::set<std::string> begun_;
+  bool finished_ = false;
+  int malformed_ = 0;
+};
+
+}  // namespace fbkit::tracer

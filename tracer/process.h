@@ -1,0 +1,49 @@
+// Child processes behind a small interface (fakes in tests): start a command in its own
+// process group with a working directory, environment changes and a log file for its
+// output; poll it; kill the whole group.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace fbkit::tracer {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH
+  std::vector<std::pair<std::string, std::string>> env;  // set on top of the parent's
+  std::string cwd;
+  std::string log_path;  // stdout and stderr; stdin is /dev/null
+};
+
+struct ExitInfo {
+  int code = -1;   // exit status, or -1 when killed by a signal
+  int signal = 0;  // the signal that ended it, or 0
+};
+
+class Process {
+ public:
+  virtual ~Process() = default;
+  // The exit information once the process has ended (its group is then killed too, so
+  // nothing it started lingers); nullopt while it runs.
+  virtual std::optional<ExitInfo> Poll() = 0;
+  // SIGKILLs the whole process group and reaps the process.
+  virtual ExitInfo Kill() = 0;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual util::Expected<std::unique_ptr<Process>> Start(const ProcessSpec& spec) = 0;
+};
+
+Launcher& RealLauncher();
+
+// Runs a spec to completion (no timeout) and returns its exit information.
+util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& spec);
+
+}  // namespace fbkit::tracer

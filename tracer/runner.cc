@@ -1,0 +1,300 @@
+#include "tracer/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "tracer/agent_files.h"
+#include "tracer/journal.h"
+
+namespace fbkit::tracer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string Tail(const std::string& text, size_t n) {
+  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+// One pytest process: its journal, its log, and how it ended.
+struct SessionResult {
+  bool finished = false;  // the agent wrote its "finish" record
+  bool timed_out = false;
+  bool total_timeout = false;
+  ExitInfo exit;
+  std::optional<std::string> last_file;  // the test file running when it ended
+  std::vector<std::string> collected;
+  std::set<std::string> begun;
+  std::string log;
+};
+
+class Runner {
+ public:
+  Runner(util::Env& env, Launcher& launcher, const TraceOptions& options,
+         const TraceProgressFn& progress)
+      : env_(env), launcher_(launcher), options_(options), progress_(progress),
+        start_(Clock::now()) {}
+
+  util::Expected<TraceSet> Run() {
+    util::Status s = Prepare();
+    if (!s.ok()) return util::Error{s.error()};
+    trace_.root = options_.root;
+    trace_.mode = options_.isolate ? "isolate" : "session";
+    s = options_.isolate ? RunIsolated() : RunSessions();
+    if (!s.ok()) return util::Error{s.error()};
+    return std::move(trace_);
+  }
+
+ private:
+  util::Status Prepare() {
+    util::Status s = env_.MakeDirs(AgentDir());
+    if (!s.ok()) return s;
+    for (const auto& file : AgentFiles()) {
+      s = env_.WriteFileAtomic(util::JoinPath(AgentDir(), std::string(file.name)), file.content);
+      if (!s.ok()) return s;
+    }
+    return CheckInterpreter();
+  }
+
+  std::string AgentDir() const { return util::JoinPath(options_.work_dir, "agent"); }
+
+  util::Status CheckInterpreter() {
+    ProcessSpec spec;
+    spec.argv = {options_.python, "-c", "import pytest, sys; print(sys.version)"};
+    spec.cwd = options_.root;
+    spec.env = BaseEnv("");
+    spec.log_path = util::JoinPath(options_.work_dir, "check.log");
+    auto info = RunToCompletion(launcher_, spec);
+    if (!info.ok()) return util::Error{info.error()};
+    if (info->code == 0) return util::Status::Ok();
+    auto log = env_.ReadFile(spec.log_path);
+    std::string text = log.ok() ? *log : "";
+    if (info->code == 127 && text.find("cannot run") != std::string::npos) {
+      return util::Error{"the interpreter '" + options_.python +
+                         "' cannot be run (--python): " + Tail(text, 500)};
+    }
+    return util::Error{"pytest is not importable with '" + options_.python +
+                       "' (install it, or pass --python): " + Tail(text, 1500)};
+  }
+
+  std::vector<std::pair<std::string, std::string>> BaseEnv(const std::string& journal) const {
+    std::string pythonpath = AgentDir();
+    for (const auto& p : options_.pythonpath) {
+      pythonpath += ":" + (p.starts_with("/") ? p : util::JoinPath(options_.root, p));
+    }
+    if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
+    std::string excludes;
+    for (const auto& e : options_.excludes) {
+      excludes += (excludes.empty() ? "" : ":") + util::JoinPath(options_.root, e);
+    }
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"PYTHONPATH", pythonpath},
+        // No .pyc files written into the repository; existing ones (the stdlib's) still
+        // serve. (PYTHONPYCACHEPREFIX would hide those and recompile everything.)
+        {"PYTHONDONTWRITEBYTECODE", "1"},
+        {"FBKIT_TRACE_ROOT", options_.root},
+        {"FBKIT_TRACE_JOURNAL", journal},
+        {"FBKIT_TRACE_EXCLUDE", excludes},
+        {"FBKIT_TRACE_CHILD_DIR", util::JoinPath(options_.work_dir, "children")},
+    };
+    for (const auto& kv : options_.env) env.push_back(kv);
+    return env;
+  }
+
+  ProcessSpec PytestSpec(const std::string& name, const std::vector<std::string>& paths,
+                         bool collect_only) {
+    ProcessSpec spec;
+    std::string journal = util::JoinPath(options_.work_dir, name + ".jsonl");
+    spec.argv = {options_.python, "-m", "pytest", "-p", "fbkit_agent", "-p", "no:cacheprovider",
+                 "-p", "no:xdist", "-o", "cache_dir=" + util::JoinPath(options_.work_dir, "cache")};
+    if (collect_only) spec.argv.push_back("--collect-only");
+    spec.argv.insert(spec.argv.end(), options_.pytest_args.begin(), options_.pytest_args.end());
+    spec.argv.insert(spec.argv.end(), paths.begin(), paths.end());
+    spec.cwd = options_.root;
+    spec.env = BaseEnv(journal);
+    spec.log_path = util::JoinPath(options_.work_dir, name + ".log");
+    return spec;
+  }
+
+  bool TotalExpired() const {
+    return options_.total_timeout > 0 && Seconds(Clock::now() - start_) > options_.total_timeout;
+  }
+
+  // Runs one pytest process to its end, feeding its journal to a reader as it grows and
+  // killing it when the current test file or the whole run exceeds its time.
+  util::Expected<SessionResult> RunSession(const ProcessSpec& spec, double file_timeout) {
+    std::string journal;
+    for (const auto& [k, v] : spec.env) {
+      if (k == "FBKIT_TRACE_JOURNAL") journal = v;
+    }
+    auto process = launcher_.Start(spec);
+    if (!process.ok()) return util::Error{process.error()};
+    JournalReader reader(&trace_);
+    SessionResult result;
+    uint64_t offset = 0;
+    std::optional<std::string> file;
+    Clock::time_point file_start = Clock::now();
+    for (;;) {
+      std::optional<ExitInfo> exit = (*process)->Poll();
+      offset += FeedJournal(journal, offset, &reader);
+      if (reader.current_file() != file) {
+        file = reader.current_file();
+        file_start = Clock::now();
+        ReportProgress(reader, file);
+      }
+      if (exit) {
+        result.exit = *exit;
+        break;
+      }
+      bool file_expired = file_timeout > 0 && Seconds(Clock::now() - file_start) > file_timeout;
+      if (file_expired || TotalExpired()) {
+        result.exit = (*process)->Kill();
+        result.timed_out = true;
+        result.total_timeout = !file_expired;
+        FeedJournal(journal, offset, &reader);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    reader.Feed("\n");  // a last line the agent could not finish is simply malformed
+    result.finished = reader.finished();
+    result.last_file = reader.current_file();
+    result.collected = reader.collected();
+    result.begun = reader.begun();
+    auto log = env_.ReadFile(spec.log_path);
+    result.log = log.ok() ? *log : "";
+    return result;
+  }
+
+  uint64_t FeedJournal(const std::string& path, uint64_t offset, JournalReader* reader) {
+    auto data = env_.ReadFileFrom(path, offset);
+    if (!data.ok()) return 0;
+    reader->Feed(*data);
+    return data->size();
+  }
+
+  void ReportProgress(const JournalReader& reader, const std::optional<std::string>& file) {
+    if (!progress_) return;
+    TraceProgress p;
+    p.files_total = std::max(reader.collected().size(), collected_.size());
+    p.files_done = done_before_ + (reader.begun().empty() ? 0 : reader.begun().size() - 1);
+    p.current = file.value_or("collecting");
+    progress_(p);
+  }
+
+  // Marks the file that was running when a session died; returns the files still to run.
+  std::vector<std::string> AfterAbort(const SessionResult& r, std::set<std::string>* done) {
+    for (const auto& f : r.begun) done->insert(f);
+    if (r.last_file) {
+      FileTrace& f = trace_.files[*r.last_file];
+      f.file = *r.last_file;
+      f.status = r.timed_out ? FileStatus::kTimeout : FileStatus::kCrashed;
+      f.error = DescribeAbort(r) + "\n" + Tail(r.log, 3000);
+    }
+    std::vector<std::string> remaining;
+    for (const auto& f : collected_) {
+      if (!done->count(f)) remaining.push_back(f);
+    }
+    return remaining;
+  }
+
+  std::string DescribeAbort(const SessionResult& r) const {
+    if (r.total_timeout) return "the whole run exceeded --total-timeout";
+    if (r.timed_out) {
+      return "the test file exceeded --timeout " + std::to_string(options_.file_timeout) + " s";
+    }
+    if (r.exit.signal) return "the interpreter was killed by signal " + std::to_string(r.exit.signal);
+    return "the interpreter exited with status " + std::to_string(r.exit.code) +
+           " before pytest finished";
+  }
+
+  util::Status RunSessions() {
+    std::vector<std::string> paths = options_.tests;
+    std::set<std::string> done;
+    for (int n = 1;; ++n) {
+      auto r = RunSession(PytestSpec("session-" + std::to_string(n), paths, false),
+                          options_.file_timeout);
+      if (!r.ok()) return util::Error{r.error()};
+      if (collected_.empty()) collected_ = r->collected;
+      if (r->finished) return CheckCollected(*r);
+      if (!r->last_file && collected_.empty()) {
+        return util::Error{"pytest ended before collecting any test (" + DescribeAbort(*r) +
+                           "):\n" + Tail(r->log, 3000)};
+      }
+      paths = AfterAbort(*r, &done);
+      done_before_ = done.size();
+      if (paths.empty() || r->total_timeout) return MarkNotRun(paths);
+    }
+  }
+
+  util::Status CheckCollected(const SessionResult& r) {
+    if (!collected_.empty() || !trace_.files.empty()) return util::Status::Ok();
+    if (trace_.exitstatus && *trace_.exitstatus == 5) return util::Status::Ok();  // no tests
+    return util::Error{"pytest collected nothing (exit status " +
+                       std::to_string(trace_.exitstatus.value_or(-1)) + "):\n" +
+                       Tail(r.log, 3000)};
+  }
+
+  util::Status MarkNotRun(const std::vector<std::string>& files) {
+    for (const auto& name : files) {
+      FileTrace& f = trace_.files[name];
+      f.file = name;
+      f.status = FileStatus::kNotRun;
+    }
+    return util::Status::Ok();
+  }
+
+  // Isolate mode: collect once, then one process per test file, `jobs` at a time; the
+  // journals are read in file order so the result does not depend on scheduling.
+  util::Status RunIsolated() {
+    TraceSet collection;
+    std::swap(trace_, collection);
+    auto c = RunSession(PytestSpec("collect", options_.tests, true), options_.total_timeout);
+    std::swap(trace_, collection);
+    if (!c.ok()) return util::Error{c.error()};
+    collected_ = c->collected;
+    if (collected_.empty()) return CheckCollected(*c);
+    for (const auto& [name, f] : collection.files) {
+      if (f.status == FileStatus::kCollectError) trace_.files[name] = f;
+    }
+    trace_.counts["error"] += collection.counts["error"];
+    if (trace_.counts["error"] == 0) trace_.counts.erase("error");
+    for (size_t i = 0; i < collected_.size(); ++i) {
+      const std::string& file = collected_[i];
+      if (trace_.files.count(file) && trace_.files[file].status == FileStatus::kCollectError) continue;
+      if (TotalExpired()) return MarkNotRun({collected_.begin() + static_cast<long>(i), collected_.end()});
+      auto r = RunSession(PytestSpec("file-" + std::to_string(i + 1), {file}, false),
+                          options_.file_timeout);
+      if (!r.ok()) return util::Error{r.error()};
+      done_before_ = i + 1;
+      if (!r->finished) {
+        std::set<std::string> done;
+        SessionResult aborted = *r;
+        aborted.last_file = file;
+        AfterAbort(aborted, &done);
+      }
+    }
+    return util::Status::Ok();
+  }
+
+  util::Env& env_;
+  Launcher& launcher_;
+  const TraceOptions& options_;
+  const TraceProgressFn& progress_;
+  Clock::time_point start_;
+  TraceSet trace_;
+  std::vector<std::string> collected_;
+  size_t done_before_ = 0;
+};
+
+}  // namespace
+
+util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
+                                  const TraceProgressFn& progress) {
+  Runner runner(env, launcher, options, progress);
+  return runner.Run();
+}
+
+}  // namespace fbkit::tracer

@@ -1,0 +1,45 @@
+// Runs a repository's pytest suite under the embedded agent and collects a TraceSet: one
+// session for all test files (resumed in a new session after a crash or a per-file
+// timeout), or one process per test file (--isolate). Never writes into the repository.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracer/process.h"
+#include "tracer/trace.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::tracer {
+
+struct TraceOptions {
+  std::string root;                 // absolute
+  std::string python = "python3";   // the target interpreter
+  std::vector<std::string> pythonpath;  // prepended to PYTHONPATH (relative to root)
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::string> pytest_args;
+  std::vector<std::string> tests;  // test paths (default: what pytest collects)
+  std::vector<std::string> excludes;  // root-relative dirs whose code is not recorded
+  bool isolate = false;
+  int jobs = 1;                   // processes at once in isolate mode
+  double file_timeout = 0;        // seconds per test file, 0 = none
+  double total_timeout = 0;       // seconds for the whole run, 0 = none
+  std::string work_dir;           // private: agent sources, journals, logs
+};
+
+struct TraceProgress {
+  size_t files_done = 0;
+  size_t files_total = 0;  // 0 while collecting
+  std::string current;
+};
+using TraceProgressFn = std::function<void(const TraceProgress&)>;
+
+// Fails when the interpreter or pytest cannot be run, or nothing could be collected; a
+// test file that crashes, hangs or fails to collect is reported inside the TraceSet.
+util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
+                                  const TraceProgressFn& progress);
+
+}  // namespace fbkit::tracer

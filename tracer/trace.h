@@ -1,0 +1,70 @@
+// What a traced pytest run produced: per test file its tests' outcomes and the call edges
+// recorded in its context, plus the shared contexts (import time, session fixtures).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace fbkit::tracer {
+
+// A code object's identity: (root-relative path, co_firstlineno, co_name).
+struct CodeId {
+  std::string path;
+  int line = 0;
+  std::string name;
+  auto operator<=>(const CodeId&) const = default;
+};
+
+// caller is nullopt when the callee was entered from outside the repository.
+using EdgeKey = std::pair<std::optional<CodeId>, CodeId>;
+using EdgeCounts = std::map<EdgeKey, int64_t>;
+
+struct TestResult {
+  std::string nodeid;
+  std::map<std::string, std::string> phases;  // setup/call/teardown -> pytest category
+  std::string outcome;  // passed, failed, error, skipped, xfailed, xpassed
+  double duration = 0;
+  std::optional<std::string> message;  // the first failure's text
+};
+
+// How a test file's run ended.
+enum class FileStatus { kOk, kCollectError, kCrashed, kTimeout, kNotRun };
+const char* FileStatusName(FileStatus status);
+
+struct FileTrace {
+  std::string file;
+  FileStatus status = FileStatus::kOk;
+  std::optional<std::string> error;  // collection error, or the crash/timeout and output tail
+  std::vector<std::string> nodeids;  // as collected
+  std::map<std::string, TestResult> tests;
+  std::set<std::string> fixture_contexts;  // session/package fixture contexts it uses
+  EdgeCounts edges;
+};
+
+struct TraceWarning {
+  std::string nodeid;
+  std::string message;
+};
+
+struct TraceSet {
+  std::string root;
+  std::string python;
+  std::string mode;  // "session" or "isolate"
+  bool accelerated = false;
+  std::optional<int> exitstatus;  // of the (last) pytest session
+  std::set<std::string> preloaded;  // repo files imported before the agent started
+  std::map<std::string, FileTrace> files;
+  std::map<std::string, EdgeCounts> contexts;  // "<import>", "<fixture>...", "<session>"
+  std::vector<TraceWarning> warnings;
+  std::map<std::string, int64_t> counts;  // pytest's summary categories
+};
+
+// The outcome of a test from its phases' categories, the way pytest's summary sees it.
+std::string CombineOutcome(const std::map<std::string, std::string>& phases);
+
+}  // namespace fbkit::tracer

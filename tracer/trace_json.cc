@@ -1,0 +1,137 @@
+#include "tracer/trace_json.h"
+
+#include <cmath>
+
+#include "util/json_writer.h"
+
+namespace fbkit::tracer {
+namespace {
+
+using util::JsonWriter;
+
+void WriteCode(JsonWriter& w, const CodeId& c) {
+  w.BeginArray();
+  w.String(c.path), w.Int(c.line), w.String(c.name);
+  w.EndArray();
+}
+
+// [[caller|null, callee, count], ...] with caller/callee as [path, firstlineno, name].
+void WriteEdges(JsonWriter& w, const EdgeCounts& edges) {
+  w.BeginArray();
+  for (const auto& [key, count] : edges) {
+    w.BeginArray();
+    if (key.first) {
+      WriteCode(w, *key.first);
+    } else {
+      w.Null();
+    }
+    WriteCode(w, key.second);
+    w.Int(count);
+    w.EndArray();
+  }
+  w.EndArray();
+}
+
+void WriteTest(JsonWriter& w, const TestResult& t, bool with_timing) {
+  w.BeginObject();
+  if (with_timing) w.Key("duration"), w.Raw(std::to_string(std::round(t.duration * 1e6) / 1e6));
+  w.Key("message");
+  if (t.message) {
+    w.String(*t.message);
+  } else {
+    w.Null();
+  }
+  w.Key("nodeid"), w.String(t.nodeid);
+  w.Key("outcome"), w.String(t.outcome);
+  w.Key("phases");
+  w.BeginObject();
+  for (const auto& [when, category] : t.phases) w.Key(when), w.String(category);
+  w.EndObject();
+  w.EndObject();
+}
+
+void WriteFile(JsonWriter& w, const FileTrace& f, bool with_timing) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& [id, t] : f.tests) counts[t.outcome]++;
+  w.BeginObject();
+  w.Key("counts");
+  w.BeginObject();
+  for (const auto& [k, v] : counts) w.Key(k), w.Int(v);
+  w.EndObject();
+  w.Key("edges"), WriteEdges(w, f.edges);
+  w.Key("error");
+  if (f.error) {
+    w.String(*f.error);
+  } else {
+    w.Null();
+  }
+  w.Key("file"), w.String(f.file);
+  w.Key("fixture_contexts");
+  w.BeginArray();
+  for (const auto& c : f.fixture_contexts) w.String(c);
+  w.EndArray();
+  w.Key("nodeids");
+  w.BeginArray();
+  for (const auto& n : f.nodeids) w.String(n);
+  w.EndArray();
+  w.Key("status"), w.String(FileStatusName(f.status));
+  w.Key("tests");
+  w.BeginArray();
+  for (const auto& [id, t] : f.tests) WriteTest(w, t, with_timing);
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string TraceDocument(const TraceSet& trace, bool with_timing) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("accelerated"), w.Bool(trace.accelerated);
+  w.Key("contexts");
+  w.BeginObject();
+  for (const auto& [name, edges] : trace.contexts) {
+    if (!edges.empty()) w.Key(name), WriteEdges(w, edges);
+  }
+  w.EndObject();
+  w.Key("counts");
+  w.BeginObject();
+  for (const auto& [k, v] : trace.counts) w.Key(k), w.Int(v);
+  w.EndObject();
+  w.Key("exitstatus");
+  if (trace.exitstatus) {
+    w.Int(*trace.exitstatus);
+  } else {
+    w.Null();
+  }
+  w.Key("files");
+  w.BeginArray();
+  for (const auto& [name, f] : trace.files) {
+    out += '\n';
+    WriteFile(w, f, with_timing);
+  }
+  w.EndArray();
+  w.Key("mode"), w.String(trace.mode);
+  w.Key("preloaded");
+  w.BeginArray();
+  for (const auto& p : trace.preloaded) w.String(p);
+  w.EndArray();
+  w.Key("python"), w.String(trace.python);
+  w.Key("root"), w.String(trace.root);
+  w.Key("schema"), w.String(kTraceSchema);
+  w.Key("warnings");
+  w.BeginArray();
+  for (const auto& warning : trace.warnings) {
+    w.BeginObject();
+    w.Key("message"), w.String(warning.message);
+    w.Key("nodeid"), w.String(warning.nodeid);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  out += '\n';
+  return out;
+}
+
+}  // namespace fbkit::tracer
