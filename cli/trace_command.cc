@@ -45,9 +45,10 @@ void Summarise(const tracer::TraceSet& t, double seconds) {
   std::string counts;
   for (const auto& [k, v] : t.counts) counts += " " + std::to_string(v) + " " + k + ",";
   if (!counts.empty()) counts.pop_back();
-  std::fprintf(stderr, "fb-graph trace: %zu test files (%zu with problems),%s; %.1f s%s\n",
+  std::fprintf(stderr, "fb-graph trace: %zu test files (%zu with problems),%s; %.1f s%s%s\n",
                t.files.size(), bad, counts.c_str(), seconds,
-               t.accelerated ? "" : " (pure-Python agent)");
+               t.accelerated ? "" : " (pure-Python agent",
+               t.accelerated ? "" : (t.accel_error ? ": " + *t.accel_error + ")" : ")").c_str());
 }
 
 int Run(TraceArgs& args) {
@@ -75,6 +76,11 @@ int Run(TraceArgs& args) {
     work = tmpl;
   }
   args.options.work_dir = work;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    args.options.accel_cache_dir = util::JoinPath(xdg, "fbkit/accel");
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    args.options.accel_cache_dir = util::JoinPath(home, ".cache/fbkit/accel");
+  }
   Progress progress("fb-graph trace:", !args.quiet);
   auto trace = tracer::RunTrace(env, tracer::RealLauncher(), args.options,
                                 [&](const tracer::TraceProgress& p) {
@@ -137,6 +143,10 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
                   "Keep the agent, journals and pytest logs here (default: a temporary dir)");
   cmd->add_flag("--keep-work", args->keep_work, "Do not delete the temporary work dir");
   cmd->add_flag("--timing", args->timing, "Include per-test durations (not deterministic)");
+  cmd->add_flag("!--no-accel", args->options.accelerate,
+                "Use the pure-Python agent, not the C accelerator (compiled on first use "
+                "against the interpreter's headers and cached)");
+  cmd->add_option("--cc", args->options.compiler, "C compiler for the accelerator (default: cc)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress or summary on stderr");
   cmd->callback([args, exit_code] { *exit_code = Run(*args); });
 }

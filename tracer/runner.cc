@@ -4,8 +4,13 @@
 #include <chrono>
 #include <thread>
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "tracer/agent_files.h"
 #include "tracer/journal.h"
+#include "util/hash.h"
 
 namespace fbkit::tracer {
 namespace {
@@ -42,6 +47,7 @@ class Runner {
     if (!s.ok()) return util::Error{s.error()};
     trace_.root = options_.root;
     trace_.mode = options_.isolate ? "isolate" : "session";
+    trace_.accel_error = accel_error_;
     s = options_.isolate ? RunIsolated() : RunSessions();
     if (!s.ok()) return util::Error{s.error()};
     return std::move(trace_);
@@ -55,7 +61,79 @@ class Runner {
       s = env_.WriteFileAtomic(util::JoinPath(AgentDir(), std::string(file.name)), file.content);
       if (!s.ok()) return s;
     }
-    return CheckInterpreter();
+    s = CheckInterpreter();
+    if (!s.ok()) return s;
+    if (options_.accelerate) {
+      auto built = BuildAccelerator();
+      if (built.ok()) {
+        accel_path_ = *built;
+      } else {
+        accel_error_ = built.error();
+      }
+    }
+    return util::Status::Ok();
+  }
+
+  // Runs a short Python snippet with the target interpreter; its output, or an error.
+  util::Expected<std::string> PythonOutput(const std::string& code, const std::string& name) {
+    ProcessSpec spec;
+    spec.argv = {options_.python, "-c", code};
+    spec.cwd = options_.root;
+    spec.log_path = util::JoinPath(options_.work_dir, name + ".log");
+    auto info = RunToCompletion(launcher_, spec);
+    if (!info.ok()) return util::Error{info.error()};
+    auto out = env_.ReadFile(spec.log_path);
+    if (!out.ok()) return util::Error{out.error()};
+    if (info->code != 0) return util::Error{Tail(*out, 1000)};
+    return *out;
+  }
+
+  // Compiles tracer/agent/_fbkit_accel.c against the target interpreter's headers into the
+  // cache (keyed by source, interpreter version, ABI and headers), unless already there.
+  util::Expected<std::string> BuildAccelerator() {
+    std::string source;
+    for (const auto& file : AgentFiles()) {
+      if (file.name == "_fbkit_accel.c") source = std::string(file.content);
+    }
+    auto info = PythonOutput(
+        "import sys, sysconfig\n"
+        "print(sysconfig.get_paths()['include'])\n"
+        "print(sysconfig.get_config_var('EXT_SUFFIX') or '.so')\n"
+        "print(sys.implementation.cache_tag, sys.version.replace('\\n', ' '))",
+        "sysconfig");
+    if (!info.ok()) return util::Error{"cannot query sysconfig: " + info.error()};
+    std::vector<std::string> lines;
+    for (size_t b = 0, e; b < info->size(); b = e + 1) {
+      e = info->find('\n', b);
+      if (e == std::string::npos) e = info->size();
+      lines.push_back(info->substr(b, e - b));
+    }
+    if (lines.size() < 3) return util::Error{"unexpected sysconfig output: " + *info};
+    const std::string& include = lines[0];
+    if (!env_.Stat(util::JoinPath(include, "Python.h"), true).ok()) {
+      return util::Error{include + "/Python.h not found (install the interpreter's headers, "
+                         "e.g. python3-dev)"};
+    }
+    std::string key = util::Sha256Hex(source + "\0" + *info).substr(0, 16);
+    std::string dir = options_.accel_cache_dir.empty()
+                          ? util::JoinPath(options_.work_dir, "accel")
+                          : options_.accel_cache_dir;
+    std::string so = util::JoinPath(dir, "_fbkit_accel-" + key + lines[1]);
+    if (env_.Stat(so, true).ok()) return so;
+    util::Status s = env_.MakeDirs(dir);
+    if (!s.ok()) return util::Error{s.error()};
+    std::string c_file = util::JoinPath(AgentDir(), "_fbkit_accel.c");
+    std::string tmp = so + ".tmp" + std::to_string(::getpid());
+    ProcessSpec cc;
+    cc.argv = {options_.compiler, "-shared", "-fPIC", "-O2", "-I" + include, "-o", tmp, c_file};
+    cc.log_path = util::JoinPath(options_.work_dir, "accel-build.log");
+    auto built = RunToCompletion(launcher_, cc);
+    if (!built.ok() || built->code != 0) {
+      auto log = env_.ReadFile(cc.log_path);
+      return util::Error{"compiling the accelerator failed: " + (log.ok() ? Tail(*log, 1000) : "")};
+    }
+    if (std::rename(tmp.c_str(), so.c_str()) != 0) return util::Error{"cannot move " + tmp};
+    return so;
   }
 
   std::string AgentDir() const { return util::JoinPath(options_.work_dir, "agent"); }
@@ -98,6 +176,7 @@ class Runner {
         {"FBKIT_TRACE_JOURNAL", journal},
         {"FBKIT_TRACE_EXCLUDE", excludes},
         {"FBKIT_TRACE_CHILD_DIR", util::JoinPath(options_.work_dir, "children")},
+        {"FBKIT_TRACE_ACCEL", accel_path_},
     };
     for (const auto& kv : options_.env) env.push_back(kv);
     return env;
@@ -285,6 +364,8 @@ class Runner {
   const TraceProgressFn& progress_;
   Clock::time_point start_;
   TraceSet trace_;
+  std::string accel_path_;
+  std::optional<std::string> accel_error_;
   std::vector<std::string> collected_;
   size_t done_before_ = 0;
 };

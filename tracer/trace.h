@@ -56,6 +56,7 @@ struct TraceSet {
   std::string python;
   std::string mode;  // "session" or "isolate"
   bool accelerated = false;
+  std::optional<std::string> accel_error;  // why the C accelerator is not in use
   std::optional<int> exitstatus;  // of the (last) pytest session
   std::set<std::string> preloaded;  // repo files imported before the agent started
   std::map<std::string, FileTrace> files;

@@ -88,6 +88,12 @@ std::string TraceDocument(const TraceSet& trace, bool with_timing) {
   std::string out;
   JsonWriter w(&out);
   w.BeginObject();
+  w.Key("accel_error");
+  if (trace.accel_error && !trace.accelerated) {
+    w.String(*trace.accel_error);
+  } else {
+    w.Null();
+  }
   w.Key("accelerated"), w.Bool(trace.accelerated);
   w.Key("contexts");
   w.BeginObject();

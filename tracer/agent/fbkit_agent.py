@@ -45,7 +45,7 @@ class Recorder:
     root; its caller is the nearest frame whose file is under the root (None when the call
     came from outside, e.g. pytest calling a test)."""
 
-    def __init__(self, root, excludes=()):
+    def __init__(self, root, excludes=(), accel=None):
         self.root = os.path.realpath(root)
         self.prefix = self.root.rstrip("/") + "/"
         self.excludes = [os.path.realpath(e).rstrip("/") + "/" for e in excludes]
@@ -58,6 +58,11 @@ class Recorder:
         self.context = SESSION_CONTEXT
         self._edges = self.contexts.setdefault(self.context, {})
         self._import_edges = self.contexts.setdefault(IMPORT_CONTEXT, {})
+        # The C accelerator (same semantics as `profile`), or None.
+        self.tracer = None
+        if accel is not None:
+            self.tracer = accel.Tracer(self.classify, self._module_codes, IMPORT_CONTEXT)
+            self.tracer.set_context(self.context)
 
     # -- classification -------------------------------------------------------------
     def relpath(self, filename):
@@ -116,10 +121,17 @@ class Recorder:
     def set_context(self, context):
         self.context = context
         self._edges = self.contexts.setdefault(context, {})
+        if self.tracer is not None:
+            self.tracer.set_context(context)
 
     def take(self):
         """Returns and clears everything recorded so far: {context: {(caller, callee): n}}."""
         taken = {c: e for c, e in self.contexts.items() if e}
+        if self.tracer is not None:
+            for context, edges in self.tracer.take().items():
+                merged = taken.setdefault(context, {})
+                for key, n in edges.items():
+                    merged[key] = merged.get(key, 0) + n
         self.contexts = {}
         self._edges = self.contexts.setdefault(self.context, {})
         self._import_edges = self.contexts.setdefault(IMPORT_CONTEXT, {})
@@ -160,12 +172,30 @@ class Journal:
         self._file.close()
 
 
+def load_accelerator(path):
+    """The compiled _fbkit_accel module at `path`, or (None, reason)."""
+    if not path:
+        return None, "not requested"
+    try:
+        import importlib.machinery
+        import importlib.util
+        loader = importlib.machinery.ExtensionFileLoader("_fbkit_accel", path)
+        spec = importlib.util.spec_from_file_location("_fbkit_accel", path, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        return module, None
+    except Exception as e:  # any failure means the pure-Python fallback
+        return None, "%s: %s" % (type(e).__name__, e)
+
+
 class Agent:
-    def __init__(self, root, journal_path, excludes=()):
-        self.recorder = Recorder(root, excludes)
+    def __init__(self, root, journal_path, excludes=(), accel_path=None):
+        accel, self.accel_error = load_accelerator(accel_path)
+        self.recorder = Recorder(root, excludes, accel)
         self.journal = Journal(journal_path)
-        self.profile = self.recorder.profile
-        self.accelerated = False
+        tracer = self.recorder.tracer
+        self.profile = tracer if tracer is not None else self.recorder.profile
+        self.accelerated = tracer is not None
         self.current_file = None
         self.file_of = {}  # nodeid -> test file
         self.fixtures_of = {}  # test file -> fixture contexts it uses
@@ -173,9 +203,16 @@ class Agent:
 
     def start(self, preloaded):
         self.journal.write({"type": "start", "pid": os.getpid(), "python": sys.version,
-                            "accelerated": self.accelerated, "preloaded": sorted(preloaded)})
+                            "accelerated": self.accelerated, "accel_error": self.accel_error,
+                            "preloaded": sorted(preloaded)})
         threading.setprofile(self.profile)
-        sys.setprofile(self.profile)
+        self.install()
+
+    def install(self):
+        if self.recorder.tracer is not None:
+            self.recorder.tracer.install()
+        else:
+            sys.setprofile(self.profile)
 
     def stop(self):
         sys.setprofile(None)
@@ -215,7 +252,7 @@ class Agent:
                                 "message": "the test replaced the profile function; "
                                            "fbkit's was restored and calls made meanwhile "
                                            "are not recorded"})
-            sys.setprofile(self.profile)
+            self.install()
 
 
 def fixture_context(fixturedef):
@@ -243,7 +280,8 @@ def _start_from_environment():
     root = os.environ.get("FBKIT_TRACE_ROOT")
     if not journal or not root:
         return None
-    agent = Agent(root, journal, _env_list("FBKIT_TRACE_EXCLUDE"))
+    agent = Agent(root, journal, _env_list("FBKIT_TRACE_EXCLUDE"),
+                  os.environ.get("FBKIT_TRACE_ACCEL"))
     agent.start(_preloaded(agent.recorder))
     return agent
 
