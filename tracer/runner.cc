@@ -50,6 +50,7 @@ class Runner {
     trace_.accel_error = accel_error_;
     s = options_.isolate ? RunIsolated() : RunSessions();
     if (!s.ok()) return util::Error{s.error()};
+    MergeChildJournals();
     return std::move(trace_);
   }
 
@@ -136,6 +137,28 @@ class Runner {
     return so;
   }
 
+  // Edges of Python child processes (each wrote its own journal): merged, never overwritten.
+  void MergeChildJournals() {
+    std::string dir = util::JoinPath(options_.work_dir, "children");
+    auto entries = env_.ListDir(dir);
+    if (!entries.ok()) return;
+    TraceSet children;
+    for (const auto& e : *entries) {
+      auto data = env_.ReadFile(util::JoinPath(dir, e.name));
+      if (!data.ok()) continue;
+      JournalReader reader(&children);
+      reader.Feed(*data);
+      reader.Feed("\n");
+    }
+    for (auto& [name, f] : children.files) {
+      for (const auto& [key, n] : f.edges) trace_.files[name].edges[key] += n;
+      trace_.files[name].file = name;
+    }
+    for (auto& [name, edges] : children.contexts) {
+      for (const auto& [key, n] : edges) trace_.contexts[name][key] += n;
+    }
+  }
+
   std::string AgentDir() const { return util::JoinPath(options_.work_dir, "agent"); }
 
   util::Status CheckInterpreter() {
@@ -177,6 +200,7 @@ class Runner {
         {"FBKIT_TRACE_EXCLUDE", excludes},
         {"FBKIT_TRACE_CHILD_DIR", util::JoinPath(options_.work_dir, "children")},
         {"FBKIT_TRACE_ACCEL", accel_path_},
+        {"FBKIT_TRACE_ROLE", "main"},
     };
     for (const auto& kv : options_.env) env.push_back(kv);
     return env;

@@ -1,258 +1,14 @@
-"""fbkit's tracing agent: a pytest plugin that records, per test file, which repository
-functions call which, and every test's outcome, into a JSON-lines journal.
+"""fbkit's tracing agent as a pytest plugin (`-p fbkit_agent`): switches the recording
+context as pytest collects and runs each test file, and journals every report. The
+recording itself and the journal format are in fbkit_core."""
 
-Loaded by `fb-graph trace` as `-p fbkit_agent` from a private directory; configured by
-environment variables (FBKIT_TRACE_ROOT, FBKIT_TRACE_JOURNAL, FBKIT_TRACE_EXCLUDE,
-FBKIT_TRACE_ACCEL). It must not change what tests see: it emits no warnings, wraps no
-frames, and keeps its own state out of the tests' way.
-
-Journal records (one JSON object per line, flushed as they are written):
-  start      {pid, python, accelerated, preloaded: [repo paths imported before the agent]}
-  collect    {file, nodeids, error}          one per collected test module
-  report     {nodeid, file, when, category, duration, message}   one per pytest report
-  edges      {context, codes: [[path, firstlineno, name]...], edges: [[caller, callee, n]...]}
-             caller/callee index `codes`; caller -1 means "entered from outside the repo"
-  warning    {nodeid, message}
-  finish     {exitstatus}
-Contexts: a test file's root-relative path; "<import>" for module-level code of non-test
-modules (attributed later through the static import closure); "<fixture>PATH::NAME" for
-session- and package-scoped fixture setup (attributed to the files that use it);
-"<session>" for anything else outside a test file.
-"""
-
-import json
 import os
 import sys
-import threading
 
 import pytest
 
-IMPORT_CONTEXT = "<import>"
-SESSION_CONTEXT = "<session>"
-
-_SKIP_SEGMENTS = ("/site-packages/", "/dist-packages/")
-
-
-def _env_list(name):
-    value = os.environ.get(name, "")
-    return [p for p in value.split(os.pathsep) if p]
-
-
-class Recorder:
-    """Counts call edges between repository code objects, per context.
-
-    `profile` is the sys.setprofile callback. A callee counts when its file is under the
-    root; its caller is the nearest frame whose file is under the root (None when the call
-    came from outside, e.g. pytest calling a test)."""
-
-    def __init__(self, root, excludes=(), accel=None):
-        self.root = os.path.realpath(root)
-        self.prefix = self.root.rstrip("/") + "/"
-        self.excludes = [os.path.realpath(e).rstrip("/") + "/" for e in excludes]
-        self.cwd = os.getcwd()
-        self._info = {}  # code -> (path, firstlineno, name) or None when outside the repo
-        self._module_codes = set()  # <module> codes of non-test repo modules
-        self.test_files = set()
-        self.import_depth = 0
-        self.contexts = {}  # context -> {(caller, callee): count}
-        self.context = SESSION_CONTEXT
-        self._edges = self.contexts.setdefault(self.context, {})
-        self._import_edges = self.contexts.setdefault(IMPORT_CONTEXT, {})
-        # The C accelerator (same semantics as `profile`), or None.
-        self.tracer = None
-        if accel is not None:
-            self.tracer = accel.Tracer(self.classify, self._module_codes, IMPORT_CONTEXT)
-            self.tracer.set_context(self.context)
-
-    # -- classification -------------------------------------------------------------
-    def relpath(self, filename):
-        """The root-relative path of a code's file, or None when it is not repository code."""
-        if not filename or filename.startswith("<"):
-            return None
-        if not os.path.isabs(filename):
-            filename = os.path.join(self.cwd, filename)
-        real = os.path.realpath(filename)
-        if not real.startswith(self.prefix):
-            return None
-        if any(seg in real for seg in _SKIP_SEGMENTS):
-            return None
-        if any(real.startswith(e) for e in self.excludes):
-            return None
-        return real[len(self.prefix):]
-
-    def classify(self, code):
-        info = self._info.get(code, False)
-        if info is not False:
-            return info
-        rel = self.relpath(code.co_filename)
-        info = None if rel is None else (rel, code.co_firstlineno, code.co_name)
-        self._info[code] = info
-        if info is not None and code.co_name == "<module>" and rel not in self.test_files:
-            self._module_codes.add(code)
-        return info
-
-    # -- the callback -----------------------------------------------------------------
-    def profile(self, frame, event, arg):
-        if event == "call":
-            code = frame.f_code
-            info = self._info.get(code, False)
-            if info is False:
-                info = self.classify(code)
-            if info is None:
-                return
-            caller = frame.f_back
-            while caller is not None:
-                ccode = caller.f_code
-                cinfo = self._info.get(ccode, False)
-                if cinfo is False:
-                    cinfo = self.classify(ccode)
-                if cinfo is not None:
-                    break
-                caller = caller.f_back
-            key = (None if caller is None else caller.f_code, code)
-            if code in self._module_codes:
-                self.import_depth += 1
-            edges = self._import_edges if self.import_depth else self._edges
-            edges[key] = edges.get(key, 0) + 1
-        elif event == "return" and self.import_depth and frame.f_code in self._module_codes:
-            self.import_depth -= 1
-
-    # -- contexts ---------------------------------------------------------------------
-    def set_context(self, context):
-        self.context = context
-        self._edges = self.contexts.setdefault(context, {})
-        if self.tracer is not None:
-            self.tracer.set_context(context)
-
-    def take(self):
-        """Returns and clears everything recorded so far: {context: {(caller, callee): n}}."""
-        taken = {c: e for c, e in self.contexts.items() if e}
-        if self.tracer is not None:
-            for context, edges in self.tracer.take().items():
-                merged = taken.setdefault(context, {})
-                for key, n in edges.items():
-                    merged[key] = merged.get(key, 0) + n
-        self.contexts = {}
-        self._edges = self.contexts.setdefault(self.context, {})
-        self._import_edges = self.contexts.setdefault(IMPORT_CONTEXT, {})
-        return taken
-
-    def serialise(self, context, edges):
-        """One journal record for a context's edges, with its own table of code identities."""
-        index = {}
-        codes = []
-
-        def ref(code):
-            if code is None:
-                return -1
-            i = index.get(code)
-            if i is None:
-                i = index[code] = len(codes)
-                codes.append(list(self._info[code]))
-            return i
-
-        rows = sorted([ref(a), ref(b), n] for (a, b), n in edges.items())
-        return {"type": "edges", "context": context, "codes": codes, "edges": rows}
-
-
-class Journal:
-    """Appends JSON lines to the journal file, flushing each so a crash loses little."""
-
-    def __init__(self, path):
-        self._file = open(path, "a", encoding="utf-8")
-        self._lock = threading.Lock()
-
-    def write(self, record):
-        line = json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
-        with self._lock:
-            self._file.write(line)
-            self._file.flush()
-
-    def close(self):
-        self._file.close()
-
-
-def load_accelerator(path):
-    """The compiled _fbkit_accel module at `path`, or (None, reason)."""
-    if not path:
-        return None, "not requested"
-    try:
-        import importlib.machinery
-        import importlib.util
-        loader = importlib.machinery.ExtensionFileLoader("_fbkit_accel", path)
-        spec = importlib.util.spec_from_file_location("_fbkit_accel", path, loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-        return module, None
-    except Exception as e:  # any failure means the pure-Python fallback
-        return None, "%s: %s" % (type(e).__name__, e)
-
-
-class Agent:
-    def __init__(self, root, journal_path, excludes=(), accel_path=None):
-        accel, self.accel_error = load_accelerator(accel_path)
-        self.recorder = Recorder(root, excludes, accel)
-        self.journal = Journal(journal_path)
-        tracer = self.recorder.tracer
-        self.profile = tracer if tracer is not None else self.recorder.profile
-        self.accelerated = tracer is not None
-        self.current_file = None
-        self.file_of = {}  # nodeid -> test file
-        self.fixtures_of = {}  # test file -> fixture contexts it uses
-        self.config = None
-
-    def start(self, preloaded):
-        self.journal.write({"type": "start", "pid": os.getpid(), "python": sys.version,
-                            "accelerated": self.accelerated, "accel_error": self.accel_error,
-                            "preloaded": sorted(preloaded)})
-        threading.setprofile(self.profile)
-        self.install()
-
-    def install(self):
-        if self.recorder.tracer is not None:
-            self.recorder.tracer.install()
-        else:
-            sys.setprofile(self.profile)
-
-    def stop(self):
-        sys.setprofile(None)
-        threading.setprofile(None)
-
-    def flush(self):
-        for context, edges in sorted(self.recorder.take().items()):
-            self.journal.write(self.recorder.serialise(context, edges))
-
-    def enter_file(self, rel, running=False):
-        """Switches the context to a test file (None: outside any); `running` says its tests
-        start now, which the runner needs to time each file."""
-        if rel != self.current_file:
-            self.flush()
-            self.current_file = rel
-            self.recorder.set_context(rel if rel is not None else SESSION_CONTEXT)
-            os.environ["FBKIT_TRACE_CONTEXT"] = self.recorder.context
-            if running and rel is not None:
-                self.journal.write({"type": "begin", "file": rel})
-
-    def note_fixtures(self, item, rel):
-        """Records the session/package-scoped fixture contexts a test file uses."""
-        info = getattr(item, "_fixtureinfo", None)
-        used = self.fixtures_of.setdefault(rel, set())
-        for defs in (info.name2fixturedefs.values() if info else ()):
-            fixturedef = defs[-1] if defs else None
-            if fixturedef is not None and fixturedef.scope in ("session", "package"):
-                context = fixture_context(fixturedef)
-                if context not in used:
-                    used.add(context)
-                    self.journal.write({"type": "uses", "file": rel, "context": context})
-
-    def ensure_installed(self, nodeid):
-        """Restores the agent's hook if a test replaced it, and says so in the journal."""
-        if sys.getprofile() is not self.profile:
-            self.journal.write({"type": "warning", "nodeid": nodeid,
-                                "message": "the test replaced the profile function; "
-                                           "fbkit's was restored and calls made meanwhile "
-                                           "are not recorded"})
-            self.install()
+from fbkit_core import (IMPORT_CONTEXT, SESSION_CONTEXT, Agent, Journal,  # noqa: F401
+                        Recorder, env_list, load_accelerator, preloaded)
 
 
 def fixture_context(fixturedef):
@@ -263,26 +19,15 @@ def _relpath(path):
     return _agent.recorder.relpath(str(path)) if _agent else None
 
 
-def _preloaded(recorder):
-    out = set()
-    for module in list(sys.modules.values()):
-        rel = recorder.relpath(getattr(module, "__file__", None) or "")
-        if rel is not None:
-            out.add(rel)
-    return out
-
-
-# -- pytest hooks ----------------------------------------------------------------------
-
 def _start_from_environment():
     """Starts recording as soon as pytest imports this plugin (before conftests load)."""
     journal = os.environ.get("FBKIT_TRACE_JOURNAL")
     root = os.environ.get("FBKIT_TRACE_ROOT")
     if not journal or not root:
         return None
-    agent = Agent(root, journal, _env_list("FBKIT_TRACE_EXCLUDE"),
+    agent = Agent(root, journal, env_list("FBKIT_TRACE_EXCLUDE"),
                   os.environ.get("FBKIT_TRACE_ACCEL"))
-    agent.start(_preloaded(agent.recorder))
+    agent.start(preloaded(agent.recorder))
     return agent
 
 
@@ -292,7 +37,9 @@ def pytest_configure(config):
 
 
 def pytest_collectstart(collector):
-    if _agent is None or not isinstance(collector, pytest.Module):
+    # Test modules only (pytest 7's Package is a Module too: its __init__.py is no test file).
+    if (_agent is None or not isinstance(collector, pytest.Module)
+            or isinstance(collector, pytest.Package)):
         return
     rel = _relpath(collector.path)
     if rel is not None:
@@ -304,8 +51,8 @@ def pytest_collectreport(report):
     if _agent is None or not report.nodeid:
         return
     rel = _relpath(report.fspath) if report.fspath else None
-    if rel is None or not rel.endswith(".py"):
-        return
+    if rel is None or rel not in _agent.recorder.test_files:
+        return  # not a test module (a directory, a package's __init__.py)
     nodeids = [item.nodeid for item in report.result if isinstance(item, pytest.Item)]
     for nodeid in nodeids:
         _agent.file_of[nodeid] = rel
