@@ -1,0 +1,109 @@
+#include "tracer/journal.h"
+
+#include <gtest/gtest.h>
+
+#include "tracer/trace_json.h"
+
+namespace fbkit::tracer {
+namespace {
+
+const char* kJournal =
+    R"({"type": "start", "pid": 1, "python": "3.11", "accelerated": true, "preloaded": ["src/p/__init__.py"]})"
+    "\n"
+    R"({"type": "collect", "file": "tests/test_a.py", "nodeids": ["tests/test_a.py::test_x[a b [c]]", "tests/test_a.py::test_y"], "error": null, "category": ""})"
+    "\n"
+    R"({"type": "collect", "file": "tests/test_bad.py", "nodeids": [], "error": "ImportError: boom", "category": "error"})"
+    "\n"
+    R"({"type": "begin", "file": "tests/test_a.py"})"
+    "\n"
+    R"({"type": "report", "nodeid": "tests/test_a.py::test_x[a b [c]]", "file": "tests/test_a.py", "when": "setup", "outcome": "passed", "category": "", "duration": 0.1, "message": null})"
+    "\n"
+    R"({"type": "report", "nodeid": "tests/test_a.py::test_x[a b [c]]", "file": "tests/test_a.py", "when": "call", "outcome": "skipped", "category": "xfailed", "duration": 0.2, "message": null})"
+    "\n"
+    R"({"type": "report", "nodeid": "tests/test_a.py::test_y", "file": "tests/test_a.py", "when": "setup", "outcome": "failed", "category": "error", "duration": 0, "message": "fixture broke"})"
+    "\n"
+    R"({"type": "edges", "context": "tests/test_a.py", "codes": [["src/p/m.py", 3, "f"], ["src/p/m.py", 9, "g"]], "edges": [[-1, 0, 2], [0, 1, 5]]})"
+    "\n"
+    R"({"type": "edges", "context": "<import>", "codes": [["src/p/m.py", 1, "<module>"]], "edges": [[-1, 0, 1]]})"
+    "\n"
+    R"({"type": "uses", "file": "tests/test_a.py", "context": "<fixture>::db"})"
+    "\n"
+    R"({"type": "finish", "exitstatus": 1})"
+    "\n";
+
+TEST(JournalReaderTest, AppliesEveryRecordKind) {
+  TraceSet trace;
+  JournalReader reader(&trace);
+  reader.Feed(kJournal);
+  EXPECT_TRUE(reader.finished());
+  EXPECT_EQ(reader.malformed_lines(), 0);
+  EXPECT_EQ(reader.collected(), (std::vector<std::string>{"tests/test_a.py", "tests/test_bad.py"}));
+  EXPECT_EQ(reader.current_file(), "tests/test_a.py");
+  EXPECT_TRUE(trace.accelerated);
+  EXPECT_EQ(trace.exitstatus, 1);
+  EXPECT_EQ(trace.preloaded.count("src/p/__init__.py"), 1u);
+  const FileTrace& a = trace.files.at("tests/test_a.py");
+  EXPECT_EQ(a.nodeids.size(), 2u);
+  EXPECT_EQ(a.tests.at("tests/test_a.py::test_x[a b [c]]").outcome, "xfailed");
+  EXPECT_EQ(a.tests.at("tests/test_a.py::test_y").outcome, "error");
+  EXPECT_EQ(a.tests.at("tests/test_a.py::test_y").message, "fixture broke");
+  CodeId f{"src/p/m.py", 3, "f"}, g{"src/p/m.py", 9, "g"};
+  EXPECT_EQ(a.edges.at({std::nullopt, f}), 2);
+  EXPECT_EQ(a.edges.at({f, g}), 5);
+  EXPECT_EQ(a.fixture_contexts.count("<fixture>::db"), 1u);
+  EXPECT_EQ(trace.contexts.at("<import>").size(), 1u);
+  EXPECT_EQ(trace.files.at("tests/test_bad.py").status, FileStatus::kCollectError);
+  EXPECT_EQ(trace.counts.at("error"), 2);  // one collection error, one setup error
+  EXPECT_EQ(trace.counts.at("xfailed"), 1);
+}
+
+TEST(JournalReaderTest, PartialLinesWaitForTheRest) {
+  TraceSet trace;
+  JournalReader reader(&trace);
+  std::string all = kJournal;
+  for (size_t i = 0; i < all.size(); i += 7) reader.Feed(all.substr(i, 7));
+  EXPECT_TRUE(reader.finished());
+  EXPECT_EQ(trace.files.at("tests/test_a.py").edges.size(), 2u);
+}
+
+TEST(JournalReaderTest, EdgesFromSeveralProcessesAreSummed) {
+  TraceSet trace;
+  for (int i = 0; i < 3; ++i) {
+    JournalReader reader(&trace);
+    reader.Feed(kJournal);
+  }
+  EXPECT_EQ(trace.files.at("tests/test_a.py").edges.at({CodeId{"src/p/m.py", 3, "f"},
+                                                          CodeId{"src/p/m.py", 9, "g"}}),
+            15);
+}
+
+TEST(JournalReaderTest, MalformedLinesAreCountedNotFatal) {
+  TraceSet trace;
+  JournalReader reader(&trace);
+  reader.Feed("{not json\n{\"type\": \"begin\"}\n{\"type\": \"begin\", \"file\": \"t.py\"}\n");
+  EXPECT_EQ(reader.malformed_lines(), 2);
+  EXPECT_EQ(reader.current_file(), "t.py");
+}
+
+TEST(CombineOutcomeTest, PytestSummarySemantics) {
+  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "passed"}, {"teardown", ""}}), "passed");
+  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "failed"}, {"teardown", "error"}}), "error");
+  EXPECT_EQ(CombineOutcome({{"setup", "skipped"}, {"teardown", ""}}), "skipped");
+  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "xpassed"}}), "xpassed");
+  EXPECT_EQ(CombineOutcome({{"setup", ""}}), "error");  // never got to run its call
+}
+
+TEST(TraceJsonTest, DeterministicAndSorted) {
+  TraceSet one, two;
+  JournalReader(&one).Feed(kJournal);
+  JournalReader(&two).Feed(kJournal);
+  std::string doc = TraceDocument(one, false);
+  EXPECT_EQ(doc, TraceDocument(two, false));
+  EXPECT_NE(doc.find("\"schema\":\"fbkit.trace/1\""), std::string::npos);
+  EXPECT_EQ(doc.find("duration"), std::string::npos);
+  EXPECT_NE(TraceDocument(one, true).find("duration"), std::string::npos);
+  EXPECT_LT(doc.find("[null,[\"src/p/m.py\",3,\"f\"],2]"), doc.find("[[\"src/p/m.py\",3,\"f\"],"));
+}
+
+}  // namespace
+}  // namespace fbkit::tracer
