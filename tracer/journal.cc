@@ -83,6 +83,11 @@ void JournalReader::Apply(std::string_view line) {
         f.error = rec.at("error").get<std::string>();
         trace_->counts["error"]++;
       }
+    } else if (type == "selected") {
+      const json& files = rec.at("files");
+      for (const auto& f : collected_) {
+        if (files.contains(f)) selected_.push_back(f);
+      }
     } else if (type == "begin") {
       current_file_ = rec.at("file").get<std::string>();
       begun_.insert(*current_file_);

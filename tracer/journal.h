@@ -27,6 +27,9 @@ class JournalReader {
   // Test files in collection order, and those whose tests have started.
   const std::vector<std::string>& collected() const { return collected_; }
   const std::set<std::string>& begun() const { return begun_; }
+  // Test files with tests left after deselection, in collection order (empty until pytest
+  // finished collecting).
+  const std::vector<std::string>& selected() const { return selected_; }
   int malformed_lines() const { return malformed_; }
 
  private:
@@ -36,6 +39,7 @@ class JournalReader {
   std::optional<std::string> current_file_;
   std::vector<std::string> collected_;
   std::set<std::string> begun_;
+  std::vector<std::string> selected_;
   bool finished_ = false;
   int malformed_ = 0;
 };

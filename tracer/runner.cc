@@ -31,6 +31,7 @@ struct SessionResult {
   ExitInfo exit;
   std::optional<std::string> last_file;  // the test file running when it ended
   std::vector<std::string> collected;
+  std::vector<std::string> selected;
   std::set<std::string> begun;
   std::string log;
 };
@@ -75,20 +76,6 @@ class Runner {
     return util::Status::Ok();
   }
 
-  // Runs a short Python snippet with the target interpreter; its output, or an error.
-  util::Expected<std::string> PythonOutput(const std::string& code, const std::string& name) {
-    ProcessSpec spec;
-    spec.argv = {options_.python, "-c", code};
-    spec.cwd = options_.root;
-    spec.log_path = util::JoinPath(options_.work_dir, name + ".log");
-    auto info = RunToCompletion(launcher_, spec);
-    if (!info.ok()) return util::Error{info.error()};
-    auto out = env_.ReadFile(spec.log_path);
-    if (!out.ok()) return util::Error{out.error()};
-    if (info->code != 0) return util::Error{Tail(*out, 1000)};
-    return *out;
-  }
-
   // Compiles tracer/agent/_fbkit_accel.c against the target interpreter's headers into the
   // cache (keyed by source, interpreter version, ABI and headers), unless already there.
   util::Expected<std::string> BuildAccelerator() {
@@ -96,13 +83,7 @@ class Runner {
     for (const auto& file : AgentFiles()) {
       if (file.name == "_fbkit_accel.c") source = std::string(file.content);
     }
-    auto info = PythonOutput(
-        "import sys, sysconfig\n"
-        "print(sysconfig.get_paths()['include'])\n"
-        "print(sysconfig.get_config_var('EXT_SUFFIX') or '.so')\n"
-        "print(sys.implementation.cache_tag, sys.version.replace('\\n', ' '))",
-        "sysconfig");
-    if (!info.ok()) return util::Error{"cannot query sysconfig: " + info.error()};
+    const std::string* info = &interpreter_info_;
     std::vector<std::string> lines;
     for (size_t b = 0, e; b < info->size(); b = e + 1) {
       e = info->find('\n', b);
@@ -163,15 +144,27 @@ class Runner {
 
   util::Status CheckInterpreter() {
     ProcessSpec spec;
-    spec.argv = {options_.python, "-c", "import pytest, sys; print(sys.version)"};
+    // One start of the interpreter: is pytest importable, and what the accelerator needs.
+    spec.argv = {options_.python, "-c",
+                 "import sys, sysconfig\n"
+                 "print(sysconfig.get_paths()['include'])\n"
+                 "print(sysconfig.get_config_var('EXT_SUFFIX') or '.so')\n"
+                 "print(sys.implementation.cache_tag, sys.version.replace('\\n', ' '))\n"
+                 "import pytest\n"};
     spec.cwd = options_.root;
     spec.env = BaseEnv("");
     spec.log_path = util::JoinPath(options_.work_dir, "check.log");
     auto info = RunToCompletion(launcher_, spec);
     if (!info.ok()) return util::Error{info.error()};
-    if (info->code == 0) return util::Status::Ok();
     auto log = env_.ReadFile(spec.log_path);
     std::string text = log.ok() ? *log : "";
+    if (info->code == 0 && std::count(text.begin(), text.end(), '\n') >= 3) {
+      interpreter_info_ = text;
+      return util::Status::Ok();
+    }
+    if (info->code == 0) {
+      return util::Error{"'" + options_.python + "' does not behave like a Python interpreter"};
+    }
     if (info->code == 127 && text.find("cannot run") != std::string::npos) {
       return util::Error{"the interpreter '" + options_.python +
                          "' cannot be run (--python): " + Tail(text, 500)};
@@ -265,6 +258,7 @@ class Runner {
     result.finished = reader.finished();
     result.last_file = reader.current_file();
     result.collected = reader.collected();
+    result.selected = reader.selected();
     result.begun = reader.begun();
     auto log = env_.ReadFile(spec.log_path);
     result.log = log.ok() ? *log : "";
@@ -320,8 +314,11 @@ class Runner {
       auto r = RunSession(PytestSpec("session-" + std::to_string(n), paths, false),
                           options_.file_timeout);
       if (!r.ok()) return util::Error{r.error()};
-      if (collected_.empty()) collected_ = r->collected;
-      if (r->finished) return CheckCollected(*r);
+      if (collected_.empty()) collected_ = r->selected.empty() ? r->collected : r->selected;
+      if (r->finished) {
+        MarkUnrun(*r, done);
+        return CheckCollected(*r);
+      }
       if (!r->last_file && collected_.empty()) {
         return util::Error{"pytest ended before collecting any test (" + DescribeAbort(*r) +
                            "):\n" + Tail(r->log, 3000)};
@@ -329,6 +326,19 @@ class Runner {
       paths = AfterAbort(*r, &done);
       done_before_ = done.size();
       if (paths.empty() || r->total_timeout) return MarkNotRun(paths);
+    }
+  }
+
+  // Selected files a finished session never started (pytest stopped early: an internal
+  // error, -x, a KeyboardInterrupt in a test) are reported, not silently missing.
+  void MarkUnrun(const SessionResult& r, const std::set<std::string>& done) {
+    for (const auto& name : r.selected) {
+      if (r.begun.count(name) || done.count(name)) continue;
+      FileTrace& f = trace_.files[name];
+      f.file = name;
+      f.status = FileStatus::kNotRun;
+      f.error = "pytest ended (exit status " + std::to_string(trace_.exitstatus.value_or(-1)) +
+                ") before running this file\n" + Tail(r.log, 3000);
     }
   }
 
@@ -388,6 +398,7 @@ class Runner {
   const TraceProgressFn& progress_;
   Clock::time_point start_;
   TraceSet trace_;
+  std::string interpreter_info_;  // include dir, EXT_SUFFIX, cache tag and version
   std::string accel_path_;
   std::optional<std::string> accel_error_;
   std::vector<std::string> collected_;

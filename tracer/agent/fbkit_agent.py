@@ -8,11 +8,7 @@ import sys
 import pytest
 
 from fbkit_core import (IMPORT_CONTEXT, SESSION_CONTEXT, Agent, Journal,  # noqa: F401
-                        Recorder, env_list, load_accelerator, preloaded)
-
-
-def fixture_context(fixturedef):
-    return "<fixture>%s::%s" % (fixturedef.baseid, fixturedef.argname)
+                        Recorder, env_list, fixture_context, load_accelerator, preloaded)
 
 
 def _relpath(path):
@@ -62,6 +58,18 @@ def pytest_collectreport(report):
         _agent.journal.write({"type": "collect", "file": rel, "nodeids": nodeids,
                               "error": error, "category": category})
         _agent.enter_file(None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    if _agent is None:
+        return
+    selected = {}
+    for item in session.items:
+        rel = _item_file(item)
+        if rel is not None:
+            selected[rel] = selected.get(rel, 0) + 1
+    _agent.journal.write({"type": "selected", "files": selected})
 
 
 def _item_file(item):

@@ -254,6 +254,11 @@ class Agent:
             self.install()
 
 
+def fixture_context(fixturedef):
+    """The recording context of a session- or package-scoped fixture's setup."""
+    return "<fixture>%s::%s" % (fixturedef.baseid, fixturedef.argname)
+
+
 def preloaded(recorder):
     """Repository files already imported (before the agent could start)."""
     out = set()
