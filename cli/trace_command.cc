@@ -133,6 +133,8 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
                   "Root-relative directory whose code is not recorded (repeatable)");
   cmd->add_flag("--isolate", args->options.isolate,
                 "One pytest process per test file (the reference mode; slower)");
+  cmd->add_option("-j,--jobs", args->options.jobs, "Processes at once with --isolate (default 1)")
+      ->check(CLI::Range(1, 256));
   cmd->add_option("--timeout", args->options.file_timeout,
                   "Seconds one test file may run (0: no limit)")
       ->check(CLI::NonNegativeNumber);

@@ -31,6 +31,7 @@ class JournalReader {
   // finished collecting).
   const std::vector<std::string>& selected() const { return selected_; }
   int malformed_lines() const { return malformed_; }
+  TraceSet* trace() const { return trace_; }
 
  private:
   void Apply(std::string_view line);

@@ -123,20 +123,15 @@ class Runner {
     std::string dir = util::JoinPath(options_.work_dir, "children");
     auto entries = env_.ListDir(dir);
     if (!entries.ok()) return;
-    TraceSet children;
     for (const auto& e : *entries) {
       auto data = env_.ReadFile(util::JoinPath(dir, e.name));
       if (!data.ok()) continue;
-      JournalReader reader(&children);
+      TraceSet child;
+      JournalReader reader(&child);
       reader.Feed(*data);
       reader.Feed("\n");
-    }
-    for (auto& [name, f] : children.files) {
-      for (const auto& [key, n] : f.edges) trace_.files[name].edges[key] += n;
-      trace_.files[name].file = name;
-    }
-    for (auto& [name, edges] : children.contexts) {
-      for (const auto& [key, n] : edges) trace_.contexts[name][key] += n;
+      child.exitstatus.reset();
+      MergeTrace(child, &trace_);
     }
   }
 
@@ -284,17 +279,19 @@ class Runner {
   // Marks the file that was running when a session died; returns the files still to run.
   std::vector<std::string> AfterAbort(const SessionResult& r, std::set<std::string>* done) {
     for (const auto& f : r.begun) done->insert(f);
-    if (r.last_file) {
-      FileTrace& f = trace_.files[*r.last_file];
-      f.file = *r.last_file;
-      f.status = r.timed_out ? FileStatus::kTimeout : FileStatus::kCrashed;
-      f.error = DescribeAbort(r) + "\n" + Tail(r.log, 3000);
-    }
+    if (r.last_file) MarkAborted(*r.last_file, r, &trace_);
     std::vector<std::string> remaining;
     for (const auto& f : collected_) {
       if (!done->count(f)) remaining.push_back(f);
     }
     return remaining;
+  }
+
+  void MarkAborted(const std::string& file, const SessionResult& r, TraceSet* trace) const {
+    FileTrace& f = trace->files[file];
+    f.file = file;
+    f.status = r.timed_out ? FileStatus::kTimeout : FileStatus::kCrashed;
+    f.error = DescribeAbort(r) + "\n" + Tail(r.log, 3000);
   }
 
   std::string DescribeAbort(const SessionResult& r) const {
@@ -359,37 +356,102 @@ class Runner {
     return util::Status::Ok();
   }
 
-  // Isolate mode: collect once, then one process per test file, `jobs` at a time; the
-  // journals are read in file order so the result does not depend on scheduling.
+  // Isolate mode: collect once, then one process per test file, `jobs` at a time; each has
+  // its own journal and TraceSet, merged in file order so the result does not depend on
+  // scheduling.
   util::Status RunIsolated() {
     TraceSet collection;
     std::swap(trace_, collection);
     auto c = RunSession(PytestSpec("collect", options_.tests, true), options_.total_timeout);
     std::swap(trace_, collection);
     if (!c.ok()) return util::Error{c.error()};
-    collected_ = c->collected;
-    if (collected_.empty()) return CheckCollected(*c);
+    collected_ = c->selected.empty() ? c->collected : c->selected;
     for (const auto& [name, f] : collection.files) {
       if (f.status == FileStatus::kCollectError) trace_.files[name] = f;
     }
-    trace_.counts["error"] += collection.counts["error"];
-    if (trace_.counts["error"] == 0) trace_.counts.erase("error");
-    for (size_t i = 0; i < collected_.size(); ++i) {
-      const std::string& file = collected_[i];
-      if (trace_.files.count(file) && trace_.files[file].status == FileStatus::kCollectError) continue;
-      if (TotalExpired()) return MarkNotRun({collected_.begin() + static_cast<long>(i), collected_.end()});
-      auto r = RunSession(PytestSpec("file-" + std::to_string(i + 1), {file}, false),
-                          options_.file_timeout);
-      if (!r.ok()) return util::Error{r.error()};
-      done_before_ = i + 1;
-      if (!r->finished) {
-        std::set<std::string> done;
-        SessionResult aborted = *r;
-        aborted.last_file = file;
-        AfterAbort(aborted, &done);
+    if (collection.counts.count("error")) trace_.counts["error"] = collection.counts["error"];
+    if (collected_.empty()) return CheckCollected(*c);
+    std::vector<std::string> files;
+    for (const auto& f : collected_) {
+      if (!trace_.files.count(f)) files.push_back(f);
+    }
+    std::vector<TraceSet> results(files.size());
+    util::Status s = RunPool(files, &results);
+    if (!s.ok()) return s;
+    for (auto& r : results) MergeTrace(r, &trace_);
+    return util::Status::Ok();
+  }
+
+  struct Job {
+    size_t index;
+    std::unique_ptr<Process> process;
+    Clock::time_point start;
+    std::unique_ptr<JournalReader> reader;
+    uint64_t offset = 0;
+    ProcessSpec spec;
+  };
+
+  util::Status RunPool(const std::vector<std::string>& files, std::vector<TraceSet>* results) {
+    std::vector<std::unique_ptr<Job>> running;
+    size_t next = 0, done = 0;
+    int jobs = std::max(1, options_.jobs);
+    while (done < files.size()) {
+      while (next < files.size() && static_cast<int>(running.size()) < jobs && !TotalExpired()) {
+        auto job = std::make_unique<Job>();
+        job->index = next;
+        job->spec = PytestSpec("file-" + std::to_string(next + 1), {files[next]}, false);
+        auto p = launcher_.Start(job->spec);
+        if (!p.ok()) return util::Error{p.error()};
+        job->process = std::move(*p);
+        job->start = Clock::now();
+        job->reader = std::make_unique<JournalReader>(&(*results)[next]);
+        running.push_back(std::move(job));
+        ++next;
       }
+      if (running.empty()) {  // the whole run's time is up
+        return MarkNotRun({files.begin() + static_cast<long>(next), files.end()});
+      }
+      for (size_t k = 0; k < running.size();) {
+        if (PollJob(*running[k], files)) {
+          running.erase(running.begin() + static_cast<long>(k));
+          ++done;
+          TraceProgress p{done, files.size(), files[std::min(done, files.size() - 1)]};
+          if (progress_) progress_(p);
+        } else {
+          ++k;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return util::Status::Ok();
+  }
+
+  // Advances one isolate job; true when it has ended (its file is then marked if it died).
+  bool PollJob(Job& job, const std::vector<std::string>& files) {
+    std::string journal = util::JoinPath(options_.work_dir,
+                                         "file-" + std::to_string(job.index + 1) + ".jsonl");
+    std::optional<ExitInfo> exit = job.process->Poll();
+    job.offset += FeedJournal(journal, job.offset, job.reader.get());
+    bool timed_out = false;
+    if (!exit && ((options_.file_timeout > 0 &&
+                   Seconds(Clock::now() - job.start) > options_.file_timeout) ||
+                  TotalExpired())) {
+      exit = job.process->Kill();
+      timed_out = true;
+      job.offset += FeedJournal(journal, job.offset, job.reader.get());
+    }
+    if (!exit) return false;
+    job.reader->Feed("\n");
+    if (!job.reader->finished()) {
+      auto log = env_.ReadFile(job.spec.log_path);
+      SessionResult r;
+      r.exit = *exit;
+      r.timed_out = timed_out;
+      r.total_timeout = timed_out && TotalExpired();
+      r.log = log.ok() ? *log : "";
+      MarkAborted(files[job.index], r, job.reader->trace());
+    }
+    return true;
   }
 
   util::Env& env_;

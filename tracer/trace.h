@@ -65,6 +65,10 @@ struct TraceSet {
   std::map<std::string, int64_t> counts;  // pytest's summary categories
 };
 
+// Adds src to dst: edge counts summed, tests and statuses taken from src, exit status the
+// worst of both (isolate mode: one TraceSet per process, merged in file order).
+void MergeTrace(const TraceSet& src, TraceSet* dst);
+
 // The outcome of a test from its phases' categories, the way pytest's summary sees it.
 std::string CombineOutcome(const std::map<std::string, std::string>& phases);
 
