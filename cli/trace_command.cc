@@ -20,7 +20,7 @@ struct TraceArgs {
   std::vector<std::string> env;
   std::string work_dir;
   bool keep_work = false;
-  bool timing = false;
+  bool details = false;
   bool quiet = false;
 };
 
@@ -35,13 +35,15 @@ util::Expected<std::vector<std::pair<std::string, std::string>>> ParseEnv(
   return out;
 }
 
-void Summarise(const tracer::TraceSet& t, double seconds) {
+// Problem files always; the one-line summary unless quiet.
+void Summarise(const tracer::TraceSet& t, double seconds, bool quiet) {
   size_t bad = 0;
   for (const auto& [name, f] : t.files) {
     if (f.status == tracer::FileStatus::kOk) continue;
     ++bad;
     std::fprintf(stderr, "%s: %s\n", name.c_str(), tracer::FileStatusName(f.status));
   }
+  if (quiet) return;
   std::string counts;
   for (const auto& [k, v] : t.counts) counts += " " + std::to_string(v) + " " + k + ",";
   if (!counts.empty()) counts.pop_back();
@@ -91,13 +93,13 @@ int Run(TraceArgs& args) {
     std::fprintf(stderr, "fb-graph trace: %s\n", trace.error().c_str());
     return kExitFailure;
   }
-  util::Status written = WriteOutput(env, args.output, tracer::TraceDocument(*trace, args.timing));
+  util::Status written = WriteOutput(env, args.output, tracer::TraceDocument(*trace, args.details));
   if (!written.ok()) {
     std::fprintf(stderr, "fb-graph trace: %s\n", written.error().c_str());
     return kExitFailure;
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!args.quiet) Summarise(*trace, seconds);
+  Summarise(*trace, seconds, args.quiet);
   for (const auto& [name, f] : trace->files) {
     if (f.status != tracer::FileStatus::kOk) return kExitFileErrors;
   }
@@ -144,7 +146,8 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--work-dir", args->work_dir,
                   "Keep the agent, journals and pytest logs here (default: a temporary dir)");
   cmd->add_flag("--keep-work", args->keep_work, "Do not delete the temporary work dir");
-  cmd->add_flag("--timing", args->timing, "Include per-test durations (not deterministic)");
+  cmd->add_flag("--details", args->details,
+                "Include per-test durations and failure messages (they vary between runs)");
   cmd->add_flag("!--no-accel", args->options.accelerate,
                 "Use the pure-Python agent, not the C accelerator (compiled on first use "
                 "against the interpreter's headers and cached)");

@@ -19,8 +19,12 @@ void ApplyEdges(TraceSet* trace, const json& rec) {
     codes.push_back(CodeId{c.at(0).get<std::string>(), c.at(1).get<int>(), c.at(2).get<std::string>()});
   }
   std::string context = rec.at("context").get<std::string>();
+  static const std::string kCollect = "<collect>";
   bool is_file = !context.empty() && context[0] != '<';
-  EdgeCounts& edges = is_file ? File(trace, context).edges : trace->contexts[context];
+  EdgeCounts& edges = is_file ? File(trace, context).edges
+                      : context.starts_with(kCollect)
+                          ? File(trace, context.substr(kCollect.size())).collect_edges
+                          : trace->contexts[context];
   for (const auto& e : rec.at("edges")) {
     int caller = e.at(0).get<int>();
     std::optional<CodeId> from;
@@ -72,21 +76,16 @@ void JournalReader::Apply(std::string_view line) {
       if (std::find(collected_.begin(), collected_.end(), file) == collected_.end()) {
         collected_.push_back(file);
       }
-      for (const auto& n : rec.at("nodeids")) {
-        std::string nodeid = n.get<std::string>();
-        if (std::find(f.nodeids.begin(), f.nodeids.end(), nodeid) == f.nodeids.end()) {
-          f.nodeids.push_back(nodeid);
-        }
-      }
       if (rec.at("error").is_string()) {
         f.status = FileStatus::kCollectError;
         f.error = rec.at("error").get<std::string>();
         trace_->counts["error"]++;
       }
     } else if (type == "selected") {
-      const json& files = rec.at("files");
-      for (const auto& f : collected_) {
-        if (files.contains(f)) selected_.push_back(f);
+      for (const auto& entry : rec.at("files")) {
+        std::string file = entry.at(0).get<std::string>();
+        selected_.push_back(file);
+        File(trace_, file).nodeids = entry.at(1).get<std::vector<std::string>>();
       }
     } else if (type == "begin") {
       current_file_ = rec.at("file").get<std::string>();

@@ -34,6 +34,7 @@ struct SessionResult {
   std::vector<std::string> selected;
   std::set<std::string> begun;
   std::string log;
+  TraceSet trace;  // what this process recorded
 };
 
 class Runner {
@@ -222,8 +223,8 @@ class Runner {
     }
     auto process = launcher_.Start(spec);
     if (!process.ok()) return util::Error{process.error()};
-    JournalReader reader(&trace_);
     SessionResult result;
+    JournalReader reader(&result.trace);
     uint64_t offset = 0;
     std::optional<std::string> file;
     Clock::time_point file_start = Clock::now();
@@ -311,6 +312,7 @@ class Runner {
       auto r = RunSession(PytestSpec("session-" + std::to_string(n), paths, false),
                           options_.file_timeout);
       if (!r.ok()) return util::Error{r.error()};
+      MergeTrace(r->trace, &trace_);
       if (collected_.empty()) collected_ = r->selected.empty() ? r->collected : r->selected;
       if (r->finished) {
         MarkUnrun(*r, done);
@@ -341,7 +343,10 @@ class Runner {
 
   util::Status CheckCollected(const SessionResult& r) {
     if (!collected_.empty() || !trace_.files.empty()) return util::Status::Ok();
-    if (trace_.exitstatus && *trace_.exitstatus == 5) return util::Status::Ok();  // no tests
+    if (trace_.exitstatus && *trace_.exitstatus == 5) {
+      return util::Error{"pytest collected no tests in " + options_.root +
+                         " (check --tests, --pytest-arg and the project's pytest configuration)"};
+    }
     return util::Error{"pytest collected nothing (exit status " +
                        std::to_string(trace_.exitstatus.value_or(-1)) + "):\n" +
                        Tail(r.log, 3000)};
@@ -360,16 +365,15 @@ class Runner {
   // its own journal and TraceSet, merged in file order so the result does not depend on
   // scheduling.
   util::Status RunIsolated() {
-    TraceSet collection;
-    std::swap(trace_, collection);
     auto c = RunSession(PytestSpec("collect", options_.tests, true), options_.total_timeout);
-    std::swap(trace_, collection);
     if (!c.ok()) return util::Error{c.error()};
+    const TraceSet& collection = c->trace;
+    trace_.python = collection.python;
     collected_ = c->selected.empty() ? c->collected : c->selected;
     for (const auto& [name, f] : collection.files) {
       if (f.status == FileStatus::kCollectError) trace_.files[name] = f;
     }
-    if (collection.counts.count("error")) trace_.counts["error"] = collection.counts["error"];
+    if (collection.counts.count("error")) trace_.counts["error"] = collection.counts.at("error");
     if (collected_.empty()) return CheckCollected(*c);
     std::vector<std::string> files;
     for (const auto& f : collected_) {

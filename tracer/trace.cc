@@ -16,9 +16,13 @@ void MergeTrace(const TraceSet& src, TraceSet* dst) {
     for (const auto& [id, t] : f.tests) d.tests[id] = t;
     d.fixture_contexts.insert(f.fixture_contexts.begin(), f.fixture_contexts.end());
     for (const auto& [key, n] : f.edges) d.edges[key] += n;
+    for (const auto& [key, n] : f.collect_edges) {
+      d.collect_edges[key] = std::max(d.collect_edges[key], n);
+    }
   }
   for (const auto& [name, edges] : src.contexts) {
-    for (const auto& [key, n] : edges) dst->contexts[name][key] += n;
+    EdgeCounts& d = dst->contexts[name];
+    for (const auto& [key, n] : edges) d[key] = std::max(d[key], n);
   }
   for (const auto& [k, n] : src.counts) dst->counts[k] += n;
   dst->warnings.insert(dst->warnings.end(), src.warnings.begin(), src.warnings.end());

@@ -43,7 +43,8 @@ struct FileTrace {
   std::vector<std::string> nodeids;  // as collected
   std::map<std::string, TestResult> tests;
   std::set<std::string> fixture_contexts;  // session/package fixture contexts it uses
-  EdgeCounts edges;
+  EdgeCounts edges;          // recorded while its tests ran
+  EdgeCounts collect_edges;  // recorded while pytest imported it (collection)
 };
 
 struct TraceWarning {
@@ -65,8 +66,10 @@ struct TraceSet {
   std::map<std::string, int64_t> counts;  // pytest's summary categories
 };
 
-// Adds src to dst: edge counts summed, tests and statuses taken from src, exit status the
-// worst of both (isolate mode: one TraceSet per process, merged in file order).
+// Adds the TraceSet of one pytest process to the run's: edges recorded while tests ran are
+// summed; collection edges and the shared contexts (import time, session fixtures), which
+// every process records again for itself, take the larger count; tests and statuses come
+// from src; the exit status is the worse.
 void MergeTrace(const TraceSet& src, TraceSet* dst);
 
 // The outcome of a test from its phases' categories, the way pytest's summary sees it.

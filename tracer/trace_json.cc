@@ -32,14 +32,16 @@ void WriteEdges(JsonWriter& w, const EdgeCounts& edges) {
   w.EndArray();
 }
 
-void WriteTest(JsonWriter& w, const TestResult& t, bool with_timing) {
+void WriteTest(JsonWriter& w, const TestResult& t, bool with_details) {
   w.BeginObject();
-  if (with_timing) w.Key("duration"), w.Raw(std::to_string(std::round(t.duration * 1e6) / 1e6));
-  w.Key("message");
-  if (t.message) {
-    w.String(*t.message);
-  } else {
-    w.Null();
+  if (with_details) {
+    w.Key("duration"), w.Raw(std::to_string(std::round(t.duration * 1e6) / 1e6));
+    w.Key("message");
+    if (t.message) {
+      w.String(*t.message);
+    } else {
+      w.Null();
+    }
   }
   w.Key("nodeid"), w.String(t.nodeid);
   w.Key("outcome"), w.String(t.outcome);
@@ -50,7 +52,7 @@ void WriteTest(JsonWriter& w, const TestResult& t, bool with_timing) {
   w.EndObject();
 }
 
-void WriteFile(JsonWriter& w, const FileTrace& f, bool with_timing) {
+void WriteFile(JsonWriter& w, const FileTrace& f, bool with_details) {
   std::map<std::string, int64_t> counts;
   for (const auto& [id, t] : f.tests) counts[t.outcome]++;
   w.BeginObject();
@@ -58,7 +60,9 @@ void WriteFile(JsonWriter& w, const FileTrace& f, bool with_timing) {
   w.BeginObject();
   for (const auto& [k, v] : counts) w.Key(k), w.Int(v);
   w.EndObject();
-  w.Key("edges"), WriteEdges(w, f.edges);
+  EdgeCounts all = f.edges;  // its tests' edges and its collection's
+  for (const auto& [key, n] : f.collect_edges) all[key] += n;
+  w.Key("edges"), WriteEdges(w, all);
   w.Key("error");
   if (f.error) {
     w.String(*f.error);
@@ -77,14 +81,14 @@ void WriteFile(JsonWriter& w, const FileTrace& f, bool with_timing) {
   w.Key("status"), w.String(FileStatusName(f.status));
   w.Key("tests");
   w.BeginArray();
-  for (const auto& [id, t] : f.tests) WriteTest(w, t, with_timing);
+  for (const auto& [id, t] : f.tests) WriteTest(w, t, with_details);
   w.EndArray();
   w.EndObject();
 }
 
 }  // namespace
 
-std::string TraceDocument(const TraceSet& trace, bool with_timing) {
+std::string TraceDocument(const TraceSet& trace, bool with_details) {
   std::string out;
   JsonWriter w(&out);
   w.BeginObject();
@@ -115,7 +119,7 @@ std::string TraceDocument(const TraceSet& trace, bool with_timing) {
   w.BeginArray();
   for (const auto& [name, f] : trace.files) {
     out += '\n';
-    WriteFile(w, f, with_timing);
+    WriteFile(w, f, with_details);
   }
   w.EndArray();
   w.Key("mode"), w.String(trace.mode);

@@ -9,7 +9,8 @@ namespace fbkit::tracer {
 
 inline constexpr const char* kTraceSchema = "fbkit.trace/1";
 
-// `with_timing` adds per-test durations (they differ between runs).
-std::string TraceDocument(const TraceSet& trace, bool with_timing);
+// `with_details` adds per-test durations and failure messages (which hold timings, object
+// addresses and temporary paths, so they differ between runs).
+std::string TraceDocument(const TraceSet& trace, bool with_details);
 
 }  // namespace fbkit::tracer

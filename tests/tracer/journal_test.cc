@@ -10,9 +10,13 @@ namespace {
 const char* kJournal =
     R"({"type": "start", "pid": 1, "python": "3.11", "accelerated": true, "preloaded": ["src/p/__init__.py"]})"
     "\n"
-    R"({"type": "collect", "file": "tests/test_a.py", "nodeids": ["tests/test_a.py::test_x[a b [c]]", "tests/test_a.py::test_y"], "error": null, "category": ""})"
+    R"({"type": "collect", "file": "tests/test_a.py", "error": null, "category": ""})"
     "\n"
-    R"({"type": "collect", "file": "tests/test_bad.py", "nodeids": [], "error": "ImportError: boom", "category": "error"})"
+    R"({"type": "collect", "file": "tests/test_bad.py", "error": "ImportError: boom", "category": "error"})"
+    "\n"
+    R"({"type": "edges", "context": "<collect>tests/test_a.py", "codes": [["tests/test_a.py", 1, "<module>"]], "edges": [[-1, 0, 1]]})"
+    "\n"
+    R"({"type": "selected", "files": [["tests/test_a.py", ["tests/test_a.py::test_x[a b [c]]", "tests/test_a.py::test_y"]]]})"
     "\n"
     R"({"type": "begin", "file": "tests/test_a.py"})"
     "\n"
@@ -39,6 +43,7 @@ TEST(JournalReaderTest, AppliesEveryRecordKind) {
   EXPECT_EQ(reader.malformed_lines(), 0);
   EXPECT_EQ(reader.collected(), (std::vector<std::string>{"tests/test_a.py", "tests/test_bad.py"}));
   EXPECT_EQ(reader.current_file(), "tests/test_a.py");
+  EXPECT_EQ(reader.selected(), (std::vector<std::string>{"tests/test_a.py"}));
   EXPECT_TRUE(trace.accelerated);
   EXPECT_EQ(trace.exitstatus, 1);
   EXPECT_EQ(trace.preloaded.count("src/p/__init__.py"), 1u);
@@ -52,6 +57,7 @@ TEST(JournalReaderTest, AppliesEveryRecordKind) {
   EXPECT_EQ(a.edges.at({f, g}), 5);
   EXPECT_EQ(a.fixture_contexts.count("<fixture>::db"), 1u);
   EXPECT_EQ(trace.contexts.at("<import>").size(), 1u);
+  EXPECT_EQ(a.collect_edges.size(), 1u);
   EXPECT_EQ(trace.files.at("tests/test_bad.py").status, FileStatus::kCollectError);
   EXPECT_EQ(trace.counts.at("error"), 2);  // one collection error, one setup error
   EXPECT_EQ(trace.counts.at("xfailed"), 1);
@@ -85,6 +91,20 @@ TEST(JournalReaderTest, MalformedLinesAreCountedNotFatal) {
   EXPECT_EQ(reader.current_file(), "t.py");
 }
 
+TEST(MergeTraceTest, RunEdgesSumSharedEdgesTakeTheLarger) {
+  TraceSet one, two, run;
+  JournalReader(&one).Feed(kJournal);
+  JournalReader(&two).Feed(kJournal);
+  MergeTrace(one, &run);
+  MergeTrace(two, &run);
+  const FileTrace& a = run.files.at("tests/test_a.py");
+  EXPECT_EQ(a.edges.at({CodeId{"src/p/m.py", 3, "f"}, CodeId{"src/p/m.py", 9, "g"}}), 10);
+  EXPECT_EQ(a.collect_edges.begin()->second, 1);  // collected again, imported once
+  EXPECT_EQ(run.contexts.at("<import>").begin()->second, 1);
+  EXPECT_EQ(run.counts.at("xfailed"), 2);
+  EXPECT_EQ(run.exitstatus, 1);
+}
+
 TEST(CombineOutcomeTest, PytestSummarySemantics) {
   EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "passed"}, {"teardown", ""}}), "passed");
   EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "failed"}, {"teardown", "error"}}), "error");
@@ -101,7 +121,9 @@ TEST(TraceJsonTest, DeterministicAndSorted) {
   EXPECT_EQ(doc, TraceDocument(two, false));
   EXPECT_NE(doc.find("\"schema\":\"fbkit.trace/1\""), std::string::npos);
   EXPECT_EQ(doc.find("duration"), std::string::npos);
+  EXPECT_EQ(doc.find("fixture broke"), std::string::npos);
   EXPECT_NE(TraceDocument(one, true).find("duration"), std::string::npos);
+  EXPECT_NE(TraceDocument(one, true).find("fixture broke"), std::string::npos);
   EXPECT_LT(doc.find("[null,[\"src/p/m.py\",3,\"f\"],2]"), doc.find("[[\"src/p/m.py\",3,\"f\"],"));
 }
 

@@ -39,7 +39,7 @@ typedef struct {
 typedef struct {
   PyObject_HEAD
   PyObject* classify; /* callable(code) -> info or None */
-  PyObject* module_codes; /* set of <module> codes of non-test modules (shared with Python) */
+  PyObject* module_ids; /* set of ids of <module> codes of non-test modules (shared) */
   CodeMap codes;
   EdgeTable* tables;
   size_t ntables;
@@ -111,7 +111,10 @@ static int Classify(Tracer* t, PyObject* code) {
   v = info == Py_None ? kOutside : kInside;
   Py_DECREF(info);
   if (v == kInside) {
-    int is_module = PySet_Contains(t->module_codes, code);
+    PyObject* id = PyLong_FromVoidPtr(code);
+    if (!id) return -1;
+    int is_module = PySet_Contains(t->module_ids, id);
+    Py_DECREF(id);
     if (is_module < 0) return -1;
     if (is_module) v = kModule;
   }
@@ -254,7 +257,8 @@ static PyObject* Tracer_call(Tracer* t, PyObject* args, PyObject* kwargs) {
   Py_RETURN_NONE;
 }
 
-/* {context: {(caller code or None, callee code): count}} for non-empty contexts; clears. */
+/* {context: {(id(caller code) or None, id(callee code)): count}} for non-empty contexts;
+ * clears them. Ids, not the code objects: code equality ignores the file. */
 static PyObject* Tracer_take(Tracer* t, PyObject* unused) {
   (void)unused;
   PyObject* out = PyDict_New();
@@ -267,9 +271,13 @@ static PyObject* Tracer_take(Tracer* t, PyObject* unused) {
     for (size_t j = 0; j < e->cap; ++j) {
       Edge* s = &e->slots[j];
       if (!s->callee) continue;
-      PyObject* key = PyTuple_Pack(2, s->caller ? s->caller : Py_None, s->callee);
+      PyObject* caller = s->caller ? PyLong_FromVoidPtr(s->caller) : Py_NewRef(Py_None);
+      PyObject* callee = PyLong_FromVoidPtr(s->callee);
+      PyObject* key = (caller && callee) ? PyTuple_Pack(2, caller, callee) : NULL;
       PyObject* count = PyLong_FromLongLong(s->count);
       int rc = (key && count) ? PyDict_SetItem(edges, key, count) : -1;
+      Py_XDECREF(caller);
+      Py_XDECREF(callee);
       Py_XDECREF(key);
       Py_XDECREF(count);
       if (rc < 0) goto fail_edges;
@@ -287,16 +295,16 @@ static PyObject* Tracer_take(Tracer* t, PyObject* unused) {
 }
 
 static int Tracer_init(Tracer* t, PyObject* args, PyObject* kwargs) {
-  static char* kwlist[] = {"classify", "module_codes", "import_context", NULL};
-  PyObject *classify, *module_codes, *import_context;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOU", kwlist, &classify, &module_codes,
+  static char* kwlist[] = {"classify", "module_ids", "import_context", NULL};
+  PyObject *classify, *module_ids, *import_context;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOU", kwlist, &classify, &module_ids,
                                    &import_context)) {
     return -1;
   }
   Py_INCREF(classify);
-  Py_INCREF(module_codes);
+  Py_INCREF(module_ids);
   t->classify = classify;
-  t->module_codes = module_codes;
+  t->module_ids = module_ids;
   size_t i = TableFor(t, import_context);
   if (i == (size_t)-1) return -1;
   t->import_table = i;
@@ -314,7 +322,7 @@ static void Tracer_dealloc(Tracer* t) {
   }
   PyMem_Free(t->tables);
   Py_XDECREF(t->classify);
-  Py_XDECREF(t->module_codes);
+  Py_XDECREF(t->module_ids);
   Py_TYPE(t)->tp_free((PyObject*)t);
 }
 

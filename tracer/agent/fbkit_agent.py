@@ -8,7 +8,10 @@ import sys
 import pytest
 
 from fbkit_core import (IMPORT_CONTEXT, SESSION_CONTEXT, Agent, Journal,  # noqa: F401
-                        Recorder, env_list, fixture_context, load_accelerator, preloaded)
+                        Recorder, collect_context, env_list, fixture_context,
+                        load_accelerator, preloaded)
+
+_collecting = {}  # nodeid of a test module being collected -> its file
 
 
 def _relpath(path):
@@ -40,36 +43,35 @@ def pytest_collectstart(collector):
     rel = _relpath(collector.path)
     if rel is not None:
         _agent.recorder.test_files.add(rel)
-        _agent.enter_file(rel)
+        _collecting[collector.nodeid] = rel
+        _agent.enter_context(collect_context(rel), rel)
 
 
 def pytest_collectreport(report):
-    if _agent is None or not report.nodeid:
+    if _agent is None:
         return
-    rel = _relpath(report.fspath) if report.fspath else None
-    if rel is None or rel not in _agent.recorder.test_files:
-        return  # not a test module (a directory, a package's __init__.py)
-    nodeids = [item.nodeid for item in report.result if isinstance(item, pytest.Item)]
-    for nodeid in nodeids:
-        _agent.file_of[nodeid] = rel
-    if report.nodeid.split("::")[0].endswith(".py") and "::" not in report.nodeid:
-        error = str(report.longrepr)[-4000:] if report.failed else None
-        category = "error" if report.failed else ""
-        _agent.journal.write({"type": "collect", "file": rel, "nodeids": nodeids,
-                              "error": error, "category": category})
-        _agent.enter_file(None)
+    rel = _collecting.pop(report.nodeid, None)
+    if rel is None:
+        return  # not a test module (a directory, a package, a class)
+    error = str(report.longrepr)[-4000:] if report.failed else None
+    _agent.journal.write({"type": "collect", "file": rel, "error": error,
+                          "category": "error" if report.failed else ""})
+    _agent.enter_context(SESSION_CONTEXT)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
+    """The tests that will run (after deselection), per file, in order."""
     if _agent is None:
         return
+    _agent.enter_context(SESSION_CONTEXT)
     selected = {}
     for item in session.items:
-        rel = _item_file(item)
+        rel = _relpath(item.path)
         if rel is not None:
-            selected[rel] = selected.get(rel, 0) + 1
-    _agent.journal.write({"type": "selected", "files": selected})
+            _agent.file_of[item.nodeid] = rel
+            selected.setdefault(rel, []).append(item.nodeid)
+    _agent.journal.write({"type": "selected", "files": [[f, ids] for f, ids in selected.items()]})
 
 
 def _item_file(item):
@@ -83,7 +85,7 @@ def pytest_runtest_protocol(item, nextitem):
         yield
         return
     rel = _item_file(item)
-    _agent.enter_file(rel, running=True)
+    _agent.enter_file(rel)
     if rel is not None:
         _agent.note_fixtures(item, rel)
     tracer_before = sys.gettrace()
@@ -92,6 +94,7 @@ def pytest_runtest_protocol(item, nextitem):
     if sys.gettrace() is not tracer_before:
         _agent.journal.write({"type": "warning", "nodeid": item.nodeid,
                               "message": "the test changed the trace function (sys.settrace)"})
+    _agent.flush_now_and_then()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -119,7 +122,7 @@ def pytest_runtest_logreport(report):
     if report.failed:
         message = str(report.longrepr)[-2000:]
     _agent.journal.write({"type": "report", "nodeid": report.nodeid,
-                          "file": _agent.file_of.get(report.nodeid) or _relpath(report.fspath),
+                          "file": _agent.file_of.get(report.nodeid),
                           "when": report.when, "outcome": report.outcome,
                           "category": category, "duration": round(report.duration, 6),
                           "message": message})

@@ -42,25 +42,28 @@ class Recorder:
 
     `profile` is the sys.setprofile callback. A callee counts when its file is under the
     root; its caller is the nearest frame whose file is under the root (None when the call
-    came from outside, e.g. pytest calling a test)."""
+    came from outside, e.g. pytest calling a test). Code objects are keyed by identity (id,
+    with a reference kept so ids stay unique): CPython's code equality ignores the file, so
+    equal functions in two files would otherwise be taken for one."""
 
     def __init__(self, root, excludes=(), accel=None):
         self.root = os.path.realpath(root)
         self.prefix = self.root.rstrip("/") + "/"
         self.excludes = [os.path.realpath(e).rstrip("/") + "/" for e in excludes]
         self.cwd = os.getcwd()
-        self._info = {}  # code -> (path, firstlineno, name) or None when outside the repo
-        self._module_codes = set()  # <module> codes of non-test repo modules
+        self._info = {}  # id(code) -> (path, firstlineno, name), or None outside the repo
+        self._keep = []  # the code objects behind those ids
+        self._module_ids = set()  # ids of <module> codes of non-test repo modules
         self.test_files = set()
         self.import_depth = 0
-        self.contexts = {}  # context -> {(caller, callee): count}
+        self.contexts = {}  # context -> {(caller id or None, callee id): count}
         self.context = SESSION_CONTEXT
         self._edges = self.contexts.setdefault(self.context, {})
         self._import_edges = self.contexts.setdefault(IMPORT_CONTEXT, {})
         # The C accelerator (same semantics as `profile`), or None.
         self.tracer = None
         if accel is not None:
-            self.tracer = accel.Tracer(self.classify, self._module_codes, IMPORT_CONTEXT)
+            self.tracer = accel.Tracer(self.classify, self._module_ids, IMPORT_CONTEXT)
             self.tracer.set_context(self.context)
 
     # -- classification -------------------------------------------------------------
@@ -73,47 +76,55 @@ class Recorder:
         real = os.path.realpath(filename)
         if not real.startswith(self.prefix):
             return None
-        if any(seg in real for seg in _SKIP_SEGMENTS):
+        rel = real[len(self.prefix):]
+        if any(seg in "/" + rel for seg in _SKIP_SEGMENTS):
             return None
         if any(real.startswith(e) for e in self.excludes):
             return None
-        return real[len(self.prefix):]
+        return rel
 
     def classify(self, code):
-        info = self._info.get(code, False)
+        """The identity of a code object, or None when it is not repository code."""
+        key = id(code)
+        info = self._info.get(key, False)
         if info is not False:
             return info
         rel = self.relpath(code.co_filename)
         info = None if rel is None else (rel, code.co_firstlineno, code.co_name)
-        self._info[code] = info
+        self._info[key] = info
+        self._keep.append(code)
         if info is not None and code.co_name == "<module>" and rel not in self.test_files:
-            self._module_codes.add(code)
+            self._module_ids.add(key)
         return info
+
+    def identity(self, code_id):
+        return self._info[code_id]
 
     # -- the callback -----------------------------------------------------------------
     def profile(self, frame, event, arg):
         if event == "call":
             code = frame.f_code
-            info = self._info.get(code, False)
+            key = id(code)
+            info = self._info.get(key, False)
             if info is False:
                 info = self.classify(code)
             if info is None:
                 return
             caller = frame.f_back
             while caller is not None:
-                ccode = caller.f_code
-                cinfo = self._info.get(ccode, False)
+                ckey = id(caller.f_code)
+                cinfo = self._info.get(ckey, False)
                 if cinfo is False:
-                    cinfo = self.classify(ccode)
+                    cinfo = self.classify(caller.f_code)
                 if cinfo is not None:
                     break
                 caller = caller.f_back
-            key = (None if caller is None else caller.f_code, code)
-            if code in self._module_codes:
+            edge = (None if caller is None else ckey, key)
+            if key in self._module_ids:
                 self.import_depth += 1
             edges = self._import_edges if self.import_depth else self._edges
-            edges[key] = edges.get(key, 0) + 1
-        elif event == "return" and self.import_depth and frame.f_code in self._module_codes:
+            edges[edge] = edges.get(edge, 0) + 1
+        elif event == "return" and self.import_depth and id(frame.f_code) in self._module_ids:
             self.import_depth -= 1
 
     # -- contexts ---------------------------------------------------------------------
@@ -124,7 +135,8 @@ class Recorder:
             self.tracer.set_context(context)
 
     def take(self):
-        """Returns and clears everything recorded so far: {context: {(caller, callee): n}}."""
+        """Returns and clears everything recorded so far:
+        {context: {(caller id or None, callee id): count}}."""
         taken = {c: e for c, e in self.contexts.items() if e}
         if self.tracer is not None:
             for context, edges in self.tracer.take().items():
@@ -141,13 +153,13 @@ class Recorder:
         index = {}
         codes = []
 
-        def ref(code):
-            if code is None:
+        def ref(code_id):
+            if code_id is None:
                 return -1
-            i = index.get(code)
+            i = index.get(code_id)
             if i is None:
-                i = index[code] = len(codes)
-                codes.append(list(self._info[code]))
+                i = index[code_id] = len(codes)
+                codes.append(list(self._info[code_id]))
             return i
 
         rows = sorted([ref(a), ref(b), n] for (a, b), n in edges.items())
@@ -158,7 +170,8 @@ class Journal:
     """Appends JSON lines to the journal file, flushing each so a crash loses little."""
 
     def __init__(self, path):
-        self._file = open(path, "a", encoding="utf-8")
+        # errors="replace": a lone surrogate in a message must not break the run.
+        self._file = open(path, "a", encoding="utf-8", errors="replace")
         self._lock = threading.Lock()
 
     def write(self, record):
@@ -195,7 +208,9 @@ class Agent:
         tracer = self.recorder.tracer
         self.profile = tracer if tracer is not None else self.recorder.profile
         self.accelerated = tracer is not None
-        self.current_file = None
+        self.current_file = None  # the file whose context is being recorded
+        self.running_file = None  # the file whose tests run now
+        self.last_flush = 0.0
         self.file_of = {}  # nodeid -> test file
         self.fixtures_of = {}  # test file -> fixture contexts it uses
         self.config = None
@@ -221,16 +236,30 @@ class Agent:
         for context, edges in sorted(self.recorder.take().items()):
             self.journal.write(self.recorder.serialise(context, edges))
 
-    def enter_file(self, rel, running=False):
-        """Switches the context to a test file (None: outside any); `running` says its tests
-        start now, which the runner needs to time each file."""
-        if rel != self.current_file:
+    def enter_context(self, context, rel=None):
+        """Records into `context` from now on; `rel` is the test file it belongs to."""
+        if context != self.recorder.context:
             self.flush()
             self.current_file = rel
-            self.recorder.set_context(rel if rel is not None else SESSION_CONTEXT)
-            os.environ["FBKIT_TRACE_CONTEXT"] = self.recorder.context
-            if running and rel is not None:
-                self.journal.write({"type": "begin", "file": rel})
+            self.recorder.set_context(context)
+            os.environ["FBKIT_TRACE_CONTEXT"] = rel if rel is not None else context
+
+    def enter_file(self, rel):
+        """Tests of `rel` run now: its context, and a "begin" record (the runner times each
+        file by these and knows which one was running if the interpreter dies)."""
+        self.enter_context(rel if rel is not None else SESSION_CONTEXT, rel)
+        if rel is not None and rel != self.running_file:
+            self.running_file = rel
+            self.journal.write({"type": "begin", "file": rel})
+
+    def flush_now_and_then(self, seconds=0.25):
+        """Flushes after a test when the last flush is `seconds` old: a crash later in the
+        file then loses little of what its earlier tests recorded."""
+        import time
+        now = time.monotonic()
+        if now - self.last_flush >= seconds:
+            self.flush()
+            self.last_flush = time.monotonic()
 
     def note_fixtures(self, item, rel):
         """Records the session/package-scoped fixture contexts a test file uses."""
@@ -252,6 +281,13 @@ class Agent:
                                            "fbkit's was restored and calls made meanwhile "
                                            "are not recorded"})
             self.install()
+
+
+def collect_context(rel):
+    """The context of a test module's collection (its import): kept apart from its tests'
+    so that a session resumed after a crash, which collects the file again, does not count
+    the same import twice."""
+    return "<collect>" + rel
 
 
 def fixture_context(fixturedef):

@@ -1,0 +1,174 @@
+// End-to-end: the real fb-graph trace on the tracer fixtures, under Debian's python3.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "tests/testing/run.h"
+
+namespace fbkit {
+namespace {
+
+using nlohmann::json;
+using testing::ReadFileOrDie;
+using testing::RunCommand;
+using testing::RunResult;
+using testing::ScratchDir;
+
+const std::string kBinary = FBKIT_FB_GRAPH;
+const std::string kSource = FBKIT_SOURCE_DIR;
+const std::string kPython = "/usr/bin/python3";
+
+std::string Fixture(const std::string& name) { return kSource + "/fixtures/" + name; }
+
+struct Traced {
+  RunResult run;
+  json doc;
+};
+
+Traced Trace(const std::string& root, std::vector<std::string> extra) {
+  ScratchDir tmp;
+  std::vector<std::string> argv = {kBinary, "trace", root, "--python", kPython, "-q",
+                                   "-o", tmp / "trace.json"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Traced t{RunCommand(argv), json()};
+  if (std::filesystem::exists(tmp / "trace.json")) t.doc = json::parse(ReadFileOrDie(tmp / "trace.json"));
+  return t;
+}
+
+const json* File(const json& doc, const std::string& name) {
+  for (const auto& f : doc["files"]) {
+    if (f["file"] == name) return &f;
+  }
+  return nullptr;
+}
+
+// (caller name, callee name) pairs of a file's edges, "-" for an outside caller.
+std::set<std::pair<std::string, std::string>> Names(const json& edges) {
+  std::set<std::pair<std::string, std::string>> out;
+  for (const auto& e : edges) {
+    out.insert({e[0].is_null() ? "-" : e[0][2].get<std::string>(), e[1][2].get<std::string>()});
+  }
+  return out;
+}
+
+// Everything a file's own contexts recorded, as exact identities (counts dropped).
+std::set<std::string> EdgeSet(const json& edges) {
+  std::set<std::string> out;
+  for (const auto& e : edges) out.insert(e[0].dump() + "->" + e[1].dump());
+  return out;
+}
+
+TEST(FbGraphTrace, BasicOutcomesMatchPytestsSummary) {
+  Traced t = Trace(Fixture("trace_basic"), {});
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  EXPECT_EQ(t.doc["counts"], json({{"error", 1}, {"failed", 1}, {"passed", 21}, {"skipped", 1},
+                                   {"xfailed", 1}, {"xpassed", 1}}));
+  EXPECT_EQ(t.doc["exitstatus"], 1);
+  EXPECT_EQ(t.doc["schema"], "fbkit.trace/1");
+  const json* core = File(t.doc, "tests/test_core.py");
+  ASSERT_NE(core, nullptr);
+  std::vector<std::string> ids = (*core)["nodeids"];
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "tests/test_core.py::test_slug[[x]::y / z]"), ids.end());
+  const json* shapes = File(t.doc, "tests/test_shapes.py");
+  ASSERT_NE(shapes, nullptr);
+  std::vector<std::string> shape_ids = (*shapes)["nodeids"];
+  EXPECT_NE(std::find(shape_ids.begin(), shape_ids.end(), "tests/test_shapes.py::TestBox::test_setter_clamps"),
+            shape_ids.end());
+  EXPECT_EQ((*shapes)["counts"]["error"], 1);
+  EXPECT_EQ((*shapes)["counts"]["failed"], 1);
+}
+
+TEST(FbGraphTrace, EdgesThroughStdlibCallbacksThreadsAndChildProcesses) {
+  Traced t = Trace(Fixture("trace_basic"), {});
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  auto core = Names((*File(t.doc, "tests/test_core.py"))["edges"]);
+  EXPECT_TRUE(core.count({"by_weight", "weight"})) << "sorted(key=...) callback";
+  EXPECT_TRUE(core.count({"doubled_all", "double"})) << "map() callback";
+  EXPECT_TRUE(core.count({"outer", "inner"})) << "nested function";
+  auto env = Names((*File(t.doc, "tests/test_env.py"))["edges"]);
+  EXPECT_TRUE(env.count({"-", "crunch"})) << "run in a threading.Thread";
+  EXPECT_TRUE(env.count({"-", "child_job"})) << "run in a child Python process";
+  EXPECT_TRUE(env.count({"child_job", "double"})) << "called inside the child process";
+  EXPECT_FALSE(t.doc["warnings"].empty()) << "the tests that replace the profiler or tracer";
+}
+
+TEST(FbGraphTrace, SessionAndIsolateGiveTheSameEdgesPerFile) {
+  Traced session = Trace(Fixture("trace_basic"), {});
+  Traced isolate = Trace(Fixture("trace_basic"), {"--isolate", "-j", "2"});
+  ASSERT_EQ(session.run.exit_code, 0) << session.run.err;
+  ASSERT_EQ(isolate.run.exit_code, 0) << isolate.run.err;
+  ASSERT_EQ(session.doc["files"].size(), isolate.doc["files"].size());
+  for (const auto& f : session.doc["files"]) {
+    const json* g = File(isolate.doc, f["file"]);
+    ASSERT_NE(g, nullptr) << f["file"];
+    EXPECT_EQ(EdgeSet(f["edges"]), EdgeSet((*g)["edges"])) << f["file"];
+    EXPECT_EQ(f["counts"], (*g)["counts"]) << f["file"];
+    EXPECT_EQ(f["fixture_contexts"], (*g)["fixture_contexts"]) << f["file"];
+  }
+  EXPECT_EQ(session.doc["counts"], isolate.doc["counts"]);
+  for (const auto& [name, edges] : session.doc["contexts"].items()) {
+    EXPECT_EQ(EdgeSet(edges), EdgeSet(isolate.doc["contexts"][name])) << name;
+  }
+}
+
+TEST(FbGraphTrace, AcceleratedAndPurePythonAgree) {
+  Traced fast = Trace(Fixture("trace_basic"), {});
+  Traced pure = Trace(Fixture("trace_basic"), {"--no-accel"});
+  ASSERT_EQ(fast.run.exit_code, 0) << fast.run.err;
+  ASSERT_EQ(pure.run.exit_code, 0) << pure.run.err;
+  EXPECT_TRUE(fast.doc["accelerated"]) << fast.doc["accel_error"];
+  EXPECT_FALSE(pure.doc["accelerated"]);
+  EXPECT_TRUE(fast.doc["files"] == pure.doc["files"]);
+  EXPECT_TRUE(fast.doc["contexts"] == pure.doc["contexts"]);
+}
+
+TEST(FbGraphTrace, Deterministic) {
+  Traced a = Trace(Fixture("trace_basic"), {});
+  Traced b = Trace(Fixture("trace_basic"), {});
+  ASSERT_EQ(a.run.exit_code, 0) << a.run.err;
+  EXPECT_TRUE(a.doc.dump() == b.doc.dump());  // (not EXPECT_EQ: no 100 kB dump on failure)
+}
+
+TEST(FbGraphTrace, CrashExitAndHangAreIsolatedAndTheRestResumes) {
+  Traced t = Trace(Fixture("trace_crash"), {"--timeout", "3"});
+  ASSERT_EQ(t.run.exit_code, 3) << t.run.err;
+  auto status = [&](const std::string& f) { return (*File(t.doc, f))["status"].get<std::string>(); };
+  EXPECT_EQ(status("tests/test_ok_first.py"), "ok");
+  EXPECT_EQ(status("tests/test_segfault.py"), "crashed");
+  EXPECT_EQ(status("tests/test_exit.py"), "crashed");
+  EXPECT_EQ(status("tests/test_hang.py"), "timeout");
+  EXPECT_EQ(status("tests/test_ok_last.py"), "ok");
+  EXPECT_NE((*File(t.doc, "tests/test_segfault.py"))["error"].get<std::string>().find("signal 11"),
+            std::string::npos);
+  EXPECT_FALSE((*File(t.doc, "tests/test_ok_last.py"))["edges"].empty());
+  EXPECT_NE(t.run.err.find("tests/test_hang.py"), std::string::npos) << t.run.err;
+}
+
+TEST(FbGraphTrace, NeverWritesIntoTheRepository) {
+  ScratchDir tmp;
+  std::filesystem::copy(Fixture("trace_basic"), tmp / "repo", std::filesystem::copy_options::recursive);
+  std::string before = RunCommand({"/usr/bin/find", tmp / "repo"}).out;
+  Traced t = Trace(tmp / "repo", {});
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  EXPECT_EQ(RunCommand({"/usr/bin/find", tmp / "repo"}).out, before);
+}
+
+TEST(FbGraphTraceExit, BadInputs) {
+  EXPECT_EQ(Trace("/nonexistent/repo", {}).run.exit_code, 1);
+  RunResult bad_python = RunCommand({kBinary, "trace", Fixture("trace_basic"), "--python",
+                                     "/nonexistent/python3", "-q"});
+  EXPECT_EQ(bad_python.exit_code, 1);
+  EXPECT_NE(bad_python.err.find("/nonexistent/python3"), std::string::npos) << bad_python.err;
+  Traced no_tests = Trace(Fixture("entities_errors"), {});
+  EXPECT_EQ(no_tests.run.exit_code, 1);
+  EXPECT_NE(no_tests.run.err.find("no tests"), std::string::npos) << no_tests.run.err;
+  EXPECT_EQ(Trace(Fixture("trace_basic"), {"--env", "NOEQUALS"}).run.exit_code, 2);
+  EXPECT_EQ(RunCommand({kBinary, "trace"}).exit_code, 2);
+  EXPECT_EQ(RunCommand({kBinary, "trace", ".", "--timeout", "-1"}).exit_code, 2);
+  EXPECT_EQ(RunCommand({kBinary, "trace", ".", "--bogus"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace fbkit
