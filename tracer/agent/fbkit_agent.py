@@ -118,6 +118,8 @@ def pytest_runtest_logreport(report):
     status = _agent.config.hook.pytest_report_teststatus(report=report, config=_agent.config)
     if status:
         category = status[0]
+    if category == "" and report.when != "call":
+        return  # a setup or teardown that passed: nothing to count or show
     message = None
     if report.failed:
         message = str(report.longrepr)[-2000:]
@@ -134,6 +136,7 @@ def pytest_sessionfinish(session, exitstatus):
         return
     _agent.stop()
     _agent.flush()
+    _agent.journal.flush()
     _agent.journal.write({"type": "finish", "exitstatus": int(exitstatus)})
     _agent.journal.close()
 

@@ -7,24 +7,29 @@ environment variables (FBKIT_TRACE_ROOT, FBKIT_TRACE_JOURNAL, FBKIT_TRACE_EXCLUD
 FBKIT_TRACE_ACCEL). It must not change what tests see: it emits no warnings, wraps no
 frames, and keeps its own state out of the tests' way.
 
-Journal records (one JSON object per line, flushed as they are written):
-  start      {pid, python, accelerated, preloaded: [repo paths imported before the agent]}
-  collect    {file, nodeids, error}          one per collected test module
-  report     {nodeid, file, when, category, duration, message}   one per pytest report
+Journal records (one JSON object per line; keys sorted):
+  start      {pid, python, accelerated, accel_error, preloaded: [repo files imported before]}
+  collect    {file, error, category}     one per test module, when pytest reports it
+  selected   {files: [[file, [nodeids in run order]], ...]}   after deselection
+  begin      {file}                      the tests of `file` start now (flushed at once)
+  uses       {file, context}             a file uses a session/package fixture context
+  report     {nodeid, file, when, outcome, category, duration, message}  pytest's reports
+             (setups and teardowns that passed are left out)
   edges      {context, codes: [[path, firstlineno, name]...], edges: [[caller, callee, n]...]}
              caller/callee index `codes`; caller -1 means "entered from outside the repo"
   warning    {nodeid, message}
   finish     {exitstatus}
-Contexts: a test file's root-relative path; "<import>" for module-level code of non-test
-modules (attributed later through the static import closure); "<fixture>PATH::NAME" for
-session- and package-scoped fixture setup (attributed to the files that use it);
-"<session>" for anything else outside a test file.
+Contexts: a test file's root-relative path (its tests); "<collect>FILE" (its import by
+pytest); "<import>" for module-level code of non-test modules (attributed later through the
+static import closure); "<fixture>BASEID::NAME" for session- and package-scoped fixture
+setup (attributed to the files that use it); "<session>" for anything else.
 """
 
 import json
 import os
 import sys
 import threading
+import time
 
 IMPORT_CONTEXT = "<import>"
 SESSION_CONTEXT = "<session>"
@@ -167,20 +172,35 @@ class Recorder:
 
 
 class Journal:
-    """Appends JSON lines to the journal file, flushing each so a crash loses little."""
+    """Appends JSON lines to the journal file. Records are buffered and reach the file on
+    flush() (the agent flushes at least every quarter second between tests, and at once for
+    records the runner waits for), so a crash loses little and the per-test cost stays low."""
 
     def __init__(self, path):
         # errors="replace": a lone surrogate in a message must not break the run.
         self._file = open(path, "a", encoding="utf-8", errors="replace")
         self._lock = threading.Lock()
+        self._pending = []
 
-    def write(self, record):
+    def write(self, record, flush=False):
         line = json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
         with self._lock:
-            self._file.write(line)
+            self._pending.append(line)
+            if flush:
+                self._flush_locked()
+
+    def flush(self):
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self):
+        if self._pending:
+            self._file.write("".join(self._pending))
+            self._pending = []
             self._file.flush()
 
     def close(self):
+        self.flush()
         self._file.close()
 
 
@@ -213,6 +233,8 @@ class Agent:
         self.last_flush = 0.0
         self.file_of = {}  # nodeid -> test file
         self.fixtures_of = {}  # test file -> fixture contexts it uses
+        self._fixtures_noted = set()
+        self._fixture_infos = []
         self.config = None
 
     def start(self, preloaded):
@@ -248,22 +270,29 @@ class Agent:
         """Tests of `rel` run now: its context, and a "begin" record (the runner times each
         file by these and knows which one was running if the interpreter dies)."""
         self.enter_context(rel if rel is not None else SESSION_CONTEXT, rel)
-        if rel is not None and rel != self.running_file:
+        if rel is None:
+            self.running_file = None
+        elif rel != self.running_file:
             self.running_file = rel
-            self.journal.write({"type": "begin", "file": rel})
+            self.journal.write({"type": "begin", "file": rel}, flush=True)
 
     def flush_now_and_then(self, seconds=0.25):
         """Flushes after a test when the last flush is `seconds` old: a crash later in the
         file then loses little of what its earlier tests recorded."""
-        import time
         now = time.monotonic()
         if now - self.last_flush >= seconds:
             self.flush()
+            self.journal.flush()
             self.last_flush = time.monotonic()
 
     def note_fixtures(self, item, rel):
         """Records the session/package-scoped fixture contexts a test file uses."""
         info = getattr(item, "_fixtureinfo", None)
+        seen = (rel, id(info))  # parametrised tests share their function's fixture info
+        if seen in self._fixtures_noted:
+            return
+        self._fixtures_noted.add(seen)
+        self._fixture_infos.append(info)  # keeps id(info) unique
         used = self.fixtures_of.setdefault(rel, set())
         for defs in (info.name2fixturedefs.values() if info else ()):
             fixturedef = defs[-1] if defs else None
