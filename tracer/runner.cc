@@ -146,7 +146,8 @@ class Runner {
                  "print(sysconfig.get_paths()['include'])\n"
                  "print(sysconfig.get_config_var('EXT_SUFFIX') or '.so')\n"
                  "print(sys.implementation.cache_tag, sys.version.replace('\\n', ' '))\n"
-                 "import pytest\n"};
+                 "import importlib.util\n"
+                 "if importlib.util.find_spec('pytest') is None: sys.exit('No module named pytest')\n"};
     spec.cwd = options_.root;
     spec.env = BaseEnv("");
     spec.log_path = util::JoinPath(options_.work_dir, "check.log");
@@ -165,8 +166,13 @@ class Runner {
       return util::Error{"the interpreter '" + options_.python +
                          "' cannot be run (--python): " + Tail(text, 500)};
     }
-    return util::Error{"pytest is not importable with '" + options_.python +
-                       "' (install it, or pass --python): " + Tail(text, 1500)};
+    std::string last = text.substr(0, text.find_last_not_of("\n") + 1);
+    last = last.substr(last.find_last_of('\n') + 1);
+    if (last == "No module named pytest") {
+      return util::Error{"pytest is not importable with '" + options_.python +
+                         "' (install it, or pass --python)"};
+    }
+    return util::Error{"'" + options_.python + "' failed: " + Tail(text, 1500)};
   }
 
   std::vector<std::pair<std::string, std::string>> BaseEnv(const std::string& journal) const {
