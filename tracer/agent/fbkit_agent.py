@@ -112,8 +112,8 @@ def pytest_fixture_setup(fixturedef, request):
 
 
 def pytest_runtest_logreport(report):
-    if _agent is None:
-        return
+    if _agent is None or (report.passed and report.when != "call"):
+        return  # a setup or teardown that passed: nothing to count or show
     category = report.outcome
     status = _agent.config.hook.pytest_report_teststatus(report=report, config=_agent.config)
     if status:
