@@ -19,7 +19,8 @@ void Progress::Update(size_t done, size_t total) {
   if (shown_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
   last_ = now;
   shown_ = true;
-  std::fprintf(stderr, "\r\033[K%s %zu/%zu", label_.c_str(), done, total);
+  double elapsed = std::chrono::duration<double>(now - start_).count();
+  std::fprintf(stderr, "\r\033[K%s %zu/%zu, %.0f s", label_.c_str(), done, total, elapsed);
   std::fflush(stderr);
 }
 

@@ -30,6 +30,7 @@ class Progress {
   std::string label_;
   bool enabled_;
   bool shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_;
 };
 
