@@ -25,6 +25,8 @@ class Progress {
   Progress(std::string label, bool enabled);
   ~Progress();
   void Update(size_t done, size_t total);
+  // Clears the line (before other output); Update() may show it again.
+  void Clear();
 
  private:
   std::string label_;

@@ -78,6 +78,7 @@ int Run(const EntitiesArgs& args) {
   Progress progress("fb-graph entities: files", !args.quiet);
   auto result = parser::BuildEntities(
       env, options, [&](size_t done, size_t total) { progress.Update(done, total); });
+  progress.Clear();
   if (!result.ok()) {
     std::fprintf(stderr, "fb-graph entities: %s\n", result.error().c_str());
     return kExitFailure;

@@ -88,6 +88,7 @@ int Run(TraceArgs& args) {
                                 [&](const tracer::TraceProgress& p) {
                                   progress.Update(p.files_done, p.files_total);
                                 });
+  progress.Clear();
   if (!args.keep_work && args.work_dir.empty()) std::filesystem::remove_all(work);
   if (!trace.ok()) {
     std::fprintf(stderr, "fb-graph trace: %s\n", trace.error().c_str());
