@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace fbkit::cli {
 
@@ -25,6 +26,16 @@ void Progress::Update(size_t done, size_t total) {
   double elapsed = std::chrono::duration<double>(now - start_).count();
   std::fprintf(stderr, "\r\033[K%s %zu/%zu, %.0f s", label_.c_str(), done, total, elapsed);
   std::fflush(stderr);
+}
+
+std::optional<std::string> UserCacheDir(const std::string& sub) {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return util::JoinPath(util::JoinPath(xdg, "fbkit"), sub);
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return util::JoinPath(util::JoinPath(home, ".cache/fbkit"), sub);
+  }
+  return std::nullopt;
 }
 
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data) {

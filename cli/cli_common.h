@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,9 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_;
 };
+
+// $XDG_CACHE_HOME/fbkit/SUB, else ~/.cache/fbkit/SUB; nullopt without either variable.
+std::optional<std::string> UserCacheDir(const std::string& sub);
 
 // Writes `data` to `path`, or to stdout when path is "-".
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data);

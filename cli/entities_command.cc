@@ -31,13 +31,7 @@ std::optional<std::string> CacheDir(const EntitiesArgs& args) {
   if (args.no_cache) return std::nullopt;
   if (!args.cache_dir.empty()) return args.cache_dir;
   if (args.output != "-") return util::JoinPath(util::DirName(args.output), ".fbkit-cache");
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    return util::JoinPath(xdg, "fbkit");
-  }
-  if (const char* home = std::getenv("HOME"); home && *home) {
-    return util::JoinPath(home, ".cache/fbkit");
-  }
-  return std::nullopt;
+  return UserCacheDir("");
 }
 
 void Report(const parser::EntitiesResult& r, double seconds, bool quiet) {

@@ -78,11 +78,7 @@ int Run(TraceArgs& args) {
     work = tmpl;
   }
   args.options.work_dir = work;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    args.options.accel_cache_dir = util::JoinPath(xdg, "fbkit/accel");
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    args.options.accel_cache_dir = util::JoinPath(home, ".cache/fbkit/accel");
-  }
+  args.options.accel_cache_dir = UserCacheDir("accel").value_or("");
   Progress progress("fb-graph trace:", !args.quiet);
   auto trace = tracer::RunTrace(env, tracer::RealLauncher(), args.options,
                                 [&](const tracer::TraceProgress& p) {
