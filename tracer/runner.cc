@@ -388,7 +388,16 @@ class Runner {
     std::vector<TraceSet> results(files.size());
     util::Status s = RunPool(files, &results);
     if (!s.ok()) return s;
-    for (auto& r : results) MergeTrace(r, &trace_);
+    for (size_t i = 0; i < files.size(); ++i) {
+      // What importing took in this file's own process: "<import>FILE" (the per-file truth
+      // that one session's static-closure attribution is checked against).
+      auto& contexts = results[i].contexts;
+      if (auto it = contexts.find("<import>"); it != contexts.end()) {
+        contexts["<import>" + files[i]] = std::move(it->second);
+        contexts.erase(it);
+      }
+      MergeTrace(results[i], &trace_);
+    }
     return util::Status::Ok();
   }
 

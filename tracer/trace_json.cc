@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "util/json_writer.h"
 
 namespace fbkit::tracer {
@@ -86,7 +88,72 @@ void WriteFile(JsonWriter& w, const FileTrace& f, bool with_details) {
   w.EndObject();
 }
 
+CodeId ReadCode(const nlohmann::json& c) {
+  return CodeId{c.at(0).get<std::string>(), c.at(1).get<int>(), c.at(2).get<std::string>()};
+}
+
+EdgeCounts ReadEdges(const nlohmann::json& edges) {
+  EdgeCounts out;
+  for (const auto& e : edges) {
+    std::optional<CodeId> caller;
+    if (!e.at(0).is_null()) caller = ReadCode(e.at(0));
+    out[{caller, ReadCode(e.at(1))}] += e.at(2).get<int64_t>();
+  }
+  return out;
+}
+
+FileStatus StatusFromName(const std::string& s) {
+  for (FileStatus st : {FileStatus::kOk, FileStatus::kCollectError, FileStatus::kCrashed,
+                        FileStatus::kTimeout, FileStatus::kNotRun}) {
+    if (s == FileStatusName(st)) return st;
+  }
+  return FileStatus::kOk;
+}
+
+FileTrace ReadFile(const nlohmann::json& f) {
+  FileTrace t;
+  t.file = f.at("file").get<std::string>();
+  t.status = StatusFromName(f.at("status").get<std::string>());
+  if (f.at("error").is_string()) t.error = f.at("error").get<std::string>();
+  t.nodeids = f.at("nodeids").get<std::vector<std::string>>();
+  for (const auto& c : f.at("fixture_contexts")) t.fixture_contexts.insert(c.get<std::string>());
+  t.edges = ReadEdges(f.at("edges"));
+  for (const auto& test : f.at("tests")) {
+    TestResult r;
+    r.nodeid = test.at("nodeid").get<std::string>();
+    r.outcome = test.at("outcome").get<std::string>();
+    r.phases = test.at("phases").get<std::map<std::string, std::string>>();
+    t.tests[r.nodeid] = r;
+  }
+  return t;
+}
+
 }  // namespace
+
+util::Expected<TraceSet> ParseTraceDocument(std::string_view text) {
+  try {
+    auto doc = nlohmann::json::parse(text);
+    if (doc.value("schema", "") != kTraceSchema) {
+      return util::Error{std::string("not an ") + kTraceSchema + " document"};
+    }
+    TraceSet t;
+    t.root = doc.at("root").get<std::string>();
+    t.mode = doc.at("mode").get<std::string>();
+    t.python = doc.at("python").get<std::string>();
+    t.accelerated = doc.at("accelerated").get<bool>();
+    if (doc.at("exitstatus").is_number()) t.exitstatus = doc.at("exitstatus").get<int>();
+    for (const auto& p : doc.at("preloaded")) t.preloaded.insert(p.get<std::string>());
+    for (const auto& [name, edges] : doc.at("contexts").items()) t.contexts[name] = ReadEdges(edges);
+    t.counts = doc.at("counts").get<std::map<std::string, int64_t>>();
+    for (const auto& f : doc.at("files")) {
+      FileTrace ft = ReadFile(f);
+      t.files[ft.file] = std::move(ft);
+    }
+    return t;
+  } catch (const nlohmann::json::exception& e) {
+    return util::Error{std::string("invalid trace JSON: ") + e.what()};
+  }
+}
 
 std::string TraceDocument(const TraceSet& trace, bool with_details) {
   std::string out;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tracer/trace.h"
+#include "util/expected.h"
 
 namespace fbkit::tracer {
 
@@ -12,5 +13,8 @@ inline constexpr const char* kTraceSchema = "fbkit.trace/1";
 // `with_details` adds per-test durations and failure messages (which hold timings, object
 // addresses and temporary paths, so they differ between runs).
 std::string TraceDocument(const TraceSet& trace, bool with_details);
+
+// Reads an fbkit.trace/1 document back (a file's edges come back as `edges`).
+util::Expected<TraceSet> ParseTraceDocument(std::string_view json);
 
 }  // namespace fbkit::tracer

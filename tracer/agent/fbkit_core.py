@@ -51,8 +51,10 @@ class Recorder:
     with a reference kept so ids stay unique): CPython's code equality ignores the file, so
     equal functions in two files would otherwise be taken for one."""
 
-    def __init__(self, root, excludes=(), accel=None):
+    def __init__(self, root, excludes=(), accel=None, track_imports=True):
         self.root = os.path.realpath(root)
+        # False in child processes: their import time belongs to the test that started them.
+        self.track_imports = track_imports
         self.prefix = self.root.rstrip("/") + "/"
         self.excludes = [os.path.realpath(e).rstrip("/") + "/" for e in excludes]
         self.cwd = os.getcwd()
@@ -98,7 +100,8 @@ class Recorder:
         info = None if rel is None else (rel, code.co_firstlineno, code.co_name)
         self._info[key] = info
         self._keep.append(code)
-        if info is not None and code.co_name == "<module>" and rel not in self.test_files:
+        if (self.track_imports and info is not None and code.co_name == "<module>"
+                and rel not in self.test_files):
             self._module_ids.add(key)
         return info
 
@@ -221,9 +224,9 @@ def load_accelerator(path):
 
 
 class Agent:
-    def __init__(self, root, journal_path, excludes=(), accel_path=None):
+    def __init__(self, root, journal_path, excludes=(), accel_path=None, track_imports=True):
         accel, self.accel_error = load_accelerator(accel_path)
-        self.recorder = Recorder(root, excludes, accel)
+        self.recorder = Recorder(root, excludes, accel, track_imports)
         self.journal = Journal(journal_path)
         tracer = self.recorder.tracer
         self.profile = tracer if tracer is not None else self.recorder.profile
@@ -345,7 +348,7 @@ def start_child():
     os.makedirs(child_dir, exist_ok=True)
     journal = os.path.join(child_dir, "child-%d.jsonl" % os.getpid())
     agent = Agent(root, journal, env_list("FBKIT_TRACE_EXCLUDE"),
-                  os.environ.get("FBKIT_TRACE_ACCEL"))
+                  os.environ.get("FBKIT_TRACE_ACCEL"), track_imports=False)
     agent.recorder.set_context(os.environ.get("FBKIT_TRACE_CONTEXT", SESSION_CONTEXT))
     agent.start(preloaded(agent.recorder))
 
