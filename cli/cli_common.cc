@@ -28,6 +28,11 @@ void Progress::Update(size_t done, size_t total) {
   std::fflush(stderr);
 }
 
+int Fail(const std::string& who, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", who.c_str(), message.c_str());
+  return kExitFailure;
+}
+
 std::optional<std::string> UserCacheDir(const std::string& sub) {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
     return util::JoinPath(util::JoinPath(xdg, "fbkit"), sub);

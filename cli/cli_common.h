@@ -37,6 +37,9 @@ class Progress {
   std::chrono::steady_clock::time_point last_;
 };
 
+// Prints "WHO: MESSAGE" on stderr and returns kExitFailure.
+int Fail(const std::string& who, const std::string& message);
+
 // $XDG_CACHE_HOME/fbkit/SUB, else ~/.cache/fbkit/SUB; nullopt without either variable.
 std::optional<std::string> UserCacheDir(const std::string& sub);
 

@@ -5,6 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/entities_command.h"
+#include "cli/graph_commands.h"
 #include "cli/trace_command.h"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   int exit_code = fbkit::cli::kExitOk;
   fbkit::cli::AddEntitiesCommand(app, &exit_code);
   fbkit::cli::AddTraceCommand(app, &exit_code);
+  fbkit::cli::AddGraphCommands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

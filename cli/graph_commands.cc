@@ -1,0 +1,224 @@
+#include "cli/graph_commands.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/cli_common.h"
+#include "graph/dep_graph.h"
+#include "graph/graph_io.h"
+#include "parser/entities_json.h"
+#include "parser/entity_table.h"
+#include "tracer/trace_json.h"
+#include "util/json_writer.h"
+#include "util/parallel.h"
+
+namespace fbkit::cli {
+namespace {
+
+struct BuildArgs {
+  std::string root;
+  std::string trace;
+  std::string output = "-";
+  std::string format = "json";
+  std::string focus;
+  int depth = 2;
+  std::vector<std::string> excludes;
+  int jobs = util::DefaultJobs();
+  bool no_cache = false;
+  bool quiet = false;
+};
+
+util::Expected<std::vector<parser::FileTable>> Tables(util::Env& env, const BuildArgs& a,
+                                                       const std::string& root) {
+  parser::EntitiesOptions options;
+  options.root = root;
+  options.excludes = a.excludes;
+  options.jobs = a.jobs;
+  if (!a.no_cache) options.cache_dir = UserCacheDir("");
+  auto result = parser::BuildEntities(env, options, nullptr);
+  if (!result.ok()) return util::Error{result.error()};
+  std::vector<parser::FileTable> tables;
+  for (const auto& fragment : result->fragments) {
+    auto t = parser::ParseFileTableJson(fragment);
+    if (!t.ok()) return util::Error{t.error()};
+    tables.push_back(std::move(*t));
+  }
+  return tables;
+}
+
+int RunBuild(const BuildArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto root = env.RealPath(a.root);
+  if (!root.ok()) return Fail("fb-graph build", root.error());
+  std::optional<tracer::TraceSet> trace;
+  if (!a.trace.empty()) {
+    auto text = env.ReadFile(a.trace);
+    if (!text.ok()) return Fail("fb-graph build", text.error());
+    auto parsed = tracer::ParseTraceDocument(*text);
+    if (!parsed.ok()) return Fail("fb-graph build", a.trace + ": " + parsed.error());
+    trace = std::move(*parsed);
+  }
+  auto tables = Tables(env, a, *root);
+  if (!tables.ok()) return Fail("fb-graph build", tables.error());
+  graph::JoinStats stats;
+  graph::DepGraph g = graph::DepGraph::Build(*tables, trace ? &*trace : nullptr, &stats);
+  std::optional<uint32_t> focus;
+  if (!a.focus.empty()) {
+    focus = g.Find(a.focus);
+    if (!focus) return Fail("fb-graph build", "--focus: no entity " + a.focus);
+  }
+  std::string out = a.format == "graphml" ? graph::GraphMl(g)
+                    : a.format == "dot"   ? graph::GraphDot(g, focus, a.depth)
+                                          : graph::GraphJson(g, *root, stats);
+  util::Status s = WriteOutput(env, a.output, out);
+  if (!s.ok()) return Fail("fb-graph build", s.error());
+  if (!a.quiet) {
+    std::fprintf(stderr,
+                 "fb-graph build: %zu nodes, %zu edges, %zu test files; trace identities %zu, "
+                 "unmapped %zu\n",
+                 g.nodes().size(), g.edges().size(), g.test_files().size(), stats.identities,
+                 stats.unmapped.size());
+  }
+  return kExitOk;
+}
+
+struct QueryArgs {
+  std::string graph;
+  std::string id;
+  std::string target;
+  int depth = -1;
+  bool json = false;
+};
+
+util::Expected<graph::DepGraph> Load(const std::string& path) {
+  auto text = util::RealEnv().ReadFile(path);
+  if (!text.ok()) return util::Error{text.error()};
+  auto g = graph::ReadGraphJson(*text);
+  if (!g.ok()) return util::Error{path + ": " + g.error()};
+  return g;
+}
+
+util::Expected<uint32_t> Entity(const graph::DepGraph& g, const std::string& id) {
+  if (auto v = g.Find(id)) return *v;
+  return util::Error{"no entity '" + id + "' in the graph (ids look like path::qualname)"};
+}
+
+void PrintHits(const graph::DepGraph& g, const std::vector<graph::DepGraph::Hit>& hits, bool json) {
+  std::string out;
+  if (json) {
+    util::JsonWriter w(&out);
+    w.BeginArray();
+    for (const auto& h : hits) {
+      w.BeginObject();
+      w.Key("depth"), w.Int(h.depth);
+      w.Key("id"), w.String(g.nodes()[h.node].id);
+      w.EndObject();
+    }
+    w.EndArray();
+    out += '\n';
+  } else {
+    for (const auto& h : hits) out += std::to_string(h.depth) + "\t" + g.nodes()[h.node].id + "\n";
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+int RunQuery(const std::string& name, const QueryArgs& a) {
+  std::string who = "fb-graph " + name;
+  auto g = Load(a.graph);
+  if (!g.ok()) return Fail(who, g.error());
+  auto v = Entity(*g, a.id);
+  if (!v.ok()) return Fail(who, v.error());
+  if (name == "deps" || name == "rdeps") {
+    PrintHits(*g, name == "deps" ? g->Deps(*v, a.depth) : g->RDeps(*v, a.depth), a.json);
+    return kExitOk;
+  }
+  if (name == "tests") {
+    std::string out;
+    util::JsonWriter w(&out);
+    if (a.json) w.BeginArray();
+    for (uint32_t f : g->nodes()[*v].test_files) {
+      if (a.json) {
+        w.String(g->test_files()[f]);
+      } else {
+        out += g->test_files()[f] + "\n";
+      }
+    }
+    if (a.json) w.EndArray(), out += '\n';
+    std::fputs(out.c_str(), stdout);
+    return kExitOk;
+  }
+  auto to = Entity(*g, a.target);
+  if (!to.ok()) return Fail(who, to.error());
+  std::vector<uint32_t> path = g->Path(*v, *to);
+  if (path.empty()) {
+    std::fprintf(stderr, "%s: %s does not depend on %s\n", who.c_str(), a.id.c_str(), a.target.c_str());
+    return kExitFailure;
+  }
+  std::string out;
+  util::JsonWriter w(&out);
+  if (a.json) w.BeginArray();
+  for (uint32_t e : path) {
+    const auto& edge = g->edges()[e];
+    const std::string& from = g->nodes()[edge.from].id;
+    const std::string& to_id = g->nodes()[edge.to].id;
+    if (a.json) {
+      w.BeginObject();
+      w.Key("from"), w.String(from);
+      w.Key("kind"), w.String(graph::EdgeKindName(edge.kind));
+      w.Key("to"), w.String(to_id);
+      w.EndObject();
+    } else {
+      out += from + " --" + graph::EdgeKindName(edge.kind) + "--> " + to_id + "\n";
+    }
+  }
+  if (a.json) w.EndArray(), out += '\n';
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
+}
+
+void AddQuery(CLI::App& app, int* exit_code, const std::string& name, const std::string& help) {
+  auto a = std::make_shared<QueryArgs>();
+  CLI::App* cmd = app.add_subcommand(name, help);
+  cmd->add_option("GRAPH", a->graph, "fbkit.graph/1 JSON written by fb-graph build")->required();
+  cmd->add_option("ID", a->id, "Entity id (path::qualname)")->required();
+  if (name == "path") cmd->add_option("TARGET", a->target, "The entity it may depend on")->required();
+  if (name == "deps" || name == "rdeps") {
+    cmd->add_option("--depth", a->depth, "At most this many edges away (default: all)");
+  }
+  cmd->add_flag("--json", a->json, "JSON for programs instead of text for people");
+  cmd->callback([a, exit_code, name] { *exit_code = RunQuery(name, *a); });
+}
+
+}  // namespace
+
+void AddGraphCommands(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<BuildArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "build", "Build the object dependency graph of ROOT (and a trace) as fbkit.graph/1 JSON");
+  cmd->footer(
+      "Vertices are the entities of ROOT's entity table; edges are traced calls (count and "
+      "the test files whose runs made them), containment, static imports (relative imports "
+      "and __init__ re-exports resolved), references (decorators) and inheritance. Each "
+      "node lists the test files that reach it: traced in its context, through the session "
+      "fixtures it uses, and import-time code of the modules in its static import closure. "
+      "Trace identities that match no entity are listed under join.unmapped.\n\n"
+      "Exit status: 0 ok; 1 failure; 2 bad usage.");
+  cmd->add_option("ROOT", a->root, "Repository root")->required();
+  cmd->add_option("--trace", a->trace, "fbkit.trace/1 JSON from fb-graph trace");
+  cmd->add_option("-o,--output", a->output, "Output file ('-' for stdout)");
+  cmd->add_option("--format", a->format, "json (default), graphml (Gephi) or dot (Graphviz)")
+      ->check(CLI::IsMember({"json", "graphml", "dot"}));
+  cmd->add_option("--focus", a->focus, "DOT: only the neighbourhood of this entity id");
+  cmd->add_option("--depth", a->depth, "DOT with --focus: edges away from it (default 2)");
+  cmd->add_option("--exclude", a->excludes, "Skip paths matching this glob (repeatable)");
+  cmd->add_option("-j,--jobs", a->jobs, "Parser threads")->check(CLI::Range(1, 1024));
+  cmd->add_flag("--no-cache", a->no_cache, "Do not use the entities cache");
+  cmd->add_flag("-q,--quiet", a->quiet, "No summary on stderr");
+  cmd->callback([a, exit_code] { *exit_code = RunBuild(*a); });
+  AddQuery(app, exit_code, "deps", "What an entity needs, transitively (depth first column)");
+  AddQuery(app, exit_code, "rdeps", "What needs an entity, transitively");
+  AddQuery(app, exit_code, "tests", "The test files that reach an entity");
+  AddQuery(app, exit_code, "path", "Why ID depends on TARGET: a shortest chain of edges");
+}
+
+}  // namespace fbkit::cli

@@ -1,0 +1,24 @@
+// Writing and reading graphs: fbkit.graph/1 JSON (read back for queries), GraphML for
+// Gephi and DOT for Graphviz (nodes coloured by kind, optionally only a neighbourhood).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "graph/dep_graph.h"
+#include "util/expected.h"
+
+namespace fbkit::graph {
+
+inline constexpr const char* kGraphSchema = "fbkit.graph/1";
+
+std::string GraphJson(const DepGraph& g, const std::string& root, const JoinStats& stats);
+util::Expected<DepGraph> ReadGraphJson(std::string_view json);
+
+std::string GraphMl(const DepGraph& g);
+
+// With `focus`, only the nodes within `depth` edges of it (either direction).
+std::string GraphDot(const DepGraph& g, std::optional<uint32_t> focus, int depth);
+
+}  // namespace fbkit::graph
