@@ -67,9 +67,10 @@ int RunBuild(const BuildArgs& a) {
     focus = g.Find(a.focus);
     if (!focus) return Fail("fb-graph build", "--focus: no entity " + a.focus);
   }
-  std::string out = a.format == "graphml" ? graph::GraphMl(g)
-                    : a.format == "dot"   ? graph::GraphDot(g, focus, a.depth)
-                                          : graph::GraphJson(g, *root, stats);
+  std::string out = a.format == "graphml"  ? graph::GraphMl(g)
+                    : a.format == "dot"    ? graph::GraphDot(g, focus, a.depth)
+                    : a.format == "binary" ? graph::GraphBinary(g)
+                                           : graph::GraphJson(g, *root, stats);
   util::Status s = WriteOutput(env, a.output, out);
   if (!s.ok()) return Fail("fb-graph build", s.error());
   if (!a.quiet) {
@@ -93,7 +94,7 @@ struct QueryArgs {
 util::Expected<graph::DepGraph> Load(const std::string& path) {
   auto text = util::RealEnv().ReadFile(path);
   if (!text.ok()) return util::Error{text.error()};
-  auto g = graph::ReadGraphJson(*text);
+  auto g = graph::ReadGraph(*text);
   if (!g.ok()) return util::Error{path + ": " + g.error()};
   return g;
 }
@@ -179,7 +180,8 @@ int RunQuery(const std::string& name, const QueryArgs& a) {
 void AddQuery(CLI::App& app, int* exit_code, const std::string& name, const std::string& help) {
   auto a = std::make_shared<QueryArgs>();
   CLI::App* cmd = app.add_subcommand(name, help);
-  cmd->add_option("GRAPH", a->graph, "fbkit.graph/1 JSON written by fb-graph build")->required();
+  cmd->add_option("GRAPH", a->graph, "A graph written by fb-graph build (JSON or binary)")
+      ->required();
   cmd->add_option("ID", a->id, "Entity id (path::qualname)")->required();
   if (name == "path") cmd->add_option("TARGET", a->target, "The entity it may depend on")->required();
   if (name == "deps" || name == "rdeps") {
@@ -206,8 +208,10 @@ void AddGraphCommands(CLI::App& app, int* exit_code) {
   cmd->add_option("ROOT", a->root, "Repository root")->required();
   cmd->add_option("--trace", a->trace, "fbkit.trace/1 JSON from fb-graph trace");
   cmd->add_option("-o,--output", a->output, "Output file ('-' for stdout)");
-  cmd->add_option("--format", a->format, "json (default), graphml (Gephi) or dot (Graphviz)")
-      ->check(CLI::IsMember({"json", "graphml", "dot"}));
+  cmd->add_option("--format", a->format,
+                  "json (default), binary (fast to load for queries), graphml (Gephi) or dot "
+                  "(Graphviz)")
+      ->check(CLI::IsMember({"json", "binary", "graphml", "dot"}));
   cmd->add_option("--focus", a->focus, "DOT: only the neighbourhood of this entity id");
   cmd->add_option("--depth", a->depth, "DOT with --focus: edges away from it (default 2)");
   cmd->add_option("--exclude", a->excludes, "Skip paths matching this glob (repeatable)");

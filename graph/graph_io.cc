@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <set>
 
 #include "util/json_writer.h"
@@ -142,6 +143,128 @@ util::Expected<DepGraph> ReadGraphJson(std::string_view text) {
   } catch (const std::exception& e) {  // nlohmann errors and unknown ids (out_of_range)
     return util::Error{std::string("invalid graph JSON: ") + e.what()};
   }
+}
+
+namespace {
+
+constexpr std::string_view kBinaryMagic = "FBKITGRAPH1\n";
+
+class BinaryWriter {
+ public:
+  explicit BinaryWriter(std::string* out) : out_(out) {}
+  void U32(uint32_t v) { out_->append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void I64(int64_t v) { out_->append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void Str(std::string_view s) {
+    U32(static_cast<uint32_t>(s.size()));
+    out_->append(s);
+  }
+  void List(const std::vector<uint32_t>& v) {
+    U32(static_cast<uint32_t>(v.size()));
+    for (uint32_t x : v) U32(x);
+  }
+
+ private:
+  std::string* out_;
+};
+
+class BinaryReader {
+ public:
+  explicit BinaryReader(std::string_view in) : in_(in) {}
+  bool ok() const { return ok_; }
+  uint32_t U32() { return Fixed<uint32_t>(); }
+  int64_t I64() { return Fixed<int64_t>(); }
+  std::string Str() {
+    uint32_t n = U32();
+    if (!Need(n)) return "";
+    std::string s(in_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  std::vector<uint32_t> List() {
+    uint32_t n = U32();
+    std::vector<uint32_t> v;
+    if (!Need(size_t{n} * 4)) return v;
+    v.resize(n);
+    std::memcpy(v.data(), in_.data() + pos_, size_t{n} * 4);
+    pos_ += size_t{n} * 4;
+    return v;
+  }
+
+ private:
+  bool Need(size_t n) {
+    if (pos_ + n > in_.size()) ok_ = false;
+    return ok_;
+  }
+  template <typename T>
+  T Fixed() {
+    T v{};
+    if (!Need(sizeof v)) return v;
+    std::memcpy(&v, in_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+util::Expected<DepGraph> ReadGraphBinary(std::string_view data) {
+  BinaryReader r(data.substr(kBinaryMagic.size()));
+  std::vector<std::string> files(r.U32());
+  for (auto& f : files) f = r.Str();
+  std::vector<Node> nodes(r.ok() ? r.U32() : 0);
+  for (auto& n : nodes) {
+    n.id = r.Str();
+    n.path = r.Str();
+    n.qualname = r.Str();
+    n.kind = static_cast<parser::EntityKind>(r.U32());
+    n.start_line = static_cast<int>(r.U32());
+    n.end_line = static_cast<int>(r.U32());
+    n.test_files = r.List();
+    if (!r.ok()) break;
+  }
+  std::vector<Edge> edges(r.ok() ? r.U32() : 0);
+  for (auto& e : edges) {
+    e.from = r.U32();
+    e.to = r.U32();
+    e.kind = static_cast<EdgeKind>(r.U32());
+    e.count = r.I64();
+    e.test_files = r.List();
+    if (!r.ok() || e.from >= nodes.size() || e.to >= nodes.size() ||
+        e.kind > EdgeKind::kInherits) {
+      return util::Error{"invalid or truncated binary graph"};
+    }
+  }
+  if (!r.ok()) return util::Error{"invalid or truncated binary graph"};
+  return DepGraph::FromParts(std::move(nodes), std::move(edges), std::move(files));
+}
+
+}  // namespace
+
+std::string GraphBinary(const DepGraph& g) {
+  std::string out(kBinaryMagic);
+  BinaryWriter w(&out);
+  w.U32(static_cast<uint32_t>(g.test_files().size()));
+  for (const auto& f : g.test_files()) w.Str(f);
+  w.U32(static_cast<uint32_t>(g.nodes().size()));
+  for (const auto& n : g.nodes()) {
+    w.Str(n.id), w.Str(n.path), w.Str(n.qualname);
+    w.U32(static_cast<uint32_t>(n.kind));
+    w.U32(static_cast<uint32_t>(n.start_line)), w.U32(static_cast<uint32_t>(n.end_line));
+    w.List(n.test_files);
+  }
+  w.U32(static_cast<uint32_t>(g.edges().size()));
+  for (const auto& e : g.edges()) {
+    w.U32(e.from), w.U32(e.to), w.U32(static_cast<uint32_t>(e.kind));
+    w.I64(e.count);
+    w.List(e.test_files);
+  }
+  return out;
+}
+
+util::Expected<DepGraph> ReadGraph(std::string_view data) {
+  if (data.substr(0, kBinaryMagic.size()) == kBinaryMagic) return ReadGraphBinary(data);
+  return ReadGraphJson(data);
 }
 
 std::string GraphMl(const DepGraph& g) {
