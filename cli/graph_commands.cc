@@ -34,6 +34,7 @@ util::Expected<std::vector<parser::FileTable>> Tables(util::Env& env, const Buil
   options.root = root;
   options.excludes = a.excludes;
   options.jobs = a.jobs;
+  options.references = true;
   if (!a.no_cache) options.cache_dir = UserCacheDir("");
   auto result = parser::BuildEntities(env, options, nullptr);
   if (!result.ok()) return util::Error{result.error()};

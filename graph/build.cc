@@ -120,6 +120,9 @@ class Builder {
       }
     }
     if (auto sub = Module(t.module + "." + name)) return sub;
+    for (const auto& a : t.assignments) {  // a constant: the module that defines it
+      if (a.name == name) return module;
+    }
     return std::nullopt;
   }
 
@@ -147,9 +150,26 @@ class Builder {
           if (auto target = Resolve(module, name)) AddStatic(v, *target, EdgeKind::kReference);
         }
         if (e.kind == EntityKind::kClass) AddBases(module, v, e.signature);
+        for (const auto& name : e.references) AddReference(module, v, e, name);
       }
     }
   }
+
+  // A name used in an entity's code that denotes another entity of the repository (a
+  // function, class or module; a constant imported from another module gives that module).
+  void AddReference(uint32_t module, uint32_t v, const parser::Entity& e, const std::string& name) {
+    std::optional<uint32_t> target = Resolve(module, name);
+    if (!target) return;
+    for (const std::string* p = &e.parent; !p->empty();) {  // not its own ancestors
+      uint32_t a = by_id_.at(*p);
+      if (a == *target) return;
+      p = &files_[file_of_node_[a]].entities[EntityIndex(a)].parent;
+    }
+    AddStatic(v, *target, EdgeKind::kReference);
+  }
+
+  // The position of node `v` in its file's entity list.
+  size_t EntityIndex(uint32_t v) const { return v - module_of_file_.at(nodes_[v].path); }
 
   void AddImport(const FileTable& t, uint32_t module, const parser::Import& imp) {
     auto scope = by_id_.find(imp.scope);

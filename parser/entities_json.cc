@@ -15,7 +15,7 @@ void WriteOptionalString(util::JsonWriter& w, const std::optional<std::string>& 
   }
 }
 
-void WriteEntity(util::JsonWriter& w, const Entity& e) {
+void WriteEntity(util::JsonWriter& w, const Entity& e, bool references) {
   w.BeginObject();
   w.Key("decorators");
   w.BeginArray();
@@ -36,6 +36,12 @@ void WriteEntity(util::JsonWriter& w, const Entity& e) {
     w.String(e.parent);
   }
   w.Key("qualname"), w.String(e.qualname);
+  if (references) {
+    w.Key("references");
+    w.BeginArray();
+    for (const auto& r : e.references) w.String(r);
+    w.EndArray();
+  }
   w.Key("signature"), w.String(e.signature);
   w.Key("start_byte"), w.Int(e.start_byte);
   w.Key("start_line"), w.Int(e.start_line);
@@ -113,6 +119,10 @@ FileTable FileTableFromJson(const nlohmann::json& j) {
     x.decorators = e.at("decorators").get<std::vector<std::string>>();
     x.signature = e.at("signature").get<std::string>();
     x.docstring = OptString(e.at("docstring"));
+    if (e.contains("references")) {
+      x.references = e.at("references").get<std::vector<std::string>>();
+      t.has_references = true;
+    }
     t.entities.push_back(std::move(x));
   }
   for (const auto& i : j.at("imports")) {
@@ -161,7 +171,7 @@ void AppendFileTableJson(const FileTable& t, std::string* out) {
   w.EndArray();
   w.Key("entities");
   w.BeginArray();
-  for (const auto& e : t.entities) WriteEntity(w, e);
+  for (const auto& e : t.entities) WriteEntity(w, e, t.has_references);
   w.EndArray();
   w.Key("imports");
   w.BeginArray();

@@ -28,6 +28,9 @@ struct Entity {
   std::vector<std::string> decorators;  // decorator expressions, without the '@'
   std::string signature;  // as written: "(a, /, b=1, *, c: int = 2) -> int"; a class's bases
   std::optional<std::string> docstring;
+  // Names its code uses (identifiers and dotted attribute chains such as "os.path.join"),
+  // sorted and unique; nested defs and classes keep their own. Only collected on request.
+  std::vector<std::string> references;
 };
 
 struct ImportName {
@@ -74,6 +77,7 @@ struct FileTable {
   std::vector<Import> imports;   // source order
   std::optional<std::vector<std::string>> all;  // literal __all__, with += / extend / append
   std::vector<Assignment> assignments;
+  bool has_references = false;  // entities carry `references`
 };
 
 }  // namespace fbkit::parser

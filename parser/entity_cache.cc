@@ -49,15 +49,16 @@ std::string OneLine(std::string s) {
 
 }  // namespace
 
-EntityCache::EntityCache(util::Env& env, std::string dir, const std::string& root, size_t files)
-    : env_(env), next_(files), unchanged_(files, 0) {
-  pack_path_ = util::JoinPath(dir, "v2/" + util::Sha256Hex(root) + ".pack");
+EntityCache::EntityCache(util::Env& env, std::string dir, const std::string& root, size_t files,
+                         std::string variant)
+    : env_(env), variant_(std::move(variant)), next_(files), unchanged_(files, 0) {
+  pack_path_ = util::JoinPath(dir, "v2/" + util::Sha256Hex(root + '\0' + variant_) + ".pack");
 }
 
 std::string EntityCache::Key(const std::string& path, const std::string& module,
-                             const std::string& sha) {
+                             const std::string& sha) const {
   std::string material(kCacheVersion);
-  material += '\0' + path + '\0' + module + '\0' + sha;
+  material += '\0' + variant_ + '\0' + path + '\0' + module + '\0' + sha;
   return util::Sha256Hex(material);
 }
 

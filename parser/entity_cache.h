@@ -28,8 +28,10 @@ struct CachedFile {
 class EntityCache {
  public:
   // `dir` is the cache directory; `root` the absolute repository root; `files` the number
-  // of files of this run (the slots passed to Put).
-  EntityCache(util::Env& env, std::string dir, const std::string& root, size_t files);
+  // of files of this run (the slots passed to Put); `variant` names what the parser was
+  // asked for beyond the default (e.g. "references"), so variants never share records.
+  EntityCache(util::Env& env, std::string dir, const std::string& root, size_t files,
+              std::string variant = "");
 
   // Reads the pack of the previous run; a missing or corrupt pack is treated as empty.
   void Open();
@@ -50,8 +52,8 @@ class EntityCache {
   // The previous run's pack, which fragments returned by the lookups point into.
   std::shared_ptr<const std::string> storage() const { return pack_; }
 
-  static std::string Key(const std::string& path, const std::string& module,
-                         const std::string& sha);
+  std::string Key(const std::string& path, const std::string& module,
+                  const std::string& sha) const;
 
  private:
   struct Record {
@@ -64,6 +66,7 @@ class EntityCache {
   bool Parse(std::string_view pack);
 
   util::Env& env_;
+  std::string variant_;
   std::string pack_path_;
   std::shared_ptr<const std::string> pack_;
   int64_t written_ns_ = 0;

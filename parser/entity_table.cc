@@ -27,7 +27,8 @@ class Builder {
       : env_(env), options_(options), tree_(tree), slots_(tree.files.size()) {
     if (options_.cache_dir) {
       cache_ = std::make_unique<EntityCache>(env_, *options_.cache_dir, options_.root,
-                                             tree.files.size());
+                                             tree.files.size(),
+                                             options_.references ? "references" : "");
       cache_->Open();
     }
   }
@@ -104,14 +105,14 @@ class Builder {
     }
     sha = util::Sha256Hex(*source);
     if (cache_) {
-      std::string key = EntityCache::Key(file.path, file.module, sha);
+      std::string key = cache_->Key(file.path, file.module, sha);
       if (const CachedFile* hit = cache_->LookupByKey(key)) {
         return UseCached(i, *info, sha, *hit, /*unchanged=*/false);
       }
     }
     Parse(i, worker, *source, sha);
     if (cache_) {
-      cache_->Put(i, file.path, *info, sha, EntityCache::Key(file.path, file.module, sha),
+      cache_->Put(i, file.path, *info, sha, cache_->Key(file.path, file.module, sha),
                   CachedFile{slot.fragment, slot.parse_errors}, /*unchanged=*/false);
     }
   }
@@ -119,7 +120,7 @@ class Builder {
   void UseCached(size_t i, const util::FileInfo& info, const std::string& sha,
                  const CachedFile& hit, bool unchanged) {
     const SourceFile& file = tree_.files[i];
-    cache_->Put(i, file.path, info, sha, EntityCache::Key(file.path, file.module, sha), hit,
+    cache_->Put(i, file.path, info, sha, cache_->Key(file.path, file.module, sha), hit,
                 unchanged);
     Slot& slot = slots_[i];
     slot.fragment = hit.fragment;
@@ -139,7 +140,7 @@ class Builder {
       parser = std::move(*created);
     }
     const SourceFile& file = tree_.files[i];
-    FileTable table = parser->Parse(file.path, file.module, source);
+    FileTable table = parser->Parse(file.path, file.module, source, options_.references);
     table.sha256 = sha;
     Slot& slot = slots_[i];
     slot.owned = std::make_unique<std::string>();

@@ -23,6 +23,7 @@ struct EntitiesOptions {
   int jobs = 1;
   std::optional<std::string> cache_dir;  // no cache when empty
   uint64_t max_file_bytes = uint64_t{64} << 20;
+  bool references = false;  // also collect each entity's referenced names
 };
 
 struct FileDiagnostic {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -59,6 +60,10 @@ enum class Sym : uint8_t {
   kComment,  // comments and line continuations: extras that end no code
   kParenthesizedExpression,
   kPython2Statement,  // print and exec statements: tree-sitter accepts them, CPython 3 does not
+  kParameters,
+  kParameterWithValue,  // default_parameter, typed_parameter, typed_default_parameter
+  kKeywordArgument,
+  kSplatPattern,        // *args / **kwargs in a parameter list
 };
 
 const std::unordered_map<std::string, Sym>& SymbolNames() {
@@ -114,6 +119,13 @@ const std::unordered_map<std::string, Sym>& SymbolNames() {
       {"line_continuation", Sym::kComment},
       {"parenthesized_expression", Sym::kParenthesizedExpression},
       {"print_statement", Sym::kPython2Statement},
+      {"parameters", Sym::kParameters},
+      {"lambda_parameters", Sym::kParameters},
+      {"default_parameter", Sym::kParameterWithValue},
+      {"typed_parameter", Sym::kParameterWithValue},
+      {"typed_default_parameter", Sym::kParameterWithValue},
+      {"keyword_argument", Sym::kKeywordArgument},
+      {"dictionary_splat_pattern", Sym::kSplatPattern},
       {"exec_statement", Sym::kPython2Statement},
   };
   return names;
@@ -146,7 +158,7 @@ struct PythonParser::Impl {
   std::vector<Sym> sym_of;  // indexed by TSSymbol
   TSFieldId f_name = 0, f_body = 0, f_module_name = 0, f_alias = 0, f_left = 0, f_right = 0,
             f_definition = 0, f_function = 0, f_object = 0, f_attribute = 0, f_arguments = 0,
-            f_operator = 0;
+            f_operator = 0, f_value = 0, f_type = 0;
 
   ~Impl() {
     if (parser != nullptr) ts_parser_delete(parser);
@@ -170,10 +182,12 @@ class Walker {
          FileTable* table)
       : impl_(impl), src_(src), offset_(byte_offset), latin1_(latin1), table_(table) {}
 
-  void Run(TSNode root) {
+  void Run(TSNode root, bool references) {
     AddModuleEntity(root);
+    entity_nodes_.push_back(root);
     VisitChildren(root, Scope{0, false, true});
     if (ts_node_has_error(root)) CollectErrors(root);
+    if (references) CollectReferences();
   }
 
  private:
@@ -322,9 +336,75 @@ class Walker {
     e.signature = Signature(def, name, body);
     if (!ts_node_is_null(body)) e.docstring = Docstring(body);
     table_->entities.push_back(std::move(e));
+    entity_nodes_.push_back(def);
     if (!ts_node_is_null(body)) {
       VisitChildren(body, Scope{table_->entities.size() - 1, is_class, false});
     }
+  }
+
+  // -- references: the names each entity's own code uses ------------------------------
+  void CollectReferences() {
+    table_->has_references = true;
+    for (size_t i = 0; i < entity_nodes_.size(); ++i) {
+      std::set<std::string> names;
+      TSNode node = entity_nodes_[i];
+      for (Children c(node); c.valid(); c.Next()) {
+        if (c.field() == impl_.f_name && i > 0) continue;  // its own name
+        Names(c.node(), &names);
+      }
+      table_->entities[i].references.assign(names.begin(), names.end());
+    }
+  }
+
+  void Names(TSNode n, std::set<std::string>* out) const {
+    switch (SymOf(n)) {
+      case Sym::kFunctionDefinition:
+      case Sym::kClassDefinition:
+      case Sym::kDecoratedDefinition:
+      case Sym::kComment:
+      case Sym::kString:
+      case Sym::kSplatPattern:
+      case Sym::kImportStatement:
+      case Sym::kImportFromStatement:
+      case Sym::kFutureImportStatement:
+        return;  // nested entities keep their own references; imports are import edges
+      case Sym::kIdentifier:
+        out->insert(Identifier(n));
+        return;
+      case Sym::kAttribute:
+        if (std::string dotted = DottedChain(n); !dotted.empty()) {
+          out->insert(dotted);
+          return;
+        }
+        break;
+      case Sym::kParameters:
+        for (Children c(n); c.valid(); c.Next()) {
+          if (SymOf(c.node()) == Sym::kParameterWithValue) Names(c.node(), out);
+        }
+        return;
+      case Sym::kParameterWithValue:
+      case Sym::kKeywordArgument:  // only the default / value and the annotation
+        for (Children c(n); c.valid(); c.Next()) {
+          if (c.field() == impl_.f_value || c.field() == impl_.f_type) Names(c.node(), out);
+        }
+        return;
+      default:
+        break;
+    }
+    for (Children c(n); c.valid(); c.Next()) {
+      if (ts_node_is_named(c.node())) Names(c.node(), out);
+    }
+  }
+
+  // "a.b.c" for an attribute chain over a plain identifier; "" otherwise.
+  std::string DottedChain(TSNode n) const {
+    if (SymOf(n) == Sym::kIdentifier) return Identifier(n);
+    if (SymOf(n) != Sym::kAttribute) return "";
+    TSNode obj = ts_node_child_by_field_id(n, impl_.f_object);
+    TSNode attr = ts_node_child_by_field_id(n, impl_.f_attribute);
+    if (ts_node_is_null(obj) || ts_node_is_null(attr)) return "";
+    std::string base = DottedChain(obj);
+    return base.empty() ? "" : base + "." + Identifier(attr);
   }
 
   std::string UniqueId(const std::string& qualname) {
@@ -685,6 +765,7 @@ class Walker {
   bool latin1_;
   FileTable* table_;
   std::unordered_map<std::string, int> qualname_count_;
+  std::vector<TSNode> entity_nodes_;  // parallel to table_->entities
   bool all_dynamic_ = false;
 };
 
@@ -809,6 +890,8 @@ util::Expected<std::unique_ptr<PythonParser>> PythonParser::Create() {
   impl->f_attribute = field("attribute");
   impl->f_arguments = field("arguments");
   impl->f_operator = field("operator");
+  impl->f_value = field("value");
+  impl->f_type = field("type");
   return std::unique_ptr<PythonParser>(new PythonParser(std::move(impl)));
 }
 
@@ -816,7 +899,7 @@ PythonParser::PythonParser(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 PythonParser::~PythonParser() = default;
 
 FileTable PythonParser::Parse(std::string_view path, std::string_view module,
-                              std::string_view source) {
+                              std::string_view source, bool references) {
   FileTable table;
   table.path = std::string(path);
   table.module = std::string(module);
@@ -833,7 +916,7 @@ FileTable PythonParser::Parse(std::string_view path, std::string_view module,
     return table;
   }
   Walker walker(*impl_, src, offset, IsLatin1Coding(CodingCookie(source)), &table);
-  walker.Run(ts_tree_root_node(tree));
+  walker.Run(ts_tree_root_node(tree), references);
   ts_tree_delete(tree);
   std::stable_sort(table.parse_errors.begin(), table.parse_errors.end(),
                    [](const ParseError& a, const ParseError& b) {

@@ -19,8 +19,10 @@ class PythonParser {
   PythonParser(const PythonParser&) = delete;
   PythonParser& operator=(const PythonParser&) = delete;
 
-  // `path` is the file's root-relative path (it prefixes ids), `module` its dotted name.
-  FileTable Parse(std::string_view path, std::string_view module, std::string_view source);
+  // `path` is the file's root-relative path (it prefixes ids), `module` its dotted name;
+  // `references` also collects the names each entity's code uses.
+  FileTable Parse(std::string_view path, std::string_view module, std::string_view source,
+                  bool references = false);
 
   struct Impl;
 
