@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "tests/testing/e2e.h"
 #include "tests/testing/run.h"
 
 namespace fbkit {
@@ -18,8 +19,9 @@ using testing::RunCommand;
 using testing::RunResult;
 using testing::ScratchDir;
 
-const std::string kBinary = FBKIT_FB_GRAPH;
-const std::string kSource = FBKIT_SOURCE_DIR;
+using testing::Fixture;
+using testing::kBinary;
+using testing::kSource;
 const std::string kFixture = kSource + "/fixtures/trace_basic";
 
 // Traces the fixture (one session, or --isolate) and builds its graph into dir/graph.json.

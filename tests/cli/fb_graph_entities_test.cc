@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "tests/testing/e2e.h"
 #include "tests/testing/run.h"
 
 namespace fbkit {
@@ -16,10 +17,10 @@ using testing::RunCommand;
 using testing::RunResult;
 using testing::ScratchDir;
 
-const std::string kBinary = FBKIT_FB_GRAPH;
-const std::string kSource = FBKIT_SOURCE_DIR;
+using testing::Fixture;
+using testing::kBinary;
+using testing::kSource;
 
-std::string Fixture(const std::string& name) { return kSource + "/fixtures/" + name; }
 
 // The document with the machine-specific root replaced, pretty-printed for readable diffs.
 std::string Normalise(const std::string& doc) {

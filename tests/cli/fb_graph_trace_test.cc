@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "tests/testing/e2e.h"
 #include "tests/testing/run.h"
 
 namespace fbkit {
@@ -16,11 +17,11 @@ using testing::RunCommand;
 using testing::RunResult;
 using testing::ScratchDir;
 
-const std::string kBinary = FBKIT_FB_GRAPH;
-const std::string kSource = FBKIT_SOURCE_DIR;
+using testing::Fixture;
+using testing::kBinary;
+using testing::kSource;
 const std::string kPython = "/usr/bin/python3";
 
-std::string Fixture(const std::string& name) { return kSource + "/fixtures/" + name; }
 
 struct Traced {
   RunResult run;

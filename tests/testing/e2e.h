@@ -1,0 +1,14 @@
+// Shared by the end-to-end tests (compiled with FBKIT_FB_GRAPH and FBKIT_SOURCE_DIR): where
+// the binary and the fixtures are.
+#pragma once
+
+#include <string>
+
+namespace fbkit::testing {
+
+inline const std::string kBinary = FBKIT_FB_GRAPH;
+inline const std::string kSource = FBKIT_SOURCE_DIR;
+
+inline std::string Fixture(const std::string& name) { return kSource + "/fixtures/" + name; }
+
+}  // namespace fbkit::testing
