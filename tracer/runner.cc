@@ -201,19 +201,26 @@ class Runner {
     return env;
   }
 
-  ProcessSpec PytestSpec(const std::string& name, const std::vector<std::string>& paths,
-                         bool collect_only) {
+  // One pytest process to start: its command and the journal its agent writes.
+  struct PytestRun {
     ProcessSpec spec;
-    std::string journal = util::JoinPath(options_.work_dir, name + ".jsonl");
+    std::string journal;
+  };
+
+  PytestRun PytestSpec(const std::string& name, const std::vector<std::string>& paths,
+                       bool collect_only) {
+    PytestRun run;
+    ProcessSpec& spec = run.spec;
+    run.journal = util::JoinPath(options_.work_dir, name + ".jsonl");
     spec.argv = {options_.python, "-m", "pytest", "-p", "fbkit_agent", "-p", "no:cacheprovider",
                  "-p", "no:xdist", "-o", "cache_dir=" + util::JoinPath(options_.work_dir, "cache")};
     if (collect_only) spec.argv.push_back("--collect-only");
     spec.argv.insert(spec.argv.end(), options_.pytest_args.begin(), options_.pytest_args.end());
     spec.argv.insert(spec.argv.end(), paths.begin(), paths.end());
     spec.cwd = options_.root;
-    spec.env = BaseEnv(journal);
+    spec.env = BaseEnv(run.journal);
     spec.log_path = util::JoinPath(options_.work_dir, name + ".log");
-    return spec;
+    return run;
   }
 
   bool TotalExpired() const {
@@ -222,11 +229,9 @@ class Runner {
 
   // Runs one pytest process to its end, feeding its journal to a reader as it grows and
   // killing it when the current test file or the whole run exceeds its time.
-  util::Expected<SessionResult> RunSession(const ProcessSpec& spec, double file_timeout) {
-    std::string journal;
-    for (const auto& [k, v] : spec.env) {
-      if (k == "FBKIT_TRACE_JOURNAL") journal = v;
-    }
+  util::Expected<SessionResult> RunSession(const PytestRun& run, double file_timeout) {
+    const ProcessSpec& spec = run.spec;
+    const std::string& journal = run.journal;
     auto process = launcher_.Start(spec);
     if (!process.ok()) return util::Error{process.error()};
     SessionResult result;
@@ -407,7 +412,7 @@ class Runner {
     Clock::time_point start;
     std::unique_ptr<JournalReader> reader;
     uint64_t offset = 0;
-    ProcessSpec spec;
+    PytestRun run;
   };
 
   util::Status RunPool(const std::vector<std::string>& files, std::vector<TraceSet>* results) {
@@ -418,8 +423,8 @@ class Runner {
       while (next < files.size() && static_cast<int>(running.size()) < jobs && !TotalExpired()) {
         auto job = std::make_unique<Job>();
         job->index = next;
-        job->spec = PytestSpec("file-" + std::to_string(next + 1), {files[next]}, false);
-        auto p = launcher_.Start(job->spec);
+        job->run = PytestSpec("file-" + std::to_string(next + 1), {files[next]}, false);
+        auto p = launcher_.Start(job->run.spec);
         if (!p.ok()) return util::Error{p.error()};
         job->process = std::move(*p);
         job->start = Clock::now();
@@ -447,8 +452,7 @@ class Runner {
 
   // Advances one isolate job; true when it has ended (its file is then marked if it died).
   bool PollJob(Job& job, const std::vector<std::string>& files) {
-    std::string journal = util::JoinPath(options_.work_dir,
-                                         "file-" + std::to_string(job.index + 1) + ".jsonl");
+    const std::string& journal = job.run.journal;
     std::optional<ExitInfo> exit = job.process->Poll();
     job.offset += FeedJournal(journal, job.offset, job.reader.get());
     bool timed_out = false;
@@ -462,7 +466,7 @@ class Runner {
     if (!exit) return false;
     job.reader->Feed("\n");
     if (!job.reader->finished()) {
-      auto log = env_.ReadFile(job.spec.log_path);
+      auto log = env_.ReadFile(job.run.spec.log_path);
       SessionResult r;
       r.exit = *exit;
       r.timed_out = timed_out;
