@@ -14,9 +14,10 @@ identities that map to nothing.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from reference_run import run_reference
 
 ANON = {"<lambda>", "<listcomp>", "<genexpr>", "<dictcomp>", "<setcomp>"}
 
@@ -58,20 +59,13 @@ def main():
                 return n["id"]
         return None
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    pp = [here] + [p if os.path.isabs(p) else os.path.join(repo, p) for p in args.pythonpath]
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=os.pathsep.join(pp), REF_ROOT=repo)
     tmp = tempfile.mkdtemp(prefix="fbkit-graph-recall-")
     total = found = found_any = 0
     unmapped, missing = set(), []
     for test_file in g["test_files"]:
-        out = os.path.join(tmp, "ref.json")
-        subprocess.run([args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-                        "reference_trace_plugin", test_file], cwd=repo, env=dict(env, REF_OUT=out),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if not os.path.exists(out):
-            continue
-        for caller, callee, _ in json.load(open(out)):
+        edges = run_reference(args.python, repo, args.pythonpath, test_file,
+                              os.path.join(tmp, "ref.json"))
+        for caller, callee, _ in edges or []:
             if caller is None:
                 continue
             a, b = entity(caller), entity(callee)
@@ -88,7 +82,6 @@ def main():
                 found_any += 1  # e.g. an import the session ran once, for another file
             else:
                 missing.append((test_file, a, b))
-        os.remove(out)
     recall = found / total if total else 1.0
     print(f"reference edges between two entities: {total}, found as graph call edges of the "
           f"same test file: {found}, recall {100 * recall:.3f}%; found as any graph edge "

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from reference_run import run_reference
+
 
 def key(code):
     return None if code is None else tuple(code)
@@ -33,9 +35,8 @@ def main():
     args = ap.parse_args()
     repo = os.path.realpath(args.repo)
     trace = json.load(open(args.trace))
-    here = os.path.dirname(os.path.abspath(__file__))
-    pp = [here] + [p if os.path.isabs(p) else os.path.join(repo, p) for p in args.pythonpath]
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=os.pathsep.join(pp), REF_ROOT=repo)
+    pp = [p if os.path.isabs(p) else os.path.join(repo, p) for p in args.pythonpath]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=os.pathsep.join(pp))
     shared = set()
     for name, edges in trace["contexts"].items():
         if not name.startswith("<fixture>"):
@@ -48,12 +49,9 @@ def main():
     for f in trace["files"]:
         if f["status"] != "ok" or not f["tests"]:
             continue
-        out = os.path.join(tmp, "ref.json")
-        cmd = [args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-               "reference_trace_plugin", f["file"]]
-        subprocess.run(cmd, cwd=repo, env=dict(env, REF_OUT=out), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        ref = {(key(a), key(b)) for a, b, _ in json.load(open(out))}
+        edges = run_reference(args.python, repo, args.pythonpath, f["file"],
+                              os.path.join(tmp, "ref.json"))
+        ref = {(key(a), key(b)) for a, b, _ in edges or []}
         ours = {(key(a), key(b)) for a, b, _ in f["edges"]} | shared
         for c in f["fixture_contexts"]:
             ours |= fixtures.get(c, set())
