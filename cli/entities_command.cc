@@ -59,10 +59,7 @@ int Run(const EntitiesArgs& args) {
   auto start = std::chrono::steady_clock::now();
   util::Env& env = util::RealEnv();
   auto root = env.RealPath(args.root);
-  if (!root.ok()) {
-    std::fprintf(stderr, "fb-graph entities: %s\n", root.error().c_str());
-    return kExitFailure;
-  }
+  if (!root.ok()) return Fail("fb-graph entities", root.error());
   parser::EntitiesOptions options;
   options.root = *root;
   options.excludes = args.excludes;
@@ -73,16 +70,10 @@ int Run(const EntitiesArgs& args) {
   auto result = parser::BuildEntities(
       env, options, [&](size_t done, size_t total) { progress.Update(done, total); });
   progress.Clear();
-  if (!result.ok()) {
-    std::fprintf(stderr, "fb-graph entities: %s\n", result.error().c_str());
-    return kExitFailure;
-  }
+  if (!result.ok()) return Fail("fb-graph entities", result.error());
   std::string doc = parser::EntitiesDocument(*root, result->fragments, result->errors);
   util::Status written = WriteOutput(env, args.output, doc);
-  if (!written.ok()) {
-    std::fprintf(stderr, "fb-graph entities: %s\n", written.error().c_str());
-    return kExitFailure;
-  }
+  if (!written.ok()) return Fail("fb-graph entities", written.error());
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Report(*result, seconds, args.quiet);

@@ -57,10 +57,7 @@ int Run(TraceArgs& args) {
   auto start = std::chrono::steady_clock::now();
   util::Env& env = util::RealEnv();
   auto root = env.RealPath(args.root);
-  if (!root.ok()) {
-    std::fprintf(stderr, "fb-graph trace: %s\n", root.error().c_str());
-    return kExitFailure;
-  }
+  if (!root.ok()) return Fail("fb-graph trace", root.error());
   auto kv = ParseEnv(args.env);
   if (!kv.ok()) {
     std::fprintf(stderr, "fb-graph trace: %s\n", kv.error().c_str());
@@ -86,15 +83,9 @@ int Run(TraceArgs& args) {
                                 });
   progress.Clear();
   if (!args.keep_work && args.work_dir.empty()) std::filesystem::remove_all(work);
-  if (!trace.ok()) {
-    std::fprintf(stderr, "fb-graph trace: %s\n", trace.error().c_str());
-    return kExitFailure;
-  }
+  if (!trace.ok()) return Fail("fb-graph trace", trace.error());
   util::Status written = WriteOutput(env, args.output, tracer::TraceDocument(*trace, args.details));
-  if (!written.ok()) {
-    std::fprintf(stderr, "fb-graph trace: %s\n", written.error().c_str());
-    return kExitFailure;
-  }
+  if (!written.ok()) return Fail("fb-graph trace", written.error());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summarise(*trace, seconds, args.quiet);
   for (const auto& [name, f] : trace->files) {
