@@ -3,6 +3,7 @@
 namespace fbkit::testing {
 
 void FakeEnv::AddDir(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   if (path.empty() || path == "/") return;
   AddDir(util::DirName(path));
   Node& n = nodes_[path];
@@ -10,6 +11,7 @@ void FakeEnv::AddDir(const std::string& path) {
 }
 
 void FakeEnv::AddFile(const std::string& path, const std::string& data) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   AddDir(util::DirName(path));
   Node& n = nodes_[path];
   n.type = util::FileType::kRegular;
@@ -19,6 +21,7 @@ void FakeEnv::AddFile(const std::string& path, const std::string& data) {
 }
 
 void FakeEnv::AddSymlink(const std::string& path, const std::string& target) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   AddDir(util::DirName(path));
   Node& n = nodes_[path];
   n.type = util::FileType::kSymlink;
@@ -26,6 +29,7 @@ void FakeEnv::AddSymlink(const std::string& path, const std::string& target) {
 }
 
 int FakeEnv::reads(const std::string& path) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = reads_.find(path);
   return it == reads_.end() ? 0 : it->second;
 }
@@ -41,6 +45,7 @@ const FakeEnv::Node* FakeEnv::Resolve(const std::string& path, bool follow) cons
 }
 
 util::Expected<std::string> FakeEnv::ReadFile(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   const Node* n = Resolve(path, true);
   if (n == nullptr) return util::Error{path + ": cannot open: No such file or directory"};
   if (n->type != util::FileType::kRegular) return util::Error{path + ": is a directory"};
@@ -49,12 +54,14 @@ util::Expected<std::string> FakeEnv::ReadFile(const std::string& path) {
 }
 
 util::Expected<std::string> FakeEnv::ReadFileFrom(const std::string& path, uint64_t offset) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto all = ReadFile(path);
   if (!all.ok()) return all;
   return offset >= all->size() ? std::string() : all->substr(offset);
 }
 
 util::Status FakeEnv::WriteFileAtomic(const std::string& path, std::string_view data) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   const Node* dir = Resolve(util::DirName(path), true);
   if (dir == nullptr || dir->type != util::FileType::kDirectory) {
     return util::Error{path + ": cannot create: No such file or directory"};
@@ -64,6 +71,7 @@ util::Status FakeEnv::WriteFileAtomic(const std::string& path, std::string_view 
 }
 
 util::Expected<util::FileInfo> FakeEnv::Stat(const std::string& path, bool follow_symlinks) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   const Node* n = Resolve(path, follow_symlinks);
   if (n == nullptr) return util::Error{path + ": cannot stat: No such file or directory"};
   util::FileInfo info;
@@ -75,6 +83,7 @@ util::Expected<util::FileInfo> FakeEnv::Stat(const std::string& path, bool follo
 }
 
 util::Expected<std::vector<util::DirEntry>> FakeEnv::ListDir(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   const Node* n = Resolve(path, true);
   if (n == nullptr || n->type != util::FileType::kDirectory) {
     return util::Error{path + ": cannot open directory: No such file or directory"};
@@ -91,11 +100,13 @@ util::Expected<std::vector<util::DirEntry>> FakeEnv::ListDir(const std::string& 
 }
 
 util::Status FakeEnv::MakeDirs(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   AddDir(path);
   return util::Status::Ok();
 }
 
 util::Expected<std::string> FakeEnv::RealPath(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   if (Resolve(path, true) == nullptr) return util::Error{path + ": cannot resolve"};
   return path;
 }

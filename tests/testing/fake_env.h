@@ -1,8 +1,10 @@
 // An in-memory Env for tests: files, directories and symlinks in a map, a settable clock,
-// and counters of reads so tests can check what was (not) touched.
+// and counters of reads so tests can check what was (not) touched. Thread-safe like the
+// real one (the entity table reads files from several threads).
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "util/env.h"
@@ -40,6 +42,7 @@ class FakeEnv : public util::Env {
 
   std::map<std::string, Node> nodes_;
   std::map<std::string, int> reads_;
+  mutable std::recursive_mutex mu_;
   int64_t now_ns_ = 1'000'000'000'000;
   uint64_t next_inode_ = 1;
 };
