@@ -38,13 +38,7 @@ util::Expected<std::vector<parser::FileTable>> Tables(util::Env& env, const Buil
   if (!a.no_cache) options.cache_dir = UserCacheDir("");
   auto result = parser::BuildEntities(env, options, nullptr);
   if (!result.ok()) return util::Error{result.error()};
-  std::vector<parser::FileTable> tables;
-  for (const auto& fragment : result->fragments) {
-    auto t = parser::ParseFileTableJson(fragment);
-    if (!t.ok()) return util::Error{t.error()};
-    tables.push_back(std::move(*t));
-  }
-  return tables;
+  return parser::FileTables(*result);
 }
 
 int RunBuild(const BuildArgs& a) {

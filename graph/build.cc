@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "graph/dep_graph.h"
+#include "parser/modules.h"
 
 namespace fbkit::graph {
 namespace {
@@ -74,22 +75,8 @@ class Builder {
   }
 
   // -- name resolution ---------------------------------------------------------------
-  // The dotted package a module's relative imports start from.
-  std::string Package(const FileTable& t) const {
-    if (t.path.ends_with("__init__.py")) return t.module;
-    size_t dot = t.module.rfind('.');
-    return dot == std::string::npos ? "" : t.module.substr(0, dot);
-  }
-
   std::string Absolute(const FileTable& t, const parser::Import& imp) const {
-    if (imp.level == 0) return imp.module;
-    std::vector<std::string> parts = Split(Package(t), '.');
-    if (parts.size() == 1 && parts[0].empty()) parts.clear();
-    for (int i = 1; i < imp.level && !parts.empty(); ++i) parts.pop_back();
-    std::string base;
-    for (const auto& p : parts) base += (base.empty() ? "" : ".") + p;
-    if (!imp.module.empty()) base += (base.empty() ? "" : ".") + imp.module;
-    return base;
+    return parser::AbsoluteModule(t, imp);
   }
 
   std::optional<uint32_t> Module(const std::string& name) const {

@@ -171,4 +171,15 @@ util::Expected<EntitiesResult> BuildEntities(util::Env& env, const EntitiesOptio
   return builder.Finish();
 }
 
+util::Expected<std::vector<FileTable>> FileTables(const EntitiesResult& result) {
+  std::vector<FileTable> tables;
+  tables.reserve(result.fragments.size());
+  for (const auto& fragment : result.fragments) {
+    auto t = ParseFileTableJson(fragment);
+    if (!t.ok()) return util::Error{t.error()};
+    tables.push_back(std::move(*t));
+  }
+  return tables;
+}
+
 }  // namespace fbkit::parser

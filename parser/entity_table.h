@@ -53,4 +53,7 @@ using ProgressFn = std::function<void(size_t done, size_t total)>;
 util::Expected<EntitiesResult> BuildEntities(util::Env& env, const EntitiesOptions& options,
                                              const ProgressFn& progress);
 
+// The FileTables behind a result's fragments (parsed back from them), sorted by path.
+util::Expected<std::vector<FileTable>> FileTables(const EntitiesResult& result);
+
 }  // namespace fbkit::parser

@@ -925,6 +925,45 @@ FileTable PythonParser::Parse(std::string_view path, std::string_view module,
   return table;
 }
 
+std::vector<PythonParser::Block> PythonParser::Blocks(std::string_view source) {
+  std::vector<Block> blocks;
+  int64_t offset = source.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  std::string_view src = source.substr(static_cast<size_t>(offset));
+  std::string copy = ParseCopy(src);
+  std::string_view parsed = copy.empty() ? src : std::string_view(copy);
+  TSTree* tree = ts_parser_parse_string(impl_->parser, nullptr, parsed.data(),
+                                        static_cast<uint32_t>(parsed.size()));
+  if (tree == nullptr) {
+    ts_parser_reset(impl_->parser);
+    return blocks;
+  }
+  std::vector<TSNode> stack = {ts_tree_root_node(tree)};
+  while (!stack.empty()) {
+    TSNode node = stack.back();
+    stack.pop_back();
+    bool is_block = std::string_view(ts_node_type(node)) == "block";
+    Block block;
+    if (is_block) {
+      TSNode owner = ts_node_parent(node);
+      block.owner_start = offset + (ts_node_is_null(owner) ? 0 : ts_node_start_byte(owner));
+    }
+    for (Children c(node); c.valid(); c.Next()) {
+      TSNode child = c.node();
+      if (ts_node_child_count(child) > 0) stack.push_back(child);
+      if (is_block && ts_node_is_named(child) &&
+          std::string_view(ts_node_type(child)) != "comment") {
+        block.statements.emplace_back(offset + ts_node_start_byte(child),
+                                      offset + ts_node_end_byte(child));
+      }
+    }
+    if (is_block) blocks.push_back(std::move(block));
+  }
+  ts_tree_delete(tree);
+  std::sort(blocks.begin(), blocks.end(),
+            [](const Block& a, const Block& b) { return a.owner_start < b.owner_start; });
+  return blocks;
+}
+
 const char* EntityKindName(EntityKind kind) {
   switch (kind) {
     case EntityKind::kModule: return "module";

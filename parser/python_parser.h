@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "parser/entity.h"
 #include "util/expected.h"
@@ -23,6 +25,15 @@ class PythonParser {
   // `references` also collects the names each entity's code uses.
   FileTable Parse(std::string_view path, std::string_view module, std::string_view source,
                   bool references = false);
+
+  // The indented blocks of a file (bodies of def, class, if, for, try, ...): the start of
+  // the statement owning the block and the byte spans of its statements (comments
+  // excluded), so that a cut can tell when it empties one.
+  struct Block {
+    int64_t owner_start = 0;
+    std::vector<std::pair<int64_t, int64_t>> statements;
+  };
+  std::vector<Block> Blocks(std::string_view source);
 
   struct Impl;
 

@@ -66,7 +66,7 @@ class Runner {
     }
     s = CheckInterpreter();
     if (!s.ok()) return s;
-    if (options_.accelerate) {
+    if (options_.accelerate && options_.record) {
       auto built = BuildAccelerator();
       if (built.ok()) {
         accel_path_ = *built;
@@ -196,6 +196,7 @@ class Runner {
         {"FBKIT_TRACE_CHILD_DIR", util::JoinPath(options_.work_dir, "children")},
         {"FBKIT_TRACE_ACCEL", accel_path_},
         {"FBKIT_TRACE_ROLE", "main"},
+        {"FBKIT_TRACE_RECORD", options_.record ? "1" : "0"},
     };
     for (const auto& kv : options_.env) env.push_back(kv);
     return env;

@@ -28,6 +28,7 @@ struct TraceOptions {
   double file_timeout = 0;        // seconds per test file, 0 = none
   double total_timeout = 0;       // seconds for the whole run, 0 = none
   std::string work_dir;           // private: agent sources, journals, logs
+  bool record = true;             // false: outcomes only, no call edges (no profiler)
   bool accelerate = true;         // compile and use the C accelerator when possible
   std::string accel_cache_dir;    // compiled accelerators, per interpreter and ABI
   std::string compiler = "cc";

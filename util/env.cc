@@ -1,5 +1,7 @@
 #include "util/env.h"
 
+#include <filesystem>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -149,6 +151,20 @@ class PosixEnv : public Env {
     }
     if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
       return ErrnoError(path, "cannot create directory");
+    }
+    return Status::Ok();
+  }
+
+  Status RemoveAll(const std::string& path) override {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    if (ec) return Error{path + ": cannot remove: " + ec.message()};
+    return Status::Ok();
+  }
+
+  Status Rename(const std::string& from, const std::string& to) override {
+    if (std::rename(from.c_str(), to.c_str()) != 0) {
+      return Error{from + ": cannot rename to " + to + ": " + std::strerror(errno)};
     }
     return Status::Ok();
   }

@@ -39,6 +39,11 @@ class Env {
   // Entries other than "." and "..", sorted by name.
   virtual Expected<std::vector<DirEntry>> ListDir(const std::string& path) = 0;
   virtual Status MakeDirs(const std::string& path) = 0;
+  // Removes a file or a directory tree (symlinks themselves, never their targets); a
+  // missing path is no error.
+  virtual Status RemoveAll(const std::string& path) = 0;
+  // Renames a file or directory (same file system).
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
   virtual int64_t NowNs() = 0;
   // The absolute path with symlinks, "." and ".." resolved.
   virtual Expected<std::string> RealPath(const std::string& path) = 0;

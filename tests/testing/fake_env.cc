@@ -105,6 +105,28 @@ util::Status FakeEnv::MakeDirs(const std::string& path) {
   return util::Status::Ok();
 }
 
+util::Status FakeEnv::RemoveAll(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  for (auto it = nodes_.lower_bound(path); it != nodes_.end();) {
+    if (it->first != path && !it->first.starts_with(path + "/")) break;
+    it = nodes_.erase(it);
+  }
+  return util::Status::Ok();
+}
+
+util::Status FakeEnv::Rename(const std::string& from, const std::string& to) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  std::map<std::string, Node> moved;
+  for (auto it = nodes_.lower_bound(from); it != nodes_.end();) {
+    if (it->first != from && !it->first.starts_with(from + "/")) break;
+    moved[to + it->first.substr(from.size())] = it->second;
+    it = nodes_.erase(it);
+  }
+  if (moved.empty()) return util::Error{from + ": no such file"};
+  for (auto& [k, v] : moved) nodes_[k] = std::move(v);
+  return util::Status::Ok();
+}
+
 util::Expected<std::string> FakeEnv::RealPath(const std::string& path) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (Resolve(path, true) == nullptr) return util::Error{path + ": cannot resolve"};

@@ -28,6 +28,8 @@ class FakeEnv : public util::Env {
   util::Expected<util::FileInfo> Stat(const std::string& path, bool follow_symlinks) override;
   util::Expected<std::vector<util::DirEntry>> ListDir(const std::string& path) override;
   util::Status MakeDirs(const std::string& path) override;
+  util::Status RemoveAll(const std::string& path) override;
+  util::Status Rename(const std::string& from, const std::string& to) override;
   int64_t NowNs() override { return now_ns_; }
   util::Expected<std::string> RealPath(const std::string& path) override;
 

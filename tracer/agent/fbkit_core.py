@@ -239,15 +239,21 @@ class Agent:
         self._fixtures_noted = set()
         self._fixture_infos = []
         self.config = None
+        # FBKIT_TRACE_RECORD=0: outcomes only (verification runs), no profile hook at all.
+        self.recording = os.environ.get("FBKIT_TRACE_RECORD", "1") != "0"
 
     def start(self, preloaded):
         self.journal.write({"type": "start", "pid": os.getpid(), "python": sys.version,
                             "accelerated": self.accelerated, "accel_error": self.accel_error,
                             "preloaded": sorted(preloaded)})
+        if not self.recording:
+            return
         threading.setprofile(self.profile)
         self.install()
 
     def install(self):
+        if not self.recording:
+            return
         if self.recorder.tracer is not None:
             self.recorder.tracer.install()
         else:
@@ -307,7 +313,7 @@ class Agent:
 
     def ensure_installed(self, nodeid):
         """Restores the agent's hook if a test replaced it, and says so in the journal."""
-        if sys.getprofile() is not self.profile:
+        if self.recording and sys.getprofile() is not self.profile:
             self.journal.write({"type": "warning", "nodeid": nodeid,
                                 "message": "the test replaced the profile function; "
                                            "fbkit's was restored and calls made meanwhile "

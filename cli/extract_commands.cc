@@ -1,0 +1,456 @@
+#include "cli/extract_commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "cli/cli_common.h"
+#include "extract/git.h"
+#include "extract/llm.h"
+#include "extract/task.h"
+#include "graph/graph_io.h"
+#include "parser/entity_table.h"
+#include "parser/python_parser.h"
+#include "tracer/trace_json.h"
+#include "util/hash.h"
+#include "util/json_writer.h"
+#include "util/parallel.h"
+
+namespace fbkit::cli {
+namespace {
+
+struct ExtractArgs {
+  std::string root;
+  std::string graph;
+  std::string trace;
+  std::string output;
+  std::vector<std::string> f2p;
+  std::string repo_name;
+  std::string after;
+  std::string llm_cmd;
+  std::string shard;
+  std::vector<std::string> excludes;
+  extract::RunSettings settings;
+  extract::SelectOptions select;
+  int min_points = 10;
+  int min_lines = 100;
+  double f2p_max_pass = 0.3;
+  bool no_verify = false;
+  bool no_l2 = false;
+  bool rerun = false;
+  bool quiet = false;
+  int jobs = 1;
+};
+
+// Everything the tasks of one repository share, loaded once.
+struct Loaded {
+  std::string root;
+  graph::DepGraph graph;
+  tracer::TraceSet trace;
+  std::unique_ptr<extract::Repo> repo;
+  std::unique_ptr<extract::CutIndex> index;
+  std::vector<extract::PassingFile> passing;
+  std::map<std::string, std::string> not_passing;
+  extract::ExtractOptions options;
+};
+
+util::Expected<std::string> RepoName(extract::Git& git, const std::string& root) {
+  auto url = git.Run(root, {"remote", "get-url", "origin"});
+  std::string name;
+  if (url.ok()) {
+    std::string u = url->substr(0, url->find_last_not_of(" \n\r") + 1);
+    if (u.ends_with(".git")) u.resize(u.size() - 4);
+    size_t slash = u.find_last_of('/');
+    size_t prev = slash == std::string::npos ? std::string::npos : u.find_last_of("/:", slash - 1);
+    if (slash != std::string::npos && prev != std::string::npos) {
+      name = u.substr(prev + 1);
+    }
+  }
+  if (name.empty() || name.find('/') == std::string::npos) {
+    std::string base = root.substr(root.find_last_of('/') + 1);
+    name = "local/" + base;
+  }
+  return name;
+}
+
+// The repository's files to copy: git's view (tracked and untracked, not ignored) when it
+// is a checkout, else every file outside version-control and cache directories.
+util::Expected<std::vector<std::string>> RepoFiles(util::Env& env, extract::Git& git,
+                                                   const std::string& root,
+                                                   const std::string& out_dir) {
+  std::vector<std::string> files;
+  auto listed = git.Run(root, {"ls-files", "-z", "--cached", "--others", "--exclude-standard"});
+  if (listed.ok() && !listed->empty()) {
+    for (size_t b = 0, e; b < listed->size(); b = e + 1) {
+      e = listed->find('\0', b);
+      if (e == std::string::npos) e = listed->size();
+      if (e > b) files.push_back(listed->substr(b, e - b));
+    }
+  } else {
+    std::vector<std::string> stack = {""};
+    while (!stack.empty()) {
+      std::string rel = stack.back();
+      stack.pop_back();
+      auto entries = env.ListDir(util::JoinPath(root, rel));
+      if (!entries.ok()) return util::Error{entries.error()};
+      for (const auto& e : *entries) {
+        std::string path = rel.empty() ? e.name : rel + "/" + e.name;
+        if (e.type == util::FileType::kDirectory) {
+          if (e.name != ".git" && e.name != "__pycache__" && e.name != ".pytest_cache" &&
+              e.name != ".fbkit-cache") {
+            stack.push_back(path);
+          }
+        } else {
+          files.push_back(path);
+        }
+      }
+    }
+  }
+  // Never copy the output directory into a task (when it lies inside the repository).
+  std::string prefix = out_dir.starts_with(root + "/") ? out_dir.substr(root.size() + 1) + "/" : "";
+  std::vector<std::string> out;
+  for (auto& f : files) {
+    if ((prefix.empty() || !f.starts_with(prefix)) && f.find("__pycache__/") == std::string::npos &&
+        env.Stat(util::JoinPath(root, f), true).ok()) {
+      out.push_back(std::move(f));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+util::Expected<Loaded> Load(const ExtractArgs& a, const std::string& who) {
+  util::Env& env = util::RealEnv();
+  Loaded l;
+  auto root = env.RealPath(a.root);
+  if (!root.ok()) return util::Error{root.error()};
+  l.root = *root;
+  auto gtext = env.ReadFile(a.graph);
+  if (!gtext.ok()) return util::Error{"--graph: " + gtext.error()};
+  auto g = graph::ReadGraph(*gtext);
+  if (!g.ok()) return util::Error{a.graph + ": " + g.error()};
+  l.graph = std::move(*g);
+  auto ttext = env.ReadFile(a.trace);
+  if (!ttext.ok()) return util::Error{"--trace: " + ttext.error()};
+  auto t = tracer::ParseTraceDocument(*ttext);
+  if (!t.ok()) return util::Error{a.trace + ": " + t.error()};
+  l.trace = std::move(*t);
+  parser::EntitiesOptions eo;
+  eo.root = l.root;
+  eo.excludes = a.excludes;
+  eo.jobs = util::DefaultJobs();
+  eo.references = true;
+  eo.cache_dir = UserCacheDir("");
+  auto entities = parser::BuildEntities(env, eo, nullptr);
+  if (!entities.ok()) return util::Error{entities.error()};
+  auto tables = parser::FileTables(*entities);
+  if (!tables.ok()) return util::Error{tables.error()};
+  auto repo = extract::Repo::Load(env, l.root, std::move(*tables));
+  if (!repo.ok()) return util::Error{repo.error()};
+  l.repo = std::make_unique<extract::Repo>(std::move(*repo));
+  l.index = std::make_unique<extract::CutIndex>(*l.repo);
+  l.passing = extract::PassingFiles(l.trace, &l.not_passing);
+  auto out = env.RealPath(a.output);
+  if (!out.ok()) {
+    if (auto s = env.MakeDirs(a.output); !s.ok()) return util::Error{"-o: " + s.error()};
+    out = env.RealPath(a.output);
+    if (!out.ok()) return util::Error{"-o: " + out.error()};
+  }
+  extract::ExtractOptions& o = l.options;
+  o.out_dir = *out;
+  extract::Git git(env, tracer::RealLauncher(), o.out_dir);
+  auto name = a.repo_name.empty() ? RepoName(git, l.root) : util::Expected<std::string>(a.repo_name);
+  o.repo_name = *name;
+  auto head = git.Run(l.root, {"rev-parse", "HEAD"});
+  o.base_commit = head.ok() ? head->substr(0, 40) : "";
+  auto files = RepoFiles(env, git, l.root, o.out_dir);
+  if (!files.ok()) return util::Error{files.error()};
+  o.files = std::move(*files);
+  o.settings = a.settings;
+  o.select = a.select;
+  o.min_lines = a.min_lines;
+  o.verify = !a.no_verify;
+  o.f2p_max_pass = a.f2p_max_pass;
+  o.level2 = !a.no_l2;
+  if (!a.llm_cmd.empty()) {
+    o.chooser = extract::LlmTopChooser(env, tracer::RealLauncher(), a.llm_cmd, *l.repo,
+                                       util::JoinPath(o.out_dir, ".work/llm"));
+  }
+  (void)who;
+  return l;
+}
+
+// When the test file was first committed (ISO 8601), from `git log --follow`.
+std::string FirstCommitted(extract::Git& git, const std::string& root, const std::string& file) {
+  auto log = git.Run(root, {"log", "--diff-filter=A", "--follow", "--format=%cI", "--", file});
+  if (!log.ok() || log->empty()) return "";
+  std::string text = log->substr(0, log->find_last_not_of('\n') + 1);
+  return text.substr(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
+}
+
+std::string StatePath(const std::string& out, const std::string& f2p) {
+  return util::JoinPath(util::JoinPath(out, ".fbkit/state"), util::Sha256Hex(f2p).substr(0, 16) + ".json");
+}
+
+std::string StateJson(const extract::TaskOutcome& o) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("detail"), w.String(o.detail);
+  w.Key("emitted"), w.Bool(o.emitted);
+  w.Key("f2p"), w.String(o.f2p);
+  w.Key("instance_ids"), w.BeginArray();
+  for (const auto& id : o.instance_ids) w.String(id);
+  w.EndArray();
+  w.Key("lines"), w.Int(o.lines);
+  w.Key("reason"), w.String(o.reason);
+  w.EndObject();
+  return out + "\n";
+}
+
+void PrintOutcome(const extract::TaskOutcome& o) {
+  if (o.emitted) {
+    std::string ids;
+    for (const auto& id : o.instance_ids) ids += " " + id;
+    std::fprintf(stderr, "  emitted %s (%d lines):%s%s%s\n", o.f2p.c_str(), o.lines, ids.c_str(),
+                 o.detail.empty() ? "" : "\n    note: ", o.detail.c_str());
+  } else {
+    std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(), o.reason.c_str(), o.detail.c_str());
+  }
+}
+
+int RunTask(const ExtractArgs& a) {
+  const std::string who = "fb-extract task";
+  auto l = Load(a, who);
+  if (!l.ok()) return Fail(who, l.error());
+  auto it = std::find_if(l->passing.begin(), l->passing.end(),
+                         [&](const extract::PassingFile& p) { return p.file == a.f2p.front(); });
+  if (it == l->passing.end()) {
+    auto np = l->not_passing.find(a.f2p.front());
+    return Fail(who, a.f2p.front() + ": " +
+                         (np != l->not_passing.end() ? np->second : "not a test file of the trace"));
+  }
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(who, parser.error());
+  extract::ExtractContext ctx{*l->repo, *l->index, l->graph, l->passing};
+  extract::TaskOutcome o = extract::BuildTask(util::RealEnv(), tracer::RealLauncher(), **parser,
+                                              ctx, *it, l->options);
+  PrintOutcome(o);
+  if (!o.emitted) return kExitFailure;
+  for (const auto& id : o.instance_ids) std::printf("%s\n", id.c_str());
+  return kExitOk;
+}
+
+util::Expected<std::pair<int, int>> ParseShard(const std::string& s) {
+  if (s.empty()) return std::pair{1, 1};
+  size_t slash = s.find('/');
+  try {
+    int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
+    if (slash == std::string::npos || k < 1 || n < 1 || k > n) throw std::invalid_argument(s);
+    return std::pair{k, n};
+  } catch (const std::exception&) {
+    return util::Error{"--shard must be K/N with 1 <= K <= N, got '" + s + "'"};
+  }
+}
+
+int RunAll(const ExtractArgs& a) {
+  const std::string who = "fb-extract all";
+  auto shard = ParseShard(a.shard);
+  if (!shard.ok()) return Fail(who, shard.error());
+  auto l = Load(a, who);
+  if (!l.ok()) return Fail(who, l.error());
+  util::Env& env = util::RealEnv();
+  extract::Git git(env, tracer::RealLauncher(), l->options.out_dir);
+  std::map<std::string, size_t> rejected_before;  // by reason, before any task was tried
+  for (const auto& [file, why] : l->not_passing) rejected_before["not passing: " + why.substr(0, why.find(" ("))]++;
+  std::vector<const extract::PassingFile*> candidates;
+  for (const auto& p : l->passing) {
+    if (static_cast<int>(p.tests.size()) < a.min_points) {
+      rejected_before["fewer than --min-points test points"]++;
+      continue;
+    }
+    if (!a.after.empty()) {
+      std::string first = FirstCommitted(git, l->root, p.file);
+      if (first.empty() || first < a.after) {
+        rejected_before["first committed before --after"]++;
+        continue;
+      }
+    }
+    candidates.push_back(&p);
+  }
+  std::vector<const extract::PassingFile*> mine;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(shard->second)) == shard->first - 1) {
+      mine.push_back(candidates[i]);
+    }
+  }
+  std::vector<std::optional<extract::TaskOutcome>> outcomes(mine.size());
+  std::vector<bool> skipped(mine.size(), false);
+  std::mutex mu;
+  size_t done = 0;
+  Progress progress(who, !a.quiet);
+  int jobs = std::max(1, a.jobs);
+  std::vector<std::unique_ptr<parser::PythonParser>> parsers;
+  for (int j = 0; j < jobs; ++j) {
+    auto p = parser::PythonParser::Create();
+    if (!p.ok()) return Fail(who, p.error());
+    parsers.push_back(std::move(*p));
+  }
+  extract::ExtractContext ctx{*l->repo, *l->index, l->graph, l->passing};
+  util::ParallelFor(mine.size(), jobs, [&](size_t i, int worker) {
+    std::string state = StatePath(l->options.out_dir, mine[i]->file);
+    if (!a.rerun && env.Stat(state, true).ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      skipped[i] = true;
+      progress.Update(++done, mine.size());
+      return;
+    }
+    extract::TaskOutcome o = extract::BuildTask(env, tracer::RealLauncher(), *parsers[worker],
+                                                ctx, *mine[i], l->options);
+    (void)env.MakeDirs(util::DirName(state));
+    (void)env.WriteFileAtomic(state, StateJson(o));
+    std::lock_guard<std::mutex> lock(mu);
+    progress.Clear();
+    if (!a.quiet) PrintOutcome(o);
+    outcomes[i] = std::move(o);
+    progress.Update(++done, mine.size());
+  });
+  progress.Clear();
+  // Summary over this shard's candidates, including tasks finished by earlier runs.
+  std::map<std::string, size_t> rejected = rejected_before;
+  size_t emitted = 0, instances = 0, resumed = 0;
+  double fbkit = 0, pytest = 0;
+  int runs = 0, tried = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (skipped[i]) {
+      ++resumed;
+      auto text = env.ReadFile(StatePath(l->options.out_dir, mine[i]->file));
+      bool was_emitted = text.ok() && text->find("\"emitted\":true") != std::string::npos;
+      if (was_emitted) {
+        ++emitted;
+      } else {
+        rejected["(earlier run) rejected"]++;
+      }
+      continue;
+    }
+    const auto& o = *outcomes[i];
+    ++tried;
+    fbkit += o.fbkit_seconds;
+    pytest += o.pytest_seconds;
+    runs += o.pytest_runs;
+    if (o.emitted) {
+      ++emitted;
+      instances += o.instance_ids.size();
+    } else {
+      rejected[o.reason]++;
+    }
+  }
+  std::string summary;
+  util::JsonWriter w(&summary);
+  w.BeginObject();
+  w.Key("candidates"), w.Int(static_cast<int64_t>(mine.size()));
+  w.Key("emitted"), w.Int(static_cast<int64_t>(emitted));
+  w.Key("fbkit_seconds"), w.Int(static_cast<int64_t>(fbkit * 1000) / 1000);
+  w.Key("instances_this_run"), w.Int(static_cast<int64_t>(instances));
+  w.Key("pytest_runs"), w.Int(runs);
+  w.Key("rejected"), w.BeginObject();
+  for (const auto& [reason, n] : rejected) w.Key(reason), w.Int(static_cast<int64_t>(n));
+  w.EndObject();
+  w.Key("resumed"), w.Int(static_cast<int64_t>(resumed));
+  w.Key("shard"), w.String(std::to_string(shard->first) + "/" + std::to_string(shard->second));
+  w.Key("test_files"), w.Int(static_cast<int64_t>(l->trace.files.size()));
+  w.Key("tried"), w.Int(tried);
+  w.EndObject();
+  (void)env.WriteFileAtomic(util::JoinPath(l->options.out_dir, "summary.json"), summary + "\n");
+  std::printf("%-44s %8s\n", "test files in the trace", std::to_string(l->trace.files.size()).c_str());
+  std::printf("%-44s %8zu\n", "candidates (this shard)", mine.size());
+  std::printf("%-44s %8zu\n", "  finished by an earlier run", resumed);
+  std::printf("%-44s %8zu\n", "emitted (F2P files with a task)", emitted);
+  std::printf("%-44s %8zu\n", "  task directories written now", instances);
+  for (const auto& [reason, n] : rejected) std::printf("rejected: %-34s %8zu\n", reason.c_str(), n);
+  if (tried > 0) {
+    std::printf("%-44s %8.3f\n", "fbkit seconds per task (excl. pytest)", fbkit / tried);
+    std::printf("%-44s %8.3f\n", "pytest seconds per task", pytest / tried);
+    std::printf("%-44s %8.2f\n", "pytest invocations per task", static_cast<double>(runs) / tried);
+  }
+  return kExitOk;
+}
+
+int RunVerify(const std::string& dir, double f2p_max_pass, bool quiet) {
+  const std::string who = "fb-extract verify";
+  util::Env& env = util::RealEnv();
+  auto abs = env.RealPath(dir);
+  if (!abs.ok()) return Fail(who, abs.error());
+  if (!env.Stat(util::JoinPath(*abs, "instance.json"), true).ok()) {
+    return Fail(who, dir + ": no instance.json (not a task directory)");
+  }
+  extract::VerifyOptions vo;
+  vo.f2p_max_pass = f2p_max_pass;
+  vo.work_dir = *abs + ".verify-work";
+  extract::VerifyReport r = extract::VerifyTask(env, tracer::RealLauncher(), *abs, vo);
+  if (!r.ok) return Fail(who, dir + ": " + r.reason);
+  if (!quiet) {
+    std::fprintf(stderr, "%s: ok (F2P pass rate before the patch %.3f, %zu F2P and %zu P2P tests pass after; %d pytest runs)\n",
+                 who.c_str(), r.f2p_pass_before, r.f2p_points, r.p2p_points, r.pytest_runs);
+  }
+  return kExitOk;
+}
+
+void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
+  cmd->add_option("ROOT", a->root, "Repository root (never modified)")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--graph", a->graph, "Graph from `fb-graph build` (JSON or binary)")->required();
+  cmd->add_option("--trace", a->trace, "Trace from `fb-graph trace` (test outcomes)")->required();
+  cmd->add_option("-o,--output", a->output, "Output directory for the task directories")->required();
+  cmd->add_option("--python", a->settings.python, "Interpreter for the tests (default: python3)");
+  cmd->add_option("--pythonpath", a->settings.pythonpath, "Prepend to PYTHONPATH (root-relative; repeatable)");
+  cmd->add_option("--pytest-arg", a->settings.pytest_args, "Extra pytest argument (repeatable)")->allow_extra_args(false);
+  cmd->add_option("--timeout", a->settings.timeout, "Seconds per test file in verification runs (default 600)");
+  cmd->add_option("--p2p", a->select.p2p, "P2P test files per task (default 5)");
+  cmd->add_option("--seed", a->select.seed, "Seed for P2P choice and line cap (default 42)");
+  cmd->add_option("--min-cap", a->select.min_cap, "Smallest line cap (default 3000)");
+  cmd->add_option("--max-cap", a->select.max_cap, "Largest line cap (default 5000)");
+  cmd->add_option("--max-share", a->select.max_share,
+                  "A top object is used by at most this share of test files (default 0.25)");
+  cmd->add_option("--min-lines", a->min_lines, "Fewest lines to implement (default 100)");
+  cmd->add_option("--f2p-max-pass", a->f2p_max_pass,
+                  "Highest F2P pass rate allowed on the pre-solved code (default 0.3)");
+  cmd->add_option("--repo-name", a->repo_name, "owner/repo for ids (default: from origin)");
+  cmd->add_option("--exclude", a->excludes, "Paths to leave out of the entity table (glob)");
+  cmd->add_option("--llm-cmd", a->llm_cmd,
+                  "Command choosing top-level objects: JSON request on stdin, ids on stdout");
+  cmd->add_flag("--no-verify", a->no_verify, "Do not run the post-verification");
+  cmd->add_flag("--no-l2", a->no_l2, "Emit only level-1 tasks");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+}
+
+}  // namespace
+
+void AddExtractCommands(CLI::App& app, int* exit_code) {
+  auto t = std::make_shared<ExtractArgs>();
+  CLI::App* task = app.add_subcommand("task", "Extract the task of one F2P test file");
+  AddCommonOptions(task, t);
+  task->add_option("--f2p", t->f2p, "The test file (root-relative)")->required()->expected(1);
+  task->callback([t, exit_code] { *exit_code = RunTask(*t); });
+
+  auto a = std::make_shared<ExtractArgs>();
+  CLI::App* all = app.add_subcommand("all", "Extract a task for every candidate test file (resumable)");
+  AddCommonOptions(all, a);
+  all->add_option("--min-points", a->min_points, "Fewest passing test points in a F2P file (default 10)");
+  all->add_option("--after", a->after, "Only test files first committed on or after this date (YYYY-MM-DD)");
+  all->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
+  all->add_option("--shard", a->shard, "Only the K-th of N shares of the candidates (K/N)");
+  all->add_flag("--rerun", a->rerun, "Redo candidates an earlier run finished");
+  all->callback([a, exit_code] { *exit_code = RunAll(*a); });
+
+  auto v = std::make_shared<std::pair<std::string, double>>("", 0.3);
+  auto quiet = std::make_shared<bool>(false);
+  CLI::App* verify = app.add_subcommand("verify", "Check a task directory again by running its tests");
+  verify->add_option("TASKDIR", v->first, "A task directory written by fb-extract")->required();
+  verify->add_option("--f2p-max-pass", v->second, "Highest F2P pass rate allowed before the patch");
+  verify->add_flag("-q,--quiet", *quiet, "Print nothing on success");
+  verify->callback([v, quiet, exit_code] { *exit_code = RunVerify(v->first, v->second, *quiet); });
+}
+
+}  // namespace fbkit::cli

@@ -1,0 +1,26 @@
+// fb-extract: FeatureBench tasks from a traced repository (extraction and verification).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "cli/cli_common.h"
+#include "cli/extract_commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fb-extract: cut the code only one test file needs out of a repository and "
+               "emit verified FeatureBench tasks (fbkit). Inputs come from `fb-graph trace` "
+               "and `fb-graph build`."};
+  app.require_subcommand(1);
+  int exit_code = fbkit::cli::kExitOk;
+  fbkit::cli::AddExtractCommands(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : fbkit::cli::kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fb-extract: fatal: %s\n", e.what());
+    return fbkit::cli::kExitFailure;
+  }
+  return exit_code;
+}

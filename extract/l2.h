@@ -1,0 +1,32 @@
+// The level-2 variant of a task: the feature built from scratch as a package `agent_code`.
+// The gold patch creates `agent_code/`, a copy of the original top-level package with its
+// imports of itself redirected to `agent_code`; the test patch adds the F2P file with its
+// imports (and dotted uses) of the top-level objects redirected to `agent_code`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "extract/git.h"
+#include "extract/repo.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::extract {
+
+struct Level2 {
+  std::string package;  // the original top-level package agent_code stands for
+  std::string patch;
+  std::string test_patch;
+};
+
+util::Expected<Level2> WriteLevel2(util::Env& env, Git& git, const Repo& repo,
+                                   const std::string& f2p, const std::vector<std::string>& tops,
+                                   const std::string& dir);
+
+// The F2P file's text with its uses of `tops` (defined in `package`) redirected to agent_code.
+util::Expected<std::string> RedirectTestImports(const Repo& repo, const std::string& f2p,
+                                                const std::vector<std::string>& tops,
+                                                const std::string& package);
+
+}  // namespace fbkit::extract

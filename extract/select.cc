@@ -1,0 +1,337 @@
+#include "extract/select.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "util/hash.h"
+
+namespace fbkit::extract {
+
+using graph::DepGraph;
+using graph::Edge;
+using graph::EdgeKind;
+using parser::EntityKind;
+
+std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
+                                      std::map<std::string, std::string>* rejected) {
+  std::vector<PassingFile> out;
+  for (const auto& [path, f] : trace.files) {
+    auto reject = [&](const std::string& why) {
+      if (rejected) (*rejected)[path] = why;
+    };
+    if (f.status != tracer::FileStatus::kOk) {
+      reject(std::string("test file ") + tracer::FileStatusName(f.status));
+      continue;
+    }
+    PassingFile p{path, {}, 0};
+    std::string bad;
+    for (const auto& id : f.nodeids) {
+      auto it = f.tests.find(id);
+      std::string outcome = it == f.tests.end() ? "not run" : it->second.outcome;
+      if (outcome == "passed" || outcome == "xfailed") {
+        p.tests.push_back(id);
+      } else if (outcome == "skipped") {
+        ++p.skipped;
+      } else if (bad.empty()) {
+        bad = id + " " + outcome;
+      }
+    }
+    if (!bad.empty()) {
+      reject("not all tests pass (" + bad + ")");
+    } else if (p.tests.empty()) {
+      reject("no test passed");
+    } else {
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+bool IsTestCode(const std::string& path, const std::set<std::string>& test_files) {
+  if (test_files.count(path)) return true;
+  std::string_view base = path;
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
+  if (base == "conftest.py") return true;
+  std::string p = "/" + path;
+  return p.find("/tests/") != std::string::npos || p.find("/test/") != std::string::npos;
+}
+
+uint64_t Rng::Next() {
+  uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t TaskSeed(uint64_t seed, const std::string& f2p) {
+  std::string h = util::Sha256Hex(std::to_string(seed) + "\n" + f2p);
+  return std::stoull(h.substr(0, 15), nullptr, 16);
+}
+
+namespace {
+
+// The out-edges of v (edges are sorted by from).
+std::pair<const Edge*, const Edge*> OutEdges(const DepGraph& g, uint32_t v) {
+  const auto& edges = g.edges();
+  auto lo = std::lower_bound(edges.begin(), edges.end(), v,
+                             [](const Edge& e, uint32_t x) { return e.from < x; });
+  auto hi = std::upper_bound(lo, edges.end(), v,
+                             [](uint32_t x, const Edge& e) { return x < e.from; });
+  return {edges.data() + (lo - edges.begin()), edges.data() + (hi - edges.begin())};
+}
+
+std::optional<uint32_t> TestFileIndex(const DepGraph& g, const std::string& file) {
+  const auto& files = g.test_files();
+  auto it = std::lower_bound(files.begin(), files.end(), file);
+  if (it == files.end() || *it != file) return std::nullopt;
+  return static_cast<uint32_t>(it - files.begin());
+}
+
+bool Reaches(const graph::Node& n, uint32_t t) {
+  return std::binary_search(n.test_files.begin(), n.test_files.end(), t);
+}
+
+// The module-level function or class an entity belongs to (itself when it is one).
+std::optional<uint32_t> TopLevel(const DepGraph& g, const Repo& repo, uint32_t v) {
+  auto ref = repo.Find(g.nodes()[v].id);
+  if (!ref) return std::nullopt;
+  const auto& table = repo.files()[ref->file];
+  const parser::Entity* e = &table.entities[ref->entity];
+  if (e->kind == EntityKind::kModule) return std::nullopt;
+  while (e->parent != table.entities[0].id) {
+    auto p = repo.Find(e->parent);
+    if (!p) return std::nullopt;
+    e = &repo.entity(*p);
+  }
+  if (e->kind != EntityKind::kClass && e->kind != EntityKind::kFunction) return std::nullopt;
+  return g.Find(e->id);
+}
+
+std::set<std::string> TestFileSet(const DepGraph& g) {
+  return std::set<std::string>(g.test_files().begin(), g.test_files().end());
+}
+
+int Lines(const graph::Node& n) { return n.end_line - n.start_line + 1; }
+
+// The test files that use an entity: those that reach it, or for a class, any of its members
+// (its body runs at import time for every file that imports its module: no use of it).
+std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, uint32_t v) {
+  const graph::Node& n = g.nodes()[v];
+  if (n.kind != EntityKind::kClass) return {n.test_files.begin(), n.test_files.end()};
+  std::set<uint32_t> out;
+  auto ref = repo.Find(n.id);
+  if (!ref) return out;
+  std::string prefix = n.id + ".";
+  for (const auto& e : repo.files()[ref->file].entities) {
+    if (!e.id.starts_with(prefix) || e.kind == EntityKind::kClass) continue;
+    if (auto m = g.Find(e.id)) out.insert(g.nodes()[*m].test_files.begin(), g.nodes()[*m].test_files.end());
+  }
+  return out;
+}
+
+// BFS over the graph from the top objects (FeatureBench step 6).
+class Extractor {
+ public:
+  Extractor(const DepGraph& g, uint32_t t, const std::set<uint32_t>& p2p, int cap)
+      : g_(g), t_(t), p2p_(p2p), cap_(cap) {}
+
+  void Run(const std::vector<uint32_t>& tops, Plan* plan) {
+    std::deque<std::pair<uint32_t, bool>> queue;  // (node, inside an extracted entity)
+    for (uint32_t v : tops) queue.push_back({v, false});
+    std::set<uint32_t> seen;
+    while (!queue.empty()) {
+      auto [v, inside] = queue.front();
+      queue.pop_front();
+      if (!seen.insert(v).second) continue;
+      const graph::Node& n = g_.nodes()[v];
+      if (n.kind == EntityKind::kModule) continue;
+      if (!inside && ReachedByP2P(v)) {
+        if (n.kind == EntityKind::kClass) Children(v, false, &queue);
+        continue;
+      }
+      if (!inside) {
+        if (lines_ + Lines(n) > cap_ && !plan->extracted.empty()) {
+          plan->capped = true;
+          break;
+        }
+        lines_ += Lines(n);
+      }
+      plan->extracted.insert(n.id);
+      Children(v, true, &queue);
+      auto [b, e] = OutEdges(g_, v);
+      for (const Edge* x = b; x != e; ++x) {
+        bool follow = x->kind == EdgeKind::kCall
+                          ? std::binary_search(x->test_files.begin(), x->test_files.end(), t_)
+                          : (x->kind == EdgeKind::kReference || x->kind == EdgeKind::kInherits) &&
+                                Reaches(g_.nodes()[x->to], t_);
+        if (follow && !seen.count(x->to)) queue.push_back({x->to, false});
+      }
+    }
+  }
+
+  // Reached by a P2P file: for a class, through any of its members (a class body runs at
+  // import time for every file that imports its module, which is no use of the class).
+  bool ReachedByP2P(uint32_t v) {
+    if (auto it = memo_.find(v); it != memo_.end()) return it->second;
+    const graph::Node& n = g_.nodes()[v];
+    bool reached = false;
+    if (n.kind != EntityKind::kClass) {
+      for (uint32_t f : n.test_files) reached = reached || p2p_.count(f);
+    }
+    auto [b, e] = OutEdges(g_, v);
+    for (const Edge* x = b; x != e && !reached; ++x) {
+      if (x->kind == EdgeKind::kContains) reached = ReachedByP2P(x->to);
+    }
+    return memo_[v] = reached;
+  }
+
+ private:
+  void Children(uint32_t v, bool inside, std::deque<std::pair<uint32_t, bool>>* queue) {
+    auto [b, e] = OutEdges(g_, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind != EdgeKind::kContains) continue;
+      if (inside || Reaches(g_.nodes()[x->to], t_)) queue->push_back({x->to, inside});
+    }
+  }
+
+  const DepGraph& g_;
+  uint32_t t_;
+  const std::set<uint32_t>& p2p_;
+  int cap_;
+  int lines_ = 0;
+  std::map<uint32_t, bool> memo_;
+};
+
+}  // namespace
+
+std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
+                                        const std::string& f2p) {
+  std::vector<TopCandidate> out;
+  auto t = TestFileIndex(g, f2p);
+  if (!t) return out;
+  std::set<std::string> tests = TestFileSet(g);
+  std::map<uint32_t, int64_t> weight;
+  for (uint32_t v = 0; v < g.nodes().size(); ++v) {
+    if (g.nodes()[v].path != f2p) continue;
+    auto [b, e] = OutEdges(g, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind == EdgeKind::kContains || IsTestCode(g.nodes()[x->to].path, tests)) continue;
+      auto top = TopLevel(g, repo, x->to);
+      if (top) weight[*top] += x->kind == EdgeKind::kCall ? x->count : 1;
+    }
+  }
+  for (const auto& [v, w] : weight) {
+    const graph::Node& n = g.nodes()[v];
+    std::set<uint32_t> users = UsedBy(g, repo, v);
+    if (users.count(*t)) out.push_back({n.id, w, users.size(), Lines(n)});
+  }
+  std::sort(out.begin(), out.end(), [](const TopCandidate& a, const TopCandidate& b) {
+    if (a.spread != b.spread) return a.spread < b.spread;
+    if (a.calls != b.calls) return a.calls > b.calls;
+    return a.id < b.id;
+  });
+  return out;
+}
+
+namespace {
+
+// Passing test files (other than the F2P file) that reach none of the top objects.
+std::vector<std::string> P2PPool(const DepGraph& g, const Repo& repo,
+                                 const std::vector<PassingFile>& passing, const std::string& f2p,
+                                 const std::vector<std::string>& tops) {
+  std::set<uint32_t> reaching;
+  for (const auto& id : tops) {
+    if (auto v = g.Find(id)) {
+      std::set<uint32_t> users = UsedBy(g, repo, *v);
+      reaching.insert(users.begin(), users.end());
+    }
+  }
+  std::vector<std::string> pool;
+  for (const auto& p : passing) {
+    if (p.file == f2p) continue;
+    auto t = TestFileIndex(g, p.file);
+    if (t && !reaching.count(*t)) pool.push_back(p.file);
+  }
+  return pool;
+}
+
+}  // namespace
+
+util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
+                              const std::vector<PassingFile>& passing, const PassingFile& f2p,
+                              const SelectOptions& options, const TopChooser& chooser) {
+  auto t = TestFileIndex(g, f2p.file);
+  if (!t) return util::Error{f2p.file + " is not a test file of the graph"};
+  Plan plan;
+  plan.f2p = f2p.file;
+  plan.f2p_tests = f2p.tests;
+  std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file);
+  if (candidates.empty()) return util::Error{"no repository object is tested directly"};
+  if (chooser) {
+    auto chosen = chooser(f2p.file, candidates);
+    if (!chosen.ok()) return util::Error{"--llm-cmd: " + chosen.error()};
+    plan.top_objects = *chosen;
+  } else {
+    size_t limit = std::max<size_t>(1, static_cast<size_t>(options.max_share *
+                                                           static_cast<double>(g.test_files().size())));
+    for (const auto& c : candidates) {
+      if (c.spread <= limit) plan.top_objects.push_back(c.id);
+    }
+    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);
+  }
+  std::vector<std::string> pool;
+  for (;;) {
+    pool = P2PPool(g, repo, passing, f2p.file, plan.top_objects);
+    if (pool.size() >= static_cast<size_t>(options.p2p) || plan.top_objects.size() <= 1) break;
+    // Demote the most widely used top object (the last: candidates are most specific first).
+    auto widest = std::max_element(plan.top_objects.begin(), plan.top_objects.end(),
+                                   [&](const std::string& a, const std::string& b) {
+                                     auto va = g.Find(a), vb = g.Find(b);
+                                     size_t sa = va ? UsedBy(g, repo, *va).size() : 0;
+                                     size_t sb = vb ? UsedBy(g, repo, *vb).size() : 0;
+                                     return sa != sb ? sa < sb : a < b;
+                                   });
+    plan.demoted.push_back(*widest);
+    plan.top_objects.erase(widest);
+  }
+  if (pool.size() < static_cast<size_t>(options.p2p)) {
+    return util::Error{"only " + std::to_string(pool.size()) + " passing test files share no " +
+                       "top-level object (--p2p " + std::to_string(options.p2p) + ")"};
+  }
+  Rng rng(TaskSeed(options.seed, f2p.file));
+  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
+  pool.resize(static_cast<size_t>(options.p2p));
+  std::sort(pool.begin(), pool.end());
+  plan.p2p = pool;
+  plan.cap = options.min_cap +
+             static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));
+  std::set<uint32_t> p2p_index;
+  for (const auto& f : plan.p2p) p2p_index.insert(*TestFileIndex(g, f));
+  std::vector<uint32_t> tops;
+  for (const auto& id : plan.top_objects) {
+    if (auto v = g.Find(id)) tops.push_back(*v);
+  }
+  Extractor(g, *t, p2p_index, plan.cap).Run(tops, &plan);
+  if (plan.extracted.empty()) {
+    return util::Error{"every top-level object is also used by the P2P files"};
+  }
+  return plan;
+}
+
+int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted) {
+  std::map<size_t, std::vector<bool>> seen;
+  int lines = 0;
+  for (const auto& id : extracted) {
+    auto ref = repo.Find(id);
+    if (!ref) continue;
+    const auto& e = repo.entity(*ref);
+    auto& marks = seen[ref->file];
+    if (marks.size() <= static_cast<size_t>(e.end_line)) marks.resize(static_cast<size_t>(e.end_line) + 1);
+    for (int l = e.start_line; l <= e.end_line; ++l) {
+      if (!marks[static_cast<size_t>(l)]) marks[static_cast<size_t>(l)] = true, ++lines;
+    }
+  }
+  return lines;
+}
+
+}  // namespace fbkit::extract

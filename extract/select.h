@@ -1,0 +1,92 @@
+// FeatureBench's selection steps over the dependency graph: which test files pass (F2P
+// candidates and the P2P pool), the top-level objects a test file tests, the P2P files that
+// share none of them, and the breadth-first extraction under a line cap.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "extract/repo.h"
+#include "graph/dep_graph.h"
+#include "tracer/trace.h"
+#include "util/expected.h"
+
+namespace fbkit::extract {
+
+struct PassingFile {
+  std::string file;
+  std::vector<std::string> tests;  // passed or xfailed test ids, in collection order
+  size_t skipped = 0;
+};
+
+// Test files that ran completely with every test passed or xfailed (skipped ones allowed,
+// at least one point), sorted by path; `rejected` gets the others with the reason.
+std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
+                                      std::map<std::string, std::string>* rejected);
+
+// Test code: a collected test file, a conftest.py, or a file under a tests/ or test/ folder.
+bool IsTestCode(const std::string& path, const std::set<std::string>& test_files);
+
+struct SelectOptions {
+  int p2p = 5;
+  int min_cap = 3000;
+  int max_cap = 5000;
+  uint64_t seed = 42;
+  double max_share = 0.25;  // a top object is reached by at most this share of test files
+};
+
+struct TopCandidate {
+  std::string id;
+  int64_t calls = 0;   // direct calls and static links from the test file into it
+  size_t spread = 0;   // test files that reach it
+  int lines = 0;
+};
+
+// Picks the top-level objects among candidates (may be replaced by a model's choice).
+using TopChooser = std::function<util::Expected<std::vector<std::string>>(
+    const std::string& f2p, const std::vector<TopCandidate>& candidates)>;
+
+struct Plan {
+  std::string f2p;
+  std::vector<std::string> f2p_tests;
+  std::vector<std::string> top_objects;  // entity ids, most specific first
+  std::vector<std::string> demoted;      // top objects given up to find P2P files
+  std::vector<std::string> p2p;          // test files, sorted
+  std::set<std::string> extracted;       // entity ids (nested ones included)
+  int cap = 0;
+  bool capped = false;
+};
+
+// Deterministic pseudo-random numbers (splitmix64): the same on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t Next();
+  uint64_t Below(uint64_t n) { return n == 0 ? 0 : Next() % n; }
+
+ private:
+  uint64_t state_;
+};
+
+// A seed for one task: the run's seed mixed with the test file's path.
+uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
+
+// The candidates a test file could test directly: repository objects (module-level
+// functions and classes outside test code) it links to and reaches, most specific first.
+std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph& g,
+                                        const std::string& f2p);
+
+// Steps 2-4 for one F2P file. Fails with the reason when no task can be planned.
+util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,
+                              const std::vector<PassingFile>& passing, const PassingFile& f2p,
+                              const SelectOptions& options, const TopChooser& chooser);
+
+// Lines of the extracted entities, each line counted once.
+int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted);
+
+}  // namespace fbkit::extract

@@ -1,0 +1,284 @@
+#include "extract/task.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "extract/git.h"
+#include "extract/l2.h"
+#include "extract/statement.h"
+#include "util/hash.h"
+#include "util/json_writer.h"
+
+namespace fbkit::extract {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Stem(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  return base.ends_with(".py") ? base.substr(0, base.size() - 3) : base;
+}
+
+std::vector<FilePolicy> Policies(const Repo& repo, const graph::DepGraph& g, const Plan& plan) {
+  std::set<std::string> tests(g.test_files().begin(), g.test_files().end());
+  std::set<std::string> p2p(plan.p2p.begin(), plan.p2p.end());
+  std::vector<FilePolicy> policy;
+  for (const auto& t : repo.files()) {
+    if (t.path == plan.f2p) {
+      policy.push_back(FilePolicy::kIgnored);
+    } else if (!IsTestCode(t.path, tests)) {
+      policy.push_back(FilePolicy::kEditable);
+    } else {
+      bool frozen = p2p.count(t.path) || !tests.count(t.path);  // P2P files, conftests, helpers
+      policy.push_back(frozen ? FilePolicy::kFrozen : FilePolicy::kIgnored);
+    }
+  }
+  return policy;
+}
+
+// The entity ids and everything nested in them.
+void Erase(std::set<std::string>* ids, const std::string& id) {
+  for (auto it = ids->lower_bound(id); it != ids->end();) {
+    if (*it != id && !it->starts_with(id + ".")) break;
+    it = ids->erase(it);
+  }
+}
+
+struct TaskFiles {
+  std::string patch;
+  std::string test_patch;
+};
+
+// Writes `presolved/` (the cut repository without the F2P file, committed) and derives the
+// gold patch and the test patch from it with git.
+util::Expected<TaskFiles> WritePresolved(util::Env& env, Git& git, const Repo& repo,
+                                         const ExtractOptions& options, const std::string& dir,
+                                         const std::string& f2p,
+                                         const std::map<std::string, std::string>& texts) {
+  std::string pre = util::JoinPath(dir, "presolved");
+  for (const auto& path : options.files) {
+    if (path == f2p) continue;
+    std::string dst = util::JoinPath(pre, path);
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
+    auto it = texts.find(path);
+    if (it != texts.end()) {
+      if (auto s = env.WriteFileAtomic(dst, it->second); !s.ok()) return util::Error{s.error()};
+      continue;
+    }
+    auto data = env.ReadFile(util::JoinPath(repo.root(), path));
+    if (!data.ok()) return util::Error{data.error()};
+    if (auto s = env.WriteFileAtomic(dst, *data); !s.ok()) return util::Error{s.error()};
+  }
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "--no-verify", "-m", "fbkit: pre-solved codebase"}}) {
+    if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
+  }
+  TaskFiles out;
+  for (const auto& [path, text] : texts) {
+    auto data = env.ReadFile(util::JoinPath(repo.root(), path));
+    if (!data.ok()) return util::Error{data.error()};
+    if (auto s = env.WriteFileAtomic(util::JoinPath(pre, path), *data); !s.ok()) return util::Error{s.error()};
+  }
+  const std::vector<std::string> diff = {"diff", "--no-color", "--no-ext-diff", "--binary"};
+  auto patch = git.Run(pre, diff);
+  if (!patch.ok()) return util::Error{patch.error()};
+  out.patch = *patch;
+  if (auto r = git.Run(pre, {"checkout", "-q", "--", "."}); !r.ok()) return util::Error{r.error()};
+  auto test = env.ReadFile(util::JoinPath(repo.root(), f2p));
+  if (!test.ok()) return util::Error{test.error()};
+  std::string test_dst = util::JoinPath(pre, f2p);
+  (void)env.MakeDirs(util::DirName(test_dst));
+  if (auto s = env.WriteFileAtomic(test_dst, *test); !s.ok()) return util::Error{s.error()};
+  if (auto r = git.Run(pre, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
+  auto tp = git.Run(pre, diff);
+  if (!tp.ok()) return util::Error{tp.error()};
+  out.test_patch = *tp;
+  if (auto r = git.Run(pre, {"reset", "-q"}); !r.ok()) return util::Error{r.error()};
+  (void)env.RemoveAll(test_dst);
+  return out;
+}
+
+void Strings(util::JsonWriter& w, const char* key, const std::vector<std::string>& values) {
+  w.Key(key), w.BeginArray();
+  for (const auto& v : values) w.String(v);
+  w.EndArray();
+}
+
+struct InstanceFields {
+  std::string id;
+  int level = 1;
+  const Plan* plan = nullptr;
+  std::vector<std::string> tops;
+  std::vector<std::string> extracted;
+  std::vector<std::string> files;
+  int lines = 0;
+  int functions = 0;
+  std::vector<std::string> p2p_tests;
+  std::string statement;
+  TaskFiles patches;
+  std::vector<std::string> orphans;
+};
+
+std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("FAIL_TO_PASS"), w.BeginArray(), w.String(f.plan->f2p), w.EndArray();
+  Strings(w, "PASS_TO_PASS", f.plan->p2p);
+  w.Key("base_commit"), w.String(options.base_commit);
+  w.Key("cap"), w.Int(f.plan->cap);
+  Strings(w, "demoted_top_objects", f.plan->demoted);
+  Strings(w, "extracted", f.extracted);
+  Strings(w, "f2p_test_points", f.plan->f2p_tests);
+  Strings(w, "files", f.files);
+  w.Key("functions"), w.Int(f.functions);
+  w.Key("image_name"), w.String("");
+  w.Key("instance_id"), w.String(f.id);
+  w.Key("level"), w.Int(f.level);
+  w.Key("lines"), w.Int(f.lines);
+  Strings(w, "orphans_removed", f.orphans);
+  Strings(w, "p2p_test_points", f.p2p_tests);
+  w.Key("patch"), w.String(f.patches.patch);
+  w.Key("problem_statement"), w.String(f.statement);
+  w.Key("repo"), w.String(options.repo_name);
+  w.Key("repo_settings"), w.String(RepoSettingsJson(options.settings));
+  w.Key("schema"), w.String("fbkit.task/1");
+  w.Key("seed"), w.Int(static_cast<int64_t>(options.select.seed));
+  w.Key("test_patch"), w.String(f.patches.test_patch);
+  Strings(w, "top_objects", f.tops);
+  w.EndObject();
+  return out + "\n";
+}
+
+util::Status WriteTaskFiles(util::Env& env, const std::string& dir, const InstanceFields& f,
+                            const ExtractOptions& options) {
+  for (const auto& [name, data] : std::vector<std::pair<std::string, std::string>>{
+           {"patch.diff", f.patches.patch},
+           {"test_patch.diff", f.patches.test_patch},
+           {"problem_statement.md", f.statement},
+           {"instance.json", InstanceJson(options, f)}}) {
+    if (auto s = env.WriteFileAtomic(util::JoinPath(dir, name), data); !s.ok()) return s;
+  }
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+std::string InstanceId(const std::string& repo_name, const std::string& commit,
+                       const std::string& f2p, const std::string& digest, int level) {
+  std::string repo = repo_name;
+  if (size_t slash = repo.find('/'); slash != std::string::npos) repo.replace(slash, 1, "__");
+  std::string c = commit.empty() ? "nocommit" : commit.substr(0, 8);
+  return repo + "." + c + "." + Stem(f2p) + "." + digest.substr(0, 8) + ".lv" + std::to_string(level);
+}
+
+TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+                      const ExtractContext& ctx, const PassingFile& f2p,
+                      const ExtractOptions& options) {
+  auto start = Clock::now();
+  TaskOutcome o;
+  o.f2p = f2p.file;
+  auto finish = [&](std::string reason, std::string detail) {
+    o.reason = std::move(reason);
+    o.detail = std::move(detail);
+    o.fbkit_seconds = std::chrono::duration<double>(Clock::now() - start).count() - o.pytest_seconds;
+    return o;
+  };
+  auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, options.select, options.chooser);
+  if (!plan.ok()) return finish("no plan", plan.error());
+  std::vector<FilePolicy> policy = Policies(ctx.repo, ctx.graph, *plan);
+  CutResult cut;
+  for (int round = 0;; ++round) {
+    cut = PlanCut(ctx.repo, ctx.index, plan->extracted, policy, parser);
+    if (cut.conflicts.empty()) break;
+    for (const auto& id : cut.conflicts) Erase(&plan->extracted, id);
+    if (plan->extracted.empty() || round > 200) {
+      return finish("still used", "every extracted entity is used by code that stays (" +
+                                      cut.reasons.front() + ")");
+    }
+  }
+  if (!cut.problems.empty()) return finish("unparsable cut", cut.problems.front());
+  std::vector<std::string> tops;
+  for (const auto& id : plan->top_objects) {
+    auto it = plan->extracted.lower_bound(id);
+    if (it != plan->extracted.end() && (*it == id || it->starts_with(id + "."))) tops.push_back(id);
+  }
+  if (tops.empty()) return finish("still used", "no top-level object could be removed");
+  InstanceFields f;
+  f.plan = &*plan;
+  f.tops = tops;
+  f.extracted.assign(plan->extracted.begin(), plan->extracted.end());
+  f.lines = o.lines = ExtractedLines(ctx.repo, plan->extracted);
+  if (f.lines < options.min_lines) {
+    return finish("too few lines", std::to_string(f.lines) + " lines to implement (--min-lines " +
+                                       std::to_string(options.min_lines) + ")");
+  }
+  for (const auto& id : f.extracted) {
+    auto r = ctx.repo.Find(id);
+    if (r && ctx.repo.entity(*r).kind != parser::EntityKind::kClass) ++f.functions;
+  }
+  for (const auto& [path, text] : cut.texts) f.files.push_back(path);
+  f.orphans = cut.orphans;
+  for (const auto& p : ctx.passing) {
+    if (std::binary_search(plan->p2p.begin(), plan->p2p.end(), p.file)) {
+      f.p2p_tests.insert(f.p2p_tests.end(), p.tests.begin(), p.tests.end());
+    }
+  }
+  std::string key = f2p.file + "\n" + std::to_string(plan->cap) + "\n";
+  for (const auto& p : plan->p2p) key += p + "\n";
+  for (const auto& id : f.extracted) key += id + "\n";
+  std::string digest = util::Sha256Hex(key);
+  std::string staging = util::JoinPath(options.out_dir, ".staging");
+  std::string work = util::JoinPath(options.out_dir, ".work");
+  for (int level = 1; level <= (options.level2 ? 2 : 1); ++level) {
+    f.id = InstanceId(options.repo_name, options.base_commit, f2p.file, digest, level);
+    f.level = level;
+    std::string dir = util::JoinPath(staging, f.id);
+    (void)env.RemoveAll(dir);
+    if (auto s = env.MakeDirs(dir); !s.ok()) return finish("io", s.error());
+    Git git(env, launcher, dir);
+    StatementInput si{options.repo_name, f2p.file, tops, plan->extracted, level, ""};
+    if (level == 1) {
+      auto patches = WritePresolved(env, git, ctx.repo, options, dir, f2p.file, cut.texts);
+      if (!patches.ok()) return finish("io", patches.error());
+      f.patches = *patches;
+    } else {
+      auto l2 = WriteLevel2(env, git, ctx.repo, f2p.file, tops, dir);
+      if (!l2.ok()) {
+        (void)env.RemoveAll(dir);
+        o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + l2.error();
+        continue;
+      }
+      f.patches = {l2->patch, l2->test_patch};
+      si.package = l2->package;
+    }
+    f.statement = ProblemStatement(ctx.repo, si);
+    if (auto s = WriteTaskFiles(env, dir, f, options); !s.ok()) return finish("io", s.error());
+    if (options.verify) {
+      VerifyOptions vo;
+      vo.f2p_max_pass = options.f2p_max_pass;
+      vo.work_dir = util::JoinPath(work, f.id);
+      if (level == 2 && !o.instance_ids.empty()) {
+        vo.level1_dir = util::JoinPath(options.out_dir, o.instance_ids.front());
+      }
+      VerifyReport r = VerifyTask(env, launcher, dir, vo);
+      o.pytest_runs += r.pytest_runs;
+      o.pytest_seconds += r.pytest_seconds;
+      if (!r.ok) {
+        (void)env.RemoveAll(dir);
+        if (level == 1) return finish("verification failed", r.reason);
+        o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + r.reason;
+        continue;
+      }
+    }
+    std::string final_dir = util::JoinPath(options.out_dir, f.id);
+    (void)env.RemoveAll(final_dir);
+    if (auto s = env.Rename(dir, final_dir); !s.ok()) return finish("io", s.error());
+    o.instance_ids.push_back(f.id);
+  }
+  o.emitted = true;
+  return finish("", o.detail);
+}
+
+}  // namespace fbkit::extract

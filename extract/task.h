@@ -1,0 +1,64 @@
+// One FeatureBench task from one F2P test file, end to end: plan (top objects, P2P files,
+// BFS under a line cap), cut (re-planned until no name that stays becomes undefined),
+// write the task directory (pre-solved git repository, gold patch, test patch, problem
+// statement, instance.json) into a staging directory, post-verify it, and publish it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "extract/cut.h"
+#include "extract/repo.h"
+#include "extract/select.h"
+#include "extract/verify.h"
+#include "graph/dep_graph.h"
+#include "tracer/process.h"
+#include "util/env.h"
+
+namespace fbkit::extract {
+
+struct ExtractOptions {
+  std::string out_dir;     // absolute
+  std::string repo_name;   // "owner/repo"
+  std::string base_commit;  // of the repository, "" when it is no git checkout
+  std::vector<std::string> files;  // every file of the repository to copy (root-relative)
+  RunSettings settings;
+  SelectOptions select;
+  int min_lines = 100;
+  bool verify = true;
+  double f2p_max_pass = 0.3;
+  bool level2 = true;
+  TopChooser chooser;  // --llm-cmd, or empty for the deterministic default
+};
+
+// The repository-wide inputs every task shares.
+struct ExtractContext {
+  const Repo& repo;
+  const CutIndex& index;
+  const graph::DepGraph& graph;
+  const std::vector<PassingFile>& passing;
+};
+
+struct TaskOutcome {
+  std::string f2p;
+  bool emitted = false;
+  std::string reason;  // the rejection's short category ("" when emitted)
+  std::string detail;  // the rejection's details
+  std::vector<std::string> instance_ids;
+  int lines = 0;
+  int pytest_runs = 0;
+  double pytest_seconds = 0;
+  double fbkit_seconds = 0;
+};
+
+// `parser` must belong to the calling thread. Never touches the repository itself.
+TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+                      const ExtractContext& ctx, const PassingFile& f2p,
+                      const ExtractOptions& options);
+
+// "owner__repo.<commit8>.<test_stem>.<hash8>.lv1"
+std::string InstanceId(const std::string& repo_name, const std::string& commit,
+                       const std::string& f2p, const std::string& digest, int level);
+
+}  // namespace fbkit::extract

@@ -1,0 +1,183 @@
+#include "extract/verify.h"
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "tracer/runner.h"
+#include "util/json_writer.h"
+
+namespace fbkit::extract {
+
+namespace {
+
+std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  if (!j.contains(key) || !j[key].is_array()) return out;
+  for (const auto& x : j[key]) {
+    if (x.is_string()) out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+bool Passed(const std::string& outcome) { return outcome == "passed" || outcome == "xfailed"; }
+
+}  // namespace
+
+std::string RepoSettingsJson(const RunSettings& s) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("pytest_args"), w.BeginArray();
+  for (const auto& a : s.pytest_args) w.String(a);
+  w.EndArray();
+  w.Key("python"), w.String(s.python);
+  w.Key("pythonpath"), w.BeginArray();
+  for (const auto& p : s.pythonpath) w.String(p);
+  w.EndArray();
+  w.Key("timeout"), w.Int(static_cast<int64_t>(s.timeout));
+  w.EndObject();
+  return out;
+}
+
+util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(json);
+    InstanceInfo info;
+    info.instance_id = j.at("instance_id").get<std::string>();
+    info.level = j.value("level", 1);
+    info.f2p_files = Strings(j, "FAIL_TO_PASS");
+    info.p2p_files = Strings(j, "PASS_TO_PASS");
+    info.f2p_tests = Strings(j, "f2p_test_points");
+    info.p2p_tests = Strings(j, "p2p_test_points");
+    nlohmann::json s = nlohmann::json::parse(j.at("repo_settings").get<std::string>());
+    info.settings.python = s.value("python", "python3");
+    info.settings.pythonpath = Strings(s, "pythonpath");
+    info.settings.pytest_args = Strings(s, "pytest_args");
+    info.settings.timeout = s.value("timeout", 600.0);
+    return info;
+  } catch (const nlohmann::json::exception& e) {
+    return util::Error{std::string("instance.json: ") + e.what()};
+  }
+}
+
+util::Expected<std::map<std::string, std::string>> RunTests(
+    util::Env& env, tracer::Launcher& launcher, const std::string& root,
+    const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
+    double* seconds) {
+  tracer::TraceOptions o;
+  o.root = root;
+  o.python = settings.python;
+  o.pythonpath = settings.pythonpath;
+  o.pytest_args = settings.pytest_args;
+  o.pytest_args.push_back("--continue-on-collection-errors");
+  o.tests = files;
+  o.record = false;
+  o.accelerate = false;
+  o.file_timeout = settings.timeout;
+  o.work_dir = work_dir;
+  auto start = std::chrono::steady_clock::now();
+  auto trace = tracer::RunTrace(env, launcher, o, nullptr);
+  if (seconds) {
+    *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (!trace.ok()) return util::Error{trace.error()};
+  std::map<std::string, std::string> out;
+  for (const auto& [path, f] : trace->files) {
+    for (const auto& [id, t] : f.tests) out[id] = t.outcome;
+    if (f.status != tracer::FileStatus::kOk && f.tests.empty()) {
+      out["<file>" + path] = tracer::FileStatusName(f.status);
+    }
+  }
+  return out;
+}
+
+VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
+                        const VerifyOptions& options) {
+  VerifyReport r;
+  auto fail = [&](const std::string& why) {
+    r.ok = false;
+    r.reason = why;
+    (void)env.RemoveAll(options.work_dir);
+    return r;
+  };
+  auto text = env.ReadFile(util::JoinPath(task_dir, "instance.json"));
+  if (!text.ok()) return fail(text.error());
+  auto info = ReadInstance(*text);
+  if (!info.ok()) return fail(info.error());
+  (void)env.RemoveAll(options.work_dir);
+  if (auto s = env.MakeDirs(options.work_dir); !s.ok()) return fail(s.error());
+  Git git(env, launcher, options.work_dir);
+  std::string work = util::JoinPath(options.work_dir, "repo");
+  std::string abs_task = env.RealPath(task_dir).ok() ? *env.RealPath(task_dir) : task_dir;
+  // L1 starts from presolved/; L2 from the original repository, rebuilt from the sibling
+  // L1 task (its presolved/ with its patch.diff applied).
+  std::string base_task = abs_task;
+  if (info->level == 2) {
+    if (!options.level1_dir.empty()) {
+      base_task = options.level1_dir;
+    } else if (base_task.ends_with(".lv2")) {
+      base_task = base_task.substr(0, base_task.size() - 1) + "1";
+    }
+    if (!env.Stat(util::JoinPath(base_task, "presolved"), true).ok()) {
+      return fail("an L2 task needs its L1 task beside it (" + base_task + ")");
+    }
+  }
+  auto cloned = git.Run(options.work_dir, {"clone", "-q", "--no-hardlinks",
+                                           util::JoinPath(base_task, "presolved"), work});
+  if (!cloned.ok()) return fail(cloned.error());
+  if (info->level == 2) {
+    auto restored = git.Run(work, {"apply", util::JoinPath(base_task, "patch.diff")});
+    if (!restored.ok()) return fail("the L1 patch.diff does not apply: " + restored.error());
+  }
+  auto applied = git.Run(work, {"apply", util::JoinPath(abs_task, "test_patch.diff")});
+  if (!applied.ok()) return fail("test_patch.diff does not apply: " + applied.error());
+  std::vector<std::string> files = info->f2p_files;
+  files.insert(files.end(), info->p2p_files.begin(), info->p2p_files.end());
+  r.f2p_points = info->f2p_tests.size();
+  r.p2p_points = info->p2p_tests.size();
+  for (int round = 0; round < 2; ++round) {
+    auto outcomes = RunTests(env, launcher, work, info->settings, files,
+                             util::JoinPath(options.work_dir, "run" + std::to_string(round)),
+                             &r.pytest_seconds);
+    ++r.pytest_runs;
+    if (!outcomes.ok()) return fail("pytest: " + outcomes.error());
+    auto outcome = [&](const std::string& id) {
+      auto it = outcomes->find(id);
+      return it == outcomes->end() ? std::string("missing") : it->second;
+    };
+    size_t f2p_passed = 0;
+    for (const auto& id : info->f2p_tests) f2p_passed += Passed(outcome(id));
+    for (const auto& id : info->p2p_tests) {
+      if (!Passed(outcome(id))) r.failures.push_back("P2P " + id + " " + outcome(id));
+    }
+    if (round == 0) {
+      r.f2p_pass_before = info->f2p_tests.empty() ? 0 : static_cast<double>(f2p_passed) /
+                                                            static_cast<double>(info->f2p_tests.size());
+      if (!r.failures.empty()) {
+        return fail("P2P tests fail on the pre-solved codebase (" + std::to_string(r.failures.size()) +
+                    ", first: " + r.failures.front() + ")");
+      }
+      if (r.f2p_pass_before > options.f2p_max_pass) {
+        return fail("the F2P file still passes " + std::to_string(f2p_passed) + " of " +
+                    std::to_string(info->f2p_tests.size()) + " tests on the pre-solved codebase " +
+                    "(--f2p-max-pass " + std::to_string(options.f2p_max_pass) + ")");
+      }
+      auto gold = git.Run(work, {"apply", util::JoinPath(abs_task, "patch.diff")});
+      if (!gold.ok()) return fail("patch.diff does not apply: " + gold.error());
+      continue;
+    }
+    for (const auto& id : info->f2p_tests) {
+      if (!Passed(outcome(id))) r.failures.push_back("F2P " + id + " " + outcome(id));
+    }
+    if (!r.failures.empty()) {
+      return fail("with patch.diff applied " + std::to_string(r.failures.size()) +
+                  " tests still fail (first: " + r.failures.front() + ")");
+    }
+  }
+  r.ok = true;
+  (void)env.RemoveAll(options.work_dir);
+  return r;
+}
+
+}  // namespace fbkit::extract

@@ -1,0 +1,69 @@
+// Post-verification of a task directory, from its files alone: on a fresh clone of
+// `presolved/` with the test patch applied, the P2P tests pass and the F2P file's pass rate
+// is at most a threshold; with `patch.diff` applied too, every F2P and P2P test passes.
+// Two pytest invocations, outcomes from the agent's hooks (never from printed logs).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "extract/git.h"
+#include "tracer/process.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::extract {
+
+// How a repository's tests are run (instance.json's repo_settings).
+struct RunSettings {
+  std::string python = "python3";
+  std::vector<std::string> pythonpath;  // root-relative or absolute
+  std::vector<std::string> pytest_args;
+  double timeout = 600;  // seconds per test file
+};
+
+// The parts of instance.json verification and evaluation read.
+struct InstanceInfo {
+  std::string instance_id;
+  int level = 1;
+  std::vector<std::string> f2p_files;
+  std::vector<std::string> p2p_files;
+  std::vector<std::string> f2p_tests;
+  std::vector<std::string> p2p_tests;
+  RunSettings settings;
+};
+
+util::Expected<InstanceInfo> ReadInstance(const std::string& json);
+std::string RepoSettingsJson(const RunSettings& s);
+
+struct VerifyOptions {
+  double f2p_max_pass = 0.3;
+  std::string work_dir;  // scratch space (removed afterwards)
+  // L2: the L1 task whose presolved/ + patch.diff is the original repository (default: the
+  // sibling directory whose id ends in .lv1).
+  std::string level1_dir;
+};
+
+struct VerifyReport {
+  bool ok = false;
+  std::string reason;  // why not
+  double f2p_pass_before = 0;
+  size_t f2p_points = 0;
+  size_t p2p_points = 0;
+  int pytest_runs = 0;
+  double pytest_seconds = 0;
+  std::vector<std::string> failures;  // test ids that did not behave, with their outcome
+};
+
+VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
+                        const VerifyOptions& options);
+
+// Runs the given test files in `root` with outcomes only; test id -> outcome ("passed",
+// "failed", ..., "missing" when a test was not collected). Fails when pytest cannot run.
+util::Expected<std::map<std::string, std::string>> RunTests(
+    util::Env& env, tracer::Launcher& launcher, const std::string& root,
+    const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
+    double* seconds);
+
+}  // namespace fbkit::extract
