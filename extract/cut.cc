@@ -1,6 +1,7 @@
 #include "extract/cut.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <unordered_map>
 
@@ -310,9 +311,8 @@ class Planner {
     for (size_t e = 0; e < t.entities.size(); ++e) {
       if (c.removed[e] || t.entities[e].kind != EntityKind::kClass) continue;
       std::map<std::string, std::set<std::string>> removed_names;
-      std::set<std::string> kept_names;
-      std::set<std::string> uses;
-      for (const auto& r : t.entities[e].references) uses.insert(std::string(Head(r)));
+      std::set<std::string> kept_names, body_uses, decorator_uses;
+      for (const auto& r : t.entities[e].references) body_uses.insert(std::string(Head(r)));
       for (size_t k = e + 1; k < t.entities.size(); ++k) {
         const Entity& child = t.entities[k];
         if (child.parent != t.entities[e].id) continue;
@@ -320,11 +320,12 @@ class Planner {
           removed_names[child.name].insert(child.id);
         } else {
           kept_names.insert(child.name);
-          for (const auto& d : child.decorators) uses.insert(DecoratorHead(d));
+          for (const auto& d : child.decorators) decorator_uses.insert(DecoratorHead(d));
         }
       }
+      // A kept member's decorator (`@x.setter`) reads the name before the member rebinds it.
       for (const auto& [name, ids] : removed_names) {
-        if (!kept_names.count(name) && uses.count(name)) {
+        if ((!kept_names.count(name) && body_uses.count(name)) || decorator_uses.count(name)) {
           Conflict(ids, t.entities[e].id + " still names " + name);
         }
       }
@@ -361,11 +362,40 @@ class Planner {
         }
       }
       for (size_t a = 0; a < t.assignments.size(); ++a) {
-        if (!SimpleAssignment(f, a) || !orphan(t.assignments[a].name)) continue;
+        const auto& as = t.assignments[a];
+        if (!SimpleAssignment(f, a) || !by_removed.count(as.name) || Lost(f, as.name) ||
+            index_.bindings[f].at(as.name) != 1 || UsedInText(f, as.name, as.start_byte, as.end_byte) ||
+            (t.all && std::count(t.all->begin(), t.all->end(), as.name)) ||
+            index_.used_from_outside.count({t.module, as.name})) {
+          continue;
+        }
         c.removed_assignments.insert(a);
         result_.orphans.push_back(t.path + ": " + t.assignments[a].name);
       }
     }
+  }
+
+  // Whether `name` occurs as a token in the file outside [skip_begin, skip_end) and outside
+  // the removed entities (module-level code does not list what it assigns separately from
+  // what it reads, so constants are checked on the text).
+  bool UsedInText(size_t f, const std::string& name, int64_t skip_begin, int64_t skip_end) const {
+    const std::string& src = repo_.source(f);
+    const FileTable& t = T(f);
+    auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    for (size_t p = src.find(name); p != std::string::npos; p = src.find(name, p + 1)) {
+      auto at = static_cast<int64_t>(p);
+      if ((p > 0 && (ident(src[p - 1]) || src[p - 1] == '.')) ||
+          (p + name.size() < src.size() && ident(src[p + name.size()]))) {
+        continue;
+      }
+      if (at >= skip_begin && at < skip_end) continue;
+      bool in_removed = false;
+      for (size_t e = 1; e < t.entities.size() && !in_removed; ++e) {
+        in_removed = cuts_[f].removed[e] && at >= t.entities[e].start_byte && at < t.entities[e].end_byte;
+      }
+      if (!in_removed) return true;
+    }
+    return false;
   }
 
   // A statement at column 0 that binds exactly one name.

@@ -132,8 +132,9 @@ std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, uint32_t v) {
 // BFS over the graph from the top objects (FeatureBench step 6).
 class Extractor {
  public:
-  Extractor(const DepGraph& g, uint32_t t, const std::set<uint32_t>& p2p, int cap)
-      : g_(g), t_(t), p2p_(p2p), cap_(cap) {}
+  Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
+            int cap)
+      : g_(g), repo_(repo), t_(t), p2p_(p2p), cap_(cap) {}
 
   void Run(const std::vector<uint32_t>& tops, Plan* plan) {
     std::deque<std::pair<uint32_t, bool>> queue;  // (node, inside an extracted entity)
@@ -144,7 +145,7 @@ class Extractor {
       queue.pop_front();
       if (!seen.insert(v).second) continue;
       const graph::Node& n = g_.nodes()[v];
-      if (n.kind == EntityKind::kModule) continue;
+      if (n.kind == EntityKind::kModule || (!inside && !Cuttable(n.id))) continue;
       if (!inside && ReachedByP2P(v)) {
         if (n.kind == EntityKind::kClass) Children(v, false, &queue);
         continue;
@@ -194,7 +195,20 @@ class Extractor {
     }
   }
 
+  // Module-level functions and classes and the members of classes can be cut out; a def
+  // nested in a function belongs to that function.
+  bool Cuttable(const std::string& id) const {
+    auto ref = repo_.Find(id);
+    if (!ref) return false;
+    const auto& table = repo_.files()[ref->file];
+    const parser::Entity& e = table.entities[ref->entity];
+    if (e.parent == table.entities[0].id) return true;
+    auto parent = repo_.Find(e.parent);
+    return parent && repo_.entity(*parent).kind == EntityKind::kClass;
+  }
+
   const DepGraph& g_;
+  const Repo& repo_;
   uint32_t t_;
   const std::set<uint32_t>& p2p_;
   int cap_;
@@ -311,7 +325,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   for (const auto& id : plan.top_objects) {
     if (auto v = g.Find(id)) tops.push_back(*v);
   }
-  Extractor(g, *t, p2p_index, plan.cap).Run(tops, &plan);
+  Extractor(g, repo, *t, p2p_index, plan.cap).Run(tops, &plan);
   if (plan.extracted.empty()) {
     return util::Error{"every top-level object is also used by the P2P files"};
   }
