@@ -1,0 +1,205 @@
+// End-to-end: fb-graph trace + build, then fb-extract on the extract_features fixture (a
+// copy, so ids carry no commit); every emitted task is checked independently with plain
+// pytest and pyflakes (bench/check_tasks.py), patches are compared with the expected ones,
+// and bad input gets clear errors and non-zero exits.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/testing/e2e.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::testing {
+namespace {
+
+const std::string kPython = "/usr/bin/python3";
+const std::string kExtract = FBKIT_FB_EXTRACT;
+
+// One traced copy of the fixture and one `fb-extract all` run over it, shared by the tests.
+class ExtractE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir();
+    root_ = *dir_ / "extract_features";
+    ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("extract_features"), root_}).exit_code, 0);
+    auto trace = RunCommand({kBinary, "trace", root_, "--python", kPython, "-q", "-o", *dir_ / "trace.json"});
+    ASSERT_EQ(trace.exit_code, 0) << trace.err;
+    auto graph = RunCommand({kBinary, "build", root_, "--trace", *dir_ / "trace.json", "-q", "-o",
+                             *dir_ / "graph.json", "--no-cache"});
+    ASSERT_EQ(graph.exit_code, 0) << graph.err;
+    all_ = new RunResult(RunCommand(Args("all", *dir_ / "out", {})));
+  }
+  static void TearDownTestSuite() {
+    delete all_;
+    delete dir_;
+  }
+
+  static std::vector<std::string> Args(const std::string& cmd, const std::string& out,
+                                       std::vector<std::string> extra) {
+    std::vector<std::string> argv = {kExtract, cmd, root_, "--graph", *dir_ / "graph.json",
+                                     "--trace", *dir_ / "trace.json", "-o", out, "--python",
+                                     kPython, "--min-lines", "5", "--p2p", "3", "-q"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  static std::vector<std::string> Tasks(const std::string& out) {
+    std::vector<std::string> ids;
+    for (const auto& e : std::filesystem::directory_iterator(out)) {
+      if (std::filesystem::exists(e.path() / "instance.json")) ids.push_back(e.path().filename());
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  static inline ScratchDir* dir_ = nullptr;
+  static inline std::string root_;
+  static inline RunResult* all_ = nullptr;
+};
+
+TEST_F(ExtractE2E, AllEmitsATaskForEveryFeatureOfTheFixture) {
+  ASSERT_EQ(all_->exit_code, 0) << all_->err;
+  auto summary = nlohmann::json::parse(ReadFileOrDie(*dir_ / "out/summary.json"));
+  EXPECT_EQ(summary["candidates"], 10);
+  EXPECT_EQ(summary["emitted"], 10) << summary.dump();
+  std::set<std::string> stems;
+  for (const auto& id : Tasks(*dir_ / "out")) {
+    EXPECT_TRUE(id.starts_with("local__extract_features.nocommit.test_")) << id;
+    if (id.ends_with(".lv1")) stems.insert(id.substr(0, id.rfind('.', id.size() - 5)));
+  }
+  EXPECT_EQ(stems.size(), 10u);
+}
+
+TEST_F(ExtractE2E, EveryTaskBehavesAsPromisedUnderPlainPytestAndPyflakes) {
+  ASSERT_EQ(all_->exit_code, 0);
+  auto check = RunCommand({kPython, kSource + "/bench/check_tasks.py", *dir_ / "out", "--python", kPython});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find(" 0 failed"), std::string::npos) << check.out;
+}
+
+TEST_F(ExtractE2E, GoldPatchesAreTheExpectedOnes) {
+  ASSERT_EQ(all_->exit_code, 0);
+  std::string expected_dir = kSource + "/tests/cli/expected/extract_features";
+  bool update = std::getenv("FBKIT_UPDATE_EXPECTED") != nullptr;
+  for (const auto& id : Tasks(*dir_ / "out")) {
+    std::string stem = id.substr(std::string("local__extract_features.nocommit.").size());
+    stem = stem.substr(0, stem.find('.')) + id.substr(id.size() - 4);  // test_x.lv1
+    for (const std::string file : {"patch.diff", "test_patch.diff"}) {
+      std::string got = ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string(file)));
+      std::string want_path = expected_dir + "/" + stem + "." + file;
+      if (update) {
+        std::filesystem::create_directories(expected_dir);
+        WriteFileOrDie(want_path, got);
+        continue;
+      }
+      ASSERT_TRUE(std::filesystem::exists(want_path)) << want_path;
+      EXPECT_EQ(got, ReadFileOrDie(want_path)) << id << " " << file;
+    }
+  }
+}
+
+TEST_F(ExtractE2E, InstanceJsonHasTheFeatureBenchFields) {
+  ASSERT_EQ(all_->exit_code, 0);
+  for (const auto& id : Tasks(*dir_ / "out")) {
+    auto inst = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("instance.json"))));
+    for (const char* key : {"instance_id", "repo", "base_commit", "patch", "test_patch",
+                            "FAIL_TO_PASS", "PASS_TO_PASS", "problem_statement", "repo_settings",
+                            "image_name", "top_objects", "extracted", "lines", "files",
+                            "functions", "f2p_test_points", "p2p_test_points", "level"}) {
+      EXPECT_TRUE(inst.contains(key)) << id << " lacks " << key;
+    }
+    EXPECT_EQ(inst["instance_id"], id);
+    EXPECT_EQ(inst["PASS_TO_PASS"].size(), 3u);
+    EXPECT_GE(inst["f2p_test_points"].size(), 10u);
+    EXPECT_EQ(inst["patch"], ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("patch.diff"))));
+    std::string statement = ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("problem_statement.md")));
+    EXPECT_NE(statement.find("## Interface Descriptions"), std::string::npos);
+    EXPECT_NE(statement.find("```python\n"), std::string::npos);
+    // The F2P file is not in the pre-solved codebase of an L1 task.
+    if (id.ends_with(".lv1")) {
+      EXPECT_FALSE(std::filesystem::exists(*dir_ / ("out/" + id + "/presolved/" +
+                                                   inst["FAIL_TO_PASS"][0].get<std::string>())));
+    }
+  }
+}
+
+TEST_F(ExtractE2E, SameSeedGivesByteIdenticalTasksAndRerunsResume) {
+  ASSERT_EQ(all_->exit_code, 0);
+  auto again = RunCommand(Args("all", *dir_ / "again", {"--no-verify", "-j", "2"}));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  auto first = Tasks(*dir_ / "out");
+  std::vector<std::string> first_l1;
+  for (const auto& id : first) {
+    if (id.ends_with(".lv1")) first_l1.push_back(id);
+  }
+  std::vector<std::string> second_l1;
+  for (const auto& id : Tasks(*dir_ / "again")) {
+    if (id.ends_with(".lv1")) second_l1.push_back(id);
+  }
+  ASSERT_EQ(first_l1, second_l1);
+  for (const auto& id : first_l1) {
+    for (const std::string file : {"instance.json", "patch.diff", "test_patch.diff", "problem_statement.md"}) {
+      EXPECT_EQ(ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string(file))), ReadFileOrDie(*dir_ / ("again/" + id + "/" + std::string(file))))
+          << id << "/" << file;
+    }
+  }
+  auto resumed = RunCommand(Args("all", *dir_ / "again", {"--no-verify"}));
+  ASSERT_EQ(resumed.exit_code, 0);
+  auto summary = nlohmann::json::parse(ReadFileOrDie(*dir_ / "again/summary.json"));
+  EXPECT_EQ(summary["resumed"], 10) << resumed.out;
+  EXPECT_EQ(summary["tried"], 0) << resumed.out;
+}
+
+TEST_F(ExtractE2E, VerifyAcceptsAnEmittedTaskAndRejectsABrokenOne) {
+  ASSERT_EQ(all_->exit_code, 0);
+  std::string id = Tasks(*dir_ / "out").front();
+  auto ok = RunCommand({kExtract, "verify", *dir_ / ("out/" + id), "-q"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  // A gold patch that no longer solves the task.
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", *dir_ / ("out/" + id), *dir_ / "broken.lv1"}).exit_code, 0);
+  WriteFileOrDie(*dir_ / "broken.lv1/patch.diff", "");
+  auto broken = RunCommand({kExtract, "verify", *dir_ / "broken.lv1"});
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_NE(broken.err.find("patch.diff"), std::string::npos) << broken.err;
+}
+
+TEST_F(ExtractE2E, TaskCommandExtractsOneFile) {
+  auto r = RunCommand(Args("task", *dir_ / "one", {"--f2p", "tests/test_stats.py", "--no-l2"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(".test_stats."), std::string::npos);
+  auto bad = RunCommand(Args("task", *dir_ / "one", {"--f2p", "tests/helpers.py"}));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("tests/helpers.py"), std::string::npos) << bad.err;
+}
+
+TEST(ExtractErrors, BadInputGetsAClearErrorAndANonZeroExit) {
+  ScratchDir dir;
+  WriteFileOrDie(dir / "bad.json", "{not json");
+  std::string root = Fixture("extract_features");
+  auto missing_root = RunCommand({kExtract, "all", dir / "nope", "--graph", dir / "bad.json",
+                                  "--trace", dir / "bad.json", "-o", dir / "out"});
+  EXPECT_EQ(missing_root.exit_code, 2);
+  auto missing_graph = RunCommand({kExtract, "all", root, "--graph", dir / "none.json", "--trace",
+                                   dir / "bad.json", "-o", dir / "out"});
+  EXPECT_EQ(missing_graph.exit_code, 1);
+  EXPECT_NE(missing_graph.err.find("none.json"), std::string::npos) << missing_graph.err;
+  auto bad_graph = RunCommand({kExtract, "all", root, "--graph", dir / "bad.json", "--trace",
+                               dir / "bad.json", "-o", dir / "out"});
+  EXPECT_EQ(bad_graph.exit_code, 1);
+  EXPECT_NE(bad_graph.err.find("bad.json"), std::string::npos) << bad_graph.err;
+  auto bad_shard = RunCommand({kExtract, "all", root, "--graph", dir / "bad.json", "--trace",
+                               dir / "bad.json", "-o", dir / "out", "--shard", "3/2"});
+  EXPECT_EQ(bad_shard.exit_code, 1);
+  EXPECT_NE(bad_shard.err.find("--shard"), std::string::npos) << bad_shard.err;
+  auto not_a_task = RunCommand({kExtract, "verify", dir.path()});
+  EXPECT_EQ(not_a_task.exit_code, 1);
+  EXPECT_NE(not_a_task.err.find("instance.json"), std::string::npos) << not_a_task.err;
+  EXPECT_EQ(RunCommand({kExtract}).exit_code, 2);
+  EXPECT_EQ(RunCommand({kExtract, "task", root}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace fbkit::testing
