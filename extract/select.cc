@@ -39,7 +39,7 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
     if (!bad.empty()) {
       reject("not all tests pass (" + bad + ")");
     } else if (p.tests.empty()) {
-      reject("no test passed");
+      reject("no test ran");
     } else {
       out.push_back(std::move(p));
     }
@@ -204,7 +204,10 @@ class Extractor {
     const parser::Entity& e = table.entities[ref->entity];
     if (e.parent == table.entities[0].id) return true;
     auto parent = repo_.Find(e.parent);
-    return parent && repo_.entity(*parent).kind == EntityKind::kClass;
+    // A decorated class (functools.total_ordering, dataclass, ...) may inspect its members
+    // when the module is imported: they go only with the whole class.
+    return parent && repo_.entity(*parent).kind == EntityKind::kClass &&
+           repo_.entity(*parent).decorators.empty();
   }
 
   const DepGraph& g_;
