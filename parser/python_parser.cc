@@ -362,12 +362,16 @@ class Walker {
       case Sym::kClassDefinition:
       case Sym::kDecoratedDefinition:
       case Sym::kComment:
-      case Sym::kString:
       case Sym::kSplatPattern:
       case Sym::kImportStatement:
       case Sym::kImportFromStatement:
       case Sym::kFutureImportStatement:
         return;  // nested entities keep their own references; imports are import edges
+      case Sym::kString:  // only an f-string's interpolations hold code
+        for (Children c(n); c.valid(); c.Next()) {
+          if (SymOf(c.node()) == Sym::kInterpolation) Names(c.node(), out);
+        }
+        return;
       case Sym::kIdentifier:
         out->insert(Identifier(n));
         return;

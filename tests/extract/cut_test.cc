@@ -161,6 +161,13 @@ TEST_F(CutTest, DottedUseThroughAModuleImportIsAConflict) {
   EXPECT_EQ(r.conflicts, std::vector<std::string>{"pkg/a.py::f"});
 }
 
+TEST_F(CutTest, NameUsedInsideAnFStringIsAConflict) {
+  auto r = Cut({{"m.py", "def color(c):\n    return str(c)\n\n\ndef style(t, fg):\n"
+                         "    return f\"\\033[{color(fg)}m{t!r:>{width()}}\"\n"}},
+               {"m.py::color"});
+  EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::color"});
+}
+
 TEST_F(CutTest, FrozenTestCodeIsCheckedButIgnoredTestFilesAreNot) {
   std::map<std::string, std::string> files = {{"pkg/__init__.py", ""},
                                               {"pkg/a.py", "def f():\n    pass\n"},
