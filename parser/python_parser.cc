@@ -352,15 +352,22 @@ class Walker {
         if (c.field() == impl_.f_name && i > 0) continue;  // its own name
         Names(c.node(), &names);
       }
+      // Its decorators' arguments (`@pytest.mark.parametrize("x", [make()])`) too.
+      TSNode outer = i > 0 ? ts_node_parent(node) : TSNode{};
+      if (!ts_node_is_null(outer) && SymOf(outer) == Sym::kDecoratedDefinition) {
+        for (Children c(outer); c.valid(); c.Next()) {
+          if (SymOf(c.node()) == Sym::kDecorator) Names(c.node(), &names);
+        }
+      }
       table_->entities[i].references.assign(names.begin(), names.end());
     }
   }
 
   void Names(TSNode n, std::set<std::string>* out) const {
     switch (SymOf(n)) {
+      case Sym::kDecoratedDefinition:  // its decorators count for the decorated entity
       case Sym::kFunctionDefinition:
       case Sym::kClassDefinition:
-      case Sym::kDecoratedDefinition:
       case Sym::kComment:
       case Sym::kSplatPattern:
       case Sym::kImportStatement:

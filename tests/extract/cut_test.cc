@@ -168,6 +168,13 @@ TEST_F(CutTest, NameUsedInsideAnFStringIsAConflict) {
   EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::color"});
 }
 
+TEST_F(CutTest, NameUsedInADecoratorArgumentIsAConflict) {
+  auto r = Cut({{"m.py", "import pytest\n\n\ndef make():\n    return 1\n\n\n"
+                         "@pytest.mark.parametrize(\"x\", [make()])\ndef test(x):\n    pass\n"}},
+               {"m.py::make"});
+  EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::make"});
+}
+
 TEST_F(CutTest, FrozenTestCodeIsCheckedButIgnoredTestFilesAreNot) {
   std::map<std::string, std::string> files = {{"pkg/__init__.py", ""},
                                               {"pkg/a.py", "def f():\n    pass\n"},
