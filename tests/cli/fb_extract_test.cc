@@ -175,6 +175,25 @@ TEST_F(ExtractE2E, TaskCommandExtractsOneFile) {
   EXPECT_NE(bad.err.find("tests/helpers.py"), std::string::npos) << bad.err;
 }
 
+TEST_F(ExtractE2E, LlmCmdChoosesTheTopObjects) {
+  // A stand-in model: checks the request's schema and answers one candidate.
+  std::string model = *dir_ / "model.sh";
+  WriteFileOrDie(model,
+                 "#!/bin/sh\ngrep -q '\"schema\":\"fbkit.llm-top/1\"' || exit 3\n"
+                 "echo '{\"top_objects\": [\"src/shapes/stats.py::describe\"]}'\n");
+  auto r = RunCommand(Args("task", *dir_ / "llm", {"--f2p", "tests/test_stats.py", "--no-l2",
+                                                   "--no-verify", "--llm-cmd", "sh " + model}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string id = r.out.substr(0, r.out.find('\n'));
+  auto inst = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("llm/" + id + "/instance.json")));
+  EXPECT_EQ(inst["top_objects"], nlohmann::json::array({"src/shapes/stats.py::describe"}));
+  WriteFileOrDie(model, "#!/bin/sh\necho '[\"src/shapes/nowhere.py::f\"]'\n");
+  auto bad = RunCommand(Args("task", *dir_ / "llm", {"--f2p", "tests/test_stats.py", "--no-l2",
+                                                     "--no-verify", "--llm-cmd", "sh " + model}));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("no candidate"), std::string::npos) << bad.err;
+}
+
 TEST(ExtractErrors, BadInputGetsAClearErrorAndANonZeroExit) {
   ScratchDir dir;
   WriteFileOrDie(dir / "bad.json", "{not json");
