@@ -18,15 +18,17 @@ struct Level2 {
   std::string package;  // the original top-level package agent_code stands for
   std::string patch;
   std::string test_patch;
+  std::vector<std::string> test_uses;  // what the test reads from agent_code, sorted
 };
 
 util::Expected<Level2> WriteLevel2(util::Env& env, Git& git, const Repo& repo,
                                    const std::string& f2p, const std::vector<std::string>& tops,
                                    const std::string& dir);
 
-// The F2P file's text with its uses of `tops` (defined in `package`) redirected to agent_code.
+// The F2P file's text with every import of `package` redirected to agent_code (so that the
+// test sees one implementation throughout); `uses` gets what it reads from the package.
 util::Expected<std::string> RedirectTestImports(const Repo& repo, const std::string& f2p,
-                                                const std::vector<std::string>& tops,
-                                                const std::string& package);
+                                                const std::string& package,
+                                                std::vector<std::string>* uses);
 
 }  // namespace fbkit::extract

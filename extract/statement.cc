@@ -249,6 +249,10 @@ std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
   } else {
     out += "Each interface must be importable from `agent_code` exactly as shown; organise the "
            "package's modules as the import paths say.\n";
+    if (!in.test_uses.empty()) {
+      out += "\nThe tests read these names from `agent_code` (all of them must exist):\n\n";
+      for (const auto& u : in.test_uses) out += "- `" + u + "`\n";
+    }
   }
   for (size_t i = 0; i < tops.size(); ++i) {
     auto ref = repo.Find(tops[i]->id);

@@ -19,6 +19,7 @@ struct StatementInput {
   std::set<std::string> removed;    // every removed entity id (nested ones included)
   int level = 1;                    // 1: inside the repository; 2: from scratch as agent_code
   std::string package;              // L2: the original top-level package agent_code replaces
+  std::vector<std::string> test_uses;  // L2: what the tests read from agent_code
 };
 
 // How the test file imports an entity: "from click.termui import progressbar".

@@ -238,7 +238,7 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
     (void)env.RemoveAll(dir);
     if (auto s = env.MakeDirs(dir); !s.ok()) return finish("io", s.error());
     Git git(env, launcher, dir);
-    StatementInput si{options.repo_name, f2p.file, tops, plan->extracted, level, ""};
+    StatementInput si{options.repo_name, f2p.file, tops, plan->extracted, level, "", {}};
     if (level == 1) {
       auto patches = WritePresolved(env, git, ctx.repo, options, dir, f2p.file, cut.texts);
       if (!patches.ok()) return finish("io", patches.error());
@@ -252,6 +252,7 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
       }
       f.patches = {l2->patch, l2->test_patch};
       si.package = l2->package;
+      si.test_uses = l2->test_uses;
     }
     f.statement = ProblemStatement(ctx.repo, si);
     if (auto s = WriteTaskFiles(env, dir, f, options); !s.ok()) return finish("io", s.error());
