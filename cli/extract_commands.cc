@@ -161,7 +161,8 @@ util::Expected<Loaded> Load(const ExtractArgs& a, const std::string& who) {
   extract::ExtractOptions& o = l.options;
   o.out_dir = *out;
   extract::Git git(env, tracer::RealLauncher(), o.out_dir);
-  auto name = a.repo_name.empty() ? RepoName(git, l.root) : util::Expected<std::string>(a.repo_name);
+  auto name =
+      a.repo_name.empty() ? RepoName(git, l.root) : util::Expected<std::string>(a.repo_name);
   o.repo_name = *name;
   auto head = git.Run(l.root, {"rev-parse", "HEAD"});
   o.base_commit = head.ok() ? head->substr(0, 40) : "";
@@ -187,11 +188,13 @@ std::string FirstCommitted(extract::Git& git, const std::string& root, const std
   auto log = git.Run(root, {"log", "--diff-filter=A", "--follow", "--format=%cI", "--", file});
   if (!log.ok() || log->empty()) return "";
   std::string text = log->substr(0, log->find_last_not_of('\n') + 1);
-  return text.substr(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
+  return text.substr(text.find_last_of('\n') == std::string::npos ? 0
+                                                                  : text.find_last_of('\n') + 1);
 }
 
 std::string StatePath(const std::string& out, const std::string& f2p) {
-  return util::JoinPath(util::JoinPath(out, ".fbkit/state"), util::Sha256Hex(f2p).substr(0, 16) + ".json");
+  return util::JoinPath(util::JoinPath(out, ".fbkit/state"),
+                        util::Sha256Hex(f2p).substr(0, 16) + ".json");
 }
 
 std::string StateJson(const extract::TaskOutcome& o) {
@@ -217,7 +220,8 @@ void PrintOutcome(const extract::TaskOutcome& o) {
     std::fprintf(stderr, "  emitted %s (%d lines):%s%s%s\n", o.f2p.c_str(), o.lines, ids.c_str(),
                  o.detail.empty() ? "" : "\n    note: ", o.detail.c_str());
   } else {
-    std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(), o.reason.c_str(), o.detail.c_str());
+    std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(), o.reason.c_str(),
+                 o.detail.c_str());
   }
 }
 
@@ -229,14 +233,15 @@ int RunTask(const ExtractArgs& a) {
                          [&](const extract::PassingFile& p) { return p.file == a.f2p.front(); });
   if (it == l->passing.end()) {
     auto np = l->not_passing.find(a.f2p.front());
-    return Fail(who, a.f2p.front() + ": " +
-                         (np != l->not_passing.end() ? np->second : "not a test file of the trace"));
+    return Fail(who,
+                a.f2p.front() + ": " +
+                    (np != l->not_passing.end() ? np->second : "not a test file of the trace"));
   }
   auto parser = parser::PythonParser::Create();
   if (!parser.ok()) return Fail(who, parser.error());
   extract::ExtractContext ctx{*l->repo, *l->index, l->graph, l->passing};
-  extract::TaskOutcome o = extract::BuildTask(util::RealEnv(), tracer::RealLauncher(), **parser,
-                                              ctx, *it, l->options);
+  extract::TaskOutcome o =
+      extract::BuildTask(util::RealEnv(), tracer::RealLauncher(), **parser, ctx, *it, l->options);
   PrintOutcome(o);
   if (!o.emitted) return kExitFailure;
   for (const auto& id : o.instance_ids) std::printf("%s\n", id.c_str());
@@ -264,7 +269,8 @@ int RunAll(const ExtractArgs& a) {
   util::Env& env = util::RealEnv();
   extract::Git git(env, tracer::RealLauncher(), l->options.out_dir);
   std::map<std::string, size_t> rejected_before;  // by reason, before any task was tried
-  for (const auto& [file, why] : l->not_passing) rejected_before["not passing: " + why.substr(0, why.find(" ("))]++;
+  for (const auto& [file, why] : l->not_passing)
+    rejected_before["not passing: " + why.substr(0, why.find(" ("))]++;
   std::vector<const extract::PassingFile*> candidates;
   for (const auto& p : l->passing) {
     if (static_cast<int>(p.tests.size()) < a.min_points) {
@@ -307,8 +313,8 @@ int RunAll(const ExtractArgs& a) {
       progress.Update(++done, mine.size());
       return;
     }
-    extract::TaskOutcome o = extract::BuildTask(env, tracer::RealLauncher(), *parsers[worker],
-                                                ctx, *mine[i], l->options);
+    extract::TaskOutcome o = extract::BuildTask(env, tracer::RealLauncher(), *parsers[worker], ctx,
+                                                *mine[i], l->options);
     (void)env.MakeDirs(util::DirName(state));
     (void)env.WriteFileAtomic(state, StateJson(o));
     std::lock_guard<std::mutex> lock(mu);
@@ -364,7 +370,8 @@ int RunAll(const ExtractArgs& a) {
   w.Key("tried"), w.Int(tried);
   w.EndObject();
   (void)env.WriteFileAtomic(util::JoinPath(l->options.out_dir, "summary.json"), summary + "\n");
-  std::printf("%-44s %8s\n", "test files in the trace", std::to_string(l->trace.files.size()).c_str());
+  std::printf("%-44s %8s\n", "test files in the trace",
+              std::to_string(l->trace.files.size()).c_str());
   std::printf("%-44s %8zu\n", "candidates (this shard)", mine.size());
   std::printf("%-44s %8zu\n", "  finished by an earlier run", resumed);
   std::printf("%-44s %8zu\n", "emitted (F2P files with a task)", emitted);
@@ -392,21 +399,29 @@ int RunVerify(const std::string& dir, double f2p_max_pass, bool quiet) {
   extract::VerifyReport r = extract::VerifyTask(env, tracer::RealLauncher(), *abs, vo);
   if (!r.ok) return Fail(who, dir + ": " + r.reason);
   if (!quiet) {
-    std::fprintf(stderr, "%s: ok (F2P pass rate before the patch %.3f, %zu F2P and %zu P2P tests pass after; %d pytest runs)\n",
+    std::fprintf(stderr,
+                 "%s: ok (F2P pass rate before the patch %.3f, %zu F2P and %zu P2P tests pass "
+                 "after; %d pytest runs)\n",
                  who.c_str(), r.f2p_pass_before, r.f2p_points, r.p2p_points, r.pytest_runs);
   }
   return kExitOk;
 }
 
 void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
-  cmd->add_option("ROOT", a->root, "Repository root (never modified)")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("ROOT", a->root, "Repository root (never modified)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--graph", a->graph, "Graph from `fb-graph build` (JSON or binary)")->required();
   cmd->add_option("--trace", a->trace, "Trace from `fb-graph trace` (test outcomes)")->required();
-  cmd->add_option("-o,--output", a->output, "Output directory for the task directories")->required();
+  cmd->add_option("-o,--output", a->output, "Output directory for the task directories")
+      ->required();
   cmd->add_option("--python", a->settings.python, "Interpreter for the tests (default: python3)");
-  cmd->add_option("--pythonpath", a->settings.pythonpath, "Prepend to PYTHONPATH (root-relative; repeatable)");
-  cmd->add_option("--pytest-arg", a->settings.pytest_args, "Extra pytest argument (repeatable)")->allow_extra_args(false);
-  cmd->add_option("--timeout", a->settings.timeout, "Seconds per test file in verification runs (default 600)");
+  cmd->add_option("--pythonpath", a->settings.pythonpath,
+                  "Prepend to PYTHONPATH (root-relative; repeatable)");
+  cmd->add_option("--pytest-arg", a->settings.pytest_args, "Extra pytest argument (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--timeout", a->settings.timeout,
+                  "Seconds per test file in verification runs (default 600)");
   cmd->add_option("--p2p", a->select.p2p, "P2P test files per task (default 5)");
   cmd->add_option("--seed", a->select.seed, "Seed for P2P choice and line cap (default 42)");
   cmd->add_option("--min-cap", a->select.min_cap, "Smallest line cap (default 3000)");
@@ -435,10 +450,13 @@ void AddExtractCommands(CLI::App& app, int* exit_code) {
   task->callback([t, exit_code] { *exit_code = RunTask(*t); });
 
   auto a = std::make_shared<ExtractArgs>();
-  CLI::App* all = app.add_subcommand("all", "Extract a task for every candidate test file (resumable)");
+  CLI::App* all =
+      app.add_subcommand("all", "Extract a task for every candidate test file (resumable)");
   AddCommonOptions(all, a);
-  all->add_option("--min-points", a->min_points, "Fewest passing test points in a F2P file (default 10)");
-  all->add_option("--after", a->after, "Only test files first committed on or after this date (YYYY-MM-DD)");
+  all->add_option("--min-points", a->min_points,
+                  "Fewest passing test points in a F2P file (default 10)");
+  all->add_option("--after", a->after,
+                  "Only test files first committed on or after this date (YYYY-MM-DD)");
   all->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
   all->add_option("--shard", a->shard, "Only the K-th of N shares of the candidates (K/N)");
   all->add_flag("--rerun", a->rerun, "Redo candidates an earlier run finished");
@@ -446,7 +464,8 @@ void AddExtractCommands(CLI::App& app, int* exit_code) {
 
   auto v = std::make_shared<std::pair<std::string, double>>("", 0.3);
   auto quiet = std::make_shared<bool>(false);
-  CLI::App* verify = app.add_subcommand("verify", "Check a task directory again by running its tests");
+  CLI::App* verify =
+      app.add_subcommand("verify", "Check a task directory again by running its tests");
   verify->add_option("TASKDIR", v->first, "A task directory written by fb-extract")->required();
   verify->add_option("--f2p-max-pass", v->second, "Highest F2P pass rate allowed before the patch");
   verify->add_flag("-q,--quiet", *quiet, "Print nothing on success");

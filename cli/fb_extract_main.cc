@@ -7,9 +7,10 @@
 #include "cli/extract_commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"fb-extract: cut the code only one test file needs out of a repository and "
-               "emit verified FeatureBench tasks (fbkit). Inputs come from `fb-graph trace` "
-               "and `fb-graph build`."};
+  CLI::App app{
+      "fb-extract: cut the code only one test file needs out of a repository and "
+      "emit verified FeatureBench tasks (fbkit). Inputs come from `fb-graph trace` "
+      "and `fb-graph build`."};
   app.require_subcommand(1);
   int exit_code = fbkit::cli::kExitOk;
   fbkit::cli::AddExtractCommands(app, &exit_code);

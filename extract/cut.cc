@@ -42,10 +42,10 @@ std::string DecoratorHead(const std::string& deco) {
 // name is bound to as a module, and the (module, name) pairs other files use.
 struct CutIndex::Impl {
   const Repo& repo;
-  std::vector<std::map<std::string, int>> bindings;  // module-level name -> bindings
+  std::vector<std::map<std::string, int>> bindings;              // module-level name -> bindings
   std::vector<std::map<std::string, std::string>> module_alias;  // name -> module it binds
   std::vector<std::unordered_map<std::string, size_t>> entity_index;  // id -> index
-  std::set<std::pair<std::string, std::string>> used_from_outside;  // (module, name)
+  std::set<std::pair<std::string, std::string>> used_from_outside;    // (module, name)
 
   explicit Impl(const Repo& r) : repo(r) {
     size_t n = repo.files().size();
@@ -120,11 +120,11 @@ namespace {
 
 // What the cut does to one file.
 struct FileCut {
-  std::vector<bool> removed;                   // per entity (itself or an ancestor extracted)
+  std::vector<bool> removed;                    // per entity (itself or an ancestor extracted)
   std::set<std::pair<size_t, size_t>> dropped;  // (import, name)
   std::set<size_t> removed_assignments;
-  std::map<std::string, int> lost;             // module-level name -> bindings removed
-  std::set<std::string> star_lost;             // names a star import no longer provides
+  std::map<std::string, int> lost;                      // module-level name -> bindings removed
+  std::set<std::string> star_lost;                      // names a star import no longer provides
   std::map<std::string, std::set<std::string>> origin;  // lost name -> entities causing it
   bool touched = false;
 };
@@ -133,7 +133,10 @@ class Planner {
  public:
   Planner(const Repo& repo, const CutIndex::Impl& index, const std::set<std::string>& extracted,
           const std::vector<FilePolicy>& policy)
-      : repo_(repo), index_(index), extracted_(extracted), policy_(policy),
+      : repo_(repo),
+        index_(index),
+        extracted_(extracted),
+        policy_(policy),
         cuts_(repo.files().size()) {}
 
   CutResult Run(parser::PythonParser& parser) {
@@ -258,8 +261,8 @@ class Planner {
     candidates.insert(cuts_[src].star_lost.begin(), cuts_[src].star_lost.end());
     for (const auto& name : candidates) {
       if (!Lost(src, name) || cuts_[h].star_lost.count(name)) continue;
-      bool exported = s.all ? std::count(s.all->begin(), s.all->end(), name) > 0
-                            : !name.starts_with("_");
+      bool exported =
+          s.all ? std::count(s.all->begin(), s.all->end(), name) > 0 : !name.starts_with("_");
       if (!exported || index_.bindings[h].count(name)) continue;
       cuts_[h].star_lost.insert(name);
       cuts_[h].origin[name].insert(cuts_[src].origin[name].begin(), cuts_[src].origin[name].end());
@@ -343,7 +346,8 @@ class Planner {
         continue;
       }
       std::set<std::string> by_removed, by_kept;
-      for (size_t e = 0; e < t.entities.size(); ++e) Uses(t.entities[e], c.removed[e] ? &by_removed : &by_kept);
+      for (size_t e = 0; e < t.entities.size(); ++e)
+        Uses(t.entities[e], c.removed[e] ? &by_removed : &by_kept);
       auto orphan = [&](const std::string& name) {
         auto b = index_.bindings[f].find(name);
         return by_removed.count(name) && !by_kept.count(name) && !Lost(f, name) &&
@@ -364,7 +368,8 @@ class Planner {
       for (size_t a = 0; a < t.assignments.size(); ++a) {
         const auto& as = t.assignments[a];
         if (!SimpleAssignment(f, a) || !by_removed.count(as.name) || Lost(f, as.name) ||
-            index_.bindings[f].at(as.name) != 1 || UsedInText(f, as.name, as.start_byte, as.end_byte) ||
+            index_.bindings[f].at(as.name) != 1 ||
+            UsedInText(f, as.name, as.start_byte, as.end_byte) ||
             (t.all && std::count(t.all->begin(), t.all->end(), as.name)) ||
             index_.used_from_outside.count({t.module, as.name})) {
           continue;
@@ -391,7 +396,8 @@ class Planner {
       if (at >= skip_begin && at < skip_end) continue;
       bool in_removed = false;
       for (size_t e = 1; e < t.entities.size() && !in_removed; ++e) {
-        in_removed = cuts_[f].removed[e] && at >= t.entities[e].start_byte && at < t.entities[e].end_byte;
+        in_removed =
+            cuts_[f].removed[e] && at >= t.entities[e].start_byte && at < t.entities[e].end_byte;
       }
       if (!in_removed) return true;
     }
@@ -458,7 +464,9 @@ class Source {
     }
     return true;
   }
-  int64_t PrevLine(int64_t line_start) const { return line_start == 0 ? -1 : LineStart(line_start - 1); }
+  int64_t PrevLine(int64_t line_start) const {
+    return line_start == 0 ? -1 : LineStart(line_start - 1);
+  }
   const std::string& str() const { return s_; }
 
  private:
@@ -521,8 +529,8 @@ void ListEdits(const std::vector<std::pair<int64_t, int64_t>>& spans, const std:
 
 // The string literals of an `__all__` statement: their spans and values.
 std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> AllEntries(const std::string& src,
-                                                                             int64_t start,
-                                                                             int64_t end) {
+                                                                            int64_t start,
+                                                                            int64_t end) {
   std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> out;
   for (int64_t p = start; p < end; ++p) {
     char ch = src[static_cast<size_t>(p)];
@@ -530,9 +538,11 @@ std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> AllEntries(cons
       while (p < end && src[static_cast<size_t>(p)] != '\n') ++p;
     } else if (ch == '"' || ch == '\'') {
       int64_t q = p + 1;
-      while (q < end && src[static_cast<size_t>(q)] != ch && src[static_cast<size_t>(q)] != '\n') ++q;
+      while (q < end && src[static_cast<size_t>(q)] != ch && src[static_cast<size_t>(q)] != '\n')
+        ++q;
       if (q >= end || src[static_cast<size_t>(q)] != ch) return {};
-      out.push_back({{p, q + 1}, src.substr(static_cast<size_t>(p) + 1, static_cast<size_t>(q - p - 1))});
+      out.push_back(
+          {{p, q + 1}, src.substr(static_cast<size_t>(p) + 1, static_cast<size_t>(q - p - 1))});
       p = q;
     }
   }
@@ -587,7 +597,8 @@ std::string Apply(const std::string& src, std::vector<ByteEdit> edits) {
   }
   if (!merged.empty()) {
     size_t keep = out.find_last_not_of(" \t\r\n\f");
-    if (keep != std::string::npos && out.size() > keep + 1 && out.find('\n', keep) != std::string::npos) {
+    if (keep != std::string::npos && out.size() > keep + 1 &&
+        out.find('\n', keep) != std::string::npos) {
       size_t nl = out.find('\n', keep);
       out.erase(nl + 1);
     }
@@ -639,8 +650,8 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
       if (std::count(drop.begin(), drop.end(), true) == static_cast<long>(drop.size()) &&
           !drop.empty()) {
         int64_t end = spans.back().second;
-        while (end < as.end_byte && (src[static_cast<size_t>(end)] == ',' ||
-                                     src[static_cast<size_t>(end)] == ' ')) {
+        while (end < as.end_byte &&
+               (src[static_cast<size_t>(end)] == ',' || src[static_cast<size_t>(end)] == ' ')) {
           ++end;
         }
         edits.push_back({spans.front().first, end, "", 0});

@@ -28,11 +28,11 @@ struct CutResult {
   // Entities that define a name something that stays still uses: they must remain, and the
   // cut be planned again. Nothing else below is filled when this is not empty.
   std::vector<std::string> conflicts;
-  std::vector<std::string> reasons;         // one line per conflict, for reports
+  std::vector<std::string> reasons;          // one line per conflict, for reports
   std::map<std::string, std::string> texts;  // path -> new source, changed files only
-  std::vector<std::string> removed;         // removed entities (outermost only), sorted
-  std::vector<std::string> orphans;         // "path: name" imports and constants dropped
-  std::vector<std::string> problems;        // "path:line:col: message" parse errors after the cut
+  std::vector<std::string> removed;          // removed entities (outermost only), sorted
+  std::vector<std::string> orphans;          // "path: name" imports and constants dropped
+  std::vector<std::string> problems;         // "path:line:col: message" parse errors after the cut
 };
 
 // Facts about a repository the cut needs for every task (built once per repository).

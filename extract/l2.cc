@@ -30,7 +30,9 @@ util::Expected<std::string> RewritePackageFile(const parser::FileTable& t, const
       std::string stmt = src.substr(static_cast<size_t>(imp.start_byte),
                                     static_cast<size_t>(imp.end_byte - imp.start_byte));
       size_t at = stmt.find(imp.module);
-      if (at == std::string::npos) return util::Error{t.path + ":" + std::to_string(imp.line) + ": cannot rewrite this import"};
+      if (at == std::string::npos)
+        return util::Error{t.path + ":" + std::to_string(imp.line) +
+                           ": cannot rewrite this import"};
       edits.push_back({{imp.start_byte + static_cast<int64_t>(at),
                         imp.start_byte + static_cast<int64_t>(at + imp.module.size())},
                        Renamed(imp.module, package)});
@@ -38,8 +40,8 @@ util::Expected<std::string> RewritePackageFile(const parser::FileTable& t, const
     }
     for (const auto& n : imp.names) {
       if (!InPackage(n.name, package)) continue;
-      std::string text = n.alias ? Renamed(n.name, package) + " as " + *n.alias
-                                 : "agent_code as " + package;
+      std::string text =
+          n.alias ? Renamed(n.name, package) + " as " + *n.alias : "agent_code as " + package;
       if (!n.alias && n.name != package) {
         if (!dotted_ok) {
           return util::Error{t.path + ":" + std::to_string(imp.line) + ": `import " + n.name +
@@ -125,7 +127,8 @@ util::Expected<Level2> WriteLevel2(util::Env& env, Git& git, const Repo& repo,
     if (!t.path.starts_with(pkg_dir + "/")) continue;
     auto text = RewritePackageFile(t, repo.source(f), l2.package);
     if (!text.ok()) return util::Error{text.error()};
-    std::string dst = util::JoinPath(util::JoinPath(work, "agent_code"), t.path.substr(pkg_dir.size() + 1));
+    std::string dst =
+        util::JoinPath(util::JoinPath(work, "agent_code"), t.path.substr(pkg_dir.size() + 1));
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
     if (auto s = env.WriteFileAtomic(dst, *text); !s.ok()) return util::Error{s.error()};
   }

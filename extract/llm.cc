@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <atomic>
-
 #include <nlohmann/json.hpp>
 
 #include "util/json_writer.h"
@@ -18,7 +17,8 @@ std::string Quote(const std::string& s) {
   return out + "'";
 }
 
-std::string Request(const Repo& repo, const std::string& f2p, const std::vector<TopCandidate>& cands) {
+std::string Request(const Repo& repo, const std::string& f2p,
+                    const std::vector<TopCandidate>& cands) {
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
@@ -56,7 +56,8 @@ util::Expected<std::vector<std::string>> Answer(const std::string& text,
     std::vector<std::string> ids;
     for (const auto& x : j) {
       std::string id = x.get<std::string>();
-      bool known = std::any_of(cands.begin(), cands.end(), [&](const TopCandidate& c) { return c.id == id; });
+      bool known = std::any_of(cands.begin(), cands.end(),
+                               [&](const TopCandidate& c) { return c.id == id; });
       if (!known) return util::Error{"answer names '" + id + "', which is no candidate"};
       ids.push_back(id);
     }
@@ -72,17 +73,18 @@ util::Expected<std::vector<std::string>> Answer(const std::string& text,
 TopChooser LlmTopChooser(util::Env& env, tracer::Launcher& launcher, std::string cmd,
                          const Repo& repo, std::string work_dir) {
   static std::atomic<int> counter{0};
-  return [&env, &launcher, cmd, &repo, work_dir](const std::string& f2p,
-                                                 const std::vector<TopCandidate>& cands)
-             -> util::Expected<std::vector<std::string>> {
-    std::string base = util::JoinPath(work_dir, "llm-" + std::to_string(::getpid()) + "-" +
-                                                    std::to_string(counter++));
+  return [&env, &launcher, cmd, &repo, work_dir](
+             const std::string& f2p,
+             const std::vector<TopCandidate>& cands) -> util::Expected<std::vector<std::string>> {
+    std::string base = util::JoinPath(
+        work_dir, "llm-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
     if (auto s = env.WriteFileAtomic(base + ".in", Request(repo, f2p, cands)); !s.ok()) {
       return util::Error{s.error()};
     }
     tracer::ProcessSpec spec;
-    spec.argv = {"sh", "-c", "(" + cmd + ") < " + Quote(base + ".in") + " > " + Quote(base + ".out")};
+    spec.argv = {"sh", "-c",
+                 "(" + cmd + ") < " + Quote(base + ".in") + " > " + Quote(base + ".out")};
     spec.log_path = base + ".log";
     auto exit = tracer::RunToCompletion(launcher, spec);
     auto out = env.ReadFile(base + ".out");

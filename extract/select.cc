@@ -75,8 +75,8 @@ std::pair<const Edge*, const Edge*> OutEdges(const DepGraph& g, uint32_t v) {
   const auto& edges = g.edges();
   auto lo = std::lower_bound(edges.begin(), edges.end(), v,
                              [](const Edge& e, uint32_t x) { return e.from < x; });
-  auto hi = std::upper_bound(lo, edges.end(), v,
-                             [](uint32_t x, const Edge& e) { return x < e.from; });
+  auto hi =
+      std::upper_bound(lo, edges.end(), v, [](uint32_t x, const Edge& e) { return x < e.from; });
   return {edges.data() + (lo - edges.begin()), edges.data() + (hi - edges.begin())};
 }
 
@@ -124,7 +124,8 @@ std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, uint32_t v) {
   std::string prefix = n.id + ".";
   for (const auto& e : repo.files()[ref->file].entities) {
     if (!e.id.starts_with(prefix) || e.kind == EntityKind::kClass) continue;
-    if (auto m = g.Find(e.id)) out.insert(g.nodes()[*m].test_files.begin(), g.nodes()[*m].test_files.end());
+    if (auto m = g.Find(e.id))
+      out.insert(g.nodes()[*m].test_files.begin(), g.nodes()[*m].test_files.end());
   }
   return out;
 }
@@ -132,8 +133,7 @@ std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, uint32_t v) {
 // BFS over the graph from the top objects (FeatureBench step 6).
 class Extractor {
  public:
-  Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
-            int cap)
+  Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p, int cap)
       : g_(g), repo_(repo), t_(t), p2p_(p2p), cap_(cap) {}
 
   void Run(const std::vector<uint32_t>& tops, Plan* plan) {
@@ -289,8 +289,8 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
     if (!chosen.ok()) return util::Error{"--llm-cmd: " + chosen.error()};
     plan.top_objects = *chosen;
   } else {
-    size_t limit = std::max<size_t>(1, static_cast<size_t>(options.max_share *
-                                                           static_cast<double>(g.test_files().size())));
+    size_t limit = std::max<size_t>(
+        1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
     for (const auto& c : candidates) {
       if (c.spread <= limit) plan.top_objects.push_back(c.id);
     }
@@ -320,8 +320,9 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   pool.resize(static_cast<size_t>(options.p2p));
   std::sort(pool.begin(), pool.end());
   plan.p2p = pool;
-  plan.cap = options.min_cap +
-             static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));
+  plan.cap =
+      options.min_cap +
+      static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));
   std::set<uint32_t> p2p_index;
   for (const auto& f : plan.p2p) p2p_index.insert(*TestFileIndex(g, f));
   std::vector<uint32_t> tops;
@@ -343,7 +344,8 @@ int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted) {
     if (!ref) continue;
     const auto& e = repo.entity(*ref);
     auto& marks = seen[ref->file];
-    if (marks.size() <= static_cast<size_t>(e.end_line)) marks.resize(static_cast<size_t>(e.end_line) + 1);
+    if (marks.size() <= static_cast<size_t>(e.end_line))
+      marks.resize(static_cast<size_t>(e.end_line) + 1);
     for (int l = e.start_line; l <= e.end_line; ++l) {
       if (!marks[static_cast<size_t>(l)]) marks[static_cast<size_t>(l)] = true, ++lines;
     }

@@ -42,8 +42,8 @@ struct SelectOptions {
 
 struct TopCandidate {
   std::string id;
-  int64_t calls = 0;   // direct calls and static links from the test file into it
-  size_t spread = 0;   // test files that reach it
+  int64_t calls = 0;  // direct calls and static links from the test file into it
+  size_t spread = 0;  // test files that reach it
   int lines = 0;
 };
 

@@ -82,7 +82,7 @@ size_t SkipString(const std::string& src, size_t p, size_t limit) {
   while (p < limit && std::isalpha(static_cast<unsigned char>(src[p]))) ++p;
   if (p >= limit || (src[p] != '"' && src[p] != '\'')) return std::string::npos;
   std::string quote = src.compare(p, 3, std::string(3, src[p])) == 0 ? std::string(3, src[p])
-                                                                       : std::string(1, src[p]);
+                                                                     : std::string(1, src[p]);
   for (size_t q = p + quote.size(); q < limit; ++q) {
     if (src[q] == '\\') {
       ++q;
@@ -151,7 +151,8 @@ std::string RenderInterface(const Repo& repo, const std::string& id,
   for (const auto& m : repo.files()[ref->file].entities) {
     if (m.parent != e.id || !removed.count(m.id)) continue;
     std::string sig = Header(m);
-    sig += Indent((m.docstring ? Docstring(*m.docstring) : Docstring(Summary(repo, m))) + "...", "    ");
+    sig += Indent((m.docstring ? Docstring(*m.docstring) : Docstring(Summary(repo, m))) + "...",
+                  "    ");
     members += "\n" + sig;
   }
   std::string attr_text;
@@ -182,14 +183,16 @@ std::string ImportPath(const Repo& repo, const std::string& f2p, const std::stri
     std::map<std::string, std::string> modules;  // bound name -> module
     for (const auto& imp : t.imports) {
       if (imp.is_from) continue;
-      for (const auto& n : imp.names) modules[BoundName(imp, n)] = n.alias ? n.name : std::string(Head(n.name));
+      for (const auto& n : imp.names)
+        modules[BoundName(imp, n)] = n.alias ? n.name : std::string(Head(n.name));
     }
     for (const auto& ent : t.entities) {
       for (const auto& r : ent.references) {
         if (!r.ends_with("." + e.name)) continue;
         auto it = modules.find(std::string(Head(r)));
         if (it == modules.end()) continue;
-        std::string middle = r.substr(Head(r).size(), r.size() - Head(r).size() - e.name.size() - 1);
+        std::string middle =
+            r.substr(Head(r).size(), r.size() - Head(r).size() - e.name.size() - 1);
         return "from " + it->second + middle + " import " + e.name;
       }
     }
@@ -211,8 +214,10 @@ std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
     functions += repo.entity(*r).kind != EntityKind::kClass;
   }
   std::string names;
-  for (size_t i = 0; i < tops.size(); ++i) names += (i ? ", " : "") + std::string("`") + tops[i]->name + "`";
-  std::string out = "## Task\n\n**Task Statement: implement " + names + " in " + in.repo_name + "**\n\n";
+  for (size_t i = 0; i < tops.size(); ++i)
+    names += (i ? ", " : "") + std::string("`") + tops[i]->name + "`";
+  std::string out =
+      "## Task\n\n**Task Statement: implement " + names + " in " + in.repo_name + "**\n\n";
   out += "**Core Functionality**\n\n";
   for (const auto* e : tops) {
     std::string first = e->docstring ? e->docstring->substr(0, e->docstring->find("\n\n")) : "";
@@ -220,35 +225,41 @@ std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
     out += "- `" + e->name + "`: " + (first.empty() ? Summary(repo, *e) : first) + "\n";
   }
   out += "\n**Main Features and Requirements**\n\n";
-  out += "- Provide every interface listed below with exactly the given import path, name and "
-         "signature (parameter kinds, defaults, annotations and decorators as shown).\n";
+  out +=
+      "- Provide every interface listed below with exactly the given import path, name and "
+      "signature (parameter kinds, defaults, annotations and decorators as shown).\n";
   out += "- The behaviour is checked by the test file `" + in.f2p + "` (" +
          "not shown), which must pass completely.\n";
   out += "- Everything else in the project must keep working: existing tests must still pass.\n";
   out += "\n**Key Challenges**\n\n";
   out += "- The feature spans " + std::to_string(files.size()) + " file(s) and " +
-         std::to_string(functions) + " function(s) or method(s) in the original implementation; "
+         std::to_string(functions) +
+         " function(s) or method(s) in the original implementation; "
          "helpers it needs may have to be written as well.\n";
   out += "- Interfaces must integrate with the existing code they are called from and call into.\n";
   out += "\n**NOTE**\n\n";
   if (in.level == 1) {
-    out += "- Implement the feature inside this repository, in the files named below; do not "
-           "change or add tests.\n";
+    out +=
+        "- Implement the feature inside this repository, in the files named below; do not "
+        "change or add tests.\n";
   } else {
-    out += "- Implement the feature from scratch as an installable Python package named "
-           "`agent_code` (a directory `agent_code/` with an `__init__.py`) at the root of an "
-           "empty project.\n";
+    out +=
+        "- Implement the feature from scratch as an installable Python package named "
+        "`agent_code` (a directory `agent_code/` with an `__init__.py`) at the root of an "
+        "empty project.\n";
     out += "- Do not download, install, copy or import the original library `" + in.package +
            "`; `agent_code` must not depend on it.\n";
   }
   out += "- Do not visit the project's online repository or documentation pages.\n";
   out += "\n## Interface Descriptions\n\n";
   if (in.level == 1) {
-    out += "Each interface goes into the file named in its block (the path is relative to the "
-           "repository root), importable as shown.\n";
+    out +=
+        "Each interface goes into the file named in its block (the path is relative to the "
+        "repository root), importable as shown.\n";
   } else {
-    out += "Each interface must be importable from `agent_code` exactly as shown; organise the "
-           "package's modules as the import paths say.\n";
+    out +=
+        "Each interface must be importable from `agent_code` exactly as shown; organise the "
+        "package's modules as the import paths say.\n";
     if (!in.test_uses.empty()) {
       out += "\nThe tests read these names from `agent_code` (all of them must exist):\n\n";
       for (const auto& u : in.test_uses) out += "- `" + u + "`\n";
@@ -266,8 +277,8 @@ std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
     }
     out += "\n### Interface " + std::to_string(i + 1) + ": `" + tops[i]->name + "`\n\n";
     if (in.level == 1) out += "Path: `" + path + "`\n\n";
-    out += "Import: `" + import + "`\n\n```python\n" + RenderInterface(repo, tops[i]->id, in.removed) +
-           "```\n";
+    out += "Import: `" + import + "`\n\n```python\n" +
+           RenderInterface(repo, tops[i]->id, in.removed) + "```\n";
   }
   return out;
 }

@@ -13,12 +13,12 @@
 namespace fbkit::extract {
 
 struct StatementInput {
-  std::string repo_name;            // "owner/repo"
-  std::string f2p;                  // the test file
-  std::vector<std::string> tops;    // top-level objects (entity ids)
-  std::set<std::string> removed;    // every removed entity id (nested ones included)
-  int level = 1;                    // 1: inside the repository; 2: from scratch as agent_code
-  std::string package;              // L2: the original top-level package agent_code replaces
+  std::string repo_name;               // "owner/repo"
+  std::string f2p;                     // the test file
+  std::vector<std::string> tops;       // top-level objects (entity ids)
+  std::set<std::string> removed;       // every removed entity id (nested ones included)
+  int level = 1;                       // 1: inside the repository; 2: from scratch as agent_code
+  std::string package;                 // L2: the original top-level package agent_code replaces
   std::vector<std::string> test_uses;  // L2: what the tests read from agent_code
 };
 

@@ -71,14 +71,17 @@ util::Expected<TaskFiles> WritePresolved(util::Env& env, Git& git, const Repo& r
     if (auto s = env.WriteFileAtomic(dst, *data); !s.ok()) return util::Error{s.error()};
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
-           {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "--no-verify", "-m", "fbkit: pre-solved codebase"}}) {
+           {"init", "-q"},
+           {"add", "-A"},
+           {"commit", "-q", "--no-verify", "-m", "fbkit: pre-solved codebase"}}) {
     if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
   }
   TaskFiles out;
   for (const auto& [path, text] : texts) {
     auto data = env.ReadFile(util::JoinPath(repo.root(), path));
     if (!data.ok()) return util::Error{data.error()};
-    if (auto s = env.WriteFileAtomic(util::JoinPath(pre, path), *data); !s.ok()) return util::Error{s.error()};
+    if (auto s = env.WriteFileAtomic(util::JoinPath(pre, path), *data); !s.ok())
+      return util::Error{s.error()};
   }
   const std::vector<std::string> diff = {"diff", "--no-color", "--no-ext-diff", "--binary"};
   auto patch = git.Run(pre, diff);
@@ -170,7 +173,8 @@ std::string InstanceId(const std::string& repo_name, const std::string& commit,
   std::string repo = repo_name;
   if (size_t slash = repo.find('/'); slash != std::string::npos) repo.replace(slash, 1, "__");
   std::string c = commit.empty() ? "nocommit" : commit.substr(0, 8);
-  return repo + "." + c + "." + Stem(f2p) + "." + digest.substr(0, 8) + ".lv" + std::to_string(level);
+  return repo + "." + c + "." + Stem(f2p) + "." + digest.substr(0, 8) + ".lv" +
+         std::to_string(level);
 }
 
 TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
@@ -182,7 +186,8 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
   auto finish = [&](std::string reason, std::string detail) {
     o.reason = std::move(reason);
     o.detail = std::move(detail);
-    o.fbkit_seconds = std::chrono::duration<double>(Clock::now() - start).count() - o.pytest_seconds;
+    o.fbkit_seconds =
+        std::chrono::duration<double>(Clock::now() - start).count() - o.pytest_seconds;
     return o;
   };
   auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, options.select, options.chooser);

@@ -19,9 +19,9 @@
 namespace fbkit::extract {
 
 struct ExtractOptions {
-  std::string out_dir;     // absolute
-  std::string repo_name;   // "owner/repo"
-  std::string base_commit;  // of the repository, "" when it is no git checkout
+  std::string out_dir;             // absolute
+  std::string repo_name;           // "owner/repo"
+  std::string base_commit;         // of the repository, "" when it is no git checkout
   std::vector<std::string> files;  // every file of the repository to copy (root-relative)
   RunSettings settings;
   SelectOptions select;

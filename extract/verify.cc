@@ -1,7 +1,6 @@
 #include "extract/verify.h"
 
 #include <chrono>
-
 #include <nlohmann/json.hpp>
 
 #include "tracer/runner.h"
@@ -152,11 +151,12 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
       if (!Passed(outcome(id))) r.failures.push_back("P2P " + id + " " + outcome(id));
     }
     if (round == 0) {
-      r.f2p_pass_before = info->f2p_tests.empty() ? 0 : static_cast<double>(f2p_passed) /
-                                                            static_cast<double>(info->f2p_tests.size());
+      r.f2p_pass_before = info->f2p_tests.empty() ? 0
+                                                  : static_cast<double>(f2p_passed) /
+                                                        static_cast<double>(info->f2p_tests.size());
       if (!r.failures.empty()) {
-        return fail("P2P tests fail on the pre-solved codebase (" + std::to_string(r.failures.size()) +
-                    ", first: " + r.failures.front() + ")");
+        return fail("P2P tests fail on the pre-solved codebase (" +
+                    std::to_string(r.failures.size()) + ", first: " + r.failures.front() + ")");
       }
       if (r.f2p_pass_before > options.f2p_max_pass) {
         return fail("the F2P file still passes " + std::to_string(f2p_passed) + " of " +

@@ -25,7 +25,8 @@ class ExtractE2E : public ::testing::Test {
     dir_ = new ScratchDir();
     root_ = *dir_ / "extract_features";
     ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("extract_features"), root_}).exit_code, 0);
-    auto trace = RunCommand({kBinary, "trace", root_, "--python", kPython, "-q", "-o", *dir_ / "trace.json"});
+    auto trace = RunCommand(
+        {kBinary, "trace", root_, "--python", kPython, "-q", "-o", *dir_ / "trace.json"});
     ASSERT_EQ(trace.exit_code, 0) << trace.err;
     auto graph = RunCommand({kBinary, "build", root_, "--trace", *dir_ / "trace.json", "-q", "-o",
                              *dir_ / "graph.json", "--no-cache"});
@@ -39,9 +40,10 @@ class ExtractE2E : public ::testing::Test {
 
   static std::vector<std::string> Args(const std::string& cmd, const std::string& out,
                                        std::vector<std::string> extra) {
-    std::vector<std::string> argv = {kExtract, cmd, root_, "--graph", *dir_ / "graph.json",
-                                     "--trace", *dir_ / "trace.json", "-o", out, "--python",
-                                     kPython, "--min-lines", "5", "--p2p", "3", "-q"};
+    std::vector<std::string> argv = {
+        kExtract, cmd, root_,      "--graph", *dir_ / "graph.json", "--trace", *dir_ / "trace.json",
+        "-o",     out, "--python", kPython,   "--min-lines",        "5",       "--p2p",
+        "3",      "-q"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -75,7 +77,8 @@ TEST_F(ExtractE2E, AllEmitsATaskForEveryFeatureOfTheFixture) {
 
 TEST_F(ExtractE2E, EveryTaskBehavesAsPromisedUnderPlainPytestAndPyflakes) {
   ASSERT_EQ(all_->exit_code, 0);
-  auto check = RunCommand({kPython, kSource + "/bench/check_tasks.py", *dir_ / "out", "--python", kPython});
+  auto check =
+      RunCommand({kPython, kSource + "/bench/check_tasks.py", *dir_ / "out", "--python", kPython});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_NE(check.out.find(" 0 failed"), std::string::npos) << check.out;
 }
@@ -104,24 +107,27 @@ TEST_F(ExtractE2E, GoldPatchesAreTheExpectedOnes) {
 TEST_F(ExtractE2E, InstanceJsonHasTheFeatureBenchFields) {
   ASSERT_EQ(all_->exit_code, 0);
   for (const auto& id : Tasks(*dir_ / "out")) {
-    auto inst = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("instance.json"))));
+    auto inst = nlohmann::json::parse(
+        ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("instance.json"))));
     for (const char* key : {"instance_id", "repo", "base_commit", "patch", "test_patch",
                             "FAIL_TO_PASS", "PASS_TO_PASS", "problem_statement", "repo_settings",
-                            "image_name", "top_objects", "extracted", "lines", "files",
-                            "functions", "f2p_test_points", "p2p_test_points", "level"}) {
+                            "image_name", "top_objects", "extracted", "lines", "files", "functions",
+                            "f2p_test_points", "p2p_test_points", "level"}) {
       EXPECT_TRUE(inst.contains(key)) << id << " lacks " << key;
     }
     EXPECT_EQ(inst["instance_id"], id);
     EXPECT_EQ(inst["PASS_TO_PASS"].size(), 3u);
     EXPECT_GE(inst["f2p_test_points"].size(), 10u);
-    EXPECT_EQ(inst["patch"], ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("patch.diff"))));
-    std::string statement = ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("problem_statement.md")));
+    EXPECT_EQ(inst["patch"],
+              ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("patch.diff"))));
+    std::string statement =
+        ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("problem_statement.md")));
     EXPECT_NE(statement.find("## Interface Descriptions"), std::string::npos);
     EXPECT_NE(statement.find("```python\n"), std::string::npos);
     // The F2P file is not in the pre-solved codebase of an L1 task.
     if (id.ends_with(".lv1")) {
-      EXPECT_FALSE(std::filesystem::exists(*dir_ / ("out/" + id + "/presolved/" +
-                                                   inst["FAIL_TO_PASS"][0].get<std::string>())));
+      EXPECT_FALSE(std::filesystem::exists(
+          *dir_ / ("out/" + id + "/presolved/" + inst["FAIL_TO_PASS"][0].get<std::string>())));
     }
   }
 }
@@ -141,8 +147,10 @@ TEST_F(ExtractE2E, SameSeedGivesByteIdenticalTasksAndRerunsResume) {
   }
   ASSERT_EQ(first_l1, second_l1);
   for (const auto& id : first_l1) {
-    for (const std::string file : {"instance.json", "patch.diff", "test_patch.diff", "problem_statement.md"}) {
-      EXPECT_EQ(ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string(file))), ReadFileOrDie(*dir_ / ("again/" + id + "/" + std::string(file))))
+    for (const std::string file :
+         {"instance.json", "patch.diff", "test_patch.diff", "problem_statement.md"}) {
+      EXPECT_EQ(ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string(file))),
+                ReadFileOrDie(*dir_ / ("again/" + id + "/" + std::string(file))))
           << id << "/" << file;
     }
   }
@@ -159,7 +167,8 @@ TEST_F(ExtractE2E, VerifyAcceptsAnEmittedTaskAndRejectsABrokenOne) {
   auto ok = RunCommand({kExtract, "verify", *dir_ / ("out/" + id), "-q"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   // A gold patch that no longer solves the task.
-  ASSERT_EQ(RunCommand({"/bin/cp", "-r", *dir_ / ("out/" + id), *dir_ / "broken.lv1"}).exit_code, 0);
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", *dir_ / ("out/" + id), *dir_ / "broken.lv1"}).exit_code,
+            0);
   WriteFileOrDie(*dir_ / "broken.lv1/patch.diff", "");
   auto broken = RunCommand({kExtract, "verify", *dir_ / "broken.lv1"});
   EXPECT_EQ(broken.exit_code, 1);
@@ -181,15 +190,17 @@ TEST_F(ExtractE2E, LlmCmdChoosesTheTopObjects) {
   WriteFileOrDie(model,
                  "#!/bin/sh\ngrep -q '\"schema\":\"fbkit.llm-top/1\"' || exit 3\n"
                  "echo '{\"top_objects\": [\"src/shapes/stats.py::describe\"]}'\n");
-  auto r = RunCommand(Args("task", *dir_ / "llm", {"--f2p", "tests/test_stats.py", "--no-l2",
-                                                   "--no-verify", "--llm-cmd", "sh " + model}));
+  auto r = RunCommand(
+      Args("task", *dir_ / "llm",
+           {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify", "--llm-cmd", "sh " + model}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string id = r.out.substr(0, r.out.find('\n'));
   auto inst = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("llm/" + id + "/instance.json")));
   EXPECT_EQ(inst["top_objects"], nlohmann::json::array({"src/shapes/stats.py::describe"}));
   WriteFileOrDie(model, "#!/bin/sh\necho '[\"src/shapes/nowhere.py::f\"]'\n");
-  auto bad = RunCommand(Args("task", *dir_ / "llm", {"--f2p", "tests/test_stats.py", "--no-l2",
-                                                     "--no-verify", "--llm-cmd", "sh " + model}));
+  auto bad = RunCommand(
+      Args("task", *dir_ / "llm",
+           {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify", "--llm-cmd", "sh " + model}));
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("no candidate"), std::string::npos) << bad.err;
 }

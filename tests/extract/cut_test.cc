@@ -74,8 +74,9 @@ TEST_F(CutTest, LastFunctionOfAFileLeavesNoTrailingBlankLines) {
 }
 
 TEST_F(CutTest, EmptiedClassGetsPassAtItsOwnIndentationWithTabs) {
-  auto r = Cut({{"m.py", "class A:\n\tdef f(self):\n\t\treturn 1\n\n\tdef g(self):\n\t\treturn 2\n\n\n"
-                         "class B(A):\n\tpass\n"}},
+  auto r = Cut({{"m.py",
+                 "class A:\n\tdef f(self):\n\t\treturn 1\n\n\tdef g(self):\n\t\treturn 2\n\n\n"
+                 "class B(A):\n\tpass\n"}},
                {"m.py::A.f", "m.py::A.g"});
   ASSERT_TRUE(r.conflicts.empty());
   EXPECT_EQ(r.texts.at("m.py"), "class A:\n\tpass\n\n\nclass B(A):\n\tpass\n");
@@ -83,47 +84,58 @@ TEST_F(CutTest, EmptiedClassGetsPassAtItsOwnIndentationWithTabs) {
 }
 
 TEST_F(CutTest, ClassKeepsItsDocstringAndOtherMethods) {
-  auto r = Cut({{"m.py", "class A:\n    \"\"\"Doc.\"\"\"\n\n    def f(self):\n        return 1\n\n"
-                         "    def g(self):\n        return 2\n"}},
+  auto r = Cut({{"m.py",
+                 "class A:\n    \"\"\"Doc.\"\"\"\n\n    def f(self):\n        return 1\n\n"
+                 "    def g(self):\n        return 2\n"}},
                {"m.py::A.f"});
-  EXPECT_EQ(r.texts.at("m.py"), "class A:\n    \"\"\"Doc.\"\"\"\n\n    def g(self):\n        return 2\n");
+  EXPECT_EQ(r.texts.at("m.py"),
+            "class A:\n    \"\"\"Doc.\"\"\"\n\n    def g(self):\n        return 2\n");
 }
 
 TEST_F(CutTest, EmptiedIfBlockGetsPass) {
-  auto r = Cut({{"m.py", "import sys\n\nif sys.version_info >= (3,):\n    def f():\n        return 1\n"
-                         "else:\n    f = None\n"}},
+  auto r = Cut({{"m.py",
+                 "import sys\n\nif sys.version_info >= (3,):\n    def f():\n        return 1\n"
+                 "else:\n    f = None\n"}},
                {"m.py::f"});
   ASSERT_TRUE(r.conflicts.empty());
-  EXPECT_EQ(r.texts.at("m.py"), "import sys\n\nif sys.version_info >= (3,):\n    pass\nelse:\n    f = None\n");
+  EXPECT_EQ(r.texts.at("m.py"),
+            "import sys\n\nif sys.version_info >= (3,):\n    pass\nelse:\n    f = None\n");
 }
 
 TEST_F(CutTest, DropsNamesFromImportListsKeepingAliasesCommentsAndLayout) {
-  auto r = Cut({{"pkg/__init__.py", ""},
-                {"pkg/a.py", "def f():\n    pass\n\n\ndef g():\n    pass\n\n\ndef h():\n    pass\n"},
-                {"pkg/b.py", "from .a import (\n    f as eff,  # the f\n    g,\n    h,\n)\n"
-                             "from .a import g as gee, f\n\n\ndef use():\n    return g, gee, h\n"}},
-               {"pkg/a.py::f"});
+  auto r =
+      Cut({{"pkg/__init__.py", ""},
+           {"pkg/a.py", "def f():\n    pass\n\n\ndef g():\n    pass\n\n\ndef h():\n    pass\n"},
+           {"pkg/b.py",
+            "from .a import (\n    f as eff,  # the f\n    g,\n    h,\n)\n"
+            "from .a import g as gee, f\n\n\ndef use():\n    return g, gee, h\n"}},
+          {"pkg/a.py::f"});
   ASSERT_TRUE(r.conflicts.empty()) << r.reasons.front();
-  EXPECT_EQ(r.texts.at("pkg/b.py"), "from .a import (\n    g,\n    h,\n)\nfrom .a import g as gee\n\n\n"
-                                    "def use():\n    return g, gee, h\n");
+  EXPECT_EQ(r.texts.at("pkg/b.py"),
+            "from .a import (\n    g,\n    h,\n)\nfrom .a import g as gee\n\n\n"
+            "def use():\n    return g, gee, h\n");
 }
 
 TEST_F(CutTest, ReExportsAndAllEntriesGoWithTheEntity) {
-  auto r = Cut({{"pkg/__init__.py", "from .a import f, g as gee\n\n__all__ = [\n    \"f\",\n    \"gee\",\n]\n"},
+  auto r = Cut({{"pkg/__init__.py",
+                 "from .a import f, g as gee\n\n__all__ = [\n    \"f\",\n    \"gee\",\n]\n"},
                 {"pkg/a.py", "def f():\n    pass\n\n\ndef g():\n    pass\n"}},
                {"pkg/a.py::f"});
   ASSERT_TRUE(r.conflicts.empty());
-  EXPECT_EQ(r.texts.at("pkg/__init__.py"), "from .a import g as gee\n\n__all__ = [\n    \"gee\",\n]\n");
+  EXPECT_EQ(r.texts.at("pkg/__init__.py"),
+            "from .a import g as gee\n\n__all__ = [\n    \"gee\",\n]\n");
   EXPECT_EQ(r.texts.at("pkg/a.py"), "def g():\n    pass\n");
 }
 
 TEST_F(CutTest, OrphanImportsAndConstantsOfTheRemovedCodeGo) {
-  auto r = Cut({{"m.py", "import math\nimport os\n\n_FACTOR = 2.5\nLIMIT = 3\n\n\n"
-                         "def polar(x):\n    return math.sqrt(x) * _FACTOR\n\n\n"
-                         "def other():\n    return os.sep, LIMIT\n"}},
+  auto r = Cut({{"m.py",
+                 "import math\nimport os\n\n_FACTOR = 2.5\nLIMIT = 3\n\n\n"
+                 "def polar(x):\n    return math.sqrt(x) * _FACTOR\n\n\n"
+                 "def other():\n    return os.sep, LIMIT\n"}},
                {"m.py::polar"});
   ASSERT_TRUE(r.conflicts.empty());
-  EXPECT_EQ(r.texts.at("m.py"), "import os\n\nLIMIT = 3\n\n\ndef other():\n    return os.sep, LIMIT\n");
+  EXPECT_EQ(r.texts.at("m.py"),
+            "import os\n\nLIMIT = 3\n\n\ndef other():\n    return os.sep, LIMIT\n");
   EXPECT_EQ(r.orphans, (std::vector<std::string>{"m.py: math", "m.py: _FACTOR"}));
 }
 
@@ -138,8 +150,9 @@ TEST_F(CutTest, ConstantInAllOrReadElsewhereIsNoOrphan) {
 }
 
 TEST_F(CutTest, NameStillUsedByRemainingCodeIsAConflict) {
-  auto r = Cut({{"m.py", "def helper():\n    pass\n\n\ndef feature():\n    helper()\n\n\n"
-                         "def untested():\n    return helper()\n"}},
+  auto r = Cut({{"m.py",
+                 "def helper():\n    pass\n\n\ndef feature():\n    helper()\n\n\n"
+                 "def untested():\n    return helper()\n"}},
                {"m.py::helper", "m.py::feature"});
   EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::helper"});
   EXPECT_TRUE(r.texts.empty());
@@ -162,15 +175,17 @@ TEST_F(CutTest, DottedUseThroughAModuleImportIsAConflict) {
 }
 
 TEST_F(CutTest, NameUsedInsideAnFStringIsAConflict) {
-  auto r = Cut({{"m.py", "def color(c):\n    return str(c)\n\n\ndef style(t, fg):\n"
-                         "    return f\"\\033[{color(fg)}m{t!r:>{width()}}\"\n"}},
+  auto r = Cut({{"m.py",
+                 "def color(c):\n    return str(c)\n\n\ndef style(t, fg):\n"
+                 "    return f\"\\033[{color(fg)}m{t!r:>{width()}}\"\n"}},
                {"m.py::color"});
   EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::color"});
 }
 
 TEST_F(CutTest, NameUsedInADecoratorArgumentIsAConflict) {
-  auto r = Cut({{"m.py", "import pytest\n\n\ndef make():\n    return 1\n\n\n"
-                         "@pytest.mark.parametrize(\"x\", [make()])\ndef test(x):\n    pass\n"}},
+  auto r = Cut({{"m.py",
+                 "import pytest\n\n\ndef make():\n    return 1\n\n\n"
+                 "@pytest.mark.parametrize(\"x\", [make()])\ndef test(x):\n    pass\n"}},
                {"m.py::make"});
   EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::make"});
 }
@@ -188,8 +203,9 @@ TEST_F(CutTest, FrozenTestCodeIsCheckedButIgnoredTestFilesAreNot) {
 }
 
 TEST_F(CutTest, PropertySetterKeepsItsGetter) {
-  auto r = Cut({{"m.py", "class A:\n    @property\n    def x(self):\n        return 1\n\n"
-                         "    @x.setter\n    def x(self, v):\n        pass\n"}},
+  auto r = Cut({{"m.py",
+                 "class A:\n    @property\n    def x(self):\n        return 1\n\n"
+                 "    @x.setter\n    def x(self, v):\n        pass\n"}},
                {"m.py::A.x"});
   EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::A.x"});
 }
@@ -210,9 +226,11 @@ TEST_F(CutTest, ImportOfRemovedNameInsideAFunctionIsAConflict) {
 }
 
 TEST_F(CutTest, EveryRewrittenFileParses) {
-  auto r = Cut({{"m.py", "from os import (path,\n    sep)\n\n\nclass A:\n    def f(self):\n        return path\n"
-                         "\n    class B:\n        def g(self):\n            return sep\n"}},
-               {"m.py::A.f", "m.py::A.B.g"});
+  auto r =
+      Cut({{"m.py",
+            "from os import (path,\n    sep)\n\n\nclass A:\n    def f(self):\n        return path\n"
+            "\n    class B:\n        def g(self):\n            return sep\n"}},
+          {"m.py::A.f", "m.py::A.B.g"});
   ASSERT_TRUE(r.conflicts.empty());
   EXPECT_TRUE(r.problems.empty()) << r.problems.front();
   EXPECT_EQ(r.texts.at("m.py"), "class A:\n    class B:\n        pass\n");
