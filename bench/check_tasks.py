@@ -53,7 +53,10 @@ def junit_outcomes(xml_path):
 
 def nodeid_key(nodeid):
     """(file, classname, name) as junit writes it, from a pytest node id."""
-    parts = nodeid.split("::")
+    bracket = nodeid.find("[")
+    head, params = (nodeid, "") if bracket < 0 else (nodeid[:bracket], nodeid[bracket:])
+    parts = head.split("::")  # parametrisation ids may hold "::" themselves
+    parts[-1] += params
     file = parts[0]
     module = file[:-3].replace("/", ".") if file.endswith(".py") else file
     name = parts[-1]

@@ -428,6 +428,9 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--max-cap", a->select.max_cap, "Largest line cap (default 5000)");
   cmd->add_option("--max-share", a->select.max_share,
                   "A top object is used by at most this share of test files (default 0.25)");
+  cmd->add_flag("--p2p-least-overlap", a->select.least_overlap,
+                "Choose the P2P files that share the fewest entities with the F2P file "
+                "(default: seeded random choice among the eligible ones)");
   cmd->add_option("--min-lines", a->min_lines, "Fewest lines to implement (default 100)");
   cmd->add_option("--f2p-max-pass", a->f2p_max_pass,
                   "Highest F2P pass rate allowed on the pre-solved code (default 0.3)");

@@ -317,6 +317,16 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   }
   Rng rng(TaskSeed(options.seed, f2p.file));
   for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
+  if (options.least_overlap) {
+    std::map<uint32_t, size_t> overlap;  // test file -> entities it shares with the F2P file
+    for (const auto& n : g.nodes()) {
+      if (n.kind == EntityKind::kModule || !Reaches(n, *t)) continue;
+      for (uint32_t f : n.test_files) overlap[f]++;
+    }
+    std::stable_sort(pool.begin(), pool.end(), [&](const std::string& a, const std::string& b) {
+      return overlap[*TestFileIndex(g, a)] < overlap[*TestFileIndex(g, b)];
+    });
+  }
   pool.resize(static_cast<size_t>(options.p2p));
   std::sort(pool.begin(), pool.end());
   plan.p2p = pool;

@@ -38,6 +38,9 @@ struct SelectOptions {
   int max_cap = 5000;
   uint64_t seed = 42;
   double max_share = 0.25;  // a top object is reached by at most this share of test files
+  // P2P files sharing the fewest reached entities with the F2P file first (ties by the
+  // seeded shuffle) instead of a plain seeded random choice: more code can be cut.
+  bool least_overlap = false;
 };
 
 struct TopCandidate {

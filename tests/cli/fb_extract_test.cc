@@ -179,6 +179,9 @@ TEST_F(ExtractE2E, TaskCommandExtractsOneFile) {
   auto r = RunCommand(Args("task", *dir_ / "one", {"--f2p", "tests/test_stats.py", "--no-l2"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(".test_stats."), std::string::npos);
+  auto least = RunCommand(Args("task", *dir_ / "least",
+                               {"--f2p", "tests/test_stats.py", "--no-l2", "--p2p-least-overlap"}));
+  ASSERT_EQ(least.exit_code, 0) << least.err;
   auto bad = RunCommand(Args("task", *dir_ / "one", {"--f2p", "tests/helpers.py"}));
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("tests/helpers.py"), std::string::npos) << bad.err;
