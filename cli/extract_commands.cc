@@ -56,7 +56,8 @@ struct Loaded {
   extract::ExtractOptions options;
 };
 
-util::Expected<std::string> RepoName(extract::Git& git, const std::string& root) {
+// "owner/repo" from the origin remote's URL, else "local/<directory name>".
+std::string RepoName(extract::Git& git, const std::string& root) {
   auto url = git.Run(root, {"remote", "get-url", "origin"});
   std::string name;
   if (url.ok()) {
@@ -121,7 +122,7 @@ util::Expected<std::vector<std::string>> RepoFiles(util::Env& env, extract::Git&
   return out;
 }
 
-util::Expected<Loaded> Load(const ExtractArgs& a, const std::string& who) {
+util::Expected<Loaded> Load(const ExtractArgs& a) {
   util::Env& env = util::RealEnv();
   Loaded l;
   auto root = env.RealPath(a.root);
@@ -161,9 +162,7 @@ util::Expected<Loaded> Load(const ExtractArgs& a, const std::string& who) {
   extract::ExtractOptions& o = l.options;
   o.out_dir = *out;
   extract::Git git(env, tracer::RealLauncher(), o.out_dir);
-  auto name =
-      a.repo_name.empty() ? RepoName(git, l.root) : util::Expected<std::string>(a.repo_name);
-  o.repo_name = *name;
+  o.repo_name = a.repo_name.empty() ? RepoName(git, l.root) : a.repo_name;
   auto head = git.Run(l.root, {"rev-parse", "HEAD"});
   o.base_commit = head.ok() ? head->substr(0, 40) : "";
   auto files = RepoFiles(env, git, l.root, o.out_dir);
@@ -179,7 +178,6 @@ util::Expected<Loaded> Load(const ExtractArgs& a, const std::string& who) {
     o.chooser = extract::LlmTopChooser(env, tracer::RealLauncher(), a.llm_cmd, *l.repo,
                                        util::JoinPath(o.out_dir, ".work/llm"));
   }
-  (void)who;
   return l;
 }
 
@@ -227,7 +225,7 @@ void PrintOutcome(const extract::TaskOutcome& o) {
 
 int RunTask(const ExtractArgs& a) {
   const std::string who = "fb-extract task";
-  auto l = Load(a, who);
+  auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());
   auto it = std::find_if(l->passing.begin(), l->passing.end(),
                          [&](const extract::PassingFile& p) { return p.file == a.f2p.front(); });
@@ -264,7 +262,7 @@ int RunAll(const ExtractArgs& a) {
   const std::string who = "fb-extract all";
   auto shard = ParseShard(a.shard);
   if (!shard.ok()) return Fail(who, shard.error());
-  auto l = Load(a, who);
+  auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());
   util::Env& env = util::RealEnv();
   extract::Git git(env, tracer::RealLauncher(), l->options.out_dir);

@@ -212,9 +212,7 @@ class Planner {
       changed = false;
       for (size_t h = 0; h < cuts_.size(); ++h) {
         if (policy_[h] == FilePolicy::kIgnored) continue;
-        const FileTable& t = T(h);
-        for (size_t i = 0; i < t.imports.size(); ++i) changed |= PropagateImport(h, i);
-        (void)t;
+        for (size_t i = 0; i < T(h).imports.size(); ++i) changed |= PropagateImport(h, i);
       }
     }
   }
@@ -348,9 +346,11 @@ class Planner {
       std::set<std::string> by_removed, by_kept;
       for (size_t e = 0; e < t.entities.size(); ++e)
         Uses(t.entities[e], c.removed[e] ? &by_removed : &by_kept);
-      auto orphan = [&](const std::string& name) {
+      // Only the removed code used it (`kept_use`: whether what stays does), and nothing
+      // outside the module may read it.
+      auto orphan = [&](const std::string& name, bool kept_use) {
         auto b = index_.bindings[f].find(name);
-        return by_removed.count(name) && !by_kept.count(name) && !Lost(f, name) &&
+        return by_removed.count(name) && !kept_use && !Lost(f, name) &&
                b != index_.bindings[f].end() && b->second == 1 &&
                !(t.all && std::count(t.all->begin(), t.all->end(), name)) &&
                !index_.used_from_outside.count({t.module, name});
@@ -360,18 +360,20 @@ class Planner {
         if (imp.scope != t.entities[0].id) continue;
         for (size_t n = 0; n < imp.names.size(); ++n) {
           std::string bound = BoundName(imp, imp.names[n]);
-          if (imp.names[n].name == "*" || c.dropped.count({i, n}) || !orphan(bound)) continue;
+          if (imp.names[n].name == "*" || c.dropped.count({i, n}) ||
+              !orphan(bound, by_kept.count(bound) > 0)) {
+            continue;
+          }
           c.dropped.insert({i, n});
           result_.orphans.push_back(t.path + ": " + bound);
         }
       }
+      // Module-level code does not list what it assigns apart from what it reads: constants
+      // are checked on the text.
       for (size_t a = 0; a < t.assignments.size(); ++a) {
         const auto& as = t.assignments[a];
-        if (!SimpleAssignment(f, a) || !by_removed.count(as.name) || Lost(f, as.name) ||
-            index_.bindings[f].at(as.name) != 1 ||
-            UsedInText(f, as.name, as.start_byte, as.end_byte) ||
-            (t.all && std::count(t.all->begin(), t.all->end(), as.name)) ||
-            index_.used_from_outside.count({t.module, as.name})) {
+        if (!SimpleAssignment(f, a) || !by_removed.count(as.name) ||
+            !orphan(as.name, UsedInText(f, as.name, as.start_byte, as.end_byte))) {
           continue;
         }
         c.removed_assignments.insert(a);
@@ -672,15 +674,10 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
     bool all = true;
     for (const auto& [b, e] : block.statements) all = all && covered(b, e);
     if (!all) continue;
-    int64_t first = block.statements.front().first;
-    std::string indent(Source::Indent(s.Line(s.LineStart(first))));
-    for (auto& ed : edits) {
-      if (ed.start <= first && first < ed.end) {
-        // Replace the first covering edit's removal with `pass` where the statement began.
-        edits.push_back({s.LineStart(first), s.LineStart(first), indent + "pass\n", 0});
-        break;
-      }
-    }
+    // Inside the removal covering the first statement: Apply() merges the two, so `pass`
+    // replaces that removal.
+    int64_t line = s.LineStart(block.statements.front().first);
+    edits.push_back({line, line, std::string(Source::Indent(s.Line(line))) + "pass\n", 0});
   }
   std::string out = Apply(src, std::move(edits));
   if (out == src) return;

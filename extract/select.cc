@@ -252,17 +252,12 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
 
 namespace {
 
-// Passing test files (other than the F2P file) that reach none of the top objects.
-std::vector<std::string> P2PPool(const DepGraph& g, const Repo& repo,
-                                 const std::vector<PassingFile>& passing, const std::string& f2p,
-                                 const std::vector<std::string>& tops) {
+// Passing test files (other than the F2P file) that use none of the top objects.
+std::vector<std::string> P2PPool(const DepGraph& g, const std::vector<PassingFile>& passing,
+                                 const std::string& f2p, const std::vector<std::string>& tops,
+                                 const std::map<std::string, std::set<uint32_t>>& users) {
   std::set<uint32_t> reaching;
-  for (const auto& id : tops) {
-    if (auto v = g.Find(id)) {
-      std::set<uint32_t> users = UsedBy(g, repo, *v);
-      reaching.insert(users.begin(), users.end());
-    }
-  }
+  for (const auto& id : tops) reaching.insert(users.at(id).begin(), users.at(id).end());
   std::vector<std::string> pool;
   for (const auto& p : passing) {
     if (p.file == f2p) continue;
@@ -296,16 +291,19 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
     }
     if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);
   }
+  std::map<std::string, std::set<uint32_t>> users;  // top object -> test files using it
+  for (const auto& id : plan.top_objects) {
+    auto v = g.Find(id);
+    users[id] = v ? UsedBy(g, repo, *v) : std::set<uint32_t>{};
+  }
   std::vector<std::string> pool;
   for (;;) {
-    pool = P2PPool(g, repo, passing, f2p.file, plan.top_objects);
+    pool = P2PPool(g, passing, f2p.file, plan.top_objects, users);
     if (pool.size() >= static_cast<size_t>(options.p2p) || plan.top_objects.size() <= 1) break;
-    // Demote the most widely used top object (the last: candidates are most specific first).
+    // Demote the most widely used top object.
     auto widest = std::max_element(plan.top_objects.begin(), plan.top_objects.end(),
                                    [&](const std::string& a, const std::string& b) {
-                                     auto va = g.Find(a), vb = g.Find(b);
-                                     size_t sa = va ? UsedBy(g, repo, *va).size() : 0;
-                                     size_t sb = vb ? UsedBy(g, repo, *vb).size() : 0;
+                                     size_t sa = users[a].size(), sb = users[b].size();
                                      return sa != sb ? sa < sb : a < b;
                                    });
     plan.demoted.push_back(*widest);

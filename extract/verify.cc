@@ -108,7 +108,8 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
   if (auto s = env.MakeDirs(options.work_dir); !s.ok()) return fail(s.error());
   Git git(env, launcher, options.work_dir);
   std::string work = util::JoinPath(options.work_dir, "repo");
-  std::string abs_task = env.RealPath(task_dir).ok() ? *env.RealPath(task_dir) : task_dir;
+  auto real_task = env.RealPath(task_dir);
+  std::string abs_task = real_task.ok() ? *real_task : task_dir;
   // L1 starts from presolved/; L2 from the original repository, rebuilt from the sibling
   // L1 task (its presolved/ with its patch.diff applied).
   std::string base_task = abs_task;

@@ -75,10 +75,6 @@ class Builder {
   }
 
   // -- name resolution ---------------------------------------------------------------
-  std::string Absolute(const FileTable& t, const parser::Import& imp) const {
-    return parser::AbsoluteModule(t, imp);
-  }
-
   std::optional<uint32_t> Module(const std::string& name) const {
     auto it = module_by_name_.find(name);
     if (it == module_by_name_.end()) return std::nullopt;
@@ -99,7 +95,7 @@ class Builder {
         std::string bound = n.alias ? *n.alias : Split(n.name, '.')[0];
         if (bound != name || n.name == "*") continue;
         if (!imp.is_from) return Module(n.alias ? n.name : Split(n.name, '.')[0]);
-        std::string base = Absolute(t, imp);
+        std::string base = parser::AbsoluteModule(t, imp);
         if (auto m = Module(base)) {
           if (auto hit = Lookup(*m, n.name, depth + 1)) return hit;
         }
@@ -169,7 +165,7 @@ class Builder {
       }
       return;
     }
-    std::string base = Absolute(t, imp);
+    std::string base = parser::AbsoluteModule(t, imp);
     auto m = Module(base);
     for (const auto& n : imp.names) {
       if (n.name == "*") {
@@ -296,7 +292,7 @@ class Builder {
     };
     add_file(test_file);
     std::string dir = test_file;
-    for (size_t slash = dir.rfind('/'); ; slash = dir.rfind('/')) {
+    for (size_t slash = dir.rfind('/');; slash = dir.rfind('/')) {
       dir = slash == std::string::npos ? "" : dir.substr(0, slash);
       add_file(dir.empty() ? "conftest.py" : dir + "/conftest.py");
       if (dir.empty()) break;
@@ -306,7 +302,8 @@ class Builder {
       uint32_t m = stack.back();
       stack.pop_back();
       if (!seen.insert(m).second) continue;
-      for (auto it = imports_from_module_.lower_bound({m, 0}); it != imports_from_module_.end() && it->first == m; ++it) {
+      for (auto it = imports_from_module_.lower_bound({m, 0});
+           it != imports_from_module_.end() && it->first == m; ++it) {
         stack.push_back(it->second);
       }
       // A package's __init__ runs before its submodules.
@@ -322,7 +319,8 @@ class Builder {
 
   uint32_t ModuleOf(uint32_t v) const { return module_of_file_.at(nodes_[v].path); }
 
-  void AddImportEdges(const tracer::EdgeCounts& edges, const std::vector<std::set<uint32_t>>& closures) {
+  void AddImportEdges(const tracer::EdgeCounts& edges,
+                      const std::vector<std::set<uint32_t>>& closures) {
     for (const auto& [key, count] : edges) {
       auto callee = Map(key.second);
       std::optional<uint32_t> caller = key.first ? Map(*key.first) : std::nullopt;
@@ -360,7 +358,8 @@ class Builder {
     // Test files sorted by name, with every index remapped.
     std::vector<uint32_t> order(test_files_.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return test_files_[a] < test_files_[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return test_files_[a] < test_files_[b]; });
     std::vector<uint32_t> rank(order.size());
     std::vector<std::string> names;
     for (uint32_t r = 0; r < order.size(); ++r) {

@@ -63,7 +63,7 @@ enum class Sym : uint8_t {
   kParameters,
   kParameterWithValue,  // default_parameter, typed_parameter, typed_default_parameter
   kKeywordArgument,
-  kSplatPattern,        // *args / **kwargs in a parameter list
+  kSplatPattern,  // *args / **kwargs in a parameter list
 };
 
 const std::unordered_map<std::string, Sym>& SymbolNames() {
@@ -192,8 +192,8 @@ class Walker {
 
  private:
   struct Scope {
-    size_t entity;    // index into table_->entities
-    bool in_class;    // the entity is a class: defs directly inside are methods
+    size_t entity;  // index into table_->entities
+    bool in_class;  // the entity is a class: defs directly inside are methods
     bool module_level;
   };
 
@@ -373,7 +373,7 @@ class Walker {
       case Sym::kImportStatement:
       case Sym::kImportFromStatement:
       case Sym::kFutureImportStatement:
-        return;  // nested entities keep their own references; imports are import edges
+        return;           // nested entities keep their own references; imports are import edges
       case Sym::kString:  // only an f-string's interpolations hold code
         for (Children c(n); c.valid(); c.Next()) {
           if (SymOf(c.node()) == Sym::kInterpolation) Names(c.node(), out);
@@ -633,10 +633,9 @@ class Walker {
       }
       TSNode last = LastToken(stmt);
       for (auto& name : names) {
-        table_->assignments.push_back(Assignment{std::move(name), Line(ts_node_start_point(stmt)),
-                                                 Line(ts_node_end_point(last)),
-                                                 Byte(ts_node_start_byte(stmt)),
-                                                 Byte(ts_node_end_byte(last))});
+        table_->assignments.push_back(Assignment{
+            std::move(name), Line(ts_node_start_point(stmt)), Line(ts_node_end_point(last)),
+            Byte(ts_node_start_byte(stmt)), Byte(ts_node_end_byte(last))});
       }
     } else if (kind == Sym::kCall) {
       TrackAllCall(expr);
@@ -695,7 +694,7 @@ class Walker {
     if (ts_node_is_null(args) || ts_node_named_child_count(args) != 1) return;
     TSNode arg = ts_node_named_child(args, 0);
     std::vector<std::string> items;
-    bool ok = Text(attr) == "extend" ? LiteralStrings(arg, &items)
+    bool ok = Text(attr) == "extend"   ? LiteralStrings(arg, &items)
               : Text(attr) == "append" ? LiteralString(arg, &items)
                                        : true;
     if (!ok) {
@@ -861,6 +860,19 @@ void CheckEncoding(std::string_view source, FileTable* table) {
   table->parse_errors.push_back(ParseError{line, column, std::move(message)});
 }
 
+// Parses a file's bytes after any UTF-8 BOM (whose length goes to *offset: the tree's
+// offsets index the text after it). nullptr when tree-sitter gives up (parser reset).
+TSTree* ParseTree(TSParser* parser, std::string_view source, int64_t* offset) {
+  *offset = source.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  std::string_view src = source.substr(static_cast<size_t>(*offset));
+  std::string copy = ParseCopy(src);
+  std::string_view parsed = copy.empty() ? src : std::string_view(copy);
+  TSTree* tree =
+      ts_parser_parse_string(parser, nullptr, parsed.data(), static_cast<uint32_t>(parsed.size()));
+  if (tree == nullptr) ts_parser_reset(parser);
+  return tree;
+}
+
 }  // namespace
 
 util::Expected<std::unique_ptr<PythonParser>> PythonParser::Create() {
@@ -915,17 +927,13 @@ FileTable PythonParser::Parse(std::string_view path, std::string_view module,
   table.path = std::string(path);
   table.module = std::string(module);
   CheckEncoding(source, &table);
-  int64_t offset = source.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
-  std::string_view src = source.substr(static_cast<size_t>(offset));
-  std::string copy = ParseCopy(src);
-  std::string_view parsed = copy.empty() ? src : std::string_view(copy);
-  TSTree* tree = ts_parser_parse_string(impl_->parser, nullptr, parsed.data(),
-                                        static_cast<uint32_t>(parsed.size()));
+  int64_t offset = 0;
+  TSTree* tree = ParseTree(impl_->parser, source, &offset);
   if (tree == nullptr) {
     table.parse_errors.push_back(ParseError{1, 1, "tree-sitter could not parse the file"});
-    ts_parser_reset(impl_->parser);
     return table;
   }
+  std::string_view src = source.substr(static_cast<size_t>(offset));
   Walker walker(*impl_, src, offset, IsLatin1Coding(CodingCookie(source)), &table);
   walker.Run(ts_tree_root_node(tree), references);
   ts_tree_delete(tree);
@@ -938,21 +946,14 @@ FileTable PythonParser::Parse(std::string_view path, std::string_view module,
 
 std::vector<PythonParser::Block> PythonParser::Blocks(std::string_view source) {
   std::vector<Block> blocks;
-  int64_t offset = source.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
-  std::string_view src = source.substr(static_cast<size_t>(offset));
-  std::string copy = ParseCopy(src);
-  std::string_view parsed = copy.empty() ? src : std::string_view(copy);
-  TSTree* tree = ts_parser_parse_string(impl_->parser, nullptr, parsed.data(),
-                                        static_cast<uint32_t>(parsed.size()));
-  if (tree == nullptr) {
-    ts_parser_reset(impl_->parser);
-    return blocks;
-  }
+  int64_t offset = 0;
+  TSTree* tree = ParseTree(impl_->parser, source, &offset);
+  if (tree == nullptr) return blocks;
   std::vector<TSNode> stack = {ts_tree_root_node(tree)};
   while (!stack.empty()) {
     TSNode node = stack.back();
     stack.pop_back();
-    bool is_block = std::string_view(ts_node_type(node)) == "block";
+    bool is_block = impl_->SymOf(node) == Sym::kBlock;
     Block block;
     if (is_block) {
       TSNode owner = ts_node_parent(node);
@@ -961,8 +962,7 @@ std::vector<PythonParser::Block> PythonParser::Blocks(std::string_view source) {
     for (Children c(node); c.valid(); c.Next()) {
       TSNode child = c.node();
       if (ts_node_child_count(child) > 0) stack.push_back(child);
-      if (is_block && ts_node_is_named(child) &&
-          std::string_view(ts_node_type(child)) != "comment") {
+      if (is_block && ts_node_is_named(child) && impl_->SymOf(child) != Sym::kComment) {
         block.statements.emplace_back(offset + ts_node_start_byte(child),
                                       offset + ts_node_end_byte(child));
       }
@@ -977,10 +977,14 @@ std::vector<PythonParser::Block> PythonParser::Blocks(std::string_view source) {
 
 const char* EntityKindName(EntityKind kind) {
   switch (kind) {
-    case EntityKind::kModule: return "module";
-    case EntityKind::kClass: return "class";
-    case EntityKind::kFunction: return "function";
-    case EntityKind::kMethod: return "method";
+    case EntityKind::kModule:
+      return "module";
+    case EntityKind::kClass:
+      return "class";
+    case EntityKind::kFunction:
+      return "function";
+    case EntityKind::kMethod:
+      return "method";
   }
   return "module";
 }
