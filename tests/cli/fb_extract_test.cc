@@ -15,7 +15,6 @@
 namespace fbkit::testing {
 namespace {
 
-const std::string kPython = "/usr/bin/python3";
 const std::string kExtract = FBKIT_FB_EXTRACT;
 
 // One traced copy of the fixture and one `fb-extract all` run over it, shared by the tests.

@@ -1,10 +1,10 @@
 // End-to-end: fb-graph build and its queries on the trace_basic fixture.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/testing/e2e.h"
@@ -26,8 +26,8 @@ const std::string kFixture = kSource + "/fixtures/trace_basic";
 
 // Traces the fixture (one session, or --isolate) and builds its graph into dir/graph.json.
 std::string TraceAndBuild(const ScratchDir& dir, bool isolate) {
-  std::vector<std::string> trace = {kBinary, "trace", kFixture, "--python", "/usr/bin/python3",
-                                    "-q", "-o", dir / "trace.json"};
+  std::vector<std::string> trace = {kBinary,          "trace", kFixture, "--python",
+                                    testing::kPython, "-q",    "-o",     dir / "trace.json"};
   if (isolate) trace.push_back("--isolate");
   RunResult t = RunCommand(trace);
   EXPECT_EQ(t.exit_code, 0) << t.err;
@@ -97,30 +97,38 @@ TEST_F(FbGraphBuild, EveryEdgeKindAndReachOnlyWhereTested) {
 }
 
 TEST_F(FbGraphBuild, Queries) {
-  RunResult deps = RunCommand({kBinary, "deps", graph_, "tests/test_core.py::test_callbacks", "--depth", "1"});
+  RunResult deps =
+      RunCommand({kBinary, "deps", graph_, "tests/test_core.py::test_callbacks", "--depth", "1"});
   EXPECT_EQ(deps.exit_code, 0) << deps.err;
   EXPECT_NE(deps.out.find("1\tsrc/tpkg/core.py::by_weight\n"), std::string::npos) << deps.out;
-  RunResult rdeps = RunCommand({kBinary, "rdeps", graph_, "src/tpkg/core.py::weight", "--json", "--depth", "1"});
+  RunResult rdeps =
+      RunCommand({kBinary, "rdeps", graph_, "src/tpkg/core.py::weight", "--json", "--depth", "1"});
   auto r = json::parse(rdeps.out);
-  EXPECT_NE(std::find(r.begin(), r.end(), json({{"depth", 1}, {"id", "src/tpkg/core.py::by_weight"}})), r.end());
+  EXPECT_NE(
+      std::find(r.begin(), r.end(), json({{"depth", 1}, {"id", "src/tpkg/core.py::by_weight"}})),
+      r.end());
   RunResult tests = RunCommand({kBinary, "tests", graph_, "src/tpkg/core.py::weight"});
   EXPECT_EQ(tests.out, "tests/test_core.py\n");
-  RunResult path = RunCommand({kBinary, "path", graph_, "tests/test_core.py::test_callbacks", "src/tpkg/core.py::weight"});
+  RunResult path = RunCommand(
+      {kBinary, "path", graph_, "tests/test_core.py::test_callbacks", "src/tpkg/core.py::weight"});
   EXPECT_EQ(path.out,
             "tests/test_core.py::test_callbacks --call--> src/tpkg/core.py::by_weight\n"
             "src/tpkg/core.py::by_weight --call--> src/tpkg/core.py::weight\n");
-  RunResult none = RunCommand({kBinary, "path", graph_, "src/tpkg/core.py::weight", "tests/test_core.py::test_callbacks"});
+  RunResult none = RunCommand(
+      {kBinary, "path", graph_, "src/tpkg/core.py::weight", "tests/test_core.py::test_callbacks"});
   EXPECT_EQ(none.exit_code, 1);
 }
 
 TEST_F(FbGraphBuild, ExportsForPeople) {
-  RunResult dot = RunCommand({kBinary, "build", kFixture, "--trace", dir_->path() + "/trace.json", "--no-cache", "-q",
-                              "--format", "dot", "--focus", "src/tpkg/core.py::weight", "--depth", "1"});
+  RunResult dot =
+      RunCommand({kBinary, "build", kFixture, "--trace", dir_->path() + "/trace.json", "--no-cache",
+                  "-q", "--format", "dot", "--focus", "src/tpkg/core.py::weight", "--depth", "1"});
   EXPECT_EQ(dot.exit_code, 0) << dot.err;
   EXPECT_NE(dot.out.find("digraph fbkit"), std::string::npos);
   EXPECT_NE(dot.out.find("\"src/tpkg/core.py::by_weight\""), std::string::npos);
   EXPECT_EQ(dot.out.find("shapes.py"), std::string::npos);  // outside the neighbourhood
-  RunResult ml = RunCommand({kBinary, "build", kFixture, "--no-cache", "-q", "--format", "graphml"});
+  RunResult ml =
+      RunCommand({kBinary, "build", kFixture, "--no-cache", "-q", "--format", "graphml"});
   EXPECT_EQ(ml.exit_code, 0) << ml.err;
   EXPECT_NE(ml.out.find("<graphml"), std::string::npos);
 }
@@ -128,11 +136,15 @@ TEST_F(FbGraphBuild, ExportsForPeople) {
 TEST(FbGraphBuildExit, BadInputs) {
   EXPECT_EQ(RunCommand({kBinary, "build", "/nonexistent"}).exit_code, 1);
   EXPECT_EQ(RunCommand({kBinary, "build", kFixture, "--trace", "/nonexistent.json"}).exit_code, 1);
-  RunResult not_trace = RunCommand({kBinary, "build", kFixture, "--trace", kFixture + "/pyproject.toml"});
+  RunResult not_trace =
+      RunCommand({kBinary, "build", kFixture, "--trace", kFixture + "/pyproject.toml"});
   EXPECT_EQ(not_trace.exit_code, 1);
   EXPECT_NE(not_trace.err.find("pyproject.toml"), std::string::npos);
   EXPECT_EQ(RunCommand({kBinary, "build", kFixture, "--format", "svg"}).exit_code, 2);
-  EXPECT_EQ(RunCommand({kBinary, "build", kFixture, "--no-cache", "--focus", "nope", "--format", "dot"}).exit_code, 1);
+  EXPECT_EQ(
+      RunCommand({kBinary, "build", kFixture, "--no-cache", "--focus", "nope", "--format", "dot"})
+          .exit_code,
+      1);
   EXPECT_EQ(RunCommand({kBinary, "deps", "/nonexistent.json", "x"}).exit_code, 1);
   EXPECT_EQ(RunCommand({kBinary, "deps"}).exit_code, 2);
 }

@@ -1,8 +1,8 @@
 // End-to-end: the real fb-graph trace on the tracer fixtures, under Debian's python3.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/testing/e2e.h"
@@ -19,9 +19,8 @@ using testing::ScratchDir;
 
 using testing::Fixture;
 using testing::kBinary;
+using testing::kPython;
 using testing::kSource;
-const std::string kPython = "/usr/bin/python3";
-
 
 struct Traced {
   RunResult run;
@@ -30,11 +29,12 @@ struct Traced {
 
 Traced Trace(const std::string& root, std::vector<std::string> extra) {
   ScratchDir tmp;
-  std::vector<std::string> argv = {kBinary, "trace", root, "--python", kPython, "-q",
-                                   "-o", tmp / "trace.json"};
+  std::vector<std::string> argv = {kBinary, "trace", root, "--python",
+                                   kPython, "-q",    "-o", tmp / "trace.json"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Traced t{RunCommand(argv), json()};
-  if (std::filesystem::exists(tmp / "trace.json")) t.doc = json::parse(ReadFileOrDie(tmp / "trace.json"));
+  if (std::filesystem::exists(tmp / "trace.json"))
+    t.doc = json::parse(ReadFileOrDie(tmp / "trace.json"));
   return t;
 }
 
@@ -64,18 +64,24 @@ std::set<std::string> EdgeSet(const json& edges) {
 TEST(FbGraphTrace, BasicOutcomesMatchPytestsSummary) {
   Traced t = Trace(Fixture("trace_basic"), {});
   ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
-  EXPECT_EQ(t.doc["counts"], json({{"error", 1}, {"failed", 1}, {"passed", 21}, {"skipped", 1},
-                                   {"xfailed", 1}, {"xpassed", 1}}));
+  EXPECT_EQ(t.doc["counts"], json({{"error", 1},
+                                   {"failed", 1},
+                                   {"passed", 21},
+                                   {"skipped", 1},
+                                   {"xfailed", 1},
+                                   {"xpassed", 1}}));
   EXPECT_EQ(t.doc["exitstatus"], 1);
   EXPECT_EQ(t.doc["schema"], "fbkit.trace/1");
   const json* core = File(t.doc, "tests/test_core.py");
   ASSERT_NE(core, nullptr);
   std::vector<std::string> ids = (*core)["nodeids"];
-  EXPECT_NE(std::find(ids.begin(), ids.end(), "tests/test_core.py::test_slug[[x]::y / z]"), ids.end());
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "tests/test_core.py::test_slug[[x]::y / z]"),
+            ids.end());
   const json* shapes = File(t.doc, "tests/test_shapes.py");
   ASSERT_NE(shapes, nullptr);
   std::vector<std::string> shape_ids = (*shapes)["nodeids"];
-  EXPECT_NE(std::find(shape_ids.begin(), shape_ids.end(), "tests/test_shapes.py::TestBox::test_setter_clamps"),
+  EXPECT_NE(std::find(shape_ids.begin(), shape_ids.end(),
+                      "tests/test_shapes.py::TestBox::test_setter_clamps"),
             shape_ids.end());
   EXPECT_EQ((*shapes)["counts"]["error"], 1);
   EXPECT_EQ((*shapes)["counts"]["failed"], 1);
@@ -145,7 +151,9 @@ TEST(FbGraphTrace, Deterministic) {
 TEST(FbGraphTrace, CrashExitAndHangAreIsolatedAndTheRestResumes) {
   Traced t = Trace(Fixture("trace_crash"), {"--timeout", "3"});
   ASSERT_EQ(t.run.exit_code, 3) << t.run.err;
-  auto status = [&](const std::string& f) { return (*File(t.doc, f))["status"].get<std::string>(); };
+  auto status = [&](const std::string& f) {
+    return (*File(t.doc, f))["status"].get<std::string>();
+  };
   EXPECT_EQ(status("tests/test_ok_first.py"), "ok");
   EXPECT_EQ(status("tests/test_segfault.py"), "crashed");
   EXPECT_EQ(status("tests/test_exit.py"), "crashed");
@@ -159,7 +167,8 @@ TEST(FbGraphTrace, CrashExitAndHangAreIsolatedAndTheRestResumes) {
 
 TEST(FbGraphTrace, NeverWritesIntoTheRepository) {
   ScratchDir tmp;
-  std::filesystem::copy(Fixture("trace_basic"), tmp / "repo", std::filesystem::copy_options::recursive);
+  std::filesystem::copy(Fixture("trace_basic"), tmp / "repo",
+                        std::filesystem::copy_options::recursive);
   std::string before = RunCommand({"/usr/bin/find", tmp / "repo"}).out;
   Traced t = Trace(tmp / "repo", {});
   ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
@@ -168,8 +177,8 @@ TEST(FbGraphTrace, NeverWritesIntoTheRepository) {
 
 TEST(FbGraphTraceExit, BadInputs) {
   EXPECT_EQ(Trace("/nonexistent/repo", {}).run.exit_code, 1);
-  RunResult bad_python = RunCommand({kBinary, "trace", Fixture("trace_basic"), "--python",
-                                     "/nonexistent/python3", "-q"});
+  RunResult bad_python = RunCommand(
+      {kBinary, "trace", Fixture("trace_basic"), "--python", "/nonexistent/python3", "-q"});
   EXPECT_EQ(bad_python.exit_code, 1);
   EXPECT_NE(bad_python.err.find("/nonexistent/python3"), std::string::npos) << bad_python.err;
   Traced no_tests = Trace(Fixture("entities_errors"), {});
