@@ -4,16 +4,18 @@
 #include <exception>
 
 #include "cli/cli_common.h"
+#include "cli/eval_command.h"
 #include "cli/extract_commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "fb-extract: cut the code only one test file needs out of a repository and "
-      "emit verified FeatureBench tasks (fbkit). Inputs come from `fb-graph trace` "
-      "and `fb-graph build`."};
+      "emit verified FeatureBench tasks (fbkit), then score agents' patches on them "
+      "(eval). Inputs come from `fb-graph trace` and `fb-graph build`."};
   app.require_subcommand(1);
   int exit_code = fbkit::cli::kExitOk;
   fbkit::cli::AddExtractCommands(app, &exit_code);
+  fbkit::cli::AddEvalCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@
 
 #include "extract/git.h"
 #include "tracer/process.h"
+#include "tracer/trace.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -26,6 +27,8 @@ struct RunSettings {
 // The parts of instance.json verification and evaluation read.
 struct InstanceInfo {
   std::string instance_id;
+  std::string repo;
+  std::vector<std::string> top_objects;
   int level = 1;
   std::vector<std::string> f2p_files;
   std::vector<std::string> p2p_files;
@@ -58,6 +61,16 @@ struct VerifyReport {
 
 VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
                         const VerifyOptions& options);
+
+// Runs the given test files in `root` with outcomes only (no call recording): the whole
+// TraceSet, for graders that look at more than outcomes. `extra_pythonpath` (absolute)
+// goes after the settings' entries; `total_timeout` (0 = none) bounds the whole run.
+util::Expected<tracer::TraceSet> RunPytest(util::Env& env, tracer::Launcher& launcher,
+                                           const std::string& root, const RunSettings& settings,
+                                           const std::vector<std::string>& files,
+                                           const std::string& work_dir,
+                                           const std::vector<std::string>& extra_pythonpath,
+                                           double total_timeout, double* seconds);
 
 // Runs the given test files in `root` with outcomes only; test id -> outcome ("passed",
 // "failed", ..., "missing" when a test was not collected). Fails when pytest cannot run.

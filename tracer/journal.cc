@@ -100,6 +100,10 @@ void JournalReader::Apply(std::string_view line) {
     } else if (type == "warning") {
       trace_->warnings.push_back(
           TraceWarning{rec.at("nodeid").get<std::string>(), rec.at("message").get<std::string>()});
+    } else if (type == "hooks") {
+      for (const auto& h : rec.at("hooks")) {
+        trace_->hooks.insert({h.at(0).get<std::string>(), h.at(1).get<std::string>()});
+      }
     } else if (type == "finish") {
       trace_->exitstatus = rec.at("exitstatus").get<int>();
       finished_ = true;

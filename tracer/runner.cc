@@ -327,6 +327,7 @@ class Runner {
       MergeTrace(r->trace, &trace_);
       if (collected_.empty()) collected_ = r->selected.empty() ? r->collected : r->selected;
       if (r->finished) {
+        trace_.process_exit = r->exit.code;
         MarkUnrun(*r, done);
         return CheckCollected(*r);
       }

@@ -29,6 +29,8 @@ void MergeTrace(const TraceSet& src, TraceSet* dst) {
   dst->preloaded.insert(src.preloaded.begin(), src.preloaded.end());
   if (!src.python.empty()) dst->python = src.python;
   dst->accelerated = dst->accelerated || src.accelerated;
+  dst->hooks.insert(src.hooks.begin(), src.hooks.end());
+  if (src.process_exit) dst->process_exit = src.process_exit;
   if (src.exitstatus) dst->exitstatus = std::max(dst->exitstatus.value_or(0), *src.exitstatus);
 }
 

@@ -58,7 +58,11 @@ struct TraceSet {
   std::string mode;  // "session" or "isolate"
   bool accelerated = false;
   std::optional<std::string> accel_error;  // why the C accelerator is not in use
-  std::optional<int> exitstatus;  // of the (last) pytest session
+  std::optional<int> exitstatus;  // of the (last) pytest session, as pytest's hooks saw it
+  std::optional<int> process_exit;  // the exit code of the last finished pytest process
+  // (root-relative file, hook name): repository code implementing pytest hooks that shape
+  // collection or reported outcomes (conftests, plugins). Not part of the trace file.
+  std::set<std::pair<std::string, std::string>> hooks;
   std::set<std::string> preloaded;  // repo files imported before the agent started
   std::map<std::string, FileTrace> files;
   std::map<std::string, EdgeCounts> contexts;  // "<import>", "<fixture>...", "<session>"

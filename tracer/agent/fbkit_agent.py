@@ -13,6 +13,18 @@ from fbkit_core import (IMPORT_CONTEXT, SESSION_CONTEXT, Agent, Journal,  # noqa
 
 _collecting = {}  # nodeid of a test module being collected -> its file
 
+# Hooks through which a conftest or plugin can change what is collected or how outcomes
+# are reported; implementations in repository code are journaled (graders check them).
+_WATCHED_HOOKS = (
+    "pytest_addoption", "pytest_configure", "pytest_collection", "pytest_collect_file",
+    "pytest_collection_modifyitems", "pytest_deselected", "pytest_generate_tests",
+    "pytest_ignore_collect", "pytest_itemcollected", "pytest_pycollect_makeitem",
+    "pytest_pycollect_makemodule", "pytest_report_teststatus", "pytest_runtest_call",
+    "pytest_runtest_logreport", "pytest_runtest_makereport", "pytest_runtest_protocol",
+    "pytest_runtest_setup", "pytest_runtest_teardown", "pytest_sessionfinish",
+    "pytest_unconfigure",
+)
+
 
 def _relpath(path):
     return _agent.recorder.relpath(str(path)) if _agent else None
@@ -72,6 +84,21 @@ def pytest_collection_finish(session):
             _agent.file_of[item.nodeid] = rel
             selected.setdefault(rel, []).append(item.nodeid)
     _agent.journal.write({"type": "selected", "files": [[f, ids] for f, ids in selected.items()]})
+    _journal_hooks(session.config)
+
+
+def _journal_hooks(config):
+    """Writes which repository files implement the watched hooks."""
+    prefix = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "")) + os.sep
+    found = set()
+    for name in _WATCHED_HOOKS:
+        hook = getattr(config.pluginmanager.hook, name, None)
+        for impl in (hook.get_hookimpls() if hook is not None else ()):
+            code = getattr(impl.function, "__code__", None)
+            path = os.path.realpath(code.co_filename) if code is not None else ""
+            if path.startswith(prefix):
+                found.add((path[len(prefix):], name))
+    _agent.journal.write({"type": "hooks", "hooks": sorted(found)})
 
 
 def _item_file(item):
@@ -137,6 +164,7 @@ def pytest_sessionfinish(session, exitstatus):
     _agent.stop()
     _agent.flush()
     _agent.journal.flush()
+    _journal_hooks(session.config)
     _agent.journal.write({"type": "finish", "exitstatus": int(exitstatus)})
     _agent.journal.close()
 

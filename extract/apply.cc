@@ -1,0 +1,119 @@
+#include "extract/apply.h"
+
+#include <algorithm>
+
+namespace fbkit::extract {
+
+namespace {
+
+util::Status Reset(Git& git, const std::string& tree) {
+  if (auto r = git.Run(tree, {"reset", "-q", "--hard", "HEAD"}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(tree, {"clean", "-q", "-f", "-d"}); !r.ok()) return util::Error{r.error()};
+  return util::Status::Ok();
+}
+
+std::string Tail(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
+}
+
+// GNU patch with fuzz; rejects discarded (a partial application counts as a failure).
+util::Status FuzzyPatch(util::Env& env, tracer::Launcher& launcher, const std::string& tree,
+                        const std::string& file, const std::string& scratch) {
+  tracer::ProcessSpec spec;
+  spec.argv = {"patch", "--batch", "--forward", "-p1", "--fuzz=3", "--no-backup-if-mismatch",
+               "--reject-file=-", "-i", file};
+  spec.cwd = tree;
+  spec.env = {{"LC_ALL", "C"}};
+  spec.log_path = util::JoinPath(scratch, "patch-fuzz.log");
+  auto exit = tracer::RunToCompletion(launcher, spec);
+  if (!exit.ok()) return util::Error{"patch: " + exit.error()};
+  if (exit->code == 0) return util::Status::Ok();
+  auto log = env.ReadFile(spec.log_path);
+  return util::Error{"patch --fuzz=3: " + Tail(log.ok() ? *log : "", 1500)};
+}
+
+}  // namespace
+
+std::string NormalizePatch(std::string_view patch) {
+  std::string out;
+  out.reserve(patch.size() + 1);
+  for (size_t i = 0; i < patch.size(); ++i) {
+    if (patch[i] == '\r' && i + 1 < patch.size() && patch[i + 1] == '\n') continue;
+    out.push_back(patch[i]);
+  }
+  if (!out.empty() && out.back() != '\n') out.push_back('\n');
+  return out;
+}
+
+ApplyResult ApplyPatch(util::Env& env, tracer::Launcher& launcher, const std::string& tree,
+                       std::string_view patch, const std::string& scratch) {
+  ApplyResult result;
+  std::string file = util::JoinPath(scratch, "agent.patch");
+  if (auto s = env.WriteFileAtomic(file, NormalizePatch(patch)); !s.ok()) {
+    result.error = s.error();
+    return result;
+  }
+  Git git(env, launcher, scratch);
+  struct Attempt {
+    std::string method;
+    std::vector<std::string> args;
+  };
+  const std::vector<Attempt> attempts = {
+      {"git apply", {"apply", "--whitespace=nowarn", file}},
+      {"git apply --3way", {"apply", "--3way", "--whitespace=nowarn", file}},
+  };
+  for (const auto& a : attempts) {
+    auto r = git.Run(tree, a.args);
+    if (r.ok()) {
+      result.applied = true;
+      result.method = a.method;
+      return result;
+    }
+    result.error = r.error();
+    if (auto s = Reset(git, tree); !s.ok()) {
+      result.error = s.error();
+      return result;
+    }
+  }
+  if (FuzzyPatch(env, launcher, tree, file, scratch).ok()) {
+    result.applied = true;
+    result.method = "patch --fuzz";
+    return result;
+  }
+  (void)Reset(git, tree);
+  return result;
+}
+
+util::Expected<std::vector<std::string>> ChangedPaths(Git& git, const std::string& tree) {
+  auto out = git.Run(tree, {"status", "--porcelain=v1", "-z", "--untracked-files=all",
+                            "--no-renames"});
+  if (!out.ok()) return util::Error{out.error()};
+  std::vector<std::string> paths;
+  size_t start = 0;
+  while (start < out->size()) {
+    size_t end = out->find('\0', start);
+    if (end == std::string::npos) end = out->size();
+    if (end - start > 3) paths.push_back(out->substr(start + 3, end - start - 3));
+    start = end + 1;
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+util::Status RestorePaths(util::Env& env, Git& git, const std::string& tree,
+                          const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    if (git.Run(tree, {"cat-file", "-e", "HEAD:" + p}).ok()) {
+      (void)git.Run(tree, {"reset", "-q", "HEAD", "--", p});
+      if (auto r = git.Run(tree, {"checkout", "-q", "HEAD", "--", p}); !r.ok()) {
+        return util::Error{r.error()};
+      }
+    } else {
+      (void)git.Run(tree, {"rm", "-q", "--cached", "--ignore-unmatch", "--", p});
+      if (auto s = env.RemoveAll(util::JoinPath(tree, p)); !s.ok()) return s;
+    }
+  }
+  return util::Status::Ok();
+}
+
+}  // namespace fbkit::extract

@@ -1,0 +1,462 @@
+#include "extract/eval.h"
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "extract/apply.h"
+#include "extract/eval_checks.h"
+#include "extract/git.h"
+#include "extract/verify.h"
+#include "parser/python_parser.h"
+#include "util/hash.h"
+
+namespace fbkit::extract {
+
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------- predictions
+
+void AddPrediction(const json& j, const std::string& where, std::set<std::string>* seen,
+                   std::vector<Prediction>* out, std::vector<std::string>* errors) {
+  if (!j.is_object()) return errors->push_back(where + ": not a JSON object");
+  auto id = j.find("instance_id");
+  if (id == j.end() || !id->is_string() || id->get<std::string>().empty()) {
+    return errors->push_back(where + ": no instance_id");
+  }
+  Prediction p;
+  p.instance_id = id->get<std::string>();
+  p.where = where;
+  auto patch = j.find("model_patch");
+  if (patch != j.end() && !patch->is_null() && !patch->is_string()) {
+    return errors->push_back(where + ": model_patch is not a string");
+  }
+  if (patch != j.end() && patch->is_string()) p.patch = patch->get<std::string>();
+  auto model = j.find("model_name_or_path");
+  p.model = model != j.end() && model->is_string() ? model->get<std::string>() : "unknown";
+  if (!seen->insert(p.instance_id).second) {
+    return errors->push_back(where + ": a second prediction for " + p.instance_id);
+  }
+  out->push_back(std::move(p));
+}
+
+bool Blank(const std::string& s) {
+  return s.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+// ---------------------------------------------------------------- processes
+
+struct Captured {
+  int code = -1;
+  bool timed_out = false;
+  std::string output;
+};
+
+// Runs argv to its end or until `timeout` seconds (0 = none) pass; output captured.
+util::Expected<Captured> Capture(util::Env& env, tracer::Launcher& launcher,
+                                 tracer::ProcessSpec spec, double timeout) {
+  auto process = launcher.Start(spec);
+  if (!process.ok()) return util::Error{process.error()};
+  Captured c;
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    if (auto exit = (*process)->Poll()) {
+      c.code = exit->code;
+      break;
+    }
+    std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+    if (timeout > 0 && spent.count() > timeout) {
+      (*process)->Kill();
+      c.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto out = env.ReadFile(spec.log_path);
+  c.output = out.ok() ? *out : "";
+  return c;
+}
+
+std::string Tail(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
+}
+
+// ---------------------------------------------------------------- L2 package checks
+
+// Absolute imports of the original library by agent_code's modules, statically.
+std::vector<std::string> StaticReexports(util::Env& env, const std::string& package_dir,
+                                         const std::set<std::string>& originals) {
+  std::vector<std::string> out;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return {"cannot parse agent_code: " + parser.error()};
+  std::vector<std::string> dirs = {package_dir};
+  std::vector<std::string> files;
+  while (!dirs.empty()) {
+    std::string dir = dirs.back();
+    dirs.pop_back();
+    auto entries = env.ListDir(dir);
+    if (!entries.ok()) continue;
+    for (const auto& e : *entries) {
+      std::string path = util::JoinPath(dir, e.name);
+      if (e.type == util::FileType::kDirectory) dirs.push_back(path);
+      else if (e.name.ends_with(".py")) files.push_back(path);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::string parent = package_dir.substr(0, package_dir.rfind('/') + 1);
+  for (const auto& file : files) {
+    auto text = env.ReadFile(file);
+    if (!text.ok()) continue;
+    std::string rel = file.substr(parent.size());
+    parser::FileTable t = (*parser)->Parse(rel, "agent_code", *text);
+    for (const auto& imp : t.imports) {
+      if (imp.level > 0) continue;
+      std::vector<std::string> modules;
+      if (imp.is_from) modules.push_back(imp.module);
+      else for (const auto& n : imp.names) modules.push_back(n.name);
+      for (const auto& m : modules) {
+        if (originals.count(m.substr(0, m.find('.')))) {
+          out.push_back(rel + ":" + std::to_string(imp.line) + " imports the original library (" +
+                        m + ")");
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Imports agent_code and all its submodules next to the original repository and lists
+// what it loaded from the repository and which of its objects were defined there.
+constexpr const char* kProbe = R"PY(
+import importlib, json, os, pkgutil, sys, types
+root = os.path.realpath(sys.argv[1]) + os.sep
+found = []
+def under(path):
+    return bool(path) and os.path.realpath(path).startswith(root)
+try:
+    pkg = importlib.import_module("agent_code")
+    mods = [pkg]
+    for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), "agent_code."):
+        try:
+            mods.append(importlib.import_module(info.name))
+        except BaseException:
+            pass
+except BaseException as e:
+    print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+    sys.exit(0)
+for name, mod in sorted(sys.modules.items()):
+    if isinstance(mod, types.ModuleType) and under(getattr(mod, "__file__", None)):
+        found.append("loads the original library's module %s" % name)
+for mod in mods:
+    for attr, value in sorted(vars(mod).items()):
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is None and isinstance(value, type):
+            src = sys.modules.get(getattr(value, "__module__", ""), None)
+            path = getattr(src, "__file__", None)
+        else:
+            path = code.co_filename if code is not None else None
+        if under(path):
+            found.append("%s.%s is defined in the original library (%s)" % (mod.__name__, attr, os.path.relpath(path, root)))
+print(json.dumps({"found": found[:20]}))
+)PY";
+
+std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& launcher,
+                                          const std::string& repo, const std::string& site,
+                                          const RunSettings& settings, const std::string& work) {
+  tracer::ProcessSpec spec;
+  std::string script = util::JoinPath(work, "probe.py");
+  if (!env.WriteFileAtomic(script, kProbe).ok()) return {"cannot write the import probe"};
+  spec.argv = {settings.python, script, repo};
+  std::string path = site;
+  for (const auto& p : settings.pythonpath) {
+    path += ":" + (p.starts_with("/") ? p : util::JoinPath(repo, p));
+  }
+  spec.env = {{"PYTHONPATH", path}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+  spec.cwd = work;
+  spec.log_path = util::JoinPath(work, "probe.log");
+  auto c = Capture(env, launcher, spec, settings.timeout > 0 ? settings.timeout : 600);
+  if (!c.ok()) return {"the import probe could not run: " + c.error()};
+  if (c->timed_out) return {"importing agent_code did not finish in time"};
+  size_t brace = c->output.rfind("\n{");
+  std::string last = c->output.substr(brace == std::string::npos ? 0 : brace + 1);
+  try {
+    json j = json::parse(last);
+    if (j.contains("error")) return {};  // an import error is the tests' business
+    return j.at("found").get<std::vector<std::string>>();
+  } catch (const json::exception&) {
+    return {"the import probe failed: " + Tail(c->output, 500)};
+  }
+}
+
+// ---------------------------------------------------------------- the instance
+
+struct Context {
+  util::Env& env;
+  tracer::Launcher& launcher;
+  Git git;
+  InstanceInfo info;
+  std::string task;  // absolute
+  std::string work;
+  std::string repo;
+  std::vector<std::string> extra_path;
+  std::set<std::string> changed;  // files the agent's patch changed (test files put back)
+};
+
+void Suspect(EvalReport* r, const std::string& reason) {
+  r->suspicious = true;
+  r->suspicious_reasons.push_back(reason);
+}
+
+util::Status Clone(Context& c, const std::string& task_dir) {
+  auto cloned = c.git.Run(c.work, {"clone", "-q", "--no-hardlinks",
+                                   util::JoinPath(task_dir, "presolved"), c.repo});
+  return cloned.ok() ? util::Status::Ok() : util::Status(util::Error{cloned.error()});
+}
+
+// L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
+util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
+  if (auto s = Clone(c, c.task); !s.ok()) return s;
+  ApplyResult a = ApplyPatch(c.env, c.launcher, c.repo, p.patch, c.work);
+  r->applied = a.applied;
+  r->apply_method = a.method;
+  r->apply_error = Tail(a.error, 2000);
+  if (!a.applied) return util::Status::Ok();
+  auto changed = ChangedPaths(c.git, c.repo);
+  if (!changed.ok()) return util::Error{changed.error()};
+  std::set<std::string> task_tests(c.info.f2p_files.begin(), c.info.f2p_files.end());
+  task_tests.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
+  r->test_files_reverted = TestFilesAmong(*changed, task_tests);
+  if (auto s = RestorePaths(c.env, c.git, c.repo, r->test_files_reverted); !s.ok()) return s;
+  for (const auto& t : r->test_files_reverted) {
+    if (t == "conftest.py" || t.ends_with("/conftest.py")) {
+      Suspect(r, "the patch edits " + t + " (put back before running)");
+    }
+  }
+  for (const auto& f : *changed) {
+    if (std::find(r->test_files_reverted.begin(), r->test_files_reverted.end(), f) !=
+        r->test_files_reverted.end()) {
+      continue;
+    }
+    c.changed.insert(f);
+    if (IsStartupFile(f)) Suspect(r, "the patch adds " + f + ", which changes how Python or pytest start");
+    if (!IsPytestConfigFile(f)) continue;
+    auto before = c.git.Run(c.repo, {"show", "HEAD:" + f});
+    auto after = c.env.ReadFile(util::JoinPath(c.repo, f));
+    if (PytestConfig(before.ok() ? *before : "") != PytestConfig(after.ok() ? *after : "")) {
+      Suspect(r, "the patch changes pytest's configuration in " + f);
+    }
+  }
+  return util::Status::Ok();
+}
+
+// L2: the original repository restored beside the agent's agent_code package.
+util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& level1,
+                           EvalReport* r) {
+  if (!c.env.Stat(util::JoinPath(level1, "presolved"), true).ok()) {
+    return util::Error{"an L2 task needs its L1 task beside it (" + level1 + ")"};
+  }
+  if (auto s = Clone(c, level1); !s.ok()) return s;
+  if (auto a = c.git.Run(c.repo, {"apply", util::JoinPath(level1, "patch.diff")}); !a.ok()) {
+    return util::Error{"the L1 patch.diff does not apply: " + a.error()};
+  }
+  std::string agent = util::JoinPath(c.work, "agent");
+  if (auto s = c.env.MakeDirs(agent); !s.ok()) return s;
+  if (auto g = c.git.Run(agent, {"init", "-q"}); !g.ok()) return util::Error{g.error()};
+  if (auto g = c.git.Run(agent, {"commit", "-q", "--allow-empty", "-m", "empty"}); !g.ok()) {
+    return util::Error{g.error()};
+  }
+  ApplyResult a = ApplyPatch(c.env, c.launcher, agent, p.patch, c.work);
+  r->applied = a.applied;
+  r->apply_method = a.method;
+  r->apply_error = Tail(a.error, 2000);
+  if (!a.applied) return util::Status::Ok();
+  std::string package;
+  for (const char* where : {"agent_code", "src/agent_code"}) {
+    std::string dir = util::JoinPath(agent, where);
+    if (c.env.Stat(util::JoinPath(dir, "__init__.py"), true).ok()) {
+      package = dir;
+      break;
+    }
+  }
+  std::string site = util::JoinPath(c.work, "site");
+  if (auto s = c.env.MakeDirs(site); !s.ok()) return s;
+  c.extra_path = {site};
+  if (package.empty()) return util::Status::Ok();  // the tests will fail to import it
+  tracer::ProcessSpec cp;
+  cp.argv = {"cp", "-R", package, util::JoinPath(site, "agent_code")};
+  cp.cwd = c.work;
+  cp.log_path = util::JoinPath(c.work, "cp.log");
+  auto copied = Capture(c.env, c.launcher, cp, 0);
+  if (!copied.ok() || copied->code != 0) return util::Error{"cannot install agent_code"};
+  std::set<std::string> originals = OriginalPackages(c.info.top_objects, c.info.settings.pythonpath);
+  for (const auto& why : StaticReexports(c.env, util::JoinPath(site, "agent_code"), originals)) {
+    Suspect(r, "agent_code: " + why);
+  }
+  for (const auto& why :
+       RuntimeReexports(c.env, c.launcher, c.repo, site, c.info.settings, c.work)) {
+    Suspect(r, "agent_code: " + why);
+  }
+  return util::Status::Ok();
+}
+
+std::string Outcome(const tracer::TraceSet& trace, const std::string& id) {
+  std::string file = id.substr(0, id.find("::"));
+  auto f = trace.files.find(file);
+  if (f == trace.files.end()) return "missing";
+  if (auto t = f->second.tests.find(id); t != f->second.tests.end()) return t->second.outcome;
+  if (f->second.status != tracer::FileStatus::kOk) return tracer::FileStatusName(f->second.status);
+  return "missing";
+}
+
+std::string RunLogs(util::Env& env, const std::string& dir) {
+  auto entries = env.ListDir(dir);
+  if (!entries.ok()) return "";
+  std::vector<std::string> logs;
+  for (const auto& e : *entries) {
+    if (e.name.starts_with("session-") && e.name.ends_with(".log")) logs.push_back(e.name);
+  }
+  std::sort(logs.begin(), logs.end());
+  std::string out;
+  for (const auto& name : logs) {
+    auto text = env.ReadFile(util::JoinPath(dir, name));
+    if (text.ok()) out += "==== " + name + "\n" + *text;
+  }
+  return out;
+}
+
+void Score(Context& c, const EvalOptions& options, EvalReport* r) {
+  RunSettings settings = c.info.settings;
+  if (options.timeout > 0) {
+    settings.timeout = settings.timeout > 0 ? std::min(settings.timeout, options.timeout)
+                                            : options.timeout;
+  }
+  std::vector<std::string> files = c.info.f2p_files;
+  files.insert(files.end(), c.info.p2p_files.begin(), c.info.p2p_files.end());
+  std::string run_dir = util::JoinPath(c.work, "run");
+  auto trace = RunPytest(c.env, c.launcher, c.repo, settings, files, run_dir, c.extra_path,
+                         options.timeout, nullptr);
+  r->test_output = RunLogs(c.env, run_dir);
+  tracer::TraceSet empty;
+  if (!trace.ok()) r->error = "pytest: " + trace.error();
+  const tracer::TraceSet& t = trace.ok() ? *trace : empty;
+  for (const auto& id : c.info.f2p_tests) {
+    r->f2p[id] = Outcome(t, id);
+    r->f2p_passed += F2pPassed(r->f2p[id]);
+  }
+  for (const auto& id : c.info.p2p_tests) {
+    r->p2p[id] = Outcome(t, id);
+    r->p2p_passed += P2pPassed(r->p2p[id]);
+  }
+  for (const auto& [name, f] : t.files) r->timed_out |= f.status == tracer::FileStatus::kTimeout;
+  r->exitstatus = t.exitstatus;
+  if (!trace.ok()) return;
+  for (const auto& why : HookReasons(t.hooks, c.changed)) Suspect(r, why);
+  std::vector<std::string> expected = c.info.f2p_tests;
+  expected.insert(expected.end(), c.info.p2p_tests.begin(), c.info.p2p_tests.end());
+  std::vector<std::string> vanished = VanishedTests(t, expected);
+  if (!vanished.empty()) {
+    Suspect(r, std::to_string(vanished.size()) + " expected tests vanished from collection (first: " +
+                   vanished.front() + ")");
+  }
+  if (std::string why = ExitContradiction(t); !why.empty()) Suspect(r, why);
+}
+
+void CheckAgentLog(const Context& c, const EvalOptions& options, EvalReport* r) {
+  if (options.agent_log.empty()) return;
+  std::set<std::string> packages = OriginalPackages(c.info.top_objects, c.info.settings.pythonpath);
+  for (const auto& line : LibraryReads(options.agent_log, packages)) {
+    Suspect(r, "the agent log reads the installed library's sources: " + line);
+  }
+}
+
+}  // namespace
+
+bool F2pPassed(const std::string& outcome) {
+  return outcome == "passed" || outcome == "xfailed" || outcome == "xpassed";
+}
+
+bool P2pPassed(const std::string& outcome) { return F2pPassed(outcome) || outcome == "skipped"; }
+
+std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
+                                         std::vector<std::string>* errors) {
+  std::vector<Prediction> out;
+  std::set<std::string> seen;
+  json whole = json::parse(text, nullptr, false);
+  if (!whole.is_discarded() && whole.is_array()) {
+    for (size_t i = 0; i < whole.size(); ++i) {
+      AddPrediction(whole[i], path + "[" + std::to_string(i) + "]", &seen, &out, errors);
+    }
+    return out;
+  }
+  if (!whole.is_discarded() && whole.is_object() && !whole.contains("instance_id")) {
+    for (const auto& [key, value] : whole.items()) {
+      json v = value;
+      if (v.is_object() && !v.contains("instance_id")) v["instance_id"] = key;
+      AddPrediction(v, path + "[" + key + "]", &seen, &out, errors);
+    }
+    return out;
+  }
+  size_t start = 0;
+  for (int line = 1; start < text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string row = text.substr(start, end - start);
+    start = end + 1;
+    if (Blank(row)) continue;
+    std::string where = path + ":" + std::to_string(line);
+    json j = json::parse(row, nullptr, false);
+    if (j.is_discarded()) {
+      errors->push_back(where + ": not valid JSON");
+      continue;
+    }
+    AddPrediction(j, where, &seen, &out, errors);
+  }
+  return out;
+}
+
+EvalReport EvaluateInstance(util::Env& env, tracer::Launcher& launcher,
+                            const std::string& task_dir, const Prediction& prediction,
+                            const EvalOptions& options) {
+  EvalReport r;
+  r.instance_id = prediction.instance_id;
+  r.model = prediction.model;
+  r.patch_sha256 = util::Sha256Hex(prediction.patch);
+  r.empty_patch = Blank(prediction.patch);
+  auto text = env.ReadFile(util::JoinPath(task_dir, "instance.json"));
+  if (!text.ok()) return r.error = text.error(), r;
+  auto info = ReadInstance(*text);
+  if (!info.ok()) return r.error = util::JoinPath(task_dir, "instance.json") + ": " + info.error(), r;
+  r.level = info->level;
+  r.repo = info->repo;
+  for (const auto& id : info->f2p_tests) r.f2p[id] = "not_run";
+  for (const auto& id : info->p2p_tests) r.p2p[id] = "not_run";
+  if (r.empty_patch) return r;
+  auto real = env.RealPath(task_dir);
+  Context c{env, launcher, Git(env, launcher, options.work_dir), *info,
+            real.ok() ? *real : task_dir, options.work_dir,
+            util::JoinPath(options.work_dir, "repo"), {}, {}};
+  (void)env.RemoveAll(c.work);
+  if (auto s = env.MakeDirs(c.work); !s.ok()) return r.error = s.error(), r;
+  std::string level1 = options.level1_dir;
+  if (level1.empty() && c.task.ends_with(".lv2")) level1 = c.task.substr(0, c.task.size() - 1) + "1";
+  util::Status prepared = r.level == 2 ? PrepareLevel2(c, prediction, level1, &r)
+                                       : PrepareLevel1(c, prediction, &r);
+  if (!prepared.ok()) r.error = prepared.error();
+  if (prepared.ok() && r.applied) {
+    auto t = c.git.Run(c.repo, {"apply", util::JoinPath(c.task, "test_patch.diff")});
+    if (!t.ok()) r.error = "test_patch.diff does not apply: " + t.error();
+    else Score(c, options, &r);
+  }
+  CheckAgentLog(c, options, &r);
+  r.pass_rate = r.f2p.empty() ? 0 : static_cast<double>(r.f2p_passed) / static_cast<double>(r.f2p.size());
+  r.resolved = r.applied && r.error.empty() && !r.timed_out && !r.suspicious &&
+               r.f2p_passed == r.f2p.size() && r.p2p_passed == r.p2p.size() && !r.f2p.empty();
+  (void)env.RemoveAll(c.work);
+  return r;
+}
+
+}  // namespace fbkit::extract

@@ -1,0 +1,170 @@
+#include "extract/eval_checks.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "extract/select.h"
+
+namespace fbkit::extract {
+
+namespace {
+
+std::string_view Base(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool Passing(const std::string& outcome) {
+  return outcome == "passed" || outcome == "xfailed" || outcome == "xpassed" ||
+         outcome == "skipped";
+}
+
+}  // namespace
+
+std::vector<std::string> TestFilesAmong(const std::vector<std::string>& changed,
+                                        const std::set<std::string>& task_test_files) {
+  std::vector<std::string> out;
+  for (const auto& p : changed) {
+    if (p.ends_with(".py") && IsTestCode(p, task_test_files)) out.push_back(p);
+    else if (task_test_files.count(p)) out.push_back(p);
+  }
+  return out;
+}
+
+bool IsPytestConfigFile(const std::string& path) {
+  std::string_view b = Base(path);
+  return path == b && (b == "pytest.ini" || b == ".pytest.ini" || b == "tox.ini" ||
+                       b == "setup.cfg" || b == "pyproject.toml");
+}
+
+std::string PytestConfig(std::string_view text) {
+  std::string out;
+  bool in = false;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    size_t first = line.find_first_not_of(" \t");
+    if (first != std::string_view::npos && line[first] == '[') {
+      in = line.find("pytest") != std::string_view::npos;
+    }
+    if (in) out.append(line).push_back('\n');
+    start = end + 1;
+  }
+  return out;
+}
+
+bool IsStartupFile(const std::string& path) {
+  std::string_view b = Base(path);
+  if (b == "sitecustomize.py" || b == "usercustomize.py" || path.ends_with(".pth")) return true;
+  return path.find(".dist-info/") != std::string::npos ||
+         path.find(".egg-info/") != std::string::npos;
+}
+
+std::vector<std::string> HookReasons(const std::set<std::pair<std::string, std::string>>& hooks,
+                                     const std::set<std::string>& changed) {
+  std::map<std::string, std::vector<std::string>> by_file;
+  for (const auto& [file, hook] : hooks) {
+    if (changed.count(file)) by_file[file].push_back(hook);
+  }
+  std::vector<std::string> out;
+  for (const auto& [file, names] : by_file) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    out.push_back(file + ", changed by the patch, implements pytest hooks: " + list);
+  }
+  return out;
+}
+
+std::vector<std::string> VanishedTests(const tracer::TraceSet& trace,
+                                       const std::vector<std::string>& expected) {
+  std::vector<std::string> out;
+  for (const auto& id : expected) {
+    std::string file = id.substr(0, id.find("::"));
+    auto it = trace.files.find(file);
+    if (it == trace.files.end() || it->second.status != tracer::FileStatus::kOk) continue;
+    const auto& f = it->second;
+    if (f.tests.count(id)) continue;
+    if (std::find(f.nodeids.begin(), f.nodeids.end(), id) != f.nodeids.end()) continue;
+    out.push_back(id);
+  }
+  return out;
+}
+
+std::string ExitContradiction(const tracer::TraceSet& trace) {
+  if (!trace.exitstatus) return "";
+  bool bad = false;
+  size_t tests = 0;
+  for (const auto& [name, f] : trace.files) {
+    if (f.status == tracer::FileStatus::kTimeout || f.status == tracer::FileStatus::kCrashed) {
+      return "";  // the run did not finish normally: nothing to compare
+    }
+    bad = bad || f.status != tracer::FileStatus::kOk;
+    for (const auto& [id, t] : f.tests) {
+      ++tests;
+      bad = bad || !Passing(t.outcome);
+    }
+  }
+  int status = *trace.exitstatus;
+  if (trace.process_exit && *trace.process_exit != status) {
+    return "the pytest process exited with " + std::to_string(*trace.process_exit) +
+           " but its session ended with exit status " + std::to_string(status);
+  }
+  if (status == 0 && bad) return "pytest exit status 0 although tests failed or errored";
+  if (status != 0 && !bad && tests > 0) {
+    return "pytest exit status " + std::to_string(status) + " although every test passed";
+  }
+  return "";
+}
+
+std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,
+                                       const std::vector<std::string>& pythonpath) {
+  std::set<std::string> out;
+  for (const auto& id : top_objects) {
+    std::string path = id.substr(0, id.find("::"));
+    for (const auto& p : pythonpath) {
+      std::string prefix = p.ends_with("/") ? p : p + "/";
+      if (!p.starts_with("/") && p != "." && path.starts_with(prefix)) {
+        path = path.substr(prefix.size());
+        break;
+      }
+    }
+    std::string first = path.substr(0, path.find('/'));
+    if (first.ends_with(".py")) first.resize(first.size() - 3);
+    if (!first.empty()) out.insert(first);
+  }
+  return out;
+}
+
+std::vector<std::string> LibraryReads(std::string_view log, const std::set<std::string>& packages,
+                                      size_t limit) {
+  static const std::regex kRead(
+      R"((^|[^\w])(cat|less|more|head|tail|sed|awk|grep|egrep|rg|nl|view|vim?|nano|emacs|bat|xxd|od|strings|cp|find|ls|tree|open|read_text|read_bytes|getsource|getsourcefile|str_replace_editor|view_file|read_file)\b)");
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < log.size() && out.size() < limit) {
+    size_t end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    std::string_view line = log.substr(start, end - start);
+    start = end + 1;
+    bool mentions = false;
+    for (const auto& pkg : packages) {
+      for (const char* dir : {"site-packages/", "dist-packages/"}) {
+        size_t at = line.find(std::string(dir) + pkg);
+        if (at == std::string_view::npos) continue;
+        size_t after = at + std::string_view(dir).size() + pkg.size();
+        if (after >= line.size() || !(std::isalnum(static_cast<unsigned char>(line[after])) ||
+                                      line[after] == '_' || line[after] == '-')) {
+          mentions = true;
+        }
+      }
+    }
+    if (!mentions) continue;
+    std::string text(line.substr(0, 300));
+    if (std::regex_search(text, kRead)) out.push_back(text);
+  }
+  return out;
+}
+
+}  // namespace fbkit::extract
