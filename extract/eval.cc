@@ -129,64 +129,105 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& pack
   return out;
 }
 
-// Imports agent_code and all its submodules next to the original repository and lists
-// what it loaded from the repository and which of its objects were defined there.
+// A pytest plugin that, once pytest has set sys.path up as it does for the tests (ini
+// `pythonpath`, conftests), imports agent_code and all its submodules, lists the modules
+// this loaded from the original repository and agent_code's objects defined there, writes
+// that to $FBKIT_PROBE_OUT and ends the process.
 constexpr const char* kProbe = R"PY(
 import importlib, json, os, pkgutil, sys, types
-root = os.path.realpath(sys.argv[1]) + os.sep
-found = []
-def under(path):
+
+
+def _under(root, path):
     return bool(path) and os.path.realpath(path).startswith(root)
-try:
-    pkg = importlib.import_module("agent_code")
+
+
+def _defined_in(value):
+    code = getattr(getattr(value, "__func__", value), "__code__", None)
+    if code is not None:
+        return code.co_filename
+    if isinstance(value, type):
+        return getattr(sys.modules.get(value.__module__), "__file__", None)
+    if isinstance(value, types.ModuleType):
+        return getattr(value, "__file__", None)
+    return None
+
+
+def _probe(root):
+    before = set(sys.modules)
+    try:
+        pkg = importlib.import_module("agent_code")
+    except BaseException as e:
+        return {"error": "%s: %s" % (type(e).__name__, e)}
     mods = [pkg]
     for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), "agent_code."):
         try:
             mods.append(importlib.import_module(info.name))
         except BaseException:
             pass
-except BaseException as e:
-    print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
-    sys.exit(0)
-for name, mod in sorted(sys.modules.items()):
-    if isinstance(mod, types.ModuleType) and under(getattr(mod, "__file__", None)):
-        found.append("loads the original library's module %s" % name)
-for mod in mods:
-    for attr, value in sorted(vars(mod).items()):
-        code = getattr(getattr(value, "__func__", value), "__code__", None)
-        if code is None and isinstance(value, type):
-            src = sys.modules.get(getattr(value, "__module__", ""), None)
-            path = getattr(src, "__file__", None)
-        else:
-            path = code.co_filename if code is not None else None
-        if under(path):
-            found.append("%s.%s is defined in the original library (%s)" % (mod.__name__, attr, os.path.relpath(path, root)))
-print(json.dumps({"found": found[:20]}))
+    modules = [name for name in sorted(set(sys.modules) - before)
+               if _under(root, getattr(sys.modules[name], "__file__", None))]
+    objects = []
+    for mod in mods:
+        for attr, value in sorted(vars(mod).items()):
+            path = _defined_in(value)
+            if _under(root, path):
+                objects.append("%s.%s (%s)" % (mod.__name__, attr, os.path.relpath(path, root)))
+    return {"modules": modules, "objects": objects}
+
+
+def pytest_configure(config):
+    result = _probe(os.path.realpath(os.environ["FBKIT_PROBE_ROOT"]) + os.sep)
+    with open(os.environ["FBKIT_PROBE_OUT"], "w") as f:
+        json.dump(result, f)
+    sys.stdout.flush()
+    os._exit(0)
 )PY";
 
 std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& launcher,
                                           const std::string& repo, const std::string& site,
                                           const RunSettings& settings, const std::string& work) {
+  std::string dir = util::JoinPath(work, "probe");
+  std::string out = util::JoinPath(dir, "result.json");
+  if (!env.MakeDirs(dir).ok() ||
+      !env.WriteFileAtomic(util::JoinPath(dir, "fbkit_probe.py"), kProbe).ok()) {
+    return {"cannot write the import probe"};
+  }
   tracer::ProcessSpec spec;
-  std::string script = util::JoinPath(work, "probe.py");
-  if (!env.WriteFileAtomic(script, kProbe).ok()) return {"cannot write the import probe"};
-  spec.argv = {settings.python, script, repo};
-  std::string path = site;
+  spec.argv = {settings.python, "-m", "pytest", "-p", "fbkit_probe", "-p", "no:cacheprovider",
+               "--collect-only", "-q"};
+  spec.argv.insert(spec.argv.end(), settings.pytest_args.begin(), settings.pytest_args.end());
+  std::string path = dir + ":" + site;
   for (const auto& p : settings.pythonpath) {
     path += ":" + (p.starts_with("/") ? p : util::JoinPath(repo, p));
   }
-  spec.env = {{"PYTHONPATH", path}, {"PYTHONDONTWRITEBYTECODE", "1"}};
-  spec.cwd = work;
-  spec.log_path = util::JoinPath(work, "probe.log");
+  spec.env = {{"PYTHONPATH", path},
+              {"PYTHONDONTWRITEBYTECODE", "1"},
+              {"FBKIT_PROBE_ROOT", repo},
+              {"FBKIT_PROBE_OUT", out}};
+  spec.cwd = repo;
+  spec.log_path = util::JoinPath(dir, "probe.log");
   auto c = Capture(env, launcher, spec, settings.timeout > 0 ? settings.timeout : 600);
   if (!c.ok()) return {"the import probe could not run: " + c.error()};
   if (c->timed_out) return {"importing agent_code did not finish in time"};
-  size_t brace = c->output.rfind("\n{");
-  std::string last = c->output.substr(brace == std::string::npos ? 0 : brace + 1);
+  auto text = env.ReadFile(out);
+  if (!text.ok()) return {"the import probe failed: " + Tail(c->output, 500)};
   try {
-    json j = json::parse(last);
+    json j = json::parse(*text);
     if (j.contains("error")) return {};  // an import error is the tests' business
-    return j.at("found").get<std::vector<std::string>>();
+    std::vector<std::string> out;
+    auto list = [&](const char* key, const std::string& what) {
+      auto items = j.at(key).get<std::vector<std::string>>();
+      if (items.empty()) return;
+      std::string text = what + ": ";
+      for (size_t i = 0; i < std::min<size_t>(items.size(), 3); ++i) {
+        text += (i ? ", " : "") + items[i];
+      }
+      if (items.size() > 3) text += ", ... (" + std::to_string(items.size()) + " in all)";
+      out.push_back(text);
+    };
+    list("modules", "importing agent_code loads the original library");
+    list("objects", "agent_code's objects come from the original library");
+    return out;
   } catch (const json::exception&) {
     return {"the import probe failed: " + Tail(c->output, 500)};
   }
@@ -205,6 +246,12 @@ struct Context {
   std::vector<std::string> extra_path;
   std::set<std::string> changed;  // files the agent's patch changed (test files put back)
 };
+
+std::set<std::string> Originals(const Context& c) {
+  return OriginalPackages(c.info.top_objects, [&](const std::string& dir) {
+    return c.env.Stat(util::JoinPath(util::JoinPath(c.repo, dir), "__init__.py"), true).ok();
+  });
+}
 
 void Suspect(EvalReport* r, const std::string& reason) {
   r->suspicious = true;
@@ -292,7 +339,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   cp.log_path = util::JoinPath(c.work, "cp.log");
   auto copied = Capture(c.env, c.launcher, cp, 0);
   if (!copied.ok() || copied->code != 0) return util::Error{"cannot install agent_code"};
-  std::set<std::string> originals = OriginalPackages(c.info.top_objects, c.info.settings.pythonpath);
+  std::set<std::string> originals = Originals(c);
   for (const auto& why : StaticReexports(c.env, util::JoinPath(site, "agent_code"), originals)) {
     Suspect(r, "agent_code: " + why);
   }
@@ -367,7 +414,7 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
 
 void CheckAgentLog(const Context& c, const EvalOptions& options, EvalReport* r) {
   if (options.agent_log.empty()) return;
-  std::set<std::string> packages = OriginalPackages(c.info.top_objects, c.info.settings.pythonpath);
+  std::set<std::string> packages = Originals(c);
   for (const auto& line : LibraryReads(options.agent_log, packages)) {
     Suspect(r, "the agent log reads the installed library's sources: " + line);
   }

@@ -119,20 +119,24 @@ std::string ExitContradiction(const tracer::TraceSet& trace) {
 }
 
 std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,
-                                       const std::vector<std::string>& pythonpath) {
+                                       const std::function<bool(const std::string&)>& is_package) {
   std::set<std::string> out;
   for (const auto& id : top_objects) {
     std::string path = id.substr(0, id.find("::"));
-    for (const auto& p : pythonpath) {
-      std::string prefix = p.ends_with("/") ? p : p + "/";
-      if (!p.starts_with("/") && p != "." && path.starts_with(prefix)) {
-        path = path.substr(prefix.size());
+    std::string name;
+    for (size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+      std::string dir = path.substr(0, slash);
+      if (is_package(dir)) {
+        size_t prev = dir.rfind('/');
+        name = prev == std::string::npos ? dir : dir.substr(prev + 1);
         break;
       }
     }
-    std::string first = path.substr(0, path.find('/'));
-    if (first.ends_with(".py")) first.resize(first.size() - 3);
-    if (!first.empty()) out.insert(first);
+    if (name.empty()) {
+      name = path.substr(path.rfind('/') + 1);
+      if (name.ends_with(".py")) name.resize(name.size() - 3);
+    }
+    if (!name.empty()) out.insert(name);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 // L2 package that imports the original library, and an agent log that reads its sources.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -41,10 +42,11 @@ std::vector<std::string> VanishedTests(const tracer::TraceSet& trace,
 // the per-test outcomes; empty when consistent or when the run did not finish.
 std::string ExitContradiction(const tracer::TraceSet& trace);
 
-// The original library's top-level modules: each top object's path with a pythonpath
-// prefix removed, first component ("src/shapes/core.py::Area" -> "shapes").
+// The original library's top-level modules: for each top object's file, the outermost
+// directory of its path that is a package (`is_package(dir)`: has an __init__.py), else
+// the module's own name ("src/shapes/core.py::Area" -> "shapes").
 std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,
-                                       const std::vector<std::string>& pythonpath);
+                                       const std::function<bool(const std::string&)>& is_package);
 
 // Lines of an agent's log that read the installed original library's sources (cat, head,
 // sed, grep, open(...) ... of site-packages/PKG or dist-packages/PKG), at most `limit`.
