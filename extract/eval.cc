@@ -214,20 +214,20 @@ std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& laun
   try {
     json j = json::parse(*text);
     if (j.contains("error")) return {};  // an import error is the tests' business
-    std::vector<std::string> out;
+    std::vector<std::string> reasons;
     auto list = [&](const char* key, const std::string& what) {
       auto items = j.at(key).get<std::vector<std::string>>();
       if (items.empty()) return;
-      std::string text = what + ": ";
+      std::string reason = what + ": ";
       for (size_t i = 0; i < std::min<size_t>(items.size(), 3); ++i) {
-        text += (i ? ", " : "") + items[i];
+        reason += (i ? ", " : "") + items[i];
       }
-      if (items.size() > 3) text += ", ... (" + std::to_string(items.size()) + " in all)";
-      out.push_back(text);
+      if (items.size() > 3) reason += ", ... (" + std::to_string(items.size()) + " in all)";
+      reasons.push_back(reason);
     };
     list("modules", "importing agent_code loads the original library");
     list("objects", "agent_code's objects come from the original library");
-    return out;
+    return reasons;
   } catch (const json::exception&) {
     return {"the import probe failed: " + Tail(c->output, 500)};
   }
