@@ -341,11 +341,11 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (!copied.ok() || copied->code != 0) return util::Error{"cannot install agent_code"};
   std::set<std::string> originals = Originals(c);
   for (const auto& why : StaticReexports(c.env, util::JoinPath(site, "agent_code"), originals)) {
-    Suspect(r, "agent_code: " + why);
+    Suspect(r, why);
   }
   for (const auto& why :
        RuntimeReexports(c.env, c.launcher, c.repo, site, c.info.settings, c.work)) {
-    Suspect(r, "agent_code: " + why);
+    Suspect(r, why);
   }
   return util::Status::Ok();
 }

@@ -1,0 +1,215 @@
+// End-to-end: `fb-extract eval` on tasks extracted from the extract_features fixture. Gold
+// patches resolve every task with identical reports on a second run; patches that fail or
+// try to game the grader (tests/cli/adversarial_patches.py) are scored as they should be;
+// finished instances are skipped on a re-run; bad input gets clear errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tests/testing/e2e.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::testing {
+namespace {
+
+const std::string kExtract = FBKIT_FB_EXTRACT;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class EvalE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir();
+    std::string root = *dir_ / "repo";
+    ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("extract_features"), root}).exit_code, 0);
+    ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "-q", "-o",
+                          *dir_ / "trace.json"}).exit_code, 0);
+    ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", *dir_ / "trace.json", "-q", "-o",
+                          *dir_ / "graph.json", "--no-cache"}).exit_code, 0);
+    for (const char* f2p : {"tests/test_stats.py", "tests/test_vectors.py"}) {
+      auto r = RunCommand({kExtract, "task", root, "--graph", *dir_ / "graph.json", "--trace",
+                           *dir_ / "trace.json", "-o", *dir_ / "tasks", "--python", kPython,
+                           "--min-lines", "5", "--p2p", "2", "-q", "--f2p", f2p});
+      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    }
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static std::string Task(const std::string& stem, int level) {
+    for (const auto& e : fs::directory_iterator(*dir_ / "tasks")) {
+      std::string name = e.path().filename();
+      if (name.find("." + stem + ".") != std::string::npos &&
+          name.ends_with(".lv" + std::to_string(level))) {
+        return e.path();
+      }
+    }
+    return "";
+  }
+
+  static RunResult Eval(const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {kExtract, "eval", *dir_ / "tasks", "-o", out, "-q"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(argv);
+  }
+
+  // The only report of a run directory.
+  static json OnlyReport(const std::string& run) {
+    for (const auto& e : fs::directory_iterator(run)) {
+      if (fs::exists(e.path() / "report.json")) return json::parse(ReadFileOrDie(e.path() / "report.json"));
+    }
+    return json();
+  }
+
+  static bool AnyReason(const json& r, const std::string& needle) {
+    for (const auto& s : r["suspicious_reasons"]) {
+      if (s.get<std::string>().find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  static ScratchDir* dir_;
+};
+
+ScratchDir* EvalE2E::dir_ = nullptr;
+
+TEST_F(EvalE2E, GoldPatchesResolveEveryTaskWithIdenticalReportsTwice) {
+  auto first = Eval(*dir_ / "gold1", {"--gold", "-j", "2", "--html", *dir_ / "gold.html"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto second = Eval(*dir_ / "gold2", {"--gold", "--format", "table"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  json summary = json::parse(ReadFileOrDie(*dir_ / "gold1/summary.json"));
+  EXPECT_EQ(summary["instances"], 4);
+  EXPECT_EQ(summary["resolved"], 4);
+  EXPECT_EQ(summary["resolved_rate"], 1.0);
+  EXPECT_EQ(summary["passed_rate"], 1.0);
+  EXPECT_EQ(summary["patch_apply_rate"], 1.0);
+  EXPECT_EQ(summary["suspicious"], 0);
+  EXPECT_EQ(ReadFileOrDie(*dir_ / "gold1/summary.json"), ReadFileOrDie(*dir_ / "gold2/summary.json"));
+  int reports = 0;
+  for (const auto& e : fs::directory_iterator(*dir_ / "gold1")) {
+    if (!fs::exists(e.path() / "report.json")) continue;
+    ++reports;
+    std::string name = e.path().filename();
+    json r = json::parse(ReadFileOrDie(e.path() / "report.json"));
+    EXPECT_TRUE(r["resolved"]) << name;
+    EXPECT_EQ(r["f2p_passed"], r["FAIL_TO_PASS"].size()) << name;
+    EXPECT_GE(r["FAIL_TO_PASS"].size(), 10u) << name;
+    EXPECT_EQ(ReadFileOrDie(e.path() / "report.json"), ReadFileOrDie(*dir_ / ("gold2/" + name + "/report.json")))
+        << name;
+    EXPECT_NE(ReadFileOrDie(e.path() / "test_output.txt").find("passed"), std::string::npos);
+  }
+  EXPECT_EQ(reports, 4);
+  EXPECT_NE(second.out.find("local/repo"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("100.0"), std::string::npos) << second.out;
+  std::string html = ReadFileOrDie(*dir_ / "gold.html");
+  EXPECT_NE(html.find(fs::path(Task("test_stats", 2)).filename().string()), std::string::npos);
+}
+
+TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
+  auto made = RunCommand({kPython, kSource + "/tests/cli/adversarial_patches.py",
+                          Task("test_stats", 1), Task("test_stats", 2), *dir_ / "adv"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::map<std::string, json> r;
+  for (const auto& e : fs::directory_iterator(*dir_ / "adv")) {
+    std::string name = e.path().stem();
+    auto run = Eval(*dir_ / ("runs/" + name), {"--predictions", e.path(), "--timeout", "10"});
+    EXPECT_EQ(run.exit_code, 0) << name << run.err;
+    r[name] = OnlyReport(*dir_ / ("runs/" + name));
+  }
+  ASSERT_EQ(r.size(), 13u);
+  for (const char* ok : {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold"}) {
+    EXPECT_TRUE(r[ok]["resolved"]) << ok << r[ok].dump(1);
+    EXPECT_FALSE(r[ok]["suspicious"]) << ok;
+  }
+  EXPECT_EQ(r["gold_crlf"]["apply_method"], "git apply");
+  EXPECT_EQ(r["gold_fuzzy"]["apply_method"], "patch --fuzz");
+  EXPECT_EQ(r["edits_test_file"]["test_files_reverted"].size(), 1u);
+  for (const auto& [name, report] : r) {
+    if (name == "gold_crlf" || name == "gold_fuzzy" || name == "edits_test_file" || name == "l2_gold") {
+      continue;
+    }
+    EXPECT_FALSE(report["resolved"]) << name;
+  }
+  EXPECT_TRUE(r["empty"]["empty_patch"]);
+  EXPECT_EQ(r["empty"]["pass_rate"], 0.0);
+  EXPECT_FALSE(r["not_applying"]["applied"]);
+  EXPECT_NE(r["not_applying"]["apply_error"], "");
+  EXPECT_TRUE(r["breaks_import"]["applied"]);
+  EXPECT_EQ(r["breaks_import"]["pass_rate"], 0.0);
+  EXPECT_FALSE(r["breaks_import"]["suspicious"]);
+  // The conftest that skips everything is put back: the tests run and fail, and the
+  // attempt is flagged.
+  EXPECT_TRUE(r["conftest_skip"]["suspicious"]);
+  EXPECT_EQ(r["conftest_skip"]["test_files_reverted"], json::array({"tests/conftest.py"}));
+  EXPECT_EQ(r["conftest_skip"]["pass_rate"], 0.0);
+  for (const auto& [id, outcome] : r["conftest_skip"]["FAIL_TO_PASS"].items()) {
+    EXPECT_NE(outcome, "skipped") << id;
+  }
+  EXPECT_TRUE(r["hang"]["timed_out"]);  // --timeout bounds the whole instance
+  EXPECT_EQ(r["hang"]["pass_rate"], 0.0);
+  json hang_summary = json::parse(ReadFileOrDie(*dir_ / "runs/hang/summary.json"));
+  EXPECT_EQ(hang_summary["timed_out"], 1);
+  EXPECT_TRUE(AnyReason(r["plugin_by_config"], "configuration in pytest.ini"));
+  EXPECT_TRUE(AnyReason(r["plugin_by_config"], "_grading.py, changed by the patch, implements"));
+  EXPECT_TRUE(AnyReason(r["plugin_by_config"], "vanished from collection"));
+  EXPECT_TRUE(AnyReason(r["plugin_by_entry_point"], "entry_points.txt"));
+  EXPECT_TRUE(AnyReason(r["plugin_by_entry_point"], "vanished from collection"));
+  // Re-exporting the original passes the tests but is caught, statically and at run time.
+  EXPECT_EQ(r["l2_reexport"]["pass_rate"], 1.0);
+  EXPECT_TRUE(AnyReason(r["l2_reexport"], "agent_code/__init__.py:1 imports the original library"));
+  EXPECT_EQ(r["l2_reexport_dynamic"]["pass_rate"], 1.0);
+  EXPECT_TRUE(AnyReason(r["l2_reexport_dynamic"], "loads the original library: shapes"));
+  EXPECT_TRUE(AnyReason(r["l2_reexport_dynamic"], "objects come from the original library"));
+}
+
+TEST_F(EvalE2E, RerunSkipsFinishedInstancesAndAgentLogsAreChecked) {
+  std::string id = fs::path(Task("test_vectors", 1)).filename();
+  std::string logs = *dir_ / "logs";
+  fs::create_directories(logs);
+  WriteFileOrDie(logs + "/" + id + ".log",
+                 "$ python -m pytest\n  File \"/usr/lib/python3/dist-packages/shapes/x.py\", line 3\n"
+                 "$ cat /usr/lib/python3/dist-packages/shapes/vectors.py\n");
+  auto first = Eval(*dir_ / "resume", {"--gold", "--instance", id, "--agent-logs", logs});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  json r = OnlyReport(*dir_ / "resume");
+  EXPECT_TRUE(r["suspicious"]);
+  ASSERT_EQ(r["suspicious_reasons"].size(), 1u) << r.dump(1);
+  EXPECT_NE(r["suspicious_reasons"][0].get<std::string>().find("cat /usr/lib/python3/dist-packages/shapes/vectors.py"),
+            std::string::npos);
+  auto again = RunCommand({kExtract, "eval", *dir_ / "tasks", "-o", *dir_ / "resume", "--gold",
+                           "--instance", id});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("(earlier run)"), std::string::npos) << again.err;
+  auto forced = RunCommand({kExtract, "eval", *dir_ / "tasks", "-o", *dir_ / "resume", "--gold",
+                            "--instance", id, "--rerun"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(forced.err.find("(earlier run)"), std::string::npos) << forced.err;
+  EXPECT_TRUE(OnlyReport(*dir_ / "resume")["resolved"]);  // no log this time
+}
+
+TEST_F(EvalE2E, BadInputGetsClearErrors) {
+  EXPECT_EQ(Eval(*dir_ / "bad", {}).exit_code, 2);
+  EXPECT_EQ(Eval(*dir_ / "bad", {"--gold", "--format", "xml"}).exit_code, 2);
+  auto missing = Eval(*dir_ / "bad", {"--predictions", *dir_ / "none.jsonl"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("none.jsonl"), std::string::npos) << missing.err;
+  auto not_tasks = RunCommand({kExtract, "eval", dir_->path() + "/repo", "--gold", "-o", *dir_ / "bad"});
+  EXPECT_EQ(not_tasks.exit_code, 1);
+  EXPECT_NE(not_tasks.err.find("no task directories"), std::string::npos) << not_tasks.err;
+  std::string id = fs::path(Task("test_vectors", 1)).filename();
+  std::string good = json{{"instance_id", id}, {"model_patch", ""}, {"model_name_or_path", "m"}}.dump();
+  WriteFileOrDie(*dir_ / "mixed.jsonl",
+                 good + "\n{not json\n" + R"({"instance_id": "nope", "model_patch": ""})" + "\n" +
+                     good + "\n");
+  auto mixed = Eval(*dir_ / "mixed", {"--predictions", *dir_ / "mixed.jsonl"});
+  EXPECT_EQ(mixed.exit_code, 3) << mixed.err;
+  EXPECT_NE(mixed.err.find("mixed.jsonl:2: not valid JSON"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("mixed.jsonl:3: no task nope"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("mixed.jsonl:4: a second prediction for " + id), std::string::npos);
+  EXPECT_TRUE(OnlyReport(*dir_ / "mixed")["empty_patch"]);
+}
+
+}  // namespace
+}  // namespace fbkit::testing
