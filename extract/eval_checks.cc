@@ -41,7 +41,7 @@ std::string PytestConfig(std::string_view text) {
   std::string out;
   bool in = false;
   size_t start = 0;
-  while (start <= text.size()) {
+  while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
