@@ -138,7 +138,7 @@ import importlib, json, os, pkgutil, sys, types
 
 
 def _under(root, path):
-    return bool(path) and os.path.realpath(path).startswith(root)
+    return bool(path) and os.path.isabs(path) and os.path.realpath(path).startswith(root)
 
 
 def _defined_in(value):
