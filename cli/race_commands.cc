@@ -2,14 +2,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
 
 #include "cli/cli_common.h"
+#include "groundtruth/assemble.h"
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/infer.h"
+#include "groundtruth/lite.h"
 #include "groundtruth/metrics.h"
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
@@ -76,7 +80,7 @@ struct ScoreArgs {
   bool per_instance = false;
 };
 
-// The JSON files of `path`: itself, or the *.json / *.jsonl files of a directory (sorted).
+// The JSON files of `path`: itself, or the *.json files of a directory (sorted).
 util::Expected<std::vector<std::string>> InputFiles(util::Env& env, const std::string& path) {
   auto st = env.Stat(path, true);
   if (!st.ok()) return util::Error{st.error()};
@@ -85,7 +89,7 @@ util::Expected<std::vector<std::string>> InputFiles(util::Env& env, const std::s
   if (!entries.ok()) return util::Error{entries.error()};
   std::vector<std::string> out;
   for (const auto& e : *entries) {
-    if (e.name.ends_with(".json") || e.name.ends_with(".jsonl")) {
+    if (e.name.ends_with(".json")) {
       out.push_back(util::JoinPath(path, e.name));
     }
   }
@@ -198,11 +202,309 @@ void AddScore(CLI::App& app, int* exit_code) {
   cmd->callback([a, exit_code] { *exit_code = RunScore(*a); });
 }
 
+// Options shared by the commands that run tests.
+struct RunArgs {
+  std::string instances;
+  std::string output;
+  std::string work_dir;
+  groundtruth::RunSettings settings;
+  int repeat = 1;
+  bool quiet = false;
+};
+
+void AddRunOptions(CLI::App* cmd, RunArgs* a) {
+  cmd->add_option("INSTANCES", a->instances,
+                  "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
+      ->required();
+  cmd->add_option("--python", a->settings.python, "Interpreter for the tests (default: python3)");
+  cmd->add_option("--pythonpath", a->settings.pythonpath,
+                  "Prepended to PYTHONPATH, root-relative or absolute (repeatable)");
+  cmd->add_option("--pytest-arg", a->settings.pytest_args, "Extra pytest argument (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--timeout", a->settings.timeout, "Seconds per test file (default 600)");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+}
+
+// The instances, with repository paths made absolute; a missing repository is left as
+// given (its instance then fails on its own).
+util::Expected<std::vector<groundtruth::Instance>> LoadInstances(util::Env& env,
+                                                                  const std::string& path) {
+  auto text = env.ReadFile(path);
+  if (!text.ok()) return util::Error{text.error()};
+  auto instances = groundtruth::ParseInstances(*text, path);
+  if (!instances.ok()) return util::Error{instances.error()};
+  for (auto& i : *instances) {
+    if (auto real = env.RealPath(i.repo); real.ok()) i.repo = *real;
+  }
+  return instances;
+}
+
+// "a/b c" -> "a__b_c": an instance id as a file name.
+std::string FileName(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    out += c == '/' ? std::string("__") : std::string(1, ok ? c : '_');
+  }
+  return out;
+}
+
+void Note(bool quiet, const std::string& cmd, const std::string& id, const std::string& what) {
+  if (!quiet) std::fprintf(stderr, "fb-race %s: %s: %s\n", cmd.c_str(), id.c_str(), what.c_str());
+}
+
+std::string Summary(const groundtruth::Validation& v) {
+  if (v.status != "ok") return v.status + ": " + v.reason;
+  return "ok (FAIL_TO_PASS " + std::to_string(v.fail_to_pass.size()) + ", PASS_TO_PASS " +
+         std::to_string(v.pass_to_pass.size()) + ")";
+}
+
+int RunValidate(const RunArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto instances = LoadInstances(env, a.instances);
+  if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  std::string work = ScratchDir(a.work_dir, "validate");
+  std::string out;
+  int rc = kExitOk;
+  for (const auto& i : *instances) {
+    auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings, a.repeat, work);
+    Note(a.quiet, "validate", i.instance_id, Summary(v));
+    if (v.status == "error") rc = kExitFailure;
+    out += groundtruth::ValidationJson(v);
+  }
+  (void)env.RemoveAll(work);
+  if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, out); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return rc;
+}
+
+struct FilesArgs : RunArgs {
+  std::string validation;
+  bool no_entities = false;
+};
+
+// FAIL_TO_PASS per instance from an earlier `fb-race validate` output.
+util::Expected<std::map<std::string, std::vector<std::string>>> LoadF2p(util::Env& env,
+                                                                        const std::string& path) {
+  auto text = env.ReadFile(path);
+  if (!text.ok()) return util::Error{text.error()};
+  auto gts = groundtruth::ParseGroundTruths(*text, path);
+  if (!gts.ok()) return util::Error{gts.error()};
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& g : *gts) out[g.instance_id] = g.fail_to_pass;
+  return out;
+}
+
+int RunFiles(const FilesArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto instances = LoadInstances(env, a.instances);
+  if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  std::map<std::string, std::vector<std::string>> f2p;
+  if (!a.validation.empty()) {
+    auto loaded = LoadF2p(env, a.validation);
+    if (!loaded.ok()) return Fail(kWho, loaded.error()), kExitUsage;
+    f2p = std::move(*loaded);
+  }
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  std::string work = ScratchDir(a.work_dir, "files");
+  std::string out;
+  int rc = kExitOk;
+  for (const auto& i : *instances) {
+    auto it = f2p.find(i.instance_id);
+    std::vector<std::string> tests;
+    if (it != f2p.end()) {
+      tests = it->second;
+    } else {
+      auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings, a.repeat, work);
+      tests = v.fail_to_pass;
+    }
+    auto l = groundtruth::Localize(env, tracer::RealLauncher(), **parser, i, a.settings, tests,
+                                   !a.no_entities, work);
+    Note(a.quiet, "files", i.instance_id,
+         l.error.empty() ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
+                               std::to_string(l.other.size()) + ", unknown " +
+                               std::to_string(l.unknown.size())
+                         : "error: " + l.error);
+    if (!l.error.empty()) rc = kExitFailure;
+    out += groundtruth::LocalizationJson(l);
+  }
+  (void)env.RemoveAll(work);
+  if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, out); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return rc;
+}
+
+struct GtArgs : RunArgs {
+  std::string steps;
+  std::string issue;
+  std::string llm_cmd;
+  bool no_entities = false;
+};
+
+util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs& a) {
+  groundtruth::GtOptions o;
+  o.settings = a.settings;
+  o.repeat = a.repeat;
+  o.entities = !a.no_entities;
+  o.llm_cmd = a.llm_cmd;
+  if (!a.steps.empty()) {
+    auto text = env.ReadFile(a.steps);
+    if (!text.ok()) return util::Error{text.error()};
+    auto steps = groundtruth::ParseStepsFile(*text, a.steps);
+    if (!steps.ok()) return util::Error{steps.error()};
+    o.steps = std::move(*steps);
+  }
+  if (!a.issue.empty()) {
+    auto text = env.ReadFile(a.issue);
+    if (!text.ok()) return util::Error{text.error()};
+    auto issues = groundtruth::ParseIssueFile(*text, a.issue);
+    if (!issues.ok()) return util::Error{issues.error()};
+    o.issues = std::move(*issues);
+  }
+  return o;
+}
+
+int RunGt(const GtArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto instances = LoadInstances(env, a.instances);
+  if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  auto options = GtOptionsOf(env, a);
+  if (!options.ok()) return Fail(kWho, options.error()), kExitUsage;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(kWho, s.error());
+  std::string work = ScratchDir(a.work_dir, "gt");
+  std::string validations, files;
+  int rc = kExitOk;
+  for (const auto& i : *instances) {
+    auto r = groundtruth::BuildGroundTruth(env, tracer::RealLauncher(), **parser, i, *options, work);
+    validations += groundtruth::ValidationJson(r.validation);
+    if (r.validation.status == "ok") files += groundtruth::LocalizationJson(r.localization);
+    std::string path = util::JoinPath(a.output, FileName(i.instance_id) + ".json");
+    (void)env.RemoveAll(path);
+    if (r.ok) {
+      if (auto s = env.WriteFileAtomic(path, groundtruth::GroundTruthJson(r.gt)); !s.ok()) {
+        return Fail(kWho, s.error());
+      }
+    }
+    std::string what = r.validation.status != "ok" ? Summary(r.validation)
+                       : !r.ok ? "error: " + r.localization.error
+                               : "ok (necessary " + std::to_string(r.gt.necessary.size()) +
+                                     ", tasks " + std::to_string(r.gt.tasks.size()) + ", steps " +
+                                     std::to_string(r.gt.steps.size()) + ")";
+    Note(a.quiet, "gt", i.instance_id, what);
+    for (const auto& p : r.problems) {
+      std::fprintf(stderr, "fb-race gt: %s: %s\n", i.instance_id.c_str(), p.c_str());
+      rc = std::max(rc, static_cast<int>(kExitFileErrors));
+    }
+    if (r.validation.status == "error" || (r.validation.status == "ok" && !r.ok)) rc = kExitFailure;
+  }
+  (void)env.RemoveAll(work);
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"validation.jsonl", validations},
+                                   {"files.jsonl", files}}) {
+    if (auto s = env.WriteFileAtomic(util::JoinPath(a.output, name), text); !s.ok()) {
+      return Fail(kWho, s.error());
+    }
+  }
+  return rc;
+}
+
+struct LiteArgs {
+  std::vector<std::string> results;
+  size_t size = 100;
+  uint64_t seed = 42;
+  int iterations = 100000;
+  std::string output = "-";
+};
+
+int RunLite(const LiteArgs& a) {
+  util::Env& env = util::RealEnv();
+  std::vector<groundtruth::AgentRun> runs;
+  for (const auto& path : a.results) {
+    auto text = env.ReadFile(path);
+    if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+    auto run = groundtruth::ParseAgentRun(*text, path);
+    if (!run.ok()) return Fail(kWho, run.error()), kExitUsage;
+    runs.push_back(std::move(*run));
+  }
+  auto r = groundtruth::ChooseLite(runs, a.size, a.seed, a.iterations);
+  if (!r.ok()) return Fail(kWho, r.error()), kExitUsage;
+  std::fprintf(stderr, "fb-race lite: %zu instances, deviation reached %.6f (largest rate difference; random start %.6f)\n",
+               r->instances.size(), r->max_deviation, r->start_max_deviation);
+  if (auto s = WriteOutput(env, a.output, groundtruth::LiteJson(*r, a.seed)); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return kExitOk;
+}
+
+void AddValidate(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Execution filtering: FAIL_TO_PASS / PASS_TO_PASS of each instance");
+  AddRunOptions(cmd, a.get());
+  cmd->add_option("-o,--output", a->output, "Output JSON Lines (default: stdout)");
+  cmd->add_option("--repeat", a->repeat, "Gold runs; tests whose outcome varies are flaky (default 1)")
+      ->check(CLI::Range(1, 100));
+  cmd->callback([a, exit_code] { *exit_code = RunValidate(*a); });
+}
+
+void AddFiles(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<FilesArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "files", "File localisation by ablation: necessary, other, test files; entity necessity");
+  AddRunOptions(cmd, a.get());
+  cmd->add_option("-o,--output", a->output, "Output JSON Lines (default: stdout)");
+  cmd->add_option("--validation", a->validation,
+                  "FAIL_TO_PASS from `fb-race validate` (default: validate first)");
+  cmd->add_option("--repeat", a->repeat, "Gold runs when validating (default 1)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
+  cmd->callback([a, exit_code] { *exit_code = RunFiles(*a); });
+}
+
+void AddGt(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<GtArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "gt", "Ground truth (fbkit.race-gt/1) per instance: validate, ablate, steps, issue texts");
+  AddRunOptions(cmd, a.get());
+  cmd->add_option("-o,--output", a->output, "Output directory (ID.json, validation.jsonl, files.jsonl)")
+      ->required();
+  cmd->add_option("--repeat", a->repeat, "Gold runs; flaky tests are dropped (default 1)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--steps", a->steps, "Steps by instance: {instance_id, steps: [...]} records");
+  cmd->add_option("--issue", a->issue, "Goal and concepts by instance: {instance_id, goal, concepts}");
+  cmd->add_option("--llm-cmd", a->llm_cmd, "Command for steps and issue texts (fbkit.llm-gt/1)");
+  cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
+  cmd->callback([a, exit_code] { *exit_code = RunGt(*a); });
+}
+
+void AddLite(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<LiteArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "lite", "Choose a Lite subset matching every configuration's resolved and apply rates");
+  cmd->add_option("--results", a->results, "Agent runs (fbkit.race-agent/1) with applied/resolved")
+      ->required();
+  cmd->add_option("--size", a->size, "Instances to choose (default 100)")->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", a->seed, "Seed (default 42)");
+  cmd->add_option("--iterations", a->iterations, "Swaps to try (default 100000)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-o,--output", a->output, "Output JSON (default: stdout)");
+  cmd->callback([a, exit_code] { *exit_code = RunLite(*a); });
+}
+
 }  // namespace
 
 void AddRaceCommands(CLI::App& app, int* exit_code) {
   AddEntities(app, exit_code);
   AddScore(app, exit_code);
+  AddValidate(app, exit_code);
+  AddFiles(app, exit_code);
+  AddGt(app, exit_code);
+  AddLite(app, exit_code);
 }
 
 }  // namespace fbkit::cli

@@ -306,7 +306,9 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, tracer::
       if (!*old) return util::Error{"the patch changes " + f.old_path + ", which " + commit + " does not have"};
       v.before = **old;
       if (py) {
-        if (auto s = env.WriteFileAtomic(util::JoinPath(tree, f.old_path), *v.before); !s.ok()) {
+        std::string dest = util::JoinPath(tree, f.old_path);
+        if (auto s = env.MakeDirs(util::DirName(dest)); !s.ok()) return util::Error{s.error()};
+        if (auto s = env.WriteFileAtomic(dest, *v.before); !s.ok()) {
           return util::Error{s.error()};
         }
       }

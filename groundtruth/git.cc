@@ -4,7 +4,8 @@
 
 namespace fbkit::groundtruth {
 
-util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<std::string>& args) {
+std::pair<int, std::string> Git::Exec(const std::string& cwd,
+                                     const std::vector<std::string>& args) {
   tracer::ProcessSpec spec;
   spec.argv = {"git", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
                "-c", "core.autocrlf=false", "-c", "core.quotepath=false",
@@ -16,22 +17,24 @@ util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<s
               {"GIT_COMMITTER_EMAIL", "fbkit@localhost"},
               {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"}, {"GIT_CONFIG_NOSYSTEM", "1"},
               {"GIT_TERMINAL_PROMPT", "0"},        {"LC_ALL", "C"}};
-  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return util::Error{s.error()};
+  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return {-1, s.error()};
   spec.log_path = util::JoinPath(scratch_, "git-" + std::to_string(::getpid()) + "-" +
                                                std::to_string(counter_++) + ".log");
   auto exit = tracer::RunToCompletion(launcher_, spec);
-  if (!exit.ok()) return util::Error{"git: " + exit.error()};
+  if (!exit.ok()) return {-1, "git: " + exit.error()};
   auto out = env_.ReadFile(spec.log_path);
   (void)env_.RemoveAll(spec.log_path);
-  std::string text = out.ok() ? *out : "";
-  if (exit->code != 0) {
-    std::string cmd = "git";
-    for (const auto& a : args) cmd += " " + a;
-    if (text.size() > 1000) text = "..." + text.substr(text.size() - 1000);
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    return util::Error{cmd + " failed in " + cwd + ": " + text};
-  }
-  return text;
+  return {exit->code, out.ok() ? *out : ""};
+}
+
+util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<std::string>& args) {
+  auto [code, text] = Exec(cwd, args);
+  if (code == 0) return text;
+  std::string cmd = "git";
+  for (const auto& a : args) cmd += " " + a;
+  if (text.size() > 1000) text = "..." + text.substr(text.size() - 1000);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return util::Error{cmd + " failed in " + cwd + ": " + text};
 }
 
 util::Expected<std::optional<std::string>> Git::Show(const std::string& repo,
@@ -65,10 +68,13 @@ util::Status Git::Apply(const std::string& dir, const std::string& patch, bool r
   std::vector<std::string> args = {"apply", "--whitespace=nowarn"};
   if (reverse) args.push_back("-R");
   args.push_back(file);
-  auto r = Run(dir, args);
+  auto [code, text] = Exec(dir, args);
   (void)env_.RemoveAll(file);
-  if (!r.ok()) return util::Error{r.error()};
-  return {};
+  if (code == 0) return {};
+  // The output names files of the patch, not scratch paths: keep it whole but short.
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (text.size() > 1000) text = text.substr(0, 1000) + "...";
+  return util::Error{text};
 }
 
 }  // namespace fbkit::groundtruth

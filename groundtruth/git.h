@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tracer/process.h"
@@ -36,6 +37,9 @@ class Git {
   util::Status Apply(const std::string& dir, const std::string& patch, bool reverse = false);
 
  private:
+  // Exit code (-1: could not start) and output of `git ARGS`.
+  std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args);
+
   util::Env& env_;
   tracer::Launcher& launcher_;
   std::string scratch_;

@@ -1,14 +1,12 @@
 #include "groundtruth/matcher.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <map>
 #include <set>
 
 #include "groundtruth/json_docs.h"
+#include "groundtruth/llm.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -20,12 +18,6 @@ bool StopWord(const std::string& w) {
       "an",  "of",  "to",  "in",   "on",   "by",   "is",   "it",   "be",  "as",  "or",
       "py",  "self", "at", "when", "which", "new", "add", "adds"};
   return kStop.count(w) > 0;
-}
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 std::string RequestJson(const MatchRequest& r) {
@@ -141,30 +133,11 @@ Matcher LexicalMatcher(double threshold) {
 
 Matcher LlmMatcher(util::Env& env, tracer::Launcher& launcher, std::string cmd,
                    std::string work_dir) {
-  static std::atomic<int> counter{0};
   return [&env, &launcher, cmd, work_dir](
              const MatchRequest& r) -> util::Expected<std::vector<std::pair<size_t, size_t>>> {
     if (r.candidates.empty()) return std::vector<std::pair<size_t, size_t>>{};
-    if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
-    std::string base = util::JoinPath(
-        work_dir, "llm-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    if (auto s = env.WriteFileAtomic(base + ".request.json", RequestJson(r)); !s.ok()) {
-      return util::Error{s.error()};
-    }
-    tracer::ProcessSpec spec;
-    spec.argv = {"/bin/sh", "-c",
-                 "(" + cmd + ") < " + Quote(base + ".request.json") + " > " + Quote(base + ".answer.json")};
-    spec.log_path = base + ".log";
-    auto exit = tracer::RunToCompletion(launcher, spec);
-    auto answer = env.ReadFile(base + ".answer.json");
-    auto log = env.ReadFile(base + ".log");
-    for (const char* ext : {".request.json", ".answer.json", ".log"}) (void)env.RemoveAll(base + ext);
-    if (!exit.ok()) return util::Error{"--llm-cmd: " + exit.error()};
-    if (exit->code != 0) {
-      return util::Error{"--llm-cmd exited with " + std::to_string(exit->code) + ": " +
-                         (log.ok() ? log->substr(0, 500) : "")};
-    }
-    if (!answer.ok()) return util::Error{"--llm-cmd: " + answer.error()};
+    auto answer = CallLlm(env, launcher, cmd, RequestJson(r), work_dir);
+    if (!answer.ok()) return util::Error{answer.error()};
     auto pairs = ParseAnswer(*answer, r);
     if (!pairs.ok()) return util::Error{"--llm-cmd: " + pairs.error()};
     return pairs;
