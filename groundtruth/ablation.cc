@@ -1,6 +1,7 @@
 #include "groundtruth/ablation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -40,13 +41,29 @@ util::Expected<std::string> Checked(parser::PythonParser& parser, const std::str
   return out;
 }
 
+// Whether the code line before `at` opens a block (ends with ':') and the next code line
+// from `at` is indented less than `width` (or there is none): removing left it empty.
+bool EmptiesBlock(const std::string& s, size_t at, size_t width) {
+  size_t p = at;
+  while (p > 0 && std::isspace(static_cast<unsigned char>(s[p - 1]))) --p;
+  if (p == 0 || s[p - 1] != ':') return false;
+  for (size_t ls = at; ls < s.size();) {
+    size_t le = s.find('\n', ls);
+    if (le == std::string::npos) le = s.size();
+    size_t first = s.find_first_not_of(" \t", ls);
+    if (first < le && s[first] != '#' && s[first] != '\r') return first - ls < width;
+    ls = le + 1;
+  }
+  return true;
+}
+
 util::Expected<std::string> RemoveNew(parser::PythonParser& parser, const FileVersions& file,
                                       const EntityChange& c) {
   const std::string& after = *file.after;
   std::string indent;
   auto [b, e] = LineSpan(after, static_cast<size_t>(c.after_start), static_cast<size_t>(c.after_end), &indent);
   std::string cut = after.substr(0, b) + after.substr(e);
-  if (ParseProblem(parser, file.path, cut).empty()) return cut;
+  if (!EmptiesBlock(cut, b, indent.size())) return Checked(parser, file.path, cut);
   return Checked(parser, file.path, after.substr(0, b) + indent + "pass\n" + after.substr(e));
 }
 
