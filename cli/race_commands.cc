@@ -1,0 +1,510 @@
+#include "cli/race_commands.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cli/cli_common.h"
+#include "groundtruth/assemble.h"
+#include "groundtruth/entity_changes.h"
+#include "groundtruth/infer.h"
+#include "groundtruth/lite.h"
+#include "groundtruth/metrics.h"
+#include "groundtruth/records.h"
+#include "parser/python_parser.h"
+
+namespace fbkit::cli {
+namespace {
+
+constexpr const char* kWho = "fb-race";
+
+// A private scratch directory for one command under $TMPDIR (or /tmp).
+std::string ScratchDir(const std::string& given, const std::string& what) {
+  if (!given.empty()) return given;
+  const char* tmp = std::getenv("TMPDIR");
+  return util::JoinPath(tmp && *tmp ? tmp : "/tmp",
+                        "fb-race-" + what + "-" + std::to_string(::getpid()));
+}
+
+struct EntitiesArgs {
+  std::string repo;
+  std::string base;
+  std::string patch;
+  std::string output = "-";
+  std::string work_dir;
+};
+
+int RunEntities(const EntitiesArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto patch = env.ReadFile(a.patch);
+  if (!patch.ok()) return Fail(kWho, patch.error()), kExitUsage;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  std::string work = ScratchDir(a.work_dir, "entities");
+  auto versions = groundtruth::PatchVersions(env, tracer::RealLauncher(), a.repo, a.base, *patch, work);
+  (void)env.RemoveAll(work);
+  if (!versions.ok()) return Fail(kWho, a.patch + ": " + versions.error()), kExitUsage;
+  auto set = groundtruth::DiffEntities(**parser, *versions);
+  if (auto s = WriteOutput(env, a.output, groundtruth::ChangeSetJson(set)); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return kExitOk;
+}
+
+void AddEntities(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<EntitiesArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "entities", "Entity changes (new/modified/cosmetic/deleted/renamed) a patch makes");
+  cmd->add_option("REPO", a->repo, "Git repository (only read)")->required();
+  cmd->add_option("--base", a->base, "The commit the patch applies to")->required();
+  cmd->add_option("--patch", a->patch, "The patch (unified diff)")->required();
+  cmd->add_option("-o,--output", a->output, "Output JSON (default: stdout)");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->callback([a, exit_code] { *exit_code = RunEntities(*a); });
+}
+
+struct ScoreArgs {
+  std::vector<std::string> gt;
+  std::vector<std::string> agents;
+  std::string instances;
+  std::string output = "-";
+  std::string format = "table";
+  std::string llm_cmd;
+  std::string work_dir;
+  double threshold = 0.5;
+  bool per_instance = false;
+};
+
+// The JSON files of `path`: itself, or the *.json files of a directory (sorted).
+util::Expected<std::vector<std::string>> InputFiles(util::Env& env, const std::string& path) {
+  auto st = env.Stat(path, true);
+  if (!st.ok()) return util::Error{st.error()};
+  if (st->type != util::FileType::kDirectory) return std::vector<std::string>{path};
+  auto entries = env.ListDir(path);
+  if (!entries.ok()) return util::Error{entries.error()};
+  std::vector<std::string> out;
+  for (const auto& e : *entries) {
+    if (e.name.ends_with(".json")) {
+      out.push_back(util::JoinPath(path, e.name));
+    }
+  }
+  return out;
+}
+
+util::Expected<std::vector<groundtruth::GroundTruth>> LoadGroundTruths(
+    util::Env& env, const std::vector<std::string>& paths) {
+  std::vector<groundtruth::GroundTruth> out;
+  for (const auto& p : paths) {
+    auto files = InputFiles(env, p);
+    if (!files.ok()) return util::Error{files.error()};
+    for (const auto& f : *files) {
+      auto text = env.ReadFile(f);
+      if (!text.ok()) return util::Error{text.error()};
+      auto gts = groundtruth::ParseGroundTruths(*text, f);
+      if (!gts.ok()) return util::Error{gts.error()};
+      out.insert(out.end(), gts->begin(), gts->end());
+    }
+  }
+  std::set<std::string> seen;
+  for (const auto& g : out) {
+    if (!seen.insert(g.instance_id).second) {
+      return util::Error{"instance " + g.instance_id + " has two ground truths"};
+    }
+  }
+  return out;
+}
+
+// Adds back-inferred tasks to every agent instance with a patch; problems are warnings.
+int InferAll(util::Env& env, const std::string& instances_path, const std::string& work,
+             std::vector<groundtruth::AgentRun>* runs) {
+  auto text = env.ReadFile(instances_path);
+  if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+  auto instances = groundtruth::ParseInstances(*text, instances_path);
+  if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  std::map<std::string, const groundtruth::Instance*> by_id;
+  for (const auto& i : *instances) by_id[i.instance_id] = &i;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  int rc = kExitOk;
+  for (auto& run : *runs) {
+    for (auto& a : run.instances) {
+      auto it = by_id.find(a.instance_id);
+      if (it == by_id.end() || a.patch.empty()) continue;
+      auto s = groundtruth::BackInfer(env, tracer::RealLauncher(), **parser, *it->second, work, &a);
+      if (!s.ok()) {
+        std::fprintf(stderr, "fb-race: %s: %s: %s\n", run.agent.c_str(), a.instance_id.c_str(),
+                     s.error().c_str());
+        rc = kExitFileErrors;
+      }
+    }
+  }
+  return rc;
+}
+
+int RunScore(const ScoreArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto gts = LoadGroundTruths(env, a.gt);
+  if (!gts.ok()) return Fail(kWho, gts.error()), kExitUsage;
+  std::vector<groundtruth::AgentRun> runs;
+  for (const auto& path : a.agents) {
+    auto text = env.ReadFile(path);
+    if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+    auto run = groundtruth::ParseAgentRun(*text, path);
+    if (!run.ok()) return Fail(kWho, run.error()), kExitUsage;
+    runs.push_back(std::move(*run));
+  }
+  std::string work = ScratchDir(a.work_dir, "score");
+  int rc = kExitOk;
+  if (!a.instances.empty()) rc = InferAll(env, a.instances, work, &runs);
+  if (rc == kExitUsage || rc == kExitFailure) return rc;
+  groundtruth::Matcher matcher = a.llm_cmd.empty()
+      ? groundtruth::LexicalMatcher(a.threshold)
+      : groundtruth::LlmMatcher(env, tracer::RealLauncher(), a.llm_cmd, work);
+  std::vector<groundtruth::AgentScore> scores;
+  for (const auto& run : runs) {
+    scores.push_back(groundtruth::ScoreAgent(*gts, run, matcher));
+    for (const auto& w : scores.back().warnings) {
+      std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
+      if (w.find("no ground truth") == std::string::npos) rc = kExitFileErrors;
+    }
+  }
+  (void)env.RemoveAll(work);
+  std::string out = a.format == "json" ? groundtruth::ScoresJson(scores, a.per_instance)
+                    : a.format == "csv" ? groundtruth::ScoresCsv(scores)
+                                        : groundtruth::ScoresTable(scores);
+  if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(kWho, s.error());
+  return rc;
+}
+
+void AddScore(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<ScoreArgs>();
+  CLI::App* cmd = app.add_subcommand("score", "Score agents against the ground truth (offline)");
+  cmd->add_option("--gt", a->gt, "Ground truth: fbkit.race-gt/1 files, JSON Lines or directories")
+      ->required();
+  cmd->add_option("--agent", a->agents, "An agent's run (fbkit.race-agent/1), repeatable")
+      ->required();
+  cmd->add_option("--instances", a->instances,
+                  "Instances (repo, base_commit): back-infer tasks from the agents' patches");
+  cmd->add_option("-o,--output", a->output, "Output file (default: stdout)");
+  cmd->add_option("--format", a->format, "table, json or csv (default table)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--threshold", a->threshold,
+                  "Lexical similarity needed for a semantic match (default 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--llm-cmd", a->llm_cmd, "Command for semantic matching (fbkit.llm-match/1)");
+  cmd->add_flag("--per-instance", a->per_instance, "JSON: include per-instance scores");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->callback([a, exit_code] { *exit_code = RunScore(*a); });
+}
+
+// Options shared by the commands that run tests.
+struct RunArgs {
+  std::string instances;
+  std::string output;
+  std::string work_dir;
+  groundtruth::RunSettings settings;
+  int repeat = 1;
+  bool quiet = false;
+};
+
+void AddRunOptions(CLI::App* cmd, RunArgs* a) {
+  cmd->add_option("INSTANCES", a->instances,
+                  "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
+      ->required();
+  cmd->add_option("--python", a->settings.python, "Interpreter for the tests (default: python3)");
+  cmd->add_option("--pythonpath", a->settings.pythonpath,
+                  "Prepended to PYTHONPATH, root-relative or absolute (repeatable)");
+  cmd->add_option("--pytest-arg", a->settings.pytest_args, "Extra pytest argument (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--timeout", a->settings.timeout, "Seconds per test file (default 600)");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+}
+
+// The instances, with repository paths made absolute; a missing repository is left as
+// given (its instance then fails on its own).
+util::Expected<std::vector<groundtruth::Instance>> LoadInstances(util::Env& env,
+                                                                  const std::string& path) {
+  auto text = env.ReadFile(path);
+  if (!text.ok()) return util::Error{text.error()};
+  auto instances = groundtruth::ParseInstances(*text, path);
+  if (!instances.ok()) return util::Error{instances.error()};
+  for (auto& i : *instances) {
+    if (auto real = env.RealPath(i.repo); real.ok()) i.repo = *real;
+  }
+  return instances;
+}
+
+// "a/b c" -> "a__b_c": an instance id as a file name.
+std::string FileName(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    out += c == '/' ? std::string("__") : std::string(1, ok ? c : '_');
+  }
+  return out;
+}
+
+void Note(bool quiet, const std::string& cmd, const std::string& id, const std::string& what) {
+  if (!quiet) std::fprintf(stderr, "fb-race %s: %s: %s\n", cmd.c_str(), id.c_str(), what.c_str());
+}
+
+std::string Summary(const groundtruth::Validation& v) {
+  if (v.status != "ok") return v.status + ": " + v.reason;
+  return "ok (FAIL_TO_PASS " + std::to_string(v.fail_to_pass.size()) + ", PASS_TO_PASS " +
+         std::to_string(v.pass_to_pass.size()) + ")";
+}
+
+int RunValidate(const RunArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto instances = LoadInstances(env, a.instances);
+  if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  std::string work = ScratchDir(a.work_dir, "validate");
+  std::string out;
+  int rc = kExitOk;
+  for (const auto& i : *instances) {
+    auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings, a.repeat, work);
+    Note(a.quiet, "validate", i.instance_id, Summary(v));
+    if (v.status == "error") rc = kExitFailure;
+    out += groundtruth::ValidationJson(v);
+  }
+  (void)env.RemoveAll(work);
+  if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, out); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return rc;
+}
+
+struct FilesArgs : RunArgs {
+  std::string validation;
+  bool no_entities = false;
+};
+
+// FAIL_TO_PASS per instance from an earlier `fb-race validate` output.
+util::Expected<std::map<std::string, std::vector<std::string>>> LoadF2p(util::Env& env,
+                                                                        const std::string& path) {
+  auto text = env.ReadFile(path);
+  if (!text.ok()) return util::Error{text.error()};
+  auto gts = groundtruth::ParseGroundTruths(*text, path);
+  if (!gts.ok()) return util::Error{gts.error()};
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& g : *gts) out[g.instance_id] = g.fail_to_pass;
+  return out;
+}
+
+int RunFiles(const FilesArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto instances = LoadInstances(env, a.instances);
+  if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  std::map<std::string, std::vector<std::string>> f2p;
+  if (!a.validation.empty()) {
+    auto loaded = LoadF2p(env, a.validation);
+    if (!loaded.ok()) return Fail(kWho, loaded.error()), kExitUsage;
+    f2p = std::move(*loaded);
+  }
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  std::string work = ScratchDir(a.work_dir, "files");
+  std::string out;
+  int rc = kExitOk;
+  for (const auto& i : *instances) {
+    auto it = f2p.find(i.instance_id);
+    std::vector<std::string> tests;
+    if (it != f2p.end()) {
+      tests = it->second;
+    } else {
+      auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings, a.repeat, work);
+      tests = v.fail_to_pass;
+    }
+    auto l = groundtruth::Localize(env, tracer::RealLauncher(), **parser, i, a.settings, tests,
+                                   !a.no_entities, work);
+    Note(a.quiet, "files", i.instance_id,
+         l.error.empty() ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
+                               std::to_string(l.other.size()) + ", unknown " +
+                               std::to_string(l.unknown.size())
+                         : "error: " + l.error);
+    if (!l.error.empty()) rc = kExitFailure;
+    out += groundtruth::LocalizationJson(l);
+  }
+  (void)env.RemoveAll(work);
+  if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, out); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return rc;
+}
+
+struct GtArgs : RunArgs {
+  std::string steps;
+  std::string issue;
+  std::string llm_cmd;
+  bool no_entities = false;
+};
+
+util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs& a) {
+  groundtruth::GtOptions o;
+  o.settings = a.settings;
+  o.repeat = a.repeat;
+  o.entities = !a.no_entities;
+  o.llm_cmd = a.llm_cmd;
+  if (!a.steps.empty()) {
+    auto text = env.ReadFile(a.steps);
+    if (!text.ok()) return util::Error{text.error()};
+    auto steps = groundtruth::ParseStepsFile(*text, a.steps);
+    if (!steps.ok()) return util::Error{steps.error()};
+    o.steps = std::move(*steps);
+  }
+  if (!a.issue.empty()) {
+    auto text = env.ReadFile(a.issue);
+    if (!text.ok()) return util::Error{text.error()};
+    auto issues = groundtruth::ParseIssueFile(*text, a.issue);
+    if (!issues.ok()) return util::Error{issues.error()};
+    o.issues = std::move(*issues);
+  }
+  return o;
+}
+
+int RunGt(const GtArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto instances = LoadInstances(env, a.instances);
+  if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  auto options = GtOptionsOf(env, a);
+  if (!options.ok()) return Fail(kWho, options.error()), kExitUsage;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(kWho, s.error());
+  std::string work = ScratchDir(a.work_dir, "gt");
+  std::string validations, files;
+  int rc = kExitOk;
+  for (const auto& i : *instances) {
+    auto r = groundtruth::BuildGroundTruth(env, tracer::RealLauncher(), **parser, i, *options, work);
+    validations += groundtruth::ValidationJson(r.validation);
+    if (r.validation.status == "ok") files += groundtruth::LocalizationJson(r.localization);
+    std::string path = util::JoinPath(a.output, FileName(i.instance_id) + ".json");
+    (void)env.RemoveAll(path);
+    if (r.ok) {
+      if (auto s = env.WriteFileAtomic(path, groundtruth::GroundTruthJson(r.gt)); !s.ok()) {
+        return Fail(kWho, s.error());
+      }
+    }
+    std::string what = r.validation.status != "ok" ? Summary(r.validation)
+                       : !r.ok ? "error: " + r.localization.error
+                               : "ok (necessary " + std::to_string(r.gt.necessary.size()) +
+                                     ", tasks " + std::to_string(r.gt.tasks.size()) + ", steps " +
+                                     std::to_string(r.gt.steps.size()) + ")";
+    Note(a.quiet, "gt", i.instance_id, what);
+    for (const auto& p : r.problems) {
+      std::fprintf(stderr, "fb-race gt: %s: %s\n", i.instance_id.c_str(), p.c_str());
+      rc = std::max(rc, static_cast<int>(kExitFileErrors));
+    }
+    if (r.validation.status == "error" || (r.validation.status == "ok" && !r.ok)) rc = kExitFailure;
+  }
+  (void)env.RemoveAll(work);
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"validation.jsonl", validations},
+                                   {"files.jsonl", files}}) {
+    if (auto s = env.WriteFileAtomic(util::JoinPath(a.output, name), text); !s.ok()) {
+      return Fail(kWho, s.error());
+    }
+  }
+  return rc;
+}
+
+struct LiteArgs {
+  std::vector<std::string> results;
+  size_t size = 100;
+  uint64_t seed = 42;
+  int iterations = 100000;
+  std::string output = "-";
+};
+
+int RunLite(const LiteArgs& a) {
+  util::Env& env = util::RealEnv();
+  std::vector<groundtruth::AgentRun> runs;
+  for (const auto& path : a.results) {
+    auto text = env.ReadFile(path);
+    if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+    auto run = groundtruth::ParseAgentRun(*text, path);
+    if (!run.ok()) return Fail(kWho, run.error()), kExitUsage;
+    runs.push_back(std::move(*run));
+  }
+  auto r = groundtruth::ChooseLite(runs, a.size, a.seed, a.iterations);
+  if (!r.ok()) return Fail(kWho, r.error()), kExitUsage;
+  std::fprintf(stderr, "fb-race lite: %zu instances, deviation reached %.6f (largest rate difference; random start %.6f)\n",
+               r->instances.size(), r->max_deviation, r->start_max_deviation);
+  if (auto s = WriteOutput(env, a.output, groundtruth::LiteJson(*r, a.seed)); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return kExitOk;
+}
+
+void AddValidate(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Execution filtering: FAIL_TO_PASS / PASS_TO_PASS of each instance");
+  AddRunOptions(cmd, a.get());
+  cmd->add_option("-o,--output", a->output, "Output JSON Lines (default: stdout)");
+  cmd->add_option("--repeat", a->repeat, "Gold runs; tests whose outcome varies are flaky (default 1)")
+      ->check(CLI::Range(1, 100));
+  cmd->callback([a, exit_code] { *exit_code = RunValidate(*a); });
+}
+
+void AddFiles(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<FilesArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "files", "File localisation by ablation: necessary, other, test files; entity necessity");
+  AddRunOptions(cmd, a.get());
+  cmd->add_option("-o,--output", a->output, "Output JSON Lines (default: stdout)");
+  cmd->add_option("--validation", a->validation,
+                  "FAIL_TO_PASS from `fb-race validate` (default: validate first)");
+  cmd->add_option("--repeat", a->repeat, "Gold runs when validating (default 1)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
+  cmd->callback([a, exit_code] { *exit_code = RunFiles(*a); });
+}
+
+void AddGt(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<GtArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "gt", "Ground truth (fbkit.race-gt/1) per instance: validate, ablate, steps, issue texts");
+  AddRunOptions(cmd, a.get());
+  cmd->add_option("-o,--output", a->output, "Output directory (ID.json, validation.jsonl, files.jsonl)")
+      ->required();
+  cmd->add_option("--repeat", a->repeat, "Gold runs; flaky tests are dropped (default 1)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--steps", a->steps, "Steps by instance: {instance_id, steps: [...]} records");
+  cmd->add_option("--issue", a->issue, "Goal and concepts by instance: {instance_id, goal, concepts}");
+  cmd->add_option("--llm-cmd", a->llm_cmd, "Command for steps and issue texts (fbkit.llm-gt/1)");
+  cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
+  cmd->callback([a, exit_code] { *exit_code = RunGt(*a); });
+}
+
+void AddLite(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<LiteArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "lite", "Choose a Lite subset matching every configuration's resolved and apply rates");
+  cmd->add_option("--results", a->results, "Agent runs (fbkit.race-agent/1) with applied/resolved")
+      ->required();
+  cmd->add_option("--size", a->size, "Instances to choose (default 100)")->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", a->seed, "Seed (default 42)");
+  cmd->add_option("--iterations", a->iterations, "Swaps to try (default 100000)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-o,--output", a->output, "Output JSON (default: stdout)");
+  cmd->callback([a, exit_code] { *exit_code = RunLite(*a); });
+}
+
+}  // namespace
+
+void AddRaceCommands(CLI::App& app, int* exit_code) {
+  AddEntities(app, exit_code);
+  AddScore(app, exit_code);
+  AddValidate(app, exit_code);
+  AddFiles(app, exit_code);
+  AddGt(app, exit_code);
+  AddLite(app, exit_code);
+}
+
+}  // namespace fbkit::cli

@@ -1,0 +1,321 @@
+#include "groundtruth/ablation.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "groundtruth/git.h"
+#include "groundtruth/patch.h"
+#include "util/json_writer.h"
+
+namespace fbkit::groundtruth {
+namespace {
+
+using Span = std::pair<size_t, size_t>;
+
+// The first parse error of `source` as "line N", or "" when it parses.
+std::string ParseProblem(parser::PythonParser& parser, const std::string& path,
+                         const std::string& source) {
+  auto table = parser.Parse(path, "", source);
+  if (table.parse_errors.empty()) return "";
+  return "line " + std::to_string(table.parse_errors[0].line);
+}
+
+// [start, end) widened to whole lines when only whitespace precedes the start.
+Span LineSpan(const std::string& s, size_t start, size_t end, std::string* indent) {
+  size_t ls = s.rfind('\n', start == 0 ? 0 : start - 1);
+  ls = (start == 0 || ls == std::string::npos) ? 0 : ls + 1;
+  if (s.find_first_not_of(" \t", ls) >= start) {
+    *indent = s.substr(ls, start - ls);
+    start = ls;
+  }
+  if (end < s.size() && s[end] == '\n') ++end;
+  return {start, end};
+}
+
+util::Expected<std::string> Checked(parser::PythonParser& parser, const std::string& path,
+                                    std::string out) {
+  std::string problem = ParseProblem(parser, path, out);
+  if (!problem.empty()) return util::Error{"unparsable after the revert (" + problem + ")"};
+  return out;
+}
+
+// Whether the code line before `at` opens a block (ends with ':') and the next code line
+// from `at` is indented less than `width` (or there is none): removing left it empty.
+bool EmptiesBlock(const std::string& s, size_t at, size_t width) {
+  size_t p = at;
+  while (p > 0 && std::isspace(static_cast<unsigned char>(s[p - 1]))) --p;
+  if (p == 0 || s[p - 1] != ':') return false;
+  for (size_t ls = at; ls < s.size();) {
+    size_t le = s.find('\n', ls);
+    if (le == std::string::npos) le = s.size();
+    size_t first = s.find_first_not_of(" \t", ls);
+    if (first < le && s[first] != '#' && s[first] != '\r') return first - ls < width;
+    ls = le + 1;
+  }
+  return true;
+}
+
+util::Expected<std::string> RemoveNew(parser::PythonParser& parser, const FileVersions& file,
+                                      const EntityChange& c) {
+  const std::string& after = *file.after;
+  std::string indent;
+  auto [b, e] = LineSpan(after, static_cast<size_t>(c.after_start), static_cast<size_t>(c.after_end), &indent);
+  std::string cut = after.substr(0, b) + after.substr(e);
+  if (!EmptiesBlock(cut, b, indent.size())) return Checked(parser, file.path, cut);
+  return Checked(parser, file.path, after.substr(0, b) + indent + "pass\n" + after.substr(e));
+}
+
+// The byte where a deleted entity goes back: after its previous sibling that survived,
+// else at the end of its surviving parent class, else (module level) at the end.
+util::Expected<size_t> Anchor(parser::PythonParser& parser, const FileVersions& file,
+                              const EntityChange& c) {
+  auto before = parser.Parse(file.path, "", *file.before);
+  auto after = parser.Parse(file.path, "", *file.after);
+  std::map<std::string, const parser::Entity*> in_after;
+  for (const auto& e : after.entities) in_after[e.id] = &e;
+  auto self = std::find_if(before.entities.begin(), before.entities.end(),
+                           [&](const parser::Entity& e) { return e.id == c.entity; });
+  if (self == before.entities.end()) return util::Error{"entity not found before the patch"};
+  for (auto it = self; it != before.entities.begin();) {
+    --it;
+    if (it->parent == self->parent && in_after.count(it->id)) {
+      return static_cast<size_t>(in_after[it->id]->end_byte);
+    }
+  }
+  auto parent = in_after.find(self->parent);
+  if (parent == in_after.end()) return util::Error{"its parent no longer exists"};
+  if (parent->second->kind == parser::EntityKind::kModule) return file.after->size();
+  return static_cast<size_t>(parent->second->end_byte);
+}
+
+util::Expected<std::string> Reinsert(parser::PythonParser& parser, const FileVersions& file,
+                                     const EntityChange& c) {
+  if (!file.after) return util::Error{"the file is deleted"};
+  auto at = Anchor(parser, file, c);
+  if (!at.ok()) return util::Error{at.error()};
+  std::string indent;
+  const std::string& before = *file.before;
+  (void)LineSpan(before, static_cast<size_t>(c.before_start), static_cast<size_t>(c.before_end),
+                 &indent);
+  std::string text = indent + before.substr(static_cast<size_t>(c.before_start),
+                                            static_cast<size_t>(c.before_end - c.before_start));
+  bool at_end = *at == file.after->size();
+  std::string out = file.after->substr(0, *at);
+  if (at_end && !out.empty() && out.back() != '\n') out += "\n";
+  out += "\n\n" + text + (at_end ? "\n" : "") + file.after->substr(*at);
+  return Checked(parser, file.path, out);
+}
+
+// First F2P id that does not pass in `repo` ("" when all pass).
+util::Expected<std::string> FirstFailing(util::Env& env, tracer::Launcher& launcher,
+                                         const std::string& repo, const RunSettings& settings,
+                                         const Instance& instance,
+                                         const std::vector<std::string>& f2p,
+                                         const std::string& work_dir) {
+  std::set<std::string> files;
+  for (const auto& id : f2p) files.insert(id.substr(0, id.find("::")));
+  auto o = RunTests(env, launcher, repo, settings, instance.pythonpath, {files.begin(), files.end()},
+                    work_dir);
+  if (!o.ok()) return util::Error{"pytest: " + o.error()};
+  for (const auto& id : f2p) {
+    auto it = o->find(id);
+    if (it == o->end() || it->second != "passed") return id;
+  }
+  return std::string();
+}
+
+struct Ctx {
+  util::Env& env;
+  tracer::Launcher& launcher;
+  parser::PythonParser& parser;
+  const Instance& instance;
+  const RunSettings& settings;
+  const std::vector<std::string>& f2p;
+  std::string repo;
+  std::string runs;
+};
+
+Ablation Judge(Ctx& c, const std::string& target) {
+  auto failing = FirstFailing(c.env, c.launcher, c.repo, c.settings, c.instance, c.f2p, c.runs);
+  if (!failing.ok()) return {target, "unknown", failing.error()};
+  if (failing->empty()) return {target, "not_necessary", ""};
+  return {target, "necessary", "F2P " + *failing + " fails"};
+}
+
+// Reverts one gold-patch file section, judges, restores; false when restoring failed.
+bool AblateFile(Ctx& c, Git& git, const FilePatch& f, Localization* l) {
+  const std::string& path = f.path();
+  Ablation a{path, "unknown", ""};
+  if (auto s = git.Apply(c.repo, f.text, true); !s.ok()) {
+    a.reason = "the revert does not apply";
+    l->files.push_back(a);
+    return true;
+  }
+  std::string full = util::JoinPath(c.repo, f.old_path.empty() ? path : f.old_path);
+  auto text = path.ends_with(".py") ? c.env.ReadFile(full) : util::Expected<std::string>(util::Error{""});
+  std::string problem = text.ok() ? ParseProblem(c.parser, path, *text) : "";
+  a = problem.empty() ? Judge(c, path) : Ablation{path, "unknown", "unparsable after the revert (" + problem + ")"};
+  l->files.push_back(a);
+  return git.Apply(c.repo, f.text).ok();
+}
+
+void AblateEntities(Ctx& c, const std::vector<FileVersions>& versions, const ChangeSet& set,
+                    Localization* l) {
+  std::map<std::string, const FileVersions*> by_path;
+  for (const auto& v : versions) by_path[v.path] = &v;
+  for (const auto& ch : set.entities) {
+    if (ch.change == Change::kCosmetic || IsTestPath(ch.file)) continue;
+    const FileVersions& fv = *by_path.at(ch.file);
+    auto reverted = RevertEntity(c.parser, fv, ch);
+    Ablation a{ch.entity, "unknown", ""};
+    std::string full = util::JoinPath(c.repo, ch.file);
+    if (!reverted.ok()) {
+      a.reason = reverted.error();
+    } else if (auto s = c.env.WriteFileAtomic(full, *reverted); !s.ok()) {
+      a.reason = s.error();
+    } else {
+      a = Judge(c, ch.entity);
+      (void)c.env.WriteFileAtomic(full, *fv.after);
+    }
+    l->entities.push_back(a);
+  }
+}
+
+void BuildTasks(const ChangeSet& set, Localization* l) {
+  std::map<std::string, std::string> verdicts;
+  for (const auto& a : l->entities) {
+    verdicts[a.target] = a.verdict == "necessary" ? "true" : a.verdict == "not_necessary" ? "false" : "unknown";
+  }
+  for (const auto& ch : set.entities) {
+    if (ch.change == Change::kCosmetic || IsTestPath(ch.file)) continue;
+    GtTask t;
+    t.entity = ch.entity, t.file = ch.file, t.change = ChangeName(ch.change), t.kind = ch.kind;
+    t.old_entity = ch.old_entity;
+    auto it = verdicts.find(ch.entity);
+    t.necessary = it == verdicts.end() ? "unknown" : it->second;
+    l->tasks.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
+util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const FileVersions& file,
+                                         const EntityChange& c) {
+  if (!file.after) return util::Error{"the file is deleted"};
+  if (c.change == Change::kNew) return RemoveNew(parser, file, c);
+  if (c.change == Change::kDeleted) return Reinsert(parser, file, c);
+  const std::string& a = *file.after;
+  std::string out = a.substr(0, static_cast<size_t>(c.after_start)) +
+                    file.before->substr(static_cast<size_t>(c.before_start),
+                                        static_cast<size_t>(c.before_end - c.before_start)) +
+                    a.substr(static_cast<size_t>(c.after_end));
+  return Checked(parser, file.path, out);
+}
+
+Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+                      const Instance& instance, const RunSettings& settings,
+                      const std::vector<std::string>& fail_to_pass, bool entities,
+                      const std::string& work_dir) {
+  Localization l;
+  l.instance_id = instance.instance_id;
+  auto fail = [&](const std::string& why) {
+    l.error = why;
+    (void)env.RemoveAll(work_dir);
+    return l;
+  };
+  if (fail_to_pass.empty()) return fail("no FAIL_TO_PASS tests to ablate with");
+  auto gold = ParsePatch(instance.patch);
+  if (!gold.ok()) return fail("gold patch: " + gold.error());
+  auto versions = PatchVersions(env, launcher, instance.repo, instance.base_commit, instance.patch,
+                                util::JoinPath(work_dir, "versions"));
+  if (!versions.ok()) return fail(versions.error());
+  ChangeSet set = DiffEntities(parser, *versions);
+  Ctx c{env, launcher, parser, instance, settings, fail_to_pass, util::JoinPath(work_dir, "repo"),
+        util::JoinPath(work_dir, "run")};
+  if (auto s = PrepareCheckout(env, launcher, instance, c.repo, true); !s.ok()) return fail(s.error());
+  auto base = FirstFailing(env, launcher, c.repo, settings, instance, fail_to_pass, c.runs);
+  if (!base.ok()) return fail(base.error());
+  if (!base->empty()) return fail("F2P " + *base + " does not pass with the gold patch");
+  Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  if (auto tests = ParsePatch(instance.test_patch); tests.ok()) {
+    for (const auto& f : *tests) l.test.push_back(f.path());
+  }
+  std::vector<FilePatch> files = *gold;
+  std::sort(files.begin(), files.end(),
+            [](const FilePatch& a, const FilePatch& b) { return a.path() < b.path(); });
+  for (const auto& f : files) {
+    if (IsTestPath(f.path())) {
+      l.test.push_back(f.path());
+    } else if (IsDocPath(f.path())) {
+      l.files.push_back({f.path(), "other", "documentation"});
+    } else if (!AblateFile(c, git, f, &l)) {
+      return fail("cannot restore " + f.path() + " after its ablation");
+    }
+  }
+  for (const auto& a : l.files) {
+    (a.verdict == "necessary" ? l.necessary : a.verdict == "unknown" ? l.unknown : l.other)
+        .push_back(a.target);
+  }
+  std::sort(l.test.begin(), l.test.end());
+  l.test.erase(std::unique(l.test.begin(), l.test.end()), l.test.end());
+  if (entities) AblateEntities(c, *versions, set, &l);
+  BuildTasks(set, &l);
+  (void)env.RemoveAll(work_dir);
+  return l;
+}
+
+std::string LocalizationJson(const Localization& l) {
+  std::string out;
+  util::JsonWriter w(&out);
+  auto list = [&](const char* key, const std::vector<std::string>& v) {
+    w.Key(key), w.BeginArray();
+    for (const auto& s : v) w.String(s);
+    w.EndArray();
+  };
+  auto ablations = [&](const char* key, const std::vector<Ablation>& v) {
+    w.Key(key), w.BeginArray();
+    for (const auto& a : v) {
+      w.BeginObject();
+      w.Key("reason"), w.String(a.reason);
+      w.Key("target"), w.String(a.target);
+      w.Key("verdict"), w.String(a.verdict);
+      w.EndObject();
+    }
+    w.EndArray();
+  };
+  w.BeginObject();
+  ablations("entity_ablations", l.entities);
+  if (!l.error.empty()) w.Key("error"), w.String(l.error);
+  ablations("file_ablations", l.files);
+  w.Key("files"), w.BeginObject();
+  list("necessary", l.necessary);
+  list("other", l.other);
+  list("test", l.test);
+  list("unknown", l.unknown);
+  w.EndObject();
+  w.Key("instance_id"), w.String(l.instance_id);
+  w.Key("schema"), w.String("fbkit.race-files/1");
+  w.Key("tasks"), w.BeginArray();
+  for (const auto& t : l.tasks) {
+    w.BeginObject();
+    w.Key("change"), w.String(t.change);
+    w.Key("entity"), w.String(t.entity);
+    w.Key("file"), w.String(t.file);
+    w.Key("kind"), w.String(t.kind);
+    w.Key("necessary");
+    if (t.necessary == "unknown") {
+      w.String("unknown");
+    } else {
+      w.Bool(t.necessary == "true");
+    }
+    if (!t.old_entity.empty()) w.Key("old_entity"), w.String(t.old_entity);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return out + "\n";
+}
+
+}  // namespace fbkit::groundtruth

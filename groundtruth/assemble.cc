@@ -1,0 +1,188 @@
+#include "groundtruth/assemble.h"
+
+#include <algorithm>
+#include <set>
+
+#include "groundtruth/json_docs.h"
+#include "groundtruth/llm.h"
+#include "util/json_writer.h"
+
+namespace fbkit::groundtruth {
+namespace {
+
+using nlohmann::json;
+
+std::vector<Step> StepsFrom(const json& arr) {
+  std::vector<Step> out;
+  for (const auto& s : arr) {
+    Step st;
+    st.id = StrOr(s, "id");
+    st.type = s.at("type").get<std::string>();
+    st.related_tasks = StrList(s, "related_tasks");
+    st.description = StrOr(s, "description");
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+IssueTexts IssueFrom(const json& j) {
+  IssueTexts t;
+  if (j.contains("goal") && !j["goal"].is_null()) t.goal = j["goal"].get<std::string>();
+  t.concepts = StrList(j, "concepts");
+  return t;
+}
+
+std::string StepsRequest(const Instance& instance, const std::vector<GtTask>& tasks) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("instance_id"), w.String(instance.instance_id);
+  w.Key("problem_statement"), w.String(instance.problem_statement);
+  w.Key("schema"), w.String("fbkit.llm-gt/1");
+  w.Key("step_types"), w.BeginArray();
+  for (const auto& t : StepTypes()) w.String(t);
+  w.EndArray();
+  w.Key("task"), w.String("steps");
+  w.Key("tasks"), w.BeginArray();
+  for (const auto& t : tasks) {
+    w.BeginObject();
+    w.Key("change"), w.String(t.change);
+    w.Key("entity"), w.String(t.entity);
+    w.Key("file"), w.String(t.file);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return out + "\n";
+}
+
+std::string IssueRequest(const Instance& instance) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("hints"), w.String(instance.hints);
+  w.Key("instance_id"), w.String(instance.instance_id);
+  w.Key("problem_statement"), w.String(instance.problem_statement);
+  w.Key("schema"), w.String("fbkit.llm-gt/1");
+  w.Key("task"), w.String("issue");
+  w.EndObject();
+  return out + "\n";
+}
+
+template <typename T, typename F>
+util::Expected<T> AskLlm(util::Env& env, tracer::Launcher& launcher, const std::string& cmd,
+                         const std::string& request, const std::string& work, F read) {
+  auto answer = CallLlm(env, launcher, cmd, request, work);
+  if (!answer.ok()) return util::Error{answer.error()};
+  try {
+    return read(json::parse(*answer));
+  } catch (const std::exception& e) {
+    return util::Error{std::string("--llm-cmd answer is not the expected JSON: ") + e.what()};
+  }
+}
+
+template <typename T, typename F>
+util::Expected<std::map<std::string, T>> ByInstance(const std::string& text, const std::string& path,
+                                                    F read) {
+  auto records = ReadRecords(text, path, "instances");
+  if (!records.ok()) return util::Error{records.error()};
+  std::map<std::string, T> out;
+  for (size_t i = 0; i < records->size(); ++i) {
+    try {
+      const auto& r = (*records)[i];
+      out[r.at("instance_id").template get<std::string>()] = read(r);
+    } catch (const std::exception& e) {
+      return util::Error{path + ": record " + std::to_string(i + 1) + ": " + e.what()};
+    }
+  }
+  return out;
+}
+
+void AddSteps(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+              const GtOptions& o, const std::string& work, GtResult* r) {
+  std::vector<Step> steps;
+  if (auto it = o.steps.find(instance.instance_id); it != o.steps.end()) {
+    steps = it->second;
+  } else if (!o.llm_cmd.empty()) {
+    auto got = AskLlm<std::vector<Step>>(env, launcher, o.llm_cmd,
+                                         StepsRequest(instance, r->gt.tasks), work,
+                                         [](const json& j) { return StepsFrom(j.at("steps")); });
+    if (!got.ok()) return r->problems.push_back("steps: " + got.error());
+    steps = std::move(*got);
+  }
+  if (auto s = CheckSteps(r->gt.tasks, &steps); !s.ok()) {
+    return r->problems.push_back("steps rejected: " + s.error());
+  }
+  r->gt.steps = std::move(steps);
+}
+
+void AddIssue(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+              const GtOptions& o, const std::string& work, GtResult* r) {
+  IssueTexts texts;
+  if (auto it = o.issues.find(instance.instance_id); it != o.issues.end()) {
+    texts = it->second;
+  } else if (!o.llm_cmd.empty()) {
+    auto got = AskLlm<IssueTexts>(env, launcher, o.llm_cmd, IssueRequest(instance), work, IssueFrom);
+    if (!got.ok()) return r->problems.push_back("issue: " + got.error());
+    texts = std::move(*got);
+  }
+  r->gt.goal = texts.goal;
+  r->gt.concepts = texts.concepts;
+}
+
+}  // namespace
+
+util::Expected<std::map<std::string, std::vector<Step>>> ParseStepsFile(const std::string& text,
+                                                                        const std::string& path) {
+  return ByInstance<std::vector<Step>>(text, path,
+                                       [](const json& r) { return StepsFrom(r.at("steps")); });
+}
+
+util::Expected<std::map<std::string, IssueTexts>> ParseIssueFile(const std::string& text,
+                                                                 const std::string& path) {
+  return ByInstance<IssueTexts>(text, path, IssueFrom);
+}
+
+util::Status CheckSteps(const std::vector<GtTask>& tasks, std::vector<Step>* steps) {
+  std::set<std::string> known;
+  for (const auto& t : tasks) known.insert(t.entity);
+  const auto& types = StepTypes();
+  for (size_t i = 0; i < steps->size(); ++i) {
+    Step& s = (*steps)[i];
+    if (s.id.empty()) s.id = "S" + std::to_string(i + 1);
+    if (std::find(types.begin(), types.end(), s.type) == types.end()) {
+      return util::Error{"step " + s.id + " has type \"" + s.type + "\", which is not in the taxonomy"};
+    }
+    if (s.related_tasks.empty()) return util::Error{"step " + s.id + " names no task"};
+    for (const auto& t : s.related_tasks) {
+      if (!known.count(t)) return util::Error{"step " + s.id + " names " + t + ", which is no task"};
+    }
+  }
+  return {};
+}
+
+GtResult BuildGroundTruth(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+                          const Instance& instance, const GtOptions& options,
+                          const std::string& work_dir) {
+  GtResult r;
+  r.gt.instance_id = instance.instance_id;
+  r.validation = Validate(env, launcher, instance, options.settings, options.repeat,
+                          util::JoinPath(work_dir, "validate"));
+  if (r.validation.status != "ok") return r;
+  r.localization = Localize(env, launcher, parser, instance, options.settings,
+                            r.validation.fail_to_pass, options.entities,
+                            util::JoinPath(work_dir, "ablate"));
+  if (!r.localization.error.empty()) return r;
+  r.ok = true;
+  const auto& l = r.localization;
+  r.gt.necessary = l.necessary, r.gt.other = l.other, r.gt.test = l.test, r.gt.unknown = l.unknown;
+  r.gt.tasks = l.tasks;
+  r.gt.fail_to_pass = r.validation.fail_to_pass;
+  r.gt.pass_to_pass = r.validation.pass_to_pass;
+  AddSteps(env, launcher, instance, options, util::JoinPath(work_dir, "llm"), &r);
+  AddIssue(env, launcher, instance, options, util::JoinPath(work_dir, "llm"), &r);
+  (void)env.RemoveAll(work_dir);
+  return r;
+}
+
+}  // namespace fbkit::groundtruth

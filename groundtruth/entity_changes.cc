@@ -1,0 +1,374 @@
+#include "groundtruth/entity_changes.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "groundtruth/git.h"
+#include "groundtruth/patch.h"
+#include "util/json_writer.h"
+
+namespace fbkit::groundtruth {
+namespace {
+
+bool IsWord(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return std::isalnum(u) || c == '_' || u >= 0x80;
+}
+
+bool IsStringPrefix(std::string_view p) {
+  std::string l(p);
+  for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view x : {"r", "u", "b", "f", "br", "rb", "fr", "rf"}) {
+    if (l == x) return true;
+  }
+  return false;
+}
+
+// The index just past the string literal opening at i (unterminated: the end of the line).
+size_t SkipString(std::string_view s, size_t i) {
+  char q = s[i];
+  bool triple = s.substr(i, 3) == std::string(3, q);
+  i += triple ? 3 : 1;
+  while (i < s.size()) {
+    if (s[i] == '\\') {
+      i += 2;
+    } else if (triple ? s.substr(i, 3) == std::string(3, q) : s[i] == q) {
+      return i + (triple ? 3 : 1);
+    } else if (!triple && s[i] == '\n') {
+      return i;
+    } else {
+      ++i;
+    }
+  }
+  return s.size();
+}
+
+// The block depth of a logical line indented by `width`, given the open indents.
+int Depth(std::vector<int>* indents, int width) {
+  if (indents->empty()) indents->push_back(width);
+  while (indents->size() > 1 && width < indents->back()) indents->pop_back();
+  if (width > indents->back()) indents->push_back(width);
+  return static_cast<int>(indents->size()) - 1;
+}
+
+std::string ModuleOf(const std::string& path) {
+  std::string m = path.ends_with(".py") ? path.substr(0, path.size() - 3) : path;
+  if (m.ends_with("/__init__")) m.resize(m.size() - 9);
+  for (auto& c : m) c = c == '/' ? '.' : c;
+  return m;
+}
+
+struct Version {
+  parser::FileTable table;
+  std::string source;
+  std::map<std::string, size_t> by_key;  // qualname (with #n) -> index of a reported entity
+};
+
+// "path::Outer.f" -> "Outer.f" (the module's own id gives "").
+std::string KeyOf(const std::string& id, const std::string& path) {
+  return id.size() > path.size() + 2 ? id.substr(path.size() + 2) : "";
+}
+
+std::string KindName(parser::EntityKind k) { return parser::EntityKindName(k); }
+
+// The entities a change list reports: classes, functions and methods not nested in a
+// function.
+Version Load(parser::PythonParser& parser, const std::string& path, const std::string& source) {
+  Version v;
+  v.source = source;
+  v.table = parser.Parse(path, ModuleOf(path), source);
+  std::map<std::string, parser::EntityKind> kinds;
+  for (const auto& e : v.table.entities) kinds[e.id] = e.kind;
+  for (size_t i = 0; i < v.table.entities.size(); ++i) {
+    const auto& e = v.table.entities[i];
+    if (e.kind == parser::EntityKind::kModule) continue;
+    auto p = kinds.find(e.parent);
+    bool in_function = p != kinds.end() && (p->second == parser::EntityKind::kFunction ||
+                                            p->second == parser::EntityKind::kMethod);
+    if (!in_function) v.by_key[KeyOf(e.id, path)] = i;
+  }
+  return v;
+}
+
+// The entity's text from the start of its first line (so indentation is comparable).
+std::string_view Text(const Version& v, const parser::Entity& e) {
+  auto b = static_cast<size_t>(e.start_byte);
+  size_t line = v.source.rfind('\n', b == 0 ? 0 : b - 1);
+  size_t from = (b == 0 || line == std::string::npos) ? 0 : line + 1;
+  if (v.source.find_first_not_of(" \t", from) < b) from = b;
+  return std::string_view(v.source).substr(from, static_cast<size_t>(e.end_byte) - from);
+}
+
+std::string RenameKey(const Version& v, const parser::Entity& e) {
+  std::string n = NormalizeCode(Text(v, e));
+  std::string needle = "def " + e.name + " ";
+  if (auto at = n.find(needle); at != std::string::npos) n.replace(at, needle.size(), "def <> ");
+  return n;
+}
+
+EntityChange Make(const std::string& path, const parser::Entity* before,
+                  const parser::Entity* after, Change change) {
+  const parser::Entity& e = after ? *after : *before;
+  EntityChange c;
+  c.entity = e.id;
+  c.file = path;
+  c.qualname = e.qualname;
+  c.kind = KindName(e.kind);
+  c.change = change;
+  c.start_line = e.start_line;
+  c.end_line = e.end_line;
+  if (before) c.before_start = before->start_byte, c.before_end = before->end_byte;
+  if (after) c.after_start = after->start_byte, c.after_end = after->end_byte;
+  return c;
+}
+
+// Pairs deleted and new functions of the same kind under the same parent whose bodies
+// normalise alike (source order, first fit).
+void FindRenames(const Version& before, const Version& after, std::vector<EntityChange>* out) {
+  std::set<size_t> used;
+  for (auto& n : *out) {
+    if (n.change != Change::kNew || n.kind == "class") continue;
+    const auto& ne = after.table.entities[after.by_key.at(KeyOf(n.entity, n.file))];
+    std::string key = RenameKey(after, ne);
+    for (size_t k = 0; k < out->size(); ++k) {
+      auto& d = (*out)[k];
+      if (d.change != Change::kDeleted || used.count(k) || d.kind != n.kind) continue;
+      const auto& de = before.table.entities[before.by_key.at(KeyOf(d.entity, d.file))];
+      if (KeyOf(de.parent, d.file) != KeyOf(ne.parent, n.file)) continue;
+      if (RenameKey(before, de) != key) continue;
+      used.insert(k);
+      n.change = Change::kRenamed;
+      n.old_entity = d.entity;
+      n.before_start = d.before_start, n.before_end = d.before_end;
+      break;
+    }
+  }
+  std::vector<EntityChange> kept;
+  for (size_t k = 0; k < out->size(); ++k) {
+    if (!used.count(k)) kept.push_back(std::move((*out)[k]));
+  }
+  *out = std::move(kept);
+}
+
+void DiffFile(const std::string& path, const Version& before, const Version& after,
+              std::vector<EntityChange>* out) {
+  std::vector<EntityChange> changes;
+  for (const auto& [key, i] : after.by_key) {
+    const auto& a = after.table.entities[i];
+    auto it = before.by_key.find(key);
+    const parser::Entity* b = it == before.by_key.end() ? nullptr : &before.table.entities[it->second];
+    if (b && (a.kind == parser::EntityKind::kClass) != (b->kind == parser::EntityKind::kClass)) {
+      changes.push_back(Make(path, b, nullptr, Change::kDeleted));
+      b = nullptr;
+    }
+    if (!b) {
+      changes.push_back(Make(path, nullptr, &a, Change::kNew));
+    } else if (a.kind != parser::EntityKind::kClass && Text(before, *b) != Text(after, a)) {
+      bool same = NormalizeCode(Text(before, *b)) == NormalizeCode(Text(after, a));
+      changes.push_back(Make(path, b, &a, same ? Change::kCosmetic : Change::kModified));
+    }
+  }
+  for (const auto& [key, i] : before.by_key) {
+    if (!after.by_key.count(key)) {
+      changes.push_back(Make(path, &before.table.entities[i], nullptr, Change::kDeleted));
+    }
+  }
+  FindRenames(before, after, &changes);
+  out->insert(out->end(), changes.begin(), changes.end());
+}
+
+}  // namespace
+
+const char* ChangeName(Change change) {
+  switch (change) {
+    case Change::kNew: return "new";
+    case Change::kModified: return "modified";
+    case Change::kCosmetic: return "cosmetic";
+    case Change::kDeleted: return "deleted";
+    case Change::kRenamed: return "renamed";
+  }
+  return "modified";
+}
+
+std::optional<Change> ParseChange(std::string_view name) {
+  for (Change c : {Change::kNew, Change::kModified, Change::kCosmetic, Change::kDeleted,
+                   Change::kRenamed}) {
+    if (name == ChangeName(c)) return c;
+  }
+  return std::nullopt;
+}
+
+std::string NormalizeCode(std::string_view s) {
+  std::string out;
+  std::vector<int> indents;
+  size_t i = 0, n = s.size();
+  int brackets = 0;
+  bool line_start = true, space = false;
+  while (i < n) {
+    if (line_start && brackets == 0) {
+      size_t j = i;
+      int w = 0;
+      for (; j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\f'); ++j) {
+        w = s[j] == '\t' ? (w / 8 + 1) * 8 : w + 1;
+      }
+      if (j < n && (s[j] == '\n' || s[j] == '\r' || s[j] == '#')) {
+        size_t e = s.find('\n', j);
+        i = e == std::string_view::npos ? n : e + 1;
+        continue;
+      }
+      if (j >= n) break;
+      if (!out.empty()) out += '\n';
+      out += std::to_string(Depth(&indents, w)) + ":";
+      i = j, line_start = false, space = false;
+      continue;
+    }
+    char c = s[i];
+    if (c == '#') {
+      while (i < n && s[i] != '\n') ++i;
+    } else if (c == '\\' && i + 1 < n && (s[i + 1] == '\n' || s[i + 1] == '\r')) {
+      i += 2;
+    } else if (c == '\n') {
+      ++i;
+      line_start = brackets == 0;
+    } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
+      ++i;
+    } else {
+      size_t b = i;
+      if (c == '"' || c == '\'') {
+        i = SkipString(s, i);
+      } else if (IsWord(c)) {
+        while (i < n && IsWord(s[i])) ++i;
+        if (i < n && (s[i] == '"' || s[i] == '\'') && IsStringPrefix(s.substr(b, i - b))) {
+          i = SkipString(s, i);
+        }
+      } else {
+        if (c == '(' || c == '[' || c == '{') ++brackets;
+        if ((c == ')' || c == ']' || c == '}') && brackets > 0) --brackets;
+        ++i;
+      }
+      if (space) out += ' ';
+      out.append(s.substr(b, i - b));
+      space = true;
+    }
+  }
+  return out;
+}
+
+ChangeSet DiffEntities(parser::PythonParser& parser, const std::vector<FileVersions>& files) {
+  ChangeSet set;
+  std::vector<FileVersions> sorted = files;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const FileVersions& a, const FileVersions& b) { return a.path < b.path; });
+  for (const auto& f : sorted) {
+    FileChange fc;
+    fc.path = f.path;
+    fc.status = !f.before ? "new" : !f.after ? "deleted" : "modified";
+    fc.python = f.path.ends_with(".py");
+    if (fc.python) {
+      Version before = Load(parser, f.path, f.before.value_or(""));
+      Version after = Load(parser, f.path, f.after.value_or(""));
+      fc.parse_errors = (f.after ? after : before).table.parse_errors;
+      DiffFile(f.path, before, after, &set.entities);
+    }
+    set.files.push_back(std::move(fc));
+  }
+  std::stable_sort(set.entities.begin(), set.entities.end(),
+                   [](const EntityChange& a, const EntityChange& b) {
+                     return std::tie(a.file, a.start_line, a.entity) <
+                            std::tie(b.file, b.start_line, b.entity);
+                   });
+  return set;
+}
+
+util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, tracer::Launcher& launcher,
+                                                        const std::string& repo,
+                                                        const std::string& commit,
+                                                        const std::string& patch,
+                                                        const std::string& work_dir) {
+  auto parsed = ParsePatch(patch);
+  if (!parsed.ok()) return util::Error{"patch: " + parsed.error()};
+  Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  std::string tree = util::JoinPath(work_dir, "tree");
+  (void)env.RemoveAll(tree);
+  if (auto s = env.MakeDirs(tree); !s.ok()) return util::Error{s.error()};
+  if (auto r = git.Run(tree, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
+  std::vector<FileVersions> out;
+  std::vector<FilePatch> python;
+  for (const auto& f : *parsed) {
+    FileVersions v;
+    v.path = f.path();
+    bool py = v.path.ends_with(".py") && !f.binary;
+    if (!f.is_new()) {
+      auto old = py ? git.Show(repo, commit, f.old_path)
+                    : util::Expected<std::optional<std::string>>(std::optional<std::string>(""));
+      if (!old.ok()) return util::Error{old.error()};
+      if (!*old) return util::Error{"the patch changes " + f.old_path + ", which " + commit + " does not have"};
+      v.before = **old;
+      if (py) {
+        std::string dest = util::JoinPath(tree, f.old_path);
+        if (auto s = env.MakeDirs(util::DirName(dest)); !s.ok()) return util::Error{s.error()};
+        if (auto s = env.WriteFileAtomic(dest, *v.before); !s.ok()) {
+          return util::Error{s.error()};
+        }
+      }
+    }
+    if (py) python.push_back(f);
+    if (!f.is_deleted()) v.after = "";
+    out.push_back(std::move(v));
+  }
+  if (auto s = git.Apply(tree, JoinPatch(python)); !s.ok()) {
+    return util::Error{"the patch does not apply: " + s.error()};
+  }
+  for (auto& v : out) {
+    if (!v.after || !v.path.ends_with(".py")) continue;
+    auto text = env.ReadFile(util::JoinPath(tree, v.path));
+    if (!text.ok()) return util::Error{text.error()};
+    v.after = *text;
+  }
+  (void)env.RemoveAll(work_dir);
+  return out;
+}
+
+std::string ChangeSetJson(const ChangeSet& set) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("changes"), w.BeginArray();
+  for (const auto& c : set.entities) {
+    w.BeginObject();
+    w.Key("change"), w.String(ChangeName(c.change));
+    w.Key("end_line"), w.Int(c.end_line);
+    w.Key("entity"), w.String(c.entity);
+    w.Key("file"), w.String(c.file);
+    w.Key("kind"), w.String(c.kind);
+    if (!c.old_entity.empty()) w.Key("old_entity"), w.String(c.old_entity);
+    w.Key("qualname"), w.String(c.qualname);
+    w.Key("start_line"), w.Int(c.start_line);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("files"), w.BeginArray();
+  for (const auto& f : set.files) {
+    w.BeginObject();
+    w.Key("parse_errors"), w.BeginArray();
+    for (const auto& e : f.parse_errors) {
+      w.BeginObject();
+      w.Key("column"), w.Int(e.column);
+      w.Key("line"), w.Int(e.line);
+      w.Key("message"), w.String(e.message);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("path"), w.String(f.path);
+    w.Key("python"), w.Bool(f.python);
+    w.Key("status"), w.String(f.status);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("schema"), w.String("fbkit.race-entities/1");
+  w.EndObject();
+  return out + "\n";
+}
+
+}  // namespace fbkit::groundtruth

@@ -1,0 +1,180 @@
+#include "groundtruth/execution.h"
+
+#include <set>
+
+#include "groundtruth/git.h"
+#include "groundtruth/patch.h"
+#include "tracer/runner.h"
+#include "util/json_writer.h"
+
+namespace fbkit::groundtruth {
+namespace {
+
+bool IsFailure(const std::string& o) { return o == "failed" || o == "error"; }
+bool IsOther(const std::string& o) { return o == "skipped" || o == "xfailed" || o == "xpassed"; }
+
+std::string OutcomeOf(const Outcomes& o, const std::string& id) {
+  auto it = o.find(id);
+  return it == o.end() ? "missing" : it->second;
+}
+
+void Sort(std::vector<std::string>* v) { std::sort(v->begin(), v->end()); }
+
+std::string Base(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+}  // namespace
+
+util::Expected<Outcomes> RunTests(util::Env& env, tracer::Launcher& launcher,
+                                  const std::string& root, const RunSettings& settings,
+                                  const std::vector<std::string>& pythonpath,
+                                  const std::vector<std::string>& files,
+                                  const std::string& work_dir) {
+  tracer::TraceOptions o;
+  o.root = root;
+  o.python = settings.python;
+  o.pythonpath = settings.pythonpath;
+  o.pythonpath.insert(o.pythonpath.end(), pythonpath.begin(), pythonpath.end());
+  o.pytest_args = settings.pytest_args;
+  o.pytest_args.push_back("--continue-on-collection-errors");
+  o.tests = files;
+  o.record = false;
+  o.accelerate = false;
+  o.file_timeout = settings.timeout;
+  o.work_dir = work_dir;
+  auto trace = tracer::RunTrace(env, launcher, o, nullptr);
+  (void)env.RemoveAll(work_dir);
+  if (!trace.ok()) return util::Error{trace.error()};
+  Outcomes out;
+  for (const auto& [path, f] : trace->files) {
+    for (const auto& [id, t] : f.tests) out[id] = t.outcome;
+    if (f.status != tracer::FileStatus::kOk && f.tests.empty()) {
+      out["<file>" + path] = tracer::FileStatusName(f.status);
+    }
+  }
+  return out;
+}
+
+void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Validation* v) {
+  std::set<std::string> ids;
+  for (const auto& [id, o] : before) ids.insert(id);
+  for (const auto& run : after) {
+    for (const auto& [id, o] : run) ids.insert(id);
+  }
+  for (const auto& id : ids) {
+    if (id.starts_with("<file>")) continue;
+    std::string b = OutcomeOf(before, id);
+    std::string a = after.empty() ? "missing" : OutcomeOf(after[0], id);
+    bool stable = true;
+    for (const auto& run : after) stable = stable && OutcomeOf(run, id) == a;
+    if (!stable) {
+      v->flaky.push_back(id);
+    } else if (a == "passed") {
+      (b == "passed" ? v->pass_to_pass : IsOther(b) ? v->ignored : v->fail_to_pass).push_back(id);
+    } else if (IsFailure(a)) {
+      (b == "passed" ? v->broken : v->still_failing).push_back(id);
+    } else if (a == "missing") {
+      v->removed.push_back(id);
+    } else {
+      v->ignored.push_back(id);
+    }
+  }
+  for (auto* l : {&v->fail_to_pass, &v->pass_to_pass, &v->flaky, &v->broken, &v->still_failing,
+                  &v->removed, &v->ignored}) {
+    Sort(l);
+  }
+}
+
+std::vector<std::string> RunnableTests(const std::string& test_patch) {
+  std::vector<std::string> out;
+  auto files = ParsePatch(test_patch);
+  if (!files.ok()) return out;
+  for (const auto& f : *files) {
+    std::string name = Base(f.path());
+    bool runnable = name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"));
+    if (runnable && !f.is_deleted()) out.push_back(f.path());
+  }
+  Sort(&out);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+util::Status PrepareCheckout(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+                             const std::string& dir, bool gold) {
+  Git git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
+  if (auto s = git.Checkout(instance.repo, instance.base_commit, dir); !s.ok()) {
+    return util::Error{"cannot check out " + instance.base_commit + ": " + s.error()};
+  }
+  if (auto s = git.Apply(dir, instance.test_patch); !s.ok()) {
+    return util::Error{"the test patch does not apply: " + s.error()};
+  }
+  if (gold) {
+    if (auto s = git.Apply(dir, instance.patch); !s.ok()) {
+      return util::Error{"the gold patch does not apply: " + s.error()};
+    }
+  }
+  return {};
+}
+
+Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+                    const RunSettings& settings, int repeat, const std::string& work_dir) {
+  Validation v;
+  v.instance_id = instance.instance_id;
+  auto done = [&](const std::string& status, const std::string& reason) {
+    v.status = status;
+    v.reason = reason;
+    (void)env.RemoveAll(work_dir);
+    return v;
+  };
+  if (auto p = ParsePatch(instance.patch); !p.ok() || p->empty()) {
+    return done("discarded", p.ok() ? "the gold patch is empty" : "gold patch: " + p.error());
+  }
+  v.test_files = RunnableTests(instance.test_patch);
+  if (v.test_files.empty()) return done("discarded", "the test patch touches no runnable test file");
+  std::string repo = util::JoinPath(work_dir, "repo");
+  if (auto s = PrepareCheckout(env, launcher, instance, repo, false); !s.ok()) {
+    return done(s.error().starts_with("cannot") ? "error" : "discarded", s.error());
+  }
+  std::string runs = util::JoinPath(work_dir, "run");
+  auto before = RunTests(env, launcher, repo, settings, instance.pythonpath, v.test_files, runs);
+  if (!before.ok()) return done("error", "pytest before the gold patch: " + before.error());
+  Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  if (auto s = git.Apply(repo, instance.patch); !s.ok()) {
+    return done("discarded", "the gold patch does not apply: " + s.error());
+  }
+  std::vector<Outcomes> after;
+  for (int k = 0; k < std::max(1, repeat); ++k) {
+    auto o = RunTests(env, launcher, repo, settings, instance.pythonpath, v.test_files, runs);
+    if (!o.ok()) return done("error", "pytest with the gold patch: " + o.error());
+    after.push_back(std::move(*o));
+  }
+  Classify(*before, after, &v);
+  if (v.fail_to_pass.empty()) return done("discarded", "no test goes from failing to passing");
+  return done("ok", "");
+}
+
+std::string ValidationJson(const Validation& v) {
+  std::string out;
+  util::JsonWriter w(&out);
+  auto list = [&](const char* key, const std::vector<std::string>& l) {
+    w.Key(key), w.BeginArray();
+    for (const auto& s : l) w.String(s);
+    w.EndArray();
+  };
+  w.BeginObject();
+  list("FAIL_TO_PASS", v.fail_to_pass);
+  list("PASS_TO_PASS", v.pass_to_pass);
+  list("broken", v.broken);
+  list("flaky", v.flaky);
+  list("ignored", v.ignored);
+  w.Key("instance_id"), w.String(v.instance_id);
+  w.Key("reason"), w.String(v.reason);
+  list("removed", v.removed);
+  w.Key("schema"), w.String("fbkit.race-validation/1");
+  w.Key("status"), w.String(v.status);
+  list("still_failing", v.still_failing);
+  list("test_files", v.test_files);
+  w.EndObject();
+  return out + "\n";
+}
+
+}  // namespace fbkit::groundtruth

@@ -1,0 +1,72 @@
+// Execution filtering (RACE's validation step): run an instance's touched test files at
+// the base commit with the test patch, then with the gold patch too, and classify every
+// test by its two outcomes.
+//
+// Rule per test id (outcomes: passed, failed, error, skipped, xfailed, xpassed, or missing
+// when the run did not report it, e.g. its file failed to collect):
+//   after passed in every gold run:  before failed/error/missing -> FAIL_TO_PASS,
+//                                    before passed -> PASS_TO_PASS,
+//                                    before skipped/xfailed/xpassed -> ignored;
+//   after failed/error:              before passed -> broken, else still_failing;
+//   after missing (before reported): removed;   after skipped/xfailed/xpassed: ignored;
+//   different outcomes across the --repeat gold runs: flaky (in no other list).
+// An instance is discarded (with the reason) when a patch does not apply, it touches no
+// runnable test file, or no test goes from failing to passing.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "groundtruth/records.h"
+#include "tracer/process.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::groundtruth {
+
+struct RunSettings {
+  std::string python = "python3";
+  std::vector<std::string> pythonpath;  // root-relative or absolute, before the instance's own
+  std::vector<std::string> pytest_args;
+  double timeout = 600;  // seconds per test file
+};
+
+// Test id -> outcome. A test file that reported no test gets "<file>PATH" -> its status.
+using Outcomes = std::map<std::string, std::string>;
+
+// Runs the test files (root-relative) of the checkout `root` without tracing.
+util::Expected<Outcomes> RunTests(util::Env& env, tracer::Launcher& launcher,
+                                  const std::string& root, const RunSettings& settings,
+                                  const std::vector<std::string>& pythonpath,
+                                  const std::vector<std::string>& files,
+                                  const std::string& work_dir);
+
+struct Validation {
+  std::string instance_id;
+  std::string status = "discarded";  // ok, discarded or error (could not run)
+  std::string reason;
+  std::vector<std::string> test_files;
+  std::vector<std::string> fail_to_pass, pass_to_pass, flaky, broken, still_failing, removed,
+      ignored;
+};
+
+// Classifies every test of `before` and the gold runs `after` (one per repeat).
+void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Validation* v);
+
+// The test files of a test patch worth running: test_*.py or *_test.py that exist after it.
+std::vector<std::string> RunnableTests(const std::string& test_patch);
+
+// Checks out the base commit into `dir` and applies the test patch (and, with `gold`, the
+// gold patch); errors say which step failed.
+util::Status PrepareCheckout(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+                             const std::string& dir, bool gold);
+
+// The whole validation of one instance in `work_dir` (removed afterwards).
+Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+                    const RunSettings& settings, int repeat, const std::string& work_dir);
+
+// One JSON line (keys sorted) for a validation.
+std::string ValidationJson(const Validation& v);
+
+}  // namespace fbkit::groundtruth

@@ -1,0 +1,80 @@
+#include "groundtruth/git.h"
+
+#include <unistd.h>
+
+namespace fbkit::groundtruth {
+
+std::pair<int, std::string> Git::Exec(const std::string& cwd,
+                                     const std::vector<std::string>& args) {
+  tracer::ProcessSpec spec;
+  spec.argv = {"git", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
+               "-c", "core.autocrlf=false", "-c", "core.quotepath=false",
+               "-c", "advice.detachedHead=false", "-c", "init.defaultBranch=main"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.cwd = cwd;
+  spec.env = {{"GIT_AUTHOR_NAME", "fbkit"},        {"GIT_AUTHOR_EMAIL", "fbkit@localhost"},
+              {"GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z"}, {"GIT_COMMITTER_NAME", "fbkit"},
+              {"GIT_COMMITTER_EMAIL", "fbkit@localhost"},
+              {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"}, {"GIT_CONFIG_NOSYSTEM", "1"},
+              {"GIT_TERMINAL_PROMPT", "0"},        {"LC_ALL", "C"}};
+  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return {-1, s.error()};
+  spec.log_path = util::JoinPath(scratch_, "git-" + std::to_string(::getpid()) + "-" +
+                                               std::to_string(counter_++) + ".log");
+  auto exit = tracer::RunToCompletion(launcher_, spec);
+  if (!exit.ok()) return {-1, "git: " + exit.error()};
+  auto out = env_.ReadFile(spec.log_path);
+  (void)env_.RemoveAll(spec.log_path);
+  return {exit->code, out.ok() ? *out : ""};
+}
+
+util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<std::string>& args) {
+  auto [code, text] = Exec(cwd, args);
+  if (code == 0) return text;
+  std::string cmd = "git";
+  for (const auto& a : args) cmd += " " + a;
+  if (text.size() > 1000) text = "..." + text.substr(text.size() - 1000);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return util::Error{cmd + " failed in " + cwd + ": " + text};
+}
+
+util::Expected<std::optional<std::string>> Git::Show(const std::string& repo,
+                                                     const std::string& commit,
+                                                     const std::string& path) {
+  auto tree = Run(repo, {"ls-tree", "--name-only", commit, "--", path});
+  if (!tree.ok()) return util::Error{tree.error()};
+  if (tree->empty()) return std::optional<std::string>();
+  auto blob = Run(repo, {"cat-file", "blob", commit + ":" + path});
+  if (!blob.ok()) return util::Error{blob.error()};
+  return std::optional<std::string>(std::move(*blob));
+}
+
+util::Status Git::Checkout(const std::string& repo, const std::string& commit,
+                           const std::string& dir) {
+  (void)env_.RemoveAll(dir);
+  if (auto s = env_.MakeDirs(util::DirName(dir)); !s.ok()) return s;
+  auto clone = Run(util::DirName(dir), {"clone", "-q", "--shared", "--no-checkout", repo, dir});
+  if (!clone.ok()) return util::Error{clone.error()};
+  auto co = Run(dir, {"checkout", "-q", "--detach", commit});
+  if (!co.ok()) return util::Error{co.error()};
+  return {};
+}
+
+util::Status Git::Apply(const std::string& dir, const std::string& patch, bool reverse) {
+  if (patch.empty()) return {};
+  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return s;
+  std::string file = util::JoinPath(scratch_, "patch-" + std::to_string(::getpid()) + "-" +
+                                                  std::to_string(counter_++) + ".diff");
+  if (auto s = env_.WriteFileAtomic(file, patch); !s.ok()) return s;
+  std::vector<std::string> args = {"apply", "--whitespace=nowarn"};
+  if (reverse) args.push_back("-R");
+  args.push_back(file);
+  auto [code, text] = Exec(dir, args);
+  (void)env_.RemoveAll(file);
+  if (code == 0) return {};
+  // The output names files of the patch, not scratch paths: keep it whole but short.
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (text.size() > 1000) text = text.substr(0, 1000) + "...";
+  return util::Error{text};
+}
+
+}  // namespace fbkit::groundtruth

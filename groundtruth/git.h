@@ -1,0 +1,49 @@
+// The few git operations ground-truth construction needs, with a fixed identity and no
+// user hooks: read a file at a commit, make a private checkout of a commit, apply or
+// revert a patch in a work tree. Processes go through tracer::Launcher (fakeable); the
+// user's repository is only ever read.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracer/process.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::groundtruth {
+
+class Git {
+ public:
+  // `scratch` is a directory for command logs and patch files (created on demand).
+  Git(util::Env& env, tracer::Launcher& launcher, std::string scratch)
+      : env_(env), launcher_(launcher), scratch_(std::move(scratch)) {}
+
+  // Runs `git ARGS` in `cwd`; its output on success, else an error naming the command and
+  // the end of its output.
+  util::Expected<std::string> Run(const std::string& cwd, const std::vector<std::string>& args);
+
+  // The bytes of `path` at `commit`, nullopt when the commit has no such file; an error
+  // when `repo` is no repository or `commit` does not exist.
+  util::Expected<std::optional<std::string>> Show(const std::string& repo, const std::string& commit,
+                                                  const std::string& path);
+
+  // A fresh checkout of `commit` of `repo` in `dir` (removed first), sharing its objects.
+  util::Status Checkout(const std::string& repo, const std::string& commit, const std::string& dir);
+
+  // Applies (or, with reverse, reverts) `patch` to the work tree `dir`.
+  util::Status Apply(const std::string& dir, const std::string& patch, bool reverse = false);
+
+ private:
+  // Exit code (-1: could not start) and output of `git ARGS`.
+  std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args);
+
+  util::Env& env_;
+  tracer::Launcher& launcher_;
+  std::string scratch_;
+  int counter_ = 0;
+};
+
+}  // namespace fbkit::groundtruth

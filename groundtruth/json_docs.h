@@ -1,0 +1,25 @@
+// Internal to groundtruth/: reading JSON, JSON Lines and the common wrappers into
+// nlohmann documents, with errors naming the file and line (nlohmann stays inside).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace fbkit::groundtruth {
+
+// The records of `text`: the elements of a top-level array, of a "key" array inside an
+// object holding one, the object itself otherwise, or one record per non-empty line (JSON
+// Lines). Errors read "PATH:LINE: message".
+util::Expected<std::vector<nlohmann::json>> ReadRecords(const std::string& text,
+                                                        const std::string& path,
+                                                        const std::string& key,
+                                                        nlohmann::json* wrapper = nullptr);
+
+// Helpers that throw nlohmann::json exceptions on a wrong type; callers catch them.
+std::string StrOr(const nlohmann::json& j, const char* key, const std::string& fallback = "");
+std::vector<std::string> StrList(const nlohmann::json& j, const char* key);
+
+}  // namespace fbkit::groundtruth
