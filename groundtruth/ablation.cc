@@ -139,7 +139,13 @@ struct Ctx {
 
 Ablation Judge(Ctx& c, const std::string& target) {
   auto failing = FirstFailing(c.env, c.launcher, c.repo, c.settings, c.instance, c.f2p, c.runs);
-  if (!failing.ok()) return {target, "unknown", failing.error()};
+  if (!failing.ok()) {
+    // pytest ran with the gold patch (checked first), so the revert is what stops it (e.g.
+    // a conftest import fails): the F2P tests do not pass.
+    std::string why = failing.error();
+    if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+    return {target, "necessary", "the F2P tests cannot run: " + why};
+  }
   if (failing->empty()) return {target, "not_necessary", ""};
   return {target, "necessary", "F2P " + *failing + " fails"};
 }
