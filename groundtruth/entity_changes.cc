@@ -97,7 +97,9 @@ std::string_view Text(const Version& v, const parser::Entity& e) {
   size_t line = v.source.rfind('\n', b == 0 ? 0 : b - 1);
   size_t from = (b == 0 || line == std::string::npos) ? 0 : line + 1;
   if (v.source.find_first_not_of(" \t", from) < b) from = b;
-  return std::string_view(v.source).substr(from, static_cast<size_t>(e.end_byte) - from);
+  // Up to the end of the last line, so that a trailing comment there counts too.
+  size_t to = std::min(v.source.find('\n', static_cast<size_t>(e.end_byte)), v.source.size());
+  return std::string_view(v.source).substr(from, to - from);
 }
 
 std::string RenameKey(const Version& v, const parser::Entity& e) {
@@ -199,14 +201,81 @@ std::optional<Change> ParseChange(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// An open bracket while normalising: its top-level commas, and whether it is a call's.
+struct Open {
+  int commas = 0;
+  bool call = false;
+};
+
+bool IsCompound(std::string_view first) {
+  static const std::set<std::string_view> kCompound = {
+      "async", "class", "def", "elif", "else", "except", "finally", "for", "if", "try",
+      "while", "with"};
+  return kCompound.count(first) > 0;
+}
+
+bool IsCallee(std::string_view last) {
+  static const std::set<std::string_view> kKeywords = {
+      "and", "as", "assert", "await", "del", "elif", "else", "except", "for", "from", "if",
+      "import", "in", "is", "lambda", "not", "or", "raise", "return", "while", "with", "yield"};
+  if (last == ")" || last == "]") return true;
+  return !last.empty() && IsWord(last[0]) && !std::isdigit(static_cast<unsigned char>(last[0])) &&
+         !kKeywords.count(last);
+}
+
+// A one-line string literal's prefix and quote ("f\"" for f"x"), or "" for anything else.
+std::string StringHead(std::string_view tok) {
+  size_t p = 0;
+  while (p < tok.size() && std::isalpha(static_cast<unsigned char>(tok[p]))) ++p;
+  if (p >= tok.size() || (tok[p] != '"' && tok[p] != '\'')) return "";
+  if (tok.substr(p, 3) == std::string(3, tok[p]) || tok.back() != tok[p]) return "";
+  std::string head(tok.substr(0, p + 1));
+  for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return head;
+}
+
+// Implicit concatenation: "a" "b" is "ab" when both literals share prefix and quote.
+bool MergeString(std::string_view tok, const std::string& last, std::string* out) {
+  std::string head = StringHead(tok);
+  if (head.empty() || head != StringHead(last) || out->empty()) return false;
+  out->pop_back();
+  out->append(tok.substr(head.size()));
+  return true;
+}
+
+// Appends one token; a trailing comma before a closing bracket is dropped when it cannot
+// change the meaning (a call's arguments, or two or more elements).
+void Emit(std::string_view tok, std::vector<Open>* open, std::string* out, std::string* last,
+          bool space) {
+  char c = tok.size() == 1 ? tok[0] : '\0';
+  if ((c == ')' || c == ']' || c == '}') && !open->empty()) {
+    if (*last == "," && (open->back().commas >= 2 || open->back().call)) {
+      out->resize(out->size() - (out->size() >= 2 && (*out)[out->size() - 2] == ' ' ? 2 : 1));
+    }
+    open->pop_back();
+  }
+  if (c == ',' && !open->empty()) ++open->back().commas;
+  if (c == '(' || c == '[' || c == '{') open->push_back({0, c == '(' && IsCallee(*last)});
+  if (space && MergeString(tok, *last, out)) return;
+  if (space) *out += ' ';
+  out->append(tok);
+  *last = std::string(tok);
+}
+
+}  // namespace
+
 std::string NormalizeCode(std::string_view s) {
-  std::string out;
+  std::string out, last;
   std::vector<int> indents;
+  std::vector<Open> open;
   size_t i = 0, n = s.size();
-  int brackets = 0;
   bool line_start = true, space = false;
+  bool first = false, header = false, inline_body = false;  // compound-statement header state
+  int depth = 0;
   while (i < n) {
-    if (line_start && brackets == 0) {
+    if (line_start && open.empty()) {
       size_t j = i;
       int w = 0;
       for (; j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\f'); ++j) {
@@ -219,8 +288,10 @@ std::string NormalizeCode(std::string_view s) {
       }
       if (j >= n) break;
       if (!out.empty()) out += '\n';
-      out += std::to_string(Depth(&indents, w)) + ":";
-      i = j, line_start = false, space = false;
+      depth = Depth(&indents, w);
+      out += std::to_string(depth) + ":";
+      i = j, line_start = false, space = false, last.clear();
+      first = true, header = false, inline_body = false;
       continue;
     }
     char c = s[i];
@@ -230,7 +301,8 @@ std::string NormalizeCode(std::string_view s) {
       i += 2;
     } else if (c == '\n') {
       ++i;
-      line_start = brackets == 0;
+      line_start = open.empty();
+      inline_body = inline_body && !line_start;
     } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
       ++i;
     } else {
@@ -243,12 +315,17 @@ std::string NormalizeCode(std::string_view s) {
           i = SkipString(s, i);
         }
       } else {
-        if (c == '(' || c == '[' || c == '{') ++brackets;
-        if ((c == ')' || c == ']' || c == '}') && brackets > 0) --brackets;
         ++i;
       }
-      if (space) out += ' ';
-      out.append(s.substr(b, i - b));
+      std::string_view tok = s.substr(b, i - b);
+      if (inline_body && open.empty()) {
+        // "def f(): ..." is "def f():\n    ...": the body goes on its own line.
+        out += "\n" + std::to_string(depth + 1) + ":";
+        space = false, inline_body = false, last.clear();
+      }
+      if (header && open.empty() && tok == ":") header = false, inline_body = true;
+      Emit(tok, &open, &out, &last, space);
+      if (first) header = IsCompound(tok), first = false;
       space = true;
     }
   }

@@ -50,6 +50,24 @@ TEST(NormalizeCodeTest, KeepsBlockStructureAndStrings) {
   EXPECT_EQ(NormalizeCode("s = \"\"\"a\n  # b\"\"\"\n"), "0:s = \"\"\"a\n  # b\"\"\"");
 }
 
+TEST(NormalizeCodeTest, TrailingCommasThatCannotMatter) {
+  EXPECT_EQ(NormalizeCode("f(\n    a,\n    b,\n)\n"), NormalizeCode("f(a, b)\n"));
+  EXPECT_EQ(NormalizeCode("f(\n    a,\n)\n"), NormalizeCode("f(a)\n"));
+  EXPECT_EQ(NormalizeCode("x = [1, 2,]\n"), NormalizeCode("x = [1, 2]\n"));
+  EXPECT_NE(NormalizeCode("x = (1,)\n"), NormalizeCode("x = (1)\n"));
+  EXPECT_NE(NormalizeCode("return (1,)\n"), NormalizeCode("return (1)\n"));
+  EXPECT_NE(NormalizeCode("a[1,]\n"), NormalizeCode("a[1]\n"));
+}
+
+TEST(NormalizeCodeTest, InlineBodiesAndStringConcatenation) {
+  EXPECT_EQ(NormalizeCode("def f(x) -> int: ...\n"), NormalizeCode("def f(x) -> int:\n    ...\n"));
+  EXPECT_EQ(NormalizeCode("if a: b = {1: 2}\nc\n"), "0:if a :\n1:b = { 1 : 2 }\n0:c");
+  EXPECT_EQ(NormalizeCode("x: int = 1\n"), "0:x : int = 1");
+  EXPECT_EQ(NormalizeCode("f(f\"a \"\n  f\"{b}\")\n"), NormalizeCode("f(f\"a {b}\")\n"));
+  EXPECT_NE(NormalizeCode("x = 'a' \"b\"\n"), NormalizeCode("x = 'ab'\n"));
+  EXPECT_NE(NormalizeCode("x = b'a' 'b'\n"), NormalizeCode("x = b'ab'\n"));
+}
+
 TEST_F(EntityChangesTest, ClassifiesEachChange) {
   std::string before =
       "import os\n\n"
@@ -67,10 +85,12 @@ TEST_F(EntityChangesTest, ClassifiesEachChange) {
       "def new_name(a):\n    return a * 3\n\n"
       "def added(y):\n    def inner():\n        return y\n    return inner\n\n"
       "class C:\n    def m(self):\n        return 1\n\n    def sig(self, a, b=0):\n        return a\n";
-  EXPECT_EQ(Diff({{"m.py", before, after}}),
+  EXPECT_EQ(Diff({{"m.py", before + "\ndef tail():\n    return 0\n",
+                  after + "\ndef tail():\n    return 0  # type: ignore\n"}}),
             (std::vector<std::string>{"modified m.py::edit", "cosmetic m.py::spaces",
                                       "deleted m.py::gone", "renamed m.py::new_name m.py::old_name",
-                                      "new m.py::added", "modified m.py::C.sig"}));
+                                      "new m.py::added", "modified m.py::C.sig",
+                                      "cosmetic m.py::tail"}));
 }
 
 TEST_F(EntityChangesTest, WholeClassesAndFiles) {
