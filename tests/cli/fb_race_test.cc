@@ -171,8 +171,8 @@ TEST_F(RaceE2E, LiteIsDeterministic) {
 TEST_F(RaceE2E, BadInputExitCodes) {
   WriteFileOrDie(*dir_ / "bad.json", "{\"instance_id\": \"x\"}\n{broken\n");
   WriteFileOrDie(*dir_ / "notdiff.patch", "hello\n");
-  WriteFileOrDie(*dir_ / "lite-small.json",
-                 R"({"agent": "a", "instances": [{"instance_id": "i0", "resolved": true, "applied": true}]})");
+  WriteFileOrDie(*dir_ / "small.json",
+                 R"([{"instance_id": "a", "applied": true, "resolved": false}])");
   struct Case {
     std::vector<std::string> argv;
     int code;
@@ -197,7 +197,7 @@ TEST_F(RaceE2E, BadInputExitCodes) {
       {{kRace, "gt", *dir_ / "race1.jsonl", "-o", *dir_ / "x", "--steps", *dir_ / "bad.json"}, 2,
        "bad.json:2"},
       {{kRace, "lite", "--results", *dir_ / "bad.json", "--size", "1"}, 2, "bad.json:2"},
-      {{kRace, "lite", "--results", *dir_ / "lite-small.json", "--size", "500"}, 2, "cannot choose 500"},
+      {{kRace, "lite", "--results", *dir_ / "small.json", "--size", "500"}, 2, "cannot choose 500 of 1"},
   };
   for (const auto& c : cases) {
     auto r = RunCommand(c.argv);
