@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/cli_common.h"
+#include "groundtruth/judge.h"
 #include "groundtruth/assemble.h"
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/infer.h"
@@ -165,6 +166,15 @@ int RunScore(const ScoreArgs& a) {
   groundtruth::Matcher matcher = a.llm_cmd.empty()
       ? groundtruth::LexicalMatcher(a.threshold)
       : groundtruth::LlmMatcher(env, tracer::RealLauncher(), a.llm_cmd, work);
+  if (!a.llm_cmd.empty()) {
+    for (auto& run : runs) {
+      for (const auto& w : groundtruth::JudgeRun(env, tracer::RealLauncher(), a.llm_cmd, work,
+                                                 *gts, &run)) {
+        std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
+        rc = kExitFileErrors;
+      }
+    }
+  }
   std::vector<groundtruth::AgentScore> scores;
   for (const auto& run : runs) {
     scores.push_back(groundtruth::ScoreAgent(*gts, run, matcher));
@@ -196,7 +206,9 @@ void AddScore(CLI::App& app, int* exit_code) {
   cmd->add_option("--threshold", a->threshold,
                   "Lexical similarity needed for a semantic match (default 0.5)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--llm-cmd", a->llm_cmd, "Command for semantic matching (fbkit.llm-match/1)");
+  cmd->add_option("--llm-cmd", a->llm_cmd,
+                  "Command for semantic matching (fbkit.llm-match/1) and for judging the agent's "
+                  "goal and concepts when its file has no judgements (fbkit.llm-judge/1)");
   cmd->add_flag("--per-instance", a->per_instance, "JSON: include per-instance scores");
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->callback([a, exit_code] { *exit_code = RunScore(*a); });

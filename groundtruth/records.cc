@@ -113,6 +113,8 @@ AgentInstance AgentOf(const json& j) {
     }
   }
   a.steps = StepsOf(j);
+  if (j.contains("goal") && j["goal"].is_string()) a.goal = j["goal"].get<std::string>();
+  a.concepts = StrList(j, "concepts");
   if (j.contains("judgements") && !j["judgements"].is_null()) {
     const auto& jj = j.at("judgements");
     a.goal_score = NumberOr(jj, "goal_score");

@@ -60,6 +60,8 @@ struct AgentInstance {
   std::vector<std::string> files;   // declared
   std::vector<AgentTask> tasks;     // declared (plus back-inferred ones)
   std::vector<Step> steps;          // declared
+  std::optional<std::string> goal;        // the agent's own Goal Expectation (a summarizer's)
+  std::vector<std::string> concepts;      // the agent's own Concept Explanations
   std::optional<double> goal_score;        // 0-10, from a judge
   std::optional<double> concept_recall;    // 0-1
   std::optional<double> concept_accuracy;  // 0-1

@@ -1,0 +1,70 @@
+#include "groundtruth/judge.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "groundtruth/llm.h"
+
+namespace fbkit::groundtruth {
+namespace {
+
+using nlohmann::json;
+
+json Texts(const std::optional<std::string>& goal, const std::vector<std::string>& concepts) {
+  return json{{"goal", goal ? json(*goal) : json(nullptr)}, {"concepts", concepts}};
+}
+
+// Reads one value of the answer, checking its range; null or absent stays missing.
+util::Status Read(const json& answer, const char* key, double max, std::optional<double>* out) {
+  if (!answer.contains(key) || answer[key].is_null()) return util::Status::Ok();
+  if (!answer[key].is_number()) return util::Error{std::string(key) + " is not a number"};
+  double v = answer[key].get<double>();
+  if (v < 0 || v > max) return util::Error{std::string(key) + " out of range"};
+  *out = v;
+  return util::Status::Ok();
+}
+
+util::Status Judge(util::Env& env, tracer::Launcher& launcher, const std::string& cmd,
+                   const std::string& work, const GroundTruth& gt, AgentInstance* a) {
+  json request = {{"schema", "fbkit.llm-judge/1"},
+                  {"task", "judge_understanding"},
+                  {"instance_id", gt.instance_id},
+                  {"truth", Texts(gt.goal, gt.concepts)},
+                  {"agent", Texts(a->goal, a->concepts)}};
+  auto answer = CallLlm(env, launcher, cmd, request.dump(), work);
+  if (!answer.ok()) return util::Error{answer.error()};
+  json j = json::parse(*answer, nullptr, false);
+  if (!j.is_object()) return util::Error{"--llm-cmd: the answer is not a JSON object"};
+  AgentInstance judged = *a;
+  for (auto [key, max, field] : {std::tuple{"goal_score", 10.0, &judged.goal_score},
+                                 std::tuple{"concept_recall", 1.0, &judged.concept_recall},
+                                 std::tuple{"concept_accuracy", 1.0, &judged.concept_accuracy}}) {
+    if (auto s = Read(j, key, max, field); !s.ok()) return util::Error{"--llm-cmd: " + s.error()};
+  }
+  *a = judged;
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+std::vector<std::string> JudgeRun(util::Env& env, tracer::Launcher& launcher,
+                                  const std::string& cmd, const std::string& work_dir,
+                                  const std::vector<GroundTruth>& gts, AgentRun* run) {
+  std::map<std::string, const GroundTruth*> by_id;
+  for (const auto& gt : gts) by_id[gt.instance_id] = &gt;
+  std::vector<std::string> warnings;
+  for (auto& a : run->instances) {
+    auto it = by_id.find(a.instance_id);
+    if (it == by_id.end() || a.goal_score || a.concept_recall || a.concept_accuracy) continue;
+    const GroundTruth& gt = *it->second;
+    bool truth = gt.goal || !gt.concepts.empty();
+    bool agent = a.goal || !a.concepts.empty();
+    if (!truth || !agent) continue;
+    if (auto s = Judge(env, launcher, cmd, work_dir, gt, &a); !s.ok()) {
+      warnings.push_back(a.instance_id + ": judgements: " + s.error());
+    }
+  }
+  return warnings;
+}
+
+}  // namespace fbkit::groundtruth
