@@ -384,8 +384,8 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   std::vector<std::string> files = c.info.f2p_files;
   files.insert(files.end(), c.info.p2p_files.begin(), c.info.p2p_files.end());
   std::string run_dir = util::JoinPath(c.work, "run");
-  auto trace = RunPytest(c.env, c.launcher, c.repo, settings, files, run_dir, c.extra_path,
-                         options.timeout, nullptr);
+  auto trace = tracer::RunOutcomes(c.env, c.launcher, c.repo, settings, files, c.extra_path,
+                                   options.timeout, run_dir);
   r->test_output = RunLogs(c.env, run_dir);
   tracer::TraceSet empty;
   if (!trace.ok()) r->error = "pytest: " + trace.error();

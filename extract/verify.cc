@@ -3,7 +3,6 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "tracer/runner.h"
 #include "util/json_writer.h"
 
 namespace fbkit::extract {
@@ -62,47 +61,17 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
   }
 }
 
-util::Expected<tracer::TraceSet> RunPytest(util::Env& env, tracer::Launcher& launcher,
-                                           const std::string& root, const RunSettings& settings,
-                                           const std::vector<std::string>& files,
-                                           const std::string& work_dir,
-                                           const std::vector<std::string>& extra_pythonpath,
-                                           double total_timeout, double* seconds) {
-  tracer::TraceOptions o;
-  o.root = root;
-  o.python = settings.python;
-  o.pythonpath = settings.pythonpath;
-  o.pythonpath.insert(o.pythonpath.end(), extra_pythonpath.begin(), extra_pythonpath.end());
-  o.pytest_args = settings.pytest_args;
-  o.pytest_args.push_back("--continue-on-collection-errors");
-  o.tests = files;
-  o.record = false;
-  o.accelerate = false;
-  o.file_timeout = settings.timeout;
-  o.total_timeout = total_timeout;
-  o.work_dir = work_dir;
-  auto start = std::chrono::steady_clock::now();
-  auto trace = tracer::RunTrace(env, launcher, o, nullptr);
-  if (seconds) {
-    *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  return trace;
-}
-
 util::Expected<std::map<std::string, std::string>> RunTests(
     util::Env& env, tracer::Launcher& launcher, const std::string& root,
     const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
     double* seconds) {
-  auto trace = RunPytest(env, launcher, root, settings, files, work_dir, {}, 0, seconds);
-  if (!trace.ok()) return util::Error{trace.error()};
-  std::map<std::string, std::string> out;
-  for (const auto& [path, f] : trace->files) {
-    for (const auto& [id, t] : f.tests) out[id] = t.outcome;
-    if (f.status != tracer::FileStatus::kOk && f.tests.empty()) {
-      out["<file>" + path] = tracer::FileStatusName(f.status);
-    }
+  auto start = std::chrono::steady_clock::now();
+  auto trace = tracer::RunOutcomes(env, launcher, root, settings, files, {}, 0, work_dir);
+  if (seconds) {
+    *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  return out;
+  if (!trace.ok()) return util::Error{trace.error()};
+  return tracer::OutcomesOf(*trace);
 }
 
 VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,

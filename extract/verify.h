@@ -10,19 +10,14 @@
 
 #include "extract/git.h"
 #include "tracer/process.h"
-#include "tracer/trace.h"
+#include "tracer/runner.h"
 #include "util/env.h"
 #include "util/expected.h"
 
 namespace fbkit::extract {
 
 // How a repository's tests are run (instance.json's repo_settings).
-struct RunSettings {
-  std::string python = "python3";
-  std::vector<std::string> pythonpath;  // root-relative or absolute
-  std::vector<std::string> pytest_args;
-  double timeout = 600;  // seconds per test file
-};
+using RunSettings = tracer::TestSettings;
 
 // The parts of instance.json verification and evaluation read.
 struct InstanceInfo {
@@ -61,16 +56,6 @@ struct VerifyReport {
 
 VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
                         const VerifyOptions& options);
-
-// Runs the given test files in `root` with outcomes only (no call recording): the whole
-// TraceSet, for graders that look at more than outcomes. `extra_pythonpath` (absolute)
-// goes after the settings' entries; `total_timeout` (0 = none) bounds the whole run.
-util::Expected<tracer::TraceSet> RunPytest(util::Env& env, tracer::Launcher& launcher,
-                                           const std::string& root, const RunSettings& settings,
-                                           const std::vector<std::string>& files,
-                                           const std::string& work_dir,
-                                           const std::vector<std::string>& extra_pythonpath,
-                                           double total_timeout, double* seconds);
 
 // Runs the given test files in `root` with outcomes only; test id -> outcome ("passed",
 // "failed", ..., "missing" when a test was not collected). Fails when pytest cannot run.

@@ -29,29 +29,10 @@ util::Expected<Outcomes> RunTests(util::Env& env, tracer::Launcher& launcher,
                                   const std::vector<std::string>& pythonpath,
                                   const std::vector<std::string>& files,
                                   const std::string& work_dir) {
-  tracer::TraceOptions o;
-  o.root = root;
-  o.python = settings.python;
-  o.pythonpath = settings.pythonpath;
-  o.pythonpath.insert(o.pythonpath.end(), pythonpath.begin(), pythonpath.end());
-  o.pytest_args = settings.pytest_args;
-  o.pytest_args.push_back("--continue-on-collection-errors");
-  o.tests = files;
-  o.record = false;
-  o.accelerate = false;
-  o.file_timeout = settings.timeout;
-  o.work_dir = work_dir;
-  auto trace = tracer::RunTrace(env, launcher, o, nullptr);
+  auto trace = tracer::RunOutcomes(env, launcher, root, settings, files, pythonpath, 0, work_dir);
   (void)env.RemoveAll(work_dir);
   if (!trace.ok()) return util::Error{trace.error()};
-  Outcomes out;
-  for (const auto& [path, f] : trace->files) {
-    for (const auto& [id, t] : f.tests) out[id] = t.outcome;
-    if (f.status != tracer::FileStatus::kOk && f.tests.empty()) {
-      out["<file>" + path] = tracer::FileStatusName(f.status);
-    }
-  }
-  return out;
+  return tracer::OutcomesOf(*trace);
 }
 
 void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Validation* v) {

@@ -20,17 +20,14 @@
 
 #include "groundtruth/records.h"
 #include "tracer/process.h"
+#include "tracer/runner.h"
 #include "util/env.h"
 #include "util/expected.h"
 
 namespace fbkit::groundtruth {
 
-struct RunSettings {
-  std::string python = "python3";
-  std::vector<std::string> pythonpath;  // root-relative or absolute, before the instance's own
-  std::vector<std::string> pytest_args;
-  double timeout = 600;  // seconds per test file
-};
+// How the tests run; its pythonpath goes before the instance's own.
+using RunSettings = tracer::TestSettings;
 
 // Test id -> outcome. A test file that reported no test gets "<file>PATH" -> its status.
 using Outcomes = std::map<std::string, std::string>;

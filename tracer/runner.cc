@@ -500,4 +500,36 @@ util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const Trac
   return runner.Run();
 }
 
+util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,
+                                     const TestSettings& settings,
+                                     const std::vector<std::string>& files,
+                                     const std::vector<std::string>& extra_pythonpath,
+                                     double total_timeout, const std::string& work_dir) {
+  TraceOptions o;
+  o.root = root;
+  o.python = settings.python;
+  o.pythonpath = settings.pythonpath;
+  o.pythonpath.insert(o.pythonpath.end(), extra_pythonpath.begin(), extra_pythonpath.end());
+  o.pytest_args = settings.pytest_args;
+  o.pytest_args.push_back("--continue-on-collection-errors");
+  o.tests = files;
+  o.record = false;
+  o.accelerate = false;
+  o.file_timeout = settings.timeout;
+  o.total_timeout = total_timeout;
+  o.work_dir = work_dir;
+  return RunTrace(env, launcher, o, nullptr);
+}
+
+std::map<std::string, std::string> OutcomesOf(const TraceSet& trace) {
+  std::map<std::string, std::string> out;
+  for (const auto& [path, f] : trace.files) {
+    for (const auto& [id, t] : f.tests) out[id] = t.outcome;
+    if (f.status != FileStatus::kOk && f.tests.empty()) {
+      out["<file>" + path] = FileStatusName(f.status);
+    }
+  }
+  return out;
+}
+
 }  // namespace fbkit::tracer

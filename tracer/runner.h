@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,5 +46,26 @@ using TraceProgressFn = std::function<void(const TraceProgress&)>;
 // test file that crashes, hangs or fails to collect is reported inside the TraceSet.
 util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
                                   const TraceProgressFn& progress);
+
+// How a repository's tests are run when only their outcomes matter (task verification,
+// evaluation, RACE's execution filtering).
+struct TestSettings {
+  std::string python = "python3";
+  std::vector<std::string> pythonpath;  // root-relative or absolute
+  std::vector<std::string> pytest_args;
+  double timeout = 600;  // seconds per test file
+};
+
+// Runs `files` in `root` with outcomes only (no profiler, no accelerator) and
+// --continue-on-collection-errors; `extra_pythonpath` goes after the settings' entries;
+// `total_timeout` (0 = none) bounds the whole run.
+util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,
+                                     const TestSettings& settings,
+                                     const std::vector<std::string>& files,
+                                     const std::vector<std::string>& extra_pythonpath,
+                                     double total_timeout, const std::string& work_dir);
+
+// Test id -> outcome; a test file that reported no test gets "<file>PATH" -> its status.
+std::map<std::string, std::string> OutcomesOf(const TraceSet& trace);
 
 }  // namespace fbkit::tracer
