@@ -1,21 +1,13 @@
 #include "extract/llm.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <nlohmann/json.hpp>
 
+#include "tracer/llm_cmd.h"
 #include "util/json_writer.h"
 
 namespace fbkit::extract {
 
 namespace {
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 std::string Request(const Repo& repo, const std::string& f2p,
                     const std::vector<TopCandidate>& cands) {
@@ -72,29 +64,10 @@ util::Expected<std::vector<std::string>> Answer(const std::string& text,
 
 TopChooser LlmTopChooser(util::Env& env, tracer::Launcher& launcher, std::string cmd,
                          const Repo& repo, std::string work_dir) {
-  static std::atomic<int> counter{0};
   return [&env, &launcher, cmd, &repo, work_dir](
              const std::string& f2p,
              const std::vector<TopCandidate>& cands) -> util::Expected<std::vector<std::string>> {
-    std::string base = util::JoinPath(
-        work_dir, "llm-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
-    if (auto s = env.WriteFileAtomic(base + ".in", Request(repo, f2p, cands)); !s.ok()) {
-      return util::Error{s.error()};
-    }
-    tracer::ProcessSpec spec;
-    spec.argv = {"sh", "-c",
-                 "(" + cmd + ") < " + Quote(base + ".in") + " > " + Quote(base + ".out")};
-    spec.log_path = base + ".log";
-    auto exit = tracer::RunToCompletion(launcher, spec);
-    auto out = env.ReadFile(base + ".out");
-    auto log = env.ReadFile(base + ".log");
-    for (const char* ext : {".in", ".out", ".log"}) (void)env.RemoveAll(base + ext);
-    if (!exit.ok()) return util::Error{exit.error()};
-    if (exit->code != 0) {
-      return util::Error{"'" + cmd + "' exited with status " + std::to_string(exit->code) + ": " +
-                         (log.ok() ? log->substr(0, 500) : "")};
-    }
+    auto out = tracer::RunLlmCommand(env, launcher, cmd, Request(repo, f2p, cands), work_dir);
     if (!out.ok()) return util::Error{out.error()};
     return Answer(*out, cands);
   };

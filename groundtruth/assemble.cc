@@ -4,7 +4,7 @@
 #include <set>
 
 #include "groundtruth/json_docs.h"
-#include "groundtruth/llm.h"
+#include "tracer/llm_cmd.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -72,7 +72,7 @@ std::string IssueRequest(const Instance& instance) {
 template <typename T, typename F>
 util::Expected<T> AskLlm(util::Env& env, tracer::Launcher& launcher, const std::string& cmd,
                          const std::string& request, const std::string& work, F read) {
-  auto answer = CallLlm(env, launcher, cmd, request, work);
+  auto answer = tracer::RunLlmCommand(env, launcher, cmd, request, work);
   if (!answer.ok()) return util::Error{answer.error()};
   try {
     return read(json::parse(*answer));

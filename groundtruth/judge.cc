@@ -3,7 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "groundtruth/llm.h"
+#include "tracer/llm_cmd.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -31,7 +31,7 @@ util::Status Judge(util::Env& env, tracer::Launcher& launcher, const std::string
                   {"instance_id", gt.instance_id},
                   {"truth", Texts(gt.goal, gt.concepts)},
                   {"agent", Texts(a->goal, a->concepts)}};
-  auto answer = CallLlm(env, launcher, cmd, request.dump(), work);
+  auto answer = tracer::RunLlmCommand(env, launcher, cmd, request.dump(), work);
   if (!answer.ok()) return util::Error{answer.error()};
   json j = json::parse(*answer, nullptr, false);
   if (!j.is_object()) return util::Error{"--llm-cmd: the answer is not a JSON object"};

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "groundtruth/json_docs.h"
-#include "groundtruth/llm.h"
+#include "tracer/llm_cmd.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -136,7 +136,7 @@ Matcher LlmMatcher(util::Env& env, tracer::Launcher& launcher, std::string cmd,
   return [&env, &launcher, cmd, work_dir](
              const MatchRequest& r) -> util::Expected<std::vector<std::pair<size_t, size_t>>> {
     if (r.candidates.empty()) return std::vector<std::pair<size_t, size_t>>{};
-    auto answer = CallLlm(env, launcher, cmd, RequestJson(r), work_dir);
+    auto answer = tracer::RunLlmCommand(env, launcher, cmd, RequestJson(r), work_dir);
     if (!answer.ok()) return util::Error{answer.error()};
     auto pairs = ParseAnswer(*answer, r);
     if (!pairs.ok()) return util::Error{"--llm-cmd: " + pairs.error()};

@@ -1,10 +1,10 @@
-#include "groundtruth/llm.h"
+#include "tracer/llm_cmd.h"
 
 #include <unistd.h>
 
 #include <atomic>
 
-namespace fbkit::groundtruth {
+namespace fbkit::tracer {
 namespace {
 
 std::string Quote(const std::string& s) {
@@ -15,9 +15,9 @@ std::string Quote(const std::string& s) {
 
 }  // namespace
 
-util::Expected<std::string> CallLlm(util::Env& env, tracer::Launcher& launcher,
-                                    const std::string& cmd, const std::string& request,
-                                    const std::string& work_dir) {
+util::Expected<std::string> RunLlmCommand(util::Env& env, Launcher& launcher,
+                                          const std::string& cmd, const std::string& request,
+                                          const std::string& work_dir) {
   static std::atomic<int> counter{0};
   if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
   std::string base = util::JoinPath(
@@ -25,12 +25,12 @@ util::Expected<std::string> CallLlm(util::Env& env, tracer::Launcher& launcher,
   if (auto s = env.WriteFileAtomic(base + ".request.json", request); !s.ok()) {
     return util::Error{s.error()};
   }
-  tracer::ProcessSpec spec;
+  ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
                "(" + cmd + ") < " + Quote(base + ".request.json") + " > " +
                    Quote(base + ".answer.json")};
   spec.log_path = base + ".log";
-  auto exit = tracer::RunToCompletion(launcher, spec);
+  auto exit = RunToCompletion(launcher, spec);
   auto answer = env.ReadFile(base + ".answer.json");
   auto log = env.ReadFile(base + ".log");
   for (const char* ext : {".request.json", ".answer.json", ".log"}) (void)env.RemoveAll(base + ext);
@@ -43,4 +43,4 @@ util::Expected<std::string> CallLlm(util::Env& env, tracer::Launcher& launcher,
   return *answer;
 }
 
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::tracer
