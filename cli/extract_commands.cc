@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "cli/cli_common.h"
-#include "extract/git.h"
+#include "tracer/git.h"
 #include "extract/llm.h"
 #include "extract/task.h"
 #include "graph/graph_io.h"
@@ -57,7 +57,7 @@ struct Loaded {
 };
 
 // "owner/repo" from the origin remote's URL, else "local/<directory name>".
-std::string RepoName(extract::Git& git, const std::string& root) {
+std::string RepoName(tracer::Git& git, const std::string& root) {
   auto url = git.Run(root, {"remote", "get-url", "origin"});
   std::string name;
   if (url.ok()) {
@@ -78,7 +78,7 @@ std::string RepoName(extract::Git& git, const std::string& root) {
 
 // The repository's files to copy: git's view (tracked and untracked, not ignored) when it
 // is a checkout, else every file outside version-control and cache directories.
-util::Expected<std::vector<std::string>> RepoFiles(util::Env& env, extract::Git& git,
+util::Expected<std::vector<std::string>> RepoFiles(util::Env& env, tracer::Git& git,
                                                    const std::string& root,
                                                    const std::string& out_dir) {
   std::vector<std::string> files;
@@ -161,7 +161,7 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   }
   extract::ExtractOptions& o = l.options;
   o.out_dir = *out;
-  extract::Git git(env, tracer::RealLauncher(), o.out_dir);
+  tracer::Git git(env, tracer::RealLauncher(), o.out_dir);
   o.repo_name = a.repo_name.empty() ? RepoName(git, l.root) : a.repo_name;
   auto head = git.Run(l.root, {"rev-parse", "HEAD"});
   o.base_commit = head.ok() ? head->substr(0, 40) : "";
@@ -182,7 +182,7 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
 }
 
 // When the test file was first committed (ISO 8601), from `git log --follow`.
-std::string FirstCommitted(extract::Git& git, const std::string& root, const std::string& file) {
+std::string FirstCommitted(tracer::Git& git, const std::string& root, const std::string& file) {
   auto log = git.Run(root, {"log", "--diff-filter=A", "--follow", "--format=%cI", "--", file});
   if (!log.ok() || log->empty()) return "";
   std::string text = log->substr(0, log->find_last_not_of('\n') + 1);
@@ -265,7 +265,7 @@ int RunAll(const ExtractArgs& a) {
   auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());
   util::Env& env = util::RealEnv();
-  extract::Git git(env, tracer::RealLauncher(), l->options.out_dir);
+  tracer::Git git(env, tracer::RealLauncher(), l->options.out_dir);
   std::map<std::string, size_t> rejected_before;  // by reason, before any task was tried
   for (const auto& [file, why] : l->not_passing)
     rejected_before["not passing: " + why.substr(0, why.find(" ("))]++;

@@ -6,7 +6,7 @@ namespace fbkit::extract {
 
 namespace {
 
-util::Status Reset(Git& git, const std::string& tree) {
+util::Status Reset(tracer::Git& git, const std::string& tree) {
   if (auto r = git.Run(tree, {"reset", "-q", "--hard", "HEAD"}); !r.ok()) return util::Error{r.error()};
   if (auto r = git.Run(tree, {"clean", "-q", "-f", "-d"}); !r.ok()) return util::Error{r.error()};
   return util::Status::Ok();
@@ -53,7 +53,7 @@ ApplyResult ApplyPatch(util::Env& env, tracer::Launcher& launcher, const std::st
     result.error = s.error();
     return result;
   }
-  Git git(env, launcher, scratch);
+  tracer::Git git(env, launcher, scratch);
   struct Attempt {
     std::string method;
     std::vector<std::string> args;
@@ -84,7 +84,7 @@ ApplyResult ApplyPatch(util::Env& env, tracer::Launcher& launcher, const std::st
   return result;
 }
 
-util::Expected<std::vector<std::string>> ChangedPaths(Git& git, const std::string& tree) {
+util::Expected<std::vector<std::string>> ChangedPaths(tracer::Git& git, const std::string& tree) {
   auto out = git.Run(tree, {"status", "--porcelain=v1", "-z", "--untracked-files=all",
                             "--no-renames"});
   if (!out.ok()) return util::Error{out.error()};
@@ -100,7 +100,7 @@ util::Expected<std::vector<std::string>> ChangedPaths(Git& git, const std::strin
   return paths;
 }
 
-util::Status RestorePaths(util::Env& env, Git& git, const std::string& tree,
+util::Status RestorePaths(util::Env& env, tracer::Git& git, const std::string& tree,
                           const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
     if (git.Run(tree, {"cat-file", "-e", "HEAD:" + p}).ok()) {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "extract/git.h"
+#include "tracer/git.h"
 #include "tracer/process.h"
 #include "util/env.h"
 
@@ -30,10 +30,10 @@ ApplyResult ApplyPatch(util::Env& env, tracer::Launcher& launcher, const std::st
 
 // Paths (relative, sorted) the work tree differs in from HEAD: modified, added, deleted
 // and untracked files.
-util::Expected<std::vector<std::string>> ChangedPaths(Git& git, const std::string& tree);
+util::Expected<std::vector<std::string>> ChangedPaths(tracer::Git& git, const std::string& tree);
 
 // Puts `paths` back as they are at HEAD (deleting those HEAD does not have).
-util::Status RestorePaths(util::Env& env, Git& git, const std::string& tree,
+util::Status RestorePaths(util::Env& env, tracer::Git& git, const std::string& tree,
                           const std::vector<std::string>& paths);
 
 }  // namespace fbkit::extract

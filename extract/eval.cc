@@ -8,7 +8,7 @@
 
 #include "extract/apply.h"
 #include "extract/eval_checks.h"
-#include "extract/git.h"
+#include "tracer/git.h"
 #include "extract/verify.h"
 #include "parser/python_parser.h"
 #include "util/hash.h"
@@ -238,7 +238,7 @@ std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& laun
 struct Context {
   util::Env& env;
   tracer::Launcher& launcher;
-  Git git;
+  tracer::Git git;
   InstanceInfo info;
   std::string task;  // absolute
   std::string work;
@@ -483,7 +483,7 @@ EvalReport EvaluateInstance(util::Env& env, tracer::Launcher& launcher,
   for (const auto& id : info->p2p_tests) r.p2p[id] = "not_run";
   if (r.empty_patch) return r;
   auto real = env.RealPath(task_dir);
-  Context c{env, launcher, Git(env, launcher, options.work_dir), *info,
+  Context c{env, launcher, tracer::Git(env, launcher, options.work_dir), *info,
             real.ok() ? *real : task_dir, options.work_dir,
             util::JoinPath(options.work_dir, "repo"), {}, {}};
   (void)env.RemoveAll(c.work);

@@ -98,7 +98,7 @@ util::Expected<std::string> RedirectTestImports(const Repo& repo, const std::str
   return out;
 }
 
-util::Expected<Level2> WriteLevel2(util::Env& env, Git& git, const Repo& repo,
+util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
                                    const std::string& f2p, const std::vector<std::string>& tops,
                                    const std::string& dir) {
   Level2 l2;

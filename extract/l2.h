@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "extract/git.h"
+#include "tracer/git.h"
 #include "extract/repo.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -21,7 +21,7 @@ struct Level2 {
   std::vector<std::string> test_uses;  // what the test reads from agent_code, sorted
 };
 
-util::Expected<Level2> WriteLevel2(util::Env& env, Git& git, const Repo& repo,
+util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
                                    const std::string& f2p, const std::vector<std::string>& tops,
                                    const std::string& dir);
 

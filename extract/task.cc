@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "extract/git.h"
+#include "tracer/git.h"
 #include "extract/l2.h"
 #include "extract/statement.h"
 #include "util/hash.h"
@@ -52,7 +52,7 @@ struct TaskFiles {
 
 // Writes `presolved/` (the cut repository without the F2P file, committed) and derives the
 // gold patch and the test patch from it with git.
-util::Expected<TaskFiles> WritePresolved(util::Env& env, Git& git, const Repo& repo,
+util::Expected<TaskFiles> WritePresolved(util::Env& env, tracer::Git& git, const Repo& repo,
                                          const ExtractOptions& options, const std::string& dir,
                                          const std::string& f2p,
                                          const std::map<std::string, std::string>& texts) {
@@ -242,7 +242,7 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
     std::string dir = util::JoinPath(staging, f.id);
     (void)env.RemoveAll(dir);
     if (auto s = env.MakeDirs(dir); !s.ok()) return finish("io", s.error());
-    Git git(env, launcher, dir);
+    tracer::Git git(env, launcher, dir);
     StatementInput si{options.repo_name, f2p.file, tops, plan->extracted, level, "", {}};
     if (level == 1) {
       auto patches = WritePresolved(env, git, ctx.repo, options, dir, f2p.file, cut.texts);

@@ -89,7 +89,7 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
   if (!info.ok()) return fail(info.error());
   (void)env.RemoveAll(options.work_dir);
   if (auto s = env.MakeDirs(options.work_dir); !s.ok()) return fail(s.error());
-  Git git(env, launcher, options.work_dir);
+  tracer::Git git(env, launcher, options.work_dir);
   std::string work = util::JoinPath(options.work_dir, "repo");
   auto real_task = env.RealPath(task_dir);
   std::string abs_task = real_task.ok() ? *real_task : task_dir;

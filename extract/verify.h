@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "extract/git.h"
+#include "tracer/git.h"
 #include "tracer/process.h"
 #include "tracer/runner.h"
 #include "util/env.h"

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "groundtruth/git.h"
+#include "tracer/git.h"
 #include "groundtruth/patch.h"
 #include "util/json_writer.h"
 
@@ -151,7 +151,7 @@ Ablation Judge(Ctx& c, const std::string& target) {
 }
 
 // Reverts one gold-patch file section, judges, restores; false when restoring failed.
-bool AblateFile(Ctx& c, Git& git, const FilePatch& f, Localization* l) {
+bool AblateFile(Ctx& c, tracer::Git& git, const FilePatch& f, Localization* l) {
   const std::string& path = f.path();
   Ablation a{path, "unknown", ""};
   if (auto s = git.Apply(c.repo, f.text, true); !s.ok()) {
@@ -244,7 +244,7 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
   auto base = FirstFailing(env, launcher, c.repo, settings, instance, fail_to_pass, c.runs);
   if (!base.ok()) return fail(base.error());
   if (!base->empty()) return fail("F2P " + *base + " does not pass with the gold patch");
-  Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   if (auto tests = ParsePatch(instance.test_patch); tests.ok()) {
     for (const auto& f : *tests) l.test.push_back(f.path());
   }

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "groundtruth/git.h"
+#include "tracer/git.h"
 #include "groundtruth/patch.h"
 #include "util/json_writer.h"
 
@@ -365,7 +365,7 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, tracer::
                                                         const std::string& work_dir) {
   auto parsed = ParsePatch(patch);
   if (!parsed.ok()) return util::Error{"patch: " + parsed.error()};
-  Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   std::string tree = util::JoinPath(work_dir, "tree");
   (void)env.RemoveAll(tree);
   if (auto s = env.MakeDirs(tree); !s.ok()) return util::Error{s.error()};

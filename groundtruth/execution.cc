@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "groundtruth/git.h"
+#include "tracer/git.h"
 #include "groundtruth/patch.h"
 #include "tracer/runner.h"
 #include "util/json_writer.h"
@@ -81,7 +81,7 @@ std::vector<std::string> RunnableTests(const std::string& test_patch) {
 
 util::Status PrepareCheckout(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
                              const std::string& dir, bool gold) {
-  Git git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
+  tracer::Git git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
   if (auto s = git.Checkout(instance.repo, instance.base_commit, dir); !s.ok()) {
     return util::Error{"cannot check out " + instance.base_commit + ": " + s.error()};
   }
@@ -118,7 +118,7 @@ Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& 
   std::string runs = util::JoinPath(work_dir, "run");
   auto before = RunTests(env, launcher, repo, settings, instance.pythonpath, v.test_files, runs);
   if (!before.ok()) return done("error", "pytest before the gold patch: " + before.error());
-  Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   if (auto s = git.Apply(repo, instance.patch); !s.ok()) {
     return done("discarded", "the gold patch does not apply: " + s.error());
   }

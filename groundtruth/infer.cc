@@ -3,7 +3,7 @@
 #include <set>
 
 #include "groundtruth/entity_changes.h"
-#include "groundtruth/git.h"
+#include "tracer/git.h"
 
 namespace fbkit::groundtruth {
 
@@ -11,7 +11,7 @@ util::Status BackInfer(util::Env& env, tracer::Launcher& launcher, parser::Pytho
                        const Instance& instance, const std::string& work_dir,
                        AgentInstance* agent) {
   if (agent->patch.empty()) return {};
-  Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   if (auto r = git.Run(instance.repo, {"rev-parse", "--verify", instance.base_commit + "^{commit}"});
       !r.ok()) {
     return util::Error{r.error()};

@@ -1,6 +1,6 @@
 // The few git operations ground-truth construction needs, with a fixed identity and no
 // user hooks: read a file at a commit, make a private checkout of a commit, apply or
-// revert a patch in a work tree. Processes go through tracer::Launcher (fakeable); the
+// revert a patch in a work tree. Processes go through Launcher (fakeable); the
 // user's repository is only ever read.
 #pragma once
 
@@ -13,12 +13,12 @@
 #include "util/env.h"
 #include "util/expected.h"
 
-namespace fbkit::groundtruth {
+namespace fbkit::tracer {
 
 class Git {
  public:
   // `scratch` is a directory for command logs and patch files (created on demand).
-  Git(util::Env& env, tracer::Launcher& launcher, std::string scratch)
+  Git(util::Env& env, Launcher& launcher, std::string scratch)
       : env_(env), launcher_(launcher), scratch_(std::move(scratch)) {}
 
   // Runs `git ARGS` in `cwd`; its output on success, else an error naming the command and
@@ -41,9 +41,9 @@ class Git {
   std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args);
 
   util::Env& env_;
-  tracer::Launcher& launcher_;
+  Launcher& launcher_;
   std::string scratch_;
   int counter_ = 0;
 };
 
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::tracer

@@ -1,14 +1,14 @@
-#include "groundtruth/git.h"
+#include "tracer/git.h"
 
 #include <unistd.h>
 
-namespace fbkit::groundtruth {
+namespace fbkit::tracer {
 
 std::pair<int, std::string> Git::Exec(const std::string& cwd,
                                      const std::vector<std::string>& args) {
-  tracer::ProcessSpec spec;
+  ProcessSpec spec;
   spec.argv = {"git", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
-               "-c", "core.autocrlf=false", "-c", "core.quotepath=false",
+               "-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.quotepath=false",
                "-c", "advice.detachedHead=false", "-c", "init.defaultBranch=main"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.cwd = cwd;
@@ -20,7 +20,7 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return {-1, s.error()};
   spec.log_path = util::JoinPath(scratch_, "git-" + std::to_string(::getpid()) + "-" +
                                                std::to_string(counter_++) + ".log");
-  auto exit = tracer::RunToCompletion(launcher_, spec);
+  auto exit = RunToCompletion(launcher_, spec);
   if (!exit.ok()) return {-1, "git: " + exit.error()};
   auto out = env_.ReadFile(spec.log_path);
   (void)env_.RemoveAll(spec.log_path);
@@ -32,7 +32,7 @@ util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<s
   if (code == 0) return text;
   std::string cmd = "git";
   for (const auto& a : args) cmd += " " + a;
-  if (text.size() > 1000) text = "..." + text.substr(text.size() - 1000);
+  if (text.size() > 2000) text = "..." + text.substr(text.size() - 2000);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return util::Error{cmd + " failed in " + cwd + ": " + text};
 }
@@ -77,4 +77,4 @@ util::Status Git::Apply(const std::string& dir, const std::string& patch, bool r
   return util::Error{text};
 }
 
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::tracer
