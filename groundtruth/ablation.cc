@@ -303,23 +303,7 @@ std::string LocalizationJson(const Localization& l) {
   w.EndObject();
   w.Key("instance_id"), w.String(l.instance_id);
   w.Key("schema"), w.String("fbkit.race-files/1");
-  w.Key("tasks"), w.BeginArray();
-  for (const auto& t : l.tasks) {
-    w.BeginObject();
-    w.Key("change"), w.String(t.change);
-    w.Key("entity"), w.String(t.entity);
-    w.Key("file"), w.String(t.file);
-    w.Key("kind"), w.String(t.kind);
-    w.Key("necessary");
-    if (t.necessary == "unknown") {
-      w.String("unknown");
-    } else {
-      w.Bool(t.necessary == "true");
-    }
-    if (!t.old_entity.empty()) w.Key("old_entity"), w.String(t.old_entity);
-    w.EndObject();
-  }
-  w.EndArray();
+  w.Key("tasks"), WriteTasks(w, l.tasks);
   w.EndObject();
   return out + "\n";
 }

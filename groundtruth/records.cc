@@ -241,6 +241,8 @@ void WriteSteps(util::JsonWriter& w, const std::vector<Step>& steps) {
   w.EndArray();
 }
 
+}  // namespace
+
 void WriteTasks(util::JsonWriter& w, const std::vector<GtTask>& tasks) {
   w.BeginArray();
   for (const auto& t : tasks) {
@@ -261,8 +263,6 @@ void WriteTasks(util::JsonWriter& w, const std::vector<GtTask>& tasks) {
   }
   w.EndArray();
 }
-
-}  // namespace
 
 std::string GroundTruthJson(const GroundTruth& gt) {
   std::string out;

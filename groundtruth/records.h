@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "util/expected.h"
+#include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
 
@@ -100,5 +101,8 @@ util::Expected<AgentRun> ParseAgentRun(const std::string& text, const std::strin
 
 // fbkit.race-gt/1 of one instance, keys and file lists sorted, ending in a newline.
 std::string GroundTruthJson(const GroundTruth& gt);
+// The tasks as a JSON array (each `necessary` as true, false or "unknown"; empty kind,
+// old_entity and purpose left out), for the documents that list them.
+void WriteTasks(util::JsonWriter& w, const std::vector<GtTask>& tasks);
 
 }  // namespace fbkit::groundtruth
