@@ -7,12 +7,12 @@
 #include <mutex>
 
 #include "cli/cli_common.h"
-#include "tracer/git.h"
 #include "extract/llm.h"
 #include "extract/task.h"
 #include "graph/graph_io.h"
 #include "parser/entity_table.h"
 #include "parser/python_parser.h"
+#include "tracer/git.h"
 #include "tracer/trace_json.h"
 #include "util/hash.h"
 #include "util/json_writer.h"

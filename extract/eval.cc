@@ -8,9 +8,9 @@
 
 #include "extract/apply.h"
 #include "extract/eval_checks.h"
-#include "tracer/git.h"
 #include "extract/verify.h"
 #include "parser/python_parser.h"
+#include "tracer/git.h"
 #include "util/hash.h"
 
 namespace fbkit::extract {

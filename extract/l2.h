@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tracer/git.h"
 #include "extract/repo.h"
+#include "tracer/git.h"
 #include "util/env.h"
 #include "util/expected.h"
 

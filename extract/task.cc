@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 
-#include "tracer/git.h"
 #include "extract/l2.h"
 #include "extract/statement.h"
+#include "tracer/git.h"
 #include "util/hash.h"
 #include "util/json_writer.h"
 

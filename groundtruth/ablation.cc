@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "tracer/git.h"
 #include "groundtruth/patch.h"
+#include "tracer/git.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {

@@ -4,8 +4,9 @@
 #include <map>
 #include <set>
 
-#include "tracer/git.h"
 #include "groundtruth/patch.h"
+#include "parser/entities_json.h"
+#include "tracer/git.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -428,15 +429,7 @@ std::string ChangeSetJson(const ChangeSet& set) {
   w.Key("files"), w.BeginArray();
   for (const auto& f : set.files) {
     w.BeginObject();
-    w.Key("parse_errors"), w.BeginArray();
-    for (const auto& e : f.parse_errors) {
-      w.BeginObject();
-      w.Key("column"), w.Int(e.column);
-      w.Key("line"), w.Int(e.line);
-      w.Key("message"), w.String(e.message);
-      w.EndObject();
-    }
-    w.EndArray();
+    w.Key("parse_errors"), parser::WriteParseErrors(w, f.parse_errors);
     w.Key("path"), w.String(f.path);
     w.Key("python"), w.Bool(f.python);
     w.Key("status"), w.String(f.status);

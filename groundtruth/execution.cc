@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "tracer/git.h"
 #include "groundtruth/patch.h"
+#include "tracer/git.h"
 #include "tracer/runner.h"
 #include "util/json_writer.h"
 

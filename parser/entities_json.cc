@@ -154,6 +154,18 @@ FileTable FileTableFromJson(const nlohmann::json& j) {
 
 }  // namespace
 
+void WriteParseErrors(util::JsonWriter& w, const std::vector<ParseError>& errors) {
+  w.BeginArray();
+  for (const auto& e : errors) {
+    w.BeginObject();
+    w.Key("column"), w.Int(e.column);
+    w.Key("line"), w.Int(e.line);
+    w.Key("message"), w.String(e.message);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void AppendFileTableJson(const FileTable& t, std::string* out) {
   util::JsonWriter w(out);
   w.BeginObject();
@@ -179,15 +191,7 @@ void AppendFileTableJson(const FileTable& t, std::string* out) {
   w.EndArray();
   w.Key("module"), w.String(t.module);
   w.Key("parse_errors");
-  w.BeginArray();
-  for (const auto& e : t.parse_errors) {
-    w.BeginObject();
-    w.Key("column"), w.Int(e.column);
-    w.Key("line"), w.Int(e.line);
-    w.Key("message"), w.String(e.message);
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteParseErrors(w, t.parse_errors);
   w.Key("path"), w.String(t.path);
   w.Key("sha256"), w.String(t.sha256);
   w.EndObject();

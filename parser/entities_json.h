@@ -9,6 +9,7 @@
 #include "parser/entity.h"
 #include "parser/source_files.h"
 #include "util/expected.h"
+#include "util/json_writer.h"
 
 namespace fbkit::parser {
 
@@ -20,6 +21,9 @@ void AppendFileTableJson(const FileTable& table, std::string* out);
 // The whole document: {"errors":[...],"files":[<fragments, one per line>],"root":..,"schema":..}.
 std::string EntitiesDocument(std::string_view root, const std::vector<std::string_view>& fragments,
                              const std::vector<FileError>& errors);
+
+// Writes parse errors as the format does: [{column, line, message}, ...].
+void WriteParseErrors(util::JsonWriter& w, const std::vector<ParseError>& errors);
 
 // Reads one file object back (the inverse of AppendFileTableJson).
 util::Expected<FileTable> ParseFileTableJson(std::string_view json);
