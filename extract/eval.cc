@@ -10,6 +10,7 @@
 #include "extract/eval_checks.h"
 #include "extract/verify.h"
 #include "parser/python_parser.h"
+#include "parser/source_files.h"
 #include "tracer/git.h"
 #include "util/hash.h"
 
@@ -87,32 +88,19 @@ std::string Tail(const std::string& s, size_t n) {
 
 // ---------------------------------------------------------------- L2 package checks
 
-// Absolute imports of the original library by agent_code's modules, statically.
-std::vector<std::string> StaticReexports(util::Env& env, const std::string& package_dir,
+// Absolute imports of the original library by the modules under `site` (agent_code's),
+// statically.
+std::vector<std::string> StaticReexports(util::Env& env, const std::string& site,
                                          const std::set<std::string>& originals) {
   std::vector<std::string> out;
   auto parser = parser::PythonParser::Create();
   if (!parser.ok()) return {"cannot parse agent_code: " + parser.error()};
-  std::vector<std::string> dirs = {package_dir};
-  std::vector<std::string> files;
-  while (!dirs.empty()) {
-    std::string dir = dirs.back();
-    dirs.pop_back();
-    auto entries = env.ListDir(dir);
-    if (!entries.ok()) continue;
-    for (const auto& e : *entries) {
-      std::string path = util::JoinPath(dir, e.name);
-      if (e.type == util::FileType::kDirectory) dirs.push_back(path);
-      else if (e.name.ends_with(".py")) files.push_back(path);
-    }
-  }
-  std::sort(files.begin(), files.end());
-  std::string parent = package_dir.substr(0, package_dir.rfind('/') + 1);
-  for (const auto& file : files) {
-    auto text = env.ReadFile(file);
+  auto tree = parser::FindPythonFiles(env, site, {});
+  if (!tree.ok()) return {"cannot list agent_code: " + tree.error()};
+  for (const auto& file : tree->files) {
+    auto text = env.ReadFile(util::JoinPath(site, file.path));
     if (!text.ok()) continue;
-    std::string rel = file.substr(parent.size());
-    parser::FileTable t = (*parser)->Parse(rel, "agent_code", *text);
+    parser::FileTable t = (*parser)->Parse(file.path, file.module, *text);
     for (const auto& imp : t.imports) {
       if (imp.level > 0) continue;
       std::vector<std::string> modules;
@@ -120,8 +108,8 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& pack
       else for (const auto& n : imp.names) modules.push_back(n.name);
       for (const auto& m : modules) {
         if (originals.count(m.substr(0, m.find('.')))) {
-          out.push_back(rel + ":" + std::to_string(imp.line) + " imports the original library (" +
-                        m + ")");
+          out.push_back(file.path + ":" + std::to_string(imp.line) +
+                        " imports the original library (" + m + ")");
         }
       }
     }
@@ -340,7 +328,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   auto copied = Capture(c.env, c.launcher, cp, 0);
   if (!copied.ok() || copied->code != 0) return util::Error{"cannot install agent_code"};
   std::set<std::string> originals = Originals(c);
-  for (const auto& why : StaticReexports(c.env, util::JoinPath(site, "agent_code"), originals)) {
+  for (const auto& why : StaticReexports(c.env, site, originals)) {
     Suspect(r, why);
   }
   for (const auto& why :
