@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/strings.h"
+
 namespace fbkit::extract {
 
 namespace {
@@ -10,10 +12,6 @@ util::Status Reset(tracer::Git& git, const std::string& tree) {
   if (auto r = git.Run(tree, {"reset", "-q", "--hard", "HEAD"}); !r.ok()) return util::Error{r.error()};
   if (auto r = git.Run(tree, {"clean", "-q", "-f", "-d"}); !r.ok()) return util::Error{r.error()};
   return util::Status::Ok();
-}
-
-std::string Tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
 }
 
 // GNU patch with fuzz; rejects discarded (a partial application counts as a failure).
@@ -29,7 +27,7 @@ util::Status FuzzyPatch(util::Env& env, tracer::Launcher& launcher, const std::s
   if (!exit.ok()) return util::Error{"patch: " + exit.error()};
   if (exit->code == 0) return util::Status::Ok();
   auto log = env.ReadFile(spec.log_path);
-  return util::Error{"patch --fuzz=3: " + Tail(log.ok() ? *log : "", 1500)};
+  return util::Error{"patch --fuzz=3: " + util::Tail(log.ok() ? *log : "", 1500)};
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "parser/source_files.h"
 #include "tracer/git.h"
 #include "util/hash.h"
+#include "util/strings.h"
 
 namespace fbkit::extract {
 
@@ -80,10 +81,6 @@ util::Expected<Captured> Capture(util::Env& env, tracer::Launcher& launcher,
   auto out = env.ReadFile(spec.log_path);
   c.output = out.ok() ? *out : "";
   return c;
-}
-
-std::string Tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
 }
 
 // ---------------------------------------------------------------- L2 package checks
@@ -198,7 +195,7 @@ std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& laun
   if (!c.ok()) return {"the import probe could not run: " + c.error()};
   if (c->timed_out) return {"importing agent_code did not finish in time"};
   auto text = env.ReadFile(out);
-  if (!text.ok()) return {"the import probe failed: " + Tail(c->output, 500)};
+  if (!text.ok()) return {"the import probe failed: " + util::Tail(c->output, 500)};
   try {
     json j = json::parse(*text);
     if (j.contains("error")) return {};  // an import error is the tests' business
@@ -217,7 +214,7 @@ std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& laun
     list("objects", "agent_code's objects come from the original library");
     return reasons;
   } catch (const json::exception&) {
-    return {"the import probe failed: " + Tail(c->output, 500)};
+    return {"the import probe failed: " + util::Tail(c->output, 500)};
   }
 }
 
@@ -258,7 +255,7 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
   ApplyResult a = ApplyPatch(c.env, c.launcher, c.repo, p.patch, c.work);
   r->applied = a.applied;
   r->apply_method = a.method;
-  r->apply_error = Tail(a.error, 2000);
+  r->apply_error = util::Tail(a.error, 2000);
   if (!a.applied) return util::Status::Ok();
   auto changed = ChangedPaths(c.git, c.repo);
   if (!changed.ok()) return util::Error{changed.error()};
@@ -307,7 +304,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   ApplyResult a = ApplyPatch(c.env, c.launcher, agent, p.patch, c.work);
   r->applied = a.applied;
   r->apply_method = a.method;
-  r->apply_error = Tail(a.error, 2000);
+  r->apply_error = util::Tail(a.error, 2000);
   if (!a.applied) return util::Status::Ok();
   std::string package;
   for (const char* where : {"agent_code", "src/agent_code"}) {

@@ -11,6 +11,7 @@
 #include "tracer/agent_files.h"
 #include "tracer/journal.h"
 #include "util/hash.h"
+#include "util/strings.h"
 
 namespace fbkit::tracer {
 namespace {
@@ -18,10 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-std::string Tail(const std::string& text, size_t n) {
-  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
-}
 
 // One pytest process: its journal, its log, and how it ended.
 struct SessionResult {
@@ -113,7 +110,7 @@ class Runner {
     auto built = RunToCompletion(launcher_, cc);
     if (!built.ok() || built->code != 0) {
       auto log = env_.ReadFile(cc.log_path);
-      return util::Error{"compiling the accelerator failed: " + (log.ok() ? Tail(*log, 1000) : "")};
+      return util::Error{"compiling the accelerator failed: " + (log.ok() ? util::Tail(*log, 1000) : "")};
     }
     if (std::rename(tmp.c_str(), so.c_str()) != 0) return util::Error{"cannot move " + tmp};
     return so;
@@ -164,7 +161,7 @@ class Runner {
     }
     if (info->code == 127 && text.find("cannot run") != std::string::npos) {
       return util::Error{"the interpreter '" + options_.python +
-                         "' cannot be run (--python): " + Tail(text, 500)};
+                         "' cannot be run (--python): " + util::Tail(text, 500)};
     }
     std::string last = text.substr(0, text.find_last_not_of("\n") + 1);
     last = last.substr(last.find_last_of('\n') + 1);
@@ -172,7 +169,7 @@ class Runner {
       return util::Error{"pytest is not importable with '" + options_.python +
                          "' (install it, or pass --python)"};
     }
-    return util::Error{"'" + options_.python + "' failed: " + Tail(text, 1500)};
+    return util::Error{"'" + options_.python + "' failed: " + util::Tail(text, 1500)};
   }
 
   std::vector<std::pair<std::string, std::string>> BaseEnv(const std::string& journal) const {
@@ -304,7 +301,7 @@ class Runner {
     FileTrace& f = trace->files[file];
     f.file = file;
     f.status = r.timed_out ? FileStatus::kTimeout : FileStatus::kCrashed;
-    f.error = DescribeAbort(r) + "\n" + Tail(r.log, 3000);
+    f.error = DescribeAbort(r) + "\n" + util::Tail(r.log, 3000);
   }
 
   std::string DescribeAbort(const SessionResult& r) const {
@@ -333,7 +330,7 @@ class Runner {
       }
       if (!r->last_file && collected_.empty()) {
         return util::Error{"pytest ended before collecting any test (" + DescribeAbort(*r) +
-                           "):\n" + Tail(r->log, 3000)};
+                           "):\n" + util::Tail(r->log, 3000)};
       }
       paths = AfterAbort(*r, &done);
       done_before_ = done.size();
@@ -350,7 +347,7 @@ class Runner {
       f.file = name;
       f.status = FileStatus::kNotRun;
       f.error = "pytest ended (exit status " + std::to_string(trace_.exitstatus.value_or(-1)) +
-                ") before running this file\n" + Tail(r.log, 3000);
+                ") before running this file\n" + util::Tail(r.log, 3000);
     }
   }
 
@@ -362,7 +359,7 @@ class Runner {
     }
     return util::Error{"pytest collected nothing (exit status " +
                        std::to_string(trace_.exitstatus.value_or(-1)) + "):\n" +
-                       Tail(r.log, 3000)};
+                       util::Tail(r.log, 3000)};
   }
 
   util::Status MarkNotRun(const std::vector<std::string>& files) {
