@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 namespace fbkit::cli {
 
@@ -26,6 +27,19 @@ void Progress::Update(size_t done, size_t total) {
   double elapsed = std::chrono::duration<double>(now - start_).count();
   std::fprintf(stderr, "\r\033[K%s %zu/%zu, %.0f s", label_.c_str(), done, total, elapsed);
   std::fflush(stderr);
+}
+
+int RunMain(CLI::App& app, int argc, char** argv, const char* name, const int& exit_code) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: fatal: %s\n", name, e.what());
+    return kExitFailure;
+  }
+  return exit_code;
 }
 
 int Fail(const std::string& who, const std::string& message) {

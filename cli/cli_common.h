@@ -1,6 +1,7 @@
 // Shared pieces of fbkit's command-line tools: exit codes, progress on a terminal, output.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -36,6 +37,11 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_;
 };
+
+// A tool's main() after its subcommands are added: parses argv, runs the chosen
+// subcommand's callback and returns the exit code it stored in `exit_code`; kExitUsage for
+// a bad command line (0 for --help), kExitFailure for an exception ("NAME: fatal: ...").
+int RunMain(CLI::App& app, int argc, char** argv, const char* name, const int& exit_code);
 
 // Prints "WHO: MESSAGE" on stderr and returns kExitFailure.
 int Fail(const std::string& who, const std::string& message);

@@ -1,7 +1,6 @@
-// fb-extract: FeatureBench tasks from a traced repository (extraction and verification).
+// fb-extract: FeatureBench tasks from a traced repository (extraction, verification and
+// evaluation of agents' patches).
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <exception>
 
 #include "cli/cli_common.h"
 #include "cli/eval_command.h"
@@ -16,14 +15,5 @@ int main(int argc, char** argv) {
   int exit_code = fbkit::cli::kExitOk;
   fbkit::cli::AddExtractCommands(app, &exit_code);
   fbkit::cli::AddEvalCommand(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : fbkit::cli::kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fb-extract: fatal: %s\n", e.what());
-    return fbkit::cli::kExitFailure;
-  }
-  return exit_code;
+  return fbkit::cli::RunMain(app, argc, argv, "fb-extract", exit_code);
 }

@@ -1,7 +1,5 @@
 // fb-graph: entities, traces and the dependency graph of a Python repository.
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <exception>
 
 #include "cli/cli_common.h"
 #include "cli/entities_command.h"
@@ -16,14 +14,5 @@ int main(int argc, char** argv) {
   fbkit::cli::AddEntitiesCommand(app, &exit_code);
   fbkit::cli::AddTraceCommand(app, &exit_code);
   fbkit::cli::AddGraphCommands(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : fbkit::cli::kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fb-graph: fatal: %s\n", e.what());
-    return fbkit::cli::kExitFailure;
-  }
-  return exit_code;
+  return fbkit::cli::RunMain(app, argc, argv, "fb-graph", exit_code);
 }

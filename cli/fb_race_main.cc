@@ -1,8 +1,6 @@
 // fb-race: RACE-bench ground truth (execution filtering, file and entity localisation) and
 // offline scoring of agents against it.
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <exception>
 
 #include "cli/cli_common.h"
 #include "cli/race_commands.h"
@@ -14,14 +12,5 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = fbkit::cli::kExitOk;
   fbkit::cli::AddRaceCommands(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : fbkit::cli::kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fb-race: fatal: %s\n", e.what());
-    return fbkit::cli::kExitFailure;
-  }
-  return exit_code;
+  return fbkit::cli::RunMain(app, argc, argv, "fb-race", exit_code);
 }
