@@ -154,10 +154,6 @@ int RunEval(const EvalArgs& a) {
     std::fprintf(stderr, "%s: give either --predictions FILE or --gold\n", who.c_str());
     return kExitUsage;
   }
-  if (a.format != "json" && a.format != "table") {
-    std::fprintf(stderr, "%s: --format must be json or table\n", who.c_str());
-    return kExitUsage;
-  }
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(who, tasks.error());
   std::vector<std::string> errors;
@@ -240,7 +236,8 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
                    "Directory of agent logs (ID.log, ID.txt, ID.json, ... or ID/): flag reads "
                    "of the installed library's sources");
   eval->add_option("--instance", a->only, "Only this instance id (repeatable)");
-  eval->add_option("--format", a->format, "Summary on stdout: json (default) or table");
+  eval->add_option("--format", a->format, "Summary on stdout: json (default) or table")
+      ->check(CLI::IsMember({"json", "table"}));
   eval->add_option("--html", a->html, "Also write a one-page HTML report to this file");
   eval->add_flag("--rerun", a->rerun, "Evaluate again instances an earlier run finished");
   eval->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
