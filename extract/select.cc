@@ -133,8 +133,9 @@ std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, uint32_t v) {
 // BFS over the graph from the top objects (FeatureBench step 6).
 class Extractor {
  public:
-  Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p, int cap)
-      : g_(g), repo_(repo), t_(t), p2p_(p2p), cap_(cap) {}
+  Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
+            const std::set<std::string>& kept, int cap)
+      : g_(g), repo_(repo), t_(t), p2p_(p2p), kept_(kept), cap_(cap) {}
 
   void Run(const std::vector<uint32_t>& tops, Plan* plan) {
     std::deque<std::pair<uint32_t, bool>> queue;  // (node, inside an extracted entity)
@@ -146,7 +147,7 @@ class Extractor {
       if (!seen.insert(v).second) continue;
       const graph::Node& n = g_.nodes()[v];
       if (n.kind == EntityKind::kModule || (!inside && !Cuttable(n.id))) continue;
-      if (!inside && ReachedByP2P(v)) {
+      if (!inside && (ReachedByP2P(v) || kept_.count(n.id))) {
         if (n.kind == EntityKind::kClass) Children(v, false, &queue);
         continue;
       }
@@ -214,6 +215,7 @@ class Extractor {
   const Repo& repo_;
   uint32_t t_;
   const std::set<uint32_t>& p2p_;
+  const std::set<std::string>& kept_;
   int cap_;
   int lines_ = 0;
   std::map<uint32_t, bool> memo_;
@@ -331,17 +333,28 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   plan.cap =
       options.min_cap +
       static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));
+  if (auto s = Reextract(repo, g, &plan); !s.ok()) return util::Error{s.error()};
+  return plan;
+}
+
+util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
+  auto t = TestFileIndex(g, plan->f2p);
+  if (!t) return util::Error{plan->f2p + " is not a test file of the graph"};
   std::set<uint32_t> p2p_index;
-  for (const auto& f : plan.p2p) p2p_index.insert(*TestFileIndex(g, f));
+  for (const auto& f : plan->p2p) p2p_index.insert(*TestFileIndex(g, f));
   std::vector<uint32_t> tops;
-  for (const auto& id : plan.top_objects) {
+  for (const auto& id : plan->top_objects) {
     if (auto v = g.Find(id)) tops.push_back(*v);
   }
-  Extractor(g, repo, *t, p2p_index, plan.cap).Run(tops, &plan);
-  if (plan.extracted.empty()) {
-    return util::Error{"every top-level object is also used by the P2P files"};
+  plan->extracted.clear();
+  plan->capped = false;
+  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap).Run(tops, plan);
+  if (plan->extracted.empty()) {
+    return util::Error{plan->kept.empty()
+                           ? "every top-level object is also used by the P2P files"
+                           : "everything left to extract is used by code that stays"};
   }
-  return plan;
+  return util::Status::Ok();
 }
 
 int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted) {

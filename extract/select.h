@@ -61,6 +61,7 @@ struct Plan {
   std::vector<std::string> demoted;      // top objects given up to find P2P files
   std::vector<std::string> p2p;          // test files, sorted
   std::set<std::string> extracted;       // entity ids (nested ones included)
+  std::set<std::string> kept;            // entities that must stay (code that stays uses them)
   int cap = 0;
   bool capped = false;
 };
@@ -88,6 +89,11 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph&
 util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,
                               const std::vector<PassingFile>& passing, const PassingFile& f2p,
                               const SelectOptions& options, const TopChooser& chooser);
+
+// Step 4 again after a cut found entities that must stay (`plan->kept`): a kept function
+// stays whole; a kept class stays as a shell whose members are weighed one by one like those
+// of a class the P2P files use. Fails when nothing can be extracted any more.
+util::Status Reextract(const Repo& repo, const graph::DepGraph& g, Plan* plan);
 
 // Lines of the extracted entities, each line counted once.
 int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted);

@@ -37,14 +37,6 @@ std::vector<FilePolicy> Policies(const Repo& repo, const graph::DepGraph& g, con
   return policy;
 }
 
-// The entity ids and everything nested in them.
-void Erase(std::set<std::string>* ids, const std::string& id) {
-  for (auto it = ids->lower_bound(id); it != ids->end();) {
-    if (*it != id && !it->starts_with(id + ".")) break;
-    it = ids->erase(it);
-  }
-}
-
 struct TaskFiles {
   std::string patch;
   std::string test_patch;
@@ -197,10 +189,10 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
   for (int round = 0;; ++round) {
     cut = PlanCut(ctx.repo, ctx.index, plan->extracted, policy, parser);
     if (cut.conflicts.empty()) break;
-    for (const auto& id : cut.conflicts) Erase(&plan->extracted, id);
-    if (plan->extracted.empty() || round > 200) {
-      return finish("still used", "every extracted entity is used by code that stays (" +
-                                      cut.reasons.front() + ")");
+    plan->kept.insert(cut.conflicts.begin(), cut.conflicts.end());
+    if (round > 200) return finish("still used", cut.reasons.front());
+    if (auto s = Reextract(ctx.repo, ctx.graph, &*plan); !s.ok()) {
+      return finish("still used", s.error() + " (" + cut.reasons.front() + ")");
     }
   }
   if (!cut.problems.empty()) return finish("unparsable cut", cut.problems.front());
