@@ -138,6 +138,14 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   auto t = tracer::ParseTraceDocument(*ttext);
   if (!t.ok()) return util::Error{a.trace + ": " + t.error()};
   l.trace = std::move(*t);
+  if (l.trace.mode == "session" && !a.quiet) {
+    std::fprintf(stderr,
+                 "note: %s was recorded in one pytest session: a test file that passes only "
+                 "after other files ran (order-dependent) counts as passing and fails "
+                 "verification; `fb-graph trace --isolate` runs each file alone, as "
+                 "FeatureBench does\n",
+                 a.trace.c_str());
+  }
   parser::EntitiesOptions eo;
   eo.root = l.root;
   eo.excludes = a.excludes;

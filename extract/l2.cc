@@ -19,10 +19,50 @@ std::string Renamed(const std::string& module, const std::string& package) {
   return "agent_code" + module.substr(package.size());
 }
 
-// One package file with its absolute imports of the package redirected to agent_code.
-util::Expected<std::string> RewritePackageFile(const parser::FileTable& t, const std::string& src,
-                                               const std::string& package, bool dotted_ok = false) {
-  std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> edits;
+using Edits = std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>>;
+
+std::string ApplyEdits(const std::string& src, Edits edits) {
+  std::sort(edits.begin(), edits.end());
+  std::string out;
+  int64_t pos = 0;
+  for (const auto& [span, text] : edits) {
+    out += src.substr(static_cast<size_t>(pos), static_cast<size_t>(span.first - pos)) + text;
+    pos = span.second;
+  }
+  return out + src.substr(static_cast<size_t>(pos));
+}
+
+bool IdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Mentions of the package's modules inside str literals ("pkg.sub.Name", regex "pkg\.sub"),
+// which name the implementation the test exercises: pytest.raises matches, exconly() texts,
+// monkeypatch targets. The package name must start a word and be followed by a submodule.
+Edits StringEdits(const Repo& repo, const std::string& src, const std::string& package,
+                  const std::vector<std::pair<int64_t, int64_t>>& spans) {
+  Edits edits;
+  for (const auto& [b, e] : spans) {
+    std::string_view text(src.data() + b, static_cast<size_t>(e - b));
+    for (size_t at = text.find(package); at != std::string_view::npos;
+         at = text.find(package, at + 1)) {
+      if (at > 0 && (IdentChar(text[at - 1]) || text[at - 1] == '.')) continue;
+      size_t dot = at + package.size();
+      if (text.substr(dot, 2) == "\\.") dot += 1;
+      if (dot >= text.size() || text[dot] != '.') continue;
+      size_t end = dot + 1;
+      while (end < text.size() && IdentChar(text[end])) ++end;
+      if (!repo.IsModule(package, std::string(text.substr(dot + 1, end - dot - 1)))) continue;
+      edits.push_back({{b + static_cast<int64_t>(at),
+                        b + static_cast<int64_t>(at + package.size())},
+                       "agent_code"});
+    }
+  }
+  return edits;
+}
+
+// The edits that redirect a file's absolute imports of the package to agent_code.
+util::Expected<Edits> ImportEdits(const parser::FileTable& t, const std::string& src,
+                                  const std::string& package, bool dotted_ok) {
+  Edits edits;
   for (const auto& imp : t.imports) {
     if (imp.level != 0) continue;
     if (imp.is_from) {
@@ -53,28 +93,33 @@ util::Expected<std::string> RewritePackageFile(const parser::FileTable& t, const
       edits.push_back({{n.start_byte, n.end_byte}, text});
     }
   }
-  std::sort(edits.begin(), edits.end());
-  std::string out;
-  int64_t pos = 0;
-  for (const auto& [span, text] : edits) {
-    out += src.substr(static_cast<size_t>(pos), static_cast<size_t>(span.first - pos)) + text;
-    pos = span.second;
-  }
-  return out + src.substr(static_cast<size_t>(pos));
+  return edits;
+}
+
+// One package file with its absolute imports of the package redirected to agent_code.
+util::Expected<std::string> RewritePackageFile(const parser::FileTable& t, const std::string& src,
+                                               const std::string& package) {
+  auto edits = ImportEdits(t, src, package, false);
+  if (!edits.ok()) return util::Error{edits.error()};
+  return ApplyEdits(src, std::move(*edits));
 }
 
 }  // namespace
 
-util::Expected<std::string> RedirectTestImports(const Repo& repo, const std::string& f2p,
+util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::PythonParser& python,
+                                                const std::string& f2p,
                                                 const std::string& package,
                                                 std::vector<std::string>* uses) {
   auto tf = repo.FileOf(f2p);
   if (!tf) return util::Error{f2p + " is not in the entity table"};
   const parser::FileTable& t = repo.files()[*tf];
   const std::string& src = repo.source(*tf);
-  auto out = RewritePackageFile(t, src, package, true);
-  if (!out.ok()) return out;
-  if (*out == src) return util::Error{f2p + " does not import " + package};
+  auto edits = ImportEdits(t, src, package, true);
+  if (!edits.ok()) return util::Error{edits.error()};
+  if (edits->empty()) return util::Error{f2p + " does not import " + package};
+  Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
+  edits->insert(edits->end(), strings.begin(), strings.end());
+  std::string out = ApplyEdits(src, std::move(*edits));
   // What the test reads from the package: imported names and dotted uses.
   std::set<std::string> names, heads;
   for (const auto& imp : t.imports) {
@@ -99,7 +144,7 @@ util::Expected<std::string> RedirectTestImports(const Repo& repo, const std::str
 }
 
 util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
-                                   const std::string& f2p, const std::vector<std::string>& tops,
+                                   parser::PythonParser& parser, const std::string& f2p, const std::vector<std::string>& tops,
                                    const std::string& dir) {
   Level2 l2;
   for (const auto& id : tops) {
@@ -139,7 +184,7 @@ util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo&
   (void)env.RemoveAll(work);
   // The test patch adds the redirected F2P file to the original repository (which, like
   // L1's presolved + patch.diff, does not have it).
-  auto redirected = RedirectTestImports(repo, f2p, l2.package, &l2.test_uses);
+  auto redirected = RedirectTestImports(repo, parser, f2p, l2.package, &l2.test_uses);
   if (!redirected.ok()) return util::Error{redirected.error()};
   if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{s.error()};
   if (auto r = git.Run(work, {"init", "-q"}); !r.ok()) return util::Error{r.error()};

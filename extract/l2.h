@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "extract/repo.h"
+#include "parser/python_parser.h"
 #include "tracer/git.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -22,12 +23,15 @@ struct Level2 {
 };
 
 util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
-                                   const std::string& f2p, const std::vector<std::string>& tops,
+                                   parser::PythonParser& parser, const std::string& f2p, const std::vector<std::string>& tops,
                                    const std::string& dir);
 
 // The F2P file's text with every import of `package` redirected to agent_code (so that the
-// test sees one implementation throughout); `uses` gets what it reads from the package.
-util::Expected<std::string> RedirectTestImports(const Repo& repo, const std::string& f2p,
+// test sees one implementation throughout), and the package's module paths named in its str
+// literals ("pkg.sub.Error: ...", r"pkg\.sub", "pkg.sub.attr" targets) renamed the same way;
+// `uses` gets what it reads from the package.
+util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::PythonParser& python,
+                                                const std::string& f2p,
                                                 const std::string& package,
                                                 std::vector<std::string>* uses);
 

@@ -241,7 +241,7 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
       if (!patches.ok()) return finish("io", patches.error());
       f.patches = *patches;
     } else {
-      auto l2 = WriteLevel2(env, git, ctx.repo, f2p.file, tops, dir);
+      auto l2 = WriteLevel2(env, git, ctx.repo, parser, f2p.file, tops, dir);
       if (!l2.ok()) {
         (void)env.RemoveAll(dir);
         o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + l2.error();

@@ -975,6 +975,42 @@ std::vector<PythonParser::Block> PythonParser::Blocks(std::string_view source) {
   return blocks;
 }
 
+std::vector<std::pair<int64_t, int64_t>> PythonParser::StringTexts(std::string_view source) {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  int64_t offset = 0;
+  TSTree* tree = ParseTree(impl_->parser, source, &offset);
+  if (tree == nullptr) return spans;
+  std::string_view src = source.substr(static_cast<size_t>(offset));
+  std::vector<TSNode> stack = {ts_tree_root_node(tree)};
+  while (!stack.empty()) {
+    TSNode node = stack.back();
+    stack.pop_back();
+    if (impl_->SymOf(node) != Sym::kString) {
+      for (Children c(node); c.valid(); c.Next()) {
+        if (ts_node_child_count(c.node()) > 0) stack.push_back(c.node());
+      }
+      continue;
+    }
+    bool bytes = false;
+    for (Children c(node); c.valid(); c.Next()) {
+      TSNode child = c.node();
+      Sym sym = impl_->SymOf(child);
+      if (sym == Sym::kStringStart) {
+        std::string_view prefix = src.substr(ts_node_start_byte(child),
+                                             ts_node_end_byte(child) - ts_node_start_byte(child));
+        bytes = prefix.find_first_of("bB") != std::string_view::npos;
+      } else if (sym == Sym::kStringContent && !bytes) {
+        spans.emplace_back(offset + ts_node_start_byte(child), offset + ts_node_end_byte(child));
+      } else if (sym == Sym::kInterpolation) {
+        stack.push_back(child);  // strings nested in the expression
+      }
+    }
+  }
+  ts_tree_delete(tree);
+  std::sort(spans.begin(), spans.end());
+  return spans;
+}
+
 const char* EntityKindName(EntityKind kind) {
   switch (kind) {
     case EntityKind::kModule:

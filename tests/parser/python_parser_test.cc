@@ -400,5 +400,19 @@ TEST_F(PythonParserTest, HugeFile) {
   EXPECT_EQ(t.entities.back().end_line, 3 * 19999 + 2);
 }
 
+TEST_F(PythonParserTest, StringTextsAreTheLiteralTextOfStrLiteralsOnly) {
+  std::string src =
+      "x = 'a.b'\n"
+      "y = b'bytes.b'\n"
+      "z = f\"pre {g('in.f')} post\"\n"
+      "w = (r'raw\\.d'\n"
+      "     \"joined\")\n"
+      "# 'comment'\n"
+      "v = ''\n";
+  std::vector<std::string> got;
+  for (auto [b, e] : parser_->StringTexts(src)) got.push_back(src.substr(b, e - b));
+  EXPECT_EQ(got, (std::vector<std::string>{"a.b", "pre ", "in.f", " post", "raw\\.d", "joined"}));
+}
+
 }  // namespace
 }  // namespace fbkit::parser

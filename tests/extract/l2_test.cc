@@ -1,0 +1,76 @@
+// The level-2 test file: imports of the package and the package's module paths named in str
+// literals are redirected to agent_code; other text is left as it was.
+#include "extract/l2.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parser/python_parser.h"
+#include "tests/testing/fake_env.h"
+
+namespace fbkit::extract {
+namespace {
+
+class L2Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto p = parser::PythonParser::Create();
+    ASSERT_TRUE(p.ok());
+    parser_ = std::move(*p);
+  }
+
+  util::Expected<std::string> Redirect(const std::string& test_source,
+                                       std::vector<std::string>* uses = nullptr) {
+    std::map<std::string, std::pair<std::string, std::string>> files = {
+        {"pkg/__init__.py", {"pkg", "from .errors import Bad\n"}},
+        {"pkg/errors.py", {"pkg.errors", "class Bad(Exception):\n    pass\n"}},
+        {"tests/test_x.py", {"tests.test_x", test_source}},
+    };
+    std::vector<parser::FileTable> tables;
+    for (const auto& [path, m] : files) {
+      env_.AddFile("/r/" + path, m.second);
+      tables.push_back(parser_->Parse(path, m.first, m.second, true));
+    }
+    repo_ = std::make_unique<Repo>(std::move(*Repo::Load(env_, "/r", std::move(tables))));
+    return RedirectTestImports(*repo_, *parser_, "tests/test_x.py", "pkg", uses);
+  }
+
+  testing::FakeEnv env_;
+  std::unique_ptr<parser::PythonParser> parser_;
+  std::unique_ptr<Repo> repo_;
+};
+
+TEST_F(L2Test, ModulePathsInStrLiteralsFollowTheImports) {
+  auto got = Redirect(
+      "import pkg.errors\n"
+      "from pkg import Bad\n"
+      "\n"
+      "def test_x(monkeypatch):\n"
+      "    monkeypatch.setattr('pkg.errors.Bad', None)\n"
+      "    assert msg == 'pkg.errors.Bad: no'\n"
+      "    match = r'<pkg\\.errors\\.Bad object'\n"
+      "    keep = ['pkg', 'pkg.nothing', 'mypkg.errors', 'x.pkg.errors', b'pkg.errors']\n");
+  ASSERT_TRUE(got.ok()) << got.error();
+  EXPECT_EQ(*got,
+            "import agent_code.errors, agent_code as pkg\n"
+            "from agent_code import Bad\n"
+            "\n"
+            "def test_x(monkeypatch):\n"
+            "    monkeypatch.setattr('agent_code.errors.Bad', None)\n"
+            "    assert msg == 'agent_code.errors.Bad: no'\n"
+            "    match = r'<agent_code\\.errors\\.Bad object'\n"
+            "    keep = ['pkg', 'pkg.nothing', 'mypkg.errors', 'x.pkg.errors', b'pkg.errors']\n");
+}
+
+TEST_F(L2Test, ATestFileThatDoesNotImportThePackageIsAnError) {
+  auto got = Redirect("def test_x():\n    assert 'pkg.errors'\n");
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.error().find("does not import pkg"), std::string::npos) << got.error();
+}
+
+}  // namespace
+}  // namespace fbkit::extract
