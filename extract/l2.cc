@@ -34,27 +34,15 @@ std::string ApplyEdits(const std::string& src, Edits edits) {
 
 bool IdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// Mentions of the package's modules inside str literals ("pkg.sub.Name", regex "pkg\.sub"),
-// which name the implementation the test exercises: pytest.raises matches, exconly() texts,
-// monkeypatch targets. The package name must start a word and be followed by a submodule.
+// Mentions of the package's modules inside str literals, which name the implementation the
+// test exercises: pytest.raises matches, exconly() texts, monkeypatch targets.
 Edits StringEdits(const Repo& repo, const std::string& src, const std::string& package,
                   const std::vector<std::pair<int64_t, int64_t>>& spans) {
   Edits edits;
   for (const auto& [b, e] : spans) {
     std::string_view text(src.data() + b, static_cast<size_t>(e - b));
-    for (size_t at = text.find(package); at != std::string_view::npos;
-         at = text.find(package, at + 1)) {
-      if (at > 0 && (IdentChar(text[at - 1]) || text[at - 1] == '.')) continue;
-      size_t dot = at + package.size();
-      if (text.substr(dot, 2) == "\\.") dot += 1;
-      if (dot >= text.size() || text[dot] != '.') continue;
-      size_t end = dot + 1;
-      while (end < text.size() && IdentChar(text[end])) ++end;
-      if (!repo.IsModule(package, std::string(text.substr(dot + 1, end - dot - 1)))) continue;
-      edits.push_back({{b + static_cast<int64_t>(at),
-                        b + static_cast<int64_t>(at + package.size())},
-                       "agent_code"});
-    }
+    std::string renamed = RenameModulePaths(repo, package, text);
+    if (renamed != text) edits.push_back({{b, e}, renamed});
   }
   return edits;
 }
@@ -105,6 +93,25 @@ util::Expected<std::string> RewritePackageFile(const parser::FileTable& t, const
 }
 
 }  // namespace
+
+std::string RenameModulePaths(const Repo& repo, const std::string& package,
+                              std::string_view text) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t at = text.find(package); at != std::string_view::npos;
+       at = text.find(package, at + 1)) {
+    if (at > 0 && (IdentChar(text[at - 1]) || text[at - 1] == '.')) continue;
+    size_t dot = at + package.size();
+    while (dot < text.size() && text[dot] == '\\') ++dot;  // regex and id escapes: pkg\.sub
+    if (dot >= text.size() || text[dot] != '.') continue;
+    size_t end = dot + 1;
+    while (end < text.size() && IdentChar(text[end])) ++end;
+    if (!repo.IsModule(package, std::string(text.substr(dot + 1, end - dot - 1)))) continue;
+    out += std::string(text.substr(pos, at - pos)) + "agent_code";
+    pos = at + package.size();
+  }
+  return out + std::string(text.substr(pos));
+}
 
 util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::PythonParser& python,
                                                 const std::string& f2p,

@@ -26,6 +26,12 @@ util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo&
                                    parser::PythonParser& parser, const std::string& f2p, const std::vector<std::string>& tops,
                                    const std::string& dir);
 
+// `text` with every mention of one of the package's modules ("pkg.sub", regex-escaped
+// "pkg\\.sub") renamed to agent_code ("agent_code.sub"). Used on the F2P file's str literals
+// and on its test ids (pytest shows parametrised strings in them).
+std::string RenameModulePaths(const Repo& repo, const std::string& package,
+                              std::string_view text);
+
 // The F2P file's text with every import of `package` redirected to agent_code (so that the
 // test sees one implementation throughout), and the package's module paths named in its str
 // literals ("pkg.sub.Error: ...", r"pkg\.sub", "pkg.sub.attr" targets) renamed the same way;

@@ -109,6 +109,7 @@ struct InstanceFields {
   std::vector<std::string> files;
   int lines = 0;
   int functions = 0;
+  std::vector<std::string> f2p_tests;  // L2: as the redirected test file's ids read
   std::vector<std::string> p2p_tests;
   std::string statement;
   TaskFiles patches;
@@ -125,7 +126,7 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("cap"), w.Int(f.plan->cap);
   Strings(w, "demoted_top_objects", f.plan->demoted);
   Strings(w, "extracted", f.extracted);
-  Strings(w, "f2p_test_points", f.plan->f2p_tests);
+  Strings(w, "f2p_test_points", f.f2p_tests);
   Strings(w, "files", f.files);
   w.Key("functions"), w.Int(f.functions);
   w.Key("image_name"), w.String("");
@@ -240,6 +241,7 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
       auto patches = WritePresolved(env, git, ctx.repo, options, dir, f2p.file, cut.texts);
       if (!patches.ok()) return finish("io", patches.error());
       f.patches = *patches;
+      f.f2p_tests = plan->f2p_tests;
     } else {
       auto l2 = WriteLevel2(env, git, ctx.repo, parser, f2p.file, tops, dir);
       if (!l2.ok()) {
@@ -248,6 +250,12 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
         continue;
       }
       f.patches = {l2->patch, l2->test_patch};
+      f.f2p_tests.clear();
+      for (const auto& id : plan->f2p_tests) {
+        size_t params = std::min(id.find('['), id.size());
+        f.f2p_tests.push_back(id.substr(0, params) +
+                              RenameModulePaths(ctx.repo, l2->package, id.substr(params)));
+      }
       si.package = l2->package;
       si.test_uses = l2->test_uses;
     }

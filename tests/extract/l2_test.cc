@@ -66,6 +66,13 @@ TEST_F(L2Test, ModulePathsInStrLiteralsFollowTheImports) {
             "    keep = ['pkg', 'pkg.nothing', 'mypkg.errors', 'x.pkg.errors', b'pkg.errors']\n");
 }
 
+TEST_F(L2Test, TestIdsGetTheSameRenamingWithPytestsEscapedBackslashes) {
+  ASSERT_TRUE(Redirect("import pkg\n").ok());
+  // pytest shows r'pkg\.errors' as pkg\\.errors in an id.
+  EXPECT_EQ(RenameModulePaths(*repo_, "pkg", "[x-<pkg\\\\.errors\\\\.Bad object>-pkg.none]"),
+            "[x-<agent_code\\\\.errors\\\\.Bad object>-pkg.none]");
+}
+
 TEST_F(L2Test, ATestFileThatDoesNotImportThePackageIsAnError) {
   auto got = Redirect("def test_x():\n    assert 'pkg.errors'\n");
   ASSERT_FALSE(got.ok());
