@@ -37,7 +37,11 @@ def main():
         print(f"candidates tried                  {s['tried']:8d}")
         print(f"task directories emitted          {len(dirs):8d} (from {s['emitted']} F2P files)")
         print(f"tasks per minute                  {len(dirs) / wall * 60:8.2f}")
-        print(f"fbkit seconds per candidate       {s['fbkit_seconds'] / tried:8.3f}")
+        print(f"fbkit seconds per candidate       {s['fbkit_ms'] / 1000 / tried:8.3f}"
+              f"  (pytest runs excluded)")
+        print(f"pytest seconds per candidate      {s['pytest_ms'] / 1000 / tried:8.3f}")
+        print(f"fbkit share of the pytest time    {s['fbkit_ms'] / max(1, s['pytest_ms']):8.3f}"
+              f"  (baseline: the pytest runs of the same run)")
         print(f"pytest invocations per task dir   {s['pytest_runs'] / max(1, len(dirs)):8.2f}"
               f"  (all runs, rejected tasks included)")
     finally:

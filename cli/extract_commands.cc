@@ -364,8 +364,9 @@ int RunAll(const ExtractArgs& a) {
   w.BeginObject();
   w.Key("candidates"), w.Int(static_cast<int64_t>(mine.size()));
   w.Key("emitted"), w.Int(static_cast<int64_t>(emitted));
-  w.Key("fbkit_seconds"), w.Int(static_cast<int64_t>(fbkit * 1000) / 1000);
+  w.Key("fbkit_ms"), w.Int(static_cast<int64_t>(fbkit * 1000));
   w.Key("instances_this_run"), w.Int(static_cast<int64_t>(instances));
+  w.Key("pytest_ms"), w.Int(static_cast<int64_t>(pytest * 1000));
   w.Key("pytest_runs"), w.Int(runs);
   w.Key("rejected"), w.BeginObject();
   for (const auto& [reason, n] : rejected) w.Key(reason), w.Int(static_cast<int64_t>(n));
