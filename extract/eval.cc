@@ -60,27 +60,11 @@ struct Captured {
 
 // Runs argv to its end or until `timeout` seconds (0 = none) pass; output captured.
 util::Expected<Captured> Capture(util::Env& env, tracer::Launcher& launcher,
-                                 tracer::ProcessSpec spec, double timeout) {
-  auto process = launcher.Start(spec);
-  if (!process.ok()) return util::Error{process.error()};
-  Captured c;
-  auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    if (auto exit = (*process)->Poll()) {
-      c.code = exit->code;
-      break;
-    }
-    std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
-    if (timeout > 0 && spent.count() > timeout) {
-      (*process)->Kill();
-      c.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+                                 const tracer::ProcessSpec& spec, double timeout) {
+  auto exit = tracer::RunToCompletion(launcher, spec, timeout);
+  if (!exit.ok()) return util::Error{exit.error()};
   auto out = env.ReadFile(spec.log_path);
-  c.output = out.ok() ? *out : "";
-  return c;
+  return Captured{exit->timed_out ? -1 : exit->code, exit->timed_out, out.ok() ? *out : ""};
 }
 
 // ---------------------------------------------------------------- L2 package checks

@@ -103,11 +103,19 @@ Launcher& RealLauncher() {
   return launcher;
 }
 
-util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& spec) {
+util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& spec,
+                                         double timeout_seconds) {
   auto process = launcher.Start(spec);
   if (!process.ok()) return util::Error{process.error()};
+  auto start = std::chrono::steady_clock::now();
   for (;;) {
     if (auto info = (*process)->Poll()) return *info;
+    std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+    if (timeout_seconds > 0 && spent.count() > timeout_seconds) {
+      ExitInfo info = (*process)->Kill();
+      info.timed_out = true;
+      return info;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }

@@ -21,8 +21,9 @@ struct ProcessSpec {
 };
 
 struct ExitInfo {
-  int code = -1;   // exit status, or -1 when killed by a signal
-  int signal = 0;  // the signal that ended it, or 0
+  int code = -1;           // exit status, or -1 when killed by a signal
+  int signal = 0;          // the signal that ended it, or 0
+  bool timed_out = false;  // RunToCompletion killed it at its timeout
 };
 
 class Process {
@@ -43,7 +44,9 @@ class Launcher {
 
 Launcher& RealLauncher();
 
-// Runs a spec to completion (no timeout) and returns its exit information.
-util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& spec);
+// Runs a spec to completion, or until `timeout_seconds` pass (0: no limit; the process
+// group is then killed and `timed_out` set), and returns its exit information.
+util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& spec,
+                                         double timeout_seconds = 0);
 
 }  // namespace fbkit::tracer

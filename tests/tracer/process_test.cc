@@ -46,6 +46,21 @@ TEST(ProcessTest, SignalIsReported) {
   EXPECT_EQ(info->signal, SIGSEGV);
 }
 
+TEST(ProcessTest, TimeoutKillsTheProcessAndSaysSo) {
+  ScratchDir tmp;
+  ProcessSpec spec{{"sh", "-c", "echo started; sleep 30"}, {}, "", tmp / "log"};
+  auto info = RunToCompletion(RealLauncher(), spec, 1.0);
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->timed_out);
+  EXPECT_EQ(info->signal, SIGKILL);
+  EXPECT_EQ(ReadFileOrDie(tmp / "log"), "started\n");
+  spec.argv = {"true"};
+  info = RunToCompletion(RealLauncher(), spec, 30);
+  ASSERT_TRUE(info.ok());
+  EXPECT_FALSE(info->timed_out);
+  EXPECT_EQ(info->code, 0);
+}
+
 TEST(ProcessTest, KillTakesTheWholeGroup) {
   ScratchDir tmp;
   // The shell starts a grandchild that would outlive it and write a file later.
