@@ -210,9 +210,7 @@ std::string StateJson(const extract::TaskOutcome& o) {
   w.Key("detail"), w.String(o.detail);
   w.Key("emitted"), w.Bool(o.emitted);
   w.Key("f2p"), w.String(o.f2p);
-  w.Key("instance_ids"), w.BeginArray();
-  for (const auto& id : o.instance_ids) w.String(id);
-  w.EndArray();
+  w.Key("instance_ids"), w.StringArray(o.instance_ids);
   w.Key("lines"), w.Int(o.lines);
   w.Key("reason"), w.String(o.reason);
   w.EndObject();

@@ -94,12 +94,6 @@ util::Expected<TaskFiles> WritePresolved(util::Env& env, tracer::Git& git, const
   return out;
 }
 
-void Strings(util::JsonWriter& w, const char* key, const std::vector<std::string>& values) {
-  w.Key(key), w.BeginArray();
-  for (const auto& v : values) w.String(v);
-  w.EndArray();
-}
-
 struct InstanceFields {
   std::string id;
   int level = 1;
@@ -121,20 +115,20 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   util::JsonWriter w(&out);
   w.BeginObject();
   w.Key("FAIL_TO_PASS"), w.BeginArray(), w.String(f.plan->f2p), w.EndArray();
-  Strings(w, "PASS_TO_PASS", f.plan->p2p);
+  w.Key("PASS_TO_PASS"), w.StringArray(f.plan->p2p);
   w.Key("base_commit"), w.String(options.base_commit);
   w.Key("cap"), w.Int(f.plan->cap);
-  Strings(w, "demoted_top_objects", f.plan->demoted);
-  Strings(w, "extracted", f.extracted);
-  Strings(w, "f2p_test_points", f.f2p_tests);
-  Strings(w, "files", f.files);
+  w.Key("demoted_top_objects"), w.StringArray(f.plan->demoted);
+  w.Key("extracted"), w.StringArray(f.extracted);
+  w.Key("f2p_test_points"), w.StringArray(f.f2p_tests);
+  w.Key("files"), w.StringArray(f.files);
   w.Key("functions"), w.Int(f.functions);
   w.Key("image_name"), w.String("");
   w.Key("instance_id"), w.String(f.id);
   w.Key("level"), w.Int(f.level);
   w.Key("lines"), w.Int(f.lines);
-  Strings(w, "orphans_removed", f.orphans);
-  Strings(w, "p2p_test_points", f.p2p_tests);
+  w.Key("orphans_removed"), w.StringArray(f.orphans);
+  w.Key("p2p_test_points"), w.StringArray(f.p2p_tests);
   w.Key("patch"), w.String(f.patches.patch);
   w.Key("problem_statement"), w.String(f.statement);
   w.Key("repo"), w.String(options.repo_name);
@@ -142,7 +136,7 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("schema"), w.String("fbkit.task/1");
   w.Key("seed"), w.Int(static_cast<int64_t>(options.select.seed));
   w.Key("test_patch"), w.String(f.patches.test_patch);
-  Strings(w, "top_objects", f.tops);
+  w.Key("top_objects"), w.StringArray(f.tops);
   w.EndObject();
   return out + "\n";
 }

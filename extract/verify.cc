@@ -26,13 +26,9 @@ std::string RepoSettingsJson(const RunSettings& s) {
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
-  w.Key("pytest_args"), w.BeginArray();
-  for (const auto& a : s.pytest_args) w.String(a);
-  w.EndArray();
+  w.Key("pytest_args"), w.StringArray(s.pytest_args);
   w.Key("python"), w.String(s.python);
-  w.Key("pythonpath"), w.BeginArray();
-  for (const auto& p : s.pythonpath) w.String(p);
-  w.EndArray();
+  w.Key("pythonpath"), w.StringArray(s.pythonpath);
   w.Key("timeout"), w.Int(static_cast<int64_t>(s.timeout));
   w.EndObject();
   return out;

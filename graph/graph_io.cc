@@ -77,9 +77,7 @@ std::string GraphJson(const DepGraph& g, const std::string& root, const JoinStat
   w.Key("identities"), w.Int(static_cast<int64_t>(stats.identities));
   w.Key("mapped"), w.Int(static_cast<int64_t>(stats.mapped));
   w.Key("unmapped");
-  w.BeginArray();
-  for (const auto& u : stats.unmapped) w.String(u);
-  w.EndArray();
+  w.StringArray(stats.unmapped);
   w.EndObject();
   w.Key("nodes");
   w.BeginArray();
@@ -100,9 +98,7 @@ std::string GraphJson(const DepGraph& g, const std::string& root, const JoinStat
   w.Key("root"), w.String(root);
   w.Key("schema"), w.String(kGraphSchema);
   w.Key("test_files");
-  w.BeginArray();
-  for (const auto& t : names) w.String(t);
-  w.EndArray();
+  w.StringArray(names);
   w.EndObject();
   out += '\n';
   return out;

@@ -275,11 +275,6 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
 std::string LocalizationJson(const Localization& l) {
   std::string out;
   util::JsonWriter w(&out);
-  auto list = [&](const char* key, const std::vector<std::string>& v) {
-    w.Key(key), w.BeginArray();
-    for (const auto& s : v) w.String(s);
-    w.EndArray();
-  };
   auto ablations = [&](const char* key, const std::vector<Ablation>& v) {
     w.Key(key), w.BeginArray();
     for (const auto& a : v) {
@@ -296,10 +291,10 @@ std::string LocalizationJson(const Localization& l) {
   if (!l.error.empty()) w.Key("error"), w.String(l.error);
   ablations("file_ablations", l.files);
   w.Key("files"), w.BeginObject();
-  list("necessary", l.necessary);
-  list("other", l.other);
-  list("test", l.test);
-  list("unknown", l.unknown);
+  w.Key("necessary"), w.StringArray(l.necessary);
+  w.Key("other"), w.StringArray(l.other);
+  w.Key("test"), w.StringArray(l.test);
+  w.Key("unknown"), w.StringArray(l.unknown);
   w.EndObject();
   w.Key("instance_id"), w.String(l.instance_id);
   w.Key("schema"), w.String("fbkit.race-files/1");

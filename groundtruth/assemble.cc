@@ -39,9 +39,7 @@ std::string StepsRequest(const Instance& instance, const std::vector<GtTask>& ta
   w.Key("instance_id"), w.String(instance.instance_id);
   w.Key("problem_statement"), w.String(instance.problem_statement);
   w.Key("schema"), w.String("fbkit.llm-gt/1");
-  w.Key("step_types"), w.BeginArray();
-  for (const auto& t : StepTypes()) w.String(t);
-  w.EndArray();
+  w.Key("step_types"), w.StringArray(StepTypes());
   w.Key("task"), w.String("steps");
   w.Key("tasks"), w.BeginArray();
   for (const auto& t : tasks) {

@@ -136,24 +136,19 @@ Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& 
 std::string ValidationJson(const Validation& v) {
   std::string out;
   util::JsonWriter w(&out);
-  auto list = [&](const char* key, const std::vector<std::string>& l) {
-    w.Key(key), w.BeginArray();
-    for (const auto& s : l) w.String(s);
-    w.EndArray();
-  };
   w.BeginObject();
-  list("FAIL_TO_PASS", v.fail_to_pass);
-  list("PASS_TO_PASS", v.pass_to_pass);
-  list("broken", v.broken);
-  list("flaky", v.flaky);
-  list("ignored", v.ignored);
+  w.Key("FAIL_TO_PASS"), w.StringArray(v.fail_to_pass);
+  w.Key("PASS_TO_PASS"), w.StringArray(v.pass_to_pass);
+  w.Key("broken"), w.StringArray(v.broken);
+  w.Key("flaky"), w.StringArray(v.flaky);
+  w.Key("ignored"), w.StringArray(v.ignored);
   w.Key("instance_id"), w.String(v.instance_id);
   w.Key("reason"), w.String(v.reason);
-  list("removed", v.removed);
+  w.Key("removed"), w.StringArray(v.removed);
   w.Key("schema"), w.String("fbkit.race-validation/1");
   w.Key("status"), w.String(v.status);
-  list("still_failing", v.still_failing);
-  list("test_files", v.test_files);
+  w.Key("still_failing"), w.StringArray(v.still_failing);
+  w.Key("test_files"), w.StringArray(v.test_files);
   w.EndObject();
   return out + "\n";
 }

@@ -152,9 +152,7 @@ std::string LiteJson(const LiteResult& r, uint64_t seed) {
   w.Key("start_max"), w.Raw(Num(r.start_max_deviation));
   w.Key("sum"), w.Raw(Num(r.sum_deviation));
   w.EndObject();
-  w.Key("instances"), w.BeginArray();
-  for (const auto& i : r.instances) w.String(i);
-  w.EndArray();
+  w.Key("instances"), w.StringArray(r.instances);
   w.Key("iterations"), w.Int(r.iterations);
   w.Key("schema"), w.String("fbkit.race-lite/1");
   w.Key("seed"), w.Int(static_cast<int64_t>(seed));

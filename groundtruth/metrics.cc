@@ -365,9 +365,7 @@ std::string ScoresJson(const std::vector<AgentScore>& agents, bool per_instance)
       for (const auto& s : a.instances) WriteInstance(w, s);
       w.EndArray();
     }
-    w.Key("warnings"), w.BeginArray();
-    for (const auto& m : a.warnings) w.String(m);
-    w.EndArray();
+    w.Key("warnings"), w.StringArray(a.warnings);
     w.EndObject();
   }
   w.EndArray();

@@ -222,19 +222,13 @@ util::Expected<AgentRun> ParseAgentRun(const std::string& text, const std::strin
 
 namespace {
 
-void StringList(util::JsonWriter& w, const std::vector<std::string>& v) {
-  w.BeginArray();
-  for (const auto& s : v) w.String(s);
-  w.EndArray();
-}
-
 void WriteSteps(util::JsonWriter& w, const std::vector<Step>& steps) {
   w.BeginArray();
   for (const auto& s : steps) {
     w.BeginObject();
     w.Key("description"), w.String(s.description);
     w.Key("id"), w.String(s.id);
-    w.Key("related_tasks"), StringList(w, s.related_tasks);
+    w.Key("related_tasks"), w.StringArray(s.related_tasks);
     w.Key("type"), w.String(s.type);
     w.EndObject();
   }
@@ -268,14 +262,14 @@ std::string GroundTruthJson(const GroundTruth& gt) {
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
-  w.Key("FAIL_TO_PASS"), StringList(w, gt.fail_to_pass);
-  w.Key("PASS_TO_PASS"), StringList(w, gt.pass_to_pass);
-  if (!gt.concepts.empty()) w.Key("concepts"), StringList(w, gt.concepts);
+  w.Key("FAIL_TO_PASS"), w.StringArray(gt.fail_to_pass);
+  w.Key("PASS_TO_PASS"), w.StringArray(gt.pass_to_pass);
+  if (!gt.concepts.empty()) w.Key("concepts"), w.StringArray(gt.concepts);
   w.Key("files"), w.BeginObject();
-  w.Key("necessary"), StringList(w, Sorted(gt.necessary));
-  w.Key("other"), StringList(w, Sorted(gt.other));
-  w.Key("test"), StringList(w, Sorted(gt.test));
-  w.Key("unknown"), StringList(w, Sorted(gt.unknown));
+  w.Key("necessary"), w.StringArray(Sorted(gt.necessary));
+  w.Key("other"), w.StringArray(Sorted(gt.other));
+  w.Key("test"), w.StringArray(Sorted(gt.test));
+  w.Key("unknown"), w.StringArray(Sorted(gt.unknown));
   w.EndObject();
   if (gt.goal) w.Key("goal"), w.String(*gt.goal);
   w.Key("instance_id"), w.String(gt.instance_id);

@@ -18,9 +18,7 @@ void WriteOptionalString(util::JsonWriter& w, const std::optional<std::string>& 
 void WriteEntity(util::JsonWriter& w, const Entity& e, bool references) {
   w.BeginObject();
   w.Key("decorators");
-  w.BeginArray();
-  for (const auto& d : e.decorators) w.String(d);
-  w.EndArray();
+  w.StringArray(e.decorators);
   w.Key("def_line"), w.Int(e.def_line);
   w.Key("docstring"), WriteOptionalString(w, e.docstring);
   w.Key("end_byte"), w.Int(e.end_byte);
@@ -38,9 +36,7 @@ void WriteEntity(util::JsonWriter& w, const Entity& e, bool references) {
   w.Key("qualname"), w.String(e.qualname);
   if (references) {
     w.Key("references");
-    w.BeginArray();
-    for (const auto& r : e.references) w.String(r);
-    w.EndArray();
+    w.StringArray(e.references);
   }
   w.Key("signature"), w.String(e.signature);
   w.Key("start_byte"), w.Int(e.start_byte);
@@ -171,9 +167,7 @@ void AppendFileTableJson(const FileTable& t, std::string* out) {
   w.BeginObject();
   w.Key("all");
   if (t.all) {
-    w.BeginArray();
-    for (const auto& s : *t.all) w.String(s);
-    w.EndArray();
+    w.StringArray(*t.all);
   } else {
     w.Null();
   }

@@ -73,13 +73,9 @@ void WriteFile(JsonWriter& w, const FileTrace& f, bool with_details) {
   }
   w.Key("file"), w.String(f.file);
   w.Key("fixture_contexts");
-  w.BeginArray();
-  for (const auto& c : f.fixture_contexts) w.String(c);
-  w.EndArray();
+  w.StringArray(f.fixture_contexts);
   w.Key("nodeids");
-  w.BeginArray();
-  for (const auto& n : f.nodeids) w.String(n);
-  w.EndArray();
+  w.StringArray(f.nodeids);
   w.Key("status"), w.String(FileStatusName(f.status));
   w.Key("tests");
   w.BeginArray();
@@ -191,9 +187,7 @@ std::string TraceDocument(const TraceSet& trace, bool with_details) {
   w.EndArray();
   w.Key("mode"), w.String(trace.mode);
   w.Key("preloaded");
-  w.BeginArray();
-  for (const auto& p : trace.preloaded) w.String(p);
-  w.EndArray();
+  w.StringArray(trace.preloaded);
   w.Key("python"), w.String(trace.python);
   w.Key("root"), w.String(trace.root);
   w.Key("schema"), w.String(kTraceSchema);

@@ -23,6 +23,13 @@ class JsonWriter {
   void Int(int64_t value);
   void Bool(bool value);
   void Null();
+  // An array of the strings in `values` (any range of string-like elements), in its order.
+  template <typename Strings>
+  void StringArray(const Strings& values) {
+    BeginArray();
+    for (const auto& v : values) String(v);
+    EndArray();
+  }
   // Inserts already-serialised JSON as one value.
   void Raw(std::string_view json);
 
