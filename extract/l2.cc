@@ -151,8 +151,9 @@ util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::Python
 }
 
 util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
-                                   parser::PythonParser& parser, const std::string& f2p, const std::vector<std::string>& tops,
-                                   const std::string& dir) {
+                                   parser::PythonParser& parser, const std::string& f2p,
+                                   const std::vector<std::string>& f2p_tests,
+                                   const std::vector<std::string>& tops, const std::string& dir) {
   Level2 l2;
   for (const auto& id : tops) {
     auto r = repo.Find(id);
@@ -203,6 +204,11 @@ util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo&
   if (!tp.ok()) return util::Error{tp.error()};
   l2.test_patch = *tp;
   (void)env.RemoveAll(work);
+  for (const auto& id : f2p_tests) {  // pytest shows parametrised strings in the ids
+    size_t params = std::min(id.find('['), id.size());
+    l2.f2p_tests.push_back(id.substr(0, params) +
+                           RenameModulePaths(repo, l2.package, id.substr(params)));
+  }
   return l2;
 }
 

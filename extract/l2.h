@@ -20,11 +20,13 @@ struct Level2 {
   std::string patch;
   std::string test_patch;
   std::vector<std::string> test_uses;  // what the test reads from agent_code, sorted
+  std::vector<std::string> f2p_tests;  // the F2P test ids as the redirected file gives them
 };
 
 util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
-                                   parser::PythonParser& parser, const std::string& f2p, const std::vector<std::string>& tops,
-                                   const std::string& dir);
+                                   parser::PythonParser& parser, const std::string& f2p,
+                                   const std::vector<std::string>& f2p_tests,
+                                   const std::vector<std::string>& tops, const std::string& dir);
 
 // `text` with every mention of one of the package's modules ("pkg.sub", regex-escaped
 // "pkg\\.sub") renamed to agent_code ("agent_code.sub"). Used on the F2P file's str literals

@@ -237,19 +237,14 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
       f.patches = *patches;
       f.f2p_tests = plan->f2p_tests;
     } else {
-      auto l2 = WriteLevel2(env, git, ctx.repo, parser, f2p.file, tops, dir);
+      auto l2 = WriteLevel2(env, git, ctx.repo, parser, f2p.file, plan->f2p_tests, tops, dir);
       if (!l2.ok()) {
         (void)env.RemoveAll(dir);
         o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + l2.error();
         continue;
       }
       f.patches = {l2->patch, l2->test_patch};
-      f.f2p_tests.clear();
-      for (const auto& id : plan->f2p_tests) {
-        size_t params = std::min(id.find('['), id.size());
-        f.f2p_tests.push_back(id.substr(0, params) +
-                              RenameModulePaths(ctx.repo, l2->package, id.substr(params)));
-      }
+      f.f2p_tests = l2->f2p_tests;
       si.package = l2->package;
       si.test_uses = l2->test_uses;
     }
