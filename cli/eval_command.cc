@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/cli_common.h"
+#include "cli/spec_options.h"
 #include "extract/eval.h"
 #include "extract/eval_report.h"
 #include "extract/verify.h"
@@ -30,6 +31,7 @@ struct EvalArgs {
   bool quiet = false;
   double timeout = 0;
   int jobs = 1;
+  std::string sandbox = "bwrap";
 };
 
 // instance id -> task directory: TASKS itself when it is one, else its subdirectories.
@@ -137,11 +139,13 @@ util::Expected<std::vector<extract::Prediction>> LoadPredictions(
 
 // A finished report for the same patch and model, unless --rerun.
 std::optional<extract::EvalReport> Finished(util::Env& env, const std::string& dir,
-                                            const extract::Prediction& p) {
+                                            const extract::Prediction& p,
+                                            const std::string& sandbox) {
   auto text = env.ReadFile(util::JoinPath(dir, "report.json"));
   if (!text.ok()) return std::nullopt;
   auto r = extract::ParseReport(*text);
-  if (!r.ok() || r->patch_sha256 != util::Sha256Hex(p.patch) || r->model != p.model) {
+  if (!r.ok() || r->patch_sha256 != util::Sha256Hex(p.patch) || r->model != p.model ||
+      r->sandbox != sandbox) {
     return std::nullopt;
   }
   return *r;
@@ -156,6 +160,9 @@ int RunEval(const EvalArgs& a) {
   }
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(who, tasks.error());
+  if (a.sandbox == "bwrap") {
+    if (auto s = tracer::CheckBwrap(); !s.ok()) return Fail(who, s.error());
+  }
   std::vector<std::string> errors;
   auto preds = LoadPredictions(env, a, *tasks, &errors);
   if (!preds.ok()) return Fail(who, preds.error());
@@ -174,11 +181,13 @@ int RunEval(const EvalArgs& a) {
   util::ParallelFor(preds->size(), std::max(1, a.jobs), [&](size_t i, int) {
     const extract::Prediction& p = (*preds)[i];
     std::string dir = util::JoinPath(*abs_out, p.instance_id);
-    std::optional<extract::EvalReport> r = a.rerun ? std::nullopt : Finished(env, dir, p);
+    std::optional<extract::EvalReport> r = a.rerun ? std::nullopt : Finished(env, dir, p, a.sandbox);
     bool resumed = r.has_value();
     if (!r) {
       extract::EvalOptions o;
       o.timeout = a.timeout;
+      o.sandbox = a.sandbox == "none" ? tracer::SandboxKind::kNone : tracer::SandboxKind::kBwrap;
+      o.env_cache = EnvCacheDir();
       o.work_dir = util::JoinPath(*abs_out, ".work/" + p.instance_id);
       o.agent_log = AgentLog(env, a.agent_logs, p.instance_id);
       r = extract::EvaluateInstance(env, tracer::RealLauncher(), tasks->at(p.instance_id), p, o);
@@ -239,6 +248,10 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
   eval->add_option("--format", a->format, "Summary on stdout: json (default) or table")
       ->check(CLI::IsMember({"json", "table"}));
   eval->add_option("--html", a->html, "Also write a one-page HTML report to this file");
+  eval->add_option("--sandbox", a->sandbox,
+                   "bwrap (default): every process running the agent's code is isolated; none: "
+                   "no isolation (only when you trust the patches; recorded in each report)")
+      ->check(CLI::IsMember({"bwrap", "none"}));
   eval->add_flag("--rerun", a->rerun, "Evaluate again instances an earlier run finished");
   eval->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   eval->callback([a, exit_code] { *exit_code = RunEval(*a); });

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "cli/cli_common.h"
+#include "cli/spec_options.h"
 #include "extract/llm.h"
 #include "extract/task.h"
 #include "graph/graph_io.h"
@@ -32,7 +33,7 @@ struct ExtractArgs {
   std::string llm_cmd;
   std::string shard;
   std::vector<std::string> excludes;
-  extract::RunSettings settings;
+  SpecArgs spec;
   extract::SelectOptions select;
   int min_points = 10;
   int min_lines = 100;
@@ -128,6 +129,8 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   auto root = env.RealPath(a.root);
   if (!root.ok()) return util::Error{root.error()};
   l.root = *root;
+  auto spec = ResolveSpec(a.spec, l.root);
+  if (!spec.ok()) return util::Error{spec.error()};
   auto gtext = env.ReadFile(a.graph);
   if (!gtext.ok()) return util::Error{"--graph: " + gtext.error()};
   auto g = graph::ReadGraph(*gtext);
@@ -149,6 +152,7 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   parser::EntitiesOptions eo;
   eo.root = l.root;
   eo.excludes = a.excludes;
+  eo.excludes.insert(eo.excludes.end(), spec->exclude.begin(), spec->exclude.end());
   eo.jobs = util::DefaultJobs();
   eo.references = true;
   eo.cache_dir = UserCacheDir("");
@@ -170,13 +174,15 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   extract::ExtractOptions& o = l.options;
   o.out_dir = *out;
   tracer::Git git(env, tracer::RealLauncher(), o.out_dir);
-  o.repo_name = a.repo_name.empty() ? RepoName(git, l.root) : a.repo_name;
+  o.repo_name = !a.repo_name.empty() ? a.repo_name
+                 : !spec->repo.empty() ? spec->repo
+                                       : RepoName(git, l.root);
   auto head = git.Run(l.root, {"rev-parse", "HEAD"});
   o.base_commit = head.ok() ? head->substr(0, 40) : "";
   auto files = RepoFiles(env, git, l.root, o.out_dir);
   if (!files.ok()) return util::Error{files.error()};
   o.files = std::move(*files);
-  o.settings = a.settings;
+  o.settings = std::move(*spec);
   o.select = a.select;
   o.min_lines = a.min_lines;
   o.verify = !a.no_verify;
@@ -390,7 +396,7 @@ int RunAll(const ExtractArgs& a) {
   return kExitOk;
 }
 
-int RunVerify(const std::string& dir, double f2p_max_pass, bool quiet) {
+int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec, bool quiet) {
   const std::string who = "fb-extract verify";
   util::Env& env = util::RealEnv();
   auto abs = env.RealPath(dir);
@@ -401,6 +407,10 @@ int RunVerify(const std::string& dir, double f2p_max_pass, bool quiet) {
   extract::VerifyOptions vo;
   vo.f2p_max_pass = f2p_max_pass;
   vo.work_dir = *abs + ".verify-work";
+  auto sandbox = SandboxOf(spec);
+  if (!sandbox.ok()) return Fail(who, sandbox.error());
+  vo.sandbox = *sandbox;
+  vo.env_cache = EnvCacheDir();
   extract::VerifyReport r = extract::VerifyTask(env, tracer::RealLauncher(), *abs, vo);
   if (!r.ok) return Fail(who, dir + ": " + r.reason);
   if (!quiet) {
@@ -420,13 +430,7 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--trace", a->trace, "Trace from `fb-graph trace` (test outcomes)")->required();
   cmd->add_option("-o,--output", a->output, "Output directory for the task directories")
       ->required();
-  cmd->add_option("--python", a->settings.python, "Interpreter for the tests (default: python3)");
-  cmd->add_option("--pythonpath", a->settings.pythonpath,
-                  "Prepend to PYTHONPATH (root-relative; repeatable)");
-  cmd->add_option("--pytest-arg", a->settings.pytest_args, "Extra pytest argument (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--timeout", a->settings.timeout,
-                  "Seconds per test file in verification runs (default 600)");
+  AddSpecOptions(cmd, &a->spec, kSpecRun);
   cmd->add_option("--p2p", a->select.p2p, "P2P test files per task (default 5)");
   cmd->add_option("--seed", a->select.seed, "Seed for P2P choice and line cap (default 42)");
   cmd->add_option("--min-cap", a->select.min_cap, "Smallest line cap (default 3000)");
@@ -439,8 +443,10 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--min-lines", a->min_lines, "Fewest lines to implement (default 100)");
   cmd->add_option("--f2p-max-pass", a->f2p_max_pass,
                   "Highest F2P pass rate allowed on the pre-solved code (default 0.3)");
-  cmd->add_option("--repo-name", a->repo_name, "owner/repo for ids (default: from origin)");
-  cmd->add_option("--exclude", a->excludes, "Paths to leave out of the entity table (glob)");
+  cmd->add_option("--repo-name", a->repo_name,
+                  "owner/repo for ids (default: the spec's repo, else from origin)");
+  cmd->add_option("--exclude", a->excludes,
+                  "Paths to leave out of the entity table (glob; added to the spec's exclude)");
   cmd->add_option("--llm-cmd", a->llm_cmd,
                   "Command choosing top-level objects: JSON request on stdin, ids on stdout");
   cmd->add_flag("--no-verify", a->no_verify, "Do not run the post-verification");
@@ -472,12 +478,18 @@ void AddExtractCommands(CLI::App& app, int* exit_code) {
 
   auto v = std::make_shared<std::pair<std::string, double>>("", 0.3);
   auto quiet = std::make_shared<bool>(false);
+  auto vspec = std::make_shared<SpecArgs>();
   CLI::App* verify =
       app.add_subcommand("verify", "Check a task directory again by running its tests");
   verify->add_option("TASKDIR", v->first, "A task directory written by fb-extract")->required();
   verify->add_option("--f2p-max-pass", v->second, "Highest F2P pass rate allowed before the patch");
+  verify->add_option("--sandbox", vspec->sandbox,
+                     "bwrap (default: bubblewrap isolation) or none (no isolation)")
+      ->check(CLI::IsMember({"bwrap", "none"}));
   verify->add_flag("-q,--quiet", *quiet, "Print nothing on success");
-  verify->callback([v, quiet, exit_code] { *exit_code = RunVerify(v->first, v->second, *quiet); });
+  verify->callback([v, quiet, vspec, exit_code] {
+    *exit_code = RunVerify(v->first, v->second, *vspec, *quiet);
+  });
 }
 
 }  // namespace fbkit::cli

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/cli_common.h"
+#include "cli/spec_options.h"
 #include "groundtruth/judge.h"
 #include "groundtruth/assemble.h"
 #include "groundtruth/entity_changes.h"
@@ -219,7 +220,8 @@ struct RunArgs {
   std::string instances;
   std::string output;
   std::string work_dir;
-  groundtruth::RunSettings settings;
+  SpecArgs spec;
+  groundtruth::RunSettings settings;  // resolved from `spec` before the command runs
   int repeat = 1;
   bool quiet = false;
 };
@@ -228,12 +230,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
   cmd->add_option("INSTANCES", a->instances,
                   "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
       ->required();
-  cmd->add_option("--python", a->settings.python, "Interpreter for the tests (default: python3)");
-  cmd->add_option("--pythonpath", a->settings.pythonpath,
-                  "Prepended to PYTHONPATH, root-relative or absolute (repeatable)");
-  cmd->add_option("--pytest-arg", a->settings.pytest_args, "Extra pytest argument (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--timeout", a->settings.timeout, "Seconds per test file (default 600)");
+  AddSpecOptions(cmd, &a->spec, kSpecRun);
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
 }
@@ -453,6 +450,15 @@ int RunLite(const LiteArgs& a) {
   return kExitOk;
 }
 
+// Resolves the run settings (--spec and the overriding options), then runs the command.
+template <typename Args>
+int WithSettings(Args& a, int (*run)(const Args&)) {
+  auto spec = ResolveSpec(a.spec, "");
+  if (!spec.ok()) return Fail(kWho, spec.error()), kExitUsage;
+  a.settings = std::move(*spec);
+  return run(a);
+}
+
 void AddValidate(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
@@ -461,7 +467,7 @@ void AddValidate(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", a->output, "Output JSON Lines (default: stdout)");
   cmd->add_option("--repeat", a->repeat, "Gold runs; tests whose outcome varies are flaky (default 1)")
       ->check(CLI::Range(1, 100));
-  cmd->callback([a, exit_code] { *exit_code = RunValidate(*a); });
+  cmd->callback([a, exit_code] { *exit_code = WithSettings<RunArgs>(*a, RunValidate); });
 }
 
 void AddFiles(CLI::App& app, int* exit_code) {
@@ -475,7 +481,7 @@ void AddFiles(CLI::App& app, int* exit_code) {
   cmd->add_option("--repeat", a->repeat, "Gold runs when validating (default 1)")
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
-  cmd->callback([a, exit_code] { *exit_code = RunFiles(*a); });
+  cmd->callback([a, exit_code] { *exit_code = WithSettings<FilesArgs>(*a, RunFiles); });
 }
 
 void AddGt(CLI::App& app, int* exit_code) {
@@ -491,7 +497,7 @@ void AddGt(CLI::App& app, int* exit_code) {
   cmd->add_option("--issue", a->issue, "Goal and concepts by instance: {instance_id, goal, concepts}");
   cmd->add_option("--llm-cmd", a->llm_cmd, "Command for steps and issue texts (fbkit.llm-gt/1)");
   cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
-  cmd->callback([a, exit_code] { *exit_code = RunGt(*a); });
+  cmd->callback([a, exit_code] { *exit_code = WithSettings<GtArgs>(*a, RunGt); });
 }
 
 void AddLite(CLI::App& app, int* exit_code) {

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/cli_common.h"
+#include "cli/spec_options.h"
 #include "tracer/runner.h"
 #include "tracer/trace_json.h"
 
@@ -17,23 +18,12 @@ struct TraceArgs {
   std::string root;
   std::string output = "-";
   tracer::TraceOptions options;
-  std::vector<std::string> env;
+  SpecArgs spec;
   std::string work_dir;
   bool keep_work = false;
   bool details = false;
   bool quiet = false;
 };
-
-util::Expected<std::vector<std::pair<std::string, std::string>>> ParseEnv(
-    const std::vector<std::string>& items) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& item : items) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) return util::Error{"--env wants K=V, got '" + item + "'"};
-    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-  }
-  return out;
-}
 
 // Problem files always; the one-line summary unless quiet.
 void Summarise(const tracer::TraceSet& t, double seconds, bool quiet) {
@@ -58,13 +48,13 @@ int Run(TraceArgs& args) {
   util::Env& env = util::RealEnv();
   auto root = env.RealPath(args.root);
   if (!root.ok()) return Fail("fb-graph trace", root.error());
-  auto kv = ParseEnv(args.env);
-  if (!kv.ok()) {
-    std::fprintf(stderr, "fb-graph trace: %s\n", kv.error().c_str());
+  auto spec = ResolveSpec(args.spec, *root);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "fb-graph trace: %s\n", spec.error().c_str());
     return kExitUsage;
   }
   args.options.root = *root;
-  args.options.env = *kv;
+  args.options.spec = std::move(*spec);
   std::string work = args.work_dir;
   if (work.empty()) {
     char tmpl[] = "/tmp/fbkit-trace-XXXXXX";
@@ -106,31 +96,18 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
       "path, first line, name), plus every test's outcome from pytest's own hooks. A test "
       "file that crashes the interpreter or exceeds --timeout is marked so and the remaining "
       "files run in a new session.\n\n"
+      "Run settings come from the repo spec (ROOT/fbkit.toml or --spec; see the README); the "
+      "tests run in the bubblewrap sandbox with ROOT read-only unless --sandbox none.\n\n"
       "Exit status: 0 ok (failing tests are data, not errors); 1 failure (no interpreter, no "
       "pytest, nothing collected); 2 bad usage; 3 trace written, but some test files failed "
       "to collect, crashed or timed out (named on stderr).");
   cmd->add_option("ROOT", args->root, "Repository root")->required();
   cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)");
-  cmd->add_option("--python", args->options.python, "Target interpreter (default: python3)");
-  cmd->add_option("--pythonpath", args->options.pythonpath,
-                  "Prepend to PYTHONPATH (relative to ROOT; repeatable), e.g. src");
-  cmd->add_option("--env", args->env, "Set K=V in the tests' environment (repeatable)");
-  cmd->add_option("--pytest-arg", args->options.pytest_args,
-                  "Pass an argument to pytest (repeatable), e.g. --pytest-arg=-m --pytest-arg='not slow'");
-  cmd->add_option("--tests", args->options.tests,
-                  "Test paths relative to ROOT (default: what pytest collects)");
-  cmd->add_option("--exclude", args->options.excludes,
-                  "Root-relative directory whose code is not recorded (repeatable)");
+  AddSpecOptions(cmd, &args->spec, kSpecRun | kSpecTests | kSpecExclude);
   cmd->add_flag("--isolate", args->options.isolate,
                 "One pytest process per test file (the reference mode; slower)");
   cmd->add_option("-j,--jobs", args->options.jobs, "Processes at once with --isolate (default 1)")
       ->check(CLI::Range(1, 256));
-  cmd->add_option("--timeout", args->options.file_timeout,
-                  "Seconds one test file may run (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--total-timeout", args->options.total_timeout,
-                  "Seconds the whole run may take (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--work-dir", args->work_dir,
                   "Keep the agent, journals and pytest logs here (default: a temporary dir)");
   cmd->add_flag("--keep-work", args->keep_work, "Do not delete the temporary work dir");

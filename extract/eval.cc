@@ -161,20 +161,24 @@ std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& laun
       !env.WriteFileAtomic(util::JoinPath(dir, "fbkit_probe.py"), kProbe).ok()) {
     return {"cannot write the import probe"};
   }
+  auto confined = tracer::Confine(env, launcher, settings, {repo, true, work});
+  if (!confined.ok()) return {"the import probe could not run: " + confined.error()};
   tracer::ProcessSpec spec;
-  spec.argv = {settings.python, "-m", "pytest", "-p", "fbkit_probe", "-p", "no:cacheprovider",
+  spec.argv = {confined->python, "-m", "pytest", "-p", "fbkit_probe", "-p", "no:cacheprovider",
                "--collect-only", "-q"};
   spec.argv.insert(spec.argv.end(), settings.pytest_args.begin(), settings.pytest_args.end());
   std::string path = dir + ":" + site;
   for (const auto& p : settings.pythonpath) {
     path += ":" + (p.starts_with("/") ? p : util::JoinPath(repo, p));
   }
-  spec.env = {{"PYTHONPATH", path},
-              {"PYTHONDONTWRITEBYTECODE", "1"},
-              {"FBKIT_PROBE_ROOT", repo},
-              {"FBKIT_PROBE_OUT", out}};
+  spec.env = settings.env;
+  spec.env.insert(spec.env.end(), {{"PYTHONPATH", path},
+                                   {"PYTHONDONTWRITEBYTECODE", "1"},
+                                   {"FBKIT_PROBE_ROOT", repo},
+                                   {"FBKIT_PROBE_OUT", out}});
   spec.cwd = repo;
   spec.log_path = util::JoinPath(dir, "probe.log");
+  spec.sandbox = confined->sandbox;
   auto c = Capture(env, launcher, spec, settings.timeout > 0 ? settings.timeout : 600);
   if (!c.ok()) return {"the import probe could not run: " + c.error()};
   if (c->timed_out) return {"importing agent_code did not finish in time"};
@@ -446,6 +450,9 @@ EvalReport EvaluateInstance(util::Env& env, tracer::Launcher& launcher,
   if (!text.ok()) return r.error = text.error(), r;
   auto info = ReadInstance(*text);
   if (!info.ok()) return r.error = util::JoinPath(task_dir, "instance.json") + ": " + info.error(), r;
+  info->settings.sandbox = options.sandbox;
+  info->settings.env_cache = options.env_cache;
+  r.sandbox = tracer::SandboxKindName(options.sandbox);
   r.level = info->level;
   r.repo = info->repo;
   for (const auto& id : info->f2p_tests) r.f2p[id] = "not_run";

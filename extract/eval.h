@@ -36,6 +36,10 @@ struct EvalOptions {
   std::string work_dir;     // scratch space for this instance (removed afterwards)
   std::string agent_log;    // the agent's log text for this instance ("" = none)
   std::string level1_dir;   // L2: the L1 task beside it (default: the sibling .lv1)
+  // How the agent's code is isolated (every process that imports or tests it): bubblewrap
+  // unless the user said `--sandbox none`; recorded in the report.
+  tracer::SandboxKind sandbox = tracer::SandboxKind::kBwrap;
+  std::string env_cache;    // where environments built from install steps are cached
 };
 
 struct EvalReport {
@@ -59,6 +63,7 @@ struct EvalReport {
   bool suspicious = false;
   std::vector<std::string> suspicious_reasons;
   bool resolved = false;
+  std::string sandbox;  // "bwrap" or "none": how the agent's code ran
   std::optional<int> exitstatus;
   std::string test_output;  // pytest's output (not part of report.json)
 };

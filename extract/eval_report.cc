@@ -122,6 +122,7 @@ std::string ReportJson(const EvalReport& r) {
             {"suspicious", r.suspicious},
             {"suspicious_reasons", r.suspicious_reasons},
             {"resolved", r.resolved},
+            {"sandbox", r.sandbox},
             {"exitstatus", r.exitstatus ? json(*r.exitstatus) : json(nullptr)}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -151,6 +152,7 @@ util::Expected<EvalReport> ParseReport(const std::string& text) {
     r.suspicious = j.at("suspicious").get<bool>();
     r.suspicious_reasons = j.at("suspicious_reasons").get<std::vector<std::string>>();
     r.resolved = j.at("resolved").get<bool>();
+    r.sandbox = j.value("sandbox", "");
     if (j.at("exitstatus").is_number()) r.exitstatus = j.at("exitstatus").get<int>();
     return r;
   } catch (const json::exception& e) {

@@ -132,7 +132,7 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("patch"), w.String(f.patches.patch);
   w.Key("problem_statement"), w.String(f.statement);
   w.Key("repo"), w.String(options.repo_name);
-  w.Key("repo_settings"), w.String(RepoSettingsJson(options.settings));
+  w.Key("repo_settings"), w.String(tracer::RepoSpecJson(options.settings));
   w.Key("schema"), w.String("fbkit.task/1");
   w.Key("seed"), w.Int(static_cast<int64_t>(options.select.seed));
   w.Key("test_patch"), w.String(f.patches.test_patch);
@@ -254,6 +254,8 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
       VerifyOptions vo;
       vo.f2p_max_pass = options.f2p_max_pass;
       vo.work_dir = util::JoinPath(work, f.id);
+      vo.sandbox = options.settings.sandbox;
+      vo.env_cache = options.settings.env_cache;
       if (level == 2 && !o.instance_ids.empty()) {
         vo.level1_dir = util::JoinPath(options.out_dir, o.instance_ids.front());
       }

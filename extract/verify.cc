@@ -22,18 +22,6 @@ bool Passed(const std::string& outcome) { return outcome == "passed" || outcome 
 
 }  // namespace
 
-std::string RepoSettingsJson(const RunSettings& s) {
-  std::string out;
-  util::JsonWriter w(&out);
-  w.BeginObject();
-  w.Key("pytest_args"), w.StringArray(s.pytest_args);
-  w.Key("python"), w.String(s.python);
-  w.Key("pythonpath"), w.StringArray(s.pythonpath);
-  w.Key("timeout"), w.Int(static_cast<int64_t>(s.timeout));
-  w.EndObject();
-  return out;
-}
-
 util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
   try {
     nlohmann::json j = nlohmann::json::parse(json);
@@ -46,11 +34,9 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
     info.p2p_files = Strings(j, "PASS_TO_PASS");
     info.f2p_tests = Strings(j, "f2p_test_points");
     info.p2p_tests = Strings(j, "p2p_test_points");
-    nlohmann::json s = nlohmann::json::parse(j.at("repo_settings").get<std::string>());
-    info.settings.python = s.value("python", "python3");
-    info.settings.pythonpath = Strings(s, "pythonpath");
-    info.settings.pytest_args = Strings(s, "pytest_args");
-    info.settings.timeout = s.value("timeout", 600.0);
+    auto settings = tracer::RepoSpecFromJson(j.at("repo_settings").get<std::string>());
+    if (!settings.ok()) return util::Error{settings.error()};
+    info.settings = std::move(*settings);
     return info;
   } catch (const nlohmann::json::exception& e) {
     return util::Error{std::string("instance.json: ") + e.what()};
@@ -83,6 +69,8 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
   if (!text.ok()) return fail(text.error());
   auto info = ReadInstance(*text);
   if (!info.ok()) return fail(info.error());
+  info->settings.sandbox = options.sandbox;
+  info->settings.env_cache = options.env_cache;
   (void)env.RemoveAll(options.work_dir);
   if (auto s = env.MakeDirs(options.work_dir); !s.ok()) return fail(s.error());
   tracer::Git git(env, launcher, options.work_dir);

@@ -33,7 +33,6 @@ struct InstanceInfo {
 };
 
 util::Expected<InstanceInfo> ReadInstance(const std::string& json);
-std::string RepoSettingsJson(const RunSettings& s);
 
 struct VerifyOptions {
   double f2p_max_pass = 0.3;
@@ -41,6 +40,8 @@ struct VerifyOptions {
   // L2: the L1 task whose presolved/ + patch.diff is the original repository (default: the
   // sibling directory whose id ends in .lv1).
   std::string level1_dir;
+  tracer::SandboxKind sandbox = tracer::SandboxKind::kBwrap;  // how the tests are isolated
+  std::string env_cache;  // where environments built from install steps are cached
 };
 
 struct VerifyReport {

@@ -1,6 +1,6 @@
 // Child processes behind a small interface (fakes in tests): start a command in its own
 // process group with a working directory, environment changes and a log file for its
-// output; poll it; kill the whole group.
+// output, inside the sandbox its spec asks for; poll it; kill the whole group.
 #pragma once
 
 #include <memory>
@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracer/sandbox.h"
 #include "util/expected.h"
 
 namespace fbkit::tracer {
@@ -18,6 +19,9 @@ struct ProcessSpec {
   std::vector<std::pair<std::string, std::string>> env;  // set on top of the parent's
   std::string cwd;
   std::string log_path;  // stdout and stderr; stdin is /dev/null
+  // kNone: the parent's environment plus `env`, no limits. kBwrap: isolated as the
+  // Sandbox says, with a scrubbed environment plus `env` and its limits.
+  Sandbox sandbox;
 };
 
 struct ExitInfo {

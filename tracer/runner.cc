@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "tracer/agent_files.h"
+#include "tracer/environment.h"
 #include "tracer/journal.h"
 #include "util/hash.h"
 #include "util/strings.h"
@@ -57,6 +58,8 @@ class Runner {
   util::Status Prepare() {
     util::Status s = env_.MakeDirs(AgentDir());
     if (!s.ok()) return s;
+    s = PrepareSandbox();
+    if (!s.ok()) return s;
     for (const auto& file : AgentFiles()) {
       s = env_.WriteFileAtomic(util::JoinPath(AgentDir(), std::string(file.name)), file.content);
       if (!s.ok()) return s;
@@ -67,10 +70,22 @@ class Runner {
       auto built = BuildAccelerator();
       if (built.ok()) {
         accel_path_ = *built;
+        sandbox_.read_only.push_back(accel_path_);
       } else {
         accel_error_ = built.error();
       }
     }
+    return util::Status::Ok();
+  }
+
+  // The interpreter (the spec's, or the one its install steps built) and the sandbox every
+  // pytest process of this run starts in.
+  util::Status PrepareSandbox() {
+    auto c = Confine(env_, launcher_, options_.spec,
+                     {options_.root, options_.root_writable, options_.work_dir});
+    if (!c.ok()) return util::Error{c.error()};
+    python_ = c->python;
+    sandbox_ = c->sandbox;
     return util::Status::Ok();
   }
 
@@ -138,7 +153,7 @@ class Runner {
   util::Status CheckInterpreter() {
     ProcessSpec spec;
     // One start of the interpreter: is pytest importable, and what the accelerator needs.
-    spec.argv = {options_.python, "-c",
+    spec.argv = {python_, "-c",
                  "import sys, sysconfig\n"
                  "print(sysconfig.get_paths()['include'])\n"
                  "print(sysconfig.get_config_var('EXT_SUFFIX') or '.so')\n"
@@ -148,6 +163,7 @@ class Runner {
     spec.cwd = options_.root;
     spec.env = BaseEnv("");
     spec.log_path = util::JoinPath(options_.work_dir, "check.log");
+    spec.sandbox = sandbox_;
     auto info = RunToCompletion(launcher_, spec);
     if (!info.ok()) return util::Error{info.error()};
     auto log = env_.ReadFile(spec.log_path);
@@ -157,29 +173,29 @@ class Runner {
       return util::Status::Ok();
     }
     if (info->code == 0) {
-      return util::Error{"'" + options_.python + "' does not behave like a Python interpreter"};
+      return util::Error{"'" + python_ + "' does not behave like a Python interpreter"};
     }
     if (info->code == 127 && text.find("cannot run") != std::string::npos) {
-      return util::Error{"the interpreter '" + options_.python +
+      return util::Error{"the interpreter '" + python_ +
                          "' cannot be run (--python): " + util::Tail(text, 500)};
     }
     std::string last = text.substr(0, text.find_last_not_of("\n") + 1);
     last = last.substr(last.find_last_of('\n') + 1);
     if (last == "No module named pytest") {
-      return util::Error{"pytest is not importable with '" + options_.python +
+      return util::Error{"pytest is not importable with '" + python_ +
                          "' (install it, or pass --python)"};
     }
-    return util::Error{"'" + options_.python + "' failed: " + util::Tail(text, 1500)};
+    return util::Error{"'" + python_ + "' failed: " + util::Tail(text, 1500)};
   }
 
   std::vector<std::pair<std::string, std::string>> BaseEnv(const std::string& journal) const {
     std::string pythonpath = AgentDir();
-    for (const auto& p : options_.pythonpath) {
+    for (const auto& p : options_.spec.pythonpath) {
       pythonpath += ":" + (p.starts_with("/") ? p : util::JoinPath(options_.root, p));
     }
     if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
     std::string excludes;
-    for (const auto& e : options_.excludes) {
+    for (const auto& e : options_.spec.exclude) {
       excludes += (excludes.empty() ? "" : ":") + util::JoinPath(options_.root, e);
     }
     std::vector<std::pair<std::string, std::string>> env = {
@@ -195,7 +211,7 @@ class Runner {
         {"FBKIT_TRACE_ROLE", "main"},
         {"FBKIT_TRACE_RECORD", options_.record ? "1" : "0"},
     };
-    for (const auto& kv : options_.env) env.push_back(kv);
+    for (const auto& kv : options_.spec.env) env.push_back(kv);
     return env;
   }
 
@@ -210,19 +226,20 @@ class Runner {
     PytestRun run;
     ProcessSpec& spec = run.spec;
     run.journal = util::JoinPath(options_.work_dir, name + ".jsonl");
-    spec.argv = {options_.python, "-m", "pytest", "-p", "fbkit_agent", "-p", "no:cacheprovider",
+    spec.argv = {python_, "-m", "pytest", "-p", "fbkit_agent", "-p", "no:cacheprovider",
                  "-p", "no:xdist", "-o", "cache_dir=" + util::JoinPath(options_.work_dir, "cache")};
     if (collect_only) spec.argv.push_back("--collect-only");
-    spec.argv.insert(spec.argv.end(), options_.pytest_args.begin(), options_.pytest_args.end());
+    spec.argv.insert(spec.argv.end(), options_.spec.pytest_args.begin(), options_.spec.pytest_args.end());
     spec.argv.insert(spec.argv.end(), paths.begin(), paths.end());
     spec.cwd = options_.root;
     spec.env = BaseEnv(run.journal);
     spec.log_path = util::JoinPath(options_.work_dir, name + ".log");
+    spec.sandbox = sandbox_;
     return run;
   }
 
   bool TotalExpired() const {
-    return options_.total_timeout > 0 && Seconds(Clock::now() - start_) > options_.total_timeout;
+    return options_.spec.total_timeout > 0 && Seconds(Clock::now() - start_) > options_.spec.total_timeout;
   }
 
   // Runs one pytest process to its end, feeding its journal to a reader as it grows and
@@ -307,7 +324,7 @@ class Runner {
   std::string DescribeAbort(const SessionResult& r) const {
     if (r.total_timeout) return "the whole run exceeded --total-timeout";
     if (r.timed_out) {
-      return "the test file exceeded --timeout " + std::to_string(options_.file_timeout) + " s";
+      return "the test file exceeded --timeout " + std::to_string(options_.spec.timeout) + " s";
     }
     if (r.exit.signal) return "the interpreter was killed by signal " + std::to_string(r.exit.signal);
     return "the interpreter exited with status " + std::to_string(r.exit.code) +
@@ -315,11 +332,11 @@ class Runner {
   }
 
   util::Status RunSessions() {
-    std::vector<std::string> paths = options_.tests;
+    std::vector<std::string> paths = options_.spec.tests;
     std::set<std::string> done;
     for (int n = 1;; ++n) {
       auto r = RunSession(PytestSpec("session-" + std::to_string(n), paths, false),
-                          options_.file_timeout);
+                          options_.spec.timeout);
       if (!r.ok()) return util::Error{r.error()};
       MergeTrace(r->trace, &trace_);
       if (collected_.empty()) collected_ = r->selected.empty() ? r->collected : r->selected;
@@ -375,7 +392,7 @@ class Runner {
   // its own journal and TraceSet, merged in file order so the result does not depend on
   // scheduling.
   util::Status RunIsolated() {
-    auto c = RunSession(PytestSpec("collect", options_.tests, true), options_.total_timeout);
+    auto c = RunSession(PytestSpec("collect", options_.spec.tests, true), options_.spec.total_timeout);
     if (!c.ok()) return util::Error{c.error()};
     const TraceSet& collection = c->trace;
     trace_.python = collection.python;
@@ -455,8 +472,8 @@ class Runner {
     std::optional<ExitInfo> exit = job.process->Poll();
     job.offset += FeedJournal(journal, job.offset, job.reader.get());
     bool timed_out = false;
-    if (!exit && ((options_.file_timeout > 0 &&
-                   Seconds(Clock::now() - job.start) > options_.file_timeout) ||
+    if (!exit && ((options_.spec.timeout > 0 &&
+                   Seconds(Clock::now() - job.start) > options_.spec.timeout) ||
                   TotalExpired())) {
       exit = job.process->Kill();
       timed_out = true;
@@ -482,6 +499,8 @@ class Runner {
   const TraceProgressFn& progress_;
   Clock::time_point start_;
   TraceSet trace_;
+  std::string python_;   // the interpreter the tests run with
+  Sandbox sandbox_;      // where they run
   std::string interpreter_info_;  // include dir, EXT_SUFFIX, cache tag and version
   std::string accel_path_;
   std::optional<std::string> accel_error_;
@@ -490,6 +509,34 @@ class Runner {
 };
 
 }  // namespace
+
+util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
+                                    const ConfineRequest& request) {
+  Confinement c;
+  c.python = spec.python;
+  c.sandbox.kind = spec.sandbox;
+  c.sandbox.network = spec.network;
+  c.sandbox.limits = spec.limits;
+  if (c.sandbox.kind == SandboxKind::kBwrap) {
+    if (util::Status s = CheckBwrap(); !s.ok()) return util::Error{s.error()};
+  }
+  if (!spec.install.empty()) {
+    std::string cache = spec.env_cache.empty() ? util::JoinPath(request.work_dir, "env")
+                                               : spec.env_cache;
+    auto built = EnsureEnvironment(env, launcher, EnvRequest{spec, request.root, cache, nullptr});
+    if (!built.ok()) return util::Error{built.error()};
+    c.python = built->python;
+    c.sandbox.read_only.push_back(built->dir);
+  }
+  c.sandbox.read_only.push_back(request.root);
+  for (const auto& dir : InterpreterDirs(c.python)) c.sandbox.read_only.push_back(dir);
+  for (const auto& p : spec.pythonpath) {
+    if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
+  }
+  if (request.root_writable) c.sandbox.writable.push_back(request.root);
+  c.sandbox.writable.push_back(request.work_dir);
+  return c;
+}
 
 util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
                                   const TraceProgressFn& progress) {
@@ -504,16 +551,15 @@ util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const s
                                      double total_timeout, const std::string& work_dir) {
   TraceOptions o;
   o.root = root;
-  o.python = settings.python;
-  o.pythonpath = settings.pythonpath;
-  o.pythonpath.insert(o.pythonpath.end(), extra_pythonpath.begin(), extra_pythonpath.end());
-  o.pytest_args = settings.pytest_args;
-  o.pytest_args.push_back("--continue-on-collection-errors");
-  o.tests = files;
+  o.spec = settings;
+  o.spec.pythonpath.insert(o.spec.pythonpath.end(), extra_pythonpath.begin(),
+                           extra_pythonpath.end());
+  o.spec.pytest_args.push_back("--continue-on-collection-errors");
+  o.spec.tests = files;
+  if (total_timeout > 0) o.spec.total_timeout = total_timeout;
+  o.root_writable = true;
   o.record = false;
   o.accelerate = false;
-  o.file_timeout = settings.timeout;
-  o.total_timeout = total_timeout;
   o.work_dir = work_dir;
   return RunTrace(env, launcher, o, nullptr);
 }

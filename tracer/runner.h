@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tracer/process.h"
+#include "tracer/spec.h"
 #include "tracer/trace.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -17,17 +18,13 @@
 namespace fbkit::tracer {
 
 struct TraceOptions {
-  std::string root;                 // absolute
-  std::string python = "python3";   // the target interpreter
-  std::vector<std::string> pythonpath;  // prepended to PYTHONPATH (relative to root)
-  std::vector<std::pair<std::string, std::string>> env;
-  std::vector<std::string> pytest_args;
-  std::vector<std::string> tests;  // test paths (default: what pytest collects)
-  std::vector<std::string> excludes;  // root-relative dirs whose code is not recorded
+  std::string root;  // absolute
+  // What the tests need: interpreter (or install steps building one), paths, env, pytest
+  // arguments, tests, excluded dirs, timeouts, network, limits and the sandbox kind.
+  RepoSpec spec;
+  bool root_writable = false;     // false: the sandbox mounts ROOT read-only
   bool isolate = false;
   int jobs = 1;                   // processes at once in isolate mode
-  double file_timeout = 0;        // seconds per test file, 0 = none
-  double total_timeout = 0;       // seconds for the whole run, 0 = none
   std::string work_dir;           // private: agent sources, journals, logs
   bool record = true;             // false: outcomes only, no call edges (no profiler)
   bool accelerate = true;         // compile and use the C accelerator when possible
@@ -42,23 +39,34 @@ struct TraceProgress {
 };
 using TraceProgressFn = std::function<void(const TraceProgress&)>;
 
+// Where a process running repository or agent code starts: the interpreter (the spec's, or
+// the one its install steps built, built on first use) and the sandbox (the spec's kind,
+// network and limits; ROOT and the interpreter readable, ROOT writable when asked, the work
+// dir writable). Every such process fbkit starts gets its ProcessSpec::sandbox from here.
+struct ConfineRequest {
+  std::string root;
+  bool root_writable = false;
+  std::string work_dir;
+};
+struct Confinement {
+  std::string python;
+  Sandbox sandbox;
+};
+util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
+                                    const ConfineRequest& request);
+
 // Fails when the interpreter or pytest cannot be run, or nothing could be collected; a
 // test file that crashes, hangs or fails to collect is reported inside the TraceSet.
 util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
                                   const TraceProgressFn& progress);
 
 // How a repository's tests are run when only their outcomes matter (task verification,
-// evaluation, RACE's execution filtering).
-struct TestSettings {
-  std::string python = "python3";
-  std::vector<std::string> pythonpath;  // root-relative or absolute
-  std::vector<std::string> pytest_args;
-  double timeout = 600;  // seconds per test file
-};
+// evaluation, RACE's execution filtering): the repo spec.
+using TestSettings = RepoSpec;
 
-// Runs `files` in `root` with outcomes only (no profiler, no accelerator) and
-// --continue-on-collection-errors; `extra_pythonpath` goes after the settings' entries;
-// `total_timeout` (0 = none) bounds the whole run.
+// Runs `files` in `root` (a work copy: writable in the sandbox) with outcomes only (no
+// profiler, no accelerator) and --continue-on-collection-errors; `extra_pythonpath` goes
+// after the settings' entries; `total_timeout` (0 = none) bounds the whole run.
 util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,
                                      const TestSettings& settings,
                                      const std::vector<std::string>& files,

@@ -31,7 +31,7 @@ TEST(ProcessTest, ExitCodeOutputEnvAndCwd) {
 
 TEST(ProcessTest, MissingProgramExits127WithAMessage) {
   ScratchDir tmp;
-  ProcessSpec spec{{"/nonexistent/python"}, {}, "", tmp / "log"};
+  ProcessSpec spec{{"/nonexistent/python"}, {}, "", tmp / "log", {}};
   auto info = RunToCompletion(RealLauncher(), spec);
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->code, 127);
@@ -40,7 +40,7 @@ TEST(ProcessTest, MissingProgramExits127WithAMessage) {
 
 TEST(ProcessTest, SignalIsReported) {
   ScratchDir tmp;
-  ProcessSpec spec{{"sh", "-c", "kill -SEGV $$"}, {}, "", tmp / "log"};
+  ProcessSpec spec{{"sh", "-c", "kill -SEGV $$"}, {}, "", tmp / "log", {}};
   auto info = RunToCompletion(RealLauncher(), spec);
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->signal, SIGSEGV);
@@ -48,7 +48,7 @@ TEST(ProcessTest, SignalIsReported) {
 
 TEST(ProcessTest, TimeoutKillsTheProcessAndSaysSo) {
   ScratchDir tmp;
-  ProcessSpec spec{{"sh", "-c", "echo started; sleep 30"}, {}, "", tmp / "log"};
+  ProcessSpec spec{{"sh", "-c", "echo started; sleep 30"}, {}, "", tmp / "log", {}};
   auto info = RunToCompletion(RealLauncher(), spec, 1.0);
   ASSERT_TRUE(info.ok());
   EXPECT_TRUE(info->timed_out);
@@ -65,7 +65,7 @@ TEST(ProcessTest, KillTakesTheWholeGroup) {
   ScratchDir tmp;
   // The shell starts a grandchild that would outlive it and write a file later.
   ProcessSpec spec{{"sh", "-c", "(sleep 1; touch " + (tmp / "late") + ") & sleep 30"},
-                   {}, "", tmp / "log"};
+                   {}, "", tmp / "log", {}};
   auto p = RealLauncher().Start(spec);
   ASSERT_TRUE(p.ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -1,0 +1,77 @@
+#include "cli/env_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/cli_common.h"
+#include "cli/spec_options.h"
+#include "tracer/environment.h"
+#include "tracer/sandbox.h"
+
+namespace fbkit::cli {
+namespace {
+
+struct EnvArgs {
+  std::string root;
+  SpecArgs spec;
+  bool quiet = false;
+};
+
+int Run(const EnvArgs& a) {
+  const std::string who = "fb-graph env";
+  util::Env& env = util::RealEnv();
+  auto root = env.RealPath(a.root);
+  if (!root.ok()) return Fail(who, root.error());
+  auto spec = ResolveSpec(a.spec, *root);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), spec.error().c_str());
+    return kExitUsage;
+  }
+  if (spec->install.empty()) {
+    std::printf("no install steps in %s: the tests run with %s as it is\n",
+                spec->file.empty() ? "the spec (none found)" : spec->file.c_str(),
+                spec->python.c_str());
+    return kExitOk;
+  }
+  if (spec->sandbox == tracer::SandboxKind::kBwrap) {
+    if (auto s = tracer::CheckBwrap(); !s.ok()) return Fail(who, s.error());
+  }
+  tracer::EnvRequest request{*spec, *root, spec->env_cache, [&](const std::string& line) {
+                               if (!a.quiet) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
+                             }};
+  auto built = tracer::EnsureEnvironment(env, tracer::RealLauncher(), request);
+  if (!built.ok()) return Fail(who, built.error());
+  std::printf("environment %s (%s)\n", built->key.c_str(), built->reused ? "reused from the cache" : "built");
+  std::printf("  directory  %s\n", built->dir.c_str());
+  std::printf("  python     %s\n", built->python.c_str());
+  std::printf("  pytest     %s\n", built->collected.c_str());
+  std::printf("  sandbox    %s, network %s\n", tracer::SandboxKindName(spec->sandbox),
+              spec->network ? "allowed" : "off");
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddEnvCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<EnvArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "env", "Build the environment the repo spec's install steps describe (once; cached)");
+  cmd->footer(
+      "Runs the spec's `install` steps (sh -c, in the sandbox, in a copy of ROOT; ROOT itself "
+      "is never written) with $FBKIT_ENV (where a virtual environment goes; its bin/python "
+      "then runs the tests), $FBKIT_SRC (the copy) and $PYTHON (the spec's interpreter) set, "
+      "then checks that pytest imports and collects. The result is cached under "
+      "$XDG_CACHE_HOME/fbkit/env (or ~/.cache/fbkit/env), keyed by the spec's interpreter, "
+      "steps, env and network and by the contents of pyproject.toml, setup.py, setup.cfg, "
+      "requirements*.txt and install_inputs; every other command builds it on first use.\n\n"
+      "Exit status: 0 ok (or nothing to build); 1 a step or the check failed (its output is "
+      "shown); 2 bad usage or a bad spec.");
+  cmd->add_option("ROOT", a->root, "Repository root (never modified)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  AddSpecOptions(cmd, &a->spec, kSpecRun | kSpecTests);
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->callback([a, exit_code] { *exit_code = Run(*a); });
+}
+
+}  // namespace fbkit::cli

@@ -1,0 +1,101 @@
+#include "cli/spec_options.h"
+
+#include <algorithm>
+
+#include "cli/cli_common.h"
+
+namespace fbkit::cli {
+namespace {
+
+bool Given(const SpecArgs& a, const std::string& field) {
+  for (const auto& [name, option] : a.options) {
+    if (name == field) return option->count() > 0;
+  }
+  return false;
+}
+
+util::Status MergeEnv(const std::vector<std::string>& items, tracer::RepoSpec* spec) {
+  for (const auto& item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return util::Error{"--env wants NAME=VALUE, got '" + item + "'"};
+    }
+    std::string name = item.substr(0, eq);
+    std::erase_if(spec->env, [&](const auto& kv) { return kv.first == name; });
+    spec->env.emplace_back(name, item.substr(eq + 1));
+  }
+  std::sort(spec->env.begin(), spec->env.end());
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which) {
+  auto keep = [&](const std::string& field, CLI::Option* o) {
+    a->options.emplace_back(field, o);
+    o->group("Run settings (override the spec)");
+  };
+  keep("spec", cmd->add_option("--spec", a->spec_file,
+                               "Repo spec (TOML; default ROOT/fbkit.toml when it exists): "
+                               "interpreter, paths, env, pytest args, install steps, limits"));
+  keep("sandbox", cmd->add_option("--sandbox", a->sandbox,
+                                  "bwrap (default: bubblewrap isolation) or none (no isolation)")
+                      ->check(CLI::IsMember({"bwrap", "none"})));
+  keep("network", cmd->add_flag("--network", a->network,
+                                "Let the tests reach the network (spec key network; default off)"));
+  if (which & kSpecRun) {
+    keep("python", cmd->add_option("--python", a->python, "Interpreter for the tests (default python3)"));
+    keep("pythonpath", cmd->add_option("--pythonpath", a->pythonpath,
+                                       "Prepend to PYTHONPATH (ROOT-relative or absolute; repeatable)"));
+    keep("env", cmd->add_option("--env", a->env, "Set NAME=VALUE for the tests (repeatable)"));
+    keep("pytest_args", cmd->add_option("--pytest-arg", a->pytest_args,
+                                        "Pass an argument to pytest (repeatable), e.g. "
+                                        "--pytest-arg=-m --pytest-arg='not slow'")
+                            ->allow_extra_args(false));
+    keep("timeout", cmd->add_option("--timeout", a->timeout,
+                                    "Seconds one test file may run (spec default 600; 0: none)")
+                        ->check(CLI::NonNegativeNumber));
+  }
+  if (which & kSpecTests) {
+    keep("tests", cmd->add_option("--tests", a->tests,
+                                  "Test paths relative to ROOT (default: what pytest collects)"));
+    keep("total_timeout", cmd->add_option("--total-timeout", a->total_timeout,
+                                          "Seconds the whole run may take (0: no limit)")
+                              ->check(CLI::NonNegativeNumber));
+  }
+  if (which & kSpecExclude) {
+    keep("exclude", cmd->add_option("--exclude", a->exclude,
+                                    "ROOT-relative directory whose code is not recorded (repeatable)"));
+  }
+}
+
+util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a) {
+  if (a.sandbox.empty()) return tracer::SandboxKind::kBwrap;
+  return tracer::ParseSandboxKind(a.sandbox);
+}
+
+std::string EnvCacheDir() { return UserCacheDir("env").value_or("/tmp/fbkit-env-cache"); }
+
+util::Expected<tracer::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root) {
+  auto loaded = tracer::LoadRepoSpec(util::RealEnv(), a.spec_file, root);
+  if (!loaded.ok()) return loaded;
+  tracer::RepoSpec spec = std::move(*loaded);
+  if (Given(a, "sandbox")) {
+    auto kind = SandboxOf(a);
+    if (!kind.ok()) return util::Error{kind.error()};
+    spec.sandbox = *kind;
+  }
+  if (Given(a, "network")) spec.network = a.network;
+  if (Given(a, "python")) spec.python = a.python;
+  if (Given(a, "pythonpath")) spec.pythonpath = a.pythonpath;
+  if (Given(a, "pytest_args")) spec.pytest_args = a.pytest_args;
+  if (Given(a, "timeout")) spec.timeout = a.timeout;
+  if (Given(a, "tests")) spec.tests = a.tests;
+  if (Given(a, "total_timeout")) spec.total_timeout = a.total_timeout;
+  if (Given(a, "exclude")) spec.exclude = a.exclude;
+  if (auto s = MergeEnv(a.env, &spec); !s.ok()) return util::Error{s.error()};
+  spec.env_cache = EnvCacheDir();
+  return spec;
+}
+
+}  // namespace fbkit::cli

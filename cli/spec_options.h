@@ -1,0 +1,44 @@
+// The run settings the commands share: --spec (default ROOT/fbkit.toml) and --sandbox, plus
+// the spec fields a command line may override (an option given overrides the field it names;
+// --env adds or replaces one variable).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "tracer/spec.h"
+#include "util/expected.h"
+
+namespace fbkit::cli {
+
+// Which overriding options a command offers besides --spec, --sandbox and --network.
+enum SpecOption : unsigned {
+  kSpecRun = 1,       // --python, --pythonpath, --env, --pytest-arg, --timeout
+  kSpecTests = 2,     // --tests, --total-timeout
+  kSpecExclude = 4,   // --exclude (root-relative directories)
+};
+
+struct SpecArgs {
+  std::string spec_file;
+  std::string sandbox;
+  bool network = false;
+  std::string python;
+  std::vector<std::string> pythonpath, env, pytest_args, tests, exclude;
+  double timeout = 0, total_timeout = 0;
+  std::vector<std::pair<std::string, CLI::Option*>> options;  // field -> its option
+};
+
+void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which);
+
+// The spec file (or ROOT/fbkit.toml; ROOT may be "" for none) with the command line's
+// overrides applied and the environment cache under the user's cache directory.
+util::Expected<tracer::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root);
+
+// Only --sandbox (for commands whose settings come from task directories); default bwrap.
+util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a);
+
+// $XDG_CACHE_HOME/fbkit/env (or under ~/.cache, else a directory under /tmp).
+std::string EnvCacheDir();
+
+}  // namespace fbkit::cli
