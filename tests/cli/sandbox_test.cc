@@ -1,0 +1,286 @@
+// End-to-end: the sandbox around repository and agent code, the repo spec and the
+// environments its install steps build, with the real binaries. A hostile test suite
+// (fixtures/sandbox_hostile) and hostile agent patches (tests/cli/hostile_patches.py) attack
+// the host; each attack must fail inside and leave no trace outside.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tests/testing/e2e.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kExtract = FBKIT_FB_EXTRACT;
+const std::string kRace = FBKIT_FB_RACE;
+
+// Every file and directory below `root` with its size, mode and contents: equal before and
+// after means nothing was written, removed or added.
+std::string TreeState(const std::string& root) {
+  std::map<std::string, std::string> entries;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::end(it); ++it) {
+    std::string rel = fs::relative(it->path(), root);
+    auto status = fs::symlink_status(it->path());
+    std::string what = std::to_string(static_cast<int>(status.permissions()));
+    if (fs::is_regular_file(status)) what += ":" + ReadFileOrDie(it->path());
+    entries[rel] = what;
+  }
+  std::string out;
+  for (const auto& [k, v] : entries) out += k + "\n" + v + "\n";
+  return out;
+}
+
+// A TCP listener of the host on loopback; Accepted() tells whether anything connected.
+class Listener {
+ public:
+  Listener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len);
+    ::listen(fd_, 16);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~Listener() { ::close(fd_); }
+  int port() const { return port_; }
+  bool Accepted() const {
+    int c = ::accept(fd_, nullptr, nullptr);
+    if (c >= 0) ::close(c);
+    return c >= 0;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// The host side every attack targets: a directory outside the run, a home with a secret.
+struct Host {
+  ScratchDir dir;
+  std::string outside = dir / "outside";
+  std::string home = dir / "home";
+  Host() {
+    fs::create_directories(outside);
+    fs::create_directories(home);
+    WriteFileOrDie(home + "/secret.txt", "TOP-SECRET-fbkit");
+  }
+  // argv run with HOME pointing at the planted home and a credential in the environment.
+  std::vector<std::string> Env(std::vector<std::string> argv) const {
+    std::vector<std::string> out = {"/usr/bin/env", "HOME=" + home, "XDG_CACHE_HOME=" + dir / "cache",
+                                    "FBKIT_HOSTILE_TOKEN=tok-123"};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+  }
+  void ExpectUntouched() const {
+    EXPECT_TRUE(fs::is_empty(outside)) << "something escaped into " << outside;
+    EXPECT_FALSE(fs::exists("/etc/fbkit-escaped.txt"));
+  }
+};
+
+// Processes of this machine whose command line is `command` (arguments joined by spaces).
+int ProcessesRunning(const std::string& command) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline");
+    std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(line.begin(), line.end(), '\0', ' ');
+    n += line == command + " ";
+  }
+  return n;
+}
+
+const json* File(const json& trace, const std::string& name) {
+  for (const auto& f : trace["files"]) {
+    if (f["file"] == name) return &f;
+  }
+  return nullptr;
+}
+
+TEST(SandboxE2E, HostileTestSuiteIsContainedAndTheCheckoutUntouched) {
+  Host host;
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  fs::copy(Fixture("sandbox_hostile"), root, fs::copy_options::recursive);
+  std::string before = TreeState(root);
+  Listener listener;
+  RunResult r = RunCommand(host.Env(
+      {kBinary, "trace", root, "--python", kPython, "--details", "-q", "-o", tmp / "trace.json",
+       "--env", "FBKIT_HOSTILE_OUT=" + host.outside, "--env", "FBKIT_HOSTILE_HOME=" + host.home,
+       "--env", "FBKIT_HOSTILE_PORT=" + std::to_string(listener.port())}));
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // the hang timed out: a problem file, named
+  json trace = json::parse(ReadFileOrDie(tmp / "trace.json"));
+  const json* escape = File(trace, "tests/test_escape.py");
+  ASSERT_NE(escape, nullptr);
+  ASSERT_EQ(escape->at("tests").size(), 8u);
+  for (const auto& t : escape->at("tests")) {
+    EXPECT_EQ(t["outcome"], "passed") << t["nodeid"] << ": " << t["message"];
+  }
+  EXPECT_EQ(File(trace, "tests/test_hang.py")->at("status"), "timeout");
+  // kill(-1) and killing its own group end that session only; the last file still runs.
+  EXPECT_EQ(File(trace, "tests/test_ok.py")->at("tests")[0]["outcome"], "passed");
+  EXPECT_EQ(TreeState(root), before) << "the tests changed the repository";
+  EXPECT_FALSE(listener.Accepted());
+  host.ExpectUntouched();
+}
+
+TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
+  Host host;
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  fs::copy(Fixture("extract_features"), root, fs::copy_options::recursive);
+  ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "-q", "-o", tmp / "trace.json"})
+                .exit_code, 0);
+  ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", tmp / "trace.json", "-q", "-o",
+                        tmp / "graph.json", "--no-cache"}).exit_code, 0);
+  RunResult task = RunCommand({kExtract, "task", root, "--graph", tmp / "graph.json", "--trace",
+                               tmp / "trace.json", "-o", tmp / "tasks", "--python", kPython,
+                               "--min-lines", "5", "--p2p", "2", "-q", "--no-l2", "--f2p",
+                               "tests/test_stats.py"});
+  ASSERT_EQ(task.exit_code, 0) << task.err;
+  std::string l1 = fs::directory_iterator(tmp / "tasks")->path();
+  for (const auto& e : fs::directory_iterator(tmp / "tasks")) {
+    if (e.path().string().ends_with(".lv1")) l1 = e.path();
+  }
+  Listener listener;
+  RunResult made = RunCommand({kPython, kSource + "/tests/cli/hostile_patches.py", l1, tmp / "hostile",
+                               host.outside, host.home, std::to_string(listener.port())});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::map<std::string, json> reports;
+  for (const auto& e : fs::directory_iterator(tmp / "hostile")) {
+    std::string name = e.path().stem();
+    std::string run = tmp / ("runs/" + name);
+    RunResult r = RunCommand(host.Env({kExtract, "eval", tmp / "tasks", "--predictions", e.path(),
+                                       "-o", run, "-q", "--timeout", "60"}));
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    for (const auto& d : fs::directory_iterator(run)) {
+      if (fs::exists(d.path() / "report.json")) {
+        reports[name] = json::parse(ReadFileOrDie(d.path() / "report.json"));
+      }
+    }
+  }
+  ASSERT_EQ(reports.size(), 8u);
+  // Each attack raises where it succeeds, so the gold feature resolves exactly when the
+  // sandbox stopped it; killing everything ends the tests (not resolved), never the eval.
+  for (const auto& [name, report] : reports) {
+    EXPECT_EQ(report["sandbox"], "bwrap") << name;
+    EXPECT_TRUE(report["applied"]) << name;
+    if (name == "kill_all") {
+      EXPECT_FALSE(report["resolved"]) << name;
+    } else {
+      EXPECT_TRUE(report["resolved"]) << name << " got out: " << report.dump(1);
+    }
+  }
+  EXPECT_FALSE(listener.Accepted());
+  host.ExpectUntouched();
+  EXPECT_EQ(ProcessesRunning("sleep 4242"), 0) << "the fork bomb's processes live on";
+
+  // Without the sandbox (only when asked for) the same patch does get out, and the report
+  // says how it ran.
+  RunResult open = RunCommand(host.Env({kExtract, "eval", tmp / "tasks", "--predictions",
+                                        tmp / "hostile/write_outside.jsonl", "-o", tmp / "open",
+                                        "-q", "--sandbox", "none"}));
+  EXPECT_EQ(open.exit_code, 0) << open.err;
+  EXPECT_TRUE(fs::exists(host.outside + "/escaped.txt"));
+}
+
+TEST(SandboxE2E, InstallStepsBuildTheEnvironmentOnceAndTheTestsUseIt) {
+  Host host;
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  fs::copy(Fixture("env_install"), root, fs::copy_options::recursive);
+  std::string before = TreeState(root);
+  RunResult first = RunCommand(host.Env({kBinary, "env", root, "--python", kPython, "-q"}));
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  EXPECT_NE(first.out.find("(built)"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("1 test collected"), std::string::npos) << first.out;
+  RunResult again = RunCommand(host.Env({kBinary, "env", root, "--python", kPython, "-q"}));
+  EXPECT_NE(again.out.find("(reused from the cache)"), std::string::npos) << again.out;
+  EXPECT_EQ(first.out.substr(0, first.out.find(' ', 12)), again.out.substr(0, again.out.find(' ', 12)));
+  // The tests only pass with the environment's colorlib, and the spec's [env].
+  RunResult trace = RunCommand(host.Env({kBinary, "trace", root, "--python", kPython, "-q", "-o",
+                                         tmp / "trace.json"}));
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  json doc = json::parse(ReadFileOrDie(tmp / "trace.json"));
+  EXPECT_EQ(doc["counts"], json({{"passed", 1}}));
+  EXPECT_EQ(TreeState(root), before) << "building the environment wrote into the repository";
+  // A changed install input is a new environment.
+  WriteFileOrDie(root + "/vendor/colorlib/colorlib/extra.py", "X = 1\n");
+  RunResult changed = RunCommand(host.Env({kBinary, "env", root, "--python", kPython, "-q"}));
+  EXPECT_NE(changed.out.find("(built)"), std::string::npos) << changed.out;
+  // A failing step is named, with its output.
+  WriteFileOrDie(tmp / "bad.toml", "install = [\"echo step-output; exit 7\"]\n");
+  RunResult bad = RunCommand(host.Env({kBinary, "env", root, "--spec", tmp / "bad.toml", "-q"}));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("install step 1 (echo step-output; exit 7) exited with 7"), std::string::npos)
+      << bad.err;
+  EXPECT_NE(bad.err.find("step-output"), std::string::npos);
+  host.ExpectUntouched();
+}
+
+TEST(SandboxE2E, BadSpecsNameFileLineAndKeyAndExitNonZero) {
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  fs::copy(Fixture("env_install"), root, fs::copy_options::recursive);
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"python = \"/usr/bin/python3\"\npytohn = \"x\"\n", ":2: unknown key 'pytohn'"},
+      {"\ntimeout = \"ten\"\n", ":2: key 'timeout' must be a number of seconds"},
+      {"pythonpath = \"src\"\n", ":1: key 'pythonpath' must be an array of strings"},
+      {"pythonpath = [\"src\", 3]\n", ":1: key 'pythonpath' must be an array of strings"},
+      {"[limits]\nmemory_mb = 1\nswap_mb = 2\n", ":3: unknown key 'limits.swap_mb'"},
+      {"[limits]\nprocesses = -1\n", ":2: key 'limits.processes' must be >= 0"},
+      {"[env]\nA = 1\n", ":2: key 'env.A' must be a string"},
+      {"sandbox = \"docker\"\n", ":1: key 'sandbox': unknown sandbox 'docker'"},
+      {"network = \"yes\"\n", ":1: key 'network' must be true or false"},
+      {"repo = \"a/b\"\ninstall = [\n", ":2: "},  // a syntax error, at the line TOML sees it
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string spec = tmp / ("bad" + std::to_string(i) + ".toml");
+    WriteFileOrDie(spec, cases[i].text);
+    for (const auto& argv : std::vector<std::vector<std::string>>{
+             {kBinary, "trace", root, "--spec", spec, "-q"},
+             {kBinary, "env", root, "--spec", spec, "-q"},
+             {kRace, "validate", tmp / "none.jsonl", "--spec", spec, "-q"}}) {
+      RunResult r = RunCommand(argv);
+      EXPECT_EQ(r.exit_code, 2) << argv[0] << " " << argv[1] << ": " << cases[i].text;
+      EXPECT_NE(r.err.find(spec + cases[i].message), std::string::npos)
+          << argv[1] << " said: " << r.err << "wanted: " << spec + cases[i].message;
+    }
+  }
+  // fb-extract reads the spec before its other inputs: the same message, exit 1.
+  WriteFileOrDie(tmp / "graph.json", "{}");
+  RunResult r = RunCommand({kExtract, "all", root, "--graph", tmp / "graph.json", "--trace",
+                            tmp / "graph.json", "-o", tmp / "out", "--spec", tmp / "bad1.toml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("bad1.toml:2: key 'timeout'"), std::string::npos) << r.err;
+  RunResult missing = RunCommand({kBinary, "trace", root, "--spec", tmp / "nope.toml", "-q"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("nope.toml"), std::string::npos) << missing.err;
+  RunResult sandbox = RunCommand({kBinary, "trace", root, "--sandbox", "chroot", "-q"});
+  EXPECT_EQ(sandbox.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace fbkit::testing
