@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/cli_common.h"
+#include "cli/spec_options.h"
 #include "parser/entities_json.h"
 #include "parser/entity_table.h"
 #include "util/parallel.h"
@@ -18,6 +19,7 @@ struct EntitiesArgs {
   std::string output = "-";
   int jobs = util::DefaultJobs();
   std::vector<std::string> excludes;
+  SpecArgs spec;  // its exclude is added to --exclude
   std::string cache_dir;
   bool no_cache = false;
   uint64_t max_file_bytes = uint64_t{64} << 20;
@@ -62,7 +64,10 @@ int Run(const EntitiesArgs& args) {
   if (!root.ok()) return Fail("fb-graph entities", root.error());
   parser::EntitiesOptions options;
   options.root = *root;
+  auto spec = ResolveSpec(args.spec, *root);
+  if (!spec.ok()) return Fail("fb-graph entities", spec.error()), kExitUsage;
   options.excludes = args.excludes;
+  options.excludes.insert(options.excludes.end(), spec->exclude.begin(), spec->exclude.end());
   options.jobs = args.jobs;
   options.cache_dir = CacheDir(args);
   options.max_file_bytes = args.max_file_bytes;
@@ -101,7 +106,9 @@ void AddEntitiesCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--exclude", args->excludes,
                   "Skip paths matching this glob (relative to ROOT; '*' crosses '/'; a pattern "
-                  "without '/' also matches any path component). Repeatable.");
+                  "without '/' also matches any path component). Repeatable; added to the "
+                  "spec's exclude.");
+  AddSpecOptions(cmd, &args->spec, 0);
   cmd->add_option("--cache", args->cache_dir,
                   "Cache directory (default: .fbkit-cache beside --output, else "
                   "$XDG_CACHE_HOME/fbkit or ~/.cache/fbkit)");

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/cli_common.h"
+#include "cli/spec_options.h"
 #include "graph/dep_graph.h"
 #include "graph/graph_io.h"
 #include "parser/entities_json.h"
@@ -23,6 +24,7 @@ struct BuildArgs {
   std::string focus;
   int depth = 2;
   std::vector<std::string> excludes;
+  SpecArgs spec;  // its exclude is added to --exclude
   int jobs = util::DefaultJobs();
   bool no_cache = false;
   bool quiet = false;
@@ -32,7 +34,10 @@ util::Expected<std::vector<parser::FileTable>> Tables(util::Env& env, const Buil
                                                        const std::string& root) {
   parser::EntitiesOptions options;
   options.root = root;
+  auto spec = ResolveSpec(a.spec, root);
+  if (!spec.ok()) return util::Error{spec.error()};
   options.excludes = a.excludes;
+  options.excludes.insert(options.excludes.end(), spec->exclude.begin(), spec->exclude.end());
   options.jobs = a.jobs;
   options.references = true;
   if (!a.no_cache) options.cache_dir = UserCacheDir("");
@@ -209,7 +214,9 @@ void AddGraphCommands(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"json", "binary", "graphml", "dot"}));
   cmd->add_option("--focus", a->focus, "DOT: only the neighbourhood of this entity id");
   cmd->add_option("--depth", a->depth, "DOT with --focus: edges away from it (default 2)");
-  cmd->add_option("--exclude", a->excludes, "Skip paths matching this glob (repeatable)");
+  cmd->add_option("--exclude", a->excludes,
+                  "Skip paths matching this glob (repeatable; added to the spec's exclude)");
+  AddSpecOptions(cmd, &a->spec, 0);
   cmd->add_option("-j,--jobs", a->jobs, "Parser threads")->check(CLI::Range(1, 1024));
   cmd->add_flag("--no-cache", a->no_cache, "Do not use the entities cache");
   cmd->add_flag("-q,--quiet", a->quiet, "No summary on stderr");

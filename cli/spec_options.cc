@@ -38,12 +38,12 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which) {
   keep("spec", cmd->add_option("--spec", a->spec_file,
                                "Repo spec (TOML; default ROOT/fbkit.toml when it exists): "
                                "interpreter, paths, env, pytest args, install steps, limits"));
-  keep("sandbox", cmd->add_option("--sandbox", a->sandbox,
-                                  "bwrap (default: bubblewrap isolation) or none (no isolation)")
-                      ->check(CLI::IsMember({"bwrap", "none"})));
-  keep("network", cmd->add_flag("--network", a->network,
-                                "Let the tests reach the network (spec key network; default off)"));
   if (which & kSpecRun) {
+    keep("sandbox", cmd->add_option("--sandbox", a->sandbox,
+                                    "bwrap (default: bubblewrap isolation) or none (no isolation)")
+                        ->check(CLI::IsMember({"bwrap", "none"})));
+    keep("network", cmd->add_flag("--network", a->network,
+                                  "Let the tests reach the network (spec key network; default off)"));
     keep("python", cmd->add_option("--python", a->python, "Interpreter for the tests (default python3)"));
     keep("pythonpath", cmd->add_option("--pythonpath", a->pythonpath,
                                        "Prepend to PYTHONPATH (ROOT-relative or absolute; repeatable)"));

@@ -12,9 +12,9 @@
 
 namespace fbkit::cli {
 
-// Which overriding options a command offers besides --spec, --sandbox and --network.
+// Which overriding options a command offers besides --spec.
 enum SpecOption : unsigned {
-  kSpecRun = 1,       // --python, --pythonpath, --env, --pytest-arg, --timeout
+  kSpecRun = 1,       // --sandbox, --network, --python, --pythonpath, --env, --pytest-arg, --timeout
   kSpecTests = 2,     // --tests, --total-timeout
   kSpecExclude = 4,   // --exclude (root-relative directories)
 };
