@@ -14,6 +14,7 @@
 #include "parser/entity_table.h"
 #include "parser/python_parser.h"
 #include "tracer/git.h"
+#include "tracer/repo_files.h"
 #include "tracer/trace_json.h"
 #include "util/hash.h"
 #include "util/json_writer.h"
@@ -77,52 +78,6 @@ std::string RepoName(tracer::Git& git, const std::string& root) {
   return name;
 }
 
-// The repository's files to copy: git's view (tracked and untracked, not ignored) when it
-// is a checkout, else every file outside version-control and cache directories.
-util::Expected<std::vector<std::string>> RepoFiles(util::Env& env, tracer::Git& git,
-                                                   const std::string& root,
-                                                   const std::string& out_dir) {
-  std::vector<std::string> files;
-  auto listed = git.Run(root, {"ls-files", "-z", "--cached", "--others", "--exclude-standard"});
-  if (listed.ok() && !listed->empty()) {
-    for (size_t b = 0, e; b < listed->size(); b = e + 1) {
-      e = listed->find('\0', b);
-      if (e == std::string::npos) e = listed->size();
-      if (e > b) files.push_back(listed->substr(b, e - b));
-    }
-  } else {
-    std::vector<std::string> stack = {""};
-    while (!stack.empty()) {
-      std::string rel = stack.back();
-      stack.pop_back();
-      auto entries = env.ListDir(util::JoinPath(root, rel));
-      if (!entries.ok()) return util::Error{entries.error()};
-      for (const auto& e : *entries) {
-        std::string path = rel.empty() ? e.name : rel + "/" + e.name;
-        if (e.type == util::FileType::kDirectory) {
-          if (e.name != ".git" && e.name != "__pycache__" && e.name != ".pytest_cache" &&
-              e.name != ".fbkit-cache") {
-            stack.push_back(path);
-          }
-        } else {
-          files.push_back(path);
-        }
-      }
-    }
-  }
-  // Never copy the output directory into a task (when it lies inside the repository).
-  std::string prefix = out_dir.starts_with(root + "/") ? out_dir.substr(root.size() + 1) + "/" : "";
-  std::vector<std::string> out;
-  for (auto& f : files) {
-    if ((prefix.empty() || !f.starts_with(prefix)) && f.find("__pycache__/") == std::string::npos &&
-        env.Stat(util::JoinPath(root, f), true).ok()) {
-      out.push_back(std::move(f));
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 util::Expected<Loaded> Load(const ExtractArgs& a) {
   util::Env& env = util::RealEnv();
   Loaded l;
@@ -131,6 +86,9 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   l.root = *root;
   auto spec = ResolveSpec(a.spec, l.root);
   if (!spec.ok()) return util::Error{spec.error()};
+  if (auto s = PrepareEnvironment(*spec, l.root, "fb-extract", a.quiet); !s.ok()) {
+    return util::Error{s.error()};
+  }
   auto gtext = env.ReadFile(a.graph);
   if (!gtext.ok()) return util::Error{"--graph: " + gtext.error()};
   auto g = graph::ReadGraph(*gtext);
@@ -179,7 +137,7 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
                                        : RepoName(git, l.root);
   auto head = git.Run(l.root, {"rev-parse", "HEAD"});
   o.base_commit = head.ok() ? head->substr(0, 40) : "";
-  auto files = RepoFiles(env, git, l.root, o.out_dir);
+  auto files = tracer::ListRepoFiles(env, git, l.root, o.out_dir);
   if (!files.ok()) return util::Error{files.error()};
   o.files = std::move(*files);
   o.settings = std::move(*spec);

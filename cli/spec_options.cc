@@ -1,8 +1,11 @@
 #include "cli/spec_options.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "cli/cli_common.h"
+#include "tracer/environment.h"
+#include "tracer/process.h"
 
 namespace fbkit::cli {
 namespace {
@@ -72,6 +75,24 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which) {
 util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a) {
   if (a.sandbox.empty()) return tracer::SandboxKind::kBwrap;
   return tracer::ParseSandboxKind(a.sandbox);
+}
+
+util::Status PrepareEnvironment(const tracer::RepoSpec& spec, const std::string& root,
+                                const std::string& who, bool quiet) {
+  if (spec.install.empty()) return util::Status::Ok();
+  if (spec.sandbox == tracer::SandboxKind::kBwrap) {
+    if (auto s = tracer::CheckBwrap(); !s.ok()) return s;
+  }
+  tracer::EnvRequest request{spec, root, spec.env_cache, [&](const std::string& line) {
+                               if (!quiet) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
+                             }};
+  auto built = tracer::EnsureEnvironment(util::RealEnv(), tracer::RealLauncher(), request);
+  if (!built.ok()) return util::Error{built.error()};
+  if (!built->reused && !quiet) {
+    std::fprintf(stderr, "%s: environment %s built (%s)\n", who.c_str(), built->key.c_str(),
+                 built->python.c_str());
+  }
+  return util::Status::Ok();
 }
 
 std::string EnvCacheDir() { return UserCacheDir("env").value_or("/tmp/fbkit-env-cache"); }

@@ -38,6 +38,12 @@ util::Expected<tracer::RepoSpec> ResolveSpec(const SpecArgs& a, const std::strin
 // Only --sandbox (for commands whose settings come from task directories); default bwrap.
 util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a);
 
+// Builds the spec's environment now (when it has install steps and the cache lacks it),
+// with progress lines on stderr unless quiet, so that a long install is not silent; the
+// runner then finds it in the cache. The error names the failing step.
+util::Status PrepareEnvironment(const tracer::RepoSpec& spec, const std::string& root,
+                                const std::string& who, bool quiet);
+
 // $XDG_CACHE_HOME/fbkit/env (or under ~/.cache, else a directory under /tmp).
 std::string EnvCacheDir();
 

@@ -53,6 +53,9 @@ int Run(TraceArgs& args) {
     std::fprintf(stderr, "fb-graph trace: %s\n", spec.error().c_str());
     return kExitUsage;
   }
+  if (auto s = PrepareEnvironment(*spec, *root, "fb-graph trace", args.quiet); !s.ok()) {
+    return Fail("fb-graph trace", s.error());
+  }
   args.options.root = *root;
   args.options.spec = std::move(*spec);
   std::string work = args.work_dir;

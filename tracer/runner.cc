@@ -10,6 +10,8 @@
 
 #include "tracer/agent_files.h"
 #include "tracer/environment.h"
+#include "tracer/git.h"
+#include "tracer/repo_files.h"
 #include "tracer/journal.h"
 #include "util/hash.h"
 #include "util/strings.h"
@@ -86,6 +88,25 @@ class Runner {
     if (!c.ok()) return util::Error{c.error()};
     python_ = c->python;
     sandbox_ = c->sandbox;
+    if (sandbox_.kind == SandboxKind::kBwrap && !options_.root_writable) return UsePrivateCopy();
+    return util::Status::Ok();
+  }
+
+  // The tests see ROOT at its own path, but what is mounted there is a private writable
+  // copy of the repository's files (git's view) with ROOT/.git read-only: the user's
+  // checkout is not even visible, and a suite that writes into its directory (caches,
+  // example databases) behaves as in the verification and evaluation copies.
+  util::Status UsePrivateCopy() {
+    std::string copy = util::JoinPath(options_.work_dir, "root");
+    Git git(env_, launcher_, util::JoinPath(options_.work_dir, "git"));
+    auto files = ListRepoFiles(env_, git, options_.root, options_.work_dir);
+    if (!files.ok()) return util::Error{files.error()};
+    (void)env_.RemoveAll(copy);
+    if (auto s = env_.MakeDirs(copy); !s.ok()) return s;
+    if (auto s = CopyRepoFiles(options_.root, *files, copy); !s.ok()) return s;
+    sandbox_.binds.push_back({copy, options_.root, true});
+    std::string dot_git = util::JoinPath(options_.root, ".git");
+    if (env_.Stat(dot_git, false).ok()) sandbox_.binds.push_back({dot_git, dot_git, false});
     return util::Status::Ok();
   }
 

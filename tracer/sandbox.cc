@@ -86,15 +86,24 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
     }
     a.insert(a.end(), {"--tmpfs", dir});
   }
+  for (const auto& b : sandbox.binds) {
+    a.insert(a.end(), {b.writable ? "--bind" : "--ro-bind", b.source, b.target});
+  }
   auto hidden = [&](const std::string& p) {
     return std::any_of(host.existing.begin(), host.existing.end(),
-                       [&](const std::string& d) { return Under(p, d); });
+                       [&](const std::string& d) { return Under(p, d); }) ||
+           std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
+                       [&](const Bind& b) { return Under(p, b.target); });
   };
   if (sandbox.network && Exists("/run/systemd/resolve")) {
     a.insert(a.end(), {"--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"});
   }
+  auto covers_a_bind = [&](const std::string& p) {
+    return std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
+                       [&](const Bind& b) { return Under(b.target, p); });
+  };
   for (const auto& p : sandbox.read_only) {
-    if (hidden(p)) a.insert(a.end(), {"--ro-bind-try", p, p});
+    if (hidden(p) && !covers_a_bind(p)) a.insert(a.end(), {"--ro-bind-try", p, p});
   }
   for (const auto& p : sandbox.writable) a.insert(a.end(), {"--bind", p, p});
   if (!cwd.empty()) a.insert(a.end(), {"--chdir", cwd});

@@ -26,10 +26,19 @@ struct Limits {
   int64_t file_size_mb = 1024;  // largest file written (RLIMIT_FSIZE), also the private /tmp's size
 };
 
+// A host path mounted at another path inside the sandbox (a private copy in place of the
+// original, say).
+struct Bind {
+  std::string source;
+  std::string target;
+  bool writable = false;
+};
+
 struct Sandbox {
   SandboxKind kind = SandboxKind::kNone;
   bool network = false;
   Limits limits;
+  std::vector<Bind> binds;             // mounted first, in order
   std::vector<std::string> read_only;  // absolute paths the process must see (never written)
   std::vector<std::string> writable;   // absolute paths it may write (its work copy, scratch)
 };
@@ -50,8 +59,9 @@ std::vector<std::string> HiddenDirs(const std::string& home);
 HostInfo CurrentHost();
 
 // bubblewrap's argv for running `argv` in `cwd` under `sandbox`: the system read-only, the
-// hidden directories private and empty, `read_only` paths that lie under them bound back
-// read-only, `writable` paths bound read-write, own PID/IPC/UTS/user/network namespaces
+// hidden directories private and empty, then `binds`, then the `read_only` paths that lie
+// under a hidden directory or a bind's target bound back read-only, then `writable` paths
+// bound read-write, own PID/IPC/UTS/user/network namespaces
 // (network shared when allowed), capabilities dropped, killed with its parent.
 std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
                                    const std::string& cwd, const std::vector<std::string>& argv);

@@ -57,6 +57,25 @@ TEST(SandboxTest, NetworkWhenAllowedAndCapabilitiesDroppedForRoot) {
   EXPECT_EQ(Find(args, {"--chdir"}), -1);
 }
 
+TEST(SandboxTest, APrivateCopyTakesTheRepositorysPlace) {
+  Sandbox s;
+  s.kind = SandboxKind::kBwrap;
+  s.binds = {{"/tmp/work/root", "/srv/repo", true}, {"/srv/repo/.git", "/srv/repo/.git", false}};
+  s.read_only = {"/srv/repo", "/srv/repo/.venv", "/srv"};
+  s.writable = {"/tmp/work"};
+  auto args = BwrapArgs(s, Host(false), "/srv/repo", {"pytest"});
+  int copy = Find(args, {"--bind", "/tmp/work/root", "/srv/repo"});
+  int git = Find(args, {"--ro-bind", "/srv/repo/.git", "/srv/repo/.git"});
+  int venv = Find(args, {"--ro-bind-try", "/srv/repo/.venv", "/srv/repo/.venv"});
+  ASSERT_GE(copy, 0);
+  EXPECT_GT(git, copy);
+  EXPECT_GT(venv, git);  // what the run needs from inside the original stays visible
+  // The original itself (or a parent of it) is never bound over the copy.
+  EXPECT_EQ(Find(args, {"--ro-bind-try", "/srv/repo", "/srv/repo"}), -1);
+  EXPECT_EQ(Find(args, {"--ro-bind-try", "/srv", "/srv"}), -1);
+  EXPECT_GT(Find(args, {"--bind", "/tmp/work", "/tmp/work"}), venv);
+}
+
 TEST(SandboxTest, HiddenDirsCoverTheUsersHome) {
   EXPECT_EQ(HiddenDirs("/home/ada").size(), 5u);  // under /home already
   auto dirs = HiddenDirs("/srv/users/ada");
