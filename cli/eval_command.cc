@@ -158,11 +158,11 @@ int RunEval(const EvalArgs& a) {
     std::fprintf(stderr, "%s: give either --predictions FILE or --gold\n", who.c_str());
     return kExitUsage;
   }
-  auto tasks = FindTasks(env, a.tasks);
-  if (!tasks.ok()) return Fail(who, tasks.error());
   if (a.sandbox == "bwrap") {
     if (auto s = tracer::CheckBwrap(); !s.ok()) return Fail(who, s.error());
   }
+  auto tasks = FindTasks(env, a.tasks);
+  if (!tasks.ok()) return Fail(who, tasks.error());
   std::vector<std::string> errors;
   auto preds = LoadPredictions(env, a, *tasks, &errors);
   if (!preds.ok()) return Fail(who, preds.error());

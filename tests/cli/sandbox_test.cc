@@ -286,5 +286,22 @@ TEST(SandboxE2E, BadSpecsNameFileLineAndKeyAndExitNonZero) {
   EXPECT_EQ(sandbox.exit_code, 2);
 }
 
+TEST(SandboxE2E, WithoutBubblewrapTheErrorSaysHowToProceed) {
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  fs::copy(Fixture("env_install"), root, fs::copy_options::recursive);
+  fs::create_directories(tmp / "bin");  // a PATH without bwrap
+  for (const auto& argv : std::vector<std::vector<std::string>>{
+           {kBinary, "trace", root, "--python", kPython, "-q"},
+           {kExtract, "eval", root, "--gold", "-q"}}) {
+    std::vector<std::string> full = {"/usr/bin/env", "PATH=" + tmp / "bin"};
+    full.insert(full.end(), argv.begin(), argv.end());
+    RunResult r = RunCommand(full);
+    EXPECT_EQ(r.exit_code, 1) << argv[1];
+    EXPECT_NE(r.err.find("bubblewrap"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--sandbox none"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace fbkit::testing

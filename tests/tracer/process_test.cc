@@ -77,5 +77,46 @@ TEST(ProcessTest, KillTakesTheWholeGroup) {
   EXPECT_FALSE(std::filesystem::exists(tmp / "late"));
 }
 
+// A sandboxed process: its exit code and signal come through bubblewrap, its environment
+// is scrubbed, its working copy is writable and the rest of the system is not, and the
+// limits hold.
+ProcessSpec Sandboxed(const ScratchDir& tmp, const std::string& script) {
+  ProcessSpec spec{{"/bin/sh", "-c", script}, {{"FBKIT_X", "kept"}}, tmp.path(), tmp / "log", {}};
+  spec.sandbox.kind = SandboxKind::kBwrap;
+  spec.sandbox.writable = {tmp.path()};
+  spec.sandbox.limits.file_size_mb = 1;
+  return spec;
+}
+
+TEST(ProcessTest, SandboxedExitSignalEnvironmentAndWrites) {
+  ASSERT_TRUE(CheckBwrap().ok()) << CheckBwrap().error();
+  ScratchDir tmp;
+  ::setenv("FBKIT_SECRET_TOKEN", "s3cr3t", 1);
+  auto info = RunToCompletion(
+      RealLauncher(),
+      Sandboxed(tmp, "echo \"$FBKIT_X:${FBKIT_SECRET_TOKEN:-none}:$HOME\"; touch ok; "
+                     "touch /etc/fbkit-x 2>/dev/null || echo etc-ro; exit 3"));
+  ::unsetenv("FBKIT_SECRET_TOKEN");
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(info->code, 3);
+  const char* home = std::getenv("HOME");
+  EXPECT_EQ(ReadFileOrDie(tmp / "log"), "kept:none:" + std::string(home ? home : "/tmp") + "\netc-ro\n");
+  EXPECT_TRUE(std::filesystem::exists(tmp / "ok"));
+  info = RunToCompletion(RealLauncher(), Sandboxed(tmp, "kill -SEGV $$"));
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->signal, SIGSEGV);
+  EXPECT_EQ(info->code, -1);
+}
+
+TEST(ProcessTest, SandboxedFileSizeLimitHolds) {
+  ScratchDir tmp;
+  auto info = RunToCompletion(
+      RealLauncher(), Sandboxed(tmp, "dd if=/dev/zero of=big bs=1M count=4 2>/dev/null; "
+                                     "echo $?"));
+  ASSERT_TRUE(info.ok());
+  EXPECT_LE(std::filesystem::file_size(tmp / "big"), 1u << 20);
+  EXPECT_NE(ReadFileOrDie(tmp / "log"), "0\n");
+}
+
 }  // namespace
 }  // namespace fbkit::tracer
