@@ -3,20 +3,11 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "util/json_writer.h"
+#include "util/json_read.h"
 
 namespace fbkit::extract {
 
 namespace {
-
-std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
-  std::vector<std::string> out;
-  if (!j.contains(key) || !j[key].is_array()) return out;
-  for (const auto& x : j[key]) {
-    if (x.is_string()) out.push_back(x.get<std::string>());
-  }
-  return out;
-}
 
 bool Passed(const std::string& outcome) { return outcome == "passed" || outcome == "xfailed"; }
 
@@ -29,11 +20,11 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
     info.instance_id = j.at("instance_id").get<std::string>();
     info.level = j.value("level", 1);
     info.repo = j.value("repo", "");
-    info.top_objects = Strings(j, "top_objects");
-    info.f2p_files = Strings(j, "FAIL_TO_PASS");
-    info.p2p_files = Strings(j, "PASS_TO_PASS");
-    info.f2p_tests = Strings(j, "f2p_test_points");
-    info.p2p_tests = Strings(j, "p2p_test_points");
+    info.top_objects = util::JsonStringList(j, "top_objects");
+    info.f2p_files = util::JsonStringList(j, "FAIL_TO_PASS");
+    info.p2p_files = util::JsonStringList(j, "PASS_TO_PASS");
+    info.f2p_tests = util::JsonStringList(j, "f2p_test_points");
+    info.p2p_tests = util::JsonStringList(j, "p2p_test_points");
     auto settings = tracer::RepoSpecFromJson(j.at("repo_settings").get<std::string>());
     if (!settings.ok()) return util::Error{settings.error()};
     info.settings = std::move(*settings);

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "util/json_read.h"
 #include "util/json_writer.h"
 
 namespace fbkit::tracer {
@@ -136,14 +137,6 @@ class SpecReader {
   std::string error_;
 };
 
-std::vector<std::string> JsonStrings(const nlohmann::json& j, const char* key) {
-  std::vector<std::string> out;
-  if (!j.contains(key) || !j[key].is_array()) return out;
-  for (const auto& x : j[key]) {
-    if (x.is_string()) out.push_back(x.get<std::string>());
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -209,12 +202,12 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json) {
     s.repo = j.value("repo", "");
     s.python = j.value("python", "python3");
     s.image_name = j.value("image_name", "");
-    s.pythonpath = JsonStrings(j, "pythonpath");
-    s.pytest_args = JsonStrings(j, "pytest_args");
-    s.tests = JsonStrings(j, "tests");
-    s.exclude = JsonStrings(j, "exclude");
-    s.install = JsonStrings(j, "install");
-    s.install_inputs = JsonStrings(j, "install_inputs");
+    s.pythonpath = util::JsonStringList(j, "pythonpath");
+    s.pytest_args = util::JsonStringList(j, "pytest_args");
+    s.tests = util::JsonStringList(j, "tests");
+    s.exclude = util::JsonStringList(j, "exclude");
+    s.install = util::JsonStringList(j, "install");
+    s.install_inputs = util::JsonStringList(j, "install_inputs");
     s.timeout = j.value("timeout", 600.0);
     s.total_timeout = j.value("total_timeout", 0.0);
     s.network = j.value("network", false);
