@@ -89,7 +89,9 @@ util::Expected<TaskFiles> WritePresolved(util::Env& env, tracer::Git& git, const
   auto tp = git.Run(pre, diff);
   if (!tp.ok()) return util::Error{tp.error()};
   out.test_patch = *tp;
-  if (auto r = git.Run(pre, {"reset", "-q"}); !r.ok()) return util::Error{r.error()};
+  // Back to HEAD with an index that holds no file times or inodes (read-tree, unlike reset,
+  // records none), so that the same task is written byte for byte every time.
+  if (auto r = git.Run(pre, {"read-tree", "HEAD"}); !r.ok()) return util::Error{r.error()};
   (void)env.RemoveAll(test_dst);
   return out;
 }
