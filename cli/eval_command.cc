@@ -8,9 +8,11 @@
 #include <optional>
 
 #include "cli/cli_common.h"
+#include "cli/extract_common.h"
 #include "cli/spec_options.h"
 #include "extract/eval.h"
 #include "extract/eval_report.h"
+#include "extract/infer.h"
 #include "extract/verify.h"
 #include "util/hash.h"
 #include "util/parallel.h"
@@ -33,35 +35,6 @@ struct EvalArgs {
   int jobs = 1;
   std::string sandbox = "bwrap";
 };
-
-// instance id -> task directory: TASKS itself when it is one, else its subdirectories.
-util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env, const std::string& tasks) {
-  auto root = env.RealPath(tasks);
-  if (!root.ok()) return util::Error{tasks + ": " + root.error()};
-  std::vector<std::string> dirs;
-  if (env.Stat(util::JoinPath(*root, "instance.json"), true).ok()) {
-    dirs.push_back(*root);
-  } else {
-    auto entries = env.ListDir(*root);
-    if (!entries.ok()) return util::Error{tasks + ": " + entries.error()};
-    for (const auto& e : *entries) {
-      std::string dir = util::JoinPath(*root, e.name);
-      if (e.type == util::FileType::kDirectory && env.Stat(util::JoinPath(dir, "instance.json"), true).ok()) {
-        dirs.push_back(dir);
-      }
-    }
-  }
-  std::map<std::string, std::string> out;
-  for (const auto& dir : dirs) {
-    auto text = env.ReadFile(util::JoinPath(dir, "instance.json"));
-    auto info = text.ok() ? extract::ReadInstance(*text)
-                          : util::Expected<extract::InstanceInfo>(util::Error{text.error()});
-    if (!info.ok()) return util::Error{util::JoinPath(dir, "instance.json") + ": " + info.error()};
-    out[info->instance_id] = dir;
-  }
-  if (out.empty()) return util::Error{tasks + ": no task directories (with instance.json) found"};
-  return out;
-}
 
 // The agent's log for an instance under --agent-logs: DIR/ID.{log,txt,json,jsonl,traj,md}
 // or every file of the directory DIR/ID.
@@ -90,6 +63,28 @@ std::string AgentLog(util::Env& env, const std::string& dir, const std::string& 
     return all;
   }
   return "";
+}
+
+// What an infer run kept of the agent's work for the cheating check: its log and whatever it
+// left in its output directory (trajectories record the commands it ran).
+std::string InferAgentLog(util::Env& env, const std::string& inst) {
+  if (inst.empty()) return "";
+  auto log = env.ReadFile(util::JoinPath(inst, "agent.log"));
+  std::string out = log.ok() ? *log : "";
+  std::string trajectories = AgentLog(env, inst, "output");
+  return out + (trajectories.empty() ? "" : "\n" + trajectories);
+}
+
+// The token usage an infer run recorded for the instance.
+void AddUsage(util::Env& env, const std::string& inst, extract::EvalReport* r) {
+  if (inst.empty()) return;
+  auto text = env.ReadFile(util::JoinPath(inst, "result.json"));
+  if (!text.ok()) return;
+  auto result = extract::ParseInferResult(*text);
+  if (!result.ok() || !result->usage) return;
+  r->input_tokens = result->usage->input_tokens;
+  r->output_tokens = result->usage->output_tokens;
+  r->cost = result->usage->cost;
 }
 
 std::string Describe(const extract::EvalReport& r) {
@@ -174,6 +169,15 @@ int RunEval(const EvalArgs& a) {
   auto abs_out = env.RealPath(out);
   if (!abs_out.ok()) return Fail(who, abs_out.error());
 
+  // Predictions written by `fb-extract infer`: its run directory holds the agents' logs,
+  // trajectories and token usage beside predictions.jsonl.
+  std::string infer_run;
+  if (auto path = env.RealPath(a.predictions); !a.predictions.empty() && path.ok()) {
+    std::string dir = util::DirName(*path);
+    if (env.Stat(util::JoinPath(dir, preds->front().instance_id + "/result.json"), true).ok()) {
+      infer_run = dir;
+    }
+  }
   std::vector<extract::EvalReport> reports(preds->size());
   std::mutex mu;
   size_t done = 0;
@@ -189,8 +193,11 @@ int RunEval(const EvalArgs& a) {
       o.sandbox = a.sandbox == "none" ? tracer::SandboxKind::kNone : tracer::SandboxKind::kBwrap;
       o.env_cache = EnvCacheDir();
       o.work_dir = util::JoinPath(*abs_out, ".work/" + p.instance_id);
-      o.agent_log = AgentLog(env, a.agent_logs, p.instance_id);
+      std::string infer_inst = infer_run.empty() ? "" : util::JoinPath(infer_run, p.instance_id);
+      o.agent_log = !a.agent_logs.empty() ? AgentLog(env, a.agent_logs, p.instance_id)
+                                          : InferAgentLog(env, infer_inst);
       r = extract::EvaluateInstance(env, tracer::RealLauncher(), tasks->at(p.instance_id), p, o);
+      AddUsage(env, infer_inst, &*r);
       (void)env.MakeDirs(dir);
       (void)env.WriteFileAtomic(util::JoinPath(dir, "patch.diff"), p.patch);
       (void)env.WriteFileAtomic(util::JoinPath(dir, "test_output.txt"), r->test_output);

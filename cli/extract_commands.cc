@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "cli/cli_common.h"
+#include "cli/extract_common.h"
 #include "cli/spec_options.h"
 #include "extract/llm.h"
 #include "extract/task.h"
@@ -216,18 +217,6 @@ int RunTask(const ExtractArgs& a) {
   return kExitOk;
 }
 
-util::Expected<std::pair<int, int>> ParseShard(const std::string& s) {
-  if (s.empty()) return std::pair{1, 1};
-  size_t slash = s.find('/');
-  try {
-    int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
-    if (slash == std::string::npos || k < 1 || n < 1 || k > n) throw std::invalid_argument(s);
-    return std::pair{k, n};
-  } catch (const std::exception&) {
-    return util::Error{"--shard must be K/N with 1 <= K <= N, got '" + s + "'"};
-  }
-}
-
 int RunAll(const ExtractArgs& a) {
   const std::string who = "fb-extract all";
   auto shard = ParseShard(a.shard);
@@ -256,7 +245,7 @@ int RunAll(const ExtractArgs& a) {
   }
   std::vector<const extract::PassingFile*> mine;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (static_cast<int>(i % static_cast<size_t>(shard->second)) == shard->first - 1) {
+    if (InShard(i, *shard)) {
       mine.push_back(candidates[i]);
     }
   }

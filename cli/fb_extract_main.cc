@@ -5,6 +5,7 @@
 #include "cli/cli_common.h"
 #include "cli/eval_command.h"
 #include "cli/extract_commands.h"
+#include "cli/infer_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = fbkit::cli::kExitOk;
   fbkit::cli::AddExtractCommands(app, &exit_code);
+  fbkit::cli::AddInferCommand(app, &exit_code);
   fbkit::cli::AddEvalCommand(app, &exit_code);
   return fbkit::cli::RunMain(app, argc, argv, "fb-extract", exit_code);
 }

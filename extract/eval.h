@@ -6,6 +6,7 @@
 // from pytest's hooks; what would make them untrustworthy marks the instance suspicious.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,6 +65,10 @@ struct EvalReport {
   std::vector<std::string> suspicious_reasons;
   bool resolved = false;
   std::string sandbox;  // "bwrap" or "none": how the agent's code ran
+  // Token IO the agent reported (from its infer run), when known.
+  std::optional<int64_t> input_tokens;
+  std::optional<int64_t> output_tokens;
+  std::optional<double> cost;
   std::optional<int> exitstatus;
   std::string test_output;  // pytest's output (not part of report.json)
 };

@@ -32,7 +32,15 @@ json TotalsJson(const EvalTotals& t) {
               {"empty", t.empty},
               {"errored", t.errored},
               {"timed_out", t.timed_out},
-              {"suspicious", t.suspicious}};
+              {"suspicious", t.suspicious},
+              {"instances_with_usage", t.with_usage},
+              {"mean_input_tokens", t.with_usage ? json(Round4(t.input_tokens_sum / t.with_usage)) : json(nullptr)},
+              {"mean_output_tokens", t.with_usage ? json(Round4(t.output_tokens_sum / t.with_usage)) : json(nullptr)}};
+}
+
+template <typename T>
+json OrNull(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
 }
 
 // model -> repository -> reports
@@ -96,6 +104,11 @@ EvalTotals Totals(const std::vector<const EvalReport*>& reports) {
     t.timed_out += r->timed_out;
     t.suspicious += r->suspicious;
     t.pass_rate_sum += r->pass_rate;
+    if (r->input_tokens && r->output_tokens) {
+      ++t.with_usage;
+      t.input_tokens_sum += static_cast<double>(*r->input_tokens);
+      t.output_tokens_sum += static_cast<double>(*r->output_tokens);
+    }
   }
   return t;
 }
@@ -123,6 +136,9 @@ std::string ReportJson(const EvalReport& r) {
             {"suspicious_reasons", r.suspicious_reasons},
             {"resolved", r.resolved},
             {"sandbox", r.sandbox},
+            {"input_tokens", OrNull(r.input_tokens)},
+            {"output_tokens", OrNull(r.output_tokens)},
+            {"cost", OrNull(r.cost)},
             {"exitstatus", r.exitstatus ? json(*r.exitstatus) : json(nullptr)}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -153,6 +169,13 @@ util::Expected<EvalReport> ParseReport(const std::string& text) {
     r.suspicious_reasons = j.at("suspicious_reasons").get<std::vector<std::string>>();
     r.resolved = j.at("resolved").get<bool>();
     r.sandbox = j.value("sandbox", "");
+    if (j.contains("input_tokens") && j["input_tokens"].is_number_integer()) {
+      r.input_tokens = j["input_tokens"].get<int64_t>();
+    }
+    if (j.contains("output_tokens") && j["output_tokens"].is_number_integer()) {
+      r.output_tokens = j["output_tokens"].get<int64_t>();
+    }
+    if (j.contains("cost") && j["cost"].is_number()) r.cost = j["cost"].get<double>();
     if (j.at("exitstatus").is_number()) r.exitstatus = j.at("exitstatus").get<int>();
     return r;
   } catch (const json::exception& e) {
@@ -203,7 +226,15 @@ std::string SummaryTable(const std::vector<EvalReport>& reports) {
     row("all", t);
     out += "empty " + std::to_string(t.empty) + ", errored " + std::to_string(t.errored) +
            ", timed out " + std::to_string(t.timed_out) + ", suspicious " +
-           std::to_string(t.suspicious) + "\n\n";
+           std::to_string(t.suspicious) + "\n";
+    if (t.with_usage) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "token IO (%zu instances): %.0f input, %.0f output per instance\n",
+                    t.with_usage, t.input_tokens_sum / static_cast<double>(t.with_usage),
+                    t.output_tokens_sum / static_cast<double>(t.with_usage));
+      out += buf;
+    }
+    out += "\n";
   }
   return out;
 }

@@ -25,6 +25,9 @@ struct EvalTotals {
   size_t timed_out = 0;
   size_t suspicious = 0;
   double pass_rate_sum = 0;
+  size_t with_usage = 0;  // instances whose agent reported its token usage
+  double input_tokens_sum = 0;
+  double output_tokens_sum = 0;
   double resolved_rate() const;
   double passed_rate() const;  // mean F2P pass rate, empty and unapplied patches count 0
   double apply_rate() const;   // applied / instances (an empty patch does not apply)

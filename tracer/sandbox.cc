@@ -86,11 +86,14 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
     }
     a.insert(a.end(), {"--tmpfs", dir});
   }
+  for (const auto& dir : sandbox.hidden) a.insert(a.end(), {"--tmpfs", dir});
   for (const auto& b : sandbox.binds) {
     a.insert(a.end(), {b.writable ? "--bind" : "--ro-bind", b.source, b.target});
   }
   auto hidden = [&](const std::string& p) {
     return std::any_of(host.existing.begin(), host.existing.end(),
+                       [&](const std::string& d) { return Under(p, d); }) ||
+           std::any_of(sandbox.hidden.begin(), sandbox.hidden.end(),
                        [&](const std::string& d) { return Under(p, d); }) ||
            std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
                        [&](const Bind& b) { return Under(p, b.target); });

@@ -38,6 +38,7 @@ struct Sandbox {
   SandboxKind kind = SandboxKind::kNone;
   bool network = false;
   Limits limits;
+  std::vector<std::string> hidden;     // existing dirs replaced by empty ones, like HiddenDirs
   std::vector<Bind> binds;             // mounted first, in order
   std::vector<std::string> read_only;  // absolute paths the process must see (never written)
   std::vector<std::string> writable;   // absolute paths it may write (its work copy, scratch)
@@ -59,7 +60,7 @@ std::vector<std::string> HiddenDirs(const std::string& home);
 HostInfo CurrentHost();
 
 // bubblewrap's argv for running `argv` in `cwd` under `sandbox`: the system read-only, the
-// hidden directories private and empty, then `binds`, then the `read_only` paths that lie
+// hidden directories (and `hidden`) private and empty, then `binds`, then the `read_only` paths that lie
 // under a hidden directory or a bind's target bound back read-only, then `writable` paths
 // bound read-write, own PID/IPC/UTS/user/network namespaces
 // (network shared when allowed), capabilities dropped, killed with its parent.

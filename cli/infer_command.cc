@@ -1,0 +1,263 @@
+#include "cli/infer_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.h"
+#include "cli/extract_common.h"
+#include "extract/infer.h"
+#include "util/parallel.h"
+
+namespace fbkit::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct InferArgs {
+  std::string tasks;
+  std::string agent_cmd;
+  std::string output;
+  std::string model = "agent";
+  std::string shard;
+  std::string sandbox = "bwrap";
+  std::vector<std::string> env, pass_env, read_only, only;
+  double timeout = 3600;
+  int64_t max_file_kb = 1024;
+  int jobs = 1;
+  bool network = false;
+  bool rerun = false;
+  bool quiet = false;
+  CLI::Option* network_option = nullptr;
+};
+
+util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const InferArgs& a) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& item : a.env) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) return util::Error{"--env wants NAME=VALUE, got '" + item + "'"};
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  for (const auto& name : a.pass_env) {
+    const char* value = std::getenv(name.c_str());
+    if (!value) return util::Error{"--pass-env " + name + ": not set in fbkit's environment"};
+    out.emplace_back(name, value);
+  }
+  return out;
+}
+
+// A result of an earlier run that is final (finished or timed out), unless --rerun.
+std::optional<extract::InferResult> Earlier(util::Env& env, const std::string& dir) {
+  auto text = env.ReadFile(util::JoinPath(dir, "result.json"));
+  if (!text.ok()) return std::nullopt;
+  auto r = extract::ParseInferResult(*text);
+  if (!r.ok() || r->status == "error") return std::nullopt;
+  return *r;
+}
+
+std::string Describe(const extract::InferResult& r) {
+  if (r.status == "error") return "error: " + r.error.substr(0, 200);
+  std::string what = r.status == "timed_out" ? "timed out" : "exit " + std::to_string(r.exit_code);
+  if (r.signal) what = "killed by signal " + std::to_string(r.signal);
+  char buf[200];
+  std::snprintf(buf, sizeof buf, ", patch %zu bytes, agent %.1f s, fbkit %.2f s", r.patch.size(),
+                r.agent_seconds, r.fbkit_seconds);
+  return what + buf + (r.excluded.empty() ? "" : ", " + std::to_string(r.excluded.size()) + " files left out");
+}
+
+// RUN_DIR/predictions.jsonl from every instance directory with a final result (all shards
+// that share RUN_DIR), sorted by instance id: SWE-bench's convention.
+util::Status WritePredictions(util::Env& env, const std::string& run,
+                              const std::map<std::string, std::string>& tasks) {
+  std::string out;
+  for (const auto& [id, dir] : tasks) {
+    std::string inst = util::JoinPath(run, id);
+    auto r = Earlier(env, inst);
+    auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff"));
+    auto model = env.ReadFile(util::JoinPath(inst, "model"));
+    if (!r || !patch.ok() || !model.ok()) continue;
+    json row = {{"instance_id", id}, {"model_name_or_path", *model}, {"model_patch", *patch}};
+    out += row.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  }
+  return env.WriteFileAtomic(util::JoinPath(run, "predictions.jsonl"), out);
+}
+
+// The run's summary: counts, agent exit codes, token IO, fbkit's own time per instance.
+std::string Summary(const std::vector<extract::InferResult>& results, const std::string& shard) {
+  size_t finished = 0, timed_out = 0, errors = 0, empty = 0, with_usage = 0;
+  double input = 0, output = 0, fbkit = 0;
+  std::map<std::string, size_t> exits;
+  for (const auto& r : results) {
+    finished += r.status == "finished";
+    timed_out += r.status == "timed_out";
+    errors += r.status == "error";
+    empty += r.status != "error" && r.patch.empty();
+    if (r.status == "finished") {
+      exits[r.signal ? "signal " + std::to_string(r.signal) : std::to_string(r.exit_code)]++;
+    }
+    if (r.usage) {
+      ++with_usage;
+      input += static_cast<double>(r.usage->input_tokens);
+      output += static_cast<double>(r.usage->output_tokens);
+    }
+    fbkit += r.fbkit_seconds;
+  }
+  json j = {{"schema", "fbkit.infer-summary/1"},
+            {"instances", results.size()},
+            {"finished", finished},
+            {"timed_out", timed_out},
+            {"errors", errors},
+            {"empty_patch", empty},
+            {"agent_exit_codes", exits},
+            {"instances_with_usage", with_usage},
+            {"shard", shard}};
+  j["mean_input_tokens"] = with_usage ? json(input / static_cast<double>(with_usage)) : json(nullptr);
+  j["mean_output_tokens"] = with_usage ? json(output / static_cast<double>(with_usage)) : json(nullptr);
+  j["fbkit_seconds_per_instance"] =
+      results.empty() ? 0.0 : static_cast<int64_t>(fbkit / static_cast<double>(results.size()) * 1000) / 1000.0;
+  return j.dump(2) + "\n";
+}
+
+void PrintTable(const std::string& summary) {
+  json j = json::parse(summary);
+  std::printf("%-34s %8d\n", "instances (this shard)", j["instances"].get<int>());
+  for (const char* k : {"finished", "timed_out", "errors", "empty_patch"}) {
+    std::printf("  %-32s %8d\n", k, j[k].get<int>());
+  }
+  for (const auto& [code, n] : j["agent_exit_codes"].items()) {
+    std::printf("  agent exit %-21s %8d\n", code.c_str(), n.get<int>());
+  }
+  if (j["instances_with_usage"].get<int>() > 0) {
+    std::printf("%-34s %8.0f\n", "mean input tokens", j["mean_input_tokens"].get<double>());
+    std::printf("%-34s %8.0f\n", "mean output tokens", j["mean_output_tokens"].get<double>());
+  }
+  std::printf("%-34s %8.3f\n", "fbkit seconds per instance", j["fbkit_seconds_per_instance"].get<double>());
+}
+
+int Run(const InferArgs& a) {
+  const std::string who = "fb-extract infer";
+  util::Env& env = util::RealEnv();
+  auto shard = ParseShard(a.shard);
+  if (!shard.ok()) return Fail(who, shard.error()), kExitUsage;
+  auto agent_env = AgentEnv(a);
+  if (!agent_env.ok()) return Fail(who, agent_env.error()), kExitUsage;
+  if (a.sandbox == "bwrap") {
+    if (auto s = tracer::CheckBwrap(); !s.ok()) return Fail(who, s.error());
+  }
+  auto tasks = FindTasks(env, a.tasks);
+  if (!tasks.ok()) return Fail(who, tasks.error());
+  if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(who, a.output + ": " + s.error());
+  auto run = env.RealPath(a.output);
+  auto tasks_root = env.RealPath(a.tasks);
+  if (!run.ok() || !tasks_root.ok()) return Fail(who, "cannot resolve " + a.output);
+  std::vector<std::pair<std::string, std::string>> mine;  // (id, task dir), sorted by id
+  size_t index = 0;
+  for (const auto& [id, dir] : *tasks) {
+    bool chosen = a.only.empty() || std::find(a.only.begin(), a.only.end(), id) != a.only.end();
+    if (chosen && InShard(index++, *shard)) mine.emplace_back(id, dir);
+  }
+  extract::InferOptions o;
+  o.agent_cmd = a.agent_cmd;
+  o.timeout = a.timeout;
+  o.sandbox = a.sandbox == "none" ? tracer::SandboxKind::kNone : tracer::SandboxKind::kBwrap;
+  if (a.network_option->count()) o.network = a.network;
+  o.env = *agent_env;
+  o.read_only = a.read_only;
+  o.hidden = {*tasks_root};
+  o.max_file_kb = a.max_file_kb;
+  o.run_dir = *run;
+  std::vector<extract::InferResult> results(mine.size());
+  std::mutex mu;
+  size_t done = 0;
+  Progress progress(who, !a.quiet);
+  util::ParallelFor(mine.size(), std::max(1, a.jobs), [&](size_t i, int) {
+    const auto& [id, dir] = mine[i];
+    std::string inst = util::JoinPath(*run, id);
+    std::optional<extract::InferResult> r = a.rerun ? std::nullopt : Earlier(env, inst);
+    bool resumed = r.has_value();
+    if (r) {
+      auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff"));
+      r->patch = patch.ok() ? *patch : "";
+    } else {
+      r = extract::RunAgent(env, tracer::RealLauncher(), dir, o);
+      (void)env.WriteFileAtomic(util::JoinPath(inst, "model"), a.model);
+      (void)env.WriteFileAtomic(util::JoinPath(inst, "result.json"), extract::InferResultJson(*r));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    progress.Clear();
+    if (!a.quiet) {
+      std::fprintf(stderr, "[%zu/%zu] %s: %s%s\n", ++done, mine.size(), id.c_str(),
+                   Describe(*r).c_str(), resumed ? " (earlier run)" : "");
+    }
+    results[i] = std::move(*r);
+    progress.Update(done, mine.size());
+  });
+  progress.Clear();
+  if (auto s = WritePredictions(env, *run, *tasks); !s.ok()) return Fail(who, s.error());
+  std::string shard_name = std::to_string(shard->first) + "/" + std::to_string(shard->second);
+  std::string summary = Summary(results, shard_name);
+  std::string name = shard->second == 1 ? "infer_summary.json"
+                                        : "infer_summary." + std::to_string(shard->first) + "-of-" +
+                                              std::to_string(shard->second) + ".json";
+  if (auto s = env.WriteFileAtomic(util::JoinPath(*run, name), summary); !s.ok()) return Fail(who, s.error());
+  PrintTable(summary);
+  bool any_error = std::any_of(results.begin(), results.end(),
+                               [](const auto& r) { return r.status == "error"; });
+  return any_error ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+void AddInferCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<InferArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "infer", "Run an agent on every task: workspace, problem statement, agent, patch");
+  cmd->footer(
+      "Per instance (sorted by id): RUN_DIR/<id>/workspace is a fresh clone of the task's "
+      "presolved/ (L1: the feature removed, no F2P test file, a clean git state) or an empty "
+      "git project (L2); RUN_DIR/<id>/input/problem_statement.md is the statement. CMD runs "
+      "with sh -c in the workspace, inside the sandbox (the system read-only, homes, /tmp, "
+      "the task directories and the run directory hidden; only RUN_DIR/<id> writable; "
+      "network as the task's spec says, or --network), with FBKIT_INSTANCE_ID, "
+      "FBKIT_PROBLEM_STATEMENT, FBKIT_WORKSPACE, FBKIT_LEVEL, FBKIT_USAGE (write "
+      "{\"input_tokens\", \"output_tokens\", \"cost\"?} there) and FBKIT_OUTPUT_DIR (leave "
+      "trajectories there: SWE-agent .traj, mini-swe-agent .traj.json and OpenHands "
+      "output.jsonl are read for token usage) set, and {instance_id}, {workspace} and "
+      "{problem_statement} substituted in CMD. Its output goes to RUN_DIR/<id>/agent.log.\n\n"
+      "Afterwards the patch is the workspace's whole change against its start, new files "
+      "included; binary files and files over --max-file-kb are left out and listed. "
+      "RUN_DIR/predictions.jsonl ({instance_id, model_name_or_path, model_patch}) holds every "
+      "finished instance; `fb-extract eval TASKS --predictions RUN_DIR/predictions.jsonl` "
+      "scores it (agent logs and token usage are found beside it). Re-runs skip finished "
+      "instances.\n\n"
+      "Exit status: 0 ok (whatever the agents did); 1 an instance could not be run; 2 bad usage.");
+  cmd->add_option("TASKS", a->tasks, "A task directory, or a directory of them")->required();
+  cmd->add_option("--agent-cmd", a->agent_cmd, "The agent's command (sh -c)")->required();
+  cmd->add_option("-o,--output", a->output, "Run directory")->required();
+  cmd->add_option("--model", a->model, "model_name_or_path for the predictions (default agent)");
+  cmd->add_option("-j,--jobs", a->jobs, "Instances at once (default 1)")->check(CLI::Range(1, 256));
+  cmd->add_option("--shard", a->shard, "Only the K-th of N shares of the instances (K/N)");
+  cmd->add_option("--timeout", a->timeout, "Seconds per agent run (default 3600; 0: none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--sandbox", a->sandbox, "bwrap (default) or none")
+      ->check(CLI::IsMember({"bwrap", "none"}));
+  a->network_option = cmd->add_flag("--network", a->network,
+                                    "Let the agent reach the network (model APIs); default: the "
+                                    "task's spec");
+  cmd->add_option("--env", a->env, "NAME=VALUE for the agent (repeatable)");
+  cmd->add_option("--pass-env", a->pass_env,
+                  "Pass NAME from fbkit's environment to the agent, e.g. an API key (repeatable)");
+  cmd->add_option("--read-only", a->read_only,
+                  "A path the agent may read although hidden (its installation; repeatable)");
+  cmd->add_option("--max-file-kb", a->max_file_kb, "Larger files are left out of the patch (default 1024)");
+  cmd->add_option("--instance", a->only, "Only this instance id (repeatable)");
+  cmd->add_flag("--rerun", a->rerun, "Run again instances an earlier run finished");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->callback([a, exit_code] { *exit_code = Run(*a); });
+}
+
+}  // namespace fbkit::cli

@@ -1,0 +1,391 @@
+#include "extract/infer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "extract/verify.h"
+#include "tracer/git.h"
+#include "util/hash.h"
+#include "util/json_read.h"
+
+namespace fbkit::extract {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The instance's paths: what the agent sees and what only fbkit sees.
+struct Layout {
+  std::string inst;       // RUN_DIR/<id> (writable for the agent)
+  std::string workspace;  // inst/workspace
+  std::string statement;  // inst/input/problem_statement.md
+  std::string output;     // inst/output ($FBKIT_OUTPUT_DIR)
+  std::string base;       // RUN_DIR/.fbkit/base/<id>.git: the starting state (hidden)
+  std::string scratch;    // RUN_DIR/.fbkit/work/<id>: git logs
+};
+
+Layout LayoutOf(const std::string& run_dir, const std::string& id) {
+  Layout l;
+  l.inst = util::JoinPath(run_dir, id);
+  l.workspace = util::JoinPath(l.inst, "workspace");
+  l.statement = util::JoinPath(l.inst, "input/problem_statement.md");
+  l.output = util::JoinPath(l.inst, "output");
+  l.base = util::JoinPath(run_dir, ".fbkit/base/" + id + ".git");
+  l.scratch = util::JoinPath(run_dir, ".fbkit/work/" + id);
+  return l;
+}
+
+// `git --git-dir=BASE --work-tree=WORKSPACE ARGS`: fbkit's own record of the workspace,
+// outside the agent's reach (whatever it does to workspace/.git).
+util::Expected<std::string> Base(tracer::Git& git, const Layout& l,
+                                 std::vector<std::string> args) {
+  args.insert(args.begin(), {"--git-dir=" + l.base, "--work-tree=" + l.workspace});
+  return git.Run(l.workspace, args);
+}
+
+// The workspace as the benchmark defines it, and fbkit's snapshot of it.
+util::Status PrepareWorkspace(util::Env& env, tracer::Git& git, const Layout& l,
+                              const std::string& task_dir, int level) {
+  if (level == 1) {
+    auto c = git.Run(l.inst, {"clone", "-q", "--no-hardlinks",
+                              util::JoinPath(task_dir, "presolved"), l.workspace});
+    if (!c.ok()) return util::Error{c.error()};
+    // The clone must not point back at the task directory (its patch.diff is the answer).
+    if (auto r = git.Run(l.workspace, {"remote", "remove", "origin"}); !r.ok()) {
+      return util::Error{r.error()};
+    }
+  } else {
+    if (auto s = env.MakeDirs(l.workspace); !s.ok()) return s;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "empty project"}}) {
+      if (auto r = git.Run(l.workspace, args); !r.ok()) return util::Error{r.error()};
+    }
+  }
+  if (auto s = env.MakeDirs(util::DirName(l.base)); !s.ok()) return s;
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "start"}}) {
+    if (auto r = Base(git, l, args); !r.ok()) return util::Error{r.error()};
+  }
+  return util::Status::Ok();
+}
+
+std::vector<std::string> SplitNul(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t b = 0, e; b < text.size(); b = e + 1) {
+    e = text.find('\0', b);
+    if (e == std::string::npos) e = text.size();
+    out.push_back(text.substr(b, e - b));
+  }
+  return out;
+}
+
+// The workspace's changes against its start, binary and oversized files left out.
+util::Status CollectPatch(util::Env& env, tracer::Git& git, const Layout& l, int64_t max_kb,
+                          InferResult* r) {
+  if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
+  auto numstat = Base(git, l, {"diff", "--cached", "--no-renames", "--numstat", "-z", "HEAD"});
+  if (!numstat.ok()) return util::Error{numstat.error()};
+  std::vector<std::string> args = {"diff", "--cached", "--no-renames", "--no-color",
+                                   "--no-ext-diff", "HEAD", "--", "."};
+  for (const auto& row : SplitNul(*numstat)) {
+    size_t t1 = row.find('\t'), t2 = row.find('\t', t1 + 1);
+    if (t1 == std::string::npos || t2 == std::string::npos) continue;
+    std::string path = row.substr(t2 + 1);
+    auto st = env.Stat(util::JoinPath(l.workspace, path), false);
+    int64_t kb = st.ok() ? static_cast<int64_t>(st->size / 1024) : 0;
+    std::string why = row.starts_with("-\t-\t") ? "binary"
+                      : kb > max_kb ? std::to_string(kb) + " KiB (over the limit)"
+                                    : "";
+    if (why.empty()) continue;
+    r->excluded.push_back(path + ": " + why);
+    args.push_back(":(exclude,literal)" + path);
+  }
+  auto diff = Base(git, l, args);
+  if (!diff.ok()) return util::Error{diff.error()};
+  r->patch = *diff;
+  return util::Status::Ok();
+}
+
+std::optional<Usage> UsageFromJson(const json& j, const std::string& source) {
+  if (!j.is_object() || !j.contains("input_tokens") || !j.contains("output_tokens")) {
+    return std::nullopt;
+  }
+  if (!j["input_tokens"].is_number_integer() || !j["output_tokens"].is_number_integer()) {
+    return std::nullopt;
+  }
+  Usage u;
+  u.input_tokens = j["input_tokens"].get<int64_t>();
+  u.output_tokens = j["output_tokens"].get<int64_t>();
+  if (j.contains("cost") && j["cost"].is_number()) u.cost = j["cost"].get<double>();
+  if (j.contains("api_calls") && j["api_calls"].is_number_integer()) {
+    u.api_calls = j["api_calls"].get<int64_t>();
+  }
+  u.source = source;
+  return u;
+}
+
+int64_t Int(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>() : 0;
+}
+
+std::optional<double> Number(const json& j, const char* key) {
+  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
+
+// SWE-agent's .traj: info.model_stats {tokens_sent, tokens_received, instance_cost,
+// api_calls} (sweagent/agent/agents.py, save_trajectory).
+std::optional<Usage> SweAgentUsage(const json& j) {
+  if (!j.is_object() || !j.contains("info") || !j["info"].is_object()) return std::nullopt;
+  const json& info = j["info"];
+  if (!info.contains("model_stats") || !info["model_stats"].contains("tokens_sent")) {
+    return std::nullopt;
+  }
+  const json& m = info["model_stats"];
+  Usage u;
+  u.input_tokens = Int(m, "tokens_sent");
+  u.output_tokens = Int(m, "tokens_received");
+  u.cost = Number(m, "instance_cost");
+  if (m.contains("api_calls") && m["api_calls"].is_number_integer()) u.api_calls = Int(m, "api_calls");
+  return u;
+}
+
+// mini-swe-agent's .traj.json: no totals of tokens; each assistant message carries its API
+// response's usage (extra.response.usage {prompt_tokens, completion_tokens}, or for
+// Responses-API models the message itself: usage {input_tokens, output_tokens}); cost and
+// calls in info.model_stats {instance_cost, api_calls} (minisweagent/agents/default.py).
+std::optional<Usage> MiniSweAgentUsage(const json& j) {
+  if (!j.is_object() || !j.contains("messages") || !j["messages"].is_array()) return std::nullopt;
+  if (!j.value("trajectory_format", "").starts_with("mini-swe-agent")) return std::nullopt;
+  Usage u;
+  for (const auto& m : j["messages"]) {
+    if (!m.is_object()) continue;
+    if (m.contains("extra") && m["extra"].is_object() && m["extra"].contains("response")) {
+      const json& r = m["extra"]["response"];
+      if (r.is_object() && r.contains("usage")) {
+        u.input_tokens += Int(r["usage"], "prompt_tokens");
+        u.output_tokens += Int(r["usage"], "completion_tokens");
+      }
+    } else if (m.contains("usage")) {
+      u.input_tokens += Int(m["usage"], "input_tokens");
+      u.output_tokens += Int(m["usage"], "output_tokens");
+    }
+  }
+  if (j.contains("info") && j["info"].is_object() && j["info"].contains("model_stats")) {
+    const json& s = j["info"]["model_stats"];
+    u.cost = Number(s, "instance_cost");
+    if (s.contains("api_calls") && s["api_calls"].is_number_integer()) u.api_calls = Int(s, "api_calls");
+  }
+  return u;
+}
+
+// OpenHands' evaluation output.jsonl (one EvalOutput per line): metrics
+// {accumulated_cost, accumulated_token_usage {prompt_tokens, completion_tokens},
+// token_usages: one per call} (evaluation/utils/shared.py, openhands/llm/metrics.py).
+std::optional<Usage> OpenHandsUsage(const json& j) {
+  if (!j.is_object() || !j.contains("metrics") || !j["metrics"].is_object()) return std::nullopt;
+  const json& m = j["metrics"];
+  if (!m.contains("accumulated_token_usage")) return std::nullopt;
+  Usage u;
+  u.input_tokens = Int(m["accumulated_token_usage"], "prompt_tokens");
+  u.output_tokens = Int(m["accumulated_token_usage"], "completion_tokens");
+  u.cost = Number(m, "accumulated_cost");
+  if (m.contains("token_usages") && m["token_usages"].is_array()) {
+    u.api_calls = static_cast<int64_t>(m["token_usages"].size());
+  }
+  return u;
+}
+
+// The usage in a trajectory file of a format fbkit reads (a JSON document, or JSON Lines
+// whose first record with usage counts).
+std::optional<Usage> TrajectoryUsage(const std::string& text) {
+  auto one = [](const json& j) -> std::optional<Usage> {
+    for (auto reader : {SweAgentUsage, MiniSweAgentUsage, OpenHandsUsage}) {
+      if (auto u = reader(j)) return u;
+    }
+    return std::nullopt;
+  };
+  json whole = json::parse(text, nullptr, false);
+  if (!whole.is_discarded()) return one(whole);
+  for (size_t b = 0, e; b < text.size(); b = e + 1) {
+    e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    json line = json::parse(text.substr(b, e - b), nullptr, false);
+    if (line.is_discarded()) continue;
+    if (auto u = one(line)) return u;
+  }
+  return std::nullopt;
+}
+
+json UsageJson(const Usage& u) {
+  json j = {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
+            {"source", u.source}};
+  j["cost"] = u.cost ? json(*u.cost) : json(nullptr);
+  j["api_calls"] = u.api_calls >= 0 ? json(u.api_calls) : json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+std::string SubstituteCommand(const std::string& cmd, const std::string& instance_id,
+                              const std::string& workspace, const std::string& statement) {
+  std::string out;
+  for (size_t i = 0; i < cmd.size();) {
+    bool hit = false;
+    for (const auto& [key, value] : {std::pair<std::string, const std::string*>{"{instance_id}", &instance_id},
+                                     {"{workspace}", &workspace},
+                                     {"{problem_statement}", &statement}}) {
+      if (cmd.compare(i, key.size(), key) == 0) {
+        out += *value;
+        i += key.size();
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) out += cmd[i++];
+  }
+  return out;
+}
+
+std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) {
+  auto text = env.ReadFile(util::JoinPath(instance_dir, "usage.json"));
+  if (text.ok()) {
+    json j = json::parse(*text, nullptr, false);
+    if (auto u = UsageFromJson(j, "usage.json")) return u;
+  }
+  std::string output = util::JoinPath(instance_dir, "output");
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(output, ec);
+       it != std::filesystem::end(it); it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->file_size(ec) < (256u << 20)) {
+      files.push_back(std::filesystem::relative(it->path(), output, ec).string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& rel : files) {
+    auto data = env.ReadFile(util::JoinPath(output, rel));
+    if (!data.ok()) continue;
+    if (auto u = TrajectoryUsage(*data)) {
+      u->source = "output/" + rel;
+      return u;
+    }
+  }
+  return std::nullopt;
+}
+
+InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
+                     const InferOptions& options) {
+  auto start = Clock::now();
+  InferResult r;
+  r.status = "error";
+  auto text = env.ReadFile(util::JoinPath(task_dir, "instance.json"));
+  if (!text.ok()) return r.error = text.error(), r;
+  auto info = ReadInstance(*text);
+  if (!info.ok()) return r.error = util::JoinPath(task_dir, "instance.json") + ": " + info.error(), r;
+  r.instance_id = info->instance_id;
+  r.level = info->level;
+  Layout l = LayoutOf(options.run_dir, r.instance_id);
+  (void)env.RemoveAll(l.inst);
+  (void)env.RemoveAll(l.base);
+  (void)env.RemoveAll(l.scratch);
+  for (const auto& dir : {l.inst, util::DirName(l.statement), l.output}) {
+    if (auto s = env.MakeDirs(dir); !s.ok()) return r.error = s.error(), r;
+  }
+  tracer::Git git(env, launcher, l.scratch);
+  if (auto s = PrepareWorkspace(env, git, l, task_dir, r.level); !s.ok()) {
+    return r.error = "preparing the workspace: " + s.error(), r;
+  }
+  auto statement = env.ReadFile(util::JoinPath(task_dir, "problem_statement.md"));
+  if (!statement.ok()) return r.error = statement.error(), r;
+  if (auto s = env.WriteFileAtomic(l.statement, *statement); !s.ok()) return r.error = s.error(), r;
+
+  tracer::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c",
+               SubstituteCommand(options.agent_cmd, r.instance_id, l.workspace, l.statement)};
+  spec.cwd = l.workspace;
+  spec.env = options.env;
+  spec.env.insert(spec.env.end(), {{"FBKIT_INSTANCE_ID", r.instance_id},
+                                   {"FBKIT_PROBLEM_STATEMENT", l.statement},
+                                   {"FBKIT_WORKSPACE", l.workspace},
+                                   {"FBKIT_LEVEL", std::to_string(r.level)},
+                                   {"FBKIT_USAGE", util::JoinPath(l.inst, "usage.json")},
+                                   {"FBKIT_OUTPUT_DIR", l.output}});
+  spec.log_path = util::JoinPath(l.inst, "agent.log");
+  spec.sandbox.kind = options.sandbox;
+  spec.sandbox.network = options.network.value_or(info->settings.network);
+  spec.sandbox.limits = options.limits.value_or(info->settings.limits);
+  spec.sandbox.hidden = options.hidden;
+  spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
+  spec.sandbox.read_only = options.read_only;
+  spec.sandbox.writable = {l.inst};
+  double prepared = Since(start);
+  auto agent_start = Clock::now();
+  auto exit = tracer::RunToCompletion(launcher, spec, options.timeout);
+  r.agent_seconds = Since(agent_start);
+  auto collect_start = Clock::now();
+  if (!exit.ok()) return r.error = "the agent could not be started: " + exit.error(), r;
+  r.exit_code = exit->code;
+  r.signal = exit->signal;
+  r.status = exit->timed_out ? "timed_out" : "finished";
+  if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {
+    r.status = "error";
+    r.error = "collecting the patch: " + s.error();
+  }
+  r.patch_sha256 = util::Sha256Hex(r.patch);
+  (void)env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r.patch);
+  r.usage = ReadUsage(env, l.inst);
+  (void)env.RemoveAll(l.scratch);
+  r.fbkit_seconds = prepared + Since(collect_start);
+  return r;
+}
+
+std::string InferResultJson(const InferResult& r) {
+  json j = {{"schema", "fbkit.infer-result/1"},
+            {"instance_id", r.instance_id},
+            {"level", r.level},
+            {"status", r.status},
+            {"error", r.error},
+            {"exit_code", r.exit_code},
+            {"signal", r.signal},
+            {"agent_seconds", static_cast<int64_t>(r.agent_seconds * 1000) / 1000.0},
+            {"fbkit_seconds", static_cast<int64_t>(r.fbkit_seconds * 1000) / 1000.0},
+            {"patch_sha256", r.patch_sha256},
+            {"excluded", r.excluded}};
+  j["usage"] = r.usage ? UsageJson(*r.usage) : json(nullptr);
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+util::Expected<InferResult> ParseInferResult(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != "fbkit.infer-result/1") {
+    return util::Error{"not an fbkit infer result"};
+  }
+  try {
+    InferResult r;
+    r.instance_id = j.at("instance_id").get<std::string>();
+    r.level = j.at("level").get<int>();
+    r.status = j.at("status").get<std::string>();
+    r.error = j.at("error").get<std::string>();
+    r.exit_code = j.at("exit_code").get<int>();
+    r.signal = j.at("signal").get<int>();
+    r.agent_seconds = j.at("agent_seconds").get<double>();
+    r.fbkit_seconds = j.at("fbkit_seconds").get<double>();
+    r.patch_sha256 = j.at("patch_sha256").get<std::string>();
+    r.excluded = util::JsonStringList(j, "excluded");
+    if (j.contains("usage") && j["usage"].is_object()) {
+      r.usage = UsageFromJson(j["usage"], j["usage"].value("source", ""));
+    }
+    return r;
+  } catch (const json::exception& e) {
+    return util::Error{e.what()};
+  }
+}
+
+}  // namespace fbkit::extract

@@ -1,0 +1,75 @@
+// Running an agent on one fbkit task the way FeatureBench defines it: a fresh workspace (L1:
+// a clone of presolved/, which lacks the F2P test file, in a clean git state; L2: an empty
+// project), the problem statement beside it, the agent's command in the runner's sandbox
+// (the task directories and the other instances hidden), and afterwards its changes as one
+// patch against the starting state, with the token usage it reported.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tracer/process.h"
+#include "tracer/sandbox.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::extract {
+
+struct InferOptions {
+  std::string agent_cmd;  // sh -c; {instance_id}, {workspace}, {problem_statement} substituted
+  double timeout = 3600;  // seconds for the agent (0: none)
+  tracer::SandboxKind sandbox = tracer::SandboxKind::kBwrap;
+  std::optional<bool> network;  // default: the task's spec
+  std::optional<tracer::Limits> limits;  // default: the task's spec
+  std::vector<std::pair<std::string, std::string>> env;  // for the agent (API keys, ...)
+  std::vector<std::string> read_only;  // extra paths the agent may read (its installation)
+  std::vector<std::string> hidden;     // directories it must not see (the task directories)
+  int64_t max_file_kb = 1024;  // larger files are left out of the patch (and listed)
+  std::string run_dir;         // RUN_DIR: instances in RUN_DIR/<id>, private state in .fbkit/
+};
+
+// Token usage as an agent reported it.
+struct Usage {
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  std::optional<double> cost;
+  int64_t api_calls = -1;  // -1: unknown
+  std::string source;      // the file it came from (relative to the instance directory)
+};
+
+struct InferResult {
+  std::string instance_id;
+  int level = 1;
+  std::string status;  // "finished", "timed_out" or "error"
+  std::string error;   // why the instance could not be run
+  int exit_code = -1;
+  int signal = 0;
+  double agent_seconds = 0;
+  double fbkit_seconds = 0;  // workspace preparation, diff and bookkeeping
+  std::string patch;
+  std::string patch_sha256;
+  std::vector<std::string> excluded;  // "PATH: binary" or "PATH: N KiB (over the limit)"
+  std::optional<Usage> usage;
+};
+
+// Never fails: problems are in the result. Writes RUN_DIR/<id>/{agent.log, result.json,
+// patch.diff, input/problem_statement.md, workspace/, output/} (output/ is the agent's own
+// directory, $FBKIT_OUTPUT_DIR, for trajectories).
+InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
+                     const InferOptions& options);
+
+// The usage an agent left in its instance directory: $FBKIT_USAGE (usage.json), else a
+// trajectory file under output/ in a format fbkit reads; nullopt when none.
+std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir);
+
+std::string InferResultJson(const InferResult& r);
+util::Expected<InferResult> ParseInferResult(const std::string& json);
+
+// "{instance_id}" etc. replaced in `cmd`.
+std::string SubstituteCommand(const std::string& cmd, const std::string& instance_id,
+                              const std::string& workspace, const std::string& statement);
+
+}  // namespace fbkit::extract

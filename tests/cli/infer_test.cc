@@ -1,0 +1,197 @@
+// End-to-end: `fb-extract infer` with the scripted agents of fixtures/agents on the tasks
+// tests/cli/make_tasks.sh makes once (ctest fixture infer_tasks), then `fb-extract eval` on
+// what they did: the gold agent resolves everything, the others are scored and flagged as
+// their README says, the host sees nothing of them, shards merge into the unsharded run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tests/testing/e2e.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kExtract = FBKIT_FB_EXTRACT;
+const std::string kTasks = std::string(FBKIT_INFER_DATA) + "/tasks";
+const std::string kAgents = kSource + "/fixtures/agents";
+
+struct AgentRun {
+  RunResult infer;
+  RunResult eval;
+  json summary;  // eval's
+  std::map<std::string, json> results;  // infer's result.json by instance id
+  std::map<std::string, json> reports;  // eval's report.json by instance id
+};
+
+// infer with agent NAME into DIR/run, then eval of its predictions into DIR/eval.
+AgentRun InferAndEval(const ScratchDir& dir, const std::string& agent, std::vector<std::string> extra = {}) {
+  AgentRun r;
+  std::vector<std::string> argv = {kExtract, "infer", kTasks, "--agent-cmd", "sh " + kAgents + "/" + agent + ".sh",
+                                   "-o", dir / "run", "-q", "--model", agent,
+                                   "--env", "FBKIT_TEST_TASKS=" + kTasks,
+                                   "--env", "FBKIT_TEST_AGENTS=" + kAgents,
+                                   "--env", "FBKIT_TEST_OUTSIDE=" + dir / "outside",
+                                   "--read-only", kTasks, "--read-only", kAgents};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  fs::create_directories(dir / "outside");
+  r.infer = RunCommand(argv);
+  r.eval = RunCommand({kExtract, "eval", kTasks, "--predictions", dir / "run/predictions.jsonl",
+                       "-o", dir / "eval", "-q"});
+  if (fs::exists(dir / "eval/summary.json")) r.summary = json::parse(ReadFileOrDie(dir / "eval/summary.json"));
+  for (const auto& e : fs::directory_iterator(dir / "run")) {
+    if (fs::exists(e.path() / "result.json")) {
+      r.results[e.path().filename()] = json::parse(ReadFileOrDie(e.path() / "result.json"));
+    }
+  }
+  if (fs::exists(dir / "eval")) {
+    for (const auto& e : fs::directory_iterator(dir / "eval")) {
+      if (fs::exists(e.path() / "report.json")) {
+        r.reports[e.path().filename()] = json::parse(ReadFileOrDie(e.path() / "report.json"));
+      }
+    }
+  }
+  return r;
+}
+
+TEST(InferE2E, GoldAgentResolvesEveryTaskAndTheWorkspaceStartsAsTheBenchmarkSays) {
+  ScratchDir dir;
+  AgentRun r = InferAndEval(dir, "gold");
+  ASSERT_EQ(r.infer.exit_code, 0) << r.infer.err;
+  ASSERT_EQ(r.eval.exit_code, 0) << r.eval.err;
+  EXPECT_EQ(r.summary["instances"], 4);
+  EXPECT_EQ(r.summary["resolved"], 4) << r.summary.dump(1);
+  EXPECT_EQ(r.summary["tasks_without_prediction"], 0);
+  for (const auto& [id, result] : r.results) {
+    EXPECT_EQ(result["status"], "finished") << id;
+    std::string ws = dir / ("run/" + id + "/workspace");
+    EXPECT_TRUE(fs::exists(ws + "/.git")) << id;
+    if (id.ends_with(".lv1")) {
+      // The pre-solved repository without its F2P test file, and no way back to the task.
+      std::string f2p = json::parse(ReadFileOrDie(kTasks + "/" + id + "/instance.json"))["FAIL_TO_PASS"][0];
+      EXPECT_EQ(RunCommand({"/usr/bin/git", "-C", ws, "remote"}).out, "") << id;
+      EXPECT_TRUE(fs::exists(ws + "/src")) << id;
+      EXPECT_EQ(ReadFileOrDie(dir / ("run/" + id + "/patch.diff")).find("+++ b/" + f2p), std::string::npos);
+    } else {
+      EXPECT_FALSE(fs::exists(ws + "/src")) << id;  // L2: an empty project
+    }
+  }
+  // The predictions are SWE-bench's rows, sorted, with the model's name.
+  std::string preds = ReadFileOrDie(dir / "run/predictions.jsonl");
+  json first = json::parse(preds.substr(0, preds.find('\n')));
+  EXPECT_EQ(first["model_name_or_path"], "gold");
+  EXPECT_TRUE(first.contains("model_patch"));
+  // Without the tasks directory made readable, the agent cannot see it (the answer is in it).
+  ScratchDir hidden;
+  RunResult blind = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "sh " + kAgents + "/gold.sh",
+                                "-o", hidden / "run", "-q", "--env", "FBKIT_TEST_TASKS=" + kTasks,
+                                "--read-only", kAgents, "--instance",
+                                r.results.begin()->first});
+  EXPECT_EQ(blind.exit_code, 0) << blind.err;
+  EXPECT_EQ(ReadFileOrDie(hidden / ("run/" + r.results.begin()->first + "/patch.diff")), "");
+}
+
+TEST(InferE2E, ScriptedAgentsAreScoredAndFlagged) {
+  ScratchDir nothing_dir, cheat_dir, hang_dir;
+  AgentRun nothing = InferAndEval(nothing_dir, "nothing");
+  EXPECT_EQ(nothing.summary["empty"], 4);
+  EXPECT_EQ(nothing.summary["resolved"], 0);
+  EXPECT_EQ(nothing.summary["passed_rate"], 0.0);
+  AgentRun cheat = InferAndEval(cheat_dir, "cheat");
+  EXPECT_EQ(cheat.summary["suspicious"], 4) << cheat.summary.dump(1);
+  for (const auto& [id, report] : cheat.reports) {
+    bool flagged = false;
+    for (const auto& why : report["suspicious_reasons"]) {
+      flagged |= why.get<std::string>().find("reads the installed library's sources") != std::string::npos;
+    }
+    EXPECT_TRUE(flagged) << id << report.dump(1);
+  }
+  AgentRun hang = InferAndEval(hang_dir, "hang", {"--timeout", "2", "-j", "2"});
+  EXPECT_EQ(hang.infer.exit_code, 0) << hang.infer.err;
+  ASSERT_EQ(hang.results.size(), 4u);  // every instance ran: the run went on
+  for (const auto& [id, result] : hang.results) EXPECT_EQ(result["status"], "timed_out") << id;
+  json summary = json::parse(ReadFileOrDie(hang_dir / "run/infer_summary.json"));
+  EXPECT_EQ(summary["timed_out"], 4);
+}
+
+TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
+  ScratchDir dir;
+  AgentRun r = InferAndEval(dir, "escape");
+  ASSERT_EQ(r.infer.exit_code, 0) << r.infer.err;
+  EXPECT_TRUE(fs::is_empty(dir / "outside"));
+  EXPECT_FALSE(fs::exists("/etc/fbkit-agent-escaped.txt"));
+  EXPECT_FALSE(fs::exists("/tmp/fbkit-agent-escaped.txt"));
+  for (const auto& [id, result] : r.results) {
+    EXPECT_EQ(result["excluded"], json({"blob.bin: binary", "huge.txt: 1953 KiB (over the limit)"})) << id;
+    std::string patch = ReadFileOrDie(dir / ("run/" + id + "/patch.diff"));
+    EXPECT_NE(patch.find("+++ b/NOTES.md"), std::string::npos) << id;  // new files are in
+    EXPECT_EQ(patch.find("huge.txt"), std::string::npos) << id;
+  }
+}
+
+TEST(InferE2E, TokenUsageReachesTheEvalSummary) {
+  ScratchDir usage_dir, traj_dir;
+  AgentRun usage = InferAndEval(usage_dir, "usage");
+  EXPECT_EQ(usage.summary["resolved"], 4);
+  EXPECT_EQ(usage.summary["instances_with_usage"], 4);
+  EXPECT_EQ(usage.summary["mean_input_tokens"], 120000.0);
+  EXPECT_EQ(usage.summary["mean_output_tokens"], 3400.0);
+  for (const auto& [id, report] : usage.reports) EXPECT_EQ(report["cost"], 0.42) << id;
+  RunResult table = RunCommand({kExtract, "eval", kTasks, "--predictions",
+                                usage_dir / "run/predictions.jsonl", "-o", usage_dir / "eval",
+                                "-q", "--format", "table"});
+  EXPECT_NE(table.out.find("token IO (4 instances): 120000 input, 3400 output per instance"),
+            std::string::npos) << table.out;
+  AgentRun traj = InferAndEval(traj_dir, "trajectory", {"--env", "FBKIT_TEST_TRAJECTORY=swe-agent.traj"});
+  EXPECT_EQ(traj.summary["mean_input_tokens"], 7141.0);
+  EXPECT_EQ(traj.summary["mean_output_tokens"], 243.0);
+}
+
+TEST(InferE2E, ShardsMergeIntoTheUnshardedRunAndFinishedInstancesAreKept) {
+  ScratchDir whole, sharded;
+  AgentRun all = InferAndEval(whole, "gold");
+  ASSERT_EQ(all.infer.exit_code, 0);
+  std::vector<std::string> base = {kExtract, "infer", kTasks, "--agent-cmd", "sh " + kAgents + "/gold.sh",
+                                   "-o", sharded / "run", "-q", "--model", "gold",
+                                   "--env", "FBKIT_TEST_TASKS=" + kTasks, "--read-only", kTasks};
+  for (const char* shard : {"1/3", "2/3", "3/3"}) {
+    auto argv = base;
+    argv.insert(argv.end(), {"--shard", shard});
+    RunResult r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 0) << shard << r.err;
+  }
+  EXPECT_EQ(ReadFileOrDie(sharded / "run/predictions.jsonl"), ReadFileOrDie(whole / "run/predictions.jsonl"));
+  EXPECT_TRUE(fs::exists(sharded / "run/infer_summary.2-of-3.json"));
+  // A second run finds every instance finished and leaves the predictions as they were.
+  fs::path marker = sharded / ("run/" + all.results.begin()->first + "/workspace/marker");
+  WriteFileOrDie(marker, "x");
+  RunResult again = RunCommand(base);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(fs::exists(marker));
+  EXPECT_EQ(ReadFileOrDie(sharded / "run/predictions.jsonl"), ReadFileOrDie(whole / "run/predictions.jsonl"));
+}
+
+TEST(InferE2E, BadInputGetsClearErrors) {
+  ScratchDir dir;
+  RunResult no_cmd = RunCommand({kExtract, "infer", kTasks, "-o", dir / "r"});
+  EXPECT_EQ(no_cmd.exit_code, 2);
+  EXPECT_NE(no_cmd.err.find("--agent-cmd"), std::string::npos) << no_cmd.err;
+  RunResult shard = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "true", "-o", dir / "r", "--shard", "4/3"});
+  EXPECT_EQ(shard.exit_code, 2);
+  EXPECT_NE(shard.err.find("--shard must be K/N"), std::string::npos) << shard.err;
+  RunResult tasks = RunCommand({kExtract, "infer", dir / "none", "--agent-cmd", "true", "-o", dir / "r"});
+  EXPECT_EQ(tasks.exit_code, 1);
+  EXPECT_NE(tasks.err.find(dir / "none"), std::string::npos) << tasks.err;
+  RunResult env = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "true", "-o", dir / "r",
+                              "--pass-env", "FBKIT_SURELY_UNSET_VARIABLE"});
+  EXPECT_EQ(env.exit_code, 2);
+  EXPECT_NE(env.err.find("FBKIT_SURELY_UNSET_VARIABLE"), std::string::npos) << env.err;
+}
+
+}  // namespace
+}  // namespace fbkit::testing
