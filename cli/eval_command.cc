@@ -1,5 +1,7 @@
 #include "cli/eval_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -14,6 +16,7 @@
 #include "extract/eval_report.h"
 #include "extract/infer.h"
 #include "extract/verify.h"
+#include "util/file_lock.h"
 #include "util/hash.h"
 #include "util/parallel.h"
 
@@ -34,6 +37,7 @@ struct EvalArgs {
   double timeout = 0;
   int jobs = 1;
   std::string sandbox = "bwrap";
+  std::string shard;
 };
 
 // The agent's log for an instance under --agent-logs: DIR/ID.{log,txt,json,jsonl,traj,md}
@@ -156,6 +160,8 @@ int RunEval(const EvalArgs& a) {
   if (a.sandbox == "bwrap") {
     if (auto s = tracer::CheckBwrap(); !s.ok()) return Fail(who, s.error());
   }
+  auto shard = ParseShard(a.shard);
+  if (!shard.ok()) return Fail(who, shard.error()), kExitUsage;
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(who, tasks.error());
   std::vector<std::string> errors;
@@ -178,12 +184,15 @@ int RunEval(const EvalArgs& a) {
       infer_run = dir;
     }
   }
-  std::vector<extract::EvalReport> reports(preds->size());
+  std::vector<size_t> mine;  // this shard's predictions
+  for (size_t i = 0; i < preds->size(); ++i) {
+    if (InShard(i, *shard)) mine.push_back(i);
+  }
   std::mutex mu;
   size_t done = 0;
   Progress progress("evaluating", !a.quiet);
-  util::ParallelFor(preds->size(), std::max(1, a.jobs), [&](size_t i, int) {
-    const extract::Prediction& p = (*preds)[i];
+  util::ParallelFor(mine.size(), std::max(1, a.jobs), [&](size_t k, int) {
+    const extract::Prediction& p = (*preds)[mine[k]];
     std::string dir = util::JoinPath(*abs_out, p.instance_id);
     std::optional<extract::EvalReport> r = a.rerun ? std::nullopt : Finished(env, dir, p, a.sandbox);
     bool resumed = r.has_value();
@@ -207,14 +216,22 @@ int RunEval(const EvalArgs& a) {
     ++done;
     progress.Clear();
     if (!a.quiet) {
-      std::fprintf(stderr, "[%zu/%zu] %s: %s%s\n", done, preds->size(), p.instance_id.c_str(),
+      std::fprintf(stderr, "[%zu/%zu] %s: %s%s\n", done, mine.size(), p.instance_id.c_str(),
                    Describe(*r).c_str(), resumed ? " (earlier run)" : "");
     }
-    reports[i] = std::move(*r);
-    progress.Update(done, preds->size());
+    progress.Update(done, mine.size());
   });
   progress.Clear();
-  (void)env.RemoveAll(util::JoinPath(*abs_out, ".work"));
+  ::rmdir(util::JoinPath(*abs_out, ".work").c_str());  // only when no other shard uses it
+  // The summary covers every report in RUN_DIR for these predictions, whichever shard (or
+  // earlier run) wrote it: shards that share RUN_DIR merge into the unsharded result.
+  util::FileLock lock(util::JoinPath(*abs_out, ".fbkit-lock"));
+  std::vector<extract::EvalReport> reports;
+  for (const auto& p : *preds) {
+    if (auto r = Finished(env, util::JoinPath(*abs_out, p.instance_id), p, a.sandbox)) {
+      reports.push_back(std::move(*r));
+    }
+  }
   size_t unpredicted = tasks->size() - std::min(tasks->size(), preds->size());
   std::string summary = extract::SummaryJson(reports, unpredicted);
   if (auto s = env.WriteFileAtomic(util::JoinPath(*abs_out, "summary.json"), summary); !s.ok()) {
@@ -259,6 +276,9 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
                    "bwrap (default): every process running the agent's code is isolated; none: "
                    "no isolation (only when you trust the patches; recorded in each report)")
       ->check(CLI::IsMember({"bwrap", "none"}));
+  eval->add_option("--shard", a->shard,
+                   "Only the K-th of N shares of the predictions (K/N); shards sharing -o merge "
+                   "into one summary");
   eval->add_flag("--rerun", a->rerun, "Evaluate again instances an earlier run finished");
   eval->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   eval->callback([a, exit_code] { *exit_code = RunEval(*a); });

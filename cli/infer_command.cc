@@ -11,6 +11,7 @@
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "extract/infer.h"
+#include "util/file_lock.h"
 #include "util/parallel.h"
 
 namespace fbkit::cli {
@@ -150,7 +151,9 @@ int Run(const InferArgs& a) {
   }
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(who, tasks.error());
-  if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(who, a.output + ": " + s.error());
+  if (auto s = env.MakeDirs(util::JoinPath(a.output, ".fbkit")); !s.ok()) {
+    return Fail(who, a.output + ": " + s.error());
+  }
   auto run = env.RealPath(a.output);
   auto tasks_root = env.RealPath(a.tasks);
   if (!run.ok() || !tasks_root.ok()) return Fail(who, "cannot resolve " + a.output);
@@ -197,7 +200,10 @@ int Run(const InferArgs& a) {
     progress.Update(done, mine.size());
   });
   progress.Clear();
-  if (auto s = WritePredictions(env, *run, *tasks); !s.ok()) return Fail(who, s.error());
+  {
+    util::FileLock lock(util::JoinPath(*run, ".fbkit/lock"));  // shards sharing RUN_DIR
+    if (auto s = WritePredictions(env, *run, *tasks); !s.ok()) return Fail(who, s.error());
+  }
   std::string shard_name = std::to_string(shard->first) + "/" + std::to_string(shard->second);
   std::string summary = Summary(results, shard_name);
   std::string name = shard->second == 1 ? "infer_summary.json"

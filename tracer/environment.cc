@@ -1,13 +1,10 @@
 #include "tracer/environment.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "util/file_lock.h"
 #include "util/hash.h"
 #include "util/json_writer.h"
 #include "util/strings.h"
@@ -40,22 +37,6 @@ std::vector<std::string> KeyFiles(const RepoSpec& spec, const std::string& root)
   files.erase(std::unique(files.begin(), files.end()), files.end());
   return files;
 }
-
-// An exclusive lock on PATH for the life of the object (concurrent fbkit runs build once).
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
 
 util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& dir) {
   auto text = env.ReadFile(util::JoinPath(dir, "env.json"));
@@ -195,7 +176,7 @@ util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& lau
   std::string dir = util::JoinPath(request.cache_dir, *key);
   if (auto cached = ReadEntry(env, dir); cached.ok()) return cached;
   if (auto s = env.MakeDirs(request.cache_dir); !s.ok()) return util::Error{s.error()};
-  FileLock lock(dir + ".lock");
+  util::FileLock lock(dir + ".lock");
   if (auto cached = ReadEntry(env, dir); cached.ok()) return cached;  // built meanwhile
   return Build(env, launcher, request, *key, dir);
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "tests/testing/e2e.h"
 #include "tests/testing/run.h"
@@ -152,22 +153,45 @@ TEST(InferE2E, TokenUsageReachesTheEvalSummary) {
   EXPECT_EQ(traj.summary["mean_output_tokens"], 243.0);
 }
 
-TEST(InferE2E, ShardsMergeIntoTheUnshardedRunAndFinishedInstancesAreKept) {
+// Runs the commands as concurrent processes and returns their results in order.
+std::vector<RunResult> Concurrently(const std::vector<std::vector<std::string>>& commands) {
+  std::vector<RunResult> out(commands.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    threads.emplace_back([&, i] { out[i] = RunCommand(commands[i]); });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+TEST(InferE2E, ConcurrentShardsMergeIntoTheUnshardedRunByteForByte) {
   ScratchDir whole, sharded;
   AgentRun all = InferAndEval(whole, "gold");
   ASSERT_EQ(all.infer.exit_code, 0);
+  ASSERT_EQ(all.eval.exit_code, 0);
   std::vector<std::string> base = {kExtract, "infer", kTasks, "--agent-cmd", "sh " + kAgents + "/gold.sh",
                                    "-o", sharded / "run", "-q", "--model", "gold",
-                                   "--env", "FBKIT_TEST_TASKS=" + kTasks, "--read-only", kTasks};
+                                   "--env", "FBKIT_TEST_TASKS=" + kTasks, "--env", "FBKIT_TEST_AGENTS=" + kAgents,
+                                   "--env", "FBKIT_TEST_OUTSIDE=" + sharded / "outside",
+                                   "--read-only", kTasks, "--read-only", kAgents};
+  std::vector<std::vector<std::string>> infers, evals;
   for (const char* shard : {"1/3", "2/3", "3/3"}) {
     auto argv = base;
     argv.insert(argv.end(), {"--shard", shard});
-    RunResult r = RunCommand(argv);
-    EXPECT_EQ(r.exit_code, 0) << shard << r.err;
+    infers.push_back(argv);
+    evals.push_back({kExtract, "eval", kTasks, "--predictions", whole / "run/predictions.jsonl",
+                     "-o", sharded / "eval", "-q", "--shard", shard});
   }
+  for (const auto& r : Concurrently(infers)) EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadFileOrDie(sharded / "run/predictions.jsonl"), ReadFileOrDie(whole / "run/predictions.jsonl"));
   EXPECT_TRUE(fs::exists(sharded / "run/infer_summary.2-of-3.json"));
-  // A second run finds every instance finished and leaves the predictions as they were.
+  for (const auto& r : Concurrently(evals)) EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFileOrDie(sharded / "eval/summary.json"), ReadFileOrDie(whole / "eval/summary.json"));
+  for (const auto& [id, report] : all.reports) {
+    EXPECT_EQ(ReadFileOrDie(sharded / ("eval/" + id + "/report.json")),
+              ReadFileOrDie(whole / ("eval/" + id + "/report.json"))) << id;
+  }
+  // A second run finds every instance finished and leaves everything as it was.
   fs::path marker = sharded / ("run/" + all.results.begin()->first + "/workspace/marker");
   WriteFileOrDie(marker, "x");
   RunResult again = RunCommand(base);

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Runs deploy/slurm/fbkit-infer.sbatch for real as an N-task array on a single-node Slurm
+# cluster on this machine (Debian's slurm-wlm; set up here when none answers), and, in the
+# same run, `fb-extract infer -j N` plus `eval -j N` on the same tasks as the baseline.
+# Prints both wall times, their ratio, and whether the outputs are byte-identical.
+#
+#   bench/slurm_array.sh TASKS AGENT_CMD [N] [-- extra infer options]
+#   e.g. bench/slurm_array.sh /tmp/run-click/tasks "sh $PWD/fixtures/agents/gold.sh" 2 \
+#          -- --env FBKIT_TEST_TASKS=/tmp/run-click/tasks --read-only /tmp/run-click/tasks
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+tasks=$(realpath "$1") agent=$2 n=${3:-2}
+shift $(( $# >= 3 ? 3 : $# ))
+[ "${1:-}" = "--" ] && shift
+extra="$*"
+bin=$here/build/cli
+work=$(mktemp -d /var/tmp/fbkit-slurm-XXXXXX)
+
+setup_slurm() {
+  sinfo -h >/dev/null 2>&1 && return 0
+  echo "setting up a single-node Slurm cluster" >&2
+  local host; host=$(hostname -s)
+  mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm /run/munge
+  [ -f /etc/munge/munge.key ] || (dd if=/dev/urandom bs=1 count=1024 2>/dev/null > /etc/munge/munge.key)
+  chown -R munge:munge /etc/munge /run/munge /var/lib/munge /var/log/munge 2>/dev/null || true
+  chmod 400 /etc/munge/munge.key
+  pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged
+  cat > /etc/slurm/slurm.conf <<CONF
+ClusterName=fbkit
+SlurmctldHost=$host
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$(( $(free -m | awk '/Mem:/{print $2}') - 2048 )) State=UNKNOWN
+PartitionName=fbkit Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+  pgrep -x slurmctld >/dev/null || slurmctld
+  pgrep -x slurmd >/dev/null || slurmd
+  for _ in $(seq 30); do sinfo -h 2>/dev/null | grep -q idle && return 0; sleep 1; done
+  echo "slurm did not come up (see /var/log/slurm/)" >&2
+  return 1
+}
+
+setup_slurm
+# Baseline: one process, N instances at once.
+t0=$(date +%s.%N)
+# shellcheck disable=SC2086
+"$bin/fb-extract" infer "$tasks" --agent-cmd "$agent" -o "$work/local" -j "$n" -q $extra > /dev/null
+"$bin/fb-extract" eval "$tasks" --predictions "$work/local/predictions.jsonl" -o "$work/local-eval" -j "$n" -q > /dev/null
+t1=$(date +%s.%N)
+# The array job: N shards, one CPU each.
+job=$(FBKIT_BIN=$bin TASKS=$tasks RUN_DIR=$work/array EVAL_DIR=$work/array-eval AGENT_CMD=$agent \
+      AGENT_ARGS="$extra" sbatch --parsable --array=0-$((n - 1)) --cpus-per-task=1 --mem=2G \
+      --chdir="$work" --export=ALL "$here/deploy/slurm/fbkit-infer.sbatch")
+while squeue -h -j "$job" 2>/dev/null | grep -q .; do sleep 0.5; done
+t2=$(date +%s.%N)
+same=yes
+cmp -s "$work/local/predictions.jsonl" "$work/array/predictions.jsonl" || same=no
+cmp -s "$work/local-eval/summary.json" "$work/array-eval/summary.json" || same=no
+printf 'instances %s, shards %s\n' "$(ls -d "$work"/local/*/ | wc -l)" "$n"
+printf 'local infer+eval -j %s  %8.2f s\n' "$n" "$(echo "$t1 - $t0" | bc)"
+printf 'slurm array of %s         %8.2f s\n' "$n" "$(echo "$t2 - $t1" | bc)"
+printf 'ratio array / local       %8.3f\n' "$(echo "($t2 - $t1) / ($t1 - $t0)" | bc -l)"
+printf 'byte-identical outputs    %s\n' "$same"
+grep -h "resolved\"" "$work/array-eval/summary.json" | head -2
+echo "work: $work"
