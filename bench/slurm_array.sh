@@ -1,7 +1,8 @@
 #!/bin/bash
-# Runs deploy/slurm/fbkit-infer.sbatch for real as an N-task array on a single-node Slurm
-# cluster on this machine (Debian's slurm-wlm; set up here when none answers), and, in the
-# same run, `fb-extract infer -j N` plus `eval -j N` on the same tasks as the baseline.
+# Runs deploy/slurm/fbkit-infer.sbatch and then fbkit-eval.sbatch (afterok) for real as
+# N-task arrays on a single-node Slurm cluster on this machine (Debian's slurm-wlm; set up
+# here when none answers), and, in the same run, `fb-extract infer -j N` plus `eval -j N` on
+# the same tasks as the baseline.
 # Prints both wall times, their ratio, and whether the outputs are byte-identical.
 #
 #   bench/slurm_array.sh TASKS AGENT_CMD [N] [-- extra infer options]
@@ -59,11 +60,14 @@ t0=$(date +%s.%N)
 "$bin/fb-extract" infer "$tasks" --agent-cmd "$agent" -o "$work/local" -j "$n" -q $extra > /dev/null
 "$bin/fb-extract" eval "$tasks" --predictions "$work/local/predictions.jsonl" -o "$work/local-eval" -j "$n" -q > /dev/null
 t1=$(date +%s.%N)
-# The array job: N shards, one CPU each.
-job=$(FBKIT_BIN=$bin TASKS=$tasks RUN_DIR=$work/array EVAL_DIR=$work/array-eval AGENT_CMD=$agent \
-      AGENT_ARGS="$extra" sbatch --parsable --array=0-$((n - 1)) --cpus-per-task=1 --mem=2G \
-      --chdir="$work" --export=ALL "$here/deploy/slurm/fbkit-infer.sbatch")
-while squeue -h -j "$job" 2>/dev/null | grep -q .; do sleep 0.5; done
+# The array jobs: N infer shards, then N eval shards, one CPU each.
+export FBKIT_BIN=$bin TASKS=$tasks RUN_DIR=$work/array EVAL_DIR=$work/array-eval AGENT_CMD=$agent \
+  AGENT_ARGS="$extra"
+job=$(sbatch --parsable --array=0-$((n - 1)) --cpus-per-task=1 --mem=2G --chdir="$work" \
+      --export=ALL "$here/deploy/slurm/fbkit-infer.sbatch")
+eval_job=$(sbatch --parsable --array=0-$((n - 1)) --cpus-per-task=1 --mem=2G --chdir="$work" \
+           --export=ALL --dependency=afterok:"$job" "$here/deploy/slurm/fbkit-eval.sbatch")
+while squeue -h -j "$job,$eval_job" 2>/dev/null | grep -q .; do sleep 0.5; done
 t2=$(date +%s.%N)
 same=yes
 cmp -s "$work/local/predictions.jsonl" "$work/array/predictions.jsonl" || same=no
