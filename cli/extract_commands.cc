@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
@@ -290,11 +291,13 @@ int RunAll(const ExtractArgs& a) {
     if (skipped[i]) {
       ++resumed;
       auto text = env.ReadFile(StatePath(l->options.out_dir, mine[i]->file));
-      bool was_emitted = text.ok() && text->find("\"emitted\":true") != std::string::npos;
-      if (was_emitted) {
+      auto state = nlohmann::json::parse(text.ok() ? *text : "", nullptr, false);
+      if (!state.is_object()) {
+        rejected["(earlier run) rejected"]++;
+      } else if (state.value("emitted", false)) {
         ++emitted;
       } else {
-        rejected["(earlier run) rejected"]++;
+        rejected[state.value("reason", "(earlier run) rejected")]++;
       }
       continue;
     }
@@ -327,7 +330,12 @@ int RunAll(const ExtractArgs& a) {
   w.Key("test_files"), w.Int(static_cast<int64_t>(l->trace.files.size()));
   w.Key("tried"), w.Int(tried);
   w.EndObject();
-  (void)env.WriteFileAtomic(util::JoinPath(l->options.out_dir, "summary.json"), summary + "\n");
+  // Shards sharing OUT keep a summary each; a run without --shard over OUT afterwards finds
+  // every candidate finished and writes the whole summary.
+  std::string name = shard->second == 1 ? "summary.json"
+                                        : "summary." + std::to_string(shard->first) + "-of-" +
+                                              std::to_string(shard->second) + ".json";
+  (void)env.WriteFileAtomic(util::JoinPath(l->options.out_dir, name), summary + "\n");
   std::printf("%-44s %8s\n", "test files in the trace",
               std::to_string(l->trace.files.size()).c_str());
   std::printf("%-44s %8zu\n", "candidates (this shard)", mine.size());

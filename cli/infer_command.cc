@@ -10,6 +10,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
+#include "cli/spec_options.h"
 #include "extract/infer.h"
 #include "util/file_lock.h"
 #include "util/parallel.h"
@@ -29,6 +30,7 @@ struct InferArgs {
   std::vector<std::string> env, pass_env, read_only, only;
   double timeout = 3600;
   int64_t max_file_kb = 1024;
+  int64_t memory_mb = -1, processes = -1;  // -1: the task's spec
   int jobs = 1;
   bool network = false;
   bool rerun = false;
@@ -39,9 +41,9 @@ struct InferArgs {
 util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const InferArgs& a) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& item : a.env) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) return util::Error{"--env wants NAME=VALUE, got '" + item + "'"};
-    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    auto kv = ParseEnvAssignment(item);
+    if (!kv.ok()) return util::Error{kv.error()};
+    out.push_back(std::move(*kv));
   }
   for (const auto& name : a.pass_env) {
     const char* value = std::getenv(name.c_str());
@@ -172,6 +174,8 @@ int Run(const InferArgs& a) {
   o.read_only = a.read_only;
   o.hidden = {*tasks_root};
   o.max_file_kb = a.max_file_kb;
+  o.memory_mb = a.memory_mb;
+  o.processes = a.processes;
   o.run_dir = *run;
   std::vector<extract::InferResult> results(mine.size());
   std::mutex mu;
@@ -260,6 +264,13 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--read-only", a->read_only,
                   "A path the agent may read although hidden (its installation; repeatable)");
   cmd->add_option("--max-file-kb", a->max_file_kb, "Larger files are left out of the patch (default 1024)");
+  cmd->add_option("--memory-mb", a->memory_mb,
+                  "Address space per agent process (default: the task's limits.memory_mb; 0: "
+                  "none; agents on node or the JVM reserve more than they use)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--processes", a->processes,
+                  "Processes and threads of the agent's sandbox (default: the task's; 0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--instance", a->only, "Only this instance id (repeatable)");
   cmd->add_flag("--rerun", a->rerun, "Run again instances an earlier run finished");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");

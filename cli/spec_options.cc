@@ -19,13 +19,10 @@ bool Given(const SpecArgs& a, const std::string& field) {
 
 util::Status MergeEnv(const std::vector<std::string>& items, tracer::RepoSpec* spec) {
   for (const auto& item : items) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return util::Error{"--env wants NAME=VALUE, got '" + item + "'"};
-    }
-    std::string name = item.substr(0, eq);
-    std::erase_if(spec->env, [&](const auto& kv) { return kv.first == name; });
-    spec->env.emplace_back(name, item.substr(eq + 1));
+    auto kv = ParseEnvAssignment(item);
+    if (!kv.ok()) return util::Error{kv.error()};
+    std::erase_if(spec->env, [&](const auto& old) { return old.first == kv->first; });
+    spec->env.push_back(std::move(*kv));
   }
   std::sort(spec->env.begin(), spec->env.end());
   return util::Status::Ok();
@@ -93,6 +90,12 @@ util::Status PrepareEnvironment(const tracer::RepoSpec& spec, const std::string&
                  built->python.c_str());
   }
   return util::Status::Ok();
+}
+
+util::Expected<std::pair<std::string, std::string>> ParseEnvAssignment(const std::string& item) {
+  size_t eq = item.find('=');
+  if (eq == std::string::npos || eq == 0) return util::Error{"--env wants NAME=VALUE, got '" + item + "'"};
+  return std::pair{item.substr(0, eq), item.substr(eq + 1)};
 }
 
 std::string EnvCacheDir() { return UserCacheDir("env").value_or("/tmp/fbkit-env-cache"); }

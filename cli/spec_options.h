@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tracer/spec.h"
@@ -43,6 +44,9 @@ util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a);
 // runner then finds it in the cache. The error names the failing step.
 util::Status PrepareEnvironment(const tracer::RepoSpec& spec, const std::string& root,
                                 const std::string& who, bool quiet);
+
+// "NAME=VALUE" -> {NAME, VALUE}; the error quotes the item (for --env options).
+util::Expected<std::pair<std::string, std::string>> ParseEnvAssignment(const std::string& item);
 
 // $XDG_CACHE_HOME/fbkit/env (or under ~/.cache, else a directory under /tmp).
 std::string EnvCacheDir();

@@ -320,7 +320,9 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
   spec.log_path = util::JoinPath(l.inst, "agent.log");
   spec.sandbox.kind = options.sandbox;
   spec.sandbox.network = options.network.value_or(info->settings.network);
-  spec.sandbox.limits = options.limits.value_or(info->settings.limits);
+  spec.sandbox.limits = info->settings.limits;
+  if (options.memory_mb >= 0) spec.sandbox.limits.memory_mb = options.memory_mb;
+  if (options.processes >= 0) spec.sandbox.limits.processes = options.processes;
   spec.sandbox.hidden = options.hidden;
   spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
   spec.sandbox.read_only = options.read_only;

@@ -23,7 +23,8 @@ struct InferOptions {
   double timeout = 3600;  // seconds for the agent (0: none)
   tracer::SandboxKind sandbox = tracer::SandboxKind::kBwrap;
   std::optional<bool> network;  // default: the task's spec
-  std::optional<tracer::Limits> limits;  // default: the task's spec
+  int64_t memory_mb = -1;  // the agent's limits; -1: the task's spec (limits.*)
+  int64_t processes = -1;
   std::vector<std::pair<std::string, std::string>> env;  // for the agent (API keys, ...)
   std::vector<std::string> read_only;  // extra paths the agent may read (its installation)
   std::vector<std::string> hidden;     // directories it must not see (the task directories)

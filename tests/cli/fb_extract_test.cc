@@ -153,11 +153,16 @@ TEST_F(ExtractE2E, SameSeedGivesByteIdenticalTasksAndRerunsResume) {
           << id << "/" << file;
     }
   }
+  auto before = nlohmann::json::parse(ReadFileOrDie(*dir_ / "again/summary.json"));
   auto resumed = RunCommand(Args("all", *dir_ / "again", {"--no-verify"}));
   ASSERT_EQ(resumed.exit_code, 0);
   auto summary = nlohmann::json::parse(ReadFileOrDie(*dir_ / "again/summary.json"));
   EXPECT_EQ(summary["resumed"], 10) << resumed.out;
   EXPECT_EQ(summary["tried"], 0) << resumed.out;
+  // A resumed run counts what the earlier run found, reasons included (so a run over the
+  // output of several shards is their merged summary).
+  EXPECT_EQ(summary["emitted"], before["emitted"]);
+  EXPECT_EQ(summary["rejected"], before["rejected"]) << resumed.out;
 }
 
 TEST_F(ExtractE2E, VerifyAcceptsAnEmittedTaskAndRejectsABrokenOne) {
