@@ -108,7 +108,7 @@ class PosixProcess : public Process {
   ExitInfo info_;
 };
 
-// What a child needs that must be computed before fork (no allocation after it).
+// What a child needs, computed before the fork.
 struct Prepared {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // complete environment (sandbox); empty: inherit + spec.env
