@@ -122,9 +122,9 @@ void SetLimit(int resource, int64_t value) {
   ::setrlimit(resource, &r);
 }
 
+// The last step before exec: nothing may allocate after the address-space limit is set (a
+// sanitizer's runtime, for one, maps memory on demand).
 void ApplyLimits(const Limits& limits, const std::string& cgroup) {
-  SetLimit(RLIMIT_AS, limits.memory_mb << 20);
-  SetLimit(RLIMIT_FSIZE, limits.file_size_mb << 20);
   if (!cgroup.empty()) {
     std::string pid = std::to_string(::getpid());
     int fd = ::open((cgroup + "/cgroup.procs").c_str(), O_WRONLY);
@@ -136,6 +136,8 @@ void ApplyLimits(const Limits& limits, const std::string& cgroup) {
   } else if (::geteuid() != 0) {
     SetLimit(RLIMIT_NPROC, limits.processes);
   }
+  SetLimit(RLIMIT_FSIZE, limits.file_size_mb << 20);
+  SetLimit(RLIMIT_AS, limits.memory_mb << 20);
 }
 
 [[noreturn]] void ExecChild(const ProcessSpec& spec, const Prepared& prepared, int log_fd) {
@@ -152,10 +154,10 @@ void ApplyLimits(const Limits& limits, const std::string& cgroup) {
   for (const auto& a : prepared.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   if (prepared.sandboxed) {
-    ApplyLimits(spec.sandbox.limits, prepared.cgroup);
     std::vector<char*> env;
     for (const auto& kv : prepared.env) env.push_back(const_cast<char*>(kv.c_str()));
     env.push_back(nullptr);
+    ApplyLimits(spec.sandbox.limits, prepared.cgroup);
     ::execve(args[0], args.data(), env.data());
   } else {
     for (const auto& [k, v] : spec.env) ::setenv(k.c_str(), v.c_str(), 1);
