@@ -5,7 +5,6 @@
 
 #include "cli/cli_common.h"
 #include "cli/spec_options.h"
-#include "tracer/environment.h"
 #include "tracer/sandbox.h"
 
 namespace fbkit::cli {
@@ -33,13 +32,7 @@ int Run(const EnvArgs& a) {
                 spec->python.c_str());
     return kExitOk;
   }
-  if (spec->sandbox == tracer::SandboxKind::kBwrap) {
-    if (auto s = tracer::CheckBwrap(); !s.ok()) return Fail(who, s.error());
-  }
-  tracer::EnvRequest request{*spec, *root, spec->env_cache, [&](const std::string& line) {
-                               if (!a.quiet) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
-                             }};
-  auto built = tracer::EnsureEnvironment(env, tracer::RealLauncher(), request);
+  auto built = BuildEnvironment(*spec, *root, who, a.quiet);
   if (!built.ok()) return Fail(who, built.error());
   std::printf("environment %s (%s)\n", built->key.c_str(), built->reused ? "reused from the cache" : "built");
   std::printf("  directory  %s\n", built->dir.c_str());

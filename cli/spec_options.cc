@@ -74,16 +74,22 @@ util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a) {
   return tracer::ParseSandboxKind(a.sandbox);
 }
 
-util::Status PrepareEnvironment(const tracer::RepoSpec& spec, const std::string& root,
-                                const std::string& who, bool quiet) {
-  if (spec.install.empty()) return util::Status::Ok();
+util::Expected<tracer::BuiltEnvironment> BuildEnvironment(const tracer::RepoSpec& spec,
+                                                          const std::string& root,
+                                                          const std::string& who, bool quiet) {
   if (spec.sandbox == tracer::SandboxKind::kBwrap) {
-    if (auto s = tracer::CheckBwrap(); !s.ok()) return s;
+    if (auto s = tracer::CheckBwrap(); !s.ok()) return util::Error{s.error()};
   }
   tracer::EnvRequest request{spec, root, spec.env_cache, [&](const std::string& line) {
                                if (!quiet) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
                              }};
-  auto built = tracer::EnsureEnvironment(util::RealEnv(), tracer::RealLauncher(), request);
+  return tracer::EnsureEnvironment(util::RealEnv(), tracer::RealLauncher(), request);
+}
+
+util::Status PrepareEnvironment(const tracer::RepoSpec& spec, const std::string& root,
+                                const std::string& who, bool quiet) {
+  if (spec.install.empty()) return util::Status::Ok();
+  auto built = BuildEnvironment(spec, root, who, quiet);
   if (!built.ok()) return util::Error{built.error()};
   if (!built->reused && !quiet) {
     std::fprintf(stderr, "%s: environment %s built (%s)\n", who.c_str(), built->key.c_str(),

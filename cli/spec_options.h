@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracer/environment.h"
 #include "tracer/spec.h"
 #include "util/expected.h"
 
@@ -38,6 +39,12 @@ util::Expected<tracer::RepoSpec> ResolveSpec(const SpecArgs& a, const std::strin
 
 // Only --sandbox (for commands whose settings come from task directories); default bwrap.
 util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a);
+
+// The spec's environment (built unless cached), with the install steps' progress on stderr
+// unless quiet; the error names the failing step, or why the sandbox cannot start.
+util::Expected<tracer::BuiltEnvironment> BuildEnvironment(const tracer::RepoSpec& spec,
+                                                          const std::string& root,
+                                                          const std::string& who, bool quiet);
 
 // Builds the spec's environment now (when it has install steps and the cache lacks it),
 // with progress lines on stderr unless quiet, so that a long install is not silent; the
