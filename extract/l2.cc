@@ -92,6 +92,91 @@ util::Expected<std::string> RewritePackageFile(const parser::FileTable& t, const
   return ApplyEdits(src, std::move(*edits));
 }
 
+// Pickles of the package's classes written as bytes literals (protocols 0-2 name a class
+// with the GLOBAL opcode: 'c' MODULE '\n' NAME '\n'): their module renamed, so that loading
+// them builds agent_code's objects. Adjacent literals are read as one (a module name may be
+// split across two); only whole GLOBAL arguments naming a package module are renamed.
+Edits PickleEdits(const Repo& repo, const std::string& src, const std::string& package,
+                  const std::vector<std::pair<int64_t, int64_t>>& spans) {
+  Edits edits;
+  for (size_t i = 0; i < spans.size();) {
+    std::string text;
+    std::vector<int64_t> at_src;  // source offset of every byte of `text`
+    size_t j = i;
+    for (; j < spans.size(); ++j) {
+      if (j > i) {
+        std::string_view gap(src.data() + spans[j - 1].second,
+                             static_cast<size_t>(spans[j].first - spans[j - 1].second));
+        if (gap.find_first_not_of("\"' \t\r\nbBrR(") != std::string_view::npos) break;
+      }
+      for (int64_t p = spans[j].first; p < spans[j].second; ++p) {
+        text += src[static_cast<size_t>(p)];
+        at_src.push_back(p);
+      }
+    }
+    for (size_t at = text.find("c" + package); at != std::string::npos;
+         at = text.find("c" + package, at + 1)) {
+      size_t end = at + 1;
+      while (end < text.size() && (IdentChar(text[end]) || text[end] == '.')) ++end;
+      std::string module = text.substr(at + 1, end - at - 1);
+      bool newline = text.compare(end, 2, "\\n") == 0 || text.compare(end, 1, "\n") == 0;
+      if (!newline || !InPackage(module, package) || !repo.ModuleFile(module)) continue;
+      // The name may itself be split across literals: its first run becomes agent_code, the
+      // rest of it goes.
+      std::string replacement = "agent_code";
+      for (size_t k = at + 1; k <= at + package.size();) {
+        size_t run = k;
+        while (run + 1 <= at + package.size() && at_src[run + 1] == at_src[run] + 1) ++run;
+        edits.push_back({{at_src[k], at_src[run] + 1}, replacement});
+        replacement.clear();
+        k = run + 1;
+      }
+    }
+    i = j;
+  }
+  return edits;
+}
+
+// The test's text with its imports of the package redirected to agent_code, the package's
+// module paths in its str literals and pickled class names in its bytes literals renamed.
+util::Expected<std::string> Redirect(const Repo& repo, parser::PythonParser& python,
+                                     size_t file, const std::string& package, bool need_import) {
+  const parser::FileTable& t = repo.files()[file];
+  const std::string& src = repo.source(file);
+  auto edits = ImportEdits(t, src, package, true);
+  if (!edits.ok()) return util::Error{edits.error()};
+  if (need_import && edits->empty()) return util::Error{t.path + " does not import " + package};
+  Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
+  Edits pickles = PickleEdits(repo, src, package, python.StringTexts(src, true));
+  edits->insert(edits->end(), strings.begin(), strings.end());
+  edits->insert(edits->end(), pickles.begin(), pickles.end());
+  return ApplyEdits(src, std::move(*edits));
+}
+
+// What a test file reads from the package, as agent_code names: imported names and dotted
+// uses of imported modules.
+void TestUses(const parser::FileTable& t, const std::string& package,
+              std::set<std::string>* names) {
+  std::set<std::string> heads;
+  for (const auto& imp : t.imports) {
+    std::string base = parser::AbsoluteModule(t, imp);
+    for (const auto& n : imp.names) {
+      if (imp.is_from && InPackage(base, package) && n.name != "*") {
+        names->insert("from " + Renamed(base, package) + " import " + n.name);
+      } else if (!imp.is_from && InPackage(n.name, package)) {
+        heads.insert(BoundName(imp, n));
+      }
+    }
+  }
+  for (const auto& e : t.entities) {
+    for (const auto& r : e.references) {
+      std::string head(Head(r));
+      if (!heads.count(head) || r == head) continue;
+      names->insert("agent_code" + r.substr(head.size()));
+    }
+  }
+}
+
 }  // namespace
 
 std::string RenameModulePaths(const Repo& repo, const std::string& package,
@@ -119,34 +204,25 @@ util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::Python
                                                 std::vector<std::string>* uses) {
   auto tf = repo.FileOf(f2p);
   if (!tf) return util::Error{f2p + " is not in the entity table"};
-  const parser::FileTable& t = repo.files()[*tf];
-  const std::string& src = repo.source(*tf);
-  auto edits = ImportEdits(t, src, package, true);
-  if (!edits.ok()) return util::Error{edits.error()};
-  if (edits->empty()) return util::Error{f2p + " does not import " + package};
-  Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
-  edits->insert(edits->end(), strings.begin(), strings.end());
-  std::string out = ApplyEdits(src, std::move(*edits));
-  // What the test reads from the package: imported names and dotted uses.
-  std::set<std::string> names, heads;
-  for (const auto& imp : t.imports) {
-    std::string base = parser::AbsoluteModule(t, imp);
-    for (const auto& n : imp.names) {
-      if (imp.is_from && InPackage(base, package) && n.name != "*") {
-        names.insert("from " + Renamed(base, package) + " import " + n.name);
-      } else if (!imp.is_from && InPackage(n.name, package)) {
-        heads.insert(BoundName(imp, n));
-      }
-    }
-  }
-  for (const auto& e : t.entities) {
-    for (const auto& r : e.references) {
-      std::string head(Head(r));
-      if (!heads.count(head) || r == head) continue;
-      names.insert("agent_code" + r.substr(head.size()));
-    }
-  }
+  auto out = Redirect(repo, python, *tf, package, true);
+  if (!out.ok()) return out;
+  std::set<std::string> names;
+  TestUses(repo.files()[*tf], package, &names);
   if (uses) uses->assign(names.begin(), names.end());
+  return out;
+}
+
+std::vector<std::string> ConftestChain(const Repo& repo, const std::string& f2p) {
+  std::vector<std::string> out;
+  std::string dir = util::DirName(f2p);
+  for (;;) {
+    std::string path = dir.empty() || dir == "." ? "conftest.py" : dir + "/conftest.py";
+    if (repo.FileOf(path)) out.push_back(path);
+    if (dir.empty() || dir == ".") break;
+    size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos ? "" : dir.substr(0, slash);
+  }
+  std::reverse(out.begin(), out.end());
   return out;
 }
 
@@ -191,14 +267,44 @@ util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo&
   l2.patch = *patch;
   (void)env.RemoveAll(work);
   // The test patch adds the redirected F2P file to the original repository (which, like
-  // L1's presolved + patch.diff, does not have it).
+  // L1's presolved + patch.diff, does not have it) and redirects the conftest files it loads:
+  // their fixtures and hooks must build agent_code's objects too (an L2 task has no P2P
+  // tests that could need the originals).
   auto redirected = RedirectTestImports(repo, parser, f2p, l2.package, &l2.test_uses);
   if (!redirected.ok()) return util::Error{redirected.error()};
+  std::set<std::string> uses(l2.test_uses.begin(), l2.test_uses.end());
+  std::vector<std::pair<std::string, std::string>> conftests;  // path -> redirected text
+  for (const auto& path : ConftestChain(repo, f2p)) {
+    size_t file = *repo.FileOf(path);
+    auto text = Redirect(repo, parser, file, l2.package, false);
+    if (!text.ok()) return util::Error{text.error()};
+    if (*text == repo.source(file)) continue;
+    conftests.emplace_back(path, *text);
+    TestUses(repo.files()[file], l2.package, &uses);
+  }
+  l2.test_uses.assign(uses.begin(), uses.end());
+  l2.conftests.reserve(conftests.size());
+  for (const auto& c : conftests) l2.conftests.push_back(c.first);
   if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{s.error()};
   if (auto r = git.Run(work, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
-  std::string dst = util::JoinPath(work, f2p);
-  if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
-  if (auto s = env.WriteFileAtomic(dst, *redirected); !s.ok()) return util::Error{s.error()};
+  auto write = [&](const std::string& path, const std::string& text) -> util::Status {
+    std::string dst = util::JoinPath(work, path);
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
+    return env.WriteFileAtomic(dst, text);
+  };
+  for (const auto& [path, text] : conftests) {
+    if (auto s = write(path, repo.source(*repo.FileOf(path))); !s.ok()) return util::Error{s.error()};
+  }
+  if (!conftests.empty()) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"add", "-A"}, {"commit", "-q", "--no-verify", "-m", "fbkit: conftest files"}}) {
+      if (auto r = git.Run(work, args); !r.ok()) return util::Error{r.error()};
+    }
+  }
+  for (const auto& [path, text] : conftests) {
+    if (auto s = write(path, text); !s.ok()) return util::Error{s.error()};
+  }
+  if (auto s = write(f2p, *redirected); !s.ok()) return util::Error{s.error()};
   if (auto r = git.Run(work, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
   auto tp = git.Run(work, {"diff", "--no-color", "--no-ext-diff", "--binary"});
   if (!tp.ok()) return util::Error{tp.error()};

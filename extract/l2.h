@@ -1,7 +1,10 @@
 // The level-2 variant of a task: the feature built from scratch as a package `agent_code`.
 // The gold patch creates `agent_code/`, a copy of the original top-level package with its
 // imports of itself redirected to `agent_code`; the test patch adds the F2P file with its
-// imports (and dotted uses) of the top-level objects redirected to `agent_code`.
+// imports (and dotted uses) of the top-level objects redirected to `agent_code`, and
+// redirects the same way the conftest files pytest loads for it (their fixtures and hooks
+// then build agent_code's objects); pickles of the package's classes written as bytes
+// literals (protocols 0-2) are renamed too.
 #pragma once
 
 #include <string>
@@ -21,6 +24,7 @@ struct Level2 {
   std::string test_patch;
   std::vector<std::string> test_uses;  // what the test reads from agent_code, sorted
   std::vector<std::string> f2p_tests;  // the F2P test ids as the redirected file gives them
+  std::vector<std::string> conftests;  // the conftest files the test patch redirects
 };
 
 util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
@@ -38,6 +42,10 @@ std::string RenameModulePaths(const Repo& repo, const std::string& package,
 // test sees one implementation throughout), and the package's module paths named in its str
 // literals ("pkg.sub.Error: ...", r"pkg\.sub", "pkg.sub.attr" targets) renamed the same way;
 // `uses` gets what it reads from the package.
+// The conftest.py files pytest loads for `f2p` (its directory and every parent up to the
+// root), root first.
+std::vector<std::string> ConftestChain(const Repo& repo, const std::string& f2p);
+
 util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::PythonParser& python,
                                                 const std::string& f2p,
                                                 const std::string& package,

@@ -117,7 +117,7 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   util::JsonWriter w(&out);
   w.BeginObject();
   w.Key("FAIL_TO_PASS"), w.BeginArray(), w.String(f.plan->f2p), w.EndArray();
-  w.Key("PASS_TO_PASS"), w.StringArray(f.plan->p2p);
+  w.Key("PASS_TO_PASS"), w.StringArray(f.level == 1 ? f.plan->p2p : std::vector<std::string>{});
   w.Key("base_commit"), w.String(options.base_commit);
   w.Key("cap"), w.Int(f.plan->cap);
   w.Key("demoted_top_objects"), w.StringArray(f.plan->demoted);
@@ -130,7 +130,8 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("level"), w.Int(f.level);
   w.Key("lines"), w.Int(f.lines);
   w.Key("orphans_removed"), w.StringArray(f.orphans);
-  w.Key("p2p_test_points"), w.StringArray(f.p2p_tests);
+  w.Key("p2p_test_points"),
+      w.StringArray(f.level == 1 ? f.p2p_tests : std::vector<std::string>{});
   w.Key("patch"), w.String(f.patches.patch);
   w.Key("problem_statement"), w.String(f.statement);
   w.Key("repo"), w.String(options.repo_name);

@@ -99,6 +99,10 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
                              util::JoinPath(options.work_dir, "run" + std::to_string(round)),
                              &r.pytest_seconds);
     ++r.pytest_runs;
+    if (!outcomes.ok() && info->level == 2 && round == 0) {
+      // Without agent_code a redirected conftest cannot even be loaded: nothing passes.
+      outcomes = std::map<std::string, std::string>{};
+    }
     if (!outcomes.ok()) return fail("pytest: " + outcomes.error());
     auto outcome = [&](const std::string& id) {
       auto it = outcomes->find(id);

@@ -975,7 +975,8 @@ std::vector<PythonParser::Block> PythonParser::Blocks(std::string_view source) {
   return blocks;
 }
 
-std::vector<std::pair<int64_t, int64_t>> PythonParser::StringTexts(std::string_view source) {
+std::vector<std::pair<int64_t, int64_t>> PythonParser::StringTexts(std::string_view source,
+                                                                      bool want_bytes) {
   std::vector<std::pair<int64_t, int64_t>> spans;
   int64_t offset = 0;
   TSTree* tree = ParseTree(impl_->parser, source, &offset);
@@ -999,7 +1000,7 @@ std::vector<std::pair<int64_t, int64_t>> PythonParser::StringTexts(std::string_v
         std::string_view prefix = src.substr(ts_node_start_byte(child),
                                              ts_node_end_byte(child) - ts_node_start_byte(child));
         bytes = prefix.find_first_of("bB") != std::string_view::npos;
-      } else if (sym == Sym::kStringContent && !bytes) {
+      } else if (sym == Sym::kStringContent && bytes == want_bytes) {
         spans.emplace_back(offset + ts_node_start_byte(child), offset + ts_node_end_byte(child));
       } else if (sym == Sym::kInterpolation) {
         stack.push_back(child);  // strings nested in the expression

@@ -36,8 +36,10 @@ class PythonParser {
   std::vector<Block> Blocks(std::string_view source);
 
   // The byte spans of the literal text of every str literal (f-strings' text between their
-  // interpolations included; bytes literals excluded), in source order.
-  std::vector<std::pair<int64_t, int64_t>> StringTexts(std::string_view source);
+  // interpolations included; bytes literals excluded), in source order; with `bytes`, the
+  // spans of the bytes literals instead.
+  std::vector<std::pair<int64_t, int64_t>> StringTexts(std::string_view source,
+                                                       bool bytes = false);
 
   struct Impl;
 

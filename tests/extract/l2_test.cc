@@ -24,12 +24,18 @@ class L2Test : public ::testing::Test {
   }
 
   util::Expected<std::string> Redirect(const std::string& test_source,
-                                       std::vector<std::string>* uses = nullptr) {
+                                       std::vector<std::string>* uses = nullptr,
+                                       const std::string& conftest = "") {
     std::map<std::string, std::pair<std::string, std::string>> files = {
         {"pkg/__init__.py", {"pkg", "from .errors import Bad\n"}},
         {"pkg/errors.py", {"pkg.errors", "class Bad(Exception):\n    pass\n"}},
         {"tests/test_x.py", {"tests.test_x", test_source}},
     };
+    if (!conftest.empty()) {
+      files["conftest.py"] = {"conftest", "import os\n"};
+      files["tests/conftest.py"] = {"tests.conftest", conftest};
+      files["other/conftest.py"] = {"other.conftest", conftest};
+    }
     std::vector<parser::FileTable> tables;
     for (const auto& [path, m] : files) {
       env_.AddFile("/r/" + path, m.second);
@@ -77,6 +83,33 @@ TEST_F(L2Test, ATestFileThatDoesNotImportThePackageIsAnError) {
   auto got = Redirect("def test_x():\n    assert 'pkg.errors'\n");
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.error().find("does not import pkg"), std::string::npos) << got.error();
+}
+
+TEST_F(L2Test, PickledClassesOfThePackageInBytesLiteralsAreRenamed) {
+  // Protocol 2 GLOBAL opcodes, one whole, one with its module split across two literals, one
+  // with the package name itself split; names that are no package module stay.
+  auto got = Redirect(
+      "import pickle\n"
+      "from pkg import Bad\n"
+      "A = b\"\\x80\\x02cpkg.errors\\nBad\\nq\\x00)\\x81.\"\n"
+      "B = (b\"\\x80\\x02cpkg.\"\n     b\"errors\\nBad\\n.\")\n"
+      "C = (b\"\\x80\\x02cp\"\n     b'kg.errors\\nBad\\n.')\n"
+      "D = b\"cpkg.nothing\\nX\\n cpkg.errorsX\\n xcpkg.errors \"\n");
+  ASSERT_TRUE(got.ok()) << got.error();
+  EXPECT_EQ(*got,
+            "import pickle\n"
+            "from agent_code import Bad\n"
+            "A = b\"\\x80\\x02cagent_code.errors\\nBad\\nq\\x00)\\x81.\"\n"
+            "B = (b\"\\x80\\x02cagent_code.\"\n     b\"errors\\nBad\\n.\")\n"
+            "C = (b\"\\x80\\x02cagent_code\"\n     b'.errors\\nBad\\n.')\n"
+            "D = b\"cpkg.nothing\\nX\\n cpkg.errorsX\\n xcpkg.errors \"\n");
+}
+
+TEST_F(L2Test, TheConftestChainIsTheTestsDirectoryAndItsParentsRootFirst) {
+  ASSERT_TRUE(Redirect("from pkg import Bad\n", nullptr, "from pkg.errors import Bad\n").ok());
+  EXPECT_EQ(ConftestChain(*repo_, "tests/test_x.py"),
+            (std::vector<std::string>{"conftest.py", "tests/conftest.py"}));
+  EXPECT_EQ(ConftestChain(*repo_, "test_top.py"), (std::vector<std::string>{"conftest.py"}));
 }
 
 }  // namespace

@@ -412,6 +412,9 @@ TEST_F(PythonParserTest, StringTextsAreTheLiteralTextOfStrLiteralsOnly) {
   std::vector<std::string> got;
   for (auto [b, e] : parser_->StringTexts(src)) got.push_back(src.substr(b, e - b));
   EXPECT_EQ(got, (std::vector<std::string>{"a.b", "pre ", "in.f", " post", "raw\\.d", "joined"}));
+  got.clear();
+  for (auto [b, e] : parser_->StringTexts(src, true)) got.push_back(src.substr(b, e - b));
+  EXPECT_EQ(got, (std::vector<std::string>{"bytes.b"}));
 }
 
 }  // namespace
