@@ -57,6 +57,15 @@ std::optional<std::string> UserCacheDir(const std::string& sub) {
   return std::nullopt;
 }
 
+util::Expected<std::string> MakeScratchDir(const std::string& what) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = util::JoinPath(tmp && *tmp ? tmp : "/tmp", "fbkit-" + what + "-XXXXXX");
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) return util::Error{"cannot create " + tmpl};
+  return std::string(buf.data());
+}
+
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data) {
   if (path != "-") {
     std::string dir = util::DirName(path);

@@ -49,6 +49,9 @@ int Fail(const std::string& who, const std::string& message);
 // $XDG_CACHE_HOME/fbkit/SUB, else ~/.cache/fbkit/SUB; nullopt without either variable.
 std::optional<std::string> UserCacheDir(const std::string& sub);
 
+// A new private directory $TMPDIR/fbkit-WHAT-XXXXXX (or under /tmp), for scratch work.
+util::Expected<std::string> MakeScratchDir(const std::string& what);
+
 // Writes `data` to `path`, or to stdout when path is "-".
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data);
 

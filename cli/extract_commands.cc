@@ -35,6 +35,7 @@ struct ExtractArgs {
   std::string after;
   std::string llm_cmd;
   std::string shard;
+  std::string id_scheme = "featurebench";
   std::vector<std::string> excludes;
   SpecArgs spec;
   extract::SelectOptions select;
@@ -60,24 +61,39 @@ struct Loaded {
   extract::ExtractOptions options;
 };
 
-// "owner/repo" from the origin remote's URL, else "local/<directory name>".
+// "owner/repo" of a remote URL (https://host/owner/repo.git, git@host:owner/repo), "" when
+// `url` is a local path (or file:// URL) or has no owner part.
+std::string OwnerRepo(std::string u) {
+  u = u.substr(0, u.find_last_not_of(" \n\r") + 1);
+  bool remote = u.find("://") != std::string::npos ? !u.starts_with("file://")
+                                                   : u.find(':') != std::string::npos &&
+                                                         !u.starts_with("/") && !u.starts_with(".");
+  if (!remote) return "";
+  if (u.ends_with(".git")) u.resize(u.size() - 4);
+  while (u.ends_with("/")) u.pop_back();
+  size_t slash = u.find_last_of('/');
+  if (slash == std::string::npos) return "";
+  size_t prev = u.find_last_of("/:", slash - 1);
+  if (prev == std::string::npos) return "";
+  return u.substr(prev + 1);
+}
+
+// "owner/repo" for ids and statements: from the origin remote's URL; when origin is a local
+// clone (a mirror), from that clone's own origin, and so on (at most 5 hops); else
+// "local/<ROOT's directory name>". A local path itself never becomes the name.
 std::string RepoName(tracer::Git& git, const std::string& root) {
-  auto url = git.Run(root, {"remote", "get-url", "origin"});
-  std::string name;
-  if (url.ok()) {
+  std::string at = root;
+  for (int hop = 0; hop < 5; ++hop) {
+    auto url = git.Run(at, {"config", "--get", "remote.origin.url"});
+    if (!url.ok() || url->empty()) break;
     std::string u = url->substr(0, url->find_last_not_of(" \n\r") + 1);
-    if (u.ends_with(".git")) u.resize(u.size() - 4);
-    size_t slash = u.find_last_of('/');
-    size_t prev = slash == std::string::npos ? std::string::npos : u.find_last_of("/:", slash - 1);
-    if (slash != std::string::npos && prev != std::string::npos) {
-      name = u.substr(prev + 1);
-    }
+    if (std::string name = OwnerRepo(u); !name.empty()) return name;
+    if (u.starts_with("file://")) u = u.substr(7);
+    if (!u.starts_with("/")) u = util::JoinPath(at, u);
+    at = u;
   }
-  if (name.empty() || name.find('/') == std::string::npos) {
-    std::string base = root.substr(root.find_last_of('/') + 1);
-    name = "local/" + base;
-  }
-  return name;
+  std::string base = root.substr(root.find_last_of('/') + 1);
+  return "local/" + base;
 }
 
 util::Expected<Loaded> Load(const ExtractArgs& a) {
@@ -148,6 +164,7 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   o.verify = !a.no_verify;
   o.f2p_max_pass = a.f2p_max_pass;
   o.level2 = !a.no_l2;
+  o.id_scheme = a.id_scheme == "fbkit" ? extract::IdScheme::kFbkit : extract::IdScheme::kFeatureBench;
   if (!a.llm_cmd.empty()) {
     o.chooser = extract::LlmTopChooser(env, tracer::RealLauncher(), a.llm_cmd, *l.repo,
                                        util::JoinPath(o.out_dir, ".work/llm"));
@@ -406,6 +423,10 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "Command choosing top-level objects: JSON request on stdin, ids on stdout");
   cmd->add_flag("--no-verify", a->no_verify, "Do not run the post-verification");
   cmd->add_flag("--no-l2", a->no_l2, "Emit only level-1 tasks");
+  cmd->add_option("--id-scheme", a->id_scheme,
+                  "featurebench (default): OWNER__REPO.COMMIT8.STEM.MD5(test path)[:8].lvN, as "
+                  "FeatureBench names tasks; fbkit: the same with a hash of the task's content")
+      ->check(CLI::IsMember({"featurebench", "fbkit"}));
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
 }
 

@@ -1,5 +1,6 @@
 #include "cli/extract_common.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -7,11 +8,45 @@
 
 namespace fbkit::cli {
 
+namespace {
+
+// The task directories a task list names, one per line ('#' comments and blank lines
+// skipped; relative paths are relative to the list's directory).
+util::Expected<std::vector<std::string>> ReadTaskList(util::Env& env, const std::string& list) {
+  auto text = env.ReadFile(list);
+  if (!text.ok()) return util::Error{list + ": " + text.error()};
+  std::vector<std::string> dirs;
+  size_t line_no = 0;
+  for (size_t b = 0; b < text->size();) {
+    size_t e = std::min(text->find('\n', b), text->size());
+    std::string line = text->substr(b, e - b);
+    b = e + 1;
+    ++line_no;
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    std::string dir = line[0] == '/' ? line : util::JoinPath(util::DirName(list), line);
+    auto real = env.RealPath(dir);
+    if (!real.ok() || !env.Stat(util::JoinPath(*real, "instance.json"), true).ok()) {
+      return util::Error{list + ":" + std::to_string(line_no) + ": " + line +
+                         " is no task directory"};
+    }
+    dirs.push_back(*real);
+  }
+  return dirs;
+}
+
+}  // namespace
+
 util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env, const std::string& tasks) {
   auto root = env.RealPath(tasks);
   if (!root.ok()) return util::Error{tasks + ": " + root.error()};
   std::vector<std::string> dirs;
-  if (env.Stat(util::JoinPath(*root, "instance.json"), true).ok()) {
+  auto st = env.Stat(*root, true);
+  if (st.ok() && st->type == util::FileType::kRegular) {
+    auto listed = ReadTaskList(env, *root);
+    if (!listed.ok()) return util::Error{listed.error()};
+    dirs = std::move(*listed);
+  } else if (env.Stat(util::JoinPath(*root, "instance.json"), true).ok()) {
     dirs.push_back(*root);
   } else {
     auto entries = env.ListDir(*root);

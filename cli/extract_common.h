@@ -10,7 +10,9 @@
 
 namespace fbkit::cli {
 
-// instance id -> task directory: TASKS itself when it is one, else its subdirectories.
+// instance id -> task directory: TASKS itself when it is one, the directories a task list
+// names (a file: one directory per line, relative to the list; # comments), else TASKS's
+// subdirectories that hold an instance.json.
 util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env, const std::string& tasks);
 
 // "K/N" -> {K, N} with 1 <= K <= N ("" -> {1, 1}); item i (0-based, in sorted order) belongs

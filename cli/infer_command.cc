@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
@@ -157,8 +158,7 @@ int Run(const InferArgs& a) {
     return Fail(who, a.output + ": " + s.error());
   }
   auto run = env.RealPath(a.output);
-  auto tasks_root = env.RealPath(a.tasks);
-  if (!run.ok() || !tasks_root.ok()) return Fail(who, "cannot resolve " + a.output);
+  if (!run.ok()) return Fail(who, "cannot resolve " + a.output);
   std::vector<std::pair<std::string, std::string>> mine;  // (id, task dir), sorted by id
   size_t index = 0;
   for (const auto& [id, dir] : *tasks) {
@@ -172,7 +172,11 @@ int Run(const InferArgs& a) {
   if (a.network_option->count()) o.network = a.network;
   o.env = *agent_env;
   o.read_only = a.read_only;
-  o.hidden = {*tasks_root};
+  // The agent sees none of the task directories (nor their neighbours): each task's parent is
+  // hidden (TASKS itself, or the directories a task list names tasks in).
+  std::set<std::string> parents;
+  for (const auto& [id, dir] : *tasks) parents.insert(util::DirName(dir));
+  o.hidden.assign(parents.begin(), parents.end());
   o.max_file_kb = a.max_file_kb;
   o.memory_mb = a.memory_mb;
   o.processes = a.processes;

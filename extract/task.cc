@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "extract/l2.h"
 #include "extract/statement.h"
 #include "tracer/git.h"
+#include "tracer/repo_files.h"
 #include "util/hash.h"
 #include "util/json_writer.h"
 
@@ -15,9 +17,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Python's pathlib stem: the last component without its last suffix.
 std::string Stem(const std::string& path) {
   std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  return base.ends_with(".py") ? base.substr(0, base.size() - 3) : base;
+  size_t dot = base.rfind('.');
+  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
 }
 
 std::vector<FilePolicy> Policies(const Repo& repo, const graph::DepGraph& g, const Plan& plan) {
@@ -49,18 +53,23 @@ util::Expected<TaskFiles> WritePresolved(util::Env& env, tracer::Git& git, const
                                          const std::string& f2p,
                                          const std::map<std::string, std::string>& texts) {
   std::string pre = util::JoinPath(dir, "presolved");
+  // Every file as it is (executable bits and symlinks kept), the cut ones with their new text
+  // (and their original mode).
+  std::vector<std::string> unchanged;
   for (const auto& path : options.files) {
-    if (path == f2p) continue;
+    if (path != f2p && !texts.count(path)) unchanged.push_back(path);
+  }
+  if (auto s = tracer::CopyRepoFiles(repo.root(), unchanged, pre); !s.ok()) {
+    return util::Error{s.error()};
+  }
+  auto write = [&](const std::string& path, const std::string& text) -> util::Status {
     std::string dst = util::JoinPath(pre, path);
-    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
-    auto it = texts.find(path);
-    if (it != texts.end()) {
-      if (auto s = env.WriteFileAtomic(dst, it->second); !s.ok()) return util::Error{s.error()};
-      continue;
-    }
-    auto data = env.ReadFile(util::JoinPath(repo.root(), path));
-    if (!data.ok()) return util::Error{data.error()};
-    if (auto s = env.WriteFileAtomic(dst, *data); !s.ok()) return util::Error{s.error()};
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
+    if (auto s = env.WriteFileAtomic(dst, text); !s.ok()) return s;
+    return tracer::CopyFileMode(util::JoinPath(repo.root(), path), dst);
+  };
+  for (const auto& [path, text] : texts) {
+    if (auto s = write(path, text); !s.ok()) return util::Error{s.error()};
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"init", "-q"},
@@ -72,19 +81,17 @@ util::Expected<TaskFiles> WritePresolved(util::Env& env, tracer::Git& git, const
   for (const auto& [path, text] : texts) {
     auto data = env.ReadFile(util::JoinPath(repo.root(), path));
     if (!data.ok()) return util::Error{data.error()};
-    if (auto s = env.WriteFileAtomic(util::JoinPath(pre, path), *data); !s.ok())
-      return util::Error{s.error()};
+    if (auto s = write(path, *data); !s.ok()) return util::Error{s.error()};
   }
   const std::vector<std::string> diff = {"diff", "--no-color", "--no-ext-diff", "--binary"};
   auto patch = git.Run(pre, diff);
   if (!patch.ok()) return util::Error{patch.error()};
   out.patch = *patch;
   if (auto r = git.Run(pre, {"checkout", "-q", "--", "."}); !r.ok()) return util::Error{r.error()};
-  auto test = env.ReadFile(util::JoinPath(repo.root(), f2p));
-  if (!test.ok()) return util::Error{test.error()};
   std::string test_dst = util::JoinPath(pre, f2p);
-  (void)env.MakeDirs(util::DirName(test_dst));
-  if (auto s = env.WriteFileAtomic(test_dst, *test); !s.ok()) return util::Error{s.error()};
+  if (auto s = tracer::CopyRepoFiles(repo.root(), {f2p}, pre); !s.ok()) {
+    return util::Error{s.error()};
+  }
   if (auto r = git.Run(pre, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
   auto tp = git.Run(pre, diff);
   if (!tp.ok()) return util::Error{tp.error()};
@@ -110,36 +117,60 @@ struct InstanceFields {
   std::string statement;
   TaskFiles patches;
   std::vector<std::string> orphans;
+  std::string create_time;  // the F2P file's first and last commit ("%Y-%m-%d %H:%M:%S")
+  std::string upd_time;
 };
 
+// When `file` was first and last committed, in the committer's own time zone (as
+// FeatureBench's instance.json gives them), or "" outside git.
+std::pair<std::string, std::string> FileTimes(tracer::Git& git, const std::string& root,
+                                              const std::string& file) {
+  auto log = git.Run(root, {"log", "--follow", "--format=%cd",
+                            "--date=format:%Y-%m-%d %H:%M:%S", "--", file});
+  if (!log.ok() || log->empty()) return {"", ""};
+  std::string text = log->substr(0, log->find_last_not_of('\n') + 1);
+  size_t last_nl = text.find_last_of('\n');
+  std::string first = text.substr(last_nl == std::string::npos ? 0 : last_nl + 1);
+  return {first, text.substr(0, text.find('\n'))};
+}
+
+// instance.json: FeatureBench's fields with its types (counts as numbers, repo_settings as a
+// JSON string as in its dataset rows), and fbkit's own lists beside them.
 std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f) {
+  const std::vector<std::string> none;
+  const std::vector<std::string>& p2p_files = f.level == 1 ? f.plan->p2p : none;
+  const std::vector<std::string>& p2p_tests = f.level == 1 ? f.p2p_tests : none;
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
   w.Key("FAIL_TO_PASS"), w.BeginArray(), w.String(f.plan->f2p), w.EndArray();
-  w.Key("PASS_TO_PASS"), w.StringArray(f.level == 1 ? f.plan->p2p : std::vector<std::string>{});
+  w.Key("PASS_TO_PASS"), w.StringArray(p2p_files);
   w.Key("base_commit"), w.String(options.base_commit);
   w.Key("cap"), w.Int(f.plan->cap);
+  w.Key("create_time"), w.String(f.create_time);
   w.Key("demoted_top_objects"), w.StringArray(f.plan->demoted);
   w.Key("extracted"), w.StringArray(f.extracted);
-  w.Key("f2p_test_points"), w.StringArray(f.f2p_tests);
-  w.Key("files"), w.StringArray(f.files);
+  w.Key("extracted_files"), w.StringArray(f.files);
+  w.Key("f2p_test_points"), w.Int(static_cast<int64_t>(f.f2p_tests.size()));
+  w.Key("f2p_tests"), w.StringArray(f.f2p_tests);
+  w.Key("files"), w.Int(static_cast<int64_t>(f.files.size()));
   w.Key("functions"), w.Int(f.functions);
-  w.Key("image_name"), w.String("");
+  w.Key("image_name"), w.String(options.settings.image_name);
   w.Key("instance_id"), w.String(f.id);
   w.Key("level"), w.Int(f.level);
   w.Key("lines"), w.Int(f.lines);
   w.Key("orphans_removed"), w.StringArray(f.orphans);
-  w.Key("p2p_test_points"),
-      w.StringArray(f.level == 1 ? f.p2p_tests : std::vector<std::string>{});
+  w.Key("p2p_test_points"), w.Int(static_cast<int64_t>(p2p_tests.size()));
+  w.Key("p2p_tests"), w.StringArray(p2p_tests);
   w.Key("patch"), w.String(f.patches.patch);
   w.Key("problem_statement"), w.String(f.statement);
   w.Key("repo"), w.String(options.repo_name);
   w.Key("repo_settings"), w.String(tracer::RepoSpecJson(options.settings));
-  w.Key("schema"), w.String("fbkit.task/1");
+  w.Key("schema"), w.String("fbkit.task/2");
   w.Key("seed"), w.Int(static_cast<int64_t>(options.select.seed));
   w.Key("test_patch"), w.String(f.patches.test_patch);
   w.Key("top_objects"), w.StringArray(f.tops);
+  w.Key("upd_time"), w.String(f.upd_time);
   w.EndObject();
   return out + "\n";
 }
@@ -158,12 +189,13 @@ util::Status WriteTaskFiles(util::Env& env, const std::string& dir, const Instan
 
 }  // namespace
 
-std::string InstanceId(const std::string& repo_name, const std::string& commit,
-                       const std::string& f2p, const std::string& digest, int level) {
+std::string InstanceId(IdScheme scheme, const std::string& repo_name, const std::string& commit,
+                       const std::string& f2p, const std::string& content_digest, int level) {
   std::string repo = repo_name;
   if (size_t slash = repo.find('/'); slash != std::string::npos) repo.replace(slash, 1, "__");
-  std::string c = commit.empty() ? "nocommit" : commit.substr(0, 8);
-  return repo + "." + c + "." + Stem(f2p) + "." + digest.substr(0, 8) + ".lv" +
+  std::string c = commit.empty() ? "unknown" : commit.substr(0, 8);
+  std::string hash = scheme == IdScheme::kFeatureBench ? util::Md5Hex(f2p) : content_digest;
+  return repo + "." + c + "." + Stem(f2p) + "." + hash.substr(0, 8) + ".lv" +
          std::to_string(level);
 }
 
@@ -226,8 +258,13 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
   std::string digest = util::Sha256Hex(key);
   std::string staging = util::JoinPath(options.out_dir, ".staging");
   std::string work = util::JoinPath(options.out_dir, ".work");
+  if (!options.base_commit.empty()) {
+    tracer::Git log(env, launcher, util::JoinPath(work, "log"));
+    std::tie(f.create_time, f.upd_time) = FileTimes(log, ctx.repo.root(), f2p.file);
+  }
   for (int level = 1; level <= (options.level2 ? 2 : 1); ++level) {
-    f.id = InstanceId(options.repo_name, options.base_commit, f2p.file, digest, level);
+    f.id = InstanceId(options.id_scheme, options.repo_name, options.base_commit, f2p.file, digest,
+                      level);
     f.level = level;
     std::string dir = util::JoinPath(staging, f.id);
     (void)env.RemoveAll(dir);

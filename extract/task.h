@@ -18,6 +18,12 @@
 
 namespace fbkit::extract {
 
+// How instance ids are made. FeatureBench's: "{owner}__{repo}.{commit[:8]}.{stem}.{md5 of the
+// test file's root-relative path, 8 hex}.lv{level}" (its case_converter); fbkit's (before
+// FeatureBench's became the default): the same with a hash of the task's content (line
+// cap, P2P files, extracted entities), so differently cut tasks of one file differ.
+enum class IdScheme { kFeatureBench, kFbkit };
+
 struct ExtractOptions {
   std::string out_dir;             // absolute
   std::string repo_name;           // "owner/repo"
@@ -30,6 +36,7 @@ struct ExtractOptions {
   double f2p_max_pass = 0.3;
   bool level2 = true;
   TopChooser chooser;  // --llm-cmd, or empty for the deterministic default
+  IdScheme id_scheme = IdScheme::kFeatureBench;
 };
 
 // The repository-wide inputs every task shares.
@@ -57,8 +64,9 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
                       const ExtractContext& ctx, const PassingFile& f2p,
                       const ExtractOptions& options);
 
-// "owner__repo.<commit8>.<test_stem>.<hash8>.lv1"
-std::string InstanceId(const std::string& repo_name, const std::string& commit,
-                       const std::string& f2p, const std::string& digest, int level);
+// "owner__repo.<commit8>.<test_stem>.<hash8>.lv1" (see IdScheme; `content_digest` is used by
+// the fbkit scheme only). Without a commit the commit part is "unknown" (FeatureBench's).
+std::string InstanceId(IdScheme scheme, const std::string& repo_name, const std::string& commit,
+                       const std::string& f2p, const std::string& content_digest, int level);
 
 }  // namespace fbkit::extract

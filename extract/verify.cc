@@ -23,8 +23,11 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
     info.top_objects = util::JsonStringList(j, "top_objects");
     info.f2p_files = util::JsonStringList(j, "FAIL_TO_PASS");
     info.p2p_files = util::JsonStringList(j, "PASS_TO_PASS");
-    info.f2p_tests = util::JsonStringList(j, "f2p_test_points");
-    info.p2p_tests = util::JsonStringList(j, "p2p_test_points");
+    // fbkit.task/2 keeps the test ids in f2p_tests/p2p_tests (the *_test_points are counts,
+    // as FeatureBench's); fbkit.task/1 had the ids in *_test_points.
+    bool v1 = j.contains("f2p_test_points") && j.at("f2p_test_points").is_array();
+    info.f2p_tests = util::JsonStringList(j, v1 ? "f2p_test_points" : "f2p_tests");
+    info.p2p_tests = util::JsonStringList(j, v1 ? "p2p_test_points" : "p2p_tests");
     auto settings = tracer::RepoSpecFromJson(j.at("repo_settings").get<std::string>());
     if (!settings.ok()) return util::Error{settings.error()};
     info.settings = std::move(*settings);

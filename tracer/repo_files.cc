@@ -67,4 +67,13 @@ util::Status CopyRepoFiles(const std::string& root, const std::vector<std::strin
   return util::Status::Ok();
 }
 
+util::Status CopyFileMode(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::perms mode = fs::status(from, ec).permissions();
+  if (!ec) fs::permissions(to, mode, fs::perm_options::replace, ec);
+  if (ec) return util::Error{"cannot copy the mode of " + from + " to " + to + ": " + ec.message()};
+  return util::Status::Ok();
+}
+
 }  // namespace fbkit::tracer

@@ -23,4 +23,7 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
 util::Status CopyRepoFiles(const std::string& root, const std::vector<std::string>& files,
                            const std::string& dest);
 
+// Gives `to` the permission bits of `from` (after `to` was rewritten with new contents).
+util::Status CopyFileMode(const std::string& from, const std::string& to);
+
 }  // namespace fbkit::tracer

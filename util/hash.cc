@@ -6,11 +6,13 @@
 
 namespace fbkit::util {
 
-std::string Sha256Hex(std::string_view data) {
+namespace {
+
+std::string DigestHex(std::string_view data, const EVP_MD* md, const char* name) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("OpenSSL EVP_Digest(sha256) failed");
+  if (EVP_Digest(data.data(), data.size(), digest, &len, md, nullptr) != 1) {
+    throw std::runtime_error(std::string("OpenSSL EVP_Digest(") + name + ") failed");
   }
   static const char kHex[] = "0123456789abcdef";
   std::string out(2 * len, '0');
@@ -20,5 +22,11 @@ std::string Sha256Hex(std::string_view data) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view data) { return DigestHex(data, EVP_sha256(), "sha256"); }
+
+std::string Md5Hex(std::string_view data) { return DigestHex(data, EVP_md5(), "md5"); }
 
 }  // namespace fbkit::util

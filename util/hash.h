@@ -1,4 +1,5 @@
-// SHA-256 of byte strings, as lowercase hex (OpenSSL's implementation, SHA-NI where present).
+// SHA-256 and MD5 of byte strings, as lowercase hex (OpenSSL's implementations). MD5 only
+// where a format asks for it (FeatureBench's instance ids), never for integrity.
 #pragma once
 
 #include <string>
@@ -7,5 +8,6 @@
 namespace fbkit::util {
 
 std::string Sha256Hex(std::string_view data);
+std::string Md5Hex(std::string_view data);
 
 }  // namespace fbkit::util

@@ -1,0 +1,129 @@
+#include "cli/export_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+
+#include "cli/cli_common.h"
+#include "cli/extract_common.h"
+#include "extract/export.h"
+#include "extract/select.h"
+#include "util/parallel.h"
+
+namespace fbkit::cli {
+namespace {
+
+struct ExportArgs {
+  std::string tasks;
+  std::string format = "featurebench";
+  std::string output = "-";
+  int jobs = 1;
+  bool quiet = false;
+};
+
+int RunExport(const ExportArgs& a) {
+  const std::string who = "fb-extract export";
+  util::Env& env = util::RealEnv();
+  auto tasks = FindTasks(env, a.tasks);
+  if (!tasks.ok()) return Fail(who, tasks.error());
+  std::vector<std::pair<std::string, std::string>> list(tasks->begin(), tasks->end());
+  extract::ExportFormat format = a.format == "swebench" ? extract::ExportFormat::kSweBench
+                                                        : extract::ExportFormat::kFeatureBench;
+  auto scratch = MakeScratchDir("export");
+  if (!scratch.ok()) return Fail(who, scratch.error());
+  std::vector<util::Expected<std::string>> rows(list.size(), util::Error{"not run"});
+  Progress progress(who, !a.quiet);
+  size_t done = 0;
+  std::mutex mu;
+  util::ParallelFor(list.size(), std::max(1, a.jobs), [&](size_t i, int) {
+    rows[i] = extract::ExportRow(env, tracer::RealLauncher(), list[i].second, format,
+                                 util::JoinPath(*scratch, std::to_string(i)));
+    std::lock_guard<std::mutex> lock(mu);
+    progress.Update(++done, list.size());
+  });
+  progress.Clear();
+  (void)env.RemoveAll(*scratch);
+  std::string out;
+  size_t failed = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (rows[i].ok()) {
+      out += *rows[i] + "\n";
+    } else {
+      ++failed;
+      std::fprintf(stderr, "%s: %s: %s\n", who.c_str(), list[i].second.c_str(),
+                   rows[i].error().c_str());
+    }
+  }
+  if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(who, a.output + ": " + s.error());
+  if (!a.quiet) {
+    std::fprintf(stderr, "%s: %zu rows (%s)%s%s\n", who.c_str(), list.size() - failed,
+                 a.format.c_str(), a.output == "-" ? "" : " -> ", a.output == "-" ? "" : a.output.c_str());
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+struct LiteArgs {
+  std::string tasks;
+  std::string output = "-";
+  int size = 30;
+  uint64_t seed = 42;
+};
+
+// The paper's Lite subset: `size` tasks drawn uniformly (seeded) from all of them, listed by
+// their directories; an L2 task keeps its L1 task on disk, which eval and infer find beside it.
+int RunLite(const LiteArgs& a) {
+  const std::string who = "fb-extract lite";
+  util::Env& env = util::RealEnv();
+  if (a.size < 1) return Fail(who, "--size must be at least 1"), kExitUsage;
+  auto tasks = FindTasks(env, a.tasks);
+  if (!tasks.ok()) return Fail(who, tasks.error());
+  std::vector<std::pair<std::string, std::string>> list(tasks->begin(), tasks->end());
+  extract::Rng rng(a.seed);
+  for (size_t i = list.size(); i > 1; --i) std::swap(list[i - 1], list[rng.Below(i)]);
+  if (list.size() > static_cast<size_t>(a.size)) list.resize(static_cast<size_t>(a.size));
+  std::sort(list.begin(), list.end());
+  std::string out = "# fbkit task list: fb-extract lite --size " + std::to_string(a.size) +
+                    " --seed " + std::to_string(a.seed) + " (" + std::to_string(list.size()) +
+                    " of " + std::to_string(tasks->size()) + " tasks)\n";
+  for (const auto& [id, dir] : list) out += dir + "\n";
+  if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(who, a.output + ": " + s.error());
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddExportCommands(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<ExportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "export",
+      "Write task directories as dataset rows, one JSON object per line. featurebench: "
+      "FeatureBench's dataset fields with its semantics (patch: original -> pre-solved mask; "
+      "L1 test_patch deletes the F2P file, L2 test_patch rewrites it; FAIL_TO_PASS / "
+      "PASS_TO_PASS: lists of test files; repo_settings: a JSON string). swebench: SWE-bench's "
+      "fields (patch: the gold fix; FAIL_TO_PASS / PASS_TO_PASS: JSON strings of test ids; an "
+      "L1 row's base_commit is the commit of the task's presolved/ repository).");
+  cmd->add_option("TASKS", a->tasks, "A task directory, a directory of them, or a task list")
+      ->required();
+  cmd->add_option("--format", a->format, "featurebench (default) or swebench")
+      ->check(CLI::IsMember({"featurebench", "swebench"}));
+  cmd->add_option("-o,--output", a->output, "Output file (.jsonl; default: stdout)");
+  cmd->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  cmd->callback([a, exit_code] { *exit_code = RunExport(*a); });
+
+  auto l = std::make_shared<LiteArgs>();
+  CLI::App* lite = app.add_subcommand(
+      "lite",
+      "Choose a random subset of the tasks (FeatureBench's Lite: 30 tasks) and write it as a "
+      "task list: one task directory per line, which export, eval and infer accept in place "
+      "of a directory of tasks. Same tasks and --seed, same list.");
+  lite->add_option("TASKS", l->tasks, "A directory of task directories (or a task list)")
+      ->required();
+  lite->add_option("--size", l->size, "Tasks in the subset (default 30)");
+  lite->add_option("--seed", l->seed, "Seed of the random choice (default 42)");
+  lite->add_option("-o,--output", l->output, "Output file (default: stdout)");
+  lite->callback([l, exit_code] { *exit_code = RunLite(*l); });
+}
+
+}  // namespace fbkit::cli
