@@ -168,6 +168,9 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   if (!a.llm_cmd.empty()) {
     o.chooser = extract::LlmTopChooser(env, tracer::RealLauncher(), a.llm_cmd, *l.repo,
                                        util::JoinPath(o.out_dir, ".work/llm"));
+    o.statement_model = extract::LlmStatementModel(env, tracer::RealLauncher(), a.llm_cmd,
+                                                   *l.repo, o.repo_name,
+                                                   util::JoinPath(o.out_dir, ".work/llm"));
   }
   return l;
 }
@@ -420,7 +423,8 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--exclude", a->excludes,
                   "Paths to leave out of the entity table (glob; added to the spec's exclude)");
   cmd->add_option("--llm-cmd", a->llm_cmd,
-                  "Command choosing top-level objects: JSON request on stdin, ids on stdout");
+                  "Model command (JSON request on stdin, JSON answer on stdout; see README): chooses the "
+                  "top-level objects, writes missing docstrings and the Task section");
   cmd->add_flag("--no-verify", a->no_verify, "Do not run the post-verification");
   cmd->add_flag("--no-l2", a->no_l2, "Emit only level-1 tasks");
   cmd->add_option("--id-scheme", a->id_scheme,

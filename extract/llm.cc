@@ -1,5 +1,6 @@
 #include "extract/llm.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tracer/llm_cmd.h"
@@ -60,7 +61,123 @@ util::Expected<std::vector<std::string>> Answer(const std::string& text,
   }
 }
 
+std::string SourceOf(const Repo& repo, EntityRef r) {
+  const auto& e = repo.entity(r);
+  return repo.source(r.file).substr(static_cast<size_t>(e.start_byte),
+                                    static_cast<size_t>(e.end_byte - e.start_byte));
+}
+
+void Signatures(util::JsonWriter& w, const Repo& repo, const std::vector<EntityRef>& refs) {
+  w.BeginArray();
+  for (const auto& r : refs) {
+    const auto& e = repo.entity(r);
+    w.BeginObject();
+    w.Key("id"), w.String(e.id);
+    w.Key("signature"), w.String(e.name + e.signature);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+// Entities whose code names `e` (its name, or a dotted use ending in it); at most 8.
+std::vector<EntityRef> Callers(const Repo& repo, const parser::Entity& e) {
+  std::vector<EntityRef> out;
+  for (size_t f = 0; f < repo.files().size() && out.size() < 8; ++f) {
+    const auto& entities = repo.files()[f].entities;
+    for (size_t i = 0; i < entities.size() && out.size() < 8; ++i) {
+      const auto& c = entities[i];
+      if (c.id == e.id || c.kind == parser::EntityKind::kModule) continue;
+      bool names = std::any_of(c.references.begin(), c.references.end(), [&](const auto& r) {
+        return r == e.name || r.ends_with("." + e.name);
+      });
+      if (names) out.push_back({f, i});
+    }
+  }
+  return out;
+}
+
+// What `e` uses of its own module; at most 8.
+std::vector<EntityRef> Callees(const Repo& repo, EntityRef r) {
+  const auto& e = repo.entity(r);
+  std::string path = repo.files()[r.file].path;
+  std::vector<EntityRef> out;
+  for (const auto& ref : e.references) {
+    if (out.size() >= 8) break;
+    auto found = repo.Find(path + "::" + std::string(Head(ref)));
+    if (found && repo.entity(*found).id != e.id) out.push_back(*found);
+  }
+  return out;
+}
+
+std::string DocstringRequest(const Repo& repo, const std::string& repo_name, EntityRef r) {
+  const auto& e = repo.entity(r);
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("callees"), Signatures(w, repo, Callees(repo, r));
+  w.Key("callers"), Signatures(w, repo, Callers(repo, e));
+  w.Key("id"), w.String(e.id);
+  w.Key("kind"), w.String(parser::EntityKindName(e.kind));
+  w.Key("name"), w.String(e.name);
+  w.Key("repo"), w.String(repo_name);
+  w.Key("schema"), w.String("fbkit.llm-docstring/1");
+  w.Key("signature"), w.String(e.signature);
+  w.Key("source"), w.String(SourceOf(repo, r));
+  w.Key("task"), w.String("docstring");
+  w.EndObject();
+  return out + "\n";
+}
+
+// The string `key` of a JSON object answer.
+util::Expected<std::string> AnswerText(const std::string& text, const char* key) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object() || !j.contains(key) || !j.at(key).is_string()) {
+      return util::Error{std::string("answer has no string \"") + key + "\""};
+    }
+    std::string s = j.at(key).get<std::string>();
+    if (s.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return util::Error{std::string("answer's \"") + key + "\" is empty"};
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return util::Error{std::string("answer is not the expected JSON: ") + e.what()};
+  }
+}
+
 }  // namespace
+
+StatementModel LlmStatementModel(util::Env& env, tracer::Launcher& launcher, std::string cmd,
+                                 const Repo& repo, std::string repo_name, std::string work_dir) {
+  StatementModel m;
+  m.docstring = [&env, &launcher, cmd, &repo, repo_name,
+                 work_dir](EntityRef r) -> util::Expected<std::string> {
+    auto out = tracer::RunLlmCommand(env, launcher, cmd, DocstringRequest(repo, repo_name, r),
+                                     work_dir);
+    if (!out.ok()) return util::Error{out.error()};
+    auto doc = AnswerText(*out, "docstring");
+    if (!doc.ok()) return util::Error{"--llm-cmd (docstring of " + repo.entity(r).id + "): " + doc.error()};
+    return doc;
+  };
+  m.task_statement = [&env, &launcher, cmd, repo_name, work_dir](
+                         const std::string& interfaces, int level) -> util::Expected<std::string> {
+    std::string req;
+    util::JsonWriter w(&req);
+    w.BeginObject();
+    w.Key("interfaces"), w.String(interfaces);
+    w.Key("level"), w.Int(level);
+    w.Key("repo"), w.String(repo_name);
+    w.Key("schema"), w.String("fbkit.llm-statement/1");
+    w.Key("task"), w.String("task_statement");
+    w.EndObject();
+    auto out = tracer::RunLlmCommand(env, launcher, cmd, req + "\n", work_dir);
+    if (!out.ok()) return util::Error{out.error()};
+    auto text = AnswerText(*out, "task_statement");
+    if (!text.ok()) return util::Error{"--llm-cmd (task statement): " + text.error()};
+    return text;
+  };
+  return m;
+}
 
 TopChooser LlmTopChooser(util::Env& env, tracer::Launcher& launcher, std::string cmd,
                          const Repo& repo, std::string work_dir) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "extract/describe.h"
 #include "parser/modules.h"
 
 namespace fbkit::extract {
@@ -35,26 +36,6 @@ std::string Docstring(const std::string& doc) {
   if (!d.empty() && d.back() == '"') d += ' ';
   if (d.find('\n') == std::string::npos) return "\"\"\"" + d + "\"\"\"\n";
   return "\"\"\"\n" + d + "\n\"\"\"\n";
-}
-
-// A deterministic stand-in for a missing docstring, derived from the code.
-std::string Summary(const Repo& repo, const Entity& e) {
-  std::string s = "(The original has no docstring. From its code: ";
-  s += e.kind == EntityKind::kClass ? "a class" : e.is_async ? "a coroutine" : "a function";
-  if (e.kind != EntityKind::kClass && !e.signature.empty()) {
-    size_t arrow = e.signature.rfind("->");
-    if (arrow != std::string::npos) s += " returning " + e.signature.substr(arrow + 3);
-  }
-  std::vector<std::string> uses;
-  for (const auto& r : e.references) {
-    if (r.find('.') != std::string::npos || uses.size() >= 8) continue;
-    if (repo.Find(e.id.substr(0, e.id.find("::")) + "::" + r)) uses.push_back("`" + r + "`");
-  }
-  if (!uses.empty()) {
-    s += "; it uses ";
-    for (size_t i = 0; i < uses.size(); ++i) s += (i ? ", " : "") + uses[i];
-  }
-  return s + ".)";
 }
 
 std::string Header(const Entity& e) {
@@ -131,14 +112,16 @@ std::string ClassStatements(const Repo& repo, EntityRef ref) {
 
 }  // namespace
 
-std::string RenderInterface(const Repo& repo, const std::string& id,
-                            const std::set<std::string>& removed) {
+util::Expected<std::string> RenderInterface(const Repo& repo, const std::string& id,
+                                            const std::set<std::string>& removed,
+                                            const Describe& describe) {
   auto ref = repo.Find(id);
-  if (!ref) return "";
+  if (!ref) return std::string();
   const Entity& e = repo.entity(*ref);
+  auto doc = describe(*ref);
+  if (!doc.ok()) return doc;
   std::string out = Header(e);
-  std::string body;
-  body += e.docstring ? Docstring(*e.docstring) : Docstring(Summary(repo, e));
+  std::string body = Docstring(*doc);
   if (e.kind != EntityKind::kClass) return out + Indent(body + "...", "    ");
   // Class attributes as written, dedented to the class body.
   std::string attrs = ClassStatements(repo, *ref);
@@ -148,12 +131,13 @@ std::string RenderInterface(const Repo& repo, const std::string& id,
     common = attrs.substr(0, n);
   }
   std::string members;
-  for (const auto& m : repo.files()[ref->file].entities) {
+  const auto& entities = repo.files()[ref->file].entities;
+  for (size_t i = 0; i < entities.size(); ++i) {
+    const Entity& m = entities[i];
     if (m.parent != e.id || !removed.count(m.id)) continue;
-    std::string sig = Header(m);
-    sig += Indent((m.docstring ? Docstring(*m.docstring) : Docstring(Summary(repo, m))) + "...",
-                  "    ");
-    members += "\n" + sig;
+    auto mdoc = describe({ref->file, i});
+    if (!mdoc.ok()) return mdoc;
+    members += "\n" + Header(m) + Indent(Docstring(*mdoc) + "...", "    ");
   }
   std::string attr_text;
   size_t b = 0;
@@ -200,11 +184,12 @@ std::string ImportPath(const Repo& repo, const std::string& f2p, const std::stri
   return "from " + module + " import " + e.name;
 }
 
-std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
-  std::vector<const Entity*> tops;
-  for (const auto& id : in.tops) {
-    if (auto r = repo.Find(id)) tops.push_back(&repo.entity(*r));
-  }
+namespace {
+
+// The Task section fbkit writes itself: title, core functionality (each top object's first
+// docstring paragraph), requirements and challenges from the cut.
+std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
+                           const std::vector<std::pair<const Entity*, std::string>>& tops) {
   std::set<std::string> files;
   size_t functions = 0;
   for (const auto& id : in.removed) {
@@ -215,14 +200,13 @@ std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
   }
   std::string names;
   for (size_t i = 0; i < tops.size(); ++i)
-    names += (i ? ", " : "") + std::string("`") + tops[i]->name + "`";
-  std::string out =
-      "## Task\n\n**Task Statement: implement " + names + " in " + in.repo_name + "**\n\n";
+    names += (i ? ", " : "") + std::string("`") + tops[i].first->name + "`";
+  std::string out = "**Task Statement: implement " + names + " in " + in.repo_name + "**\n\n";
   out += "**Core Functionality**\n\n";
-  for (const auto* e : tops) {
-    std::string first = e->docstring ? e->docstring->substr(0, e->docstring->find("\n\n")) : "";
+  for (const auto& [e, doc] : tops) {
+    std::string first = doc.substr(0, doc.find("\n\n"));
     std::replace(first.begin(), first.end(), '\n', ' ');
-    out += "- `" + e->name + "`: " + (first.empty() ? Summary(repo, *e) : first) + "\n";
+    out += "- `" + e->name + "`: " + first + "\n";
   }
   out += "\n**Main Features and Requirements**\n\n";
   out +=
@@ -237,7 +221,11 @@ std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
          " function(s) or method(s) in the original implementation; "
          "helpers it needs may have to be written as well.\n";
   out += "- Interfaces must integrate with the existing code they are called from and call into.\n";
-  out += "\n**NOTE**\n\n";
+  return out;
+}
+
+std::string NoteSection(const StatementInput& in) {
+  std::string out = "\n**NOTE**\n\n";
   if (in.level == 1) {
     out +=
         "- Implement the feature inside this repository, in the files named below; do not "
@@ -251,6 +239,61 @@ std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
            "`; `agent_code` must not depend on it.\n";
   }
   out += "- Do not visit the project's online repository or documentation pages.\n";
+  if (!in.repo_name.starts_with("local/") && in.repo_name.find('/') != std::string::npos) {
+    out += "\nYou are forbidden to access the following URLs:\n\n- https://github.com/" +
+           in.repo_name + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementInput& in) {
+  std::map<std::string, std::string> written;  // entity id -> docstring made for it
+  Describe describe = [&](EntityRef r) -> util::Expected<std::string> {
+    const Entity& e = repo.entity(r);
+    if (e.docstring && !e.docstring->empty()) return *e.docstring;
+    if (auto it = written.find(e.id); it != written.end()) return it->second;
+    util::Expected<std::string> doc = in.model && in.model->docstring
+                                          ? in.model->docstring(r)
+                                          : util::Expected<std::string>(DescribeFromCode(repo, r));
+    if (!doc.ok()) return doc;
+    if (doc->find_first_not_of(" \t\r\n") == std::string::npos) *doc = DescribeFromCode(repo, r);
+    written[e.id] = *doc;
+    return doc;
+  };
+  std::vector<std::pair<const Entity*, std::string>> tops;  // with its docstring
+  std::string blocks, interfaces;
+  for (const auto& id : in.tops) {
+    auto ref = repo.Find(id);
+    if (!ref) continue;
+    const Entity& e = repo.entity(*ref);
+    auto doc = describe(*ref);
+    if (!doc.ok()) return doc;
+    tops.emplace_back(&e, *doc);
+    auto rendered = RenderInterface(repo, id, in.removed, describe);
+    if (!rendered.ok()) return rendered;
+    interfaces += *rendered + "\n";
+    std::string import = ImportPath(repo, in.f2p, id);
+    if (in.level == 2 && !in.package.empty()) {
+      std::string from = "from " + in.package;
+      if (import.starts_with(from + " ") || import.starts_with(from + ".")) {
+        import = "from agent_code" + import.substr(from.size());
+      }
+    }
+    blocks += "\n### Interface " + std::to_string(tops.size()) + ": `" + e.name + "`\n\n";
+    if (in.level == 1) blocks += "Path: `" + repo.files()[ref->file].path + "`\n\n";
+    blocks += "Import: `" + import + "`\n\n```python\n" + *rendered + "```\n";
+  }
+  std::string task;
+  if (in.model && in.model->task_statement) {
+    auto t = in.model->task_statement(interfaces, in.level);
+    if (!t.ok()) return t;
+    task = *t + (t->ends_with("\n") ? "" : "\n");
+  } else {
+    task = OwnTaskSection(repo, in, tops);
+  }
+  std::string out = "## Task\n\n" + task + NoteSection(in);
   out += "\n## Interface Descriptions\n\n";
   if (in.level == 1) {
     out +=
@@ -265,22 +308,7 @@ std::string ProblemStatement(const Repo& repo, const StatementInput& in) {
       for (const auto& u : in.test_uses) out += "- `" + u + "`\n";
     }
   }
-  for (size_t i = 0; i < tops.size(); ++i) {
-    auto ref = repo.Find(tops[i]->id);
-    std::string path = repo.files()[ref->file].path;
-    std::string import = ImportPath(repo, in.f2p, tops[i]->id);
-    if (in.level == 2 && !in.package.empty()) {
-      std::string from = "from " + in.package;
-      if (import.starts_with(from + " ") || import.starts_with(from + ".")) {
-        import = "from agent_code" + import.substr(from.size());
-      }
-    }
-    out += "\n### Interface " + std::to_string(i + 1) + ": `" + tops[i]->name + "`\n\n";
-    if (in.level == 1) out += "Path: `" + path + "`\n\n";
-    out += "Import: `" + import + "`\n\n```python\n" +
-           RenderInterface(repo, tops[i]->id, in.removed) + "```\n";
-  }
-  return out;
+  return out + blocks;
 }
 
 }  // namespace fbkit::extract

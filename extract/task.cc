@@ -288,7 +288,13 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
       si.package = l2->package;
       si.test_uses = l2->test_uses;
     }
-    f.statement = ProblemStatement(ctx.repo, si);
+    si.model = &options.statement_model;
+    auto statement = ProblemStatement(ctx.repo, si);
+    if (!statement.ok()) {
+      (void)env.RemoveAll(dir);
+      return finish("statement", statement.error());
+    }
+    f.statement = *statement;
     if (auto s = WriteTaskFiles(env, dir, f, options); !s.ok()) return finish("io", s.error());
     if (options.verify) {
       VerifyOptions vo;

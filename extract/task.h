@@ -11,6 +11,7 @@
 #include "extract/cut.h"
 #include "extract/repo.h"
 #include "extract/select.h"
+#include "extract/statement.h"
 #include "extract/verify.h"
 #include "graph/dep_graph.h"
 #include "tracer/process.h"
@@ -36,6 +37,7 @@ struct ExtractOptions {
   double f2p_max_pass = 0.3;
   bool level2 = true;
   TopChooser chooser;  // --llm-cmd, or empty for the deterministic default
+  StatementModel statement_model;  // --llm-cmd's docstrings and task statements, or empty
   IdScheme id_scheme = IdScheme::kFeatureBench;
 };
 
