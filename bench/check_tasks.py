@@ -114,8 +114,10 @@ def check(task_dir, args):
         run(["git", "apply", os.path.join(task_dir, "test_patch.diff")], repo)
         files = inst["FAIL_TO_PASS"] + inst["PASS_TO_PASS"]
         before = pytest(repo, settings, files, tmp, "before")
-        f2p = inst["f2p_test_points"]
-        p2p = inst["p2p_test_points"]
+        # fbkit.task/2: ids in f2p_tests / p2p_tests (the *_test_points are counts)
+        v1 = isinstance(inst.get("f2p_test_points"), list)
+        f2p = inst["f2p_test_points"] if v1 else inst["f2p_tests"]
+        p2p = inst["p2p_test_points"] if v1 else inst["p2p_tests"]
         problems = []
         bad_p2p = [t for t in p2p if not passed(before(t))]
         if bad_p2p:

@@ -19,6 +19,7 @@
 #include "tracer/repo_files.h"
 #include "tracer/trace_json.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/json_writer.h"
 #include "util/parallel.h"
 
@@ -304,7 +305,15 @@ int RunAll(const ExtractArgs& a) {
   progress.Clear();
   // Summary over this shard's candidates, including tasks finished by earlier runs.
   std::map<std::string, size_t> rejected = rejected_before;
-  size_t emitted = 0, instances = 0, resumed = 0;
+  size_t emitted = 0, instances = 0, resumed = 0, level2 = 0;
+  std::vector<std::pair<std::string, std::string>> l2_rejected;  // F2P file, why
+  auto count_l2 = [&](const std::string& f2p, const std::vector<std::string>& ids,
+                      const std::string& detail) {
+    bool has = std::any_of(ids.begin(), ids.end(), [](const auto& id) { return id.ends_with(".lv2"); });
+    if (has) ++level2;
+    size_t at = detail.find("L2 not emitted: ");
+    if (!has && at != std::string::npos) l2_rejected.emplace_back(f2p, detail.substr(at + 16));
+  };
   double fbkit = 0, pytest = 0;
   int runs = 0, tried = 0;
   for (size_t i = 0; i < mine.size(); ++i) {
@@ -316,6 +325,7 @@ int RunAll(const ExtractArgs& a) {
         rejected["(earlier run) rejected"]++;
       } else if (state.value("emitted", false)) {
         ++emitted;
+        count_l2(mine[i]->file, util::JsonStringList(state, "instance_ids"), state.value("detail", ""));
       } else {
         rejected[state.value("reason", "(earlier run) rejected")]++;
       }
@@ -329,6 +339,7 @@ int RunAll(const ExtractArgs& a) {
     if (o.emitted) {
       ++emitted;
       instances += o.instance_ids.size();
+      count_l2(o.f2p, o.instance_ids, o.detail);
     } else {
       rejected[o.reason]++;
     }
@@ -340,6 +351,16 @@ int RunAll(const ExtractArgs& a) {
   w.Key("emitted"), w.Int(static_cast<int64_t>(emitted));
   w.Key("fbkit_ms"), w.Int(static_cast<int64_t>(fbkit * 1000));
   w.Key("instances_this_run"), w.Int(static_cast<int64_t>(instances));
+  // Of the emitted F2P files: how many got an L2 task, and why the others did not (the first
+  // failing test and its error line, when verification failed).
+  w.Key("level2"), w.BeginObject();
+  w.Key("emitted"), w.Int(static_cast<int64_t>(level2));
+  w.Key("rejected"), w.BeginArray();
+  for (const auto& [f2p, why] : l2_rejected) {
+    w.BeginObject(), w.Key("f2p"), w.String(f2p), w.Key("reason"), w.String(why), w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
   w.Key("pytest_ms"), w.Int(static_cast<int64_t>(pytest * 1000));
   w.Key("pytest_runs"), w.Int(runs);
   w.Key("rejected"), w.BeginObject();
@@ -362,6 +383,10 @@ int RunAll(const ExtractArgs& a) {
   std::printf("%-44s %8zu\n", "  finished by an earlier run", resumed);
   std::printf("%-44s %8zu\n", "emitted (F2P files with a task)", emitted);
   std::printf("%-44s %8zu\n", "  task directories written now", instances);
+  std::printf("%-44s %8zu\n", "  with an L2 task", level2);
+  for (const auto& [f2p, why] : l2_rejected) {
+    std::printf("  no L2 task for %s: %s\n", f2p.c_str(), why.c_str());
+  }
   for (const auto& [reason, n] : rejected) std::printf("rejected: %-34s %8zu\n", reason.c_str(), n);
   if (tried > 0) {
     std::printf("%-44s %8.3f\n", "fbkit seconds per task (excl. pytest)", fbkit / tried);

@@ -122,6 +122,10 @@ def _defined_in(value):
 
 
 def _probe(root):
+    # Conftests may have imported the original library already: forget it, so that what
+    # importing agent_code loads from the repository shows (the process ends after this).
+    for name in [n for n, m in sys.modules.items() if _under(root, getattr(m, "__file__", None))]:
+        del sys.modules[name]
     before = set(sys.modules)
     try:
         pkg = importlib.import_module("agent_code")

@@ -85,10 +85,16 @@ util::Expected<Edits> ImportEdits(const parser::FileTable& t, const std::string&
 }
 
 // One package file with its absolute imports of the package redirected to agent_code.
-util::Expected<std::string> RewritePackageFile(const parser::FileTable& t, const std::string& src,
+// Module paths of the package named in its own str literals move along too: code it
+// generates or loads by name ("from jinja2.runtime import ..." in a template compiler,
+// importlib targets) must reach agent_code's modules, not the original's.
+util::Expected<std::string> RewritePackageFile(const Repo& repo, parser::PythonParser& python,
+                                               const parser::FileTable& t, const std::string& src,
                                                const std::string& package) {
   auto edits = ImportEdits(t, src, package, false);
   if (!edits.ok()) return util::Error{edits.error()};
+  Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
+  edits->insert(edits->end(), strings.begin(), strings.end());
   return ApplyEdits(src, std::move(*edits));
 }
 
@@ -254,7 +260,7 @@ util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo&
   for (size_t f = 0; f < repo.files().size(); ++f) {
     const auto& t = repo.files()[f];
     if (!t.path.starts_with(pkg_dir + "/")) continue;
-    auto text = RewritePackageFile(t, repo.source(f), l2.package);
+    auto text = RewritePackageFile(repo, parser, t, repo.source(f), l2.package);
     if (!text.ok()) return util::Error{text.error()};
     std::string dst =
         util::JoinPath(util::JoinPath(work, "agent_code"), t.path.substr(pkg_dir.size() + 1));

@@ -1,5 +1,6 @@
 #include "extract/verify.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,23 @@ namespace fbkit::extract {
 namespace {
 
 bool Passed(const std::string& outcome) { return outcome == "passed" || outcome == "xfailed"; }
+
+// The line of a pytest failure text that says what went wrong: the last "E   " line (the
+// exception and its message), else the last non-empty line.
+std::string ErrorLine(const std::string& message) {
+  std::string last, last_e;
+  size_t b = 0;
+  while (b < message.size()) {
+    size_t e = std::min(message.find('\n', b), message.size());
+    std::string line = message.substr(b, e - b);
+    b = e + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last = line;
+    if (line.starts_with("E ")) last_e = line;
+  }
+  std::string out = last_e.empty() ? last : last_e;
+  return out.size() > 300 ? out.substr(0, 300) + "..." : out;
+}
 
 }  // namespace
 
@@ -40,13 +58,20 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
 util::Expected<std::map<std::string, std::string>> RunTests(
     util::Env& env, tracer::Launcher& launcher, const std::string& root,
     const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
-    double* seconds) {
+    double* seconds, std::map<std::string, std::string>* errors) {
   auto start = std::chrono::steady_clock::now();
   auto trace = tracer::RunOutcomes(env, launcher, root, settings, files, {}, 0, work_dir);
   if (seconds) {
     *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   if (!trace.ok()) return util::Error{trace.error()};
+  if (errors) {
+    for (const auto& [path, f] : trace->files) {
+      for (const auto& [id, t] : f.tests) {
+        if (t.message) (*errors)[id] = ErrorLine(*t.message);
+      }
+    }
+  }
   return tracer::OutcomesOf(*trace);
 }
 
@@ -98,9 +123,10 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
   r.f2p_points = info->f2p_tests.size();
   r.p2p_points = info->p2p_tests.size();
   for (int round = 0; round < 2; ++round) {
+    std::map<std::string, std::string> errors;
     auto outcomes = RunTests(env, launcher, work, info->settings, files,
                              util::JoinPath(options.work_dir, "run" + std::to_string(round)),
-                             &r.pytest_seconds);
+                             &r.pytest_seconds, &errors);
     ++r.pytest_runs;
     if (!outcomes.ok() && info->level == 2 && round == 0) {
       // Without agent_code a redirected conftest cannot even be loaded: nothing passes.
@@ -133,12 +159,16 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
       if (!gold.ok()) return fail("patch.diff does not apply: " + gold.error());
       continue;
     }
+    std::string first_error;
     for (const auto& id : info->f2p_tests) {
-      if (!Passed(outcome(id))) r.failures.push_back("F2P " + id + " " + outcome(id));
+      if (Passed(outcome(id))) continue;
+      r.failures.push_back("F2P " + id + " " + outcome(id));
+      if (first_error.empty() && errors.count(id)) first_error = errors[id];
     }
     if (!r.failures.empty()) {
       return fail("with patch.diff applied " + std::to_string(r.failures.size()) +
-                  " tests still fail (first: " + r.failures.front() + ")");
+                  " tests still fail (first: " + r.failures.front() +
+                  (first_error.empty() ? "" : ": " + first_error) + ")");
     }
   }
   r.ok = true;

@@ -60,9 +60,10 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
 
 // Runs the given test files in `root` with outcomes only; test id -> outcome ("passed",
 // "failed", ..., "missing" when a test was not collected). Fails when pytest cannot run.
+// `errors` (optional) gets each failed test's error line ("E   AssertionError: ...").
 util::Expected<std::map<std::string, std::string>> RunTests(
     util::Env& env, tracer::Launcher& launcher, const std::string& root,
     const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
-    double* seconds);
+    double* seconds, std::map<std::string, std::string>* errors = nullptr);
 
 }  // namespace fbkit::extract

@@ -125,6 +125,8 @@ def main():
         def edit(tree):
             write(os.path.join(tree, "agent_code/__init__.py"), template % "shapes")
             write(os.path.join(tree, "agent_code/summary.py"), template % "shapes.summary")
+            # the conftest the L2 test patch redirects imports agent_code.geometry
+            write(os.path.join(tree, "agent_code/geometry.py"), template % "shapes.geometry")
         return edit
     cases["l2_reexport"] = (l2_id, diff_of(None, reexport("from %s import *  # noqa\n")))
     cases["l2_reexport_dynamic"] = (l2_id, diff_of(None, reexport(

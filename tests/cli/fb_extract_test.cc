@@ -68,7 +68,7 @@ TEST_F(ExtractE2E, AllEmitsATaskForEveryFeatureOfTheFixture) {
   EXPECT_EQ(summary["emitted"], 10) << summary.dump();
   std::set<std::string> stems;
   for (const auto& id : Tasks(*dir_ / "out")) {
-    EXPECT_TRUE(id.starts_with("local__extract_features.nocommit.test_")) << id;
+    EXPECT_TRUE(id.starts_with("local__extract_features.unknown.test_")) << id;
     if (id.ends_with(".lv1")) stems.insert(id.substr(0, id.rfind('.', id.size() - 5)));
   }
   EXPECT_EQ(stems.size(), 10u);
@@ -87,7 +87,7 @@ TEST_F(ExtractE2E, GoldPatchesAreTheExpectedOnes) {
   std::string expected_dir = kSource + "/tests/cli/expected/extract_features";
   bool update = std::getenv("FBKIT_UPDATE_EXPECTED") != nullptr;
   for (const auto& id : Tasks(*dir_ / "out")) {
-    std::string stem = id.substr(std::string("local__extract_features.nocommit.").size());
+    std::string stem = id.substr(std::string("local__extract_features.unknown.").size());
     stem = stem.substr(0, stem.find('.')) + id.substr(id.size() - 4);  // test_x.lv1
     for (const std::string file : {"patch.diff", "test_patch.diff"}) {
       std::string got = ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string(file)));
@@ -111,12 +111,19 @@ TEST_F(ExtractE2E, InstanceJsonHasTheFeatureBenchFields) {
     for (const char* key : {"instance_id", "repo", "base_commit", "patch", "test_patch",
                             "FAIL_TO_PASS", "PASS_TO_PASS", "problem_statement", "repo_settings",
                             "image_name", "top_objects", "extracted", "lines", "files", "functions",
-                            "f2p_test_points", "p2p_test_points", "level"}) {
+                            "f2p_test_points", "p2p_test_points", "level", "f2p_tests",
+                            "p2p_tests", "extracted_files", "create_time", "upd_time"}) {
       EXPECT_TRUE(inst.contains(key)) << id << " lacks " << key;
     }
     EXPECT_EQ(inst["instance_id"], id);
-    EXPECT_EQ(inst["PASS_TO_PASS"].size(), 3u);
-    EXPECT_GE(inst["f2p_test_points"].size(), 10u);
+    // FeatureBench's types: counts are numbers; an L2 task has no P2P tests.
+    bool l1 = id.ends_with(".lv1");
+    EXPECT_EQ(inst["PASS_TO_PASS"].size(), l1 ? 3u : 0u);
+    EXPECT_GE(inst["f2p_tests"].size(), 10u);
+    EXPECT_EQ(inst["f2p_test_points"], inst["f2p_tests"].size());
+    EXPECT_EQ(inst["p2p_test_points"], inst["p2p_tests"].size());
+    EXPECT_EQ(inst["files"], inst["extracted_files"].size());
+    EXPECT_EQ(inst["schema"], "fbkit.task/2");
     EXPECT_EQ(inst["patch"],
               ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("patch.diff"))));
     std::string statement =
@@ -127,6 +134,44 @@ TEST_F(ExtractE2E, InstanceJsonHasTheFeatureBenchFields) {
     if (id.ends_with(".lv1")) {
       EXPECT_FALSE(std::filesystem::exists(
           *dir_ / ("out/" + id + "/presolved/" + inst["FAIL_TO_PASS"][0].get<std::string>())));
+    }
+  }
+}
+
+TEST_F(ExtractE2E, L2TestPatchRedirectsTheConftestThatBuildsThePackagesObjects) {
+  ASSERT_EQ(all_->exit_code, 0);
+  bool seen = false;
+  for (const auto& id : Tasks(*dir_ / "out")) {
+    if (id.find(".test_vectors.") == std::string::npos || !id.ends_with(".lv2")) continue;
+    seen = true;
+    std::string tp = ReadFileOrDie(*dir_ / ("out/" + id + "/test_patch.diff"));
+    EXPECT_NE(tp.find("--- a/tests/conftest.py\n+++ b/tests/conftest.py"), std::string::npos) << tp;
+    EXPECT_NE(tp.find("-from shapes.geometry import Point\n+from agent_code.geometry import Point"),
+              std::string::npos)
+        << tp;
+    std::string statement = ReadFileOrDie(*dir_ / ("out/" + id + "/problem_statement.md"));
+    EXPECT_NE(statement.find("`from agent_code.geometry import Point`"), std::string::npos)
+        << statement;
+  }
+  EXPECT_TRUE(seen) << "no L2 task of test_vectors.py";
+}
+
+TEST_F(ExtractE2E, EveryInterfaceHasADescription) {
+  ASSERT_EQ(all_->exit_code, 0);
+  for (const auto& id : Tasks(*dir_ / "out")) {
+    std::string statement = ReadFileOrDie(*dir_ / ("out/" + id + "/problem_statement.md"));
+    EXPECT_EQ(statement.find("no docstring"), std::string::npos) << id;
+    // Every def / class line in an interface block is followed by a docstring.
+    size_t at = 0;
+    while ((at = statement.find(":\n", at)) != std::string::npos) {
+      size_t line = statement.rfind('\n', at);
+      std::string head = statement.substr(line + 1, at - line);
+      at += 2;
+      if (head.find("def ") == std::string::npos && head.find("class ") == std::string::npos) {
+        continue;
+      }
+      size_t next = statement.find_first_not_of(' ', at);
+      EXPECT_EQ(statement.compare(next, 3, "\"\"\""), 0) << id << ": " << head;
     }
   }
 }
@@ -191,19 +236,48 @@ TEST_F(ExtractE2E, TaskCommandExtractsOneFile) {
   EXPECT_NE(bad.err.find("tests/helpers.py"), std::string::npos) << bad.err;
 }
 
-TEST_F(ExtractE2E, LlmCmdChoosesTheTopObjects) {
-  // A stand-in model: checks the request's schema and answers one candidate.
+TEST_F(ExtractE2E, LlmCmdChoosesTheTopObjectsAndWritesDocstringsAndTheTaskStatement) {
+  // A stand-in model: answers each request by its schema, logs what it was asked.
   std::string model = *dir_ / "model.sh";
-  WriteFileOrDie(model,
-                 "#!/bin/sh\ngrep -q '\"schema\":\"fbkit.llm-top/1\"' || exit 3\n"
-                 "echo '{\"top_objects\": [\"src/shapes/stats.py::describe\"]}'\n");
+  std::string log = *dir_ / "model.log";
+  WriteFileOrDie(model, "#!/bin/sh\nlog=" + log + R"SH(
+req=$(cat)
+printf '%s\n' "$req" >> "$log"
+case "$req" in
+*'"schema":"fbkit.llm-top/1"'*)
+  echo '{"top_objects": ["src/shapes/stats.py::describe", "src/shapes/stats.py::median"]}' ;;
+*'"schema":"fbkit.llm-docstring/1"'*) echo '{"docstring": "MODEL DOCSTRING"}' ;;
+*'"schema":"fbkit.llm-statement/1"'*) echo '{"task_statement": "**Task Statement: MODEL TITLE**"}' ;;
+*) exit 3 ;;
+esac
+)SH");
   auto r = RunCommand(
       Args("task", *dir_ / "llm",
            {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify", "--llm-cmd", "sh " + model}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string id = r.out.substr(0, r.out.find('\n'));
   auto inst = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("llm/" + id + "/instance.json")));
-  EXPECT_EQ(inst["top_objects"], nlohmann::json::array({"src/shapes/stats.py::describe"}));
+  EXPECT_EQ(inst["top_objects"], nlohmann::json::array({"src/shapes/stats.py::describe",
+                                                        "src/shapes/stats.py::median"}));
+  std::string statement = inst["problem_statement"];
+  // median has no docstring: the model writes it; describe keeps its own.
+  EXPECT_NE(statement.find("## Task\n\n**Task Statement: MODEL TITLE**\n"), std::string::npos)
+      << statement;
+  EXPECT_NE(statement.find("def median(values):\n    \"\"\"MODEL DOCSTRING\"\"\""), std::string::npos)
+      << statement;
+  EXPECT_NE(statement.find("Return a Summary of a non-empty sequence of numbers."),
+            std::string::npos);
+  std::string asked = ReadFileOrDie(log);
+  EXPECT_NE(asked.find("\"task\":\"docstring\""), std::string::npos);
+  EXPECT_NE(asked.find("\"id\":\"src/shapes/stats.py::median\""), std::string::npos);
+  // Docstring and statement requests carry no test code.
+  for (size_t b = 0; b < asked.size();) {
+    size_t e = std::min(asked.find('\n', b), asked.size());
+    std::string line = asked.substr(b, e - b);
+    b = e + 1;
+    if (line.find("fbkit.llm-top/1") != std::string::npos) continue;
+    EXPECT_EQ(line.find("def test_"), std::string::npos) << line;
+  }
   WriteFileOrDie(model, "#!/bin/sh\necho '[\"src/shapes/nowhere.py::f\"]'\n");
   auto bad = RunCommand(
       Args("task", *dir_ / "llm",

@@ -49,7 +49,7 @@ def git(cwd, *args, stdin=None, check=True):
 
 def load_featurebench(src, scratch):
     """Imports featurebench.harness.utils from a checkout or a bare mirror."""
-    if src is None or not os.path.exists(src):
+    if not src or not os.path.exists(src):
         return None
     root = src
     if not os.path.isdir(os.path.join(src, "featurebench")):  # a bare git mirror
@@ -143,6 +143,7 @@ def main():
     ap.add_argument("tasks")
     ap.add_argument("original")
     ap.add_argument("--featurebench", default=os.environ.get("FEATUREBENCH_SRC"))
+
     a = ap.parse_args()
     a.tasks, a.original = os.path.abspath(a.tasks), os.path.abspath(a.original)
     scratch_root = tempfile.mkdtemp(prefix="fb-rules-")

@@ -1,0 +1,155 @@
+// End-to-end: `fb-extract export` and `fb-extract lite` on the tasks tests/cli/make_tasks.sh
+// makes once (ctest fixture infer_tasks): FeatureBench rows with FeatureBench's ids, field
+// types and patch semantics (checked with FeatureBench's own rules by featurebench_rules.py
+// when a FeatureBench checkout is given), SWE-bench rows whose test ids are the task's, a
+// seeded Lite list that the other commands accept, and clear errors for bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include "tests/testing/e2e.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kExtract = FBKIT_FB_EXTRACT;
+const std::string kData = FBKIT_INFER_DATA;
+const std::string kTasks = kData + "/tasks";
+
+std::vector<json> Rows(const std::string& text) {
+  std::vector<json> rows;
+  size_t b = 0;
+  while (b < text.size()) {
+    size_t e = text.find('\n', b);
+    rows.push_back(json::parse(text.substr(b, e - b)));  // plain json per line
+    b = e + 1;
+  }
+  return rows;
+}
+
+json Instance(const std::string& id) {
+  return json::parse(ReadFileOrDie(kTasks + "/" + id + "/instance.json"));
+}
+
+std::string Md5Hex8(const std::string& s) {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_Digest(s.data(), s.size(), d, &n, EVP_md5(), nullptr);
+  char hex[9];
+  for (int i = 0; i < 4; ++i) std::snprintf(hex + 2 * i, 3, "%02x", d[i]);
+  return hex;
+}
+
+TEST(ExportE2E, FeatureBenchRowsHaveItsIdsFieldsAndPatchSemantics) {
+  ScratchDir dir;
+  auto r = RunCommand({kExtract, "export", kTasks, "-o", dir / "fb.jsonl", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = Rows(ReadFileOrDie(dir / "fb.jsonl"));
+  ASSERT_EQ(rows.size(), 4u);
+  auto first = nlohmann::ordered_json::parse(ReadFileOrDie(dir / "fb.jsonl").substr(
+      0, ReadFileOrDie(dir / "fb.jsonl").find('\n')));
+  std::vector<std::string> keys;  // FeatureBench's dataset card order
+  for (const auto& [k, v] : first.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"instance_id", "patch", "test_patch", "FAIL_TO_PASS",
+                                            "PASS_TO_PASS", "image_name", "repo", "base_commit",
+                                            "problem_statement", "repo_settings"}));
+  std::string commit = Instance(rows[0]["instance_id"])["base_commit"];
+  ASSERT_EQ(commit.size(), 40u);
+  for (const auto& row : rows) {
+    std::string id = row["instance_id"];
+    std::string f2p = row["FAIL_TO_PASS"][0];
+    std::string stem = fs::path(f2p).stem();
+    std::string level = id.substr(id.size() - 3);
+    EXPECT_EQ(id, "fbkit-fixtures__extract_features." + commit.substr(0, 8) + "." + stem + "." +
+                      Md5Hex8(f2p) + "." + level);
+    EXPECT_EQ(row["repo"], "fbkit-fixtures/extract_features");
+    EXPECT_TRUE(row["repo_settings"].is_string());
+    EXPECT_TRUE(json::parse(row["repo_settings"].get<std::string>()).contains("test_cmd"));
+    std::string tp = row["test_patch"];
+    if (level == "lv1") {
+      // The mask goes from the original to the pre-solved code and never touches the tests;
+      // the test patch deletes the F2P file (the harness applies it in reverse).
+      EXPECT_EQ(row["patch"].get<std::string>().find("+++ b/" + f2p), std::string::npos);
+      EXPECT_NE(tp.find("deleted file mode"), std::string::npos);
+      EXPECT_NE(tp.find("+++ /dev/null"), std::string::npos);
+      EXPECT_EQ(row["PASS_TO_PASS"], Instance(id)["PASS_TO_PASS"]);
+      EXPECT_FALSE(row["PASS_TO_PASS"].empty());
+    } else {
+      // L2: the test file is rewritten in place in the original repository; no P2P.
+      EXPECT_NE(tp.find("--- a/" + f2p + "\n+++ b/" + f2p), std::string::npos) << tp;
+      EXPECT_EQ(tp.find("new file mode"), std::string::npos);
+      EXPECT_TRUE(row["PASS_TO_PASS"].empty());
+    }
+  }
+  // FeatureBench's own rules rebuild fbkit's trees (skipped without a FeatureBench checkout).
+  auto rules = RunCommand({kPython, kSource + "/tests/cli/featurebench_rules.py", dir / "fb.jsonl",
+                           kTasks, kData + "/repo", "--featurebench", FBKIT_FEATUREBENCH_SRC});
+  if (rules.exit_code == 77) GTEST_SKIP() << rules.out;
+  EXPECT_EQ(rules.exit_code, 0) << rules.out << rules.err;
+  EXPECT_NE(rules.out.find("4 rows, 4 identical, 0 failed"), std::string::npos) << rules.out;
+}
+
+TEST(ExportE2E, SweBenchRowsCarryTheTasksTestIdsAsJsonStrings) {
+  ScratchDir dir;
+  auto r = RunCommand({kExtract, "export", kTasks, "--format", "swebench", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = Rows(r.out);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) {
+    json inst = Instance(row["instance_id"]);
+    for (const char* key : {"instance_id", "repo", "base_commit", "patch", "test_patch",
+                            "problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS", "version",
+                            "environment_setup_commit", "created_at", "hints_text"}) {
+      ASSERT_TRUE(row.contains(key) && row[key].is_string()) << key;
+    }
+    EXPECT_EQ(json::parse(row["FAIL_TO_PASS"].get<std::string>()), inst["f2p_tests"]);
+    EXPECT_EQ(json::parse(row["PASS_TO_PASS"].get<std::string>()), inst["p2p_tests"]);
+    if (inst["level"] == 1) {
+      EXPECT_EQ(row["patch"], inst["patch"]);
+    }
+  }
+}
+
+TEST(ExportE2E, LiteIsASeededSubsetThatOtherCommandsReadAsATaskList) {
+  ScratchDir dir;
+  auto a = RunCommand({kExtract, "lite", kTasks, "--size", "2", "--seed", "7", "-o", dir / "a.txt"});
+  auto b = RunCommand({kExtract, "lite", kTasks, "--size", "2", "--seed", "7", "-o", dir / "b.txt"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(ReadFileOrDie(dir / "a.txt"), ReadFileOrDie(dir / "b.txt"));
+  auto all = RunCommand({kExtract, "lite", kTasks, "--size", "30"});
+  ASSERT_EQ(all.exit_code, 0);
+  EXPECT_NE(all.out.find("(4 of 4 tasks)"), std::string::npos) << all.out;
+  auto rows = RunCommand({kExtract, "export", dir / "a.txt", "-q"});
+  ASSERT_EQ(rows.exit_code, 0) << rows.err;
+  EXPECT_EQ(Rows(rows.out).size(), 2u);
+}
+
+TEST(ExportE2E, BadInputGetsClearErrorsAndNonZeroExits) {
+  ScratchDir dir;
+  auto missing = RunCommand({kExtract, "export", dir / "nothing"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("nothing"), std::string::npos) << missing.err;
+  auto format = RunCommand({kExtract, "export", kTasks, "--format", "parquet"});
+  EXPECT_EQ(format.exit_code, 2);
+  auto size = RunCommand({kExtract, "lite", kTasks, "--size", "0"});
+  EXPECT_EQ(size.exit_code, 2);
+  std::string one;
+  for (const auto& e : fs::directory_iterator(kTasks)) {
+    if (fs::exists(e.path() / "instance.json")) one = e.path();
+  }
+  WriteFileOrDie(dir / "list.txt", "# tasks\n" + one + "\n/no/such/task\n");
+  auto list = RunCommand({kExtract, "export", dir / "list.txt"});
+  EXPECT_EQ(list.exit_code, 1);
+  EXPECT_NE(list.err.find("list.txt:3: /no/such/task is no task directory"), std::string::npos)
+      << list.err;
+}
+
+}  // namespace
+}  // namespace fbkit::testing
