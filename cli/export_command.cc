@@ -7,6 +7,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
+#include "cli/spec_options.h"
 #include "extract/export.h"
 #include "extract/select.h"
 #include "util/parallel.h"
@@ -91,6 +92,62 @@ int RunLite(const LiteArgs& a) {
   return kExitOk;
 }
 
+struct ImportArgs {
+  std::string rows;
+  std::string original;
+  std::string output;
+  SpecArgs spec;
+  bool quiet = false;
+};
+
+// FeatureBench rows (JSON lines) into task directories; L1 rows first, so that an L2 row
+// finds its L1 task. One bad row is reported (file:line) and the others go on.
+int RunImport(const ImportArgs& a) {
+  const std::string who = "fb-extract import";
+  util::Env& env = util::RealEnv();
+  auto original = env.RealPath(a.original);
+  if (!original.ok()) return Fail(who, "--repo: " + original.error()), kExitUsage;
+  auto text = env.ReadFile(a.rows);
+  if (!text.ok()) return Fail(who, a.rows + ": " + text.error());
+  auto spec = ResolveSpec(a.spec, *original);
+  if (!spec.ok()) return Fail(who, spec.error()), kExitUsage;
+  if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(who, a.output + ": " + s.error());
+  auto out = env.RealPath(a.output);
+  if (!out.ok()) return Fail(who, a.output + ": " + out.error());
+  std::vector<std::pair<int, std::pair<size_t, std::string>>> rows;  // (level, (line, text))
+  size_t line_no = 0;
+  for (size_t b = 0; b < text->size();) {
+    size_t e = std::min(text->find('\n', b), text->size());
+    std::string line = text->substr(b, e - b);
+    b = e + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    int level = line.find(".lv2\"") != std::string::npos ? 2 : 1;
+    rows.push_back({level, {line_no, line}});
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  auto scratch = MakeScratchDir("import");
+  if (!scratch.ok()) return Fail(who, scratch.error());
+  size_t failed = 0, done = 0;
+  for (const auto& [level, item] : rows) {
+    extract::ImportOptions o{*original, *out, util::JoinPath(*scratch, "row"), *spec};
+    auto r = extract::ImportRow(env, tracer::RealLauncher(), item.second, o);
+    ++done;
+    if (!r.ok()) {
+      ++failed;
+      std::fprintf(stderr, "%s: %s:%zu: %s\n", who.c_str(), a.rows.c_str(), item.first,
+                   r.error().c_str());
+    } else if (!a.quiet) {
+      std::fprintf(stderr, "[%zu/%zu] %s: %zu F2P, %zu P2P tests\n", done, rows.size(),
+                   r->instance_id.c_str(), r->f2p_tests, r->p2p_tests);
+    }
+  }
+  (void)env.RemoveAll(*scratch);
+  if (rows.empty()) return Fail(who, a.rows + ": no rows");
+  return failed ? kExitFailure : kExitOk;
+}
+
 }  // namespace
 
 void AddExportCommands(CLI::App& app, int* exit_code) {
@@ -111,6 +168,23 @@ void AddExportCommands(CLI::App& app, int* exit_code) {
   cmd->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->callback([a, exit_code] { *exit_code = RunExport(*a); });
+
+  auto im = std::make_shared<ImportArgs>();
+  CLI::App* imp = app.add_subcommand(
+      "import",
+      "Turn FeatureBench dataset rows (JSON lines, as `export --format featurebench` writes "
+      "them or as FeatureBench publishes them) into task directories that eval, infer and "
+      "export read: the pre-solved codebase is the original at base_commit with the row's "
+      "patch applied as FeatureBench's harness does and the FAIL_TO_PASS files removed; the "
+      "test ids are those that pass on the original (one sandboxed pytest run per row).");
+  imp->add_option("ROWS", im->rows, "A .jsonl file of FeatureBench rows")->required();
+  imp->add_option("--repo", im->original, "A git checkout of the rows' repository (only read)")
+      ->required();
+  imp->add_option("-o,--output", im->output, "Output directory for the task directories")
+      ->required();
+  imp->add_flag("-q,--quiet", im->quiet, "No progress on stderr");
+  AddSpecOptions(imp, &im->spec, kSpecRun);
+  imp->callback([im, exit_code] { *exit_code = RunImport(*im); });
 
   auto l = std::make_shared<LiteArgs>();
   CLI::App* lite = app.add_subcommand(

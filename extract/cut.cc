@@ -651,12 +651,20 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
       }
       if (std::count(drop.begin(), drop.end(), true) == static_cast<long>(drop.size()) &&
           !drop.empty()) {
-        int64_t end = spans.back().second;
+        int64_t start = spans.front().first, end = spans.back().second;
         while (end < as.end_byte &&
                (src[static_cast<size_t>(end)] == ',' || src[static_cast<size_t>(end)] == ' ')) {
           ++end;
         }
-        edits.push_back({spans.front().first, end, "", 0});
+        // Entries on lines of their own go with their lines (no whitespace-only line left).
+        int64_t line = s.LineStart(start);
+        bool own_line = src.find_first_not_of(" \t", static_cast<size_t>(line)) ==
+                        static_cast<size_t>(start);
+        if (own_line && end < as.end_byte && src[static_cast<size_t>(end)] == '\n') {
+          start = line;
+          ++end;
+        }
+        edits.push_back({start, end, "", 0});
       } else {
         ListEdits(spans, drop, &edits);
       }

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "extract/verify.h"
 #include "tracer/git.h"
 #include "util/json_read.h"
@@ -166,6 +168,57 @@ util::Expected<std::string> SweBenchRow(tracer::Git& git, const nlohmann::json& 
   return row.dump();
 }
 
+// A list of strings given as a JSON array or as a JSON string holding one (SWE-bench style).
+std::vector<std::string> Strings(const nlohmann::json& row, const char* key) {
+  if (!row.contains(key)) return {};
+  const auto& v = row.at(key);
+  if (v.is_string()) {
+    auto inner = nlohmann::json::parse(v.get<std::string>(), nullptr, false);
+    return inner.is_array() ? util::JsonStringList(nlohmann::json{{key, inner}}, key)
+                            : std::vector<std::string>{};
+  }
+  return util::JsonStringList(row, key);
+}
+
+std::vector<std::string> WithPaths(std::vector<std::string> args, const std::vector<std::string>& paths,
+                                   bool exclude) {
+  args.push_back("--");
+  if (exclude) args.push_back(".");
+  for (const auto& p : paths) args.push_back(exclude ? ":(exclude,literal)" + p : ":(literal)" + p);
+  return args;
+}
+
+// presolved/: the tree of `repo`'s HEAD as a fresh one-commit repository (no history an
+// agent could read the original from).
+util::Status WritePresolvedCopy(util::Env& env, tracer::Git& git, const std::string& repo,
+                                const std::string& dest) {
+  auto cloned = git.Run(util::DirName(dest), {"clone", "-q", "--no-hardlinks", repo, dest});
+  if (!cloned.ok()) return util::Error{cloned.error()};
+  if (auto s = env.RemoveAll(util::JoinPath(dest, ".git")); !s.ok()) return s;
+  if (auto r = git.Run(dest, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
+  if (auto s = Commit(git, dest, "fbkit: pre-solved codebase"); !s.ok()) return s;
+  if (auto r = git.Run(dest, {"read-tree", "HEAD"}); !r.ok()) return util::Error{r.error()};
+  return util::Status::Ok();
+}
+
+// The ids of the tests in `files` that pass in `repo`.
+util::Expected<std::vector<std::string>> PassingIds(util::Env& env, tracer::Launcher& launcher,
+                                                    const std::string& repo,
+                                                    const tracer::RepoSpec& spec,
+                                                    const std::vector<std::string>& files,
+                                                    const std::string& work) {
+  if (files.empty()) return std::vector<std::string>{};
+  auto outcomes = RunTests(env, launcher, repo, spec, files, work, nullptr);
+  if (!outcomes.ok()) return util::Error{outcomes.error()};
+  std::vector<std::string> ids;
+  for (const auto& [id, outcome] : *outcomes) {
+    std::string file = id.substr(0, id.find("::"));
+    bool mine = std::find(files.begin(), files.end(), file) != files.end();
+    if (mine && (outcome == "passed" || outcome == "xfailed")) ids.push_back(id);
+  }
+  return ids;
+}
+
 }  // namespace
 
 util::Expected<std::string> ExportRow(util::Env& env, tracer::Launcher& launcher,
@@ -196,6 +249,210 @@ util::Expected<std::string> ExportRow(util::Env& env, tracer::Launcher& launcher
   }
   (void)env.RemoveAll(work_dir);
   return row;
+}
+
+namespace {
+
+struct ImportedFiles {
+  std::string patch, test_patch;
+  std::vector<std::string> f2p_tests, p2p_tests;
+};
+
+util::Expected<ImportedFiles> ImportLevel1(util::Env& env, tracer::Launcher& launcher,
+                                           tracer::Git& git, const nlohmann::json& row,
+                                           const std::vector<std::string>& f2p,
+                                           const std::vector<std::string>& p2p,
+                                           const ImportOptions& o, const std::string& repo,
+                                           const std::string& dir, const std::string& work) {
+  std::string mask = row.value("patch", "");
+  if (!mask.empty() && mask.back() != '\n') mask += "\n";  // as the harness normalises it
+  std::string mask_path = util::JoinPath(work, "mask.diff");
+  if (auto s = env.WriteFileAtomic(mask_path, mask); !s.ok()) return util::Error{s.error()};
+  if (!mask.empty()) {
+    auto applied = git.Run(repo, {"apply", "--whitespace=fix", mask_path});
+    if (!applied.ok()) return util::Error{"patch does not apply at base_commit: " + applied.error()};
+  }
+  for (const auto& f : f2p) (void)env.RemoveAll(util::JoinPath(repo, f));
+  if (auto s = Commit(git, repo, "masked"); !s.ok()) return util::Error{s.error()};
+  ImportedFiles out;
+  auto gold = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, true));
+  auto tests = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, false));
+  if (!gold.ok()) return util::Error{gold.error()};
+  if (!tests.ok()) return util::Error{tests.error()};
+  std::string pre = util::JoinPath(dir, "presolved");
+  if (auto s = WritePresolvedCopy(env, git, repo, pre); !s.ok()) return util::Error{s.error()};
+  // The patches are written again from presolved/'s own small repository, as fbkit writes
+  // them when it extracts (same abbreviated blob ids), then presolved/ is reset.
+  for (const auto& [name, text] : {std::pair{"gold", *gold}, std::pair{"tests", *tests}}) {
+    std::string path = util::JoinPath(work, std::string(name) + ".diff");
+    if (auto s = env.WriteFileAtomic(path, text); !s.ok()) return util::Error{s.error()};
+    if (!text.empty()) {
+      if (auto r = git.Run(pre, {"apply", path}); !r.ok()) return util::Error{r.error()};
+    }
+    if (auto r = git.Run(pre, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
+    auto again = git.Run(pre, kDiff);
+    if (!again.ok()) return util::Error{again.error()};
+    (std::string(name) == "gold" ? out.patch : out.test_patch) = *again;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"read-tree", "HEAD"}, {"checkout", "-q", "--", "."}, {"clean", "-fdq"}}) {
+      if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
+    }
+  }
+  if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
+    return util::Error{r.error()};
+  }
+  auto f2p_ids = PassingIds(env, launcher, repo, o.spec, f2p, util::JoinPath(work, "run-f2p"));
+  if (!f2p_ids.ok()) return util::Error{"pytest on the original: " + f2p_ids.error()};
+  auto p2p_ids = PassingIds(env, launcher, repo, o.spec, p2p, util::JoinPath(work, "run-p2p"));
+  if (!p2p_ids.ok()) return util::Error{"pytest on the original: " + p2p_ids.error()};
+  if (f2p_ids->empty()) return util::Error{"no F2P test passes on the original repository"};
+  out.f2p_tests = std::move(*f2p_ids);
+  out.p2p_tests = std::move(*p2p_ids);
+  return out;
+}
+
+util::Expected<ImportedFiles> ImportLevel2(util::Env& env, tracer::Launcher& launcher,
+                                           tracer::Git& git,
+                                           const nlohmann::json& row,
+                                           const std::vector<std::string>& f2p,
+                                           const ImportOptions& o, const std::string& id,
+                                           const std::string& repo, const std::string& work) {
+  std::string level1 = util::JoinPath(o.out_dir, id.substr(0, id.size() - 1) + "1");
+  auto l1 = ReadJson(env, util::JoinPath(level1, "instance.json"));
+  if (!l1.ok()) return util::Error{"an L2 row needs its L1 task imported first (" + level1 + ")"};
+  auto base = git.Run(repo, {"rev-parse", "HEAD"});
+  if (!base.ok()) return util::Error{base.error()};
+  for (const auto& f : f2p) (void)env.RemoveAll(util::JoinPath(repo, f));
+  if (auto s = Commit(git, repo, "without the F2P files"); !s.ok()) return util::Error{s.error()};
+  auto without = git.Run(repo, {"rev-parse", "HEAD"});
+  if (!without.ok()) return util::Error{without.error()};
+  if (auto r = git.Run(repo, {"checkout", "-q", "--detach", base->substr(0, 40)}); !r.ok()) {
+    return util::Error{r.error()};
+  }
+  std::string tp = row.value("test_patch", "");
+  if (!tp.empty() && tp.back() != '\n') tp += "\n";
+  std::string tp_path = util::JoinPath(work, "test.diff");
+  if (auto s = env.WriteFileAtomic(tp_path, tp); !s.ok()) return util::Error{s.error()};
+  auto applied = git.Run(repo, {"apply", "--whitespace=fix", tp_path});
+  if (!applied.ok()) return util::Error{"test_patch does not apply at base_commit: " + applied.error()};
+  if (auto s = Commit(git, repo, "rewritten tests"); !s.ok()) return util::Error{s.error()};
+  std::string from = without->substr(0, 40);
+  auto converted = git.Run(repo, Diff(from, "HEAD"));
+  auto changed = git.Run(repo, {"diff", "--name-only", "-z", from, "HEAD"});
+  if (!converted.ok() || !changed.ok()) {
+    return util::Error{!converted.ok() ? converted.error() : changed.error()};
+  }
+  // Written again in a small repository holding just the files it changes, as fbkit writes
+  // an L2 test patch (same abbreviated blob ids).
+  std::string small = util::JoinPath(work, "small");
+  if (auto r = git.Run(work, {"init", "-q", small}); !r.ok()) return util::Error{r.error()};
+  for (size_t b = 0; b < changed->size();) {
+    size_t e = std::min(changed->find('\0', b), changed->size());
+    std::string path = changed->substr(b, e - b);
+    b = e + 1;
+    auto old = git.Show(repo, from, path);
+    if (!old.ok()) return util::Error{old.error()};
+    if (!*old) continue;
+    std::string dst = util::JoinPath(small, path);
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
+    if (auto s = env.WriteFileAtomic(dst, **old); !s.ok()) return util::Error{s.error()};
+  }
+  if (auto s = Commit(git, small, "fbkit: tests"); !s.ok()) return util::Error{s.error()};
+  std::string converted_path = util::JoinPath(work, "converted.diff");
+  if (auto s = env.WriteFileAtomic(converted_path, *converted); !s.ok()) return util::Error{s.error()};
+  if (auto r = git.Run(small, {"apply", converted_path}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(small, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
+  auto again = git.Run(small, kDiff);
+  if (!again.ok()) return util::Error{again.error()};
+  ImportedFiles out;
+  out.patch = row.value("patch", "");
+  out.test_patch = *again;
+  out.f2p_tests = util::JsonStringList(*l1, "f2p_tests");
+  if (out.patch.find("+++ b/agent_code/") == std::string::npos) return out;
+  // A row that carries a gold agent_code (fbkit's export does): the F2P ids are those that
+  // pass with it, as the rewritten test file names them.
+  std::string gold = util::JoinPath(work, "agent.diff");
+  if (auto s = env.WriteFileAtomic(gold, out.patch); !s.ok()) return util::Error{s.error()};
+  if (auto r = git.Run(repo, {"apply", gold}); !r.ok()) {
+    return util::Error{"patch (the gold agent_code) does not apply: " + r.error()};
+  }
+  tracer::RepoSpec spec = o.spec;
+  spec.pythonpath.push_back(".");
+  auto ids = PassingIds(env, launcher, repo, spec, f2p, util::JoinPath(work, "run-l2"));
+  if (!ids.ok()) return util::Error{"pytest with the gold agent_code: " + ids.error()};
+  if (ids->empty()) return util::Error{"no F2P test passes with the gold agent_code"};
+  out.f2p_tests = std::move(*ids);
+  return out;
+}
+
+std::string ImportedInstance(const nlohmann::json& row, const std::string& id, int level,
+                             const std::vector<std::string>& f2p,
+                             const std::vector<std::string>& p2p, const ImportedFiles& files,
+                             const tracer::RepoSpec& spec) {
+  Json j;
+  j["FAIL_TO_PASS"] = f2p;
+  j["PASS_TO_PASS"] = level == 1 ? p2p : std::vector<std::string>{};
+  j["base_commit"] = row.value("base_commit", "");
+  j["f2p_test_points"] = files.f2p_tests.size();
+  j["f2p_tests"] = files.f2p_tests;
+  j["featurebench_repo_settings"] = row.contains("repo_settings") && row["repo_settings"].is_string()
+                                        ? row["repo_settings"].get<std::string>()
+                                        : row.value("repo_settings", nlohmann::json::object()).dump();
+  j["image_name"] = row.value("image_name", "");
+  j["imported"] = true;
+  j["instance_id"] = id;
+  j["level"] = level;
+  j["p2p_test_points"] = files.p2p_tests.size();
+  j["p2p_tests"] = files.p2p_tests;
+  j["patch"] = files.patch;
+  j["problem_statement"] = row.value("problem_statement", "");
+  j["repo"] = row.value("repo", "");
+  j["repo_settings"] = tracer::RepoSpecJson(spec);
+  j["schema"] = "fbkit.task/2";
+  j["test_patch"] = files.test_patch;
+  j["top_objects"] = Json::array();
+  return j.dump(-1) + "\n";
+}
+
+}  // namespace
+
+util::Expected<ImportResult> ImportRow(util::Env& env, tracer::Launcher& launcher,
+                                       const std::string& row_json, const ImportOptions& o) {
+  nlohmann::json row = nlohmann::json::parse(row_json, nullptr, false);
+  if (!row.is_object()) return util::Error{"not a JSON object"};
+  std::string id = row.value("instance_id", "");
+  int level = id.ends_with(".lv1") ? 1 : id.ends_with(".lv2") ? 2 : 0;
+  if (level == 0) return util::Error{"instance_id '" + id + "' does not end in .lv1 or .lv2"};
+  std::vector<std::string> f2p = Strings(row, "FAIL_TO_PASS"), p2p = Strings(row, "PASS_TO_PASS");
+  if (f2p.empty()) return util::Error{id + ": FAIL_TO_PASS names no test file"};
+  std::string base = row.value("base_commit", "");
+  (void)env.RemoveAll(o.work_dir);
+  if (auto s = env.MakeDirs(o.work_dir); !s.ok()) return util::Error{s.error()};
+  tracer::Git git(env, launcher, util::JoinPath(o.work_dir, "log"));
+  std::string repo = util::JoinPath(o.work_dir, "repo");
+  if (auto s = git.Checkout(o.original, base, repo); !s.ok()) {
+    return util::Error{id + ": base_commit " + base + ": " + s.error()};
+  }
+  std::string dir = util::JoinPath(o.out_dir, id);
+  (void)env.RemoveAll(dir);
+  if (auto s = env.MakeDirs(dir); !s.ok()) return util::Error{s.error()};
+  auto files = level == 1 ? ImportLevel1(env, launcher, git, row, f2p, p2p, o, repo, dir, o.work_dir)
+                          : ImportLevel2(env, launcher, git, row, f2p, o, id, repo, o.work_dir);
+  (void)env.RemoveAll(o.work_dir);
+  if (!files.ok()) {
+    (void)env.RemoveAll(dir);
+    return util::Error{id + ": " + files.error()};
+  }
+  for (const auto& [name, data] : std::vector<std::pair<std::string, std::string>>{
+           {"patch.diff", files->patch},
+           {"test_patch.diff", files->test_patch},
+           {"problem_statement.md", row.value("problem_statement", "")},
+           {"instance.json", ImportedInstance(row, id, level, f2p, p2p, *files, o.spec)}}) {
+    if (auto s = env.WriteFileAtomic(util::JoinPath(dir, name), data); !s.ok()) {
+      return util::Error{s.error()};
+    }
+  }
+  return ImportResult{id, files->f2p_tests.size(), files->p2p_tests.size()};
 }
 
 }  // namespace fbkit::extract

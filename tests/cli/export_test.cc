@@ -2,7 +2,8 @@
 // makes once (ctest fixture infer_tasks): FeatureBench rows with FeatureBench's ids, field
 // types and patch semantics (checked with FeatureBench's own rules by featurebench_rules.py
 // when a FeatureBench checkout is given), SWE-bench rows whose test ids are the task's, a
-// seeded Lite list that the other commands accept, and clear errors for bad input.
+// seeded Lite list that the other commands accept, `import` of the rows back into the same
+// task directories (which eval grades), and clear errors for bad input.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -131,6 +132,43 @@ TEST(ExportE2E, LiteIsASeededSubsetThatOtherCommandsReadAsATaskList) {
   EXPECT_EQ(Rows(rows.out).size(), 2u);
 }
 
+std::string TreeOf(const std::string& repo) {
+  auto r = RunCommand({"git", "-C", repo, "rev-parse", "HEAD^{tree}"});
+  return r.out;
+}
+
+TEST(ExportE2E, ImportTurnsFeatureBenchRowsBackIntoTheSameTasksThatEvalGrades) {
+  ScratchDir dir;
+  ASSERT_EQ(RunCommand({kExtract, "export", kTasks, "-o", dir / "fb.jsonl", "-q"}).exit_code, 0);
+  auto im = RunCommand({kExtract, "import", dir / "fb.jsonl", "--repo", kData + "/repo", "-o",
+                        dir / "tasks", "--python", kPython, "-q"});
+  ASSERT_EQ(im.exit_code, 0) << im.err;
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(kTasks)) {
+    if (!fs::exists(e.path() / "instance.json")) continue;
+    ++n;
+    std::string id = e.path().filename();
+    fs::path back = fs::path(dir / "tasks") / id;
+    for (const char* f : {"patch.diff", "test_patch.diff", "problem_statement.md"}) {
+      EXPECT_EQ(ReadFileOrDie(back / f), ReadFileOrDie(e.path() / f)) << id << " " << f;
+    }
+    json a = Instance(id), b = json::parse(ReadFileOrDie(back / "instance.json"));
+    for (const char* key : {"f2p_tests", "p2p_tests"}) {
+      auto x = a[key].get<std::vector<std::string>>(), y = b[key].get<std::vector<std::string>>();
+      std::sort(x.begin(), x.end());
+      std::sort(y.begin(), y.end());
+      EXPECT_EQ(x, y) << id << " " << key;
+    }
+    if (id.ends_with(".lv1")) {
+      EXPECT_EQ(TreeOf(back / "presolved"), TreeOf(e.path() / "presolved"));
+    }
+  }
+  EXPECT_EQ(n, 4u);
+  auto eval = RunCommand({kExtract, "eval", dir / "tasks", "--gold", "-o", dir / "eval", "-q"});
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_EQ(json::parse(ReadFileOrDie(dir / "eval/summary.json"))["resolved"], 4);
+}
+
 TEST(ExportE2E, BadInputGetsClearErrorsAndNonZeroExits) {
   ScratchDir dir;
   auto missing = RunCommand({kExtract, "export", dir / "nothing"});
@@ -149,6 +187,23 @@ TEST(ExportE2E, BadInputGetsClearErrorsAndNonZeroExits) {
   EXPECT_EQ(list.exit_code, 1);
   EXPECT_NE(list.err.find("list.txt:3: /no/such/task is no task directory"), std::string::npos)
       << list.err;
+  // import: one bad row (an unknown commit, then not JSON) is named by line; the others go on.
+  ASSERT_EQ(RunCommand({kExtract, "export", kTasks, "-o", dir / "fb.jsonl", "-q"}).exit_code, 0);
+  std::string rows = ReadFileOrDie(dir / "fb.jsonl");
+  std::string first = rows.substr(0, rows.find('\n'));
+  json bad = json::parse(first);
+  bad["base_commit"] = std::string(40, 'f');
+  WriteFileOrDie(dir / "bad.jsonl", first + "\n" + bad.dump() + "\n{oops\n");
+  auto im = RunCommand({kExtract, "import", dir / "bad.jsonl", "--repo", kData + "/repo", "-o",
+                        dir / "imported", "--python", kPython, "-q"});
+  EXPECT_EQ(im.exit_code, 1);
+  EXPECT_NE(im.err.find("bad.jsonl:2: "), std::string::npos) << im.err;
+  EXPECT_NE(im.err.find("bad.jsonl:3: not a JSON object"), std::string::npos) << im.err;
+  EXPECT_TRUE(fs::exists(fs::path(dir / "imported") / bad["instance_id"].get<std::string>() /
+                         "instance.json"));
+  auto norepo = RunCommand({kExtract, "import", dir / "bad.jsonl", "--repo", dir / "none", "-o",
+                            dir / "x"});
+  EXPECT_EQ(norepo.exit_code, 2);
 }
 
 }  // namespace

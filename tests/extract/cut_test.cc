@@ -127,6 +127,18 @@ TEST_F(CutTest, ReExportsAndAllEntriesGoWithTheEntity) {
   EXPECT_EQ(r.texts.at("pkg/a.py"), "def g():\n    pass\n");
 }
 
+TEST_F(CutTest, AnAllListEmptiedOfEveryEntryKeepsNoWhitespaceOnlyLine) {
+  // packaging's direct_url.py: every exported name goes; no "    " line may stay (git apply
+  // --whitespace=fix, as FeatureBench's harness applies a mask, would strip it).
+  auto r = Cut({{"pkg/__init__.py", ""},
+                {"pkg/a.py",
+                 "__all__ = [\n    \"f\",\n    \"g\",\n]\n\n\ndef f():\n    pass\n\n\n"
+                 "def g():\n    pass\n"}},
+               {"pkg/a.py::f", "pkg/a.py::g"});
+  ASSERT_TRUE(r.conflicts.empty());
+  EXPECT_EQ(r.texts.at("pkg/a.py"), "__all__ = [\n]\n");
+}
+
 TEST_F(CutTest, OrphanImportsAndConstantsOfTheRemovedCodeGo) {
   auto r = Cut({{"m.py",
                  "import math\nimport os\n\n_FACTOR = 2.5\nLIMIT = 3\n\n\n"
