@@ -437,6 +437,11 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--max-cap", a->select.max_cap, "Largest line cap (default 5000)");
   cmd->add_option("--max-share", a->select.max_share,
                   "A top object is used by at most this share of test files (default 0.25)");
+  cmd->add_option("--top-chooser", a->select.chooser,
+                  "specific (default): a shared class counts through the methods this file's "
+                  "tests call and few other files' tests call; share: only objects used by at "
+                  "most --max-share of the test files (see README)")
+      ->check(CLI::IsMember({"specific", "share"}));
   cmd->add_flag("--p2p-least-overlap", a->select.least_overlap,
                 "Choose the P2P files that share the fewest entities with the F2P file "
                 "(default: seeded random choice among the eligible ones)");
@@ -459,9 +464,66 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
 }
 
+// One JSON line per F2P candidate: the candidates of the top-object choice and what the
+// default chooser made of them (for inspecting and evaluating the choice).
+int RunTops(ExtractArgs a) {
+  const std::string who = "fb-extract tops";
+  auto scratch = MakeScratchDir("tops");
+  if (!scratch.ok()) return Fail(who, scratch.error());
+  a.output = *scratch;
+  auto l = Load(a);
+  if (!l.ok()) {
+    (void)util::RealEnv().RemoveAll(*scratch);
+    return Fail(who, l.error());
+  }
+  for (const auto& p : l->passing) {
+    if (!a.f2p.empty() && std::find(a.f2p.begin(), a.f2p.end(), p.file) == a.f2p.end()) continue;
+    auto candidates = extract::TopCandidates(*l->repo, l->graph, p.file);
+    auto choices = extract::ChooseTopObjects(*l->repo, l->graph, p.file, candidates, a.select);
+    std::string out;
+    util::JsonWriter w(&out);
+    w.BeginObject();
+    w.Key("candidates"), w.BeginArray();
+    for (size_t i = 0; i < choices.size(); ++i) {
+      w.BeginObject();
+      w.Key("calls"), w.Int(candidates[i].calls);
+      w.Key("chosen"), w.Bool(choices[i].chosen);
+      w.Key("id"), w.String(choices[i].id);
+      w.Key("members"), w.StringArray(choices[i].members);
+      w.Key("spread"), w.Int(static_cast<int64_t>(candidates[i].spread));
+      w.Key("why"), w.String(choices[i].why);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("f2p"), w.String(p.file);
+    w.EndObject();
+    std::printf("%s\n", out.c_str());
+  }
+  (void)util::RealEnv().RemoveAll(*scratch);
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddExtractCommands(CLI::App& app, int* exit_code) {
+  auto tp = std::make_shared<ExtractArgs>();
+  CLI::App* tops = app.add_subcommand(
+      "tops", "Show the top-object choice for test files: one JSON line per passing test file "
+              "with its candidates (spread, direct calls) and whether and why each is chosen");
+  tops->add_option("ROOT", tp->root, "Repository root (never modified)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  tops->add_option("--graph", tp->graph, "Graph from `fb-graph build`")->required();
+  tops->add_option("--trace", tp->trace, "Trace from `fb-graph trace`")->required();
+  tops->add_option("--f2p", tp->f2p, "Only these test files (repeatable; default: every passing one)");
+  tops->add_option("--top-chooser", tp->select.chooser, "specific (default) or share")
+      ->check(CLI::IsMember({"specific", "share"}));
+  tops->add_option("--max-share", tp->select.max_share, "As for task and all (default 0.25)");
+  tops->add_option("--exclude", tp->excludes, "Paths to leave out of the entity table (glob)");
+  AddSpecOptions(tops, &tp->spec, 0);
+  tops->add_flag("-q,--quiet", tp->quiet, "No notes on stderr");
+  tops->callback([tp, exit_code] { *exit_code = RunTops(*tp); });
+
   auto t = std::make_shared<ExtractArgs>();
   CLI::App* task = app.add_subcommand("task", "Extract the task of one F2P test file");
   AddCommonOptions(task, t);

@@ -254,6 +254,94 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
 
 namespace {
 
+// A test function as pytest collects them by default: test* at module level, or a test*
+// method of a module-level Test* class.
+bool IsTestFunction(const Repo& repo, const std::string& id) {
+  auto ref = repo.Find(id);
+  if (!ref) return false;
+  const auto& table = repo.files()[ref->file];
+  const parser::Entity& e = table.entities[ref->entity];
+  if (!e.name.starts_with("test")) return false;
+  if (e.parent == table.entities[0].id) return e.kind == EntityKind::kFunction;
+  auto p = repo.Find(e.parent);
+  if (!p) return false;
+  const parser::Entity& cls = repo.entity(*p);
+  return cls.kind == EntityKind::kClass && cls.name.starts_with("Test") &&
+         cls.parent == table.entities[0].id;
+}
+
+// Entity -> the test files whose test functions call it directly.
+std::map<uint32_t, std::set<uint32_t>> DirectTestCalls(const Repo& repo, const DepGraph& g) {
+  std::vector<int8_t> is_test(g.nodes().size(), -1);
+  std::map<uint32_t, std::set<uint32_t>> out;
+  for (const Edge& x : g.edges()) {
+    if (x.kind != EdgeKind::kCall) continue;
+    if (is_test[x.from] < 0) {
+      is_test[x.from] = TestFileIndex(g, g.nodes()[x.from].path).has_value() &&
+                        IsTestFunction(repo, g.nodes()[x.from].id);
+    }
+    if (is_test[x.from]) out[x.to].insert(*TestFileIndex(g, g.nodes()[x.from].path));
+  }
+  return out;
+}
+
+bool IsExceptionClass(const parser::Entity& e) {
+  if (e.kind != EntityKind::kClass) return false;
+  for (const char* word : {"Error", "Exception", "Warning"}) {
+    if (e.name.ends_with(word) || e.signature.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool IsDunder(const std::string& name) {
+  return name.size() > 4 && name.starts_with("__") && name.ends_with("__");
+}
+
+}  // namespace
+
+std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
+                                        const std::string& f2p,
+                                        const std::vector<TopCandidate>& candidates,
+                                        const SelectOptions& options) {
+  size_t limit = std::max<size_t>(
+      1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
+  bool specific = options.chooser != "share";
+  auto t = TestFileIndex(g, f2p);
+  std::map<uint32_t, std::set<uint32_t>> direct =
+      specific && t ? DirectTestCalls(repo, g) : std::map<uint32_t, std::set<uint32_t>>{};
+  std::vector<TopChoice> out;
+  for (const auto& c : candidates) {
+    TopChoice choice{c.id, false, {}, ""};
+    auto ref = repo.Find(c.id);
+    const std::string n = std::to_string(c.spread) + " of " +
+                          std::to_string(g.test_files().size()) + " test files use it";
+    if (specific && ref && IsExceptionClass(repo.entity(*ref))) {
+      choice.why = "an exception class";
+    } else if (c.spread <= limit) {
+      choice.chosen = true;
+      choice.why = n + " (at most " + std::to_string(limit) + ")";
+    } else if (!specific || !ref || repo.entity(*ref).kind != EntityKind::kClass) {
+      choice.why = n + ": a utility";
+    } else {
+      for (const auto& m : repo.files()[ref->file].entities) {
+        if (m.parent != c.id || m.kind != EntityKind::kMethod || IsDunder(m.name)) continue;
+        auto v = g.Find(m.id);
+        auto it = v ? direct.find(*v) : direct.end();
+        if (it == direct.end() || !it->second.count(*t) || it->second.size() > limit) continue;
+        choice.members.push_back(m.id);
+      }
+      choice.chosen = !choice.members.empty();
+      choice.why = choice.chosen ? n + "; its methods this file's tests call and at most " +
+                                       std::to_string(limit) + " files' tests call are tested"
+                                 : n + ", and no method of it is specific to this file's tests";
+    }
+    out.push_back(std::move(choice));
+  }
+  return out;
+}
+
+namespace {
+
 // Passing test files (other than the F2P file) that use none of the top objects.
 std::vector<std::string> P2PPool(const DepGraph& g, const std::vector<PassingFile>& passing,
                                  const std::string& f2p, const std::vector<std::string>& tops,
@@ -286,10 +374,10 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
     if (!chosen.ok()) return util::Error{"--llm-cmd: " + chosen.error()};
     plan.top_objects = *chosen;
   } else {
-    size_t limit = std::max<size_t>(
-        1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
-    for (const auto& c : candidates) {
-      if (c.spread <= limit) plan.top_objects.push_back(c.id);
+    for (const auto& c : ChooseTopObjects(repo, g, f2p.file, candidates, options)) {
+      if (!c.chosen) continue;
+      if (c.members.empty()) plan.top_objects.push_back(c.id);
+      plan.top_objects.insert(plan.top_objects.end(), c.members.begin(), c.members.end());
     }
     if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);
   }

@@ -41,6 +41,10 @@ struct SelectOptions {
   // P2P files sharing the fewest reached entities with the F2P file first (ties by the
   // seeded shuffle) instead of a plain seeded random choice: more code can be cut.
   bool least_overlap = false;
+  // How the deterministic default picks top objects (see ChooseTopObjects): "specific"
+  // (member-level specificity, the default) or "share" (objects used by at most max_share
+  // of the test files, fbkit's rule before).
+  std::string chooser = "specific";
 };
 
 struct TopCandidate {
@@ -49,6 +53,32 @@ struct TopCandidate {
   size_t spread = 0;  // test files that reach it
   int lines = 0;
 };
+
+// Why the default chooser took or left a candidate (for `fb-extract plan`).
+struct TopChoice {
+  std::string id;            // the candidate (a top-level function or class)
+  bool chosen = false;
+  std::vector<std::string> members;  // chosen members of a shared class (entity ids)
+  std::string why;
+};
+
+// The deterministic default (SelectOptions::chooser "specific"), with N test files and
+// limit = max(1, max_share * N):
+//   - exception classes (named *Error, *Exception, *Warning or derived from such a base)
+//     are never top objects: tests raise and catch them, they do not test them;
+//   - a function or class used by at most `limit` test files is a top object (as before);
+//   - a class used by more files is a top object through its members: the methods (no
+//     dunders: constructors and operators are how every file builds inputs and checks
+//     results) that this file's own test functions (test* functions and methods of Test*
+//     classes; not fixtures or helpers) call directly, and that the test functions of at
+//     most `limit` test files call directly; those methods become the top objects and the
+//     class stays (its other members through the P2P rule);
+//   - "share" applies the second rule alone; when nothing qualifies, the most specific
+//     candidate is taken.
+std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph& g,
+                                        const std::string& f2p,
+                                        const std::vector<TopCandidate>& candidates,
+                                        const SelectOptions& options);
 
 // Picks the top-level objects among candidates (may be replaced by a model's choice).
 using TopChooser = std::function<util::Expected<std::vector<std::string>>(

@@ -198,9 +198,11 @@ std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
     files.insert(repo.files()[r->file].path);
     functions += repo.entity(*r).kind != EntityKind::kClass;
   }
-  std::string names;
-  for (size_t i = 0; i < tops.size(); ++i)
-    names += (i ? ", " : "") + std::string("`") + tops[i].first->name + "`";
+  std::string names;  // the top objects (a chosen method as Class.method)
+  for (const auto& id : in.tops) {
+    auto r = repo.Find(id);
+    if (r) names += (names.empty() ? "" : ", ") + std::string("`") + repo.entity(*r).qualname + "`";
+  }
   std::string out = "**Task Statement: implement " + names + " in " + in.repo_name + "**\n\n";
   out += "**Core Functionality**\n\n";
   for (const auto& [e, doc] : tops) {
@@ -262,9 +264,22 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     written[e.id] = *doc;
     return doc;
   };
+  // A method chosen as a top object (of a class that stays) is shown in its class's block,
+  // which lists the class's removed methods.
+  std::vector<std::string> shown;
+  for (const auto& id : in.tops) {
+    auto ref = repo.Find(id);
+    if (!ref) continue;
+    std::string block_id = id;
+    if (repo.entity(*ref).kind == EntityKind::kMethod) {
+      auto parent = repo.Find(repo.entity(*ref).parent);
+      if (parent && repo.entity(*parent).kind == EntityKind::kClass) block_id = repo.entity(*parent).id;
+    }
+    if (std::find(shown.begin(), shown.end(), block_id) == shown.end()) shown.push_back(block_id);
+  }
   std::vector<std::pair<const Entity*, std::string>> tops;  // with its docstring
   std::string blocks, interfaces;
-  for (const auto& id : in.tops) {
+  for (const auto& id : shown) {
     auto ref = repo.Find(id);
     if (!ref) continue;
     const Entity& e = repo.entity(*ref);

@@ -88,7 +88,13 @@ TEST(ExportE2E, FeatureBenchRowsHaveItsIdsFieldsAndPatchSemantics) {
       EXPECT_TRUE(row["PASS_TO_PASS"].empty());
     }
   }
-  // FeatureBench's own rules rebuild fbkit's trees (skipped without a FeatureBench checkout).
+}
+
+// FeatureBench's own rules rebuild fbkit's trees (skipped without a FeatureBench checkout:
+// CMake's FBKIT_FEATUREBENCH_SRC).
+TEST(ExportE2E, FeatureBenchsOwnRulesRebuildTheTasksByteForByte) {
+  ScratchDir dir;
+  ASSERT_EQ(RunCommand({kExtract, "export", kTasks, "-o", dir / "fb.jsonl", "-q"}).exit_code, 0);
   auto rules = RunCommand({kPython, kSource + "/tests/cli/featurebench_rules.py", dir / "fb.jsonl",
                            kTasks, kData + "/repo", "--featurebench", FBKIT_FEATUREBENCH_SRC});
   if (rules.exit_code == 77) GTEST_SKIP() << rules.out;

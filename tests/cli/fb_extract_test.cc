@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -284,6 +285,73 @@ esac
            {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify", "--llm-cmd", "sh " + model}));
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("no candidate"), std::string::npos) << bad.err;
+}
+
+// fixtures/top_objects_shared: a class every test file uses, two methods of which only
+// test_reconcile.py tests; a value object every file builds inputs with; an exception.
+TEST(TopObjectsE2E, ASharedClassIsTestedThroughItsSpecificMethodsAndStays) {
+  ScratchDir dir;
+  std::string root = dir / "repo";
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("top_objects_shared"), root}).exit_code, 0);
+  ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "--isolate", "-q", "-o",
+                        dir / "trace.json"})
+                .exit_code,
+            0);
+  ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", dir / "trace.json", "-q", "-o",
+                        dir / "graph.json", "--no-cache"})
+                .exit_code,
+            0);
+  auto tops = [&](const std::string& chooser) {
+    auto r = RunCommand({kExtract, "tops", root, "--graph", dir / "graph.json", "--trace",
+                         dir / "trace.json", "--top-chooser", chooser, "-q"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, std::set<std::string>> chosen;  // test file -> chosen ids / members
+    for (size_t b = 0; b < r.out.size();) {
+      size_t e = r.out.find('\n', b);
+      auto j = nlohmann::json::parse(r.out.substr(b, e - b));
+      b = e + 1;
+      auto& set = chosen[j["f2p"].get<std::string>()];
+      for (const auto& c : j["candidates"]) {
+        if (!c["chosen"]) continue;
+        if (c["members"].empty()) set.insert(c["id"].get<std::string>());
+        for (const auto& m : c["members"]) set.insert(m.get<std::string>());
+      }
+    }
+    return chosen;
+  };
+  auto specific = tops("specific");
+  EXPECT_EQ(specific["tests/test_reconcile.py"],
+            (std::set<std::string>{"src/ledger/book.py::Book.reconcile",
+                                   "src/ledger/book.py::Book.audit"}));
+  for (const auto& [file, ids] : specific) {
+    for (const auto& id : ids) {
+      EXPECT_FALSE(id.starts_with("src/ledger/entry.py::Entry")) << file;  // T2
+      EXPECT_NE(id, "src/ledger/errors.py::LedgerError") << file;          // T3
+    }
+  }
+  // The share rule alone takes the exception class and misses the shared class's methods.
+  auto share = tops("share");
+  EXPECT_EQ(share["tests/test_book.py"].count("src/ledger/errors.py::LedgerError"), 1u);
+  EXPECT_EQ(share["tests/test_reconcile.py"].count("src/ledger/book.py::Book.reconcile"), 0u);
+
+  auto task = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
+                          dir / "trace.json", "-o", dir / "out", "--python", kPython, "--p2p",
+                          "2", "--min-lines", "10", "-q", "--f2p", "tests/test_reconcile.py"});
+  ASSERT_EQ(task.exit_code, 0) << task.err;
+  std::string id = task.out.substr(0, task.out.find('\n'));
+  auto inst = nlohmann::json::parse(ReadFileOrDie(dir / ("out/" + id + "/instance.json")));
+  EXPECT_EQ(inst["top_objects"], nlohmann::json::parse(
+                                     R"(["src/ledger/book.py::Book.reconcile",
+                                         "src/ledger/book.py::Book.audit"])"));
+  std::string book = ReadFileOrDie(dir / ("out/" + id + "/presolved/src/ledger/book.py"));
+  EXPECT_NE(book.find("class Book:"), std::string::npos) << book;
+  EXPECT_NE(book.find("def add(self, entry):"), std::string::npos) << book;
+  EXPECT_EQ(book.find("def reconcile("), std::string::npos) << book;
+  EXPECT_EQ(book.find("def audit("), std::string::npos) << book;
+  EXPECT_EQ(book.find("def _problem("), std::string::npos) << book;
+  std::string statement = inst["problem_statement"];
+  EXPECT_NE(statement.find("`Book.reconcile`, `Book.audit`"), std::string::npos) << statement;
+  EXPECT_NE(statement.find("    def reconcile(self, other):"), std::string::npos) << statement;
 }
 
 TEST(ExtractErrors, BadInputGetsAClearErrorAndANonZeroExit) {
