@@ -41,7 +41,9 @@ def chosen_ids(fb_extract, root, run, spec, chooser):
     chosen = {}
     for line in out.splitlines():
         rec = json.loads(line)
-        chosen[rec["f2p"]] = {c["id"] for c in rec["candidates"] if c["chosen"]}
+        # "path::name#2": a later definition of the same name (overloads, if/else): the
+        # object is the same for the labels
+        chosen[rec["f2p"]] = {c["id"].split("#")[0] for c in rec["candidates"] if c["chosen"]}
     return chosen
 
 

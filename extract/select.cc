@@ -297,6 +297,14 @@ bool IsDunder(const std::string& name) {
   return name.size() > 4 && name.starts_with("__") && name.ends_with("__");
 }
 
+// Members through which tests build inputs and check results rather than test a class.
+bool IsBuildOrCheck(const std::string& name) {
+  static const std::set<std::string> kNames = {
+      "__init__", "__new__", "__post_init__", "__eq__", "__ne__", "__hash__", "__repr__",
+      "__str__",  "__bool__", "__lt__",       "__le__", "__gt__", "__ge__",   "__init_subclass__"};
+  return kNames.count(name) > 0;
+}
+
 }  // namespace
 
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
@@ -309,31 +317,82 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
   auto t = TestFileIndex(g, f2p);
   std::map<uint32_t, std::set<uint32_t>> direct =
       specific && t ? DirectTestCalls(repo, g) : std::map<uint32_t, std::set<uint32_t>>{};
+  // What the test file names (imports, dotted uses), as top-level objects.
+  std::set<uint32_t> named;
+  for (uint32_t v = 0; specific && v < g.nodes().size(); ++v) {
+    if (g.nodes()[v].path != f2p) continue;
+    auto [b, e] = OutEdges(g, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind != EdgeKind::kImport && x->kind != EdgeKind::kReference) continue;
+      if (auto top = TopLevel(g, repo, x->to)) named.insert(*top);
+    }
+  }
+  auto called = [&](uint32_t v) {  // by this file's test functions, directly
+    auto it = direct.find(v);
+    return it != direct.end() && t && it->second.count(*t) > 0;
+  };
   std::vector<TopChoice> out;
   for (const auto& c : candidates) {
     TopChoice choice{c.id, false, {}, ""};
     auto ref = repo.Find(c.id);
+    auto v = g.Find(c.id);
     const std::string n = std::to_string(c.spread) + " of " +
                           std::to_string(g.test_files().size()) + " test files use it";
-    if (specific && ref && IsExceptionClass(repo.entity(*ref))) {
-      choice.why = "an exception class";
+    if (!specific) {
+      choice.chosen = c.spread <= limit;
+      choice.why = n + (choice.chosen ? " (at most " + std::to_string(limit) + ")" : ": a utility");
+      out.push_back(std::move(choice));
+      continue;
+    }
+    const parser::Entity* e = ref ? &repo.entity(*ref) : nullptr;
+    bool is_class = e && e->kind == EntityKind::kClass;
+    // Members the tests call directly: beyond building and checking (constructor,
+    // comparisons, repr), and those few other files' tests call.
+    std::vector<std::string> used, specific_members;
+    if (is_class) {
+      for (const auto& m : repo.files()[ref->file].entities) {
+        if (m.parent != c.id || m.kind != EntityKind::kMethod) continue;
+        auto mv = g.Find(m.id);
+        if (!mv || !called(*mv) || IsBuildOrCheck(m.name)) continue;
+        used.push_back(m.id);
+        bool accessor = std::any_of(m.decorators.begin(), m.decorators.end(), [](const auto& d) {
+          return d.find("property") != std::string::npos || d.ends_with(".setter");
+        });
+        if (!IsDunder(m.name) && !m.name.starts_with("_") && !accessor &&
+            direct[*mv].size() <= limit) {
+          specific_members.push_back(m.id);
+        }
+      }
+    }
+    bool is_named = v && named.count(*v);
+    // Test files whose test functions call it directly (a function; a class's constructor).
+    size_t direct_files = v && direct.count(*v) ? direct[*v].size() : 0;
+    if (!e) {
+      choice.why = "not in the entity table";
+    } else if (IsExceptionClass(*e) && specific_members.empty()) {
+      choice.why = "an exception class (its own methods are not called by the tests)";
+    } else if (IsExceptionClass(*e)) {
+      choice.chosen = true;
+      choice.why = "an exception class whose own methods the tests call";
+    } else if (e->name.starts_with("_") && !is_named) {
+      choice.why = "private, reached through other code";
+    } else if (!is_named && !(v && called(*v)) && used.empty()) {
+      choice.why = "neither named nor called by this file's tests (fixtures, helpers)";
     } else if (c.spread <= limit) {
       choice.chosen = true;
       choice.why = n + " (at most " + std::to_string(limit) + ")";
-    } else if (!specific || !ref || repo.entity(*ref).kind != EntityKind::kClass) {
-      choice.why = n + ": a utility";
+    } else if (!is_class && called(*v) && direct_files <= limit) {
+      choice.chosen = true;
+      choice.why = n + ", but the test functions of only " + std::to_string(direct_files) +
+                   " call it directly (at most " + std::to_string(limit) + ")";
+    } else if (!specific_members.empty()) {
+      choice.chosen = true;
+      choice.members = specific_members;
+      choice.why = n + "; its methods this file's tests call and at most " +
+                   std::to_string(limit) + " files' tests call are tested";
     } else {
-      for (const auto& m : repo.files()[ref->file].entities) {
-        if (m.parent != c.id || m.kind != EntityKind::kMethod || IsDunder(m.name)) continue;
-        auto v = g.Find(m.id);
-        auto it = v ? direct.find(*v) : direct.end();
-        if (it == direct.end() || !it->second.count(*t) || it->second.size() > limit) continue;
-        choice.members.push_back(m.id);
-      }
-      choice.chosen = !choice.members.empty();
-      choice.why = choice.chosen ? n + "; its methods this file's tests call and at most " +
-                                       std::to_string(limit) + " files' tests call are tested"
-                                 : n + ", and no method of it is specific to this file's tests";
+      choice.why = n + (is_class ? ", and no method of it is specific to this file's tests"
+                                 : ": a utility");
     }
     out.push_back(std::move(choice));
   }

@@ -62,19 +62,24 @@ struct TopChoice {
   std::string why;
 };
 
-// The deterministic default (SelectOptions::chooser "specific"), with N test files and
-// limit = max(1, max_share * N):
-//   - exception classes (named *Error, *Exception, *Warning or derived from such a base)
-//     are never top objects: tests raise and catch them, they do not test them;
-//   - a function or class used by at most `limit` test files is a top object (as before);
-//   - a class used by more files is a top object through its members: the methods (no
-//     dunders: constructors and operators are how every file builds inputs and checks
-//     results) that this file's own test functions (test* functions and methods of Test*
-//     classes; not fixtures or helpers) call directly, and that the test functions of at
-//     most `limit` test files call directly; those methods become the top objects and the
-//     class stays (its other members through the P2P rule);
-//   - "share" applies the second rule alone; when nothing qualifies, the most specific
-//     candidate is taken.
+// The deterministic default (SelectOptions::chooser "specific"): which candidates the test
+// file tests. With N test files and limit = max(1, max_share * N):
+//   - exception classes (named *Error, *Exception, *Warning or with such a base) never:
+//     tests raise and catch them;
+//   - private objects (a leading underscore) the file does not name (import, dotted use)
+//     never: they are reached through the public API;
+//   - objects the file neither names nor calls from its own test functions (test*
+//     functions, test* methods of Test* classes) never: fixtures and helpers use them;
+//   - a function used by at most `limit` test files is chosen; a class too, when the tests
+//     call more of it than building and checking instances (constructors, comparisons,
+//     repr), else it is an input builder;
+//   - a class used by more files is chosen through its methods: the public, non-dunder,
+//     non-property methods that this file's test functions call directly and that the test
+//     functions of at most `limit` files call directly; those methods become the top
+//     objects and the class stays (its other members through the P2P rule);
+//   - anything else is a utility.
+// "share" (fbkit's rule before): every candidate used by at most `limit` test files.
+// When nothing is chosen the caller takes the most specific candidate.
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph& g,
                                         const std::string& f2p,
                                         const std::vector<TopCandidate>& candidates,
