@@ -314,6 +314,9 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
   size_t limit = std::max<size_t>(
       1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
   bool specific = options.chooser != "share";
+  // A shared function counts when this file is the only one whose test functions call it
+  // directly; a method of a shared class when at most two test files reach it.
+  const size_t func_limit = 1, reach_limit = 2;
   auto t = TestFileIndex(g, f2p);
   std::map<uint32_t, std::set<uint32_t>> direct =
       specific && t ? DirectTestCalls(repo, g) : std::map<uint32_t, std::set<uint32_t>>{};
@@ -353,15 +356,26 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
       for (const auto& m : repo.files()[ref->file].entities) {
         if (m.parent != c.id || m.kind != EntityKind::kMethod) continue;
         auto mv = g.Find(m.id);
-        if (!mv || !called(*mv) || IsBuildOrCheck(m.name)) continue;
-        used.push_back(m.id);
+        if (!mv || IsBuildOrCheck(m.name)) continue;
         bool accessor = std::any_of(m.decorators.begin(), m.decorators.end(), [](const auto& d) {
           return d.find("property") != std::string::npos || d.ends_with(".setter");
         });
-        if (!IsDunder(m.name) && !m.name.starts_with("_") && !accessor &&
-            direct[*mv].size() <= limit) {
+        bool public_method = !IsDunder(m.name) && !m.name.starts_with("_") && !accessor;
+        const auto& reach = g.nodes()[*mv].test_files;
+        // Reached by this file and by hardly any other: this file is where it is tested,
+        // even when the tests reach it through the library's entry points.
+        auto callers = direct.find(*mv);
+        bool others_call = callers != direct.end() &&
+                           std::any_of(callers->second.begin(), callers->second.end(),
+                                       [&](uint32_t f) { return !t || f != *t; });
+        if (public_method && t && Reaches(g.nodes()[*mv], *t) && reach.size() <= reach_limit &&
+            !others_call) {
           specific_members.push_back(m.id);
+          continue;
         }
+        if (!called(*mv)) continue;
+        used.push_back(m.id);
+        if (public_method && direct[*mv].size() <= limit) specific_members.push_back(m.id);
       }
     }
     bool is_named = v && named.count(*v);
@@ -381,15 +395,13 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
     } else if (c.spread <= limit) {
       choice.chosen = true;
       choice.why = n + " (at most " + std::to_string(limit) + ")";
-    } else if (!is_class && called(*v) && direct_files <= limit) {
+    } else if (!is_class && called(*v) && direct_files <= func_limit) {
       choice.chosen = true;
-      choice.why = n + ", but the test functions of only " + std::to_string(direct_files) +
-                   " call it directly (at most " + std::to_string(limit) + ")";
+      choice.why = n + ", but only this file's test functions call it directly";
     } else if (!specific_members.empty()) {
       choice.chosen = true;
       choice.members = specific_members;
-      choice.why = n + "; its methods this file's tests call and at most " +
-                   std::to_string(limit) + " files' tests call are tested";
+      choice.why = n + "; tested through methods specific to this file";
     } else {
       choice.why = n + (is_class ? ", and no method of it is specific to this file's tests"
                                  : ": a utility");

@@ -70,13 +70,15 @@ struct TopChoice {
 //     never: they are reached through the public API;
 //   - objects the file neither names nor calls from its own test functions (test*
 //     functions, test* methods of Test* classes) never: fixtures and helpers use them;
-//   - a function used by at most `limit` test files is chosen; a class too, when the tests
-//     call more of it than building and checking instances (constructors, comparisons,
-//     repr), else it is an input builder;
+//   - a function or class used by at most `limit` test files is chosen;
+//   - a function used by more files is chosen when this file's test functions are the only
+//     ones that call it directly;
 //   - a class used by more files is chosen through its methods: the public, non-dunder,
 //     non-property methods that this file's test functions call directly and that the test
-//     functions of at most `limit` files call directly; those methods become the top
-//     objects and the class stays (its other members through the P2P rule);
+//     functions of at most `limit` files call directly, and those this file reaches, at
+//     most one other file reaches and no other file's tests call directly; those methods
+//     become the top objects and the class stays
+//     (its other members through the P2P rule);
 //   - anything else is a utility.
 // "share" (fbkit's rule before): every candidate used by at most `limit` test files.
 // When nothing is chosen the caller takes the most specific candidate.
