@@ -11,6 +11,7 @@
 #include "extract/export.h"
 #include "extract/select.h"
 #include "util/parallel.h"
+#include "util/strings.h"
 
 namespace fbkit::cli {
 namespace {
@@ -115,12 +116,7 @@ int RunImport(const ImportArgs& a) {
   auto out = env.RealPath(a.output);
   if (!out.ok()) return Fail(who, a.output + ": " + out.error());
   std::vector<std::pair<int, std::pair<size_t, std::string>>> rows;  // (level, (line, text))
-  size_t line_no = 0;
-  for (size_t b = 0; b < text->size();) {
-    size_t e = std::min(text->find('\n', b), text->size());
-    std::string line = text->substr(b, e - b);
-    b = e + 1;
-    ++line_no;
+  for (const auto& [line_no, line] : util::NumberedLines(*text)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     int level = line.find(".lv2\"") != std::string::npos ? 2 : 1;
     rows.push_back({level, {line_no, line}});

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "extract/verify.h"
+#include "util/strings.h"
 
 namespace fbkit::cli {
 
@@ -16,12 +17,7 @@ util::Expected<std::vector<std::string>> ReadTaskList(util::Env& env, const std:
   auto text = env.ReadFile(list);
   if (!text.ok()) return util::Error{list + ": " + text.error()};
   std::vector<std::string> dirs;
-  size_t line_no = 0;
-  for (size_t b = 0; b < text->size();) {
-    size_t e = std::min(text->find('\n', b), text->size());
-    std::string line = text->substr(b, e - b);
-    b = e + 1;
-    ++line_no;
+  for (auto [line_no, line] : util::NumberedLines(*text)) {
     while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     std::string dir = line[0] == '/' ? line : util::JoinPath(util::DirName(list), line);

@@ -58,6 +58,19 @@ util::Status RebuildOriginal(tracer::Git& git, const std::string& level1, const 
   return util::Status::Ok();
 }
 
+// An L2 task's test patch as a forward diff of the original repository (`repo` as
+// RebuildOriginal left it): fbkit's test patch applied to A, diffed against B.
+util::Expected<std::string> L2TestsInOriginal(tracer::Git& git, const std::string& repo,
+                                              const std::string& task_dir) {
+  if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
+    return util::Error{r.error()};
+  }
+  auto applied = git.Run(repo, {"apply", util::JoinPath(task_dir, "test_patch.diff")});
+  if (!applied.ok()) return util::Error{"test_patch.diff does not apply: " + applied.error()};
+  if (auto s = Commit(git, repo, "L2 tests"); !s.ok()) return util::Error{s.error()};
+  return git.Run(repo, Diff("main", "HEAD"));
+}
+
 // repo_settings for FeatureBench: fbkit's spec with the keys FeatureBench's harness reads.
 std::string FeatureBenchSettings(const nlohmann::json& inst) {
   nlohmann::json s = nlohmann::json::parse(inst.value("repo_settings", "{}"), nullptr, false);
@@ -93,14 +106,8 @@ util::Expected<std::string> FeatureBenchRow(tracer::Git& git, const nlohmann::js
   } else {
     // The L2 test patch of fbkit adds the redirected F2P file to A; FeatureBench's rewrites it
     // in B. Its `patch` (never read by its harness) carries the gold agent_code package.
-    if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
-      return util::Error{r.error()};
-    }
-    auto applied = git.Run(repo, {"apply", util::JoinPath(task_dir, "test_patch.diff")});
-    if (!applied.ok()) return util::Error{"test_patch.diff does not apply: " + applied.error()};
-    if (auto s = Commit(git, repo, "L2 tests"); !s.ok()) return util::Error{s.error()};
-    auto rewrite = git.Run(repo, Diff("main", "HEAD"));
-    if (!rewrite.ok()) return util::Error{rewrite.error()};
+    auto rewrite = L2TestsInOriginal(git, repo, task_dir);
+    if (!rewrite.ok()) return rewrite;
     row["patch"] = inst.value("patch", "");
     test_patch = *rewrite;
   }
@@ -146,14 +153,8 @@ util::Expected<std::string> SweBenchRow(tracer::Git& git, const nlohmann::json& 
   } else {
     // L2 starts from the original repository: the gold agent_code package and the tests
     // rewritten to use it (the F2P file exists there, so the test patch modifies it).
-    if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
-      return util::Error{r.error()};
-    }
-    auto applied = git.Run(repo, {"apply", util::JoinPath(task_dir, "test_patch.diff")});
-    if (!applied.ok()) return util::Error{"test_patch.diff does not apply: " + applied.error()};
-    if (auto s = Commit(git, repo, "L2 tests"); !s.ok()) return util::Error{s.error()};
-    auto rewrite = git.Run(repo, Diff("main", "HEAD"));
-    if (!rewrite.ok()) return util::Error{rewrite.error()};
+    auto rewrite = L2TestsInOriginal(git, repo, task_dir);
+    if (!rewrite.ok()) return rewrite;
     row["base_commit"] = base;
     row["patch"] = inst.value("patch", "");
     row["test_patch"] = *rewrite;

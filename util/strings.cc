@@ -1,9 +1,22 @@
 #include "util/strings.h"
 
+#include <algorithm>
+
 namespace fbkit::util {
 
 std::string Tail(const std::string& text, size_t n) {
   return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& text) {
+  std::vector<std::pair<size_t, std::string>> out;
+  size_t line_no = 0;
+  for (size_t b = 0; b < text.size();) {
+    size_t e = std::min(text.find('\n', b), text.size());
+    out.emplace_back(++line_no, text.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
 }
 
 }  // namespace fbkit::util

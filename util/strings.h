@@ -3,11 +3,17 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fbkit::util {
 
 // The last `n` bytes of `text`, prefixed with "..." when something was cut (for the end of
 // a command's output in an error message).
 std::string Tail(const std::string& text, size_t n);
+
+// The lines of `text` with their 1-based numbers, '\n' removed (a last line without one
+// counts; a final '\n' starts no line).
+std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& text);
 
 }  // namespace fbkit::util
