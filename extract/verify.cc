@@ -12,8 +12,8 @@ namespace {
 
 bool Passed(const std::string& outcome) { return outcome == "passed" || outcome == "xfailed"; }
 
-// The line of a pytest failure text that says what went wrong: the last "E   " line (the
-// exception and its message), else the last non-empty line.
+// The line of a pytest failure text that says what went wrong: the first "E   " line (the
+// failed assertion or the exception), else the last non-empty line.
 std::string ErrorLine(const std::string& message) {
   std::string last, last_e;
   size_t b = 0;
@@ -23,7 +23,7 @@ std::string ErrorLine(const std::string& message) {
     b = e + 1;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     last = line;
-    if (line.starts_with("E ")) last_e = line;
+    if (line.starts_with("E ") && last_e.empty()) last_e = line;
   }
   std::string out = last_e.empty() ? last : last_e;
   return out.size() > 300 ? out.substr(0, 300) + "..." : out;

@@ -175,6 +175,35 @@ TEST(ExportE2E, ImportTurnsFeatureBenchRowsBackIntoTheSameTasksThatEvalGrades) {
   EXPECT_EQ(json::parse(ReadFileOrDie(dir / "eval/summary.json"))["resolved"], 4);
 }
 
+TEST(ExportE2E, VerifyNamesTheFirstFailingTestAndItsErrorLine) {
+  // An L2 task whose gold agent_code computes a wrong mean: verification fails and says
+  // which test failed first and with which error line (summary.json's level2 list too).
+  ScratchDir dir;
+  fs::create_directories(dir / "tasks");
+  for (const auto& e : fs::directory_iterator(kTasks)) {
+    if (e.path().filename().string().find(".test_stats.") != std::string::npos) {
+      fs::copy(e.path(), fs::path(dir / "tasks") / e.path().filename(), fs::copy_options::recursive);
+    }
+  }
+  std::string l2;
+  for (const auto& e : fs::directory_iterator(dir / "tasks")) {
+    if (e.path().string().ends_with(".lv2")) l2 = e.path();
+  }
+  ASSERT_FALSE(l2.empty());
+  std::string patch = ReadFileOrDie(l2 + "/patch.diff");
+  size_t at = patch.find("+    return sum(values) / len(values)\n");
+  ASSERT_NE(at, std::string::npos);
+  patch.replace(at, std::string("+    return sum(values) / len(values)").size(),
+                "+    return sum(values) / len(values) + 1");
+  WriteFileOrDie(l2 + "/patch.diff", patch);
+  auto r = RunCommand({kExtract, "verify", l2});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("tests still fail (first: F2P tests/test_stats.py::"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" failed: E "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("assert"), std::string::npos) << r.err;
+}
+
 TEST(ExportE2E, BadInputGetsClearErrorsAndNonZeroExits) {
   ScratchDir dir;
   auto missing = RunCommand({kExtract, "export", dir / "nothing"});
