@@ -7,6 +7,7 @@
 #include "extract/verify.h"
 #include "tracer/git.h"
 #include "util/json_read.h"
+#include "util/strings.h"
 
 namespace fbkit::extract {
 
@@ -76,11 +77,7 @@ std::string FeatureBenchSettings(const nlohmann::json& inst) {
   nlohmann::json s = nlohmann::json::parse(inst.value("repo_settings", "{}"), nullptr, false);
   if (!s.is_object()) s = nlohmann::json::object();
   std::string cmd = "pytest -rA -p no:cacheprovider --color=no";
-  for (const auto& a : util::JsonStringList(s, "pytest_args")) {
-    std::string quoted = "'";
-    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    cmd += " " + quoted + "'";
-  }
+  for (const auto& a : util::JsonStringList(s, "pytest_args")) cmd += " " + util::ShellQuote(a);
   s["test_cmd"] = cmd;
   s["timeout_run"] = s.value("timeout", 600);
   s["timeout_one"] = 0;  // no per-test timeout (it needs pytest-timeout)
@@ -241,7 +238,9 @@ util::Expected<std::string> ExportRow(util::Env& env, tracer::Launcher& launcher
   tracer::Git git(env, launcher, util::JoinPath(work_dir, "log"));
   std::string repo = util::JoinPath(work_dir, "repo");
   util::Expected<std::string> row = util::Error{""};
-  if (auto s = RebuildOriginal(git, level1, repo); !s.ok()) {
+  // A SWE-bench L1 row is the task's own files; the others need the original rebuilt.
+  bool rebuild = format == ExportFormat::kFeatureBench || level == 2;
+  if (auto s = rebuild ? RebuildOriginal(git, level1, repo) : util::Status::Ok(); !s.ok()) {
     row = util::Error{s.error()};
   } else if (format == ExportFormat::kFeatureBench) {
     row = FeatureBenchRow(git, *inst, task_dir, repo);

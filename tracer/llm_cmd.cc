@@ -4,16 +4,9 @@
 
 #include <atomic>
 
+#include "util/strings.h"
+
 namespace fbkit::tracer {
-namespace {
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-}  // namespace
 
 util::Expected<std::string> RunLlmCommand(util::Env& env, Launcher& launcher,
                                           const std::string& cmd, const std::string& request,
@@ -27,8 +20,8 @@ util::Expected<std::string> RunLlmCommand(util::Env& env, Launcher& launcher,
   }
   ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
-               "(" + cmd + ") < " + Quote(base + ".request.json") + " > " +
-                   Quote(base + ".answer.json")};
+               "(" + cmd + ") < " + util::ShellQuote(base + ".request.json") + " > " +
+                   util::ShellQuote(base + ".answer.json")};
   spec.log_path = base + ".log";
   auto exit = RunToCompletion(launcher, spec);
   auto answer = env.ReadFile(base + ".answer.json");

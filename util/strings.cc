@@ -8,6 +8,12 @@ std::string Tail(const std::string& text, size_t n) {
   return text.size() <= n ? text : "..." + text.substr(text.size() - n);
 }
 
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& text) {
   std::vector<std::pair<size_t, std::string>> out;
   size_t line_no = 0;

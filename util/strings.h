@@ -12,6 +12,9 @@ namespace fbkit::util {
 // a command's output in an error message).
 std::string Tail(const std::string& text, size_t n);
 
+// `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
+std::string ShellQuote(const std::string& s);
+
 // The lines of `text` with their 1-based numbers, '\n' removed (a last line without one
 // counts; a final '\n' starts no line).
 std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& text);

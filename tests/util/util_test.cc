@@ -9,6 +9,7 @@
 #include "util/hash.h"
 #include "util/json_writer.h"
 #include "util/parallel.h"
+#include "util/strings.h"
 #include "util/utf8.h"
 
 namespace fbkit::util {
@@ -45,6 +46,21 @@ TEST(Utf8Test, FindsFirstInvalidByte) {
 TEST(HashTest, Sha256KnownVectors) {
   EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(HashTest, Md5KnownVectors) {  // RFC 1321; and a FeatureBench id's path hash
+  EXPECT_EQ(Md5Hex(""), "d41d8cd98f00b204e9800998ecf8427e");
+  EXPECT_EQ(Md5Hex("abc"), "900150983cd24fb0d6963f7d28e17f72");
+  EXPECT_EQ(Md5Hex("astropy/visualization/tests/test_basic_rgb.py").substr(0, 8), "067e927c");
+}
+
+TEST(StringsTest, ShellQuoteAndNumberedLines) {
+  EXPECT_EQ(ShellQuote("a b"), "'a b'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  using Lines = std::vector<std::pair<size_t, std::string>>;
+  EXPECT_EQ(NumberedLines("a\n\nb"), (Lines{{1, "a"}, {2, ""}, {3, "b"}}));
+  EXPECT_EQ(NumberedLines("a\n"), (Lines{{1, "a"}}));
+  EXPECT_TRUE(NumberedLines("").empty());
 }
 
 TEST(ParallelTest, EveryIndexOnce) {
