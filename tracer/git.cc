@@ -4,6 +4,8 @@
 
 namespace fbkit::tracer {
 
+std::atomic<int> Git::counter_{0};
+
 std::pair<int, std::string> Git::Exec(const std::string& cwd,
                                      const std::vector<std::string>& args) {
   ProcessSpec spec;

@@ -4,6 +4,7 @@
 // user's repository is only ever read.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,7 +44,9 @@ class Git {
   util::Env& env_;
   Launcher& launcher_;
   std::string scratch_;
-  int counter_ = 0;
+  // Process-wide, so that Git objects sharing a scratch directory (threads of one run)
+  // never write the same log file.
+  static std::atomic<int> counter_;
 };
 
 }  // namespace fbkit::tracer

@@ -139,7 +139,9 @@ TEST(ExportE2E, LiteIsASeededSubsetThatOtherCommandsReadAsATaskList) {
 }
 
 std::string TreeOf(const std::string& repo) {
-  auto r = RunCommand({"git", "-C", repo, "rev-parse", "HEAD^{tree}"});
+  auto r = RunCommand({"/usr/bin/git", "-C", repo, "rev-parse", "HEAD^{tree}"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.size(), 41u) << repo;  // a tree id and a newline
   return r.out;
 }
 

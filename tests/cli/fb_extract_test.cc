@@ -1,5 +1,5 @@
 // End-to-end: fb-graph trace + build, then fb-extract on the extract_features fixture (a
-// copy, so ids carry no commit); every emitted task is checked independently with plain
+// git repository of its own, made once by tests/cli/make_extract.sh); every emitted task is checked independently with plain
 // pytest and pyflakes (bench/check_tasks.py), patches are compared with the expected ones,
 // and bad input gets clear errors and non-zero exits.
 #include <gtest/gtest.h>
@@ -17,31 +17,36 @@ namespace fbkit::testing {
 namespace {
 
 const std::string kExtract = FBKIT_FB_EXTRACT;
+const std::string kData = FBKIT_EXTRACT_DATA;
 
-// One traced copy of the fixture and one `fb-extract all` run over it, shared by the tests.
+// One traced copy of the fixture and one `fb-extract all` run over it, made once by
+// tests/cli/make_extract.sh (ctest fixture extract_run) and only read here; what a test
+// writes goes to its own scratch directory.
 class ExtractE2E : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new ScratchDir();
-    root_ = *dir_ / "extract_features";
-    ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("extract_features"), root_}).exit_code, 0);
-    auto trace = RunCommand(
-        {kBinary, "trace", root_, "--python", kPython, "-q", "-o", *dir_ / "trace.json"});
-    ASSERT_EQ(trace.exit_code, 0) << trace.err;
-    auto graph = RunCommand({kBinary, "build", root_, "--trace", *dir_ / "trace.json", "-q", "-o",
-                             *dir_ / "graph.json", "--no-cache"});
-    ASSERT_EQ(graph.exit_code, 0) << graph.err;
-    all_ = new RunResult(RunCommand(Args("all", *dir_ / "out", {})));
+    root_ = kData + "/extract_features";
+    ASSERT_TRUE(std::filesystem::exists(kData + "/all.exit")) << "run ctest (extract_run_setup)";
+    all_ = new RunResult();
+    all_->exit_code = std::stoi(ReadFileOrDie(kData + "/all.exit"));
+    all_->err = ReadFileOrDie(kData + "/all.err");
   }
   static void TearDownTestSuite() {
     delete all_;
     delete dir_;
   }
 
+  static std::string Commit8() {
+    std::string head = RunCommand({"/usr/bin/git", "-C", root_, "rev-parse", "HEAD"}).out;
+    EXPECT_EQ(head.size(), 41u) << "the fixture copy is no git repository";
+    return head.substr(0, 8);
+  }
+
   static std::vector<std::string> Args(const std::string& cmd, const std::string& out,
                                        std::vector<std::string> extra) {
     std::vector<std::string> argv = {
-        kExtract, cmd, root_,      "--graph", *dir_ / "graph.json", "--trace", *dir_ / "trace.json",
+        kExtract, cmd, root_,      "--graph", kData + "/graph.json", "--trace", kData + "/trace.json",
         "-o",     out, "--python", kPython,   "--min-lines",        "5",       "--p2p",
         "3",      "-q"};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -64,12 +69,13 @@ class ExtractE2E : public ::testing::Test {
 
 TEST_F(ExtractE2E, AllEmitsATaskForEveryFeatureOfTheFixture) {
   ASSERT_EQ(all_->exit_code, 0) << all_->err;
-  auto summary = nlohmann::json::parse(ReadFileOrDie(*dir_ / "out/summary.json"));
+  auto summary = nlohmann::json::parse(ReadFileOrDie(kData + "/out/summary.json"));
   EXPECT_EQ(summary["candidates"], 10);
   EXPECT_EQ(summary["emitted"], 10) << summary.dump();
   std::set<std::string> stems;
-  for (const auto& id : Tasks(*dir_ / "out")) {
-    EXPECT_TRUE(id.starts_with("local__extract_features.unknown.test_")) << id;
+  for (const auto& id : Tasks(kData + "/out")) {
+    // "local/<directory>" without an origin; the copy's own commit, never fbkit's.
+    EXPECT_TRUE(id.starts_with("local__extract_features." + Commit8() + ".test_")) << id;
     if (id.ends_with(".lv1")) stems.insert(id.substr(0, id.rfind('.', id.size() - 5)));
   }
   EXPECT_EQ(stems.size(), 10u);
@@ -78,7 +84,7 @@ TEST_F(ExtractE2E, AllEmitsATaskForEveryFeatureOfTheFixture) {
 TEST_F(ExtractE2E, EveryTaskBehavesAsPromisedUnderPlainPytestAndPyflakes) {
   ASSERT_EQ(all_->exit_code, 0);
   auto check =
-      RunCommand({kPython, kSource + "/bench/check_tasks.py", *dir_ / "out", "--python", kPython});
+      RunCommand({kPython, kSource + "/bench/check_tasks.py", kData + "/out", "--python", kPython});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_NE(check.out.find(" 0 failed"), std::string::npos) << check.out;
 }
@@ -87,11 +93,11 @@ TEST_F(ExtractE2E, GoldPatchesAreTheExpectedOnes) {
   ASSERT_EQ(all_->exit_code, 0);
   std::string expected_dir = kSource + "/tests/cli/expected/extract_features";
   bool update = std::getenv("FBKIT_UPDATE_EXPECTED") != nullptr;
-  for (const auto& id : Tasks(*dir_ / "out")) {
-    std::string stem = id.substr(std::string("local__extract_features.unknown.").size());
+  for (const auto& id : Tasks(kData + "/out")) {
+    std::string stem = id.substr(std::string("local__extract_features." + Commit8() + ".").size());
     stem = stem.substr(0, stem.find('.')) + id.substr(id.size() - 4);  // test_x.lv1
     for (const std::string file : {"patch.diff", "test_patch.diff"}) {
-      std::string got = ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string(file)));
+      std::string got = ReadFileOrDie((kData + "/out/" + id + "/" + std::string(file)));
       std::string want_path = expected_dir + "/" + stem + "." + file;
       if (update) {
         std::filesystem::create_directories(expected_dir);
@@ -106,9 +112,9 @@ TEST_F(ExtractE2E, GoldPatchesAreTheExpectedOnes) {
 
 TEST_F(ExtractE2E, InstanceJsonHasTheFeatureBenchFields) {
   ASSERT_EQ(all_->exit_code, 0);
-  for (const auto& id : Tasks(*dir_ / "out")) {
+  for (const auto& id : Tasks(kData + "/out")) {
     auto inst = nlohmann::json::parse(
-        ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("instance.json"))));
+        ReadFileOrDie((kData + "/out/" + id + "/" + std::string("instance.json"))));
     for (const char* key : {"instance_id", "repo", "base_commit", "patch", "test_patch",
                             "FAIL_TO_PASS", "PASS_TO_PASS", "problem_statement", "repo_settings",
                             "image_name", "top_objects", "extracted", "lines", "files", "functions",
@@ -126,15 +132,15 @@ TEST_F(ExtractE2E, InstanceJsonHasTheFeatureBenchFields) {
     EXPECT_EQ(inst["files"], inst["extracted_files"].size());
     EXPECT_EQ(inst["schema"], "fbkit.task/2");
     EXPECT_EQ(inst["patch"],
-              ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("patch.diff"))));
+              ReadFileOrDie((kData + "/out/" + id + "/" + std::string("patch.diff"))));
     std::string statement =
-        ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string("problem_statement.md")));
+        ReadFileOrDie((kData + "/out/" + id + "/" + std::string("problem_statement.md")));
     EXPECT_NE(statement.find("## Interface Descriptions"), std::string::npos);
     EXPECT_NE(statement.find("```python\n"), std::string::npos);
     // The F2P file is not in the pre-solved codebase of an L1 task.
     if (id.ends_with(".lv1")) {
       EXPECT_FALSE(std::filesystem::exists(
-          *dir_ / ("out/" + id + "/presolved/" + inst["FAIL_TO_PASS"][0].get<std::string>())));
+          (kData + "/out/" + id + "/presolved/" + inst["FAIL_TO_PASS"][0].get<std::string>())));
     }
   }
 }
@@ -142,15 +148,15 @@ TEST_F(ExtractE2E, InstanceJsonHasTheFeatureBenchFields) {
 TEST_F(ExtractE2E, L2TestPatchRedirectsTheConftestThatBuildsThePackagesObjects) {
   ASSERT_EQ(all_->exit_code, 0);
   bool seen = false;
-  for (const auto& id : Tasks(*dir_ / "out")) {
+  for (const auto& id : Tasks(kData + "/out")) {
     if (id.find(".test_vectors.") == std::string::npos || !id.ends_with(".lv2")) continue;
     seen = true;
-    std::string tp = ReadFileOrDie(*dir_ / ("out/" + id + "/test_patch.diff"));
+    std::string tp = ReadFileOrDie((kData + "/out/" + id + "/test_patch.diff"));
     EXPECT_NE(tp.find("--- a/tests/conftest.py\n+++ b/tests/conftest.py"), std::string::npos) << tp;
     EXPECT_NE(tp.find("-from shapes.geometry import Point\n+from agent_code.geometry import Point"),
               std::string::npos)
         << tp;
-    std::string statement = ReadFileOrDie(*dir_ / ("out/" + id + "/problem_statement.md"));
+    std::string statement = ReadFileOrDie((kData + "/out/" + id + "/problem_statement.md"));
     EXPECT_NE(statement.find("`from agent_code.geometry import Point`"), std::string::npos)
         << statement;
   }
@@ -159,8 +165,8 @@ TEST_F(ExtractE2E, L2TestPatchRedirectsTheConftestThatBuildsThePackagesObjects) 
 
 TEST_F(ExtractE2E, EveryInterfaceHasADescription) {
   ASSERT_EQ(all_->exit_code, 0);
-  for (const auto& id : Tasks(*dir_ / "out")) {
-    std::string statement = ReadFileOrDie(*dir_ / ("out/" + id + "/problem_statement.md"));
+  for (const auto& id : Tasks(kData + "/out")) {
+    std::string statement = ReadFileOrDie((kData + "/out/" + id + "/problem_statement.md"));
     EXPECT_EQ(statement.find("no docstring"), std::string::npos) << id;
     // Every def / class line in an interface block is followed by a docstring.
     size_t at = 0;
@@ -181,7 +187,7 @@ TEST_F(ExtractE2E, SameSeedGivesByteIdenticalTasksAndRerunsResume) {
   ASSERT_EQ(all_->exit_code, 0);
   auto again = RunCommand(Args("all", *dir_ / "again", {"--no-verify", "-j", "2"}));
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  auto first = Tasks(*dir_ / "out");
+  auto first = Tasks(kData + "/out");
   std::vector<std::string> first_l1;
   for (const auto& id : first) {
     if (id.ends_with(".lv1")) first_l1.push_back(id);
@@ -194,7 +200,7 @@ TEST_F(ExtractE2E, SameSeedGivesByteIdenticalTasksAndRerunsResume) {
   for (const auto& id : first_l1) {
     for (const std::string file :
          {"instance.json", "patch.diff", "test_patch.diff", "problem_statement.md"}) {
-      EXPECT_EQ(ReadFileOrDie(*dir_ / ("out/" + id + "/" + std::string(file))),
+      EXPECT_EQ(ReadFileOrDie((kData + "/out/" + id + "/" + std::string(file))),
                 ReadFileOrDie(*dir_ / ("again/" + id + "/" + std::string(file))))
           << id << "/" << file;
     }
@@ -213,11 +219,13 @@ TEST_F(ExtractE2E, SameSeedGivesByteIdenticalTasksAndRerunsResume) {
 
 TEST_F(ExtractE2E, VerifyAcceptsAnEmittedTaskAndRejectsABrokenOne) {
   ASSERT_EQ(all_->exit_code, 0);
-  std::string id = Tasks(*dir_ / "out").front();
-  auto ok = RunCommand({kExtract, "verify", *dir_ / ("out/" + id), "-q"});
+  std::string id = Tasks(kData + "/out").front();
+  // verify works beside the task directory: on a copy, the shared run stays as it is.
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", (kData + "/out/" + id), *dir_ / id}).exit_code, 0);
+  auto ok = RunCommand({kExtract, "verify", *dir_ / id, "-q"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   // A gold patch that no longer solves the task.
-  ASSERT_EQ(RunCommand({"/bin/cp", "-r", *dir_ / ("out/" + id), *dir_ / "broken.lv1"}).exit_code,
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", (kData + "/out/" + id), *dir_ / "broken.lv1"}).exit_code,
             0);
   WriteFileOrDie(*dir_ / "broken.lv1/patch.diff", "");
   auto broken = RunCommand({kExtract, "verify", *dir_ / "broken.lv1"});
