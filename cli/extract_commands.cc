@@ -62,41 +62,6 @@ struct Loaded {
   extract::ExtractOptions options;
 };
 
-// "owner/repo" of a remote URL (https://host/owner/repo.git, git@host:owner/repo), "" when
-// `url` is a local path (or file:// URL) or has no owner part.
-std::string OwnerRepo(std::string u) {
-  u = u.substr(0, u.find_last_not_of(" \n\r") + 1);
-  bool remote = u.find("://") != std::string::npos ? !u.starts_with("file://")
-                                                   : u.find(':') != std::string::npos &&
-                                                         !u.starts_with("/") && !u.starts_with(".");
-  if (!remote) return "";
-  if (u.ends_with(".git")) u.resize(u.size() - 4);
-  while (u.ends_with("/")) u.pop_back();
-  size_t slash = u.find_last_of('/');
-  if (slash == std::string::npos) return "";
-  size_t prev = u.find_last_of("/:", slash - 1);
-  if (prev == std::string::npos) return "";
-  return u.substr(prev + 1);
-}
-
-// "owner/repo" for ids and statements: from the origin remote's URL; when origin is a local
-// clone (a mirror), from that clone's own origin, and so on (at most 5 hops); else
-// "local/<ROOT's directory name>". A local path itself never becomes the name.
-std::string RepoName(tracer::Git& git, const std::string& root) {
-  std::string at = root;
-  for (int hop = 0; hop < 5; ++hop) {
-    auto url = git.Run(at, {"config", "--get", "remote.origin.url"});
-    if (!url.ok() || url->empty()) break;
-    std::string u = url->substr(0, url->find_last_not_of(" \n\r") + 1);
-    if (std::string name = OwnerRepo(u); !name.empty()) return name;
-    if (u.starts_with("file://")) u = u.substr(7);
-    if (!u.starts_with("/")) u = util::JoinPath(at, u);
-    at = u;
-  }
-  std::string base = root.substr(root.find_last_of('/') + 1);
-  return "local/" + base;
-}
-
 util::Expected<Loaded> Load(const ExtractArgs& a) {
   util::Env& env = util::RealEnv();
   Loaded l;
@@ -151,9 +116,9 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   extract::ExtractOptions& o = l.options;
   o.out_dir = *out;
   tracer::Git git(env, tracer::RealLauncher(), o.out_dir);
-  o.repo_name = !a.repo_name.empty() ? a.repo_name
-                 : !spec->repo.empty() ? spec->repo
-                                       : RepoName(git, l.root);
+  o.repo_name = !a.repo_name.empty()  ? a.repo_name
+                : !spec->repo.empty() ? spec->repo
+                                      : tracer::RepoName(git, l.root);
   auto head = git.Run(l.root, {"rev-parse", "HEAD"});
   o.base_commit = head.ok() ? head->substr(0, 40) : "";
   auto files = tracer::ListRepoFiles(env, git, l.root, o.out_dir);
@@ -165,13 +130,14 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   o.verify = !a.no_verify;
   o.f2p_max_pass = a.f2p_max_pass;
   o.level2 = !a.no_l2;
-  o.id_scheme = a.id_scheme == "fbkit" ? extract::IdScheme::kFbkit : extract::IdScheme::kFeatureBench;
+  o.id_scheme =
+      a.id_scheme == "fbkit" ? extract::IdScheme::kFbkit : extract::IdScheme::kFeatureBench;
   if (!a.llm_cmd.empty()) {
     o.chooser = extract::LlmTopChooser(env, tracer::RealLauncher(), a.llm_cmd, *l.repo,
                                        util::JoinPath(o.out_dir, ".work/llm"));
-    o.statement_model = extract::LlmStatementModel(env, tracer::RealLauncher(), a.llm_cmd,
-                                                   *l.repo, o.repo_name,
-                                                   util::JoinPath(o.out_dir, ".work/llm"));
+    o.statement_model =
+        extract::LlmStatementModel(env, tracer::RealLauncher(), a.llm_cmd, *l.repo, o.repo_name,
+                                   util::JoinPath(o.out_dir, ".work/llm"));
   }
   return l;
 }
@@ -309,7 +275,8 @@ int RunAll(const ExtractArgs& a) {
   std::vector<std::pair<std::string, std::string>> l2_rejected;  // F2P file, why
   auto count_l2 = [&](const std::string& f2p, const std::vector<std::string>& ids,
                       const std::string& detail) {
-    bool has = std::any_of(ids.begin(), ids.end(), [](const auto& id) { return id.ends_with(".lv2"); });
+    bool has =
+        std::any_of(ids.begin(), ids.end(), [](const auto& id) { return id.ends_with(".lv2"); });
     if (has) ++level2;
     size_t at = detail.find("L2 not emitted: ");
     if (!has && at != std::string::npos) l2_rejected.emplace_back(f2p, detail.substr(at + 16));
@@ -325,7 +292,8 @@ int RunAll(const ExtractArgs& a) {
         rejected["(earlier run) rejected"]++;
       } else if (state.value("emitted", false)) {
         ++emitted;
-        count_l2(mine[i]->file, util::JsonStringList(state, "instance_ids"), state.value("detail", ""));
+        count_l2(mine[i]->file, util::JsonStringList(state, "instance_ids"),
+                 state.value("detail", ""));
       } else {
         rejected[state.value("reason", "(earlier run) rejected")]++;
       }
@@ -452,9 +420,10 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "owner/repo for ids (default: the spec's repo, else from origin)");
   cmd->add_option("--exclude", a->excludes,
                   "Paths to leave out of the entity table (glob; added to the spec's exclude)");
-  cmd->add_option("--llm-cmd", a->llm_cmd,
-                  "Model command (JSON request on stdin, JSON answer on stdout; see README): chooses the "
-                  "top-level objects, writes missing docstrings and the Task section");
+  cmd->add_option(
+      "--llm-cmd", a->llm_cmd,
+      "Model command (JSON request on stdin, JSON answer on stdout; see README): chooses the "
+      "top-level objects, writes missing docstrings and the Task section");
   cmd->add_flag("--no-verify", a->no_verify, "Do not run the post-verification");
   cmd->add_flag("--no-l2", a->no_l2, "Emit only level-1 tasks");
   cmd->add_option("--id-scheme", a->id_scheme,
@@ -508,14 +477,16 @@ int RunTops(ExtractArgs a) {
 void AddExtractCommands(CLI::App& app, int* exit_code) {
   auto tp = std::make_shared<ExtractArgs>();
   CLI::App* tops = app.add_subcommand(
-      "tops", "Show the top-object choice for test files: one JSON line per test file of the graph "
-              "with its candidates (spread, direct calls) and whether and why each is chosen");
+      "tops",
+      "Show the top-object choice for test files: one JSON line per test file of the graph "
+      "with its candidates (spread, direct calls) and whether and why each is chosen");
   tops->add_option("ROOT", tp->root, "Repository root (never modified)")
       ->required()
       ->check(CLI::ExistingDirectory);
   tops->add_option("--graph", tp->graph, "Graph from `fb-graph build`")->required();
   tops->add_option("--trace", tp->trace, "Trace from `fb-graph trace`")->required();
-  tops->add_option("--f2p", tp->f2p, "Only these test files (repeatable; default: every passing one)");
+  tops->add_option("--f2p", tp->f2p,
+                   "Only these test files (repeatable; default: every passing one)");
   tops->add_option("--top-chooser", tp->select.chooser, "specific (default) or share")
       ->check(CLI::IsMember({"specific", "share"}));
   tops->add_option("--max-share", tp->select.max_share, "As for task and all (default 0.25)");
@@ -550,8 +521,9 @@ void AddExtractCommands(CLI::App& app, int* exit_code) {
       app.add_subcommand("verify", "Check a task directory again by running its tests");
   verify->add_option("TASKDIR", v->first, "A task directory written by fb-extract")->required();
   verify->add_option("--f2p-max-pass", v->second, "Highest F2P pass rate allowed before the patch");
-  verify->add_option("--sandbox", vspec->sandbox,
-                     "bwrap (default: bubblewrap isolation) or none (no isolation)")
+  verify
+      ->add_option("--sandbox", vspec->sandbox,
+                   "bwrap (default: bubblewrap isolation) or none (no isolation)")
       ->check(CLI::IsMember({"bwrap", "none"}));
   verify->add_flag("-q,--quiet", *quiet, "Print nothing on success");
   verify->callback([v, quiet, vspec, exit_code] {

@@ -11,14 +11,16 @@
 
 #include "cli/cli_common.h"
 #include "cli/spec_options.h"
-#include "groundtruth/judge.h"
 #include "groundtruth/assemble.h"
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/infer.h"
+#include "groundtruth/judge.h"
 #include "groundtruth/lite.h"
 #include "groundtruth/metrics.h"
+#include "groundtruth/mine.h"
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
+#include "tracer/git.h"
 
 namespace fbkit::cli {
 namespace {
@@ -48,7 +50,8 @@ int RunEntities(const EntitiesArgs& a) {
   auto parser = parser::PythonParser::Create();
   if (!parser.ok()) return Fail(kWho, parser.error());
   std::string work = ScratchDir(a.work_dir, "entities");
-  auto versions = groundtruth::PatchVersions(env, tracer::RealLauncher(), a.repo, a.base, *patch, work);
+  auto versions =
+      groundtruth::PatchVersions(env, tracer::RealLauncher(), a.repo, a.base, *patch, work);
   (void)env.RemoveAll(work);
   if (!versions.ok()) return Fail(kWho, a.patch + ": " + versions.error()), kExitUsage;
   auto set = groundtruth::DiffEntities(**parser, *versions);
@@ -164,13 +167,13 @@ int RunScore(const ScoreArgs& a) {
   int rc = kExitOk;
   if (!a.instances.empty()) rc = InferAll(env, a.instances, work, &runs);
   if (rc == kExitUsage || rc == kExitFailure) return rc;
-  groundtruth::Matcher matcher = a.llm_cmd.empty()
-      ? groundtruth::LexicalMatcher(a.threshold)
-      : groundtruth::LlmMatcher(env, tracer::RealLauncher(), a.llm_cmd, work);
+  groundtruth::Matcher matcher =
+      a.llm_cmd.empty() ? groundtruth::LexicalMatcher(a.threshold)
+                        : groundtruth::LlmMatcher(env, tracer::RealLauncher(), a.llm_cmd, work);
   if (!a.llm_cmd.empty()) {
     for (auto& run : runs) {
-      for (const auto& w : groundtruth::JudgeRun(env, tracer::RealLauncher(), a.llm_cmd, work,
-                                                 *gts, &run)) {
+      for (const auto& w :
+           groundtruth::JudgeRun(env, tracer::RealLauncher(), a.llm_cmd, work, *gts, &run)) {
         std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
         rc = kExitFileErrors;
       }
@@ -185,7 +188,7 @@ int RunScore(const ScoreArgs& a) {
     }
   }
   (void)env.RemoveAll(work);
-  std::string out = a.format == "json" ? groundtruth::ScoresJson(scores, a.per_instance)
+  std::string out = a.format == "json"  ? groundtruth::ScoresJson(scores, a.per_instance)
                     : a.format == "csv" ? groundtruth::ScoresCsv(scores)
                                         : groundtruth::ScoresTable(scores);
   if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(kWho, s.error());
@@ -227,8 +230,9 @@ struct RunArgs {
 };
 
 void AddRunOptions(CLI::App* cmd, RunArgs* a) {
-  cmd->add_option("INSTANCES", a->instances,
-                  "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
+  cmd->add_option(
+         "INSTANCES", a->instances,
+         "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
       ->required();
   AddSpecOptions(cmd, &a->spec, kSpecRun);
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
@@ -238,7 +242,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
 // The instances, with repository paths made absolute; a missing repository is left as
 // given (its instance then fails on its own).
 util::Expected<std::vector<groundtruth::Instance>> LoadInstances(util::Env& env,
-                                                                  const std::string& path) {
+                                                                 const std::string& path) {
   auto text = env.ReadFile(path);
   if (!text.ok()) return util::Error{text.error()};
   auto instances = groundtruth::ParseInstances(*text, path);
@@ -333,10 +337,10 @@ int RunFiles(const FilesArgs& a) {
     auto l = groundtruth::Localize(env, tracer::RealLauncher(), **parser, i, a.settings, tests,
                                    !a.no_entities, work);
     Note(a.quiet, "files", i.instance_id,
-         l.error.empty() ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
-                               std::to_string(l.other.size()) + ", unknown " +
-                               std::to_string(l.unknown.size())
-                         : "error: " + l.error);
+         l.error.empty()
+             ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
+                   std::to_string(l.other.size()) + ", unknown " + std::to_string(l.unknown.size())
+             : "error: " + l.error);
     if (!l.error.empty()) rc = kExitFailure;
     out += groundtruth::LocalizationJson(l);
   }
@@ -390,7 +394,8 @@ int RunGt(const GtArgs& a) {
   std::string validations, files;
   int rc = kExitOk;
   for (const auto& i : *instances) {
-    auto r = groundtruth::BuildGroundTruth(env, tracer::RealLauncher(), **parser, i, *options, work);
+    auto r =
+        groundtruth::BuildGroundTruth(env, tracer::RealLauncher(), **parser, i, *options, work);
     validations += groundtruth::ValidationJson(r.validation);
     if (r.validation.status == "ok") files += groundtruth::LocalizationJson(r.localization);
     std::string path = util::JoinPath(a.output, FileName(i.instance_id) + ".json");
@@ -401,7 +406,7 @@ int RunGt(const GtArgs& a) {
       }
     }
     std::string what = r.validation.status != "ok" ? Summary(r.validation)
-                       : !r.ok ? "error: " + r.localization.error
+                       : !r.ok                     ? "error: " + r.localization.error
                                : "ok (necessary " + std::to_string(r.gt.necessary.size()) +
                                      ", tasks " + std::to_string(r.gt.tasks.size()) + ", steps " +
                                      std::to_string(r.gt.steps.size()) + ")";
@@ -413,8 +418,9 @@ int RunGt(const GtArgs& a) {
     if (r.validation.status == "error" || (r.validation.status == "ok" && !r.ok)) rc = kExitFailure;
   }
   (void)env.RemoveAll(work);
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"validation.jsonl", validations},
-                                   {"files.jsonl", files}}) {
+  for (const auto& [name, text] :
+       {std::pair<std::string, std::string>{"validation.jsonl", validations},
+        {"files.jsonl", files}}) {
     if (auto s = env.WriteFileAtomic(util::JoinPath(a.output, name), text); !s.ok()) {
       return Fail(kWho, s.error());
     }
@@ -442,7 +448,9 @@ int RunLite(const LiteArgs& a) {
   }
   auto r = groundtruth::ChooseLite(runs, a.size, a.seed, a.iterations);
   if (!r.ok()) return Fail(kWho, r.error()), kExitUsage;
-  std::fprintf(stderr, "fb-race lite: %zu instances, deviation reached %.6f (largest rate difference; random start %.6f)\n",
+  std::fprintf(stderr,
+               "fb-race lite: %zu instances, deviation reached %.6f (largest rate difference; "
+               "random start %.6f)\n",
                r->instances.size(), r->max_deviation, r->start_max_deviation);
   if (auto s = WriteOutput(env, a.output, groundtruth::LiteJson(*r, a.seed)); !s.ok()) {
     return Fail(kWho, s.error());
@@ -465,7 +473,8 @@ void AddValidate(CLI::App& app, int* exit_code) {
       "validate", "Execution filtering: FAIL_TO_PASS / PASS_TO_PASS of each instance");
   AddRunOptions(cmd, a.get());
   cmd->add_option("-o,--output", a->output, "Output JSON Lines (default: stdout)");
-  cmd->add_option("--repeat", a->repeat, "Gold runs; tests whose outcome varies are flaky (default 1)")
+  cmd->add_option("--repeat", a->repeat,
+                  "Gold runs; tests whose outcome varies are flaky (default 1)")
       ->check(CLI::Range(1, 100));
   cmd->callback([a, exit_code] { *exit_code = WithSettings<RunArgs>(*a, RunValidate); });
 }
@@ -489,12 +498,14 @@ void AddGt(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "gt", "Ground truth (fbkit.race-gt/1) per instance: validate, ablate, steps, issue texts");
   AddRunOptions(cmd, a.get());
-  cmd->add_option("-o,--output", a->output, "Output directory (ID.json, validation.jsonl, files.jsonl)")
+  cmd->add_option("-o,--output", a->output,
+                  "Output directory (ID.json, validation.jsonl, files.jsonl)")
       ->required();
   cmd->add_option("--repeat", a->repeat, "Gold runs; flaky tests are dropped (default 1)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--steps", a->steps, "Steps by instance: {instance_id, steps: [...]} records");
-  cmd->add_option("--issue", a->issue, "Goal and concepts by instance: {instance_id, goal, concepts}");
+  cmd->add_option("--issue", a->issue,
+                  "Goal and concepts by instance: {instance_id, goal, concepts}");
   cmd->add_option("--llm-cmd", a->llm_cmd, "Command for steps and issue texts (fbkit.llm-gt/1)");
   cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
   cmd->callback([a, exit_code] { *exit_code = WithSettings<GtArgs>(*a, RunGt); });
@@ -506,12 +517,104 @@ void AddLite(CLI::App& app, int* exit_code) {
       "lite", "Choose a Lite subset matching every configuration's resolved and apply rates");
   cmd->add_option("--results", a->results, "Agent runs (fbkit.race-agent/1) with applied/resolved")
       ->required();
-  cmd->add_option("--size", a->size, "Instances to choose (default 100)")->check(CLI::PositiveNumber);
+  cmd->add_option("--size", a->size, "Instances to choose (default 100)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", a->seed, "Seed (default 42)");
   cmd->add_option("--iterations", a->iterations, "Swaps to try (default 100000)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("-o,--output", a->output, "Output JSON (default: stdout)");
   cmd->callback([a, exit_code] { *exit_code = RunLite(*a); });
+}
+
+struct MineArgs {
+  std::string repo;
+  std::string output = "-";
+  std::string report;
+  std::string work_dir;
+  std::string name;
+  std::vector<std::string> intents = {"new feature"};
+  groundtruth::MineOptions options;
+  bool quiet = false;
+};
+
+void MineProgress(const std::string& line) {
+  std::fprintf(stderr, "fb-race mine: %s\n", line.c_str());
+}
+
+int RunMine(MineArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto repo = env.RealPath(a.repo);
+  if (!repo.ok()) return Fail(kWho, a.repo + ": " + repo.error()), kExitUsage;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  std::string work = ScratchDir(a.work_dir, "mine");
+  tracer::Git git(env, tracer::RealLauncher(), work);
+  if (auto top = git.Run(*repo, {"rev-parse", "--git-dir"}); !top.ok()) {
+    (void)env.RemoveAll(work);
+    return Fail(kWho, a.repo + ": not a git repository"), kExitUsage;
+  }
+  a.options.repo_name = a.name.empty() ? tracer::RepoName(git, *repo) : a.name;
+  a.options.intents.clear();
+  for (const auto& i : a.intents) {
+    if (i != "any") a.options.intents.push_back(i);
+  }
+  auto r = groundtruth::Mine(env, tracer::RealLauncher(), **parser, *repo, a.options, work,
+                             a.quiet ? nullptr : MineProgress);
+  (void)env.RemoveAll(work);
+  if (!r.ok()) return Fail(kWho, a.repo + ": " + r.error()), kExitUsage;
+  if (!a.quiet) std::fputs(groundtruth::MineReportText(r->report).c_str(), stderr);
+  int rc = kExitOk;
+  for (const auto& w : r->report.warnings) {
+    std::fprintf(stderr, "fb-race mine: %s\n", w.c_str());
+    rc = kExitFileErrors;
+  }
+  if (auto s = WriteOutput(env, a.output, groundtruth::MinedJsonl(r->prs, *repo)); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  if (!a.report.empty()) {
+    if (auto s = WriteOutput(env, a.report, groundtruth::MineReportJson(r->report)); !s.ok()) {
+      return Fail(kWho, s.error());
+    }
+  }
+  return rc;
+}
+
+void AddMine(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<MineArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "mine",
+      "Candidate feature PRs from a repository's local history, as instances validate/gt read");
+  cmd->footer(
+      "A PR is a merge commit 'Merge pull request #N' or a commit (merge or squash) whose subject\n"
+      "ends in '(#N)', on the first-parent history of --ref; its change is the diff against the\n"
+      "first parent. It is\n"
+      "kept when it changes a test file and a non-test Python source file, and its intent is one\n"
+      "of --intent. Intent rule (without --llm-cmd): a conventional prefix (feat:, fix:, docs:,\n"
+      "refactor:, chore:) decides; else title words: fix/bug/crash/regression -> bug fix;\n"
+      "add/support/new/allow/implement/introduce/enable -> new feature; refactor/rename/move/\n"
+      "simplify/cleanup -> refactor; doc/docs/typo -> docs; else a new public function or class\n"
+      "in the source files -> new feature; else other. The funnel goes to stderr (and --report).");
+  cmd->add_option("REPO", a->repo, "Git repository (only read)")->required();
+  cmd->add_option("-o,--output", a->output, "Instances, JSON Lines (default: stdout)");
+  cmd->add_option("--report", a->report, "The funnel as JSON (fbkit.race-mine/1)");
+  cmd->add_option("--since", a->options.since, "Only commits after this date (git's --since)");
+  cmd->add_option("--until", a->options.until, "Only commits before this date (git's --until)");
+  cmd->add_option("--last", a->options.last, "Only the newest N first-parent commits")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max", a->options.max, "Write at most N PRs, newest first (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--intent", a->intents,
+                  "Intents kept, repeatable: 'new feature' (default), 'bug fix', refactor, docs, "
+                  "other, or any")
+      ->check(CLI::IsMember({"new feature", "bug fix", "refactor", "docs", "other", "any"}));
+  cmd->add_option("--name", a->name,
+                  "owner/name for instance ids (owner__name-PR; default: from the origin remote)");
+  cmd->add_option("--ref", a->options.ref, "The history to walk (default HEAD)");
+  cmd->add_option("--llm-cmd", a->options.llm_cmd,
+                  "Command classifying intent (fbkit.llm-mine/1 classify_intent)");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress or funnel on stderr");
+  cmd->callback([a, exit_code] { *exit_code = RunMine(*a); });
 }
 
 }  // namespace
@@ -523,6 +626,7 @@ void AddRaceCommands(CLI::App& app, int* exit_code) {
   AddFiles(app, exit_code);
   AddGt(app, exit_code);
   AddLite(app, exit_code);
+  AddMine(app, exit_code);
 }
 
 }  // namespace fbkit::cli

@@ -7,21 +7,37 @@ namespace fbkit::tracer {
 std::atomic<int> Git::counter_{0};
 
 std::pair<int, std::string> Git::Exec(const std::string& cwd,
-                                     const std::vector<std::string>& args) {
+                                      const std::vector<std::string>& args) {
   ProcessSpec spec;
-  spec.argv = {"git", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
-               "-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.quotepath=false",
-               "-c", "advice.detachedHead=false", "-c", "init.defaultBranch=main"};
+  spec.argv = {"git",
+               "-c",
+               "core.hooksPath=/dev/null",
+               "-c",
+               "commit.gpgsign=false",
+               "-c",
+               "core.autocrlf=false",
+               "-c",
+               "core.safecrlf=false",
+               "-c",
+               "core.quotepath=false",
+               "-c",
+               "advice.detachedHead=false",
+               "-c",
+               "init.defaultBranch=main"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.cwd = cwd;
-  spec.env = {{"GIT_AUTHOR_NAME", "fbkit"},        {"GIT_AUTHOR_EMAIL", "fbkit@localhost"},
-              {"GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z"}, {"GIT_COMMITTER_NAME", "fbkit"},
+  spec.env = {{"GIT_AUTHOR_NAME", "fbkit"},
+              {"GIT_AUTHOR_EMAIL", "fbkit@localhost"},
+              {"GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z"},
+              {"GIT_COMMITTER_NAME", "fbkit"},
               {"GIT_COMMITTER_EMAIL", "fbkit@localhost"},
-              {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"}, {"GIT_CONFIG_NOSYSTEM", "1"},
-              {"GIT_TERMINAL_PROMPT", "0"},        {"LC_ALL", "C"}};
+              {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"},
+              {"GIT_CONFIG_NOSYSTEM", "1"},
+              {"GIT_TERMINAL_PROMPT", "0"},
+              {"LC_ALL", "C"}};
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return {-1, s.error()};
-  spec.log_path = util::JoinPath(scratch_, "git-" + std::to_string(::getpid()) + "-" +
-                                               std::to_string(counter_++) + ".log");
+  spec.log_path = util::JoinPath(
+      scratch_, "git-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".log");
   auto exit = RunToCompletion(launcher_, spec);
   if (!exit.ok()) return {-1, "git: " + exit.error()};
   auto out = env_.ReadFile(spec.log_path);
@@ -64,8 +80,8 @@ util::Status Git::Checkout(const std::string& repo, const std::string& commit,
 util::Status Git::Apply(const std::string& dir, const std::string& patch, bool reverse) {
   if (patch.empty()) return {};
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return s;
-  std::string file = util::JoinPath(scratch_, "patch-" + std::to_string(::getpid()) + "-" +
-                                                  std::to_string(counter_++) + ".diff");
+  std::string file = util::JoinPath(
+      scratch_, "patch-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".diff");
   if (auto s = env_.WriteFileAtomic(file, patch); !s.ok()) return s;
   std::vector<std::string> args = {"apply", "--whitespace=nowarn"};
   if (reverse) args.push_back("-R");
@@ -77,6 +93,36 @@ util::Status Git::Apply(const std::string& dir, const std::string& patch, bool r
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (text.size() > 1000) text = text.substr(0, 1000) + "...";
   return util::Error{text};
+}
+
+std::string OwnerRepo(std::string u) {
+  u = u.substr(0, u.find_last_not_of(" \n\r") + 1);
+  bool remote = u.find("://") != std::string::npos ? !u.starts_with("file://")
+                                                   : u.find(':') != std::string::npos &&
+                                                         !u.starts_with("/") && !u.starts_with(".");
+  if (!remote) return "";
+  if (u.ends_with(".git")) u.resize(u.size() - 4);
+  while (u.ends_with("/")) u.pop_back();
+  size_t slash = u.find_last_of('/');
+  if (slash == std::string::npos) return "";
+  size_t prev = u.find_last_of("/:", slash - 1);
+  if (prev == std::string::npos) return "";
+  return u.substr(prev + 1);
+}
+
+std::string RepoName(Git& git, const std::string& root) {
+  std::string at = root;
+  for (int hop = 0; hop < 5; ++hop) {
+    auto url = git.Run(at, {"config", "--get", "remote.origin.url"});
+    if (!url.ok() || url->empty()) break;
+    std::string u = url->substr(0, url->find_last_not_of(" \n\r") + 1);
+    if (std::string name = OwnerRepo(u); !name.empty()) return name;
+    if (u.starts_with("file://")) u = u.substr(7);
+    if (!u.starts_with("/")) u = util::JoinPath(at, u);
+    at = u;
+  }
+  std::string base = root.substr(root.find_last_of('/') + 1);
+  return "local/" + base;
 }
 
 }  // namespace fbkit::tracer

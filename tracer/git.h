@@ -28,7 +28,8 @@ class Git {
 
   // The bytes of `path` at `commit`, nullopt when the commit has no such file; an error
   // when `repo` is no repository or `commit` does not exist.
-  util::Expected<std::optional<std::string>> Show(const std::string& repo, const std::string& commit,
+  util::Expected<std::optional<std::string>> Show(const std::string& repo,
+                                                  const std::string& commit,
                                                   const std::string& path);
 
   // A fresh checkout of `commit` of `repo` in `dir` (removed first), sharing its objects.
@@ -48,5 +49,14 @@ class Git {
   // never write the same log file.
   static std::atomic<int> counter_;
 };
+
+// "owner/repo" of a remote URL (https://host/owner/repo.git, git@host:owner/repo), "" when
+// `url` is a local path (or file:// URL) or has no owner part.
+std::string OwnerRepo(std::string url);
+
+// "owner/repo" for ids and statements: from the origin remote's URL; when origin is a local
+// clone (a mirror), from that clone's own origin, and so on (at most 5 hops); else
+// "local/<ROOT's directory name>". A local path itself never becomes the name.
+std::string RepoName(Git& git, const std::string& root);
 
 }  // namespace fbkit::tracer

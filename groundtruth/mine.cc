@@ -1,0 +1,504 @@
+#include "groundtruth/mine.h"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "groundtruth/entity_changes.h"
+#include "groundtruth/patch.h"
+#include "tracer/llm_cmd.h"
+#include "util/json_writer.h"
+
+namespace fbkit::groundtruth {
+namespace {
+
+using json = nlohmann::json;
+
+struct Commit {
+  std::string hash, date, subject, body;
+  std::vector<std::string> parents;
+};
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The first-parent history, newest first ("\x1e" between records, "\x1f" between fields).
+util::Expected<std::vector<Commit>> History(tracer::Git& git, const std::string& repo,
+                                            const MineOptions& o) {
+  std::vector<std::string> args = {"log", "--first-parent",
+                                   "--format=%x1e%H%x1f%P%x1f%cI%x1f%s%x1f%b"};
+  if (o.last > 0) args.push_back("-n" + std::to_string(o.last));
+  if (!o.since.empty()) args.push_back("--since=" + o.since);
+  if (!o.until.empty()) args.push_back("--until=" + o.until);
+  args.push_back(o.ref);
+  args.push_back("--");
+  auto out = git.Run(repo, args);
+  if (!out.ok()) return util::Error{out.error()};
+  std::vector<Commit> commits;
+  for (const auto& rec : Split(*out, '\x1e')) {
+    auto f = Split(rec, '\x1f');
+    if (f.size() < 5) continue;
+    Commit c;
+    c.hash = Trim(f[0]);
+    for (const auto& p : Split(Trim(f[1]), ' ')) {
+      if (!p.empty()) c.parents.push_back(p);
+    }
+    c.date = Trim(f[2]);
+    c.subject = Trim(f[3]);
+    c.body = Trim(f[4]);
+    commits.push_back(std::move(c));
+  }
+  return commits;
+}
+
+// The PR number of a merge ("Merge pull request #N from ...") or squash ("... (#N)")
+// commit; 0 when it is neither.
+int PrNumber(const Commit& c, std::string* kind) {
+  static const std::regex kMerge(R"(^Merge pull request #(\d+)\b)");
+  static const std::regex kSquash(R"(\(#(\d+)\)\s*$)");
+  std::smatch m;
+  *kind = c.parents.size() > 1 ? "merge" : "squash";
+  if (*kind == "merge" && std::regex_search(c.subject, m, kMerge)) return std::stoi(m[1]);
+  return std::regex_search(c.subject, m, kSquash) ? std::stoi(m[1]) : 0;
+}
+
+// Title and body of the PR: a merge's title is its body's first line (GitHub writes the
+// PR title there); a squash's title is its subject without "(#N)".
+void TitleAndBody(const Commit& c, MinedPr* pr) {
+  if (c.subject.starts_with("Merge pull request #")) {
+    size_t nl = c.body.find('\n');
+    pr->title = Trim(c.body.substr(0, nl));
+    pr->body = nl == std::string::npos ? "" : Trim(c.body.substr(nl + 1));
+    if (pr->title.empty()) pr->title = c.subject;
+  } else {
+    static const std::regex kSuffix(R"(\s*\(#\d+\)\s*$)");
+    pr->title = std::regex_replace(c.subject, kSuffix, "");
+    pr->body = c.body;
+  }
+}
+
+// Drops trailer lines (Co-authored-by:, Signed-off-by: ...) and squash bullet noise.
+std::string CleanBody(const std::string& body) {
+  static const std::regex kTrailer(R"(^[A-Za-z-]+-by:\s)");
+  std::string out;
+  for (const auto& line : Split(body, '\n')) {
+    if (std::regex_search(line, kTrailer)) continue;
+    out += line + "\n";
+  }
+  return Trim(out);
+}
+
+bool IsPythonSource(const std::string& path) {
+  return path.ends_with(".py") && !IsTestPath(path) && !IsDocPath(path);
+}
+
+void Classify(const std::vector<std::string>& files, MinedPr* pr) {
+  for (const auto& f : files) {
+    if (IsTestPath(f)) {
+      pr->test_files.push_back(f);
+    } else if (IsPythonSource(f)) {
+      pr->source_files.push_back(f);
+    } else {
+      pr->other_files.push_back(f);
+    }
+  }
+}
+
+// Public functions, methods and classes new in the source files (names with no '_' part).
+util::Expected<std::vector<std::string>> NewPublic(tracer::Git& git, parser::PythonParser& parser,
+                                                   const std::string& repo, const MinedPr& pr) {
+  std::vector<FileVersions> versions;
+  for (const auto& f : pr.source_files) {
+    auto before = git.Show(repo, pr.base, f);
+    if (!before.ok()) return util::Error{before.error()};
+    auto after = git.Show(repo, pr.commit, f);
+    if (!after.ok()) return util::Error{after.error()};
+    versions.push_back({f, *before, *after});
+  }
+  std::vector<std::string> out;
+  for (const auto& ch : DiffEntities(parser, versions).entities) {
+    if (ch.change != Change::kNew) continue;
+    bool is_public = true;
+    for (const auto& part : Split(ch.qualname, '.')) {
+      if (part.starts_with("_")) is_public = false;
+    }
+    if (is_public) out.push_back(ch.entity);
+  }
+  return out;
+}
+
+bool HasWord(const std::set<std::string>& words, std::initializer_list<const char*> list,
+             std::string* which) {
+  for (const char* w : list) {
+    if (words.count(w)) return *which = w, true;
+  }
+  return false;
+}
+
+std::string ProblemStatement(const MinedPr& pr, const std::vector<std::string>& commit_subjects) {
+  std::string s = pr.title + "\n";
+  std::string body = CleanBody(pr.body);
+  if (!body.empty()) s += "\n" + body + "\n";
+  if (!commit_subjects.empty()) {
+    s += "\nCommits of the pull request:\n";
+    for (const auto& c : commit_subjects) s += "- " + c + "\n";
+  }
+  return s;
+}
+
+// The intent from --llm-cmd, or an error saying why the answer was not used.
+util::Expected<std::string> IntentByModel(util::Env& env, tracer::Launcher& launcher,
+                                          const std::string& cmd, const MinedPr& pr,
+                                          const std::string& work_dir) {
+  json files = json::array();
+  for (const auto* list : {&pr.source_files, &pr.test_files, &pr.other_files}) {
+    for (const auto& f : *list) files.push_back(f);
+  }
+  json req = {{"schema", "fbkit.llm-mine/1"},
+              {"task", "classify_intent"},
+              {"title", pr.title},
+              {"body", pr.body},
+              {"files", files},
+              {"intents", Intents()}};
+  auto out = tracer::RunLlmCommand(env, launcher, cmd, req.dump(), work_dir);
+  if (!out.ok()) return util::Error{out.error()};
+  json ans = json::parse(*out, nullptr, false);
+  if (!ans.is_object() || !ans.contains("intent") || !ans["intent"].is_string()) {
+    return util::Error{"answer has no \"intent\" string"};
+  }
+  std::string intent = Lower(ans["intent"].get<std::string>());
+  const auto& all = Intents();
+  if (std::find(all.begin(), all.end(), intent) == all.end()) {
+    return util::Error{"unknown intent \"" + intent + "\""};
+  }
+  return intent;
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// Everything about one PR commit past stage 1; false (with `drop`) when a stage drops it.
+struct Miner {
+  util::Env& env;
+  tracer::Launcher& launcher;
+  parser::PythonParser& parser;
+  tracer::Git& git;
+  const std::string& repo;
+  const MineOptions& o;
+  const std::string& work_dir;
+  MineReport& report;
+
+  util::Expected<bool> Fill(const Commit& c, MinedPr* pr, std::string* drop) {
+    auto names = git.Run(repo, {"diff", "--name-only", "--no-renames", pr->base, pr->commit});
+    if (!names.ok()) return util::Error{names.error()};
+    std::vector<std::string> files;
+    for (const auto& f : Split(*names, '\n')) {
+      if (!Trim(f).empty()) files.push_back(Trim(f));
+    }
+    std::sort(files.begin(), files.end());
+    Classify(files, pr);
+    if (pr->test_files.empty() || pr->source_files.empty()) {
+      *drop = pr->test_files.empty() ? "no test file changed" : "no Python source file changed";
+      return false;
+    }
+    report.stages[2].count++;
+    auto pub = NewPublic(git, parser, repo, *pr);
+    if (!pub.ok()) return util::Error{pub.error()};
+    pr->new_public = std::move(*pub);
+    Decide(pr);
+    report.intents[pr->intent]++;
+    if (!o.intents.empty() &&
+        std::find(o.intents.begin(), o.intents.end(), pr->intent) == o.intents.end()) {
+      *drop = "intent: " + pr->intent;
+      return false;
+    }
+    std::vector<std::string> subjects;
+    if (pr->kind == "merge") {
+      auto log = git.Run(
+          repo, {"log", "--no-merges", "--reverse", "--format=%s", pr->base + ".." + pr->commit});
+      if (!log.ok()) return util::Error{log.error()};
+      for (const auto& s : Split(*log, '\n')) {
+        if (!Trim(s).empty()) subjects.push_back(Trim(s));
+      }
+    }
+    std::string all_text = c.subject + "\n" + c.body + "\n" + Join(subjects, "\n");
+    pr->issues = IssueNumbers(all_text, pr->pr);
+    pr->problem_statement = ProblemStatement(*pr, subjects);
+    std::vector<std::string> rest = pr->source_files;
+    rest.insert(rest.end(), pr->other_files.begin(), pr->other_files.end());
+    std::sort(rest.begin(), rest.end());
+    auto diff = [&](const std::vector<std::string>& paths) -> util::Expected<std::string> {
+      std::vector<std::string> args = {"diff",   "--binary", "--no-renames",
+                                       pr->base, pr->commit, "--"};
+      args.insert(args.end(), paths.begin(), paths.end());
+      return git.Run(repo, args);
+    };
+    auto patch = diff(rest);
+    if (!patch.ok()) return util::Error{patch.error()};
+    auto test_patch = diff(pr->test_files);
+    if (!test_patch.ok()) return util::Error{test_patch.error()};
+    pr->patch = std::move(*patch);
+    pr->test_patch = std::move(*test_patch);
+    return true;
+  }
+
+  void Decide(MinedPr* pr) {
+    if (!o.llm_cmd.empty()) {
+      auto intent = IntentByModel(env, launcher, o.llm_cmd, *pr, work_dir);
+      if (intent.ok()) {
+        pr->intent = *intent;
+        pr->intent_source = "llm";
+        return;
+      }
+      report.warnings.push_back(pr->instance_id + ": --llm-cmd: " + intent.error() +
+                                " (the rule decides)");
+    }
+    pr->intent = IntentByRule(pr->title, pr->new_public, &pr->intent_reason);
+    pr->intent_source = "rule";
+  }
+};
+
+std::string InstanceId(const std::string& repo_name, int pr) {
+  std::string id = repo_name;
+  if (id.starts_with("local/")) id = id.substr(6);
+  size_t slash = id.find('/');
+  if (slash != std::string::npos) id = id.substr(0, slash) + "__" + id.substr(slash + 1);
+  return id + "-" + std::to_string(pr);
+}
+
+}  // namespace
+
+const std::vector<std::string>& Intents() {
+  static const std::vector<std::string> kIntents = {"new feature", "bug fix", "refactor", "docs",
+                                                    "other"};
+  return kIntents;
+}
+
+std::string IntentByRule(const std::string& title, const std::vector<std::string>& new_public,
+                         std::string* reason) {
+  static const std::regex kConventional(R"(^\s*(\w+)(\([^)]*\))?!?:)");
+  std::smatch m;
+  std::string lower = Lower(title);
+  if (std::regex_search(lower, m, kConventional)) {
+    std::string type = m[1];
+    *reason = "conventional prefix \"" + type + ":\"";
+    if (type == "feat" || type == "feature") return "new feature";
+    if (type == "fix" || type == "bugfix") return "bug fix";
+    if (type == "refactor" || type == "perf" || type == "style") return "refactor";
+    if (type == "docs" || type == "doc") return "docs";
+    if (type == "chore" || type == "ci" || type == "build" || type == "test") return "other";
+  }
+  std::set<std::string> words;
+  static const std::regex kWord(R"([a-z]+)");
+  for (auto it = std::sregex_iterator(lower.begin(), lower.end(), kWord);
+       it != std::sregex_iterator(); ++it) {
+    words.insert(it->str());
+  }
+  std::string w;
+  if (HasWord(words,
+              {"fix", "fixes", "fixed", "fixing", "bug", "bugs", "crash", "regression", "incorrect",
+               "wrong", "broken"},
+              &w)) {
+    return *reason = "title word \"" + w + "\"", "bug fix";
+  }
+  if (HasWord(
+          words,
+          {"add", "adds", "added", "adding", "support", "supports", "new", "allow", "allows",
+           "implement", "implements", "introduce", "introduces", "enable", "enables", "feature"},
+          &w)) {
+    return *reason = "title word \"" + w + "\"", "new feature";
+  }
+  if (HasWord(words,
+              {"refactor", "refactoring", "cleanup", "clean", "rename", "renames", "move", "moves",
+               "simplify", "reorganize", "typing", "annotations"},
+              &w)) {
+    return *reason = "title word \"" + w + "\"", "refactor";
+  }
+  if (HasWord(words,
+              {"doc", "docs", "docstring", "docstrings", "documentation", "typo", "typos", "readme",
+               "changelog"},
+              &w)) {
+    return *reason = "title word \"" + w + "\"", "docs";
+  }
+  if (!new_public.empty()) {
+    return *reason = "adds public " + new_public.front(), "new feature";
+  }
+  *reason = "no rule matched";
+  return "other";
+}
+
+std::vector<int> IssueNumbers(const std::string& text, int pr) {
+  static const std::regex kRef(R"((?:^|[^\w&/])#(\d+)\b|/issues/(\d+)\b)");
+  std::set<int> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kRef); it != std::sregex_iterator();
+       ++it) {
+    std::string n = (*it)[1].matched ? (*it)[1].str() : (*it)[2].str();
+    if (n.size() > 9) continue;
+    int v = std::stoi(n);
+    if (v != pr) out.insert(v);
+  }
+  return {out.begin(), out.end()};
+}
+
+util::Expected<MineResult> Mine(util::Env& env, tracer::Launcher& launcher,
+                                parser::PythonParser& parser, const std::string& repo,
+                                const MineOptions& o, const std::string& work_dir,
+                                void (*progress)(const std::string&)) {
+  tracer::Git git(env, launcher, work_dir);
+  auto commits = History(git, repo, o);
+  if (!commits.ok()) return util::Error{commits.error()};
+  MineResult r;
+  r.report.repository = o.repo_name;
+  r.report.stages = {{"first-parent commits"},
+                     {"pull requests (merge #N or squash (#N))"},
+                     {"changes tests and Python source"},
+                     {"intent kept"},
+                     {"written (--max)"}};
+  r.report.stages[0].count = static_cast<int>(commits->size());
+  Miner miner{env, launcher, parser, git, repo, o, work_dir, r.report};
+  size_t done = 0;
+  for (const auto& c : *commits) {
+    if (progress && ++done % 50 == 0) {
+      progress(std::to_string(done) + "/" + std::to_string(commits->size()) + " commits, " +
+               std::to_string(r.prs.size()) + " kept");
+    }
+    MinedPr pr;
+    pr.pr = PrNumber(c, &pr.kind);
+    if (pr.pr == 0) {
+      r.report.dropped[pr.kind == "merge" ? "merge without a PR number" : "no PR number"]++;
+      continue;
+    }
+    pr.commit = c.hash;
+    pr.base = c.parents.empty() ? "" : c.parents.front();
+    pr.date = c.date;
+    pr.instance_id = InstanceId(o.repo_name, pr.pr);
+    TitleAndBody(c, &pr);
+    if (pr.title.starts_with("Merge ")) {  // "Merge stable into main (#N)": many PRs at once
+      r.report.dropped["branch merge"]++;
+      continue;
+    }
+    r.report.stages[1].count++;
+    if (pr.base.empty()) {
+      r.report.dropped["root commit"]++;
+      continue;
+    }
+    std::string drop;
+    auto kept = miner.Fill(c, &pr, &drop);
+    if (!kept.ok()) return util::Error{c.hash.substr(0, 12) + ": " + kept.error()};
+    if (!*kept) {
+      r.report.dropped[drop]++;
+      continue;
+    }
+    r.report.stages[3].count++;
+    if (o.max > 0 && static_cast<int>(r.prs.size()) >= o.max) {
+      r.report.dropped["beyond --max"]++;
+      continue;
+    }
+    r.prs.push_back(std::move(pr));
+  }
+  r.report.stages[4].count = static_cast<int>(r.prs.size());
+  return r;
+}
+
+std::string MinedJsonl(const std::vector<MinedPr>& prs, const std::string& repo) {
+  std::string out;
+  for (const auto& p : prs) {
+    util::JsonWriter w(&out);
+    w.BeginObject();
+    w.Key("base_commit"), w.String(p.base);
+    w.Key("commit"), w.String(p.commit);
+    w.Key("created_at"), w.String(p.date);
+    w.Key("files");
+    w.BeginObject();
+    w.Key("other"), w.StringArray(p.other_files);
+    w.Key("source"), w.StringArray(p.source_files);
+    w.Key("test"), w.StringArray(p.test_files);
+    w.EndObject();
+    w.Key("hints_text"), w.String("");
+    w.Key("instance_id"), w.String(p.instance_id);
+    w.Key("intent"), w.String(p.intent);
+    w.Key("intent_reason"), w.String(p.intent_reason);
+    w.Key("intent_source"), w.String(p.intent_source);
+    w.Key("issue_numbers");
+    w.BeginArray();
+    for (int n : p.issues) w.Int(n);
+    w.EndArray();
+    w.Key("kind"), w.String(p.kind);
+    w.Key("new_public"), w.StringArray(p.new_public);
+    w.Key("patch"), w.String(p.patch);
+    w.Key("problem_statement"), w.String(p.problem_statement);
+    w.Key("pull_number"), w.Int(p.pr);
+    w.Key("repo"), w.String(repo);
+    w.Key("test_patch"), w.String(p.test_patch);
+    w.Key("title"), w.String(p.title);
+    w.EndObject();
+    out += "\n";
+  }
+  return out;
+}
+
+std::string MineReportJson(const MineReport& report) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("dropped");
+  w.BeginObject();
+  for (const auto& [k, v] : report.dropped) w.Key(k), w.Int(v);
+  w.EndObject();
+  w.Key("intents");
+  w.BeginObject();
+  for (const auto& [k, v] : report.intents) w.Key(k), w.Int(v);
+  w.EndObject();
+  w.Key("repository"), w.String(report.repository);
+  w.Key("schema"), w.String("fbkit.race-mine/1");
+  w.Key("stages");
+  w.BeginArray();
+  for (const auto& s : report.stages) {
+    w.BeginObject();
+    w.Key("count"), w.Int(s.count);
+    w.Key("stage"), w.String(s.name);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return out + "\n";
+}
+
+std::string MineReportText(const MineReport& report) {
+  std::string out = "funnel of " + report.repository + ":\n";
+  for (const auto& s : report.stages) {
+    out += "  " + std::to_string(s.count) + "\t" + s.name + "\n";
+  }
+  out += "intents (of the PRs changing tests and source):";
+  for (const auto& [k, v] : report.intents) out += " " + k + " " + std::to_string(v) + ";";
+  out += "\ndropped:";
+  for (const auto& [k, v] : report.dropped) out += " " + k + " " + std::to_string(v) + ";";
+  return out + "\n";
+}
+
+}  // namespace fbkit::groundtruth
