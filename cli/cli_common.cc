@@ -81,4 +81,20 @@ util::Status WriteOutput(util::Env& env, const std::string& path, std::string_vi
   return util::Status::Ok();
 }
 
+util::Expected<std::pair<int, int>> ParseShard(const std::string& s) {
+  if (s.empty()) return std::pair{1, 1};
+  size_t slash = s.find('/');
+  try {
+    int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
+    if (slash == std::string::npos || k < 1 || n < 1 || k > n) throw std::invalid_argument(s);
+    return std::pair{k, n};
+  } catch (const std::exception&) {
+    return util::Error{"--shard must be K/N with 1 <= K <= N, got '" + s + "'"};
+  }
+}
+
+bool InShard(size_t index, const std::pair<int, int>& shard) {
+  return static_cast<int>(index % static_cast<size_t>(shard.second)) == shard.first - 1;
+}
+
 }  // namespace fbkit::cli

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "util/env.h"
 #include "util/expected.h"
@@ -54,5 +55,10 @@ util::Expected<std::string> MakeScratchDir(const std::string& what);
 
 // Writes `data` to `path`, or to stdout when path is "-".
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data);
+
+// "K/N" -> {K, N} with 1 <= K <= N ("" -> {1, 1}); item i (0-based, in sorted order) belongs
+// to shard K when i % N == K - 1.
+util::Expected<std::pair<int, int>> ParseShard(const std::string& s);
+bool InShard(size_t index, const std::pair<int, int>& shard);
 
 }  // namespace fbkit::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -19,8 +20,10 @@
 #include "groundtruth/metrics.h"
 #include "groundtruth/mine.h"
 #include "groundtruth/records.h"
+#include "groundtruth/report.h"
 #include "parser/python_parser.h"
 #include "tracer/git.h"
+#include "util/parallel.h"
 
 namespace fbkit::cli {
 namespace {
@@ -79,6 +82,7 @@ struct ScoreArgs {
   std::string instances;
   std::string output = "-";
   std::string format = "table";
+  std::string html, svg;
   std::string llm_cmd;
   std::string work_dir;
   double threshold = 0.5;
@@ -192,6 +196,11 @@ int RunScore(const ScoreArgs& a) {
                     : a.format == "csv" ? groundtruth::ScoresCsv(scores)
                                         : groundtruth::ScoresTable(scores);
   if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(kWho, s.error());
+  for (const auto& [path, text] : {std::pair{&a.html, &groundtruth::ScoresHtml},
+                                   std::pair{&a.svg, &groundtruth::ScoresSvg}}) {
+    if (path->empty()) continue;
+    if (auto s = env.WriteFileAtomic(*path, text(scores)); !s.ok()) return Fail(kWho, s.error());
+  }
   return rc;
 }
 
@@ -214,6 +223,9 @@ void AddScore(CLI::App& app, int* exit_code) {
                   "Command for semantic matching (fbkit.llm-match/1) and for judging the agent's "
                   "goal and concepts when its file has no judgements (fbkit.llm-judge/1)");
   cmd->add_flag("--per-instance", a->per_instance, "JSON: include per-instance scores");
+  cmd->add_option("--html", a->html,
+                  "Also write a self-contained HTML report: waterfall per agent and group, Table 3");
+  cmd->add_option("--svg", a->svg, "Also write the waterfall picture as SVG");
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->callback([a, exit_code] { *exit_code = RunScore(*a); });
 }
@@ -226,10 +238,17 @@ struct RunArgs {
   SpecArgs spec;
   groundtruth::RunSettings settings;  // resolved from `spec` before the command runs
   int repeat = 1;
+  int jobs = 1;
+  std::string shard;
   bool quiet = false;
 };
 
 void AddRunOptions(CLI::App* cmd, RunArgs* a) {
+  cmd->add_option("-j,--jobs", a->jobs,
+                  "Instances run at once (default 1); output order is the input's")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--shard", a->shard,
+                  "K/N: only instances i (0-based, input order) with i % N == K-1");
   cmd->add_option(
          "INSTANCES", a->instances,
          "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
@@ -273,24 +292,66 @@ std::string Summary(const groundtruth::Validation& v) {
          std::to_string(v.pass_to_pass.size()) + ")";
 }
 
+// What one instance's run gives: output lines (two streams) and an exit code.
+struct Out {
+  std::string text, text2;
+  int rc = kExitOk;
+};
+
+// The instances of the shard, run `jobs` at a time: fn(instance, its scratch dir, worker);
+// texts are joined in input order, the exit code is the largest.
+Out RunInstances(
+    const std::vector<groundtruth::Instance>& all, const RunArgs& a,
+    const std::pair<int, int>& shard, const std::string& work,
+    const std::function<Out(const groundtruth::Instance&, const std::string&, int)>& fn) {
+  std::vector<const groundtruth::Instance*> mine;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (InShard(i, shard)) mine.push_back(&all[i]);
+  }
+  std::vector<Out> out(mine.size());
+  util::ParallelFor(mine.size(), a.jobs, [&](size_t k, int worker) {
+    out[k] = fn(*mine[k], util::JoinPath(work, std::to_string(k)), worker);
+  });
+  Out all_out;
+  for (const auto& o : out) {
+    all_out.text += o.text;
+    all_out.text2 += o.text2;
+    all_out.rc = std::max(all_out.rc, o.rc);
+  }
+  return all_out;
+}
+
+// One parser per worker (tree-sitter parsers are not shared between threads).
+util::Expected<std::vector<std::unique_ptr<parser::PythonParser>>> Parsers(int jobs) {
+  std::vector<std::unique_ptr<parser::PythonParser>> out;
+  for (int i = 0; i < jobs; ++i) {
+    auto p = parser::PythonParser::Create();
+    if (!p.ok()) return util::Error{p.error()};
+    out.push_back(std::move(*p));
+  }
+  return out;
+}
+
 int RunValidate(const RunArgs& a) {
   util::Env& env = util::RealEnv();
   auto instances = LoadInstances(env, a.instances);
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  auto shard = ParseShard(a.shard);
+  if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   std::string work = ScratchDir(a.work_dir, "validate");
-  std::string out;
-  int rc = kExitOk;
-  for (const auto& i : *instances) {
-    auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings, a.repeat, work);
-    Note(a.quiet, "validate", i.instance_id, Summary(v));
-    if (v.status == "error") rc = kExitFailure;
-    out += groundtruth::ValidationJson(v);
-  }
+  auto p = RunInstances(*instances, a, *shard, work,
+                        [&](const groundtruth::Instance& i, const std::string& dir, int) {
+                          auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings,
+                                                         a.repeat, dir);
+                          Note(a.quiet, "validate", i.instance_id, Summary(v));
+                          return Out{groundtruth::ValidationJson(v), "",
+                                     v.status == "error" ? kExitFailure : kExitOk};
+                        });
   (void)env.RemoveAll(work);
-  if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, out); !s.ok()) {
+  if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, p.text); !s.ok()) {
     return Fail(kWho, s.error());
   }
-  return rc;
+  return p.rc;
 }
 
 struct FilesArgs : RunArgs {
@@ -314,41 +375,42 @@ int RunFiles(const FilesArgs& a) {
   util::Env& env = util::RealEnv();
   auto instances = LoadInstances(env, a.instances);
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  auto shard = ParseShard(a.shard);
+  if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   std::map<std::string, std::vector<std::string>> f2p;
   if (!a.validation.empty()) {
     auto loaded = LoadF2p(env, a.validation);
     if (!loaded.ok()) return Fail(kWho, loaded.error()), kExitUsage;
     f2p = std::move(*loaded);
   }
-  auto parser = parser::PythonParser::Create();
-  if (!parser.ok()) return Fail(kWho, parser.error());
+  auto parsers = Parsers(a.jobs);
+  if (!parsers.ok()) return Fail(kWho, parsers.error());
   std::string work = ScratchDir(a.work_dir, "files");
-  std::string out;
-  int rc = kExitOk;
-  for (const auto& i : *instances) {
-    auto it = f2p.find(i.instance_id);
-    std::vector<std::string> tests;
-    if (it != f2p.end()) {
-      tests = it->second;
-    } else {
-      auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings, a.repeat, work);
-      tests = v.fail_to_pass;
-    }
-    auto l = groundtruth::Localize(env, tracer::RealLauncher(), **parser, i, a.settings, tests,
-                                   !a.no_entities, work);
-    Note(a.quiet, "files", i.instance_id,
-         l.error.empty()
-             ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
-                   std::to_string(l.other.size()) + ", unknown " + std::to_string(l.unknown.size())
-             : "error: " + l.error);
-    if (!l.error.empty()) rc = kExitFailure;
-    out += groundtruth::LocalizationJson(l);
-  }
+  auto p = RunInstances(
+      *instances, a, *shard, work,
+      [&](const groundtruth::Instance& i, const std::string& dir, int worker) {
+        auto it = f2p.find(i.instance_id);
+        std::vector<std::string> tests;
+        if (it != f2p.end()) {
+          tests = it->second;
+        } else {
+          tests = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings, a.repeat, dir)
+                      .fail_to_pass;
+        }
+        auto l = groundtruth::Localize(env, tracer::RealLauncher(), *(*parsers)[worker], i,
+                                       a.settings, tests, !a.no_entities, dir);
+        Note(a.quiet, "files", i.instance_id,
+             l.error.empty() ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
+                                   std::to_string(l.other.size()) + ", unknown " +
+                                   std::to_string(l.unknown.size())
+                             : "error: " + l.error);
+        return Out{groundtruth::LocalizationJson(l), "", l.error.empty() ? kExitOk : kExitFailure};
+      });
   (void)env.RemoveAll(work);
-  if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, out); !s.ok()) {
+  if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, p.text); !s.ok()) {
     return Fail(kWho, s.error());
   }
-  return rc;
+  return p.rc;
 }
 
 struct GtArgs : RunArgs {
@@ -381,51 +443,66 @@ util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs&
   return o;
 }
 
+// One instance's ground truth: writes ID.json, reports progress; returns the validation and
+// files lines and the exit code.
+Out GtOne(util::Env& env, parser::PythonParser& parser, const GtArgs& a,
+          const groundtruth::GtOptions& options, const groundtruth::Instance& i,
+          const std::string& dir) {
+  auto r = groundtruth::BuildGroundTruth(env, tracer::RealLauncher(), parser, i, options, dir);
+  Out out{groundtruth::ValidationJson(r.validation), "", kExitOk};
+  if (r.validation.status == "ok") out.text2 = groundtruth::LocalizationJson(r.localization);
+  std::string path = util::JoinPath(a.output, FileName(i.instance_id) + ".json");
+  (void)env.RemoveAll(path);
+  if (r.ok) {
+    if (auto s = env.WriteFileAtomic(path, groundtruth::GroundTruthJson(r.gt)); !s.ok()) {
+      Note(false, "gt", i.instance_id, s.error());
+      out.rc = kExitFailure;
+      return out;
+    }
+  }
+  std::string what = r.validation.status != "ok" ? Summary(r.validation)
+                     : !r.ok                     ? "error: " + r.localization.error
+                             : "ok (necessary " + std::to_string(r.gt.necessary.size()) +
+                                   ", tasks " + std::to_string(r.gt.tasks.size()) + ", steps " +
+                                   std::to_string(r.gt.steps.size()) + ")";
+  Note(a.quiet, "gt", i.instance_id, what);
+  for (const auto& p : r.problems) {
+    std::fprintf(stderr, "fb-race gt: %s: %s\n", i.instance_id.c_str(), p.c_str());
+    out.rc = std::max(out.rc, static_cast<int>(kExitFileErrors));
+  }
+  if (r.validation.status == "error" || (r.validation.status == "ok" && !r.ok)) {
+    out.rc = kExitFailure;
+  }
+  return out;
+}
+
 int RunGt(const GtArgs& a) {
   util::Env& env = util::RealEnv();
   auto instances = LoadInstances(env, a.instances);
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  auto shard = ParseShard(a.shard);
+  if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   auto options = GtOptionsOf(env, a);
   if (!options.ok()) return Fail(kWho, options.error()), kExitUsage;
-  auto parser = parser::PythonParser::Create();
-  if (!parser.ok()) return Fail(kWho, parser.error());
+  auto parsers = Parsers(a.jobs);
+  if (!parsers.ok()) return Fail(kWho, parsers.error());
   if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(kWho, s.error());
   std::string work = ScratchDir(a.work_dir, "gt");
-  std::string validations, files;
-  int rc = kExitOk;
-  for (const auto& i : *instances) {
-    auto r =
-        groundtruth::BuildGroundTruth(env, tracer::RealLauncher(), **parser, i, *options, work);
-    validations += groundtruth::ValidationJson(r.validation);
-    if (r.validation.status == "ok") files += groundtruth::LocalizationJson(r.localization);
-    std::string path = util::JoinPath(a.output, FileName(i.instance_id) + ".json");
-    (void)env.RemoveAll(path);
-    if (r.ok) {
-      if (auto s = env.WriteFileAtomic(path, groundtruth::GroundTruthJson(r.gt)); !s.ok()) {
-        return Fail(kWho, s.error());
-      }
-    }
-    std::string what = r.validation.status != "ok" ? Summary(r.validation)
-                       : !r.ok                     ? "error: " + r.localization.error
-                               : "ok (necessary " + std::to_string(r.gt.necessary.size()) +
-                                     ", tasks " + std::to_string(r.gt.tasks.size()) + ", steps " +
-                                     std::to_string(r.gt.steps.size()) + ")";
-    Note(a.quiet, "gt", i.instance_id, what);
-    for (const auto& p : r.problems) {
-      std::fprintf(stderr, "fb-race gt: %s: %s\n", i.instance_id.c_str(), p.c_str());
-      rc = std::max(rc, static_cast<int>(kExitFileErrors));
-    }
-    if (r.validation.status == "error" || (r.validation.status == "ok" && !r.ok)) rc = kExitFailure;
-  }
+  auto p = RunInstances(*instances, a, *shard, work,
+                        [&](const groundtruth::Instance& i, const std::string& dir, int worker) {
+                          return GtOne(env, *(*parsers)[worker], a, *options, i, dir);
+                        });
   (void)env.RemoveAll(work);
+  std::string suffix = a.shard.empty() ? ".jsonl"
+                                       : "." + std::to_string(shard->first) + "-of-" +
+                                             std::to_string(shard->second) + ".jsonl";
   for (const auto& [name, text] :
-       {std::pair<std::string, std::string>{"validation.jsonl", validations},
-        {"files.jsonl", files}}) {
-    if (auto s = env.WriteFileAtomic(util::JoinPath(a.output, name), text); !s.ok()) {
+       {std::pair<std::string, std::string>{"validation", p.text}, {"files", p.text2}}) {
+    if (auto s = env.WriteFileAtomic(util::JoinPath(a.output, name + suffix), text); !s.ok()) {
       return Fail(kWho, s.error());
     }
   }
-  return rc;
+  return p.rc;
 }
 
 struct LiteArgs {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "groundtruth/entity_changes.h"
 #include "groundtruth/json_docs.h"
 #include "tracer/llm_cmd.h"
 #include "util/json_writer.h"
@@ -128,6 +129,66 @@ void AddIssue(util::Env& env, tracer::Launcher& launcher, const Instance& instan
   r->gt.concepts = texts.concepts;
 }
 
+std::string PurposeRequest(const Instance& instance, const GtTask& task, const std::string& code) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("change"), w.String(task.change);
+  w.Key("code"), w.String(code);
+  w.Key("entity"), w.String(task.entity);
+  w.Key("file"), w.String(task.file);
+  w.Key("instance_id"), w.String(instance.instance_id);
+  w.Key("kind"), w.String(task.kind);
+  w.Key("problem_statement"), w.String(instance.problem_statement);
+  w.Key("schema"), w.String("fbkit.llm-gt/1");
+  w.Key("task"), w.String("purpose");
+  w.EndObject();
+  return out + "\n";
+}
+
+// entity id -> its code in the gold version (the base version for a deleted entity).
+util::Expected<std::map<std::string, std::string>> EntityCode(util::Env& env,
+                                                              tracer::Launcher& launcher,
+                                                              parser::PythonParser& parser,
+                                                              const Instance& instance,
+                                                              const std::string& work) {
+  auto versions = PatchVersions(env, launcher, instance.repo, instance.base_commit, instance.patch,
+                                work);
+  if (!versions.ok()) return util::Error{versions.error()};
+  std::map<std::string, const FileVersions*> by_path;
+  for (const auto& v : *versions) by_path[v.path] = &v;
+  std::map<std::string, std::string> out;
+  for (const auto& ch : DiffEntities(parser, *versions).entities) {
+    const FileVersions* f = by_path[ch.file];
+    bool before = ch.change == Change::kDeleted;
+    const auto& text = before ? f->before : f->after;
+    int64_t b = before ? ch.before_start : ch.after_start, e = before ? ch.before_end : ch.after_end;
+    if (!text || b < 0 || e < b || static_cast<size_t>(e) > text->size()) continue;
+    out[ch.entity] = text->substr(b, e - b);
+  }
+  return out;
+}
+
+// Each task without a purpose gets one from --llm-cmd: the feature request and the entity's
+// own code go out, a behaviour-level sentence comes back.
+void AddPurposes(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+                 const Instance& instance, const GtOptions& o, const std::string& work,
+                 GtResult* r) {
+  if (o.llm_cmd.empty()) return;
+  auto code = EntityCode(env, launcher, parser, instance, util::JoinPath(work, "code"));
+  if (!code.ok()) return r->problems.push_back("purposes: " + code.error());
+  for (auto& t : r->gt.tasks) {
+    if (!t.purpose.empty()) continue;
+    auto got = AskLlm<std::string>(env, launcher, o.llm_cmd, PurposeRequest(instance, t, (*code)[t.entity]),
+                                   work, [](const json& j) { return j.at("purpose").get<std::string>(); });
+    if (!got.ok()) {
+      r->problems.push_back("purpose of " + t.entity + ": " + got.error());
+      continue;
+    }
+    t.purpose = *got;
+  }
+}
+
 }  // namespace
 
 util::Expected<std::map<std::string, std::vector<Step>>> ParseStepsFile(const std::string& text,
@@ -177,6 +238,7 @@ GtResult BuildGroundTruth(util::Env& env, tracer::Launcher& launcher, parser::Py
   r.gt.tasks = l.tasks;
   r.gt.fail_to_pass = r.validation.fail_to_pass;
   r.gt.pass_to_pass = r.validation.pass_to_pass;
+  AddPurposes(env, launcher, parser, instance, options, util::JoinPath(work_dir, "llm"), &r);
   AddSteps(env, launcher, instance, options, util::JoinPath(work_dir, "llm"), &r);
   AddIssue(env, launcher, instance, options, util::JoinPath(work_dir, "llm"), &r);
   (void)env.RemoveAll(work_dir);

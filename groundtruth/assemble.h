@@ -8,6 +8,10 @@
 //    "description"}]}
 //   {"task": "issue", "instance_id", "problem_statement", "hints"}  ->  {"goal": TEXT,
 //    "concepts": [TEXT]}  (no code-level details are sent)
+//   {"task": "purpose", "instance_id", "problem_statement", "entity", "file", "kind", "change",
+//    "code"}  ->  {"purpose": TEXT}  per task (the entity's own code in the gold version, the
+//    base version when deleted); the purpose states observable behaviour, and the score's
+//    matcher compares new entities by it.
 #pragma once
 
 #include <map>

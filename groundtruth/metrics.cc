@@ -290,6 +290,17 @@ std::string CsvField(const std::string& s) {
 
 }  // namespace
 
+std::string MetricNumber(double v) { return Number(v); }
+
+std::string MetricCell(const GroupScore& g, const std::string& metric) {
+  return Cell(g, metric, false);
+}
+
+const std::vector<std::string>& MetricHeaders() {
+  static const std::vector<std::string> kList(std::begin(kHeaders), std::end(kHeaders));
+  return kList;
+}
+
 const std::vector<std::string>& MetricNames() {
   static const std::vector<std::string> kNames = {
       "recall_files",  "overpred_files", "recall_tasks",   "overpred_tasks",

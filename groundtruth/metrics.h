@@ -82,6 +82,14 @@ InstanceScore ScoreInstance(const GroundTruth& gt, const AgentInstance* agent,
 AgentScore ScoreAgent(const std::vector<GroundTruth>& gts, const AgentRun& run,
                       const Matcher& matcher);
 
+// A value as fbkit.race-scores/1 writes it (6 decimals, trailing zeros dropped).
+std::string MetricNumber(double v);
+// A group's metric as the table shows it: percent with one decimal (score_goal: 0-10 with
+// two), "-" when missing.
+std::string MetricCell(const GroupScore& g, const std::string& metric);
+// The table's column headers, in MetricNames() order.
+const std::vector<std::string>& MetricHeaders();
+
 // fbkit.race-scores/1 (keys sorted; ratios rounded to 6 decimals).
 std::string ScoresJson(const std::vector<AgentScore>& agents, bool per_instance);
 // One row per agent and group; percentages with one decimal, "-" when missing.
