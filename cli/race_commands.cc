@@ -21,6 +21,7 @@
 #include "groundtruth/mine.h"
 #include "groundtruth/records.h"
 #include "groundtruth/report.h"
+#include "groundtruth/summarize.h"
 #include "parser/python_parser.h"
 #include "tracer/git.h"
 #include "util/parallel.h"
@@ -196,8 +197,8 @@ int RunScore(const ScoreArgs& a) {
                     : a.format == "csv" ? groundtruth::ScoresCsv(scores)
                                         : groundtruth::ScoresTable(scores);
   if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(kWho, s.error());
-  for (const auto& [path, text] : {std::pair{&a.html, &groundtruth::ScoresHtml},
-                                   std::pair{&a.svg, &groundtruth::ScoresSvg}}) {
+  for (const auto& [path, text] :
+       {std::pair{&a.html, &groundtruth::ScoresHtml}, std::pair{&a.svg, &groundtruth::ScoresSvg}}) {
     if (path->empty()) continue;
     if (auto s = env.WriteFileAtomic(*path, text(scores)); !s.ok()) return Fail(kWho, s.error());
   }
@@ -223,8 +224,9 @@ void AddScore(CLI::App& app, int* exit_code) {
                   "Command for semantic matching (fbkit.llm-match/1) and for judging the agent's "
                   "goal and concepts when its file has no judgements (fbkit.llm-judge/1)");
   cmd->add_flag("--per-instance", a->per_instance, "JSON: include per-instance scores");
-  cmd->add_option("--html", a->html,
-                  "Also write a self-contained HTML report: waterfall per agent and group, Table 3");
+  cmd->add_option(
+      "--html", a->html,
+      "Also write a self-contained HTML report: waterfall per agent and group, Table 3");
   cmd->add_option("--svg", a->svg, "Also write the waterfall picture as SVG");
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->callback([a, exit_code] { *exit_code = RunScore(*a); });
@@ -694,6 +696,106 @@ void AddMine(CLI::App& app, int* exit_code) {
   cmd->callback([a, exit_code] { *exit_code = RunMine(*a); });
 }
 
+struct SummarizeArgs {
+  std::string runs;
+  std::string format = "auto";
+  std::string agent;
+  std::string llm_cmd;
+  std::string output = "-";
+  std::string work_dir;
+  bool quiet = false;
+};
+
+// The trajectories of one file, or a warning.
+util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
+                                                                const std::string& file,
+                                                                const std::string& display,
+                                                                const std::string& format) {
+  auto text = env.ReadFile(file);
+  if (!text.ok()) return util::Error{text.error()};
+  std::string f = format == "auto" ? groundtruth::DetectFormat(*text, file) : format;
+  if (f.empty())
+    return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent or openhands"};
+  return groundtruth::ReadTrajectories(*text, display, f);
+}
+
+int RunSummarize(const SummarizeArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto files = groundtruth::TrajectoryFiles(env, a.runs);
+  if (!files.ok()) return Fail(kWho, a.runs + ": " + files.error()), kExitUsage;
+  if (files->empty())
+    return Fail(kWho, a.runs + ": no trajectory files (*.traj.json, *.traj, output.jsonl)"),
+           kExitUsage;
+  std::string base = a.runs;
+  while (base.size() > 1 && base.ends_with("/")) base.pop_back();
+  std::string agent = a.agent.empty() ? base.substr(base.find_last_of('/') + 1) : a.agent;
+  std::vector<groundtruth::Summary> all;
+  std::set<std::string> seen;
+  int rc = kExitOk;
+  for (const auto& file : *files) {
+    std::string display = file.starts_with(base + "/") ? file.substr(base.size() + 1) : file;
+    auto read = ReadOneRun(env, file, display, a.format);
+    if (!read.ok()) {
+      std::fprintf(stderr, "fb-race summarize: %s\n", read.error().c_str());
+      rc = kExitFileErrors;
+      continue;
+    }
+    for (auto& t : *read) {
+      if (!seen.insert(t.instance_id).second) {
+        std::fprintf(stderr, "fb-race summarize: %s: instance %s seen before (ignored)\n",
+                     display.c_str(), t.instance_id.c_str());
+        rc = kExitFileErrors;
+        continue;
+      }
+      groundtruth::Summary s;
+      s.agent.instance_id = t.instance_id;
+      s.agent.patch = t.patch;
+      s.trajectory = std::move(t);
+      all.push_back(std::move(s));
+    }
+  }
+  if (!a.llm_cmd.empty()) {
+    std::string work = ScratchDir(a.work_dir, "summarize");
+    for (const auto& w :
+         groundtruth::SummarizeAll(env, tracer::RealLauncher(), a.llm_cmd, agent, work, &all)) {
+      std::fprintf(stderr, "fb-race summarize: %s\n", w.c_str());
+      rc = kExitFileErrors;
+    }
+    (void)env.RemoveAll(work);
+  }
+  if (!a.quiet) {
+    std::fprintf(stderr, "fb-race summarize: %zu instances from %zu files (agent %s)\n", all.size(),
+                 files->size(), agent.c_str());
+  }
+  if (all.empty()) return Fail(kWho, a.runs + ": no instance could be read");
+  if (auto s = WriteOutput(env, a.output, groundtruth::AgentRunJson(agent, all)); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return rc;
+}
+
+void AddSummarize(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<SummarizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "summarize", "Agents' trajectory files into an agent run (fbkit.race-agent/1) for score");
+  cmd->footer(
+      "Reads mini-swe-agent (*.traj.json), SWE-agent (*.traj, 0.x and 1.x) and OpenHands\n"
+      "(output.jsonl) runs. Without a model: the final patch, the files the agent opened and\n"
+      "edited (from its tool calls and shell commands, relative to its repository root),\n"
+      "tokens, API calls, cost and exit status, under \"trajectory\". With --llm-cmd\n"
+      "(fbkit.llm-summarize/1 summarize_trajectory): goal, concepts, files, tasks and steps.");
+  cmd->add_option("RUNS", a->runs, "A run directory (searched recursively) or one trajectory file")
+      ->required();
+  cmd->add_option("--format", a->format, "auto (default), mini-swe-agent, swe-agent or openhands")
+      ->check(CLI::IsMember({"auto", "mini-swe-agent", "swe-agent", "openhands"}));
+  cmd->add_option("--agent", a->agent, "The agent's name (default: RUNS's name)");
+  cmd->add_option("--llm-cmd", a->llm_cmd, "Summarizer command (fbkit.llm-summarize/1)");
+  cmd->add_option("-o,--output", a->output, "Output JSON (default: stdout)");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No summary line on stderr");
+  cmd->callback([a, exit_code] { *exit_code = RunSummarize(*a); });
+}
+
 }  // namespace
 
 void AddRaceCommands(CLI::App& app, int* exit_code) {
@@ -704,6 +806,7 @@ void AddRaceCommands(CLI::App& app, int* exit_code) {
   AddGt(app, exit_code);
   AddLite(app, exit_code);
   AddMine(app, exit_code);
+  AddSummarize(app, exit_code);
 }
 
 }  // namespace fbkit::cli

@@ -61,7 +61,8 @@ util::Expected<std::string> RemoveNew(parser::PythonParser& parser, const FileVe
                                       const EntityChange& c) {
   const std::string& after = *file.after;
   std::string indent;
-  auto [b, e] = LineSpan(after, static_cast<size_t>(c.after_start), static_cast<size_t>(c.after_end), &indent);
+  auto [b, e] = LineSpan(after, static_cast<size_t>(c.after_start),
+                         static_cast<size_t>(c.after_end), &indent);
   std::string cut = after.substr(0, b) + after.substr(e);
   if (!EmptiesBlock(cut, b, indent.size())) return Checked(parser, file.path, cut);
   return Checked(parser, file.path, after.substr(0, b) + indent + "pass\n" + after.substr(e));
@@ -116,8 +117,8 @@ util::Expected<std::string> FirstFailing(util::Env& env, tracer::Launcher& launc
                                          const std::string& work_dir) {
   std::set<std::string> files;
   for (const auto& id : f2p) files.insert(id.substr(0, id.find("::")));
-  auto o = RunTests(env, launcher, repo, settings, instance.pythonpath, {files.begin(), files.end()},
-                    work_dir);
+  auto o = RunTests(env, launcher, repo, settings, instance.pythonpath,
+                    {files.begin(), files.end()}, work_dir);
   if (!o.ok()) return util::Error{"pytest: " + o.error()};
   for (const auto& id : f2p) {
     auto it = o->find(id);
@@ -160,9 +161,11 @@ bool AblateFile(Ctx& c, tracer::Git& git, const FilePatch& f, Localization* l) {
     return true;
   }
   std::string full = util::JoinPath(c.repo, f.old_path.empty() ? path : f.old_path);
-  auto text = path.ends_with(".py") ? c.env.ReadFile(full) : util::Expected<std::string>(util::Error{""});
+  auto text =
+      path.ends_with(".py") ? c.env.ReadFile(full) : util::Expected<std::string>(util::Error{""});
   std::string problem = text.ok() ? ParseProblem(c.parser, path, *text) : "";
-  a = problem.empty() ? Judge(c, path) : Ablation{path, "unknown", "unparsable after the revert (" + problem + ")"};
+  a = problem.empty() ? Judge(c, path)
+                      : Ablation{path, "unknown", "unparsable after the revert (" + problem + ")"};
   l->files.push_back(a);
   return git.Apply(c.repo, f.text).ok();
 }
@@ -192,7 +195,9 @@ void AblateEntities(Ctx& c, const std::vector<FileVersions>& versions, const Cha
 void BuildTasks(const ChangeSet& set, Localization* l) {
   std::map<std::string, std::string> verdicts;
   for (const auto& a : l->entities) {
-    verdicts[a.target] = a.verdict == "necessary" ? "true" : a.verdict == "not_necessary" ? "false" : "unknown";
+    verdicts[a.target] = a.verdict == "necessary"       ? "true"
+                         : a.verdict == "not_necessary" ? "false"
+                                                        : "unknown";
   }
   for (const auto& ch : set.entities) {
     if (ch.change == Change::kCosmetic || IsTestPath(ch.file)) continue;
@@ -238,9 +243,16 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
                                 util::JoinPath(work_dir, "versions"));
   if (!versions.ok()) return fail(versions.error());
   ChangeSet set = DiffEntities(parser, *versions);
-  Ctx c{env, launcher, parser, instance, settings, fail_to_pass, util::JoinPath(work_dir, "repo"),
+  Ctx c{env,
+        launcher,
+        parser,
+        instance,
+        settings,
+        fail_to_pass,
+        util::JoinPath(work_dir, "repo"),
         util::JoinPath(work_dir, "run")};
-  if (auto s = PrepareCheckout(env, launcher, instance, c.repo, true); !s.ok()) return fail(s.error());
+  if (auto s = PrepareCheckout(env, launcher, instance, c.repo, true); !s.ok())
+    return fail(s.error());
   auto base = FirstFailing(env, launcher, c.repo, settings, instance, fail_to_pass, c.runs);
   if (!base.ok()) return fail(base.error());
   if (!base->empty()) return fail("F2P " + *base + " does not pass with the gold patch");
@@ -261,7 +273,9 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
     }
   }
   for (const auto& a : l.files) {
-    (a.verdict == "necessary" ? l.necessary : a.verdict == "unknown" ? l.unknown : l.other)
+    (a.verdict == "necessary" ? l.necessary
+     : a.verdict == "unknown" ? l.unknown
+                              : l.other)
         .push_back(a.target);
   }
   std::sort(l.test.begin(), l.test.end());

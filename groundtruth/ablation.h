@@ -25,7 +25,7 @@
 namespace fbkit::groundtruth {
 
 struct Ablation {
-  std::string target;  // a file path or an entity id
+  std::string target;   // a file path or an entity id
   std::string verdict;  // necessary, not_necessary, unknown (files: also test, other)
   std::string reason;   // unknown: why; necessary: the first F2P test that failed
 };

@@ -81,8 +81,8 @@ util::Expected<T> AskLlm(util::Env& env, tracer::Launcher& launcher, const std::
 }
 
 template <typename T, typename F>
-util::Expected<std::map<std::string, T>> ByInstance(const std::string& text, const std::string& path,
-                                                    F read) {
+util::Expected<std::map<std::string, T>> ByInstance(const std::string& text,
+                                                    const std::string& path, F read) {
   auto records = ReadRecords(text, path, "instances");
   if (!records.ok()) return util::Error{records.error()};
   std::map<std::string, T> out;
@@ -103,9 +103,9 @@ void AddSteps(util::Env& env, tracer::Launcher& launcher, const Instance& instan
   if (auto it = o.steps.find(instance.instance_id); it != o.steps.end()) {
     steps = it->second;
   } else if (!o.llm_cmd.empty()) {
-    auto got = AskLlm<std::vector<Step>>(env, launcher, o.llm_cmd,
-                                         StepsRequest(instance, r->gt.tasks), work,
-                                         [](const json& j) { return StepsFrom(j.at("steps")); });
+    auto got =
+        AskLlm<std::vector<Step>>(env, launcher, o.llm_cmd, StepsRequest(instance, r->gt.tasks),
+                                  work, [](const json& j) { return StepsFrom(j.at("steps")); });
     if (!got.ok()) return r->problems.push_back("steps: " + got.error());
     steps = std::move(*got);
   }
@@ -121,7 +121,8 @@ void AddIssue(util::Env& env, tracer::Launcher& launcher, const Instance& instan
   if (auto it = o.issues.find(instance.instance_id); it != o.issues.end()) {
     texts = it->second;
   } else if (!o.llm_cmd.empty()) {
-    auto got = AskLlm<IssueTexts>(env, launcher, o.llm_cmd, IssueRequest(instance), work, IssueFrom);
+    auto got =
+        AskLlm<IssueTexts>(env, launcher, o.llm_cmd, IssueRequest(instance), work, IssueFrom);
     if (!got.ok()) return r->problems.push_back("issue: " + got.error());
     texts = std::move(*got);
   }
@@ -152,8 +153,8 @@ util::Expected<std::map<std::string, std::string>> EntityCode(util::Env& env,
                                                               parser::PythonParser& parser,
                                                               const Instance& instance,
                                                               const std::string& work) {
-  auto versions = PatchVersions(env, launcher, instance.repo, instance.base_commit, instance.patch,
-                                work);
+  auto versions =
+      PatchVersions(env, launcher, instance.repo, instance.base_commit, instance.patch, work);
   if (!versions.ok()) return util::Error{versions.error()};
   std::map<std::string, const FileVersions*> by_path;
   for (const auto& v : *versions) by_path[v.path] = &v;
@@ -162,7 +163,8 @@ util::Expected<std::map<std::string, std::string>> EntityCode(util::Env& env,
     const FileVersions* f = by_path[ch.file];
     bool before = ch.change == Change::kDeleted;
     const auto& text = before ? f->before : f->after;
-    int64_t b = before ? ch.before_start : ch.after_start, e = before ? ch.before_end : ch.after_end;
+    int64_t b = before ? ch.before_start : ch.after_start,
+            e = before ? ch.before_end : ch.after_end;
     if (!text || b < 0 || e < b || static_cast<size_t>(e) > text->size()) continue;
     out[ch.entity] = text->substr(b, e - b);
   }
@@ -179,8 +181,9 @@ void AddPurposes(util::Env& env, tracer::Launcher& launcher, parser::PythonParse
   if (!code.ok()) return r->problems.push_back("purposes: " + code.error());
   for (auto& t : r->gt.tasks) {
     if (!t.purpose.empty()) continue;
-    auto got = AskLlm<std::string>(env, launcher, o.llm_cmd, PurposeRequest(instance, t, (*code)[t.entity]),
-                                   work, [](const json& j) { return j.at("purpose").get<std::string>(); });
+    auto got = AskLlm<std::string>(
+        env, launcher, o.llm_cmd, PurposeRequest(instance, t, (*code)[t.entity]), work,
+        [](const json& j) { return j.at("purpose").get<std::string>(); });
     if (!got.ok()) {
       r->problems.push_back("purpose of " + t.entity + ": " + got.error());
       continue;
@@ -210,11 +213,13 @@ util::Status CheckSteps(const std::vector<GtTask>& tasks, std::vector<Step>* ste
     Step& s = (*steps)[i];
     if (s.id.empty()) s.id = "S" + std::to_string(i + 1);
     if (std::find(types.begin(), types.end(), s.type) == types.end()) {
-      return util::Error{"step " + s.id + " has type \"" + s.type + "\", which is not in the taxonomy"};
+      return util::Error{"step " + s.id + " has type \"" + s.type +
+                         "\", which is not in the taxonomy"};
     }
     if (s.related_tasks.empty()) return util::Error{"step " + s.id + " names no task"};
     for (const auto& t : s.related_tasks) {
-      if (!known.count(t)) return util::Error{"step " + s.id + " names " + t + ", which is no task"};
+      if (!known.count(t))
+        return util::Error{"step " + s.id + " names " + t + ", which is no task"};
     }
   }
   return {};
@@ -228,9 +233,9 @@ GtResult BuildGroundTruth(util::Env& env, tracer::Launcher& launcher, parser::Py
   r.validation = Validate(env, launcher, instance, options.settings, options.repeat,
                           util::JoinPath(work_dir, "validate"));
   if (r.validation.status != "ok") return r;
-  r.localization = Localize(env, launcher, parser, instance, options.settings,
-                            r.validation.fail_to_pass, options.entities,
-                            util::JoinPath(work_dir, "ablate"));
+  r.localization =
+      Localize(env, launcher, parser, instance, options.settings, r.validation.fail_to_pass,
+               options.entities, util::JoinPath(work_dir, "ablate"));
   if (!r.localization.error.empty()) return r;
   r.ok = true;
   const auto& l = r.localization;

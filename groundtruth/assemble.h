@@ -35,9 +35,9 @@ struct GtOptions {
   RunSettings settings;
   int repeat = 1;
   bool entities = true;
-  std::string llm_cmd;                                 // steps and issue texts when set
-  std::map<std::string, std::vector<Step>> steps;      // --steps FILE, by instance
-  std::map<std::string, IssueTexts> issues;            // --issue FILE, by instance
+  std::string llm_cmd;                             // steps and issue texts when set
+  std::map<std::string, std::vector<Step>> steps;  // --steps FILE, by instance
+  std::map<std::string, IssueTexts> issues;        // --issue FILE, by instance
 };
 
 // Steps by instance from {instance_id, steps: [...]} records (JSON or JSON Lines).

@@ -160,7 +160,8 @@ void DiffFile(const std::string& path, const Version& before, const Version& aft
   for (const auto& [key, i] : after.by_key) {
     const auto& a = after.table.entities[i];
     auto it = before.by_key.find(key);
-    const parser::Entity* b = it == before.by_key.end() ? nullptr : &before.table.entities[it->second];
+    const parser::Entity* b =
+        it == before.by_key.end() ? nullptr : &before.table.entities[it->second];
     if (b && (a.kind == parser::EntityKind::kClass) != (b->kind == parser::EntityKind::kClass)) {
       changes.push_back(Make(path, b, nullptr, Change::kDeleted));
       b = nullptr;
@@ -185,18 +186,23 @@ void DiffFile(const std::string& path, const Version& before, const Version& aft
 
 const char* ChangeName(Change change) {
   switch (change) {
-    case Change::kNew: return "new";
-    case Change::kModified: return "modified";
-    case Change::kCosmetic: return "cosmetic";
-    case Change::kDeleted: return "deleted";
-    case Change::kRenamed: return "renamed";
+    case Change::kNew:
+      return "new";
+    case Change::kModified:
+      return "modified";
+    case Change::kCosmetic:
+      return "cosmetic";
+    case Change::kDeleted:
+      return "deleted";
+    case Change::kRenamed:
+      return "renamed";
   }
   return "modified";
 }
 
 std::optional<Change> ParseChange(std::string_view name) {
-  for (Change c : {Change::kNew, Change::kModified, Change::kCosmetic, Change::kDeleted,
-                   Change::kRenamed}) {
+  for (Change c :
+       {Change::kNew, Change::kModified, Change::kCosmetic, Change::kDeleted, Change::kRenamed}) {
     if (name == ChangeName(c)) return c;
   }
   return std::nullopt;
@@ -211,16 +217,17 @@ struct Open {
 };
 
 bool IsCompound(std::string_view first) {
-  static const std::set<std::string_view> kCompound = {
-      "async", "class", "def", "elif", "else", "except", "finally", "for", "if", "try",
-      "while", "with"};
+  static const std::set<std::string_view> kCompound = {"async", "class",  "def",     "elif",
+                                                       "else",  "except", "finally", "for",
+                                                       "if",    "try",    "while",   "with"};
   return kCompound.count(first) > 0;
 }
 
 bool IsCallee(std::string_view last) {
   static const std::set<std::string_view> kKeywords = {
-      "and", "as", "assert", "await", "del", "elif", "else", "except", "for", "from", "if",
-      "import", "in", "is", "lambda", "not", "or", "raise", "return", "while", "with", "yield"};
+      "and", "as",    "assert", "await",  "del",  "elif", "else",   "except",
+      "for", "from",  "if",     "import", "in",   "is",   "lambda", "not",
+      "or",  "raise", "return", "while",  "with", "yield"};
   if (last == ")" || last == "]") return true;
   return !last.empty() && IsWord(last[0]) && !std::isdigit(static_cast<unsigned char>(last[0])) &&
          !kKeywords.count(last);
@@ -351,11 +358,10 @@ ChangeSet DiffEntities(parser::PythonParser& parser, const std::vector<FileVersi
     }
     set.files.push_back(std::move(fc));
   }
-  std::stable_sort(set.entities.begin(), set.entities.end(),
-                   [](const EntityChange& a, const EntityChange& b) {
-                     return std::tie(a.file, a.start_line, a.entity) <
-                            std::tie(b.file, b.start_line, b.entity);
-                   });
+  std::stable_sort(
+      set.entities.begin(), set.entities.end(), [](const EntityChange& a, const EntityChange& b) {
+        return std::tie(a.file, a.start_line, a.entity) < std::tie(b.file, b.start_line, b.entity);
+      });
   return set;
 }
 
@@ -381,7 +387,9 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, tracer::
       auto old = py ? git.Show(repo, commit, f.old_path)
                     : util::Expected<std::optional<std::string>>(std::optional<std::string>(""));
       if (!old.ok()) return util::Error{old.error()};
-      if (!*old) return util::Error{"the patch changes " + f.old_path + ", which " + commit + " does not have"};
+      if (!*old)
+        return util::Error{"the patch changes " + f.old_path + ", which " + commit +
+                           " does not have"};
       v.before = **old;
       if (py) {
         std::string dest = util::JoinPath(tree, f.old_path);

@@ -25,10 +25,10 @@ const char* ChangeName(Change change);
 std::optional<Change> ParseChange(std::string_view name);
 
 struct EntityChange {
-  std::string entity;      // "path::qualname" (the after version's; the before's if deleted)
+  std::string entity;  // "path::qualname" (the after version's; the before's if deleted)
   std::string file;
   std::string qualname;
-  std::string kind;        // function, method or class
+  std::string kind;  // function, method or class
   Change change = Change::kModified;
   std::string old_entity;  // renamed: the before version's id
   int start_line = 0;      // in the after version (the before one if deleted)

@@ -71,7 +71,8 @@ std::vector<std::string> RunnableTests(const std::string& test_patch) {
   if (!files.ok()) return out;
   for (const auto& f : *files) {
     std::string name = Base(f.path());
-    bool runnable = name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"));
+    bool runnable =
+        name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"));
     if (runnable && !f.is_deleted()) out.push_back(f.path());
   }
   Sort(&out);
@@ -110,7 +111,8 @@ Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& 
     return done("discarded", p.ok() ? "the gold patch is empty" : "gold patch: " + p.error());
   }
   v.test_files = RunnableTests(instance.test_patch);
-  if (v.test_files.empty()) return done("discarded", "the test patch touches no runnable test file");
+  if (v.test_files.empty())
+    return done("discarded", "the test patch touches no runnable test file");
   std::string repo = util::JoinPath(work_dir, "repo");
   if (auto s = PrepareCheckout(env, launcher, instance, repo, false); !s.ok()) {
     return done(s.error().starts_with("cannot") ? "error" : "discarded", s.error());

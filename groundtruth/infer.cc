@@ -12,7 +12,8 @@ util::Status BackInfer(util::Env& env, tracer::Launcher& launcher, parser::Pytho
                        AgentInstance* agent) {
   if (agent->patch.empty()) return {};
   tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
-  if (auto r = git.Run(instance.repo, {"rev-parse", "--verify", instance.base_commit + "^{commit}"});
+  if (auto r =
+          git.Run(instance.repo, {"rev-parse", "--verify", instance.base_commit + "^{commit}"});
       !r.ok()) {
     return util::Error{r.error()};
   }

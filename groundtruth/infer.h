@@ -17,7 +17,6 @@ namespace fbkit::groundtruth {
 // `applied` becomes false if the agent file left it unknown, and the tasks stay as they
 // are. Fails only when the repository or commit cannot be read.
 util::Status BackInfer(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
-                       const Instance& instance, const std::string& work_dir,
-                       AgentInstance* agent);
+                       const Instance& instance, const std::string& work_dir, AgentInstance* agent);
 
 }  // namespace fbkit::groundtruth

@@ -7,7 +7,8 @@ namespace {
 
 int LineOf(const std::string& text, size_t byte) {
   byte = std::min(byte, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
+  return 1 +
+         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
 }
 
 }  // namespace

@@ -65,7 +65,8 @@ Table Universe(const std::vector<AgentRun>& runs) {
 struct Counts {
   std::vector<int> resolved, applied;
   void Add(const std::vector<std::pair<bool, bool>>& f, int sign) {
-    for (size_t c = 0; c < f.size(); ++c) resolved[c] += sign * f[c].first, applied[c] += sign * f[c].second;
+    for (size_t c = 0; c < f.size(); ++c)
+      resolved[c] += sign * f[c].first, applied[c] += sign * f[c].second;
   }
 };
 
@@ -88,8 +89,8 @@ std::string Num(double v) {
 
 }  // namespace
 
-util::Expected<LiteResult> ChooseLite(const std::vector<AgentRun>& runs, size_t size,
-                                      uint64_t seed, int iterations) {
+util::Expected<LiteResult> ChooseLite(const std::vector<AgentRun>& runs, size_t size, uint64_t seed,
+                                      int iterations) {
   if (runs.empty()) return util::Error{"no results given"};
   Table t = Universe(runs);
   if (size == 0 || size > t.ids.size()) {
@@ -123,7 +124,8 @@ util::Expected<LiteResult> ChooseLite(const std::vector<AgentRun>& runs, size_t 
   r.max_deviation = best.first, r.sum_deviation = best.second;
   for (size_t c = 0; c < runs.size(); ++c) {
     r.rates.push_back({runs[c].agent, t.full_resolved[c], t.full_applied[c],
-                       k.resolved[c] / static_cast<double>(size), k.applied[c] / static_cast<double>(size)});
+                       k.resolved[c] / static_cast<double>(size),
+                       k.applied[c] / static_cast<double>(size)});
   }
   return r;
 }

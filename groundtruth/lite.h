@@ -31,8 +31,8 @@ struct LiteResult {
 
 // The universe is the instances every run has, with both flags known (missing flags make
 // an instance ineligible). Fails when it holds fewer than `size` instances.
-util::Expected<LiteResult> ChooseLite(const std::vector<AgentRun>& runs, size_t size,
-                                      uint64_t seed, int iterations);
+util::Expected<LiteResult> ChooseLite(const std::vector<AgentRun>& runs, size_t size, uint64_t seed,
+                                      int iterations);
 
 // fbkit.race-lite/1 (keys sorted).
 std::string LiteJson(const LiteResult& r, uint64_t seed);

@@ -14,9 +14,9 @@ namespace {
 
 bool StopWord(const std::string& w) {
   static const std::set<std::string> kStop = {
-      "the", "and", "for", "with", "that", "this", "from", "into", "are", "was", "its",
-      "an",  "of",  "to",  "in",   "on",   "by",   "is",   "it",   "be",  "as",  "or",
-      "py",  "self", "at", "when", "which", "new", "add", "adds"};
+      "the", "and", "for", "with", "that", "this", "from",  "into", "are", "was",
+      "its", "an",  "of",  "to",   "in",   "on",   "by",    "is",   "it",  "be",
+      "as",  "or",  "py",  "self", "at",   "when", "which", "new",  "add", "adds"};
   return kStop.count(w) > 0;
 }
 
@@ -89,7 +89,8 @@ std::vector<std::string> Words(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     auto c = static_cast<unsigned char>(text[i]);
     if (std::isalnum(c)) {
-      bool camel = std::isupper(c) && i > 0 && std::islower(static_cast<unsigned char>(text[i - 1]));
+      bool camel =
+          std::isupper(c) && i > 0 && std::islower(static_cast<unsigned char>(text[i - 1]));
       if (camel) flush();
       cur += static_cast<char>(std::tolower(c));
     } else {
@@ -110,25 +111,26 @@ double Similarity(const std::vector<std::string>& a, const std::vector<std::stri
 }
 
 Matcher LexicalMatcher(double threshold) {
-  return [threshold](const MatchRequest& r) -> util::Expected<std::vector<std::pair<size_t, size_t>>> {
-    std::vector<std::vector<std::string>> tw, pw;
-    for (const auto& t : r.truth) tw.push_back(Words(t.text));
-    for (const auto& p : r.predicted) pw.push_back(Words(p.text));
-    std::vector<std::tuple<double, size_t, size_t>> scored;
-    for (auto [t, p] : r.candidates) {
-      double s = Similarity(tw[t], pw[p]);
-      if (s >= threshold) scored.emplace_back(-s, t, p);
-    }
-    std::sort(scored.begin(), scored.end());
-    std::set<size_t> ts, ps;
-    std::vector<std::pair<size_t, size_t>> out;
-    for (auto [s, t, p] : scored) {
-      if (ts.count(t) || ps.count(p)) continue;
-      ts.insert(t), ps.insert(p);
-      out.emplace_back(t, p);
-    }
-    return out;
-  };
+  return
+      [threshold](const MatchRequest& r) -> util::Expected<std::vector<std::pair<size_t, size_t>>> {
+        std::vector<std::vector<std::string>> tw, pw;
+        for (const auto& t : r.truth) tw.push_back(Words(t.text));
+        for (const auto& p : r.predicted) pw.push_back(Words(p.text));
+        std::vector<std::tuple<double, size_t, size_t>> scored;
+        for (auto [t, p] : r.candidates) {
+          double s = Similarity(tw[t], pw[p]);
+          if (s >= threshold) scored.emplace_back(-s, t, p);
+        }
+        std::sort(scored.begin(), scored.end());
+        std::set<size_t> ts, ps;
+        std::vector<std::pair<size_t, size_t>> out;
+        for (auto [s, t, p] : scored) {
+          if (ts.count(t) || ps.count(p)) continue;
+          ts.insert(t), ps.insert(p);
+          out.emplace_back(t, p);
+        }
+        return out;
+      };
 }
 
 Matcher LlmMatcher(util::Env& env, tracer::Launcher& launcher, std::string cmd,

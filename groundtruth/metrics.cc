@@ -265,7 +265,7 @@ void WriteGroup(util::JsonWriter& w, const GroupScore& g) {
   w.EndObject();
 }
 
-const char* kHeaders[] = {"Rec@F", "OP@F", "Rec@T", "OP@T", "Rec@S", "OP@S",
+const char* kHeaders[] = {"Rec@F", "OP@F",  "Rec@T", "OP@T",  "Rec@S",   "OP@S",
                           "Goal",  "Rec@C", "Acc@C", "Apply", "Resolved"};
 
 std::string Cell(const GroupScore& g, const std::string& metric, bool csv) {
@@ -303,8 +303,8 @@ const std::vector<std::string>& MetricHeaders() {
 
 const std::vector<std::string>& MetricNames() {
   static const std::vector<std::string> kNames = {
-      "recall_files",  "overpred_files", "recall_tasks",   "overpred_tasks",
-      "recall_steps",  "overpred_steps", "score_goal",     "recall_concept",
+      "recall_files",     "overpred_files",   "recall_tasks", "overpred_tasks",
+      "recall_steps",     "overpred_steps",   "score_goal",   "recall_concept",
       "accuracy_concept", "patch_apply_rate", "resolved_rate"};
   return kNames;
 }

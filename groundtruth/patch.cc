@@ -83,7 +83,8 @@ util::Expected<std::vector<FilePatch>> ParsePatch(std::string_view diff) {
     }
   }
   std::vector<FilePatch> out;
-  bool blank = std::all_of(diff.begin(), diff.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  bool blank = std::all_of(diff.begin(), diff.end(),
+                           [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
   if (starts.empty()) {
     if (blank) return out;
     return util::Error{"not a unified diff (no file header)"};
@@ -116,7 +117,8 @@ bool IsTestPath(std::string_view path) {
   std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   std::string_view dir = slash == std::string_view::npos ? "" : path.substr(0, slash + 1);
   for (std::string_view d : {"tests/", "test/", "testing/"}) {
-    if (StartsWith(dir, d) || dir.find(std::string("/") + std::string(d)) != std::string_view::npos) {
+    if (StartsWith(dir, d) ||
+        dir.find(std::string("/") + std::string(d)) != std::string_view::npos) {
       return true;
     }
   }

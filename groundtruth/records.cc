@@ -89,8 +89,8 @@ std::optional<bool> BoolOr(const json& j, const char* key) {
 
 void CheckRange(const std::optional<double>& v, double hi, const char* name) {
   if (v && (*v < 0 || *v > hi)) {
-    throw std::invalid_argument(std::string(name) + " must lie in [0, " +
-                                (hi == 10 ? "10" : "1") + "]");
+    throw std::invalid_argument(std::string(name) + " must lie in [0, " + (hi == 10 ? "10" : "1") +
+                                "]");
   }
 }
 

@@ -16,18 +16,18 @@ namespace fbkit::groundtruth {
 const std::vector<std::string>& StepTypes();
 
 struct GtTask {
-  std::string entity;      // "path::qualname"
+  std::string entity;  // "path::qualname"
   std::string file;
-  std::string change;      // new, modified, deleted or renamed
+  std::string change;                 // new, modified, deleted or renamed
   std::string necessary = "unknown";  // "true", "false" or "unknown" (ablation not run)
-  std::string kind;        // function, method or class ("" when not given)
-  std::string old_entity;  // renamed: the id before
-  std::string purpose;     // optional text for semantic matching
+  std::string kind;                   // function, method or class ("" when not given)
+  std::string old_entity;             // renamed: the id before
+  std::string purpose;                // optional text for semantic matching
 };
 
 struct Step {
   std::string id;
-  std::string type;  // one of StepTypes()
+  std::string type;                        // one of StepTypes()
   std::vector<std::string> related_tasks;  // entity ids
   std::string description;
 };
@@ -37,13 +37,13 @@ struct GroundTruth {
   std::vector<std::string> necessary;  // files; each list sorted
   std::vector<std::string> other;
   std::vector<std::string> test;
-  std::vector<std::string> unknown;    // changed source files whose ablation could not run
+  std::vector<std::string> unknown;  // changed source files whose ablation could not run
   std::vector<GtTask> tasks;
   std::vector<Step> steps;
   std::vector<std::string> fail_to_pass;
   std::vector<std::string> pass_to_pass;
-  std::optional<std::string> goal;       // Goal Expectation text
-  std::vector<std::string> concepts;     // Concept Explanations
+  std::optional<std::string> goal;    // Goal Expectation text
+  std::vector<std::string> concepts;  // Concept Explanations
 };
 
 struct AgentTask {
@@ -58,11 +58,11 @@ struct AgentInstance {
   std::string patch;
   std::optional<bool> applied;
   std::optional<bool> resolved;
-  std::vector<std::string> files;   // declared
-  std::vector<AgentTask> tasks;     // declared (plus back-inferred ones)
-  std::vector<Step> steps;          // declared
-  std::optional<std::string> goal;        // the agent's own Goal Expectation (a summarizer's)
-  std::vector<std::string> concepts;      // the agent's own Concept Explanations
+  std::vector<std::string> files;          // declared
+  std::vector<AgentTask> tasks;            // declared (plus back-inferred ones)
+  std::vector<Step> steps;                 // declared
+  std::optional<std::string> goal;         // the agent's own Goal Expectation (a summarizer's)
+  std::vector<std::string> concepts;       // the agent's own Concept Explanations
   std::optional<double> goal_score;        // 0-10, from a judge
   std::optional<double> concept_recall;    // 0-1
   std::optional<double> concept_accuracy;  // 0-1

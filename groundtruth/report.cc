@@ -13,11 +13,20 @@ std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -93,8 +102,11 @@ std::string Panel(const AgentScore& a, const GroupScore& g, int ox, int oy) {
 
 std::string Legend(int y) {
   return "<g transform=\"translate(10," + Num(y) + ")\"><rect width=\"12\" height=\"12\" fill=\"" +
-         kRecallColor + "\"/><text x=\"18\" y=\"10\" class=\"a\">Recall</text><rect x=\"80\" "
-         "width=\"12\" height=\"12\" fill=\"" + kOverColor + "\"/><text x=\"98\" y=\"10\" "
+         kRecallColor +
+         "\"/><text x=\"18\" y=\"10\" class=\"a\">Recall</text><rect x=\"80\" "
+         "width=\"12\" height=\"12\" fill=\"" +
+         kOverColor +
+         "\"/><text x=\"98\" y=\"10\" "
          "class=\"a\">OverPrediction</text></g>";
 }
 
@@ -192,8 +204,10 @@ std::string ScoresHtml(const std::vector<AgentScore>& agents) {
     safe += json[i];
     if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') safe += "\\";
   }
-  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>RACE "
-                  "scores</title><style>" + std::string(kStyle) + "</style></head><body>";
+  std::string s =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>RACE "
+      "scores</title><style>" +
+      std::string(kStyle) + "</style></head><body>";
   s += "<h1>RACE scores</h1><p class=\"note\">Recall falls from files to tasks to steps; "
        "OverPrediction is the share of predicted files, tasks or steps the ground truth does not "
        "have. Ratios are means over the instances where they are defined (n per cell in its "

@@ -1,0 +1,231 @@
+#include "groundtruth/summarize.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tracer/llm_cmd.h"
+#include "util/json_writer.h"
+
+namespace fbkit::groundtruth {
+namespace {
+
+using json = nlohmann::json;
+
+const std::vector<std::string>& Changes() {
+  static const std::vector<std::string> kChanges = {"new", "modified", "deleted", "renamed"};
+  return kChanges;
+}
+
+bool IsTrajectoryName(const std::string& name) {
+  return name.ends_with(".traj.json") || name.ends_with(".traj") || name == "output.jsonl";
+}
+
+util::Status Walk(util::Env& env, const std::string& dir, std::vector<std::string>* out) {
+  auto entries = env.ListDir(dir);
+  if (!entries.ok()) return util::Error{entries.error()};
+  for (const auto& e : *entries) {
+    std::string path = util::JoinPath(dir, e.name);
+    if (e.type == util::FileType::kDirectory) {
+      if (auto s = Walk(env, path, out); !s.ok()) return s;
+    } else if (e.type == util::FileType::kRegular && IsTrajectoryName(e.name)) {
+      out->push_back(path);
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> Strings(const json& j, const char* key) {
+  std::vector<std::string> out;
+  if (!j.contains(key) || j[key].is_null()) return out;
+  for (const auto& v : j.at(key)) out.push_back(v.get<std::string>());
+  return out;
+}
+
+std::string Str(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+void OptInt(util::JsonWriter& w, const std::optional<int64_t>& v) {
+  if (v) {
+    w.Int(*v);
+  } else {
+    w.Null();
+  }
+}
+
+void WriteTrajectory(util::JsonWriter& w, const Trajectory& t) {
+  w.BeginObject();
+  w.Key("api_calls"), OptInt(w, t.api_calls);
+  w.Key("cost");
+  if (t.cost) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.6f", *t.cost);
+    w.Raw(buf);
+  } else {
+    w.Null();
+  }
+  w.Key("edited"), w.StringArray(t.edited);
+  w.Key("exit_status"), w.String(t.exit_status);
+  w.Key("format"), w.String(t.format);
+  w.Key("opened"), w.StringArray(t.opened);
+  w.Key("patch_files"), w.StringArray(t.patch_files);
+  w.Key("root"), w.String(t.root);
+  w.Key("source"), w.String(t.source);
+  w.Key("tokens"), w.BeginObject();
+  w.Key("completion"), OptInt(w, t.completion_tokens);
+  w.Key("prompt"), OptInt(w, t.prompt_tokens);
+  w.EndObject();
+  w.Key("turns"), w.Int(static_cast<int64_t>(t.turns.size()));
+  w.EndObject();
+}
+
+}  // namespace
+
+util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs) {
+  auto st = env.Stat(runs, true);
+  if (!st.ok()) return util::Error{st.error()};
+  std::vector<std::string> out;
+  if (st->type != util::FileType::kDirectory) {
+    out.push_back(runs);
+    return out;
+  }
+  if (auto s = Walk(env, runs, &out); !s.ok()) return util::Error{s.error()};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string SummarizeRequest(const Trajectory& t, const std::string& agent) {
+  json turns = json::array();
+  for (const auto& turn : t.turns) {
+    turns.push_back(
+        {{"action", turn.action}, {"observation", turn.observation}, {"thought", turn.thought}});
+  }
+  json req = {{"schema", "fbkit.llm-summarize/1"},
+              {"task", "summarize_trajectory"},
+              {"instance_id", t.instance_id},
+              {"agent", agent},
+              {"format", t.format},
+              {"problem_statement", t.problem_statement},
+              {"turns", turns},
+              {"opened", t.opened},
+              {"edited", t.edited},
+              {"patch", t.patch},
+              {"step_types", StepTypes()},
+              {"changes", Changes()}};
+  return req.dump() + "\n";
+}
+
+util::Status ApplySummary(const std::string& answer, Summary* s) {
+  AgentInstance a = s->agent;
+  try {
+    json j = json::parse(answer);
+    if (j.contains("goal") && j["goal"].is_string()) a.goal = j["goal"].get<std::string>();
+    a.concepts = Strings(j, "concepts");
+    a.files = Strings(j, "files");
+    std::set<std::string> entities;
+    for (const auto& t : j.value("tasks", json::array())) {
+      AgentTask task;
+      task.entity = t.at("entity").get<std::string>();
+      task.file = Str(t, "file");
+      if (task.file.empty()) task.file = task.entity.substr(0, task.entity.find("::"));
+      task.change = Str(t, "change");
+      task.purpose = Str(t, "purpose");
+      if (std::find(Changes().begin(), Changes().end(), task.change) == Changes().end()) {
+        return util::Error{"task " + task.entity + " has change \"" + task.change + "\""};
+      }
+      entities.insert(task.entity);
+      a.tasks.push_back(std::move(task));
+    }
+    for (const auto& st : j.value("steps", json::array())) {
+      Step step;
+      step.type = st.at("type").get<std::string>();
+      step.related_tasks = Strings(st, "related_tasks");
+      step.description = Str(st, "description");
+      step.id = "P" + std::to_string(a.steps.size() + 1);
+      if (std::find(StepTypes().begin(), StepTypes().end(), step.type) == StepTypes().end()) {
+        return util::Error{"step " + step.id + " has type \"" + step.type +
+                           "\", not in the taxonomy"};
+      }
+      for (const auto& r : step.related_tasks) {
+        if (!entities.count(r))
+          return util::Error{"step " + step.id + " names " + r + ", no task of the answer"};
+      }
+      a.steps.push_back(std::move(step));
+    }
+  } catch (const std::exception& e) {
+    return util::Error{std::string("answer is not the expected JSON: ") + e.what()};
+  }
+  s->agent = std::move(a);
+  return {};
+}
+
+std::vector<std::string> SummarizeAll(util::Env& env, tracer::Launcher& launcher,
+                                      const std::string& cmd, const std::string& agent,
+                                      const std::string& work_dir, std::vector<Summary>* all) {
+  std::vector<std::string> warnings;
+  for (auto& s : *all) {
+    auto answer =
+        tracer::RunLlmCommand(env, launcher, cmd, SummarizeRequest(s.trajectory, agent), work_dir);
+    util::Status st =
+        answer.ok() ? ApplySummary(*answer, &s) : util::Status(util::Error{answer.error()});
+    if (!st.ok()) warnings.push_back(s.trajectory.instance_id + ": --llm-cmd: " + st.error());
+  }
+  return warnings;
+}
+
+std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& all) {
+  std::vector<const Summary*> sorted;
+  for (const auto& s : all) sorted.push_back(&s);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Summary* a, const Summary* b) {
+    return a->agent.instance_id < b->agent.instance_id;
+  });
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("agent"), w.String(agent);
+  w.Key("instances"), w.BeginArray();
+  for (const Summary* s : sorted) {
+    const AgentInstance& a = s->agent;
+    w.BeginObject();
+    w.Key("concepts"), w.StringArray(a.concepts);
+    w.Key("files"), w.StringArray(a.files);
+    w.Key("goal");
+    if (a.goal) {
+      w.String(*a.goal);
+    } else {
+      w.Null();
+    }
+    w.Key("instance_id"), w.String(a.instance_id);
+    w.Key("patch"), w.String(a.patch);
+    w.Key("steps"), w.BeginArray();
+    for (const auto& st : a.steps) {
+      w.BeginObject();
+      w.Key("description"), w.String(st.description);
+      w.Key("id"), w.String(st.id);
+      w.Key("related_tasks"), w.StringArray(st.related_tasks);
+      w.Key("type"), w.String(st.type);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("tasks"), w.BeginArray();
+    for (const auto& t : a.tasks) {
+      w.BeginObject();
+      w.Key("change"), w.String(t.change);
+      w.Key("entity"), w.String(t.entity);
+      w.Key("file"), w.String(t.file);
+      if (!t.purpose.empty()) w.Key("purpose"), w.String(t.purpose);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("trajectory"), WriteTrajectory(w, s->trajectory);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("schema"), w.String("fbkit.race-agent/1");
+  w.EndObject();
+  return out + "\n";
+}
+
+}  // namespace fbkit::groundtruth

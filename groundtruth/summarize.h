@@ -1,0 +1,48 @@
+// An agent's run directory into fbkit.race-agent/1 (`fb-race summarize`): every trajectory
+// file found under RUNS is read without a model (trajectory.h); with --llm-cmd the
+// summarizer is asked, per instance,
+//   {"schema": "fbkit.llm-summarize/1", "task": "summarize_trajectory", "instance_id",
+//    "agent", "format", "problem_statement", "turns": [{thought, action, observation}],
+//    "opened", "edited", "patch", "step_types", "changes"}
+// and answers {"goal", "concepts": [..], "files": [..], "tasks": [{entity, file?, change,
+// purpose?}], "steps": [{type, related_tasks, description}]}; an answer that is not that
+// (unknown step type or change, a step naming no task of the answer) is rejected with a
+// warning and the instance keeps only what the trajectory itself says.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "groundtruth/records.h"
+#include "groundtruth/trajectory.h"
+#include "tracer/process.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::groundtruth {
+
+// The trajectory files under `runs` (itself when a file): *.traj.json, *.traj and
+// output.jsonl, sorted; symlinks are not followed.
+util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs);
+
+struct Summary {
+  Trajectory trajectory;
+  AgentInstance agent;  // patch, and (with a summarizer) goal, concepts, files, tasks, steps
+};
+
+// The request for `t` (one JSON line).
+std::string SummarizeRequest(const Trajectory& t, const std::string& agent);
+
+// Fills `s->agent` from a summarizer's answer; an error says what is wrong with it.
+util::Status ApplySummary(const std::string& answer, Summary* s);
+
+// Asks `cmd` for each summary (warnings "ID: why" for rejected answers).
+std::vector<std::string> SummarizeAll(util::Env& env, tracer::Launcher& launcher,
+                                      const std::string& cmd, const std::string& agent,
+                                      const std::string& work_dir, std::vector<Summary>* all);
+
+// fbkit.race-agent/1 with a "trajectory" object per instance (format, source, root, opened,
+// edited, patch_files, tokens, api_calls, cost, exit_status); keys sorted, instances by id.
+std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& all);
+
+}  // namespace fbkit::groundtruth

@@ -1,0 +1,751 @@
+#include "groundtruth/trajectory.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "groundtruth/patch.h"
+
+namespace fbkit::groundtruth {
+namespace {
+
+using json = nlohmann::json;
+
+// ---- shell -------------------------------------------------------------------------------
+
+struct SimpleCommand {
+  std::vector<std::string> words;
+  std::vector<std::string> outputs;  // > and >> targets
+};
+
+// Splits a command line into simple commands (on ; & | && || newlines and parentheses),
+// removing quotes, collecting output redirections and skipping heredoc bodies.
+class ShellSplitter {
+ public:
+  explicit ShellSplitter(const std::string& s) : s_(s) {}
+
+  std::vector<SimpleCommand> Split() {
+    while (i_ < s_.size()) Step();
+    EndWord();
+    EndCommand();
+    return out_;
+  }
+
+ private:
+  void Step() {
+    char c = s_[i_];
+    if (c == '\n') return EndWord(), EndCommand(), SkipHeredocs(), void(++i_);
+    if (c == ' ' || c == '\t') return EndWord(), void(++i_);
+    if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+      EndWord(), EndCommand();
+      ++i_;
+      return;
+    }
+    if (c == '>' || c == '<') return Redirect();
+    if (c == '\'') return SingleQuoted();
+    if (c == '"') return DoubleQuoted();
+    if (c == '\\' && i_ + 1 < s_.size()) {
+      if (s_[i_ + 1] != '\n') word_ += s_[i_ + 1];
+      in_word_ = true;
+      i_ += 2;
+      return;
+    }
+    word_ += c, in_word_ = true, ++i_;
+  }
+
+  void SingleQuoted() {
+    size_t end = s_.find('\'', i_ + 1);
+    if (end == std::string::npos) end = s_.size();
+    word_ += s_.substr(i_ + 1, end - i_ - 1);
+    in_word_ = true;
+    i_ = end + 1;
+  }
+
+  void DoubleQuoted() {
+    ++i_;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      if (s_[i_] == '\\' && i_ + 1 < s_.size()) ++i_;
+      word_ += s_[i_++];
+    }
+    in_word_ = true;
+    ++i_;
+  }
+
+  // > >> < << <<- N> N>&M &> : output targets are recorded, heredoc delimiters queued.
+  void Redirect() {
+    bool fd_prefix =
+        in_word_ && !word_.empty() && std::all_of(word_.begin(), word_.end(), ::isdigit);
+    if (fd_prefix) word_.clear(), in_word_ = false;
+    EndWord();
+    char c = s_[i_];
+    size_t n = 1;
+    while (i_ + n < s_.size() && s_[i_ + n] == c && n < 2) ++n;
+    i_ += n;
+    bool heredoc = c == '<' && n == 2;
+    bool strip_tabs = heredoc && i_ < s_.size() && s_[i_] == '-';
+    if (strip_tabs) ++i_;
+    if (i_ < s_.size() && s_[i_] == '&') {  // >&2, <&0
+      ++i_;
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-'))
+        ++i_;
+      return;
+    }
+    if (i_ < s_.size() && s_[i_] == '<') return void(++i_);  // <<< here-string: word follows
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+    std::string target = ReadWord();
+    if (heredoc) {
+      heredocs_.push_back({target, strip_tabs});
+    } else if (c == '>') {
+      cmd_.outputs.push_back(target);
+    }
+  }
+
+  // One word at i_ (quotes removed), stopping at blanks and operators.
+  std::string ReadWord() {
+    std::string w;
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
+          c == '>' || c == '(' || c == ')') {
+        break;
+      }
+      if (c == '\'' || c == '"') {
+        size_t end = s_.find(c, i_ + 1);
+        if (end == std::string::npos) end = s_.size();
+        w += s_.substr(i_ + 1, end - i_ - 1);
+        i_ = end + 1;
+        continue;
+      }
+      w += c, ++i_;
+    }
+    return w;
+  }
+
+  // At a newline (i_): skips the bodies of the heredocs opened on the line it ends; i_ is
+  // then at the newline after the last delimiter (or the end of the text).
+  void SkipHeredocs() {
+    for (const auto& [delim, strip] : heredocs_) {
+      size_t pos = i_ + 1, end = s_.size();
+      while (pos < s_.size()) {
+        size_t eol = s_.find('\n', pos);
+        size_t stop = eol == std::string::npos ? s_.size() : eol;
+        std::string line = s_.substr(pos, stop - pos);
+        if (strip) line.erase(0, line.find_first_not_of('\t'));
+        if (line == delim) {
+          end = stop;
+          break;
+        }
+        pos = stop + 1;
+      }
+      i_ = end;
+      if (i_ >= s_.size()) break;
+    }
+    heredocs_.clear();
+  }
+
+  void EndWord() {
+    if (in_word_) cmd_.words.push_back(word_);
+    word_.clear();
+    in_word_ = false;
+  }
+
+  void EndCommand() {
+    if (!cmd_.words.empty() || !cmd_.outputs.empty()) out_.push_back(std::move(cmd_));
+    cmd_ = {};
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+  std::string word_;
+  bool in_word_ = false;
+  SimpleCommand cmd_;
+  std::vector<std::pair<std::string, bool>> heredocs_;
+  std::vector<SimpleCommand> out_;
+};
+
+std::string Normalize(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    std::string p =
+        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (p == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!p.empty() && p != ".") {
+      parts.push_back(p);
+    }
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  std::string out;
+  for (const auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+// An absolute path for `word` in `cwd`; "" for words that are no plain path.
+std::string Resolve(const std::string& word, const std::string& cwd) {
+  if (word.empty() || word == "-" || word.find_first_of("$*?[]{}~`") != std::string::npos)
+    return "";
+  if (word == "/dev/null" || word.starts_with("/dev/") || word.starts_with("/proc/")) return "";
+  return Normalize(word.starts_with("/") ? word : cwd + "/" + word);
+}
+
+std::string Base(const std::string& w) { return w.substr(w.find_last_of('/') + 1); }
+
+// Operands of a command (words after the name that are no options); `with_arg` lists the
+// options that take the next word.
+std::vector<std::string> Operands(const std::vector<std::string>& words, size_t from,
+                                  std::initializer_list<const char*> with_arg) {
+  std::vector<std::string> out;
+  for (size_t k = from; k < words.size(); ++k) {
+    const std::string& w = words[k];
+    if (w == "--") {
+      out.insert(out.end(), words.begin() + static_cast<std::ptrdiff_t>(k) + 1, words.end());
+      break;
+    }
+    if (w.starts_with("-") && w.size() > 1) {
+      for (const char* o : with_arg) {
+        if (w == o) ++k;
+      }
+      continue;
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+void Effects(const SimpleCommand& c, std::string* cwd, ShellEffects* e) {
+  for (const auto& t : c.outputs) {
+    if (auto p = Resolve(t, *cwd); !p.empty()) e->edited.push_back(p);
+  }
+  size_t k = 0;
+  while (k < c.words.size() && c.words[k].find('=') != std::string::npos &&
+         !c.words[k].starts_with("-")) {
+    ++k;  // VAR=value prefixes
+  }
+  while (k < c.words.size() &&
+         (c.words[k] == "sudo" || c.words[k] == "time" || c.words[k] == "command"))
+    ++k;
+  if (k >= c.words.size()) return;
+  std::string name = Base(c.words[k]);
+  auto add = [&](std::vector<std::string>* to, const std::vector<std::string>& words) {
+    for (const auto& w : words) {
+      if (auto p = Resolve(w, *cwd); !p.empty()) to->push_back(p);
+    }
+  };
+  if (name == "cd") {
+    if (k + 1 < c.words.size()) {
+      if (auto p = Resolve(c.words[k + 1], *cwd); !p.empty()) *cwd = p;
+    }
+  } else if (name == "cat" || name == "nl" || name == "less" || name == "more") {
+    add(&e->opened, Operands(c.words, k + 1, {}));
+  } else if (name == "head" || name == "tail") {
+    add(&e->opened, Operands(c.words, k + 1, {"-n", "-c"}));
+  } else if (name == "sed") {
+    bool in_place = false, print_only = false, script_given = false;
+    for (size_t j = k + 1; j < c.words.size(); ++j) {
+      const auto& w = c.words[j];
+      if (w.starts_with("-i") || w == "--in-place") in_place = true;
+      bool short_flags = w.starts_with("-") && !w.starts_with("--") && !w.starts_with("-i");
+      if (w == "--quiet" || (short_flags && w.size() <= 4 && w.find('n') != std::string::npos)) {
+        print_only = true;
+      }
+      if (w == "-e" || w == "-f" || w == "--expression") script_given = true;
+    }
+    auto ops = Operands(c.words, k + 1, {"-e", "-f", "--expression", "--file", "-l"});
+    if (!script_given && !ops.empty()) ops.erase(ops.begin());
+    if (in_place) {
+      add(&e->edited, ops);
+    } else if (print_only) {
+      add(&e->opened, ops);
+    }
+  } else if (name == "tee") {
+    add(&e->edited, Operands(c.words, k + 1, {}));
+  }
+}
+
+void SortUnique(std::vector<std::string>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+// ---- shared ------------------------------------------------------------------------------
+
+// Collects absolute paths and makes them repository-relative at the end.
+struct Collector {
+  std::string root;
+  std::vector<std::string> opened, edited;
+
+  void Shell(const std::string& command, std::string* cwd) {
+    auto e = AnalyzeShell(command, cwd);
+    opened.insert(opened.end(), e.opened.begin(), e.opened.end());
+    edited.insert(edited.end(), e.edited.begin(), e.edited.end());
+  }
+  void Open(const std::string& path, const std::string& cwd) {
+    if (auto p = Resolve(path, cwd); !p.empty()) opened.push_back(p);
+  }
+  void Edit(const std::string& path, const std::string& cwd) {
+    if (auto p = Resolve(path, cwd); !p.empty()) edited.push_back(p);
+  }
+  std::vector<std::string> Relative(const std::vector<std::string>& paths) const {
+    std::vector<std::string> out;
+    std::string r = Normalize(root);
+    for (const auto& p : paths) {
+      if (r != "/" && p.starts_with(r + "/")) out.push_back(p.substr(r.size() + 1));
+    }
+    SortUnique(&out);
+    return out;
+  }
+  void Finish(Trajectory* t) const {
+    t->root = root;
+    t->opened = Relative(opened);
+    t->edited = Relative(edited);
+  }
+};
+
+std::string Str(const json& j, const char* key, const std::string& def = "") {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : def;
+}
+
+std::optional<int64_t> Int(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<int64_t>();
+}
+
+std::optional<double> Double(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// A message's text: a string, or the text parts of a content list.
+std::string Text(const json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string out;
+  if (content.is_array()) {
+    for (const auto& part : content) {
+      if (part.is_object()) out += Str(part, "text");
+    }
+  }
+  return out;
+}
+
+std::string Clip(const std::string& s, size_t n = 2000) {
+  return s.size() <= n
+             ? s
+             : s.substr(0, n) + "\n[... " + std::to_string(s.size() - n) + " more characters]";
+}
+
+void PatchFiles(Trajectory* t) {
+  if (auto files = ParsePatch(t->patch); files.ok()) {
+    for (const auto& f : *files) t->patch_files.push_back(f.path());
+  }
+  SortUnique(&t->patch_files);
+}
+
+std::string StemOf(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  for (const char* ext : {".traj.json", ".traj", ".json"}) {
+    if (base.ends_with(ext)) return base.substr(0, base.size() - std::string(ext).size());
+  }
+  return base;
+}
+
+// ---- mini-swe-agent ----------------------------------------------------------------------
+
+std::vector<std::string> MiniActions(const json& msg, const std::regex& action_re) {
+  std::vector<std::string> out;
+  if (msg.contains("extra") && msg["extra"].is_object() && msg["extra"].contains("actions")) {
+    for (const auto& a : msg["extra"]["actions"]) {
+      if (a.is_object() && a.contains("command") && a["command"].is_string()) {
+        out.push_back(a["command"].get<std::string>());
+      }
+    }
+    return out;
+  }
+  if (Str(msg, "role") != "assistant") return out;
+  std::string text = Text(msg.value("content", json()));
+  std::smatch m;
+  if (std::regex_search(text, m, action_re)) out.push_back(m[1]);
+  return out;
+}
+
+Trajectory ReadMini(const json& j, const std::string& path) {
+  Trajectory t;
+  t.format = "mini-swe-agent";
+  t.source = path;
+  const json& info = j.at("info");
+  t.instance_id = Str(j, "instance_id", StemOf(path));
+  t.patch = Str(info, "submission");
+  t.exit_status = Str(info, "exit_status");
+  json stats = info.value("model_stats", json::object());
+  t.api_calls = Int(stats, "api_calls");
+  t.cost = Double(stats, "instance_cost");
+  json config = info.value("config", json::object());
+  Collector col;
+  col.root = "/testbed";
+  if (config.contains("environment") && config["environment"].is_object()) {
+    col.root = Str(config["environment"], "cwd", col.root);
+  }
+  std::string re = R"(```bash\s*\n([\s\S]*?)\n```)";
+  if (config.contains("agent") && config["agent"].is_object()) {
+    std::string given = Str(config["agent"], "action_regex");
+    if (!given.empty()) re = std::regex_replace(given, std::regex(R"(\(\.\*\?\))"), "([\\s\\S]*?)");
+  }
+  std::regex action_re(re);
+  int64_t prompt = 0, completion = 0;
+  bool usage = false;
+  const json& messages = j.at("messages");
+  for (size_t k = 0; k < messages.size(); ++k) {
+    const json& m = messages[k];
+    if (!m.is_object()) continue;
+    if (k == 1 && Str(m, "role") == "user")
+      t.problem_statement = Clip(Text(m.value("content", json())), 20000);
+    if (m.contains("extra") && m["extra"].is_object() && m["extra"].contains("response")) {
+      const json& r = m["extra"]["response"];
+      if (r.is_object() && r.contains("usage") && r["usage"].is_object()) {
+        const json& u = r["usage"];
+        prompt += Int(u, "prompt_tokens").value_or(Int(u, "input_tokens").value_or(0));
+        completion += Int(u, "completion_tokens").value_or(Int(u, "output_tokens").value_or(0));
+        usage = true;
+      }
+    }
+    for (const auto& cmd : MiniActions(m, action_re)) {
+      std::string cwd = col.root;  // a fresh subshell per command
+      col.Shell(cmd, &cwd);
+      Turn turn{Clip(Text(m.value("content", json())), 1500), cmd, ""};
+      if (k + 1 < messages.size() && messages[k + 1].is_object()) {
+        turn.observation = Clip(Text(messages[k + 1].value("content", json())), 1500);
+      }
+      t.turns.push_back(std::move(turn));
+    }
+  }
+  if (usage) t.prompt_tokens = prompt, t.completion_tokens = completion;
+  col.Finish(&t);
+  PatchFiles(&t);
+  return t;
+}
+
+// ---- SWE-agent ---------------------------------------------------------------------------
+
+json StateOf(const json& step) {
+  if (!step.contains("state")) return json::object();
+  const json& s = step["state"];
+  if (s.is_object()) return s;
+  if (s.is_string()) {
+    json parsed = json::parse(s.get<std::string>(), nullptr, false);
+    if (parsed.is_object()) return parsed;
+  }
+  return json::object();
+}
+
+// The words of a tool call's first line, quotes removed.
+std::vector<std::string> FirstLineWords(const std::string& action) {
+  std::string line = action.substr(0, action.find('\n'));
+  auto cmds = ShellSplitter(line).Split();
+  return cmds.empty() ? std::vector<std::string>{} : cmds.front().words;
+}
+
+struct SweState {
+  Collector col;
+  std::string cwd, open_file;
+};
+
+void SweAction(const std::string& action, const json& state, const std::string& observation,
+               SweState* s) {
+  std::string trimmed = action.substr(action.find_first_not_of(" \n\t") == std::string::npos
+                                          ? action.size()
+                                          : action.find_first_not_of(" \n\t"));
+  auto words = FirstLineWords(trimmed);
+  if (words.empty()) return;
+  const std::string& tool = words[0];
+  std::string state_open = Str(state, "open_file");
+  if (tool == "open" && words.size() > 1) {
+    s->col.Open(words[1], s->cwd);
+    s->open_file = Resolve(words[1], s->cwd);
+  } else if (tool == "create" && words.size() > 1) {
+    s->col.Edit(words[1], s->cwd);
+    s->open_file = Resolve(words[1], s->cwd);
+  } else if (tool == "edit" || tool == "insert") {
+    std::string target = !s->open_file.empty() ? s->open_file
+                         : state_open != "n/a" ? state_open
+                                               : "";
+    if (!target.empty()) s->col.Edit(target, s->cwd);
+  } else if (tool == "str_replace_editor" && words.size() > 2) {
+    if (words[1] == "view") {
+      if (observation.find("files and directories") == std::string::npos) {
+        s->col.Open(words[2], s->cwd);
+      }
+    } else {
+      s->col.Edit(words[2], s->cwd);
+    }
+  } else if (tool == "filemap" && words.size() > 1) {
+    s->col.Open(words[1], s->cwd);
+  } else if (tool == "goto" || tool == "scroll_up" || tool == "scroll_down" ||
+             tool == "find_file" || tool == "search_dir" || tool == "search_file" ||
+             tool == "submit" || tool.starts_with("exit") || tool.starts_with("_state")) {
+    return;
+  } else {
+    s->col.Shell(trimmed, &s->cwd);
+  }
+}
+
+Trajectory ReadSweAgent(const json& whole, const std::string& path) {
+  const json& j = whole.contains("trajectory") || !whole.contains("attempts")
+                      ? whole
+                      : whole["attempts"].back();
+  Trajectory t;
+  t.format = "swe-agent";
+  t.source = path;
+  t.instance_id = StemOf(path);
+  const json& info = whole.contains("info") ? whole.at("info") : j.at("info");
+  if (info.contains("submission") && info["submission"].is_string()) t.patch = info["submission"];
+  t.exit_status = Str(info, "exit_status");
+  json stats = info.value("model_stats", json::object());
+  t.prompt_tokens = Int(stats, "tokens_sent");
+  t.completion_tokens = Int(stats, "tokens_received");
+  t.api_calls = Int(stats, "api_calls");
+  t.cost = Double(stats, "instance_cost");
+  const json steps = j.value("trajectory", json::array());
+  SweState s;
+  s.col.root = "/testbed";
+  for (const auto& step : steps) {
+    std::string wd = Str(StateOf(step), "working_dir");
+    if (!wd.empty()) {
+      s.col.root = wd;
+      break;
+    }
+  }
+  s.cwd = s.col.root;
+  for (const auto& h : j.value("history", json::array())) {  // the task: first real user turn
+    if (Str(h, "role") == "user" && !h.value("is_demo", false)) {
+      t.problem_statement = Clip(Text(h.value("content", json())), 20000);
+      break;
+    }
+  }
+  for (const auto& step : steps) {
+    std::string action = Str(step, "action");
+    std::string observation = Str(step, "observation");
+    SweAction(action, StateOf(step), observation, &s);
+    t.turns.push_back({Clip(Str(step, "thought"), 1500), action, Clip(observation, 1500)});
+  }
+  s.col.Finish(&t);
+  PatchFiles(&t);
+  return t;
+}
+
+// ---- OpenHands ---------------------------------------------------------------------------
+
+std::vector<json> Events(const json& history) {
+  std::vector<json> out;
+  for (const auto& e : history) {
+    if (e.is_array()) {  // before 2024-09: [action, observation] pairs
+      for (const auto& x : e) out.push_back(x);
+    } else {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+void IpythonEffects(const std::string& code, const std::string& cwd, Collector* col) {
+  static const std::regex kEditor(
+      R"(file_editor\(\*\*\{[^}]*'command':\s*'(\w+)'[^}]*'path':\s*'([^']+)')");
+  static const std::regex kSkill(
+      R"((open_file|create_file|edit_file_by_replace|insert_content_at_line|append_file)\(\s*['"]([^'"]+)['"])");
+  std::smatch m;
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), kEditor);
+       it != std::sregex_iterator(); ++it) {
+    if ((*it)[1] == "view") {
+      col->Open((*it)[2], cwd);
+    } else {
+      col->Edit((*it)[2], cwd);
+    }
+  }
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), kSkill);
+       it != std::sregex_iterator(); ++it) {
+    if ((*it)[1] == "open_file") {
+      col->Open((*it)[2], cwd);
+    } else {
+      col->Edit((*it)[2], cwd);
+    }
+  }
+}
+
+std::string OpenHandsRoot(const std::string& instruction, const std::vector<json>& events) {
+  static const std::regex kUploaded(R"(<uploaded_files>\s*(/\S+?)/?\s*</uploaded_files>)");
+  std::smatch m;
+  if (std::regex_search(instruction, m, kUploaded)) return m[1];
+  for (const auto& e : events) {
+    std::string p = e.contains("args") && e["args"].is_object() ? Str(e["args"], "path") : "";
+    if (p.starts_with("/workspace/")) {
+      size_t slash = p.find('/', 11);
+      return p.substr(0, slash);
+    }
+  }
+  return "/workspace";
+}
+
+Trajectory ReadOpenHands(const json& j, const std::string& path) {
+  Trajectory t;
+  t.format = "openhands";
+  t.source = path;
+  t.instance_id = j.at("instance_id").get<std::string>();
+  if (j.contains("test_result") && j["test_result"].is_object()) {
+    t.patch = Str(j["test_result"], "git_patch");
+  }
+  std::string instruction = Str(j, "instruction");
+  t.problem_statement = Clip(instruction, 20000);
+  json metrics = j.value("metrics", json::object());
+  if (metrics.is_object()) {
+    t.cost = Double(metrics, "accumulated_cost");
+    if (metrics.contains("accumulated_token_usage") &&
+        metrics["accumulated_token_usage"].is_object()) {
+      t.prompt_tokens = Int(metrics["accumulated_token_usage"], "prompt_tokens");
+      t.completion_tokens = Int(metrics["accumulated_token_usage"], "completion_tokens");
+    }
+    if (metrics.contains("response_latencies") && metrics["response_latencies"].is_array()) {
+      t.api_calls = static_cast<int64_t>(metrics["response_latencies"].size());
+    }
+  }
+  auto events = Events(j.value("history", json::array()));
+  std::map<int64_t, const json*> observation_of;
+  for (const auto& e : events) {
+    if (e.contains("observation") && e.contains("cause") && e["cause"].is_number()) {
+      observation_of[e["cause"].get<int64_t>()] = &e;
+    }
+  }
+  Collector col;
+  col.root = OpenHandsRoot(instruction, events);
+  std::string cwd = col.root;
+  bool finished = false;
+  for (const auto& e : events) {
+    if (!e.contains("action") || !e["action"].is_string()) continue;
+    std::string kind = e["action"];
+    json args = e.value("args", json::object());
+    const json* obs = nullptr;
+    if (e.contains("id") && e["id"].is_number()) {
+      auto it = observation_of.find(e["id"].get<int64_t>());
+      if (it != observation_of.end()) obs = it->second;
+    }
+    std::string obs_text = obs ? Str(*obs, "content") : "";
+    std::string p = Str(args, "path");
+    std::string action_text;
+    if (kind == "read") {
+      if (obs_text.find("files and directories") == std::string::npos) col.Open(p, cwd);
+      action_text = "read " + p;
+    } else if (kind == "edit") {
+      std::string command = Str(args, "command");
+      std::string code = Str(args, "translated_ipython_code");
+      if (command == "view" ||
+          (command.empty() && code.find("'command': 'view'") != std::string::npos)) {
+        col.Open(p, cwd);
+      } else {
+        col.Edit(p, cwd);
+      }
+      action_text = "edit " + (command.empty() ? std::string("") : command + " ") + p;
+    } else if (kind == "write") {
+      col.Edit(p, cwd);
+      action_text = "write " + p;
+    } else if (kind == "run") {
+      if (args.value("is_input", false)) continue;
+      action_text = Str(args, "command");
+      col.Shell(action_text, &cwd);
+      if (obs && obs->contains("extras") && (*obs)["extras"].is_object()) {
+        json meta = (*obs)["extras"].value("metadata", json::object());
+        if (meta.is_object()) {
+          std::string wd = Str(meta, "working_dir");
+          if (!wd.empty()) cwd = wd;
+        }
+      }
+    } else if (kind == "run_ipython") {
+      action_text = Str(args, "code");
+      IpythonEffects(action_text, cwd, &col);
+    } else if (kind == "finish") {
+      finished = true;
+      action_text = "finish";
+    } else {
+      continue;
+    }
+    t.turns.push_back(
+        {Clip(Str(args, "thought"), 1500), Clip(action_text, 1500), Clip(obs_text, 1500)});
+  }
+  std::string error = Str(j, "error");
+  t.exit_status = !error.empty() ? error : finished ? "finished" : "";
+  col.Finish(&t);
+  PatchFiles(&t);
+  return t;
+}
+
+}  // namespace
+
+ShellEffects AnalyzeShell(const std::string& command, std::string* cwd) {
+  ShellEffects e;
+  for (const auto& c : ShellSplitter(command).Split()) Effects(c, cwd, &e);
+  return e;
+}
+
+std::string DetectFormat(const std::string& text, const std::string& path) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_object()) {
+    bool info = j.contains("info") && j["info"].is_object();
+    if (info && j.contains("messages") && !j.contains("trajectory") && !j.contains("history")) {
+      return "mini-swe-agent";
+    }
+    if ((info && (j.contains("trajectory") || j.contains("history"))) || j.contains("attempts")) {
+      return "swe-agent";
+    }
+    if (j.contains("instance_id") && j.contains("history")) return "openhands";
+    return "";
+  }
+  std::string first = text.substr(0, text.find('\n'));
+  json line = json::parse(first, nullptr, false);
+  if (line.is_object() && line.contains("instance_id") && line.contains("history"))
+    return "openhands";
+  (void)path;
+  return "";
+}
+
+util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text,
+                                                         const std::string& path,
+                                                         const std::string& format) {
+  std::vector<Trajectory> out;
+  if (format == "openhands") {
+    size_t start = 0;
+    int line = 0;
+    while (start < text.size()) {
+      size_t eol = text.find('\n', start);
+      std::string l =
+          text.substr(start, eol == std::string::npos ? std::string::npos : eol - start);
+      start = eol == std::string::npos ? text.size() : eol + 1;
+      ++line;
+      if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
+      try {
+        out.push_back(ReadOpenHands(json::parse(l), path));
+      } catch (const std::exception& e) {
+        return util::Error{path + ":" + std::to_string(line) + ": " + e.what()};
+      }
+    }
+    return out;
+  }
+  try {
+    json j = json::parse(text);
+    if (format == "mini-swe-agent") {
+      out.push_back(ReadMini(j, path));
+    } else if (format == "swe-agent") {
+      out.push_back(ReadSweAgent(j, path));
+    } else {
+      return util::Error{path + ": unknown trajectory format \"" + format + "\""};
+    }
+  } catch (const std::exception& e) {
+    return util::Error{path + ": " + e.what()};
+  }
+  return out;
+}
+
+}  // namespace fbkit::groundtruth
