@@ -1,0 +1,137 @@
+// End-to-end: `fb-race summarize` on trajectories trimmed from mini-swe-agent's, SWE-agent's
+// and OpenHands' public example runs (fixtures/race_trajectories; expected.json was written by
+// reading each trajectory's own tool calls), with and without a scripted summarizer, and the
+// agent file it writes accepted by `fb-race score`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/testing/e2e.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::testing {
+namespace {
+
+const std::string kRace = FBKIT_FB_RACE;
+using nlohmann::json;
+
+json Summarize(const std::string& run, int expect_exit = 0) {
+  auto r = RunCommand({kRace, "summarize", Fixture("race_trajectories/" + run), "-q"});
+  EXPECT_EQ(r.exit_code, expect_exit) << r.err;
+  return r.exit_code == 0 ? json::parse(r.out) : json();
+}
+
+TEST(RaceSummarize, ExtractsWhatTheTrajectoriesDo) {
+  auto expected = json::parse(ReadFileOrDie(Fixture("race_trajectories/expected.json")));
+  size_t checked = 0;
+  for (const auto& [run, instances] : expected.items()) {
+    json got = Summarize(run);
+    ASSERT_TRUE(got.is_object()) << run;
+    EXPECT_EQ(got["agent"], run);
+    EXPECT_EQ(got["schema"], "fbkit.race-agent/1");
+    ASSERT_EQ(got["instances"].size(), instances.size()) << run;
+    for (const auto& g : got["instances"]) {
+      const json& e = instances.at(g["instance_id"].get<std::string>());
+      const json& t = g["trajectory"];
+      std::string id = run + "/" + g["instance_id"].get<std::string>();
+      EXPECT_EQ(t["opened"], e["opened"]) << id;
+      EXPECT_EQ(t["edited"], e["edited"]) << id;
+      EXPECT_EQ(t["patch_files"], e["patch_files"]) << id;
+      EXPECT_EQ(t["root"], e["repo_root"]) << id;
+      EXPECT_EQ(t["tokens"]["prompt"], e["tokens"]["prompt_tokens"]) << id;
+      EXPECT_EQ(t["tokens"]["completion"], e["tokens"]["completion_tokens"]) << id;
+      EXPECT_EQ(t["api_calls"], e["api_calls"]) << id;
+      EXPECT_EQ(t["exit_status"], e["exit_status"]) << id;
+      EXPECT_NEAR(t["cost"].get<double>(), e["tokens"]["cost"].get<double>(), 1e-6) << id;
+      EXPECT_EQ(!g["patch"].get<std::string>().empty(), e["patch_nonempty"].get<bool>()) << id;
+      EXPECT_TRUE(g["files"].empty()) << "no model: nothing declared";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 7u);
+}
+
+TEST(RaceSummarize, DetectsEachFormatAndForcedFormatsMustMatch) {
+  auto all =
+      RunCommand({kRace, "summarize", Fixture("race_trajectories"), "-q", "--agent", "mixed"});
+  ASSERT_EQ(all.exit_code, 3) << "two runs share an instance id: the second is reported";
+  EXPECT_NE(all.err.find("instance SWE-agent__test-repo-i1 seen before"), std::string::npos)
+      << all.err;
+  EXPECT_EQ(json::parse(all.out)["instances"].size(), 6u);
+  auto forced = RunCommand(
+      {kRace, "summarize", Fixture("race_trajectories/openhands"), "--format", "swe-agent", "-q"});
+  EXPECT_EQ(forced.exit_code, 1) << forced.err;
+  EXPECT_NE(forced.err.find("output.jsonl"), std::string::npos) << forced.err;
+}
+
+TEST(RaceSummarize, ModelSummaryFeedsScore) {
+  ScratchDir dir;
+  std::string llm =
+      kPython +
+      " -c \"import json,sys; r=json.load(sys.stdin); f=r['edited'][-1]; "
+      "print(json.dumps({'goal': 'Fix the colon', 'concepts': ['syntax'], 'files': [f], "
+      "'tasks': [{'entity': f + '::division', 'change': 'modified', 'purpose': 'divides'}], "
+      "'steps': [{'type': 'change existing semantics', 'related_tasks': [f + '::division'], "
+      "'description': 'repair ' + str(len(r['turns'])) + ' turns'}]}))\"";
+  auto r = RunCommand({kRace, "summarize", Fixture("race_trajectories/swe-agent"), "--llm-cmd", llm,
+                       "-o", dir / "agent.json", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto agent = json::parse(ReadFileOrDie(dir / "agent.json"));
+  const json& inst = agent["instances"][0];
+  EXPECT_EQ(inst["goal"], "Fix the colon");
+  EXPECT_EQ(inst["files"], json::array({"tests/missing_colon.py"}));
+  EXPECT_EQ(inst["steps"][0]["description"], "repair 5 turns") << "the request carries the turns";
+  json gt = {{"instance_id", "SWE-agent__test-repo-i1"},
+             {"files",
+              {{"necessary", {"tests/missing_colon.py"}},
+               {"other", json::array()},
+               {"test", json::array()}}},
+             {"tasks",
+              {{{"entity", "tests/missing_colon.py::division"},
+                {"change", "modified"},
+                {"necessary", true}}}}};
+  WriteFileOrDie(dir / "gt.json", gt.dump());
+  auto s = RunCommand({kRace, "score", "--gt", dir / "gt.json", "--agent", dir / "agent.json",
+                       "--format", "json", "--per-instance"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto scored = json::parse(s.out)["agents"][0]["instances"][0];
+  EXPECT_EQ(scored["files"]["recall"], 1);
+  EXPECT_EQ(scored["tasks"]["recall"], 1);
+  EXPECT_EQ(scored["tasks"]["overpred"], 0);
+}
+
+TEST(RaceSummarize, BadInputExitCodes) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "empty");
+  std::filesystem::create_directories(dir / "broken/x");
+  WriteFileOrDie(dir / "broken/x/x.traj", "{\"trajectory\": [");
+  std::filesystem::copy(Fixture("race_trajectories/swe-agent"), dir / "broken/ok",
+                        std::filesystem::copy_options::recursive);
+  struct Case {
+    std::vector<std::string> argv;
+    int code;
+    std::string message;
+  };
+  std::string llm_bad = "echo '{\"steps\": [{\"type\": \"dance\", \"related_tasks\": []}]}'";
+  std::vector<Case> cases = {
+      {{kRace, "summarize", dir / "missing"}, 2, "missing"},
+      {{kRace, "summarize", dir / "empty"}, 2, "no trajectory files"},
+      {{kRace, "summarize", dir / "broken"}, 3, "x/x.traj"},
+      {{kRace, "summarize", dir / "broken", "--format", "yaml"}, 2, "yaml"},
+      {{kRace, "summarize", Fixture("race_trajectories/swe-agent"), "--llm-cmd", llm_bad},
+       3,
+       "step P1 has type \"dance\""},
+      {{kRace, "summarize", Fixture("race_trajectories/swe-agent"), "--llm-cmd", "exit 4"},
+       3,
+       "SWE-agent__test-repo-i1: --llm-cmd"},
+  };
+  for (const auto& c : cases) {
+    auto r = RunCommand(c.argv);
+    EXPECT_EQ(r.exit_code, c.code) << c.argv[2] << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace fbkit::testing
