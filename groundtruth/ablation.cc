@@ -151,6 +151,45 @@ Ablation Judge(Ctx& c, const std::string& target) {
   return {target, "necessary", "F2P " + *failing + " fails"};
 }
 
+// When no file is necessary alone but the F2P tests need the change (they fail at the base),
+// the changes are redundant: each file that makes the F2P tests pass with every other
+// not-necessary file reverted is sufficient alone, and counts as necessary. False when the
+// checkout could not be restored.
+bool RedundantFiles(Ctx& c, tracer::Git& git, const std::vector<FilePatch>& files, Localization* l) {
+  std::vector<size_t> candidates;  // indices into l->files
+  for (size_t i = 0; i < l->files.size(); ++i) {
+    if (l->files[i].verdict == "necessary") return true;
+    if (l->files[i].verdict == "not_necessary") candidates.push_back(i);
+  }
+  if (candidates.size() < 2) return true;
+  std::map<std::string, const FilePatch*> by_path;
+  for (const auto& f : files) by_path[f.path()] = &f;
+  std::vector<bool> sufficient(candidates.size());
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    std::vector<const FilePatch*> reverted;
+    bool applies = true;
+    for (size_t o = 0; o < candidates.size() && applies; ++o) {
+      if (o == k) continue;
+      const FilePatch* f = by_path[l->files[candidates[o]].target];
+      applies = git.Apply(c.repo, f->text, true).ok();
+      if (applies) reverted.push_back(f);
+    }
+    if (applies) {
+      sufficient[k] = Judge(c, l->files[candidates[k]].target).verdict == "not_necessary";
+    }
+    for (const FilePatch* f : reverted) {
+      if (!git.Apply(c.repo, f->text).ok()) return false;
+    }
+  }
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (!sufficient[k]) continue;
+    l->files[candidates[k]].verdict = "necessary";
+    l->files[candidates[k]].reason =
+        "sufficient alone: no single revert breaks the F2P tests (redundant changes)";
+  }
+  return true;
+}
+
 // Reverts one gold-patch file section, judges, restores; false when restoring failed.
 bool AblateFile(Ctx& c, tracer::Git& git, const FilePatch& f, Localization* l) {
   const std::string& path = f.path();
@@ -272,6 +311,7 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
       return fail("cannot restore " + f.path() + " after its ablation");
     }
   }
+  if (!RedundantFiles(c, git, files, &l)) return fail("cannot restore the checkout after a joint revert");
   for (const auto& a : l.files) {
     (a.verdict == "necessary" ? l.necessary
      : a.verdict == "unknown" ? l.unknown

@@ -8,7 +8,10 @@
 // necessary), or unknown when the ablation cannot be run (a Python file that no longer
 // parses after the revert, a revert that does not apply) -- never guessed. The F2P tests
 // must pass on the untouched gold checkout first; after that, a run that pytest cannot
-// even start (e.g. the revert breaks an import in conftest.py) counts as failing F2P.
+// even start (e.g. the revert breaks an import in conftest.py) counts as failing F2P. When
+// no file is necessary alone (redundant changes: each would do), every file that makes the
+// F2P tests pass with all other not-necessary files reverted is necessary ("sufficient
+// alone").
 // Entities: every non-cosmetic entity change of a non-test Python file: new ones are removed
 // (a block left empty gets `pass`), modified and renamed ones get their old text back,
 // deleted ones are re-inserted after their previous sibling; "true", "false" or "unknown".
