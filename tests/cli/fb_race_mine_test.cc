@@ -33,8 +33,11 @@ std::vector<json> JsonLines(const std::string& text) {
 std::vector<json> Mined() { return JsonLines(ReadFileOrDie(kData + "/mined.jsonl")); }
 
 TEST(RaceMine, KeepsFeaturePrsThatChangeTestsAndSource) {
-  auto mined = Mined();
-  ASSERT_EQ(mined.size(), 3u);
+  auto all = Mined();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0]["instance_id"], "acme__shop-10");
+  EXPECT_EQ(all[0]["intent_reason"], "title word \"allow\"");
+  std::vector<json> mined(all.begin() + 1, all.end());
   EXPECT_EQ(mined[0]["instance_id"], "acme__shop-8");
   EXPECT_EQ(mined[1]["instance_id"], "acme__shop-4");
   EXPECT_EQ(mined[2]["instance_id"], "acme__shop-2");
@@ -67,14 +70,14 @@ TEST(RaceMine, ReportsTheFunnel) {
   auto r = json::parse(ReadFileOrDie(kData + "/report.json"));
   std::vector<int> counts;
   for (const auto& s : r["stages"]) counts.push_back(s["count"]);
-  EXPECT_EQ(counts, (std::vector<int>{9, 6, 4, 3, 3}));
+  EXPECT_EQ(counts, (std::vector<int>{10, 7, 5, 4, 4}));
   EXPECT_EQ(r["dropped"]["branch merge"], 1);
   EXPECT_EQ(r["dropped"]["no PR number"], 2);
   EXPECT_EQ(r["dropped"]["no test file changed"], 1);
   EXPECT_EQ(r["dropped"]["no Python source file changed"], 1);
   EXPECT_EQ(r["dropped"]["intent: bug fix"], 1);
   EXPECT_EQ(r["repository"], "acme/shop");
-  EXPECT_NE(ReadFileOrDie(kData + "/mine.err").find("  4\tchanges tests and Python source"),
+  EXPECT_NE(ReadFileOrDie(kData + "/mine.err").find("  5\tchanges tests and Python source"),
             std::string::npos);
 }
 
@@ -83,16 +86,16 @@ TEST(RaceMine, IntentMaxAndLastOptions) {
   auto any = RunCommand({kRace, "mine", repo, "--intent", "any", "-q"});
   ASSERT_EQ(any.exit_code, 0) << any.err;
   auto all = JsonLines(any.out);
-  ASSERT_EQ(all.size(), 4u);
-  EXPECT_EQ(all[1]["intent"], "bug fix");
-  EXPECT_EQ(all[1]["instance_id"], "repo-5") << "no origin: the directory's name";
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[2]["intent"], "bug fix");
+  EXPECT_EQ(all[2]["instance_id"], "repo-5") << "no origin: the directory's name";
   auto max = RunCommand({kRace, "mine", repo, "--max", "1", "-q"});
   ASSERT_EQ(max.exit_code, 0) << max.err;
   ASSERT_EQ(JsonLines(max.out).size(), 1u);
-  EXPECT_EQ(JsonLines(max.out)[0]["pull_number"], 8);
+  EXPECT_EQ(JsonLines(max.out)[0]["pull_number"], 10);
   auto last = RunCommand({kRace, "mine", repo, "--last", "3", "-q"});
   ASSERT_EQ(last.exit_code, 0) << last.err;
-  ASSERT_EQ(JsonLines(last.out).size(), 1u) << "only #9, #8, #7 are among the newest 3";
+  ASSERT_EQ(JsonLines(last.out).size(), 2u) << "only #10, #9, #8 are among the newest 3";
 }
 
 TEST(RaceMine, IntentFromModelAndItsFailures) {
@@ -104,19 +107,19 @@ TEST(RaceMine, IntentFromModelAndItsFailures) {
   auto r = RunCommand({kRace, "mine", repo, "--llm-cmd", llm, "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto mined = JsonLines(r.out);
-  ASSERT_EQ(mined.size(), 3u) << "#8 is a bug fix now, #5 a feature";
-  EXPECT_EQ(mined[0]["pull_number"], 5);
-  EXPECT_EQ(mined[0]["intent_source"], "llm");
+  ASSERT_EQ(mined.size(), 4u) << "#8 is a bug fix now, #5 a feature";
+  EXPECT_EQ(mined[1]["pull_number"], 5);
+  EXPECT_EQ(mined[1]["intent_source"], "llm");
   auto bad = RunCommand({kRace, "mine", repo, "--llm-cmd", "echo '{\"intent\": \"party\"}'", "-q"});
   EXPECT_EQ(bad.exit_code, 3) << bad.err;
   EXPECT_NE(bad.err.find("unknown intent \"party\" (the rule decides)"), std::string::npos)
       << bad.err;
-  EXPECT_EQ(JsonLines(bad.out).size(), 3u);
+  EXPECT_EQ(JsonLines(bad.out).size(), 4u);
 }
 
 TEST(RaceMine, GoldPatchesScorePerfectlyOnTheMinedGroundTruth) {
   auto validations = JsonLines(ReadFileOrDie(kData + "/gt1/validation.jsonl"));
-  ASSERT_EQ(validations.size(), 3u);
+  ASSERT_EQ(validations.size(), 4u);
   json agent = {{"agent", "gold"}, {"instances", json::array()}};
   for (const auto& v : validations) EXPECT_EQ(v["status"], "ok") << v.dump();
   for (const auto& m : Mined()) {
@@ -129,13 +132,28 @@ TEST(RaceMine, GoldPatchesScorePerfectlyOnTheMinedGroundTruth) {
                   "--instances", kData + "/mined.jsonl", "--format", "json", "--per-instance"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto instances = json::parse(r.out)["agents"][0]["instances"];
-  ASSERT_EQ(instances.size(), 3u);
+  ASSERT_EQ(instances.size(), 4u);
   for (const auto& s : instances) {
     EXPECT_EQ(s["files"]["recall"], 1) << s.dump();
     EXPECT_EQ(s["files"]["overpred"], 0) << s.dump();
     EXPECT_EQ(s["tasks"]["recall"], 1) << s.dump();
     EXPECT_EQ(s["tasks"]["overpred"], 0) << s.dump();
   }
+}
+
+TEST(RaceMine, RedundantChangesAreEachNecessary) {
+  auto gt = json::parse(ReadFileOrDie(kData + "/gt1/acme__shop-10.json"));
+  EXPECT_EQ(gt["files"]["necessary"], json::array({"shop/cart.py", "shop/settings.py"}))
+      << "each of the two changes makes the test pass alone";
+  bool seen = false;
+  for (const auto& l : JsonLines(ReadFileOrDie(kData + "/gt1/files.jsonl"))) {
+    if (l["instance_id"] != "acme__shop-10") continue;
+    for (const auto& a : l["file_ablations"]) {
+      EXPECT_EQ(a["reason"].get<std::string>().substr(0, 17), "sufficient alone:") << a.dump();
+    }
+    seen = true;
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST(RaceMine, JobsAndShardsGiveTheSameOutputs) {
@@ -158,13 +176,12 @@ TEST(RaceMine, JobsAndShardsGiveTheSameOutputs) {
   std::multiset<std::string> all;
   for (const auto& l : JsonLines(whole.out)) all.insert(l.dump());
   EXPECT_EQ(parts, all);
-  EXPECT_EQ(JsonLines(whole.out).size(), 3u);
+  EXPECT_EQ(JsonLines(whole.out).size(), 4u);
 }
 
 TEST(RaceMine, GtAsksPurposesWithTheEntityCode) {
   ScratchDir dir;
-  std::string mined = ReadFileOrDie(kData + "/mined.jsonl");
-  WriteFileOrDie(dir / "one.jsonl", mined.substr(0, mined.find('\n') + 1));
+  WriteFileOrDie(dir / "one.jsonl", Mined()[1].dump() + "\n");
   std::string llm = kPython +
                     " -c \"import json,sys; r=json.load(sys.stdin); "
                     "print(json.dumps({'purpose': 'Behaviour of ' + r['code'].split('(')[0]} "
@@ -198,8 +215,8 @@ TEST(RaceMine, HtmlReportRendersInChromiumWithTheJsonNumbers) {
                                  {"resolved", true},
                                  {"applied", true}});
     half["instances"].push_back({{"instance_id", mined[i]["instance_id"]},
-                                 {"files", {i == 0 ? "shop/coupon.py" : "shop/other.py"}},
-                                 {"resolved", i == 0},
+                                 {"files", {i == 1 ? "shop/coupon.py" : "shop/other.py"}},
+                                 {"resolved", i == 1},
                                  {"applied", true}});
   }
   WriteFileOrDie(dir / "gold.json", gold.dump());
@@ -235,7 +252,7 @@ TEST(RaceMine, HtmlReportRendersInChromiumWithTheJsonNumbers) {
     }
   }
   EXPECT_GT(checked, 20u);
-  EXPECT_NE(page.out.find(">33.3</td>"), std::string::npos) << "half's Rec@F (1 of 3 files)";
+  EXPECT_NE(page.out.find(">25.0</td>"), std::string::npos) << "half's Rec@F (1 of 4 instances)";
 }
 
 TEST(RaceMine, BadInputExitCodes) {
