@@ -666,13 +666,13 @@ void AddMine(CLI::App& app, int* exit_code) {
   cmd->footer(
       "A PR is a merge commit 'Merge pull request #N' or a commit (merge or squash) whose subject\n"
       "ends in '(#N)', on the first-parent history of --ref; its change is the diff against the\n"
-      "first parent. It is\n"
-      "kept when it changes a test file and a non-test Python source file, and its intent is one\n"
-      "of --intent. Intent rule (without --llm-cmd): a conventional prefix (feat:, fix:, docs:,\n"
-      "refactor:, chore:) decides; else title words: fix/bug/crash/regression -> bug fix;\n"
-      "add/support/new/allow/implement/introduce/enable -> new feature; refactor/rename/move/\n"
-      "simplify/cleanup -> refactor; doc/docs/typo -> docs; else a new public function or class\n"
-      "in the source files -> new feature; else other. The funnel goes to stderr (and --report).");
+      "first parent. It is kept when it changes a test file and a non-test Python source file,\n"
+      "and its intent is one of --intent. Intent rule (without --llm-cmd): a conventional prefix\n"
+      "(feat:, fix:, docs:, refactor:, chore:) decides; else title words: fix/bug/crash/regression\n"
+      "-> bug fix; add/support/new/allow/implement/introduce/enable -> new feature; refactor/\n"
+      "rename/move/simplify/cleanup -> refactor; doc/docs/typo -> docs; else a new public\n"
+      "function or class in the source files -> new feature; else other. The funnel goes to\n"
+      "stderr (and --report).");
   cmd->add_option("REPO", a->repo, "Git repository (only read)")->required();
   cmd->add_option("-o,--output", a->output, "Instances, JSON Lines (default: stdout)");
   cmd->add_option("--report", a->report, "The funnel as JSON (fbkit.race-mine/1)");
