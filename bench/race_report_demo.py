@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The README's report picture: on the output of race_mine_real.py, the gold patches and a
-degraded agent (each patch cut to its first file, one unrelated file declared; resolved only
+degraded agent (each patch cut to its first Python file, one unrelated file declared; resolved only
 where the cut patch is the whole gold patch) scored with `fb-race score --html`, and the page
 rendered by headless Chromium into a PNG.
 
@@ -13,8 +13,10 @@ import sys
 
 
 def first_file(patch):
-    parts = patch.split("diff --git ")
-    return "diff --git " + parts[1] if len(parts) > 1 else patch
+    """The patch's first Python file's section (its first section when it has none)."""
+    parts = ["diff --git " + p for p in patch.split("diff --git ")[1:]]
+    py = [p for p in parts if p.split("\n", 1)[0].endswith(".py")]
+    return (py or parts or [patch])[0]
 
 
 def main():
