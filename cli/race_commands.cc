@@ -668,7 +668,8 @@ void AddMine(CLI::App& app, int* exit_code) {
       "ends in '(#N)', on the first-parent history of --ref; its change is the diff against the\n"
       "first parent. It is kept when it changes a test file and a non-test Python source file,\n"
       "and its intent is one of --intent. Intent rule (without --llm-cmd): a conventional prefix\n"
-      "(feat:, fix:, docs:, refactor:, chore:) decides; else title words: fix/bug/crash/regression\n"
+      "(feat:, fix:, docs:, refactor:, chore:) decides; else title words: "
+      "fix/bug/crash/regression\n"
       "-> bug fix; add/support/new/allow/implement/introduce/enable -> new feature; refactor/\n"
       "rename/move/simplify/cleanup -> refactor; doc/docs/typo -> docs; else a new public\n"
       "function or class in the source files -> new feature; else other. The funnel goes to\n"
@@ -688,6 +689,8 @@ void AddMine(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"new feature", "bug fix", "refactor", "docs", "other", "any"}));
   cmd->add_option("--name", a->name,
                   "owner/name for instance ids (owner__name-PR; default: from the origin remote)");
+  cmd->add_flag("--require-issue", a->options.require_issue,
+                "Keep only PRs whose messages refer to an issue (#N, fixes #N, .../issues/N)");
   cmd->add_option("--ref", a->options.ref, "The history to walk (default HEAD)");
   cmd->add_option("--llm-cmd", a->options.llm_cmd,
                   "Command classifying intent (fbkit.llm-mine/1 classify_intent)");

@@ -213,6 +213,9 @@ struct Miner {
   const std::string& work_dir;
   MineReport& report;
 
+  // Stage indices into report.stages (issue: -1 unless --require-issue).
+  int tests_stage = 2, issue_stage = -1, intent_stage = 3;
+
   util::Expected<bool> Fill(const Commit& c, MinedPr* pr, std::string* drop) {
     auto names = git.Run(repo, {"diff", "--name-only", "--no-renames", pr->base, pr->commit});
     if (!names.ok()) return util::Error{names.error()};
@@ -226,7 +229,13 @@ struct Miner {
       *drop = pr->test_files.empty() ? "no test file changed" : "no Python source file changed";
       return false;
     }
-    report.stages[2].count++;
+    report.stages[tests_stage].count++;
+    auto subjects = Messages(c, pr);
+    if (!subjects.ok()) return util::Error{subjects.error()};
+    if (issue_stage >= 0) {
+      if (pr->issues.empty()) return *drop = "no issue reference", false;
+      report.stages[issue_stage].count++;
+    }
     auto pub = NewPublic(git, parser, repo, *pr);
     if (!pub.ok()) return util::Error{pub.error()};
     pr->new_public = std::move(*pub);
@@ -237,6 +246,12 @@ struct Miner {
       *drop = "intent: " + pr->intent;
       return false;
     }
+    report.stages[intent_stage].count++;
+    return Patches(pr);
+  }
+
+  // Issue numbers and the problem statement from the PR's messages (a merge's commits too).
+  util::Expected<std::vector<std::string>> Messages(const Commit& c, MinedPr* pr) {
     std::vector<std::string> subjects;
     if (pr->kind == "merge") {
       auto log = git.Run(
@@ -249,6 +264,11 @@ struct Miner {
     std::string all_text = c.subject + "\n" + c.body + "\n" + Join(subjects, "\n");
     pr->issues = IssueNumbers(all_text, pr->pr);
     pr->problem_statement = ProblemStatement(*pr, subjects);
+    return subjects;
+  }
+
+  // `patch` (source and other files) and `test_patch` (test files) against the base.
+  util::Expected<bool> Patches(MinedPr* pr) {
     std::vector<std::string> rest = pr->source_files;
     rest.insert(rest.end(), pr->other_files.begin(), pr->other_files.end());
     std::sort(rest.begin(), rest.end());
@@ -376,11 +396,16 @@ util::Expected<MineResult> Mine(util::Env& env, tracer::Launcher& launcher,
   r.report.repository = o.repo_name;
   r.report.stages = {{"first-parent commits"},
                      {"pull requests (merge #N or squash (#N))"},
-                     {"changes tests and Python source"},
-                     {"intent kept"},
-                     {"written (--max)"}};
-  r.report.stages[0].count = static_cast<int>(commits->size());
+                     {"changes tests and Python source"}};
   Miner miner{env, launcher, parser, git, repo, o, work_dir, r.report};
+  if (o.require_issue) {
+    miner.issue_stage = static_cast<int>(r.report.stages.size());
+    r.report.stages.push_back({"refers to an issue"});
+  }
+  miner.intent_stage = static_cast<int>(r.report.stages.size());
+  r.report.stages.push_back({"intent kept"});
+  r.report.stages.push_back({"written (--max)"});
+  r.report.stages[0].count = static_cast<int>(commits->size());
   size_t done = 0;
   for (const auto& c : *commits) {
     if (progress && ++done % 50 == 0) {
@@ -414,14 +439,13 @@ util::Expected<MineResult> Mine(util::Env& env, tracer::Launcher& launcher,
       r.report.dropped[drop]++;
       continue;
     }
-    r.report.stages[3].count++;
     if (o.max > 0 && static_cast<int>(r.prs.size()) >= o.max) {
       r.report.dropped["beyond --max"]++;
       continue;
     }
     r.prs.push_back(std::move(pr));
   }
-  r.report.stages[4].count = static_cast<int>(r.prs.size());
+  r.report.stages.back().count = static_cast<int>(r.prs.size());
   return r;
 }
 
@@ -494,7 +518,7 @@ std::string MineReportText(const MineReport& report) {
   for (const auto& s : report.stages) {
     out += "  " + std::to_string(s.count) + "\t" + s.name + "\n";
   }
-  out += "intents (of the PRs changing tests and source):";
+  out += "intents (of the PRs classified):";
   for (const auto& [k, v] : report.intents) out += " " + k + " " + std::to_string(v) + ";";
   out += "\ndropped:";
   for (const auto& [k, v] : report.dropped) out += " " + k + " " + std::to_string(v) + ";";

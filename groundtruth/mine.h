@@ -5,6 +5,7 @@
 //     titles "Merge ..." (a branch merged through a PR: many PRs at once) are dropped;
 //   stage 2 (tests and source): the change touches a test file (IsTestPath) and a non-test,
 //     non-documentation Python file;
+//   with require_issue, a stage (issue): the messages refer to an issue (IssueNumbers);
 //   stage 3 (intent): the intent is one of the kept intents (default "new feature").
 // Intent by rule (IntentByRule) or by --llm-cmd (fbkit.llm-mine/1):
 //   {"schema", "task": "classify_intent", "title", "body", "files"} -> {"intent": one of
@@ -33,6 +34,7 @@ struct MineOptions {
   int last = 0;              // only the newest N first-parent commits (0: all)
   int max = 0;               // stop after N kept PRs (0: no limit)
   std::vector<std::string> intents = {"new feature"};  // empty: every intent
+  bool require_issue = false;  // keep only PRs whose messages refer to an issue
   std::string llm_cmd;
   std::string repo_name;  // "owner/name" for instance ids ("local/dir" when unknown)
   std::string ref = "HEAD";

@@ -93,6 +93,12 @@ TEST(RaceMine, IntentMaxAndLastOptions) {
   ASSERT_EQ(max.exit_code, 0) << max.err;
   ASSERT_EQ(JsonLines(max.out).size(), 1u);
   EXPECT_EQ(JsonLines(max.out)[0]["pull_number"], 10);
+  auto issue = RunCommand({kRace, "mine", repo, "--require-issue", "-q"});
+  ASSERT_EQ(issue.exit_code, 0) << issue.err;
+  auto linked = JsonLines(issue.out);
+  ASSERT_EQ(linked.size(), 2u) << "#4 closes #3, #2 fixes #1";
+  EXPECT_EQ(linked[0]["pull_number"], 4);
+  EXPECT_EQ(linked[1]["pull_number"], 2);
   auto last = RunCommand({kRace, "mine", repo, "--last", "3", "-q"});
   ASSERT_EQ(last.exit_code, 0) << last.err;
   ASSERT_EQ(JsonLines(last.out).size(), 2u) << "only #10, #9, #8 are among the newest 3";
