@@ -701,6 +701,7 @@ void AddMine(CLI::App& app, int* exit_code) {
 
 struct SummarizeArgs {
   std::string runs;
+  std::vector<std::string> reports;
   std::string format = "auto";
   std::string agent;
   std::string llm_cmd;
@@ -720,6 +721,36 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
   if (f.empty())
     return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent or openhands"};
   return groundtruth::ReadTrajectories(*text, display, f);
+}
+
+// --swebench-report: a report file, or the report.json files under a directory.
+int ApplyReports(util::Env& env, const std::string& path, std::vector<groundtruth::Summary>* all) {
+  auto st = env.Stat(path, true);
+  if (!st.ok()) return Fail(kWho, "--swebench-report: " + st.error()), kExitUsage;
+  std::vector<std::string> files = {path};
+  if (st->type == util::FileType::kDirectory) {
+    files.clear();
+    std::vector<std::string> dirs = {path};
+    while (!dirs.empty()) {
+      std::string d = dirs.back();
+      dirs.pop_back();
+      auto entries = env.ListDir(d);
+      if (!entries.ok()) return Fail(kWho, entries.error()), kExitUsage;
+      for (const auto& e : *entries) {
+        std::string p = util::JoinPath(d, e.name);
+        if (e.type == util::FileType::kDirectory) dirs.push_back(p);
+        if (e.type == util::FileType::kRegular && e.name == "report.json") files.push_back(p);
+      }
+    }
+    std::sort(files.begin(), files.end());
+  }
+  for (const auto& f : files) {
+    auto text = env.ReadFile(f);
+    if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+    auto n = groundtruth::ApplyEvaluation(*text, f, all);
+    if (!n.ok()) return Fail(kWho, n.error()), kExitUsage;
+  }
+  return kExitOk;
 }
 
 int RunSummarize(const SummarizeArgs& a) {
@@ -757,6 +788,9 @@ int RunSummarize(const SummarizeArgs& a) {
       all.push_back(std::move(s));
     }
   }
+  for (const auto& report : a.reports) {
+    if (int r = ApplyReports(env, report, &all); r != kExitOk) return r;
+  }
   if (!a.llm_cmd.empty()) {
     std::string work = ScratchDir(a.work_dir, "summarize");
     for (const auto& w :
@@ -793,6 +827,10 @@ void AddSummarize(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"auto", "mini-swe-agent", "swe-agent", "openhands"}));
   cmd->add_option("--agent", a->agent, "The agent's name (default: RUNS's name)");
   cmd->add_option("--llm-cmd", a->llm_cmd, "Summarizer command (fbkit.llm-summarize/1)");
+  cmd->add_option("--swebench-report", a->reports,
+                  "applied/resolved from a SWE-bench evaluation: its run report "
+                  "(<model>.<run_id>.json) or report.json files (a directory is searched); "
+                  "repeatable");
   cmd->add_option("-o,--output", a->output, "Output JSON (default: stdout)");
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->add_flag("-q,--quiet", a->quiet, "No summary line on stderr");

@@ -175,6 +175,50 @@ std::vector<std::string> SummarizeAll(util::Env& env, tracer::Launcher& launcher
   return warnings;
 }
 
+util::Expected<int> ApplyEvaluation(const std::string& text, const std::string& path,
+                                    std::vector<Summary>* all) {
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return util::Error{path + ": not JSON (a SWE-bench report was expected)"};
+  int set = 0;
+  if (j.contains("resolved_ids")) {
+    auto ids = [&](const char* key) {
+      auto v = Strings(j, key);
+      return std::set<std::string>(v.begin(), v.end());
+    };
+    auto resolved = ids("resolved_ids"), completed = ids("completed_ids"),
+         empty = ids("empty_patch_ids"), unresolved = ids("unresolved_ids"),
+         error = ids("error_ids");
+    for (auto& s : *all) {
+      const std::string& id = s.agent.instance_id;
+      if (resolved.count(id) || completed.count(id) || empty.count(id) || unresolved.count(id) ||
+          error.count(id)) {
+        s.agent.resolved = resolved.count(id) > 0;
+        if (completed.count(id)) s.agent.applied = true;
+        if (empty.count(id)) s.agent.applied = false;
+        ++set;
+      }
+    }
+    return set;
+  }
+  for (auto& s : *all) {
+    auto it = j.find(s.agent.instance_id);
+    if (it == j.end() || !it->is_object() || !it->contains("resolved")) continue;
+    s.agent.resolved = (*it)["resolved"].is_boolean() && (*it)["resolved"].get<bool>();
+    if (it->contains("patch_successfully_applied") &&
+        (*it)["patch_successfully_applied"].is_boolean()) {
+      s.agent.applied = (*it)["patch_successfully_applied"].get<bool>();
+    }
+    ++set;
+  }
+  bool looks_like_report = false;
+  for (const auto& [k, v] : j.items()) looks_like_report |= v.is_object() && v.contains("resolved");
+  if (!looks_like_report) {
+    return util::Error{
+        path + ": neither a SWE-bench run report (resolved_ids) nor an instance report.json"};
+  }
+  return set;
+}
+
 std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& all) {
   std::vector<const Summary*> sorted;
   for (const auto& s : all) sorted.push_back(&s);
@@ -189,6 +233,7 @@ std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& a
   for (const Summary* s : sorted) {
     const AgentInstance& a = s->agent;
     w.BeginObject();
+    if (a.applied) w.Key("applied"), w.Bool(*a.applied);
     w.Key("concepts"), w.StringArray(a.concepts);
     w.Key("files"), w.StringArray(a.files);
     w.Key("goal");
@@ -199,6 +244,7 @@ std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& a
     }
     w.Key("instance_id"), w.String(a.instance_id);
     w.Key("patch"), w.String(a.patch);
+    if (a.resolved) w.Key("resolved"), w.Bool(*a.resolved);
     w.Key("steps"), w.BeginArray();
     for (const auto& st : a.steps) {
       w.BeginObject();

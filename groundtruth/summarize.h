@@ -41,6 +41,15 @@ std::vector<std::string> SummarizeAll(util::Env& env, tracer::Launcher& launcher
                                       const std::string& cmd, const std::string& agent,
                                       const std::string& work_dir, std::vector<Summary>* all);
 
+// Sets `applied` and `resolved` from a SWE-bench evaluation: its run report
+// (<model>.<run_id>.json: resolved_ids, completed_ids, empty_patch_ids, error_ids, ...;
+// resolved = in resolved_ids; applied = true when completed (its tests ran), false for an
+// empty patch, unknown otherwise) or an instance's report.json ({id: {resolved,
+// patch_successfully_applied, ...}}). Returns the number of instances it set; an error names
+// `path` when the text is neither.
+util::Expected<int> ApplyEvaluation(const std::string& text, const std::string& path,
+                                    std::vector<Summary>* all);
+
 // fbkit.race-agent/1 with a "trajectory" object per instance (format, source, root, opened,
 // edited, patch_files, tokens, api_calls, cost, exit_status); keys sorted, instances by id.
 std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& all);

@@ -101,6 +101,25 @@ TEST(RaceSummarize, ModelSummaryFeedsScore) {
   EXPECT_EQ(scored["tasks"]["overpred"], 0);
 }
 
+TEST(RaceSummarize, SweBenchEvaluationSetsAppliedAndResolved) {
+  std::string eval = Fixture("race_trajectories/swebench-eval");
+  auto mini = RunCommand({kRace, "summarize", Fixture("race_trajectories/mini-swe-agent"),
+                          "--swebench-report", eval + "/logs", "-q"});
+  ASSERT_EQ(mini.exit_code, 0) << mini.err;
+  auto m = json::parse(mini.out)["instances"][0];
+  EXPECT_EQ(m["applied"], true) << "report.json: patch_successfully_applied";
+  EXPECT_EQ(m["resolved"], false);
+  auto runs = RunCommand({kRace, "summarize", Fixture("race_trajectories/openhands"),
+                          "--swebench-report", eval + "/deepseek__deepseek-chat.demo.json", "-q"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  auto o = json::parse(runs.out)["instances"];
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0]["instance_id"], "ponylang__ponyc-4588");
+  EXPECT_EQ(o[0]["resolved"], false) << "in error_ids";
+  EXPECT_FALSE(o[0].contains("applied")) << "an error says nothing about applying";
+  EXPECT_FALSE(o[1].contains("resolved")) << "not in the report";
+}
+
 TEST(RaceSummarize, BadInputExitCodes) {
   ScratchDir dir;
   std::filesystem::create_directories(dir / "empty");
@@ -119,6 +138,12 @@ TEST(RaceSummarize, BadInputExitCodes) {
       {{kRace, "summarize", dir / "empty"}, 2, "no trajectory files"},
       {{kRace, "summarize", dir / "broken"}, 3, "x/x.traj"},
       {{kRace, "summarize", dir / "broken", "--format", "yaml"}, 2, "yaml"},
+      {{kRace, "summarize", dir / "broken/ok", "--swebench-report", dir / "broken/x/x.traj"},
+       2,
+       "x.traj: not JSON"},
+      {{kRace, "summarize", dir / "broken/ok", "--swebench-report", dir / "nope.json"},
+       2,
+       "nope.json"},
       {{kRace, "summarize", Fixture("race_trajectories/swe-agent"), "--llm-cmd", llm_bad},
        3,
        "step P1 has type \"dance\""},
