@@ -76,7 +76,8 @@ class ShellSplitter {
   // > >> < << <<- N> N>&M &> : output targets are recorded, heredoc delimiters queued.
   void Redirect() {
     bool fd_prefix =
-        in_word_ && !word_.empty() && std::all_of(word_.begin(), word_.end(), ::isdigit);
+        in_word_ && !word_.empty() &&
+        std::all_of(word_.begin(), word_.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     if (fd_prefix) word_.clear(), in_word_ = false;
     EndWord();
     char c = s_[i_];
