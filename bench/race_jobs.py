@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""`fb-race gt -j N` against `-j 1` on the same instances: wall-time ratio, identical outputs.
-
-Both runs happen in this process one after the other (same machine, same load), so the
-ratio is what is claimed, not the seconds. The instances come from a file, or are built
+"""`fb-race gt` throughput on the same instances, three runs one after the other (same
+machine, same load; the ratios are what is claimed, not the seconds):
+  files  -j 1 --whole-files  (ablation reruns the F2P tests' whole files: the baseline)
+  j1     -j 1                (ablation reruns only the F2P tests)
+  jN     -j N
+with ratios j1/files and jN/j1, and the three output directories compared byte for byte. The instances come from a file, or are built
 from feature commits of a repository the way race_real.py builds them.
 
 usage: race_jobs.py FB_RACE OUT (--instances FILE | --repo REPO --commits C...) [--jobs 2]
@@ -59,15 +61,24 @@ def main():
     n = sum(1 for _ in open(instances))
     results = []
     for r in range(a.rounds):
-        t1, rc1, err1 = run_gt(a.fb_race, instances, os.path.join(a.out, f"j1-{r}"), 1, extra)
-        tn, rcn, errn = run_gt(a.fb_race, instances, os.path.join(a.out, f"j{a.jobs}-{r}"), a.jobs, extra)
-        same, why = same_tree(os.path.join(a.out, f"j1-{r}"), os.path.join(a.out, f"j{a.jobs}-{r}"))
-        results.append({"round": r, "j1_seconds": round(t1, 2), f"j{a.jobs}_seconds": round(tn, 2),
-                        "ratio": round(tn / t1, 3), "exit": [rc1, rcn], "identical": same, "why": why})
-        print(f"round {r}: -j 1 {t1:.1f} s, -j {a.jobs} {tn:.1f} s, ratio {tn / t1:.3f}, "
-              f"exit {rc1}/{rcn}, outputs {'identical' if same else 'DIFFER: ' + why}")
-        if rc1 not in (0, 3) or not same:
-            sys.stderr.write(err1[-2000:] + errn[-2000:])
+        runs = {}
+        for name, jobs, flags in (("files", 1, ["--whole-files"]), ("j1", 1, []),
+                                  (f"j{a.jobs}", a.jobs, [])):
+            out = os.path.join(a.out, f"{name}-{r}")
+            runs[name] = run_gt(a.fb_race, instances, out, jobs, extra + flags) + (out,)
+        t_files, t1, tn = runs["files"][0], runs["j1"][0], runs[f"j{a.jobs}"][0]
+        same1, why1 = same_tree(runs["files"][3], runs["j1"][3])
+        same2, why2 = same_tree(runs["j1"][3], runs[f"j{a.jobs}"][3])
+        results.append({"round": r, "files_seconds": round(t_files, 2), "j1_seconds": round(t1, 2),
+                        f"j{a.jobs}_seconds": round(tn, 2), "ids_vs_files": round(t1 / t_files, 3),
+                        "ratio": round(tn / t1, 3), "exit": [v[1] for v in runs.values()],
+                        "identical": same1 and same2, "why": why1 or why2})
+        print(f"round {r}: whole files {t_files:.1f} s, -j 1 {t1:.1f} s (x{t1 / t_files:.3f}), "
+              f"-j {a.jobs} {tn:.1f} s (x{tn / t1:.3f} of -j 1), outputs "
+              f"{'identical' if same1 and same2 else 'DIFFER: ' + (why1 or why2)}")
+        if not (same1 and same2):
+            for v in runs.values():
+                sys.stderr.write(v[2][-2000:])
     json.dump({"instances": n, "jobs": a.jobs, "rounds": results}, open(os.path.join(a.out, "race_jobs.json"), "w"),
               indent=1, sort_keys=True)
     return 0 if all(r["identical"] for r in results) else 1

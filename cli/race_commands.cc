@@ -359,6 +359,7 @@ int RunValidate(const RunArgs& a) {
 struct FilesArgs : RunArgs {
   std::string validation;
   bool no_entities = false;
+  bool whole_files = false;
 };
 
 // FAIL_TO_PASS per instance from an earlier `fb-race validate` output.
@@ -400,7 +401,7 @@ int RunFiles(const FilesArgs& a) {
                       .fail_to_pass;
         }
         auto l = groundtruth::Localize(env, tracer::RealLauncher(), *(*parsers)[worker], i,
-                                       a.settings, tests, !a.no_entities, dir);
+                                       a.settings, tests, !a.no_entities, dir, a.whole_files);
         Note(a.quiet, "files", i.instance_id,
              l.error.empty() ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
                                    std::to_string(l.other.size()) + ", unknown " +
@@ -416,6 +417,7 @@ int RunFiles(const FilesArgs& a) {
 }
 
 struct GtArgs : RunArgs {
+  bool whole_files = false;
   std::string steps;
   std::string issue;
   std::string llm_cmd;
@@ -427,6 +429,7 @@ util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs&
   o.settings = a.settings;
   o.repeat = a.repeat;
   o.entities = !a.no_entities;
+  o.whole_files = a.whole_files;
   o.llm_cmd = a.llm_cmd;
   if (!a.steps.empty()) {
     auto text = env.ReadFile(a.steps);
@@ -569,6 +572,9 @@ void AddFiles(CLI::App& app, int* exit_code) {
   cmd->add_option("--repeat", a->repeat, "Gold runs when validating (default 1)")
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
+  cmd->add_flag("--whole-files", a->whole_files,
+                "Ablation reruns the F2P tests' whole files (default: only the F2P tests, when "
+                "they pass alone on the gold checkout)");
   cmd->callback([a, exit_code] { *exit_code = WithSettings<FilesArgs>(*a, RunFiles); });
 }
 
@@ -587,6 +593,9 @@ void AddGt(CLI::App& app, int* exit_code) {
                   "Goal and concepts by instance: {instance_id, goal, concepts}");
   cmd->add_option("--llm-cmd", a->llm_cmd, "Command for steps and issue texts (fbkit.llm-gt/1)");
   cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
+  cmd->add_flag("--whole-files", a->whole_files,
+                "Ablation reruns the F2P tests' whole files (default: only the F2P tests, when "
+                "they pass alone on the gold checkout)");
   cmd->callback([a, exit_code] { *exit_code = WithSettings<GtArgs>(*a, RunGt); });
 }
 

@@ -109,14 +109,15 @@ util::Expected<std::string> Reinsert(parser::PythonParser& parser, const FileVer
   return Checked(parser, file.path, out);
 }
 
-// First F2P id that does not pass in `repo` ("" when all pass).
+// First F2P id that does not pass in `repo` ("" when all pass). `by_id` runs only the F2P
+// tests (pytest node ids), else their whole files.
 util::Expected<std::string> FirstFailing(util::Env& env, tracer::Launcher& launcher,
                                          const std::string& repo, const RunSettings& settings,
                                          const Instance& instance,
                                          const std::vector<std::string>& f2p,
-                                         const std::string& work_dir) {
+                                         const std::string& work_dir, bool by_id) {
   std::set<std::string> files;
-  for (const auto& id : f2p) files.insert(id.substr(0, id.find("::")));
+  for (const auto& id : f2p) files.insert(by_id ? id : id.substr(0, id.find("::")));
   auto o = RunTests(env, launcher, repo, settings, instance.pythonpath,
                     {files.begin(), files.end()}, work_dir);
   if (!o.ok()) return util::Error{"pytest: " + o.error()};
@@ -136,10 +137,12 @@ struct Ctx {
   const std::vector<std::string>& f2p;
   std::string repo;
   std::string runs;
+  bool by_id = false;  // the F2P tests pass alone on the gold checkout: run only them
 };
 
 Ablation Judge(Ctx& c, const std::string& target) {
-  auto failing = FirstFailing(c.env, c.launcher, c.repo, c.settings, c.instance, c.f2p, c.runs);
+  auto failing =
+      FirstFailing(c.env, c.launcher, c.repo, c.settings, c.instance, c.f2p, c.runs, c.by_id);
   if (!failing.ok()) {
     // pytest ran with the gold patch (checked first), so the revert is what stops it (e.g.
     // a conftest import fails): the F2P tests do not pass.
@@ -155,7 +158,8 @@ Ablation Judge(Ctx& c, const std::string& target) {
 // the changes are redundant: each file that makes the F2P tests pass with every other
 // not-necessary file reverted is sufficient alone, and counts as necessary. False when the
 // checkout could not be restored.
-bool RedundantFiles(Ctx& c, tracer::Git& git, const std::vector<FilePatch>& files, Localization* l) {
+bool RedundantFiles(Ctx& c, tracer::Git& git, const std::vector<FilePatch>& files,
+                    Localization* l) {
   std::vector<size_t> candidates;  // indices into l->files
   for (size_t i = 0; i < l->files.size(); ++i) {
     if (l->files[i].verdict == "necessary") return true;
@@ -267,7 +271,7 @@ util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const Fil
 Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
                       const Instance& instance, const RunSettings& settings,
                       const std::vector<std::string>& fail_to_pass, bool entities,
-                      const std::string& work_dir) {
+                      const std::string& work_dir, bool whole_files) {
   Localization l;
   l.instance_id = instance.instance_id;
   auto fail = [&](const std::string& why) {
@@ -292,9 +296,19 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
         util::JoinPath(work_dir, "run")};
   if (auto s = PrepareCheckout(env, launcher, instance, c.repo, true); !s.ok())
     return fail(s.error());
-  auto base = FirstFailing(env, launcher, c.repo, settings, instance, fail_to_pass, c.runs);
-  if (!base.ok()) return fail(base.error());
-  if (!base->empty()) return fail("F2P " + *base + " does not pass with the gold patch");
+  // The F2P tests alone when they pass alone on the gold checkout (ids pytest cannot select,
+  // or tests that need their file's other tests first, fall back to whole files).
+  if (!whole_files) {
+    auto alone =
+        FirstFailing(env, launcher, c.repo, settings, instance, fail_to_pass, c.runs, true);
+    c.by_id = alone.ok() && alone->empty();
+  }
+  if (!c.by_id) {
+    auto base =
+        FirstFailing(env, launcher, c.repo, settings, instance, fail_to_pass, c.runs, false);
+    if (!base.ok()) return fail(base.error());
+    if (!base->empty()) return fail("F2P " + *base + " does not pass with the gold patch");
+  }
   tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   if (auto tests = ParsePatch(instance.test_patch); tests.ok()) {
     for (const auto& f : *tests) l.test.push_back(f.path());
@@ -311,7 +325,8 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
       return fail("cannot restore " + f.path() + " after its ablation");
     }
   }
-  if (!RedundantFiles(c, git, files, &l)) return fail("cannot restore the checkout after a joint revert");
+  if (!RedundantFiles(c, git, files, &l))
+    return fail("cannot restore the checkout after a joint revert");
   for (const auto& a : l.files) {
     (a.verdict == "necessary" ? l.necessary
      : a.verdict == "unknown" ? l.unknown

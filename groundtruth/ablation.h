@@ -47,11 +47,12 @@ util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const Fil
                                          const EntityChange& change);
 
 // Runs the ablations of one instance in `work_dir` (removed afterwards); `entities` false
-// skips the entity level (tasks then carry "unknown").
+// skips the entity level (tasks then carry "unknown"). Each run reruns only the F2P tests
+// when they pass alone on the gold checkout (`whole_files` false), else their whole files.
 Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
                       const Instance& instance, const RunSettings& settings,
                       const std::vector<std::string>& fail_to_pass, bool entities,
-                      const std::string& work_dir);
+                      const std::string& work_dir, bool whole_files = false);
 
 // One JSON line (keys sorted) for a localisation.
 std::string LocalizationJson(const Localization& l);

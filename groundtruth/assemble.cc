@@ -235,7 +235,7 @@ GtResult BuildGroundTruth(util::Env& env, tracer::Launcher& launcher, parser::Py
   if (r.validation.status != "ok") return r;
   r.localization =
       Localize(env, launcher, parser, instance, options.settings, r.validation.fail_to_pass,
-               options.entities, util::JoinPath(work_dir, "ablate"));
+               options.entities, util::JoinPath(work_dir, "ablate"), options.whole_files);
   if (!r.localization.error.empty()) return r;
   r.ok = true;
   const auto& l = r.localization;

@@ -35,6 +35,7 @@ struct GtOptions {
   RunSettings settings;
   int repeat = 1;
   bool entities = true;
+  bool whole_files = false;                        // ablation reruns whole F2P files
   std::string llm_cmd;                             // steps and issue texts when set
   std::map<std::string, std::vector<Step>> steps;  // --steps FILE, by instance
   std::map<std::string, IssueTexts> issues;        // --issue FILE, by instance

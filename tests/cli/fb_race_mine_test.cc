@@ -1,7 +1,7 @@
 // End-to-end: RACE-bench from a bare repository with the real fb-race binary. The race_mine
 // fixture's pull-request history is mined, validated and turned into ground truth once
 // (ctest fixture race_mine, tests/cli/make_race_mine.sh); the tests check the mined
-// instances, the funnel, -j and --shard, purposes from a scripted model, the HTML report in
+// instances, the funnel, -j and --shard and --whole-files, purposes from a scripted model, the HTML report in
 // headless Chromium, and bad input.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -166,6 +166,8 @@ TEST(RaceMine, JobsAndShardsGiveTheSameOutputs) {
   for (const auto& e : std::filesystem::directory_iterator(kData + "/gt1")) {
     std::string name = e.path().filename();
     EXPECT_EQ(ReadFileOrDie(e.path()), ReadFileOrDie(kData + "/gt2/" + name)) << name;
+    EXPECT_EQ(ReadFileOrDie(e.path()), ReadFileOrDie(kData + "/gt-files/" + name))
+        << name << ": rerunning only the F2P tests or their whole files must agree";
   }
   std::string mined = kData + "/mined.jsonl";
   std::vector<std::string> v = {kRace, "validate", mined, "--python", kPython, "-q"};
