@@ -1,8 +1,8 @@
 // End-to-end: RACE-bench from a bare repository with the real fb-race binary. The race_mine
 // fixture's pull-request history is mined, validated and turned into ground truth once
 // (ctest fixture race_mine, tests/cli/make_race_mine.sh); the tests check the mined
-// instances, the funnel, -j and --shard and --whole-files, purposes from a scripted model, the HTML report in
-// headless Chromium, and bad input.
+// instances, the funnel, -j and --shard and --whole-files, purposes from a scripted model, the HTML
+// report in headless Chromium, and bad input.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -81,7 +81,7 @@ TEST(RaceMine, ReportsTheFunnel) {
             std::string::npos);
 }
 
-TEST(RaceMine, IntentMaxAndLastOptions) {
+TEST(RaceMine, IntentMaxLastAndDateOptions) {
   std::string repo = kData + "/h/repo";
   auto any = RunCommand({kRace, "mine", repo, "--intent", "any", "-q"});
   ASSERT_EQ(any.exit_code, 0) << any.err;
@@ -99,6 +99,18 @@ TEST(RaceMine, IntentMaxAndLastOptions) {
   ASSERT_EQ(linked.size(), 2u) << "#4 closes #3, #2 fixes #1";
   EXPECT_EQ(linked[0]["pull_number"], 4);
   EXPECT_EQ(linked[1]["pull_number"], 2);
+  auto pulls = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {kRace, "mine", repo, "-q"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<int> out;
+    for (const auto& l : JsonLines(r.out)) out.push_back(l["pull_number"]);
+    return out;
+  };
+  // The fixture's commits are one minute apart from 2000-01-01T00:01:00Z.
+  EXPECT_EQ(pulls({"--until", "2000-01-01T00:05:30Z"}), (std::vector<int>{4, 2}));
+  EXPECT_EQ(pulls({"--since", "2000-01-01T00:09:30Z"}), (std::vector<int>{10, 8}));
   auto last = RunCommand({kRace, "mine", repo, "--last", "3", "-q"});
   ASSERT_EQ(last.exit_code, 0) << last.err;
   ASSERT_EQ(JsonLines(last.out).size(), 2u) << "only #10, #9, #8 are among the newest 3";
