@@ -110,7 +110,9 @@ util::Expected<std::string> Reinsert(parser::PythonParser& parser, const FileVer
 }
 
 // First F2P id that does not pass in `repo` ("" when all pass). `by_id` runs only the F2P
-// tests (pytest node ids), else their whole files.
+// tests (pytest node ids), else their whole files; when a node-id run does not report every
+// F2P test (pytest runs nothing when one id cannot be collected, e.g. its module no longer
+// imports) the whole files run, so that the failing test named is the one that fails.
 util::Expected<std::string> FirstFailing(util::Env& env, tracer::Launcher& launcher,
                                          const std::string& repo, const RunSettings& settings,
                                          const Instance& instance,
@@ -120,7 +122,12 @@ util::Expected<std::string> FirstFailing(util::Env& env, tracer::Launcher& launc
   for (const auto& id : f2p) files.insert(by_id ? id : id.substr(0, id.find("::")));
   auto o = RunTests(env, launcher, repo, settings, instance.pythonpath,
                     {files.begin(), files.end()}, work_dir);
-  if (!o.ok()) return util::Error{"pytest: " + o.error()};
+  if (!o.ok() && !by_id) return util::Error{"pytest: " + o.error()};
+  bool complete = o.ok();
+  for (const auto& id : f2p) complete = complete && o->count(id);
+  if (by_id && !complete) {
+    return FirstFailing(env, launcher, repo, settings, instance, f2p, work_dir, false);
+  }
   for (const auto& id : f2p) {
     auto it = o->find(id);
     if (it == o->end() || it->second != "passed") return id;
@@ -300,8 +307,11 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
   // or tests that need their file's other tests first, fall back to whole files).
   if (!whole_files) {
     auto alone =
-        FirstFailing(env, launcher, c.repo, settings, instance, fail_to_pass, c.runs, true);
-    c.by_id = alone.ok() && alone->empty();
+        RunTests(env, launcher, c.repo, settings, instance.pythonpath, fail_to_pass, c.runs);
+    c.by_id = alone.ok();
+    for (const auto& id : fail_to_pass) {
+      c.by_id = c.by_id && alone->count(id) && alone->at(id) == "passed";
+    }
   }
   if (!c.by_id) {
     auto base =
