@@ -72,3 +72,78 @@ TEST(MineRules, IssueNumbers) {
 
 }  // namespace
 }  // namespace fbkit::groundtruth
+
+namespace fbkit::groundtruth {
+namespace {
+
+// Shapes of older writers, built after the research notes of fixtures/race_trajectories
+// (no real file of these eras is committed upstream): OpenHands before 2024-09 kept
+// [action, observation] pairs and edited through run_ipython file_editor / agentskills calls;
+// SWE-agent's RetryAgent writes "attempts".
+TEST(ReadTrajectories, OpenHandsPairsAndIpythonEdits) {
+  std::string line =
+      R"J({"instance_id": "o__r-1", "instruction": "<uploaded_files>\n/workspace/o__r__1.0\n</uploaded_files>",
+    "test_result": {"git_patch": "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"},
+    "metrics": {"accumulated_cost": 0.5, "response_latencies": [{}, {}]},
+    "error": null,
+    "history": [
+      [{"id": 1, "action": "run_ipython", "args": {"code": "print(file_editor(**{'command': 'view', 'path': '/workspace/o__r__1.0/x.py'}))"}},
+       {"id": 2, "cause": 1, "observation": "run_ipython", "content": "1 a"}],
+      [{"id": 3, "action": "run_ipython", "args": {"code": "edit_file_by_replace('/workspace/o__r__1.0/x.py', to_replace='a', new_content='b')"}},
+       {"id": 4, "cause": 3, "observation": "run_ipython", "content": "ok"}],
+      [{"id": 5, "action": "run", "args": {"command": "cd sub && cat y.py"}},
+       {"id": 6, "cause": 5, "observation": "run", "content": "", "extras": {"metadata": {"working_dir": "/workspace/o__r__1.0/sub"}}}],
+      [{"id": 7, "action": "run", "args": {"command": "cat z.py"}},
+       {"id": 8, "cause": 7, "observation": "run", "content": ""}],
+      [{"id": 9, "action": "finish", "args": {}}, {"id": 10, "cause": 9, "observation": "null"}]
+    ]})J";
+  std::erase(line, '\n');  // one JSON Lines record
+  auto t = ReadTrajectories(line + "\n", "output.jsonl", "openhands");
+  ASSERT_TRUE(t.ok()) << t.error();
+  ASSERT_EQ(t->size(), 1u);
+  const Trajectory& r = t->front();
+  EXPECT_EQ(r.root, "/workspace/o__r__1.0");
+  EXPECT_EQ(r.opened, (std::vector<std::string>{"sub/y.py", "sub/z.py", "x.py"}))
+      << "the shell is persistent: the second cat runs in sub/";
+  EXPECT_EQ(r.edited, std::vector<std::string>{"x.py"});
+  EXPECT_EQ(r.patch_files, std::vector<std::string>{"x.py"});
+  EXPECT_EQ(r.api_calls, 2);
+  EXPECT_EQ(r.exit_status, "finished");
+}
+
+TEST(ReadTrajectories, SweAgentAttemptsAndOpenFileEdits) {
+  std::string traj = R"({"attempts": [{"trajectory": [
+      {"action": "open \"src/a.py\"", "observation": "", "thought": "", "state": {"working_dir": "/r"}},
+      {"action": "edit 1:1\nx = 1\nend_of_edit", "observation": "", "thought": "", "state": {"working_dir": "/r", "open_file": "/r/src/a.py"}},
+      {"action": "create b.py", "observation": "", "thought": "", "state": {"working_dir": "/r"}},
+      {"action": "insert 'y = 2'", "observation": "", "thought": "", "state": {"working_dir": "/r"}},
+      {"action": "str_replace_editor view /r", "observation": "Here's the files and directories up to 2 levels deep", "thought": "", "state": {"working_dir": "/r"}},
+      {"action": "find_file a.py", "observation": "", "thought": "", "state": {"working_dir": "/r"}}],
+      "history": [], "info": {}}],
+    "info": {"submission": "", "exit_status": "exit_cost", "model_stats": {"tokens_sent": 10, "tokens_received": 2, "api_calls": 6, "instance_cost": 0.1}}})";
+  ASSERT_EQ(DetectFormat(traj, "x.traj"), "swe-agent");
+  auto t = ReadTrajectories(traj, "run/i-1/i-1.traj", "swe-agent");
+  ASSERT_TRUE(t.ok()) << t.error();
+  const Trajectory& r = t->front();
+  EXPECT_EQ(r.instance_id, "i-1");
+  EXPECT_EQ(r.root, "/r");
+  EXPECT_EQ(r.opened, std::vector<std::string>{"src/a.py"}) << "a directory view is no open";
+  EXPECT_EQ(r.edited, (std::vector<std::string>{"b.py", "src/a.py"}))
+      << "edit and insert act on the file open at the time";
+  EXPECT_EQ(r.exit_status, "exit_cost");
+  EXPECT_EQ(r.prompt_tokens, 10);
+  EXPECT_TRUE(r.patch_files.empty());
+}
+
+TEST(ReadTrajectories, BrokenInputNamesTheFileAndLine) {
+  auto t = ReadTrajectories("{\"instance_id\": \"a\", \"history\": []}\n{oops\n",
+                            "out/output.jsonl", "openhands");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().find("out/output.jsonl:2:"), std::string::npos) << t.error();
+  auto m = ReadTrajectories("{\"messages\": []}", "a.traj.json", "mini-swe-agent");
+  ASSERT_FALSE(m.ok()) << "no info object";
+  EXPECT_NE(m.error().find("a.traj.json"), std::string::npos) << m.error();
+}
+
+}  // namespace
+}  // namespace fbkit::groundtruth
