@@ -434,7 +434,12 @@ util::Expected<MineResult> Mine(util::Env& env, tracer::Launcher& launcher,
     }
     std::string drop;
     auto kept = miner.Fill(c, &pr, &drop);
-    if (!kept.ok()) return util::Error{c.hash.substr(0, 12) + ": " + kept.error()};
+    if (!kept.ok()) {  // one commit git cannot diff or show never stops the others
+      r.report.dropped["error (see the warnings)"]++;
+      r.report.warnings.push_back(pr.instance_id + " (" + c.hash.substr(0, 12) +
+                                  "): " + kept.error());
+      continue;
+    }
     if (!*kept) {
       r.report.dropped[drop]++;
       continue;

@@ -81,7 +81,8 @@ std::string IntentByRule(const std::string& title, const std::vector<std::string
 std::vector<int> IssueNumbers(const std::string& text, int pr);
 
 // Mines `repo` (only read). `work_dir` is scratch; `progress` (may be null) gets a line now
-// and then.
+// and then. A PR whose commits git cannot diff or show is dropped with a warning; only an
+// unreadable history is an error.
 util::Expected<MineResult> Mine(util::Env& env, tracer::Launcher& launcher,
                                 parser::PythonParser& parser, const std::string& repo,
                                 const MineOptions& options, const std::string& work_dir,
