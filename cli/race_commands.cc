@@ -734,26 +734,10 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
 
 // --swebench-report: a report file, or the report.json files under a directory.
 int ApplyReports(util::Env& env, const std::string& path, std::vector<groundtruth::Summary>* all) {
-  auto st = env.Stat(path, true);
-  if (!st.ok()) return Fail(kWho, "--swebench-report: " + st.error()), kExitUsage;
-  std::vector<std::string> files = {path};
-  if (st->type == util::FileType::kDirectory) {
-    files.clear();
-    std::vector<std::string> dirs = {path};
-    while (!dirs.empty()) {
-      std::string d = dirs.back();
-      dirs.pop_back();
-      auto entries = env.ListDir(d);
-      if (!entries.ok()) return Fail(kWho, entries.error()), kExitUsage;
-      for (const auto& e : *entries) {
-        std::string p = util::JoinPath(d, e.name);
-        if (e.type == util::FileType::kDirectory) dirs.push_back(p);
-        if (e.type == util::FileType::kRegular && e.name == "report.json") files.push_back(p);
-      }
-    }
-    std::sort(files.begin(), files.end());
-  }
-  for (const auto& f : files) {
+  auto files = groundtruth::FilesUnder(
+      env, path, [](const std::string& name) { return name == "report.json"; });
+  if (!files.ok()) return Fail(kWho, "--swebench-report: " + files.error()), kExitUsage;
+  for (const auto& f : *files) {
     auto text = env.ReadFile(f);
     if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
     auto n = groundtruth::ApplyEvaluation(*text, f, all);

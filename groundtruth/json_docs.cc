@@ -68,6 +68,11 @@ std::string StrOr(const nlohmann::json& j, const char* key, const std::string& f
   return it->get<std::string>();
 }
 
+std::string TextOr(const nlohmann::json& j, const char* key, const std::string& fallback) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 std::vector<std::string> StrList(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return {};

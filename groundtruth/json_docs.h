@@ -21,5 +21,7 @@ util::Expected<std::vector<nlohmann::json>> ReadRecords(const std::string& text,
 // Helpers that throw nlohmann::json exceptions on a wrong type; callers catch them.
 std::string StrOr(const nlohmann::json& j, const char* key, const std::string& fallback = "");
 std::vector<std::string> StrList(const nlohmann::json& j, const char* key);
+// For foreign files read leniently: the string at `key`, else `fallback` (never throws).
+std::string TextOr(const nlohmann::json& j, const char* key, const std::string& fallback = "");
 
 }  // namespace fbkit::groundtruth

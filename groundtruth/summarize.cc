@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "groundtruth/json_docs.h"
 #include "tracer/llm_cmd.h"
 #include "util/json_writer.h"
 
@@ -22,29 +24,20 @@ bool IsTrajectoryName(const std::string& name) {
   return name.ends_with(".traj.json") || name.ends_with(".traj") || name == "output.jsonl";
 }
 
-util::Status Walk(util::Env& env, const std::string& dir, std::vector<std::string>* out) {
+util::Status Walk(util::Env& env, const std::string& dir,
+                  const std::function<bool(const std::string&)>& name_ok,
+                  std::vector<std::string>* out) {
   auto entries = env.ListDir(dir);
   if (!entries.ok()) return util::Error{entries.error()};
   for (const auto& e : *entries) {
     std::string path = util::JoinPath(dir, e.name);
     if (e.type == util::FileType::kDirectory) {
-      if (auto s = Walk(env, path, out); !s.ok()) return s;
-    } else if (e.type == util::FileType::kRegular && IsTrajectoryName(e.name)) {
+      if (auto s = Walk(env, path, name_ok, out); !s.ok()) return s;
+    } else if (e.type == util::FileType::kRegular && name_ok(e.name)) {
       out->push_back(path);
     }
   }
   return {};
-}
-
-std::vector<std::string> Strings(const json& j, const char* key) {
-  std::vector<std::string> out;
-  if (!j.contains(key) || j[key].is_null()) return out;
-  for (const auto& v : j.at(key)) out.push_back(v.get<std::string>());
-  return out;
-}
-
-std::string Str(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
 void OptInt(util::JsonWriter& w, const std::optional<int64_t>& v) {
@@ -83,17 +76,23 @@ void WriteTrajectory(util::JsonWriter& w, const Trajectory& t) {
 
 }  // namespace
 
-util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs) {
-  auto st = env.Stat(runs, true);
+util::Expected<std::vector<std::string>> FilesUnder(
+    util::Env& env, const std::string& path,
+    const std::function<bool(const std::string&)>& name_ok) {
+  auto st = env.Stat(path, true);
   if (!st.ok()) return util::Error{st.error()};
   std::vector<std::string> out;
   if (st->type != util::FileType::kDirectory) {
-    out.push_back(runs);
+    out.push_back(path);
     return out;
   }
-  if (auto s = Walk(env, runs, &out); !s.ok()) return util::Error{s.error()};
+  if (auto s = Walk(env, path, name_ok, &out); !s.ok()) return util::Error{s.error()};
   std::sort(out.begin(), out.end());
   return out;
+}
+
+util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs) {
+  return FilesUnder(env, runs, IsTrajectoryName);
 }
 
 std::string SummarizeRequest(const Trajectory& t, const std::string& agent) {
@@ -122,16 +121,16 @@ util::Status ApplySummary(const std::string& answer, Summary* s) {
   try {
     json j = json::parse(answer);
     if (j.contains("goal") && j["goal"].is_string()) a.goal = j["goal"].get<std::string>();
-    a.concepts = Strings(j, "concepts");
-    a.files = Strings(j, "files");
+    a.concepts = StrList(j, "concepts");
+    a.files = StrList(j, "files");
     std::set<std::string> entities;
     for (const auto& t : j.value("tasks", json::array())) {
       AgentTask task;
       task.entity = t.at("entity").get<std::string>();
-      task.file = Str(t, "file");
+      task.file = TextOr(t, "file");
       if (task.file.empty()) task.file = task.entity.substr(0, task.entity.find("::"));
-      task.change = Str(t, "change");
-      task.purpose = Str(t, "purpose");
+      task.change = TextOr(t, "change");
+      task.purpose = TextOr(t, "purpose");
       if (std::find(Changes().begin(), Changes().end(), task.change) == Changes().end()) {
         return util::Error{"task " + task.entity + " has change \"" + task.change + "\""};
       }
@@ -141,8 +140,8 @@ util::Status ApplySummary(const std::string& answer, Summary* s) {
     for (const auto& st : j.value("steps", json::array())) {
       Step step;
       step.type = st.at("type").get<std::string>();
-      step.related_tasks = Strings(st, "related_tasks");
-      step.description = Str(st, "description");
+      step.related_tasks = StrList(st, "related_tasks");
+      step.description = TextOr(st, "description");
       step.id = "P" + std::to_string(a.steps.size() + 1);
       if (std::find(StepTypes().begin(), StepTypes().end(), step.type) == StepTypes().end()) {
         return util::Error{"step " + step.id + " has type \"" + step.type +
@@ -182,12 +181,16 @@ util::Expected<int> ApplyEvaluation(const std::string& text, const std::string& 
   int set = 0;
   if (j.contains("resolved_ids")) {
     auto ids = [&](const char* key) {
-      auto v = Strings(j, key);
+      auto v = StrList(j, key);
       return std::set<std::string>(v.begin(), v.end());
     };
-    auto resolved = ids("resolved_ids"), completed = ids("completed_ids"),
-         empty = ids("empty_patch_ids"), unresolved = ids("unresolved_ids"),
-         error = ids("error_ids");
+    std::set<std::string> resolved, completed, empty, unresolved, error;
+    try {  // a list that is no list of strings is an error of that file, not a crash
+      resolved = ids("resolved_ids"), completed = ids("completed_ids");
+      empty = ids("empty_patch_ids"), unresolved = ids("unresolved_ids"), error = ids("error_ids");
+    } catch (const std::exception& e) {
+      return util::Error{path + ": " + e.what()};
+    }
     for (auto& s : *all) {
       const std::string& id = s.agent.instance_id;
       if (resolved.count(id) || completed.count(id) || empty.count(id) || unresolved.count(id) ||

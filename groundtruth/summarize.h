@@ -10,6 +10,7 @@
 // warning and the instance keeps only what the trajectory itself says.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@
 #include "util/expected.h"
 
 namespace fbkit::groundtruth {
+
+// `path` itself when it is no directory, else the regular files under it whose names pass
+// `name_ok`, sorted; symlinks are not followed.
+util::Expected<std::vector<std::string>> FilesUnder(
+    util::Env& env, const std::string& path,
+    const std::function<bool(const std::string&)>& name_ok);
 
 // The trajectory files under `runs` (itself when a file): *.traj.json, *.traj and
 // output.jsonl, sorted; symlinks are not followed.

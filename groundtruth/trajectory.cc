@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "groundtruth/json_docs.h"
 #include "groundtruth/patch.h"
 
 namespace fbkit::groundtruth {
@@ -307,11 +308,6 @@ struct Collector {
   }
 };
 
-std::string Str(const json& j, const char* key, const std::string& def = "") {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : def;
-}
-
 std::optional<int64_t> Int(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
@@ -330,7 +326,7 @@ std::string Text(const json& content) {
   std::string out;
   if (content.is_array()) {
     for (const auto& part : content) {
-      if (part.is_object()) out += Str(part, "text");
+      if (part.is_object()) out += TextOr(part, "text");
     }
   }
   return out;
@@ -369,7 +365,7 @@ std::vector<std::string> MiniActions(const json& msg, const std::regex& action_r
     }
     return out;
   }
-  if (Str(msg, "role") != "assistant") return out;
+  if (TextOr(msg, "role") != "assistant") return out;
   std::string text = Text(msg.value("content", json()));
   std::smatch m;
   if (std::regex_search(text, m, action_re)) out.push_back(m[1]);
@@ -381,9 +377,9 @@ Trajectory ReadMini(const json& j, const std::string& path) {
   t.format = "mini-swe-agent";
   t.source = path;
   const json& info = j.at("info");
-  t.instance_id = Str(j, "instance_id", StemOf(path));
-  t.patch = Str(info, "submission");
-  t.exit_status = Str(info, "exit_status");
+  t.instance_id = TextOr(j, "instance_id", StemOf(path));
+  t.patch = TextOr(info, "submission");
+  t.exit_status = TextOr(info, "exit_status");
   json stats = info.value("model_stats", json::object());
   t.api_calls = Int(stats, "api_calls");
   t.cost = Double(stats, "instance_cost");
@@ -391,11 +387,11 @@ Trajectory ReadMini(const json& j, const std::string& path) {
   Collector col;
   col.root = "/testbed";
   if (config.contains("environment") && config["environment"].is_object()) {
-    col.root = Str(config["environment"], "cwd", col.root);
+    col.root = TextOr(config["environment"], "cwd", col.root);
   }
   std::string re = R"(```bash\s*\n([\s\S]*?)\n```)";
   if (config.contains("agent") && config["agent"].is_object()) {
-    std::string given = Str(config["agent"], "action_regex");
+    std::string given = TextOr(config["agent"], "action_regex");
     if (!given.empty()) re = std::regex_replace(given, std::regex(R"(\(\.\*\?\))"), "([\\s\\S]*?)");
   }
   std::regex action_re(re);
@@ -405,7 +401,7 @@ Trajectory ReadMini(const json& j, const std::string& path) {
   for (size_t k = 0; k < messages.size(); ++k) {
     const json& m = messages[k];
     if (!m.is_object()) continue;
-    if (k == 1 && Str(m, "role") == "user")
+    if (k == 1 && TextOr(m, "role") == "user")
       t.problem_statement = Clip(Text(m.value("content", json())), 20000);
     if (m.contains("extra") && m["extra"].is_object() && m["extra"].contains("response")) {
       const json& r = m["extra"]["response"];
@@ -465,7 +461,7 @@ void SweAction(const std::string& action, const json& state, const std::string& 
   auto words = FirstLineWords(trimmed);
   if (words.empty()) return;
   const std::string& tool = words[0];
-  std::string state_open = Str(state, "open_file");
+  std::string state_open = TextOr(state, "open_file");
   if (tool == "open" && words.size() > 1) {
     s->col.Open(words[1], s->cwd);
     s->open_file = Resolve(words[1], s->cwd);
@@ -506,7 +502,7 @@ Trajectory ReadSweAgent(const json& whole, const std::string& path) {
   t.instance_id = StemOf(path);
   const json& info = whole.contains("info") ? whole.at("info") : j.at("info");
   if (info.contains("submission") && info["submission"].is_string()) t.patch = info["submission"];
-  t.exit_status = Str(info, "exit_status");
+  t.exit_status = TextOr(info, "exit_status");
   json stats = info.value("model_stats", json::object());
   t.prompt_tokens = Int(stats, "tokens_sent");
   t.completion_tokens = Int(stats, "tokens_received");
@@ -516,7 +512,7 @@ Trajectory ReadSweAgent(const json& whole, const std::string& path) {
   SweState s;
   s.col.root = "/testbed";
   for (const auto& step : steps) {
-    std::string wd = Str(StateOf(step), "working_dir");
+    std::string wd = TextOr(StateOf(step), "working_dir");
     if (!wd.empty()) {
       s.col.root = wd;
       break;
@@ -524,16 +520,16 @@ Trajectory ReadSweAgent(const json& whole, const std::string& path) {
   }
   s.cwd = s.col.root;
   for (const auto& h : j.value("history", json::array())) {  // the task: first real user turn
-    if (Str(h, "role") == "user" && !h.value("is_demo", false)) {
+    if (TextOr(h, "role") == "user" && !h.value("is_demo", false)) {
       t.problem_statement = Clip(Text(h.value("content", json())), 20000);
       break;
     }
   }
   for (const auto& step : steps) {
-    std::string action = Str(step, "action");
-    std::string observation = Str(step, "observation");
+    std::string action = TextOr(step, "action");
+    std::string observation = TextOr(step, "observation");
     SweAction(action, StateOf(step), observation, &s);
-    t.turns.push_back({Clip(Str(step, "thought"), 1500), action, Clip(observation, 1500)});
+    t.turns.push_back({Clip(TextOr(step, "thought"), 1500), action, Clip(observation, 1500)});
   }
   s.col.Finish(&t);
   PatchFiles(&t);
@@ -583,7 +579,7 @@ std::string OpenHandsRoot(const std::string& instruction, const std::vector<json
   std::smatch m;
   if (std::regex_search(instruction, m, kUploaded)) return m[1];
   for (const auto& e : events) {
-    std::string p = e.contains("args") && e["args"].is_object() ? Str(e["args"], "path") : "";
+    std::string p = e.contains("args") && e["args"].is_object() ? TextOr(e["args"], "path") : "";
     if (p.starts_with("/workspace/")) {
       size_t slash = p.find('/', 11);
       return p.substr(0, slash);
@@ -598,9 +594,9 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
   t.source = path;
   t.instance_id = j.at("instance_id").get<std::string>();
   if (j.contains("test_result") && j["test_result"].is_object()) {
-    t.patch = Str(j["test_result"], "git_patch");
+    t.patch = TextOr(j["test_result"], "git_patch");
   }
-  std::string instruction = Str(j, "instruction");
+  std::string instruction = TextOr(j, "instruction");
   t.problem_statement = Clip(instruction, 20000);
   json metrics = j.value("metrics", json::object());
   if (metrics.is_object()) {
@@ -634,15 +630,15 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
       auto it = observation_of.find(e["id"].get<int64_t>());
       if (it != observation_of.end()) obs = it->second;
     }
-    std::string obs_text = obs ? Str(*obs, "content") : "";
-    std::string p = Str(args, "path");
+    std::string obs_text = obs ? TextOr(*obs, "content") : "";
+    std::string p = TextOr(args, "path");
     std::string action_text;
     if (kind == "read") {
       if (obs_text.find("files and directories") == std::string::npos) col.Open(p, cwd);
       action_text = "read " + p;
     } else if (kind == "edit") {
-      std::string command = Str(args, "command");
-      std::string code = Str(args, "translated_ipython_code");
+      std::string command = TextOr(args, "command");
+      std::string code = TextOr(args, "translated_ipython_code");
       if (command == "view" ||
           (command.empty() && code.find("'command': 'view'") != std::string::npos)) {
         col.Open(p, cwd);
@@ -655,17 +651,17 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
       action_text = "write " + p;
     } else if (kind == "run") {
       if (args.value("is_input", false)) continue;
-      action_text = Str(args, "command");
+      action_text = TextOr(args, "command");
       col.Shell(action_text, &cwd);
       if (obs && obs->contains("extras") && (*obs)["extras"].is_object()) {
         json meta = (*obs)["extras"].value("metadata", json::object());
         if (meta.is_object()) {
-          std::string wd = Str(meta, "working_dir");
+          std::string wd = TextOr(meta, "working_dir");
           if (!wd.empty()) cwd = wd;
         }
       }
     } else if (kind == "run_ipython") {
-      action_text = Str(args, "code");
+      action_text = TextOr(args, "code");
       IpythonEffects(action_text, cwd, &col);
     } else if (kind == "finish") {
       finished = true;
@@ -674,9 +670,9 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
       continue;
     }
     t.turns.push_back(
-        {Clip(Str(args, "thought"), 1500), Clip(action_text, 1500), Clip(obs_text, 1500)});
+        {Clip(TextOr(args, "thought"), 1500), Clip(action_text, 1500), Clip(obs_text, 1500)});
   }
-  std::string error = Str(j, "error");
+  std::string error = TextOr(j, "error");
   t.exit_status = !error.empty() ? error : finished ? "finished" : "";
   col.Finish(&t);
   PatchFiles(&t);

@@ -132,6 +132,7 @@ TEST(RaceSummarize, BadInputExitCodes) {
     int code;
     std::string message;
   };
+  WriteFileOrDie(dir / "bad-report.json", R"({"resolved_ids": [1], "completed_ids": []})");
   std::string llm_bad = "echo '{\"steps\": [{\"type\": \"dance\", \"related_tasks\": []}]}'";
   std::vector<Case> cases = {
       {{kRace, "summarize", dir / "missing"}, 2, "missing"},
@@ -144,6 +145,9 @@ TEST(RaceSummarize, BadInputExitCodes) {
       {{kRace, "summarize", dir / "broken/ok", "--swebench-report", dir / "nope.json"},
        2,
        "nope.json"},
+      {{kRace, "summarize", dir / "broken/ok", "--swebench-report", dir / "bad-report.json"},
+       2,
+       "bad-report.json: "},
       {{kRace, "summarize", Fixture("race_trajectories/swe-agent"), "--llm-cmd", llm_bad},
        3,
        "step P1 has type \"dance\""},
