@@ -8,6 +8,7 @@
 
 #include "graph/dep_graph.h"
 #include "parser/modules.h"
+#include "util/strings.h"
 
 namespace fbkit::graph {
 namespace {
@@ -19,16 +20,6 @@ using tracer::CodeId;
 bool IsAnonymous(const std::string& name) {
   return name == "<lambda>" || name == "<listcomp>" || name == "<genexpr>" ||
          name == "<dictcomp>" || name == "<setcomp>";
-}
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  for (size_t e = s.find(sep); e != std::string::npos; b = e + 1, e = s.find(sep, b)) {
-    out.push_back(s.substr(b, e - b));
-  }
-  out.push_back(s.substr(b));
-  return out;
 }
 
 class Builder {
@@ -92,9 +83,9 @@ class Builder {
     for (const auto& imp : t.imports) {
       if (imp.scope != t.entities[0].id) continue;
       for (const auto& n : imp.names) {
-        std::string bound = n.alias ? *n.alias : Split(n.name, '.')[0];
+        std::string bound = n.alias ? *n.alias : util::Split(n.name, '.')[0];
         if (bound != name || n.name == "*") continue;
-        if (!imp.is_from) return Module(n.alias ? n.name : Split(n.name, '.')[0]);
+        if (!imp.is_from) return Module(n.alias ? n.name : util::Split(n.name, '.')[0]);
         std::string base = parser::AbsoluteModule(t, imp);
         if (auto m = Module(base)) {
           if (auto hit = Lookup(*m, n.name, depth + 1)) return hit;
@@ -111,7 +102,7 @@ class Builder {
 
   // A dotted name used in `module` ("Base", "abc.ABC", "pkg.mod.f").
   std::optional<uint32_t> Resolve(uint32_t module, const std::string& dotted) const {
-    std::vector<std::string> parts = Split(dotted, '.');
+    std::vector<std::string> parts = util::Split(dotted, '.');
     std::optional<uint32_t> cur = Lookup(module, parts[0]);
     for (size_t i = 1; cur && i < parts.size(); ++i) {
       if (nodes_[*cur].kind != EntityKind::kModule) return std::nullopt;
@@ -159,7 +150,7 @@ class Builder {
     uint32_t from = scope == by_id_.end() ? module : scope->second;
     if (!imp.is_from) {
       std::string prefix;  // `import a.b.c` imports a, a.b and a.b.c
-      for (const auto& part : Split(imp.module, '.')) {
+      for (const auto& part : util::Split(imp.module, '.')) {
         prefix += (prefix.empty() ? "" : ".") + part;
         if (auto m = Module(prefix)) AddStatic(from, *m, EdgeKind::kImport);
       }
@@ -308,7 +299,7 @@ class Builder {
       }
       // A package's __init__ runs before its submodules.
       std::string prefix;
-      std::vector<std::string> parts = Split(files_[file_of_node_[m]].module, '.');
+      std::vector<std::string> parts = util::Split(files_[file_of_node_[m]].module, '.');
       for (size_t i = 0; i + 1 < parts.size(); ++i) {
         prefix += (i ? "." : "") + parts[i];
         if (auto parent = Module(prefix)) stack.push_back(*parent);

@@ -10,6 +10,7 @@
 #include "groundtruth/patch.h"
 #include "tracer/llm_cmd.h"
 #include "util/json_writer.h"
+#include "util/strings.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -20,18 +21,6 @@ struct Commit {
   std::string hash, date, subject, body;
   std::vector<std::string> parents;
 };
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == sep) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
-}
 
 std::string Trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n");
@@ -57,12 +46,12 @@ util::Expected<std::vector<Commit>> History(tracer::Git& git, const std::string&
   auto out = git.Run(repo, args);
   if (!out.ok()) return util::Error{out.error()};
   std::vector<Commit> commits;
-  for (const auto& rec : Split(*out, '\x1e')) {
-    auto f = Split(rec, '\x1f');
+  for (const auto& rec : util::Split(*out, '\x1e')) {
+    auto f = util::Split(rec, '\x1f');
     if (f.size() < 5) continue;
     Commit c;
     c.hash = Trim(f[0]);
-    for (const auto& p : Split(Trim(f[1]), ' ')) {
+    for (const auto& p : util::Split(Trim(f[1]), ' ')) {
       if (!p.empty()) c.parents.push_back(p);
     }
     c.date = Trim(f[2]);
@@ -103,7 +92,7 @@ void TitleAndBody(const Commit& c, MinedPr* pr) {
 std::string CleanBody(const std::string& body) {
   static const std::regex kTrailer(R"(^[A-Za-z-]+-by:\s)");
   std::string out;
-  for (const auto& line : Split(body, '\n')) {
+  for (const auto& line : util::Split(body, '\n')) {
     if (std::regex_search(line, kTrailer)) continue;
     out += line + "\n";
   }
@@ -141,7 +130,7 @@ util::Expected<std::vector<std::string>> NewPublic(tracer::Git& git, parser::Pyt
   for (const auto& ch : DiffEntities(parser, versions).entities) {
     if (ch.change != Change::kNew) continue;
     bool is_public = true;
-    for (const auto& part : Split(ch.qualname, '.')) {
+    for (const auto& part : util::Split(ch.qualname, '.')) {
       if (part.starts_with("_")) is_public = false;
     }
     if (is_public) out.push_back(ch.entity);
@@ -220,7 +209,7 @@ struct Miner {
     auto names = git.Run(repo, {"diff", "--name-only", "--no-renames", pr->base, pr->commit});
     if (!names.ok()) return util::Error{names.error()};
     std::vector<std::string> files;
-    for (const auto& f : Split(*names, '\n')) {
+    for (const auto& f : util::Split(*names, '\n')) {
       if (!Trim(f).empty()) files.push_back(Trim(f));
     }
     std::sort(files.begin(), files.end());
@@ -257,7 +246,7 @@ struct Miner {
       auto log = git.Run(
           repo, {"log", "--no-merges", "--reverse", "--format=%s", pr->base + ".." + pr->commit});
       if (!log.ok()) return util::Error{log.error()};
-      for (const auto& s : Split(*log, '\n')) {
+      for (const auto& s : util::Split(*log, '\n')) {
         if (!Trim(s).empty()) subjects.push_back(Trim(s));
       }
     }

@@ -25,4 +25,14 @@ std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& tex
   return out;
 }
 
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  for (size_t e = s.find(sep); e != std::string::npos; b = e + 1, e = s.find(sep, b)) {
+    out.push_back(s.substr(b, e - b));
+  }
+  out.push_back(s.substr(b));
+  return out;
+}
+
 }  // namespace fbkit::util

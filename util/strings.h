@@ -15,6 +15,10 @@ std::string Tail(const std::string& text, size_t n);
 // `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
 std::string ShellQuote(const std::string& s);
 
+// The pieces of `s` between the `sep` characters (empty pieces kept: "a,,b" -> a, "", b;
+// "" -> one empty piece).
+std::vector<std::string> Split(const std::string& s, char sep);
+
 // The lines of `text` with their 1-based numbers, '\n' removed (a last line without one
 // counts; a final '\n' starts no line).
 std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& text);

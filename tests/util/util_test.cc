@@ -121,3 +121,15 @@ TEST_F(RealEnvTest, WriteReadStatList) {
 
 }  // namespace
 }  // namespace fbkit::util
+
+namespace fbkit::util {
+namespace {
+
+TEST(StringsTest, SplitKeepsEmptyPieces) {
+  EXPECT_EQ(Split("a,,b", ','), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(Split("", ','), std::vector<std::string>{""});
+  EXPECT_EQ(Split("a.", '.'), (std::vector<std::string>{"a", ""}));
+}
+
+}  // namespace
+}  // namespace fbkit::util
