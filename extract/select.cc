@@ -270,19 +270,69 @@ bool IsTestFunction(const Repo& repo, const std::string& id) {
          cls.parent == table.entities[0].id;
 }
 
-// Entity -> the test files whose test functions call it directly.
-std::map<uint32_t, std::set<uint32_t>> DirectTestCalls(const Repo& repo, const DepGraph& g) {
+// How test functions use the repository: who calls what directly, and what this file's test
+// functions exercise.
+struct TestUse {
+  std::map<uint32_t, std::set<uint32_t>> direct;  // entity -> files whose tests call it
+  // top-level object -> test file -> calls from that file's test functions into it or its
+  // members (call counts)
+  std::map<uint32_t, std::map<uint32_t, int64_t>> calls;
+  std::map<uint32_t, std::map<uint32_t, int64_t>> member_calls;  // the same per entity
+  std::set<uint32_t> exercised;  // top-level objects this file's tests call or name
+};
+
+// Collects TestUse for test file t: edges whose source is a test function itself (not code
+// nested in it, which builds inputs: commands, callbacks, classes defined in a test).
+TestUse CollectTestUse(const Repo& repo, const DepGraph& g, uint32_t t) {
   std::vector<int8_t> is_test(g.nodes().size(), -1);
-  std::map<uint32_t, std::set<uint32_t>> out;
+  TestUse use;
   for (const Edge& x : g.edges()) {
-    if (x.kind != EdgeKind::kCall) continue;
+    if (x.kind != EdgeKind::kCall && x.kind != EdgeKind::kReference) continue;
     if (is_test[x.from] < 0) {
       is_test[x.from] = TestFileIndex(g, g.nodes()[x.from].path).has_value() &&
                         IsTestFunction(repo, g.nodes()[x.from].id);
     }
-    if (is_test[x.from]) out[x.to].insert(*TestFileIndex(g, g.nodes()[x.from].path));
+    if (!is_test[x.from]) continue;
+    uint32_t file = *TestFileIndex(g, g.nodes()[x.from].path);
+    auto top = TopLevel(g, repo, x.to);
+    if (file == t && top) use.exercised.insert(*top);
+    if (x.kind != EdgeKind::kCall) continue;
+    use.direct[x.to].insert(file);
+    use.member_calls[x.to][file] += x.count;
+    if (top) use.calls[*top][file] += x.count;
   }
-  return out;
+  return use;
+}
+
+// This file's test functions make at least half of all test functions' direct calls into
+// the object (its members included): the file where it is tested.
+bool MainTester(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
+                uint32_t t) {
+  auto it = calls.find(v);
+  if (it == calls.end()) return false;
+  int64_t mine = 0, all = 0;
+  for (const auto& [file, n] : it->second) {
+    all += n;
+    if (file == t) mine = n;
+  }
+  return mine > 0 && 2 * mine >= all;
+}
+
+// The module a test file is named after: tests/test_markers.py -> "markers"; the module of
+// src/pkg/_markers.py -> "markers" (leading underscores and a plural s ignored).
+std::string ModuleWord(std::string_view path, bool test_file) {
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) path.remove_prefix(slash + 1);
+  if (path.ends_with(".py")) path.remove_suffix(3);
+  if (test_file) {
+    if (!path.starts_with("test")) return "";
+    path.remove_prefix(4);
+  }
+  std::string word;
+  for (char c : path) {
+    if (c != '_') word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (word.size() > 1 && word.back() == 's') word.pop_back();
+  return word;
 }
 
 bool IsExceptionClass(const parser::Entity& e) {
@@ -300,15 +350,14 @@ bool IsDunder(const std::string& name) {
 // Members through which tests build inputs and check results rather than test a class.
 bool IsBuildOrCheck(const std::string& name) {
   static const std::set<std::string> kNames = {
-      "__init__", "__new__", "__post_init__", "__eq__", "__ne__", "__hash__", "__repr__",
-      "__str__",  "__bool__", "__lt__",       "__le__", "__gt__", "__ge__",   "__init_subclass__"};
+      "__init__", "__new__",  "__post_init__", "__eq__", "__ne__", "__hash__", "__repr__",
+      "__str__",  "__bool__", "__lt__",        "__le__", "__gt__", "__ge__",   "__init_subclass__"};
   return kNames.count(name) > 0;
 }
 
 }  // namespace
 
-std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
-                                        const std::string& f2p,
+std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
                                         const std::vector<TopCandidate>& candidates,
                                         const SelectOptions& options) {
   size_t limit = std::max<size_t>(
@@ -318,8 +367,9 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
   // directly; a method of a shared class when at most two test files reach it.
   const size_t func_limit = 1, reach_limit = 2;
   auto t = TestFileIndex(g, f2p);
-  std::map<uint32_t, std::set<uint32_t>> direct =
-      specific && t ? DirectTestCalls(repo, g) : std::map<uint32_t, std::set<uint32_t>>{};
+  TestUse use = specific && t ? CollectTestUse(repo, g, *t) : TestUse{};
+  auto& direct = use.direct;
+  const std::string subject = ModuleWord(f2p, true);
   // What the test file names (imports, dotted uses), as top-level objects.
   std::set<uint32_t> named;
   for (uint32_t v = 0; specific && v < g.nodes().size(); ++v) {
@@ -365,9 +415,9 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
         // Reached by this file and by hardly any other: this file is where it is tested,
         // even when the tests reach it through the library's entry points.
         auto callers = direct.find(*mv);
-        bool others_call = callers != direct.end() &&
-                           std::any_of(callers->second.begin(), callers->second.end(),
-                                       [&](uint32_t f) { return !t || f != *t; });
+        bool others_call =
+            callers != direct.end() && std::any_of(callers->second.begin(), callers->second.end(),
+                                                   [&](uint32_t f) { return !t || f != *t; });
         if (public_method && t && Reaches(g.nodes()[*mv], *t) && reach.size() <= reach_limit &&
             !others_call) {
           specific_members.push_back(m.id);
@@ -375,23 +425,35 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
         }
         if (!called(*mv)) continue;
         used.push_back(m.id);
-        if (public_method && direct[*mv].size() <= limit) specific_members.push_back(m.id);
+        if (public_method && MainTester(use.member_calls, *mv, *t))
+          specific_members.push_back(m.id);
       }
     }
     bool is_named = v && named.count(*v);
+    bool is_public = !e || !e->name.starts_with("_");
+    // Defined in the module the file is named after (test_markers.py: markers.py).
+    bool subject_module =
+        !subject.empty() && subject == ModuleWord(c.id.substr(0, c.id.find("::")), false);
     // Test files whose test functions call it directly (a function; a class's constructor).
     size_t direct_files = v && direct.count(*v) ? direct[*v].size() : 0;
     if (!e) {
       choice.why = "not in the entity table";
+    } else if (!is_public && !is_named) {
+      choice.why = "private, reached through other code";
+    } else if (!is_named && !(v && called(*v)) && used.empty()) {
+      choice.why = "neither named nor called by this file's tests (fixtures, helpers)";
+    } else if (!v || !use.exercised.count(*v)) {
+      choice.why =
+          "not called or named by this file's test functions (fixtures, helpers, "
+          "code nested in tests)";
+    } else if (IsExceptionClass(*e) && specific_members.empty() && is_public && subject_module) {
+      choice.chosen = true;
+      choice.why = "an exception class of the module this file is named after";
     } else if (IsExceptionClass(*e) && specific_members.empty()) {
       choice.why = "an exception class (its own methods are not called by the tests)";
     } else if (IsExceptionClass(*e)) {
       choice.chosen = true;
       choice.why = "an exception class whose own methods the tests call";
-    } else if (e->name.starts_with("_") && !is_named) {
-      choice.why = "private, reached through other code";
-    } else if (!is_named && !(v && called(*v)) && used.empty()) {
-      choice.why = "neither named nor called by this file's tests (fixtures, helpers)";
     } else if (c.spread <= limit) {
       choice.chosen = true;
       choice.why = n + " (at most " + std::to_string(limit) + ")";
@@ -402,9 +464,15 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g,
       choice.chosen = true;
       choice.members = specific_members;
       choice.why = n + "; tested through methods specific to this file";
+    } else if (is_public && subject_module) {
+      choice.chosen = true;
+      choice.why = n + ", but it is defined in the module this file is named after";
+    } else if (MainTester(use.calls, *v, *t)) {
+      choice.chosen = true;
+      choice.why = n + ", but this file's test functions make most direct test calls into it";
     } else {
-      choice.why = n + (is_class ? ", and no method of it is specific to this file's tests"
-                                 : ": a utility");
+      choice.why =
+          n + (is_class ? ", and no method of it is specific to this file's tests" : ": a utility");
     }
     out.push_back(std::move(choice));
   }

@@ -56,29 +56,35 @@ struct TopCandidate {
 
 // Why the default chooser took or left a candidate (for `fb-extract plan`).
 struct TopChoice {
-  std::string id;            // the candidate (a top-level function or class)
+  std::string id;  // the candidate (a top-level function or class)
   bool chosen = false;
   std::vector<std::string> members;  // chosen members of a shared class (entity ids)
   std::string why;
 };
 
 // The deterministic default (SelectOptions::chooser "specific"): which candidates the test
-// file tests. With N test files and limit = max(1, max_share * N):
-//   - exception classes (named *Error, *Exception, *Warning or with such a base) never:
-//     tests raise and catch them;
-//   - private objects (a leading underscore) the file does not name (import, dotted use)
-//     never: they are reached through the public API;
-//   - objects the file neither names nor calls from its own test functions (test*
-//     functions, test* methods of Test* classes) never: fixtures and helpers use them;
+// file tests. "Test functions" are test* functions and test* methods of Test* classes, their
+// own bodies only (code nested in them builds inputs). With N test files and
+// limit = max(1, max_share * N):
+//   - private objects (a leading underscore) the file does not name never: they are reached
+//     through the public API;
+//   - objects the file neither names nor calls from its test functions never (fixtures,
+//     helpers), nor those its test functions neither call nor name (used only in fixtures,
+//     parametrize lists or code nested in tests);
+//   - exception classes (named *Error, *Exception, *Warning or with such a base) only when
+//     the tests call their own methods, or when they belong to the module the file is named
+//     after (test_metadata.py: metadata.py): tests raise and catch them;
 //   - a function or class used by at most `limit` test files is chosen;
 //   - a function used by more files is chosen when this file's test functions are the only
 //     ones that call it directly;
 //   - a class used by more files is chosen through its methods: the public, non-dunder,
-//     non-property methods that this file's test functions call directly and that the test
-//     functions of at most `limit` files call directly, and those this file reaches, at
-//     most one other file reaches and no other file's tests call directly; those methods
-//     become the top objects and the class stays
-//     (its other members through the P2P rule);
+//     non-property methods that this file's test functions call directly and whose direct
+//     test calls come at least half from this file, and those this file reaches, at most one
+//     other file reaches and no other file's tests call directly; those methods become the
+//     top objects and the class stays (its other members through the P2P rule);
+//   - a public object of the module the file is named after is chosen (its subject);
+//   - an object whose direct test calls (its members included) come at least half from this
+//     file's test functions is chosen: this is the file where it is tested;
 //   - anything else is a utility.
 // "share" (fbkit's rule before): every candidate used by at most `limit` test files.
 // When nothing is chosen the caller takes the most specific candidate.
