@@ -279,6 +279,8 @@ struct TestUse {
   std::map<uint32_t, std::map<uint32_t, int64_t>> calls;
   std::map<uint32_t, std::map<uint32_t, int64_t>> member_calls;  // the same per entity
   std::set<uint32_t> exercised;  // top-level objects this file's tests call or name
+  std::map<uint32_t, std::set<uint32_t>> callers;  // top-level object -> this file's test
+                                                   // functions that call it directly
 };
 
 // Collects TestUse for test file t: edges whose source is a test function itself (not code
@@ -299,23 +301,39 @@ TestUse CollectTestUse(const Repo& repo, const DepGraph& g, uint32_t t) {
     if (x.kind != EdgeKind::kCall) continue;
     use.direct[x.to].insert(file);
     use.member_calls[x.to][file] += x.count;
-    if (top) use.calls[*top][file] += x.count;
+    if (!top) continue;
+    use.calls[*top][file] += x.count;
+    if (file == t) use.callers[*top].insert(x.from);
   }
   return use;
 }
 
 // This file's test functions make at least half of all test functions' direct calls into
 // the object (its members included): the file where it is tested.
-bool MainTester(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
-                uint32_t t) {
+// The share of all test functions' direct calls into v (counted per call) that come from
+// test file t; 0 when no test calls it directly.
+double CallShare(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
+                 uint32_t t) {
   auto it = calls.find(v);
-  if (it == calls.end()) return false;
+  if (it == calls.end()) return 0;
   int64_t mine = 0, all = 0;
   for (const auto& [file, n] : it->second) {
     all += n;
     if (file == t) mine = n;
   }
-  return mine > 0 && 2 * mine >= all;
+  return all > 0 ? static_cast<double>(mine) / static_cast<double>(all) : 0;
+}
+
+// At least half of the direct test calls into v come from t: the file where it is tested.
+bool MainTester(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
+                uint32_t t) {
+  return CallShare(calls, v, t) >= 0.5;
+}
+
+// Test files whose test functions call v (a top-level object, its members included) directly.
+size_t CallingFiles(const TestUse& use, uint32_t v) {
+  auto it = use.calls.find(v);
+  return it == use.calls.end() ? 0 : it->second.size();
 }
 
 // The module a test file is named after: tests/test_markers.py -> "markers"; the module of
@@ -335,10 +353,25 @@ std::string ModuleWord(std::string_view path, bool test_file) {
   return word;
 }
 
-bool IsExceptionClass(const parser::Entity& e) {
+bool NamedLikeException(const parser::Entity& e) {
   if (e.kind != EntityKind::kClass) return false;
   for (const char* word : {"Error", "Exception", "Warning"}) {
     if (e.name.ends_with(word) || e.signature.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// An exception class: named like one, or with such a base in the repository (transitively:
+// click's MissingParameter -> BadParameter -> UsageError -> ClickException(Exception)).
+bool IsExceptionClass(const Repo& repo, const DepGraph& g, const parser::Entity& e, int depth = 0) {
+  if (NamedLikeException(e)) return true;
+  auto v = g.Find(e.id);
+  if (e.kind != EntityKind::kClass || !v || depth > 16) return false;
+  auto [b, end] = OutEdges(g, *v);
+  for (const Edge* x = b; x != end; ++x) {
+    if (x->kind != EdgeKind::kInherits) continue;
+    auto base = repo.Find(g.nodes()[x->to].id);
+    if (base && IsExceptionClass(repo, g, repo.entity(*base), depth + 1)) return true;
   }
   return false;
 }
@@ -366,6 +399,10 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   // A shared function counts when this file is the only one whose test functions call it
   // directly; a method of a shared class when at most two test files reach it.
   const size_t func_limit = 1, reach_limit = 2;
+  // An object within the share limit whose direct test calls come from this many files, this
+  // file's share below kBuilderShare, is a builder of inputs (sympy's DM, click's style).
+  const size_t kBuilderFiles = 4;
+  const double kBuilderShare = 0.4;
   auto t = TestFileIndex(g, f2p);
   TestUse use = specific && t ? CollectTestUse(repo, g, *t) : TestUse{};
   auto& direct = use.direct;
@@ -446,14 +483,24 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
       choice.why =
           "not called or named by this file's test functions (fixtures, helpers, "
           "code nested in tests)";
-    } else if (IsExceptionClass(*e) && specific_members.empty() && is_public && subject_module) {
+    } else if (IsExceptionClass(repo, g, *e) && specific_members.empty() && is_public &&
+               subject_module) {
       choice.chosen = true;
       choice.why = "an exception class of the module this file is named after";
-    } else if (IsExceptionClass(*e) && specific_members.empty()) {
+    } else if (IsExceptionClass(repo, g, *e) && specific_members.empty()) {
       choice.why = "an exception class (its own methods are not called by the tests)";
-    } else if (IsExceptionClass(*e)) {
+    } else if (IsExceptionClass(repo, g, *e)) {
       choice.chosen = true;
       choice.why = "an exception class whose own methods the tests call";
+    } else if (c.spread <= limit && CallingFiles(use, *v) >= kBuilderFiles &&
+               CallShare(use.calls, *v, *t) < kBuilderShare) {
+      choice.why = n + ", but the tests of " + std::to_string(CallingFiles(use, *v)) +
+                   " files call it directly, this file's less than " +
+                   std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
+    } else if (c.spread <= limit && is_class && use.callers[*v].empty()) {
+      choice.why = n +
+                   ", but this file's test functions never run its own code (they pass it "
+                   "or build it with a generated or inherited constructor): an input";
     } else if (c.spread <= limit) {
       choice.chosen = true;
       choice.why = n + " (at most " + std::to_string(limit) + ")";
@@ -467,7 +514,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     } else if (is_public && subject_module) {
       choice.chosen = true;
       choice.why = n + ", but it is defined in the module this file is named after";
-    } else if (MainTester(use.calls, *v, *t)) {
+    } else if (MainTester(use.calls, *v, *t) && use.callers[*v].size() >= 2) {
       choice.chosen = true;
       choice.why = n + ", but this file's test functions make most direct test calls into it";
     } else {
