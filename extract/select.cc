@@ -562,7 +562,11 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   } else {
     for (const auto& c : ChooseTopObjects(repo, g, f2p.file, candidates, options)) {
       if (!c.chosen) continue;
-      if (c.members.empty()) plan.top_objects.push_back(c.id);
+      if (c.members.empty() || options.whole_classes) {
+        plan.top_objects.push_back(c.id);
+        continue;
+      }
+      plan.member_tops = true;
       plan.top_objects.insert(plan.top_objects.end(), c.members.begin(), c.members.end());
     }
     if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);

@@ -45,6 +45,9 @@ struct SelectOptions {
   // (member-level specificity, the default) or "share" (objects used by at most max_share
   // of the test files, fbkit's rule before).
   std::string chooser = "specific";
+  // Classes chosen through their specific methods become top objects whole (the retry when
+  // the methods alone leave fewer lines than --min-lines).
+  bool whole_classes = false;
 };
 
 struct TopCandidate {
@@ -101,6 +104,7 @@ struct Plan {
   std::string f2p;
   std::vector<std::string> f2p_tests;
   std::vector<std::string> top_objects;  // entity ids, most specific first
+  bool member_tops = false;              // some are methods chosen for their class
   std::vector<std::string> demoted;      // top objects given up to find P2P files
   std::vector<std::string> p2p;          // test files, sorted
   std::set<std::string> extracted;       // entity ids (nested ones included)

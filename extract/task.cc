@@ -125,8 +125,8 @@ struct InstanceFields {
 // FeatureBench's instance.json gives them), or "" outside git.
 std::pair<std::string, std::string> FileTimes(tracer::Git& git, const std::string& root,
                                               const std::string& file) {
-  auto log = git.Run(root, {"log", "--follow", "--format=%cd",
-                            "--date=format:%Y-%m-%d %H:%M:%S", "--", file});
+  auto log = git.Run(
+      root, {"log", "--follow", "--format=%cd", "--date=format:%Y-%m-%d %H:%M:%S", "--", file});
   if (!log.ok() || log->empty()) return {"", ""};
   std::string text = log->substr(0, log->find_last_not_of('\n') + 1);
   size_t last_nl = text.find_last_of('\n');
@@ -195,9 +195,58 @@ std::string InstanceId(IdScheme scheme, const std::string& repo_name, const std:
   if (size_t slash = repo.find('/'); slash != std::string::npos) repo.replace(slash, 1, "__");
   std::string c = commit.empty() ? "unknown" : commit.substr(0, 8);
   std::string hash = scheme == IdScheme::kFeatureBench ? util::Md5Hex(f2p) : content_digest;
-  return repo + "." + c + "." + Stem(f2p) + "." + hash.substr(0, 8) + ".lv" +
-         std::to_string(level);
+  return repo + "." + c + "." + Stem(f2p) + "." + hash.substr(0, 8) + ".lv" + std::to_string(level);
 }
+
+namespace {
+
+// A planned task and its cut, or why there is none (reason "" when there is).
+struct CutPlan {
+  std::optional<Plan> plan;
+  CutResult cut;
+  std::vector<std::string> tops;  // the top objects the cut removes
+  int lines = 0;
+  std::string reason, detail;
+};
+
+// Steps 2-7 for one F2P file: plan, then cut until no code that stays uses what goes.
+CutPlan PlanAndCut(parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
+                   const ExtractOptions& options, const SelectOptions& select) {
+  CutPlan cp;
+  auto fail = [&](std::string reason, std::string detail) {
+    cp.reason = std::move(reason);
+    cp.detail = std::move(detail);
+    return std::move(cp);
+  };
+  auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, select, options.chooser);
+  if (!plan.ok()) return fail("no plan", plan.error());
+  cp.plan = std::move(*plan);
+  std::vector<FilePolicy> policy = Policies(ctx.repo, ctx.graph, *cp.plan);
+  for (int round = 0;; ++round) {
+    cp.cut = PlanCut(ctx.repo, ctx.index, cp.plan->extracted, policy, parser);
+    if (cp.cut.conflicts.empty()) break;
+    cp.plan->kept.insert(cp.cut.conflicts.begin(), cp.cut.conflicts.end());
+    if (round > 200) return fail("still used", cp.cut.reasons.front());
+    if (auto s = Reextract(ctx.repo, ctx.graph, &*cp.plan); !s.ok()) {
+      return fail("still used", s.error() + " (" + cp.cut.reasons.front() + ")");
+    }
+  }
+  if (!cp.cut.problems.empty()) return fail("unparsable cut", cp.cut.problems.front());
+  for (const auto& id : cp.plan->top_objects) {
+    auto it = cp.plan->extracted.lower_bound(id);
+    if (it != cp.plan->extracted.end() && (*it == id || it->starts_with(id + ".")))
+      cp.tops.push_back(id);
+  }
+  if (cp.tops.empty()) return fail("still used", "no top-level object could be removed");
+  cp.lines = ExtractedLines(ctx.repo, cp.plan->extracted);
+  if (cp.lines < options.min_lines) {
+    return fail("too few lines", std::to_string(cp.lines) + " lines to implement (--min-lines " +
+                                     std::to_string(options.min_lines) + ")");
+  }
+  return cp;
+}
+
+}  // namespace
 
 TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
                       const ExtractContext& ctx, const PassingFile& f2p,
@@ -212,35 +261,26 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
         std::chrono::duration<double>(Clock::now() - start).count() - o.pytest_seconds;
     return o;
   };
-  auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, options.select, options.chooser);
-  if (!plan.ok()) return finish("no plan", plan.error());
-  std::vector<FilePolicy> policy = Policies(ctx.repo, ctx.graph, *plan);
-  CutResult cut;
-  for (int round = 0;; ++round) {
-    cut = PlanCut(ctx.repo, ctx.index, plan->extracted, policy, parser);
-    if (cut.conflicts.empty()) break;
-    plan->kept.insert(cut.conflicts.begin(), cut.conflicts.end());
-    if (round > 200) return finish("still used", cut.reasons.front());
-    if (auto s = Reextract(ctx.repo, ctx.graph, &*plan); !s.ok()) {
-      return finish("still used", s.error() + " (" + cut.reasons.front() + ")");
+  CutPlan cp = PlanAndCut(parser, ctx, f2p, options, options.select);
+  if (cp.reason == "too few lines" && cp.plan && cp.plan->member_tops) {
+    // The members chosen of a shared class leave too little: the class itself is tested.
+    SelectOptions whole = options.select;
+    whole.whole_classes = true;
+    CutPlan wide = PlanAndCut(parser, ctx, f2p, options, whole);
+    if (wide.reason.empty()) {
+      o.detail = "classes taken whole (their specific methods alone: " + cp.detail + ")";
+      cp = std::move(wide);
     }
   }
-  if (!cut.problems.empty()) return finish("unparsable cut", cut.problems.front());
-  std::vector<std::string> tops;
-  for (const auto& id : plan->top_objects) {
-    auto it = plan->extracted.lower_bound(id);
-    if (it != plan->extracted.end() && (*it == id || it->starts_with(id + "."))) tops.push_back(id);
-  }
-  if (tops.empty()) return finish("still used", "no top-level object could be removed");
+  if (!cp.reason.empty()) return finish(cp.reason, cp.detail);
+  auto& plan = cp.plan;
+  auto& cut = cp.cut;
+  const auto& tops = cp.tops;
   InstanceFields f;
   f.plan = &*plan;
   f.tops = tops;
   f.extracted.assign(plan->extracted.begin(), plan->extracted.end());
-  f.lines = o.lines = ExtractedLines(ctx.repo, plan->extracted);
-  if (f.lines < options.min_lines) {
-    return finish("too few lines", std::to_string(f.lines) + " lines to implement (--min-lines " +
-                                       std::to_string(options.min_lines) + ")");
-  }
+  f.lines = o.lines = cp.lines;
   for (const auto& id : f.extracted) {
     auto r = ctx.repo.Find(id);
     if (r && ctx.repo.entity(*r).kind != parser::EntityKind::kClass) ++f.functions;

@@ -1,12 +1,12 @@
 // End-to-end: fb-graph trace + build, then fb-extract on the extract_features fixture (a
-// git repository of its own, made once by tests/cli/make_extract.sh); every emitted task is checked independently with plain
-// pytest and pyflakes (bench/check_tasks.py), patches are compared with the expected ones,
-// and bad input gets clear errors and non-zero exits.
+// git repository of its own, made once by tests/cli/make_extract.sh); every emitted task is checked
+// independently with plain pytest and pyflakes (bench/check_tasks.py), patches are compared with
+// the expected ones, and bad input gets clear errors and non-zero exits.
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -45,10 +45,22 @@ class ExtractE2E : public ::testing::Test {
 
   static std::vector<std::string> Args(const std::string& cmd, const std::string& out,
                                        std::vector<std::string> extra) {
-    std::vector<std::string> argv = {
-        kExtract, cmd, root_,      "--graph", kData + "/graph.json", "--trace", kData + "/trace.json",
-        "-o",     out, "--python", kPython,   "--min-lines",        "5",       "--p2p",
-        "3",      "-q"};
+    std::vector<std::string> argv = {kExtract,
+                                     cmd,
+                                     root_,
+                                     "--graph",
+                                     kData + "/graph.json",
+                                     "--trace",
+                                     kData + "/trace.json",
+                                     "-o",
+                                     out,
+                                     "--python",
+                                     kPython,
+                                     "--min-lines",
+                                     "5",
+                                     "--p2p",
+                                     "3",
+                                     "-q"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -115,11 +127,12 @@ TEST_F(ExtractE2E, InstanceJsonHasTheFeatureBenchFields) {
   for (const auto& id : Tasks(kData + "/out")) {
     auto inst = nlohmann::json::parse(
         ReadFileOrDie((kData + "/out/" + id + "/" + std::string("instance.json"))));
-    for (const char* key : {"instance_id", "repo", "base_commit", "patch", "test_patch",
-                            "FAIL_TO_PASS", "PASS_TO_PASS", "problem_statement", "repo_settings",
-                            "image_name", "top_objects", "extracted", "lines", "files", "functions",
-                            "f2p_test_points", "p2p_test_points", "level", "f2p_tests",
-                            "p2p_tests", "extracted_files", "create_time", "upd_time"}) {
+    for (const char* key : {"instance_id",     "repo",         "base_commit",  "patch",
+                            "test_patch",      "FAIL_TO_PASS", "PASS_TO_PASS", "problem_statement",
+                            "repo_settings",   "image_name",   "top_objects",  "extracted",
+                            "lines",           "files",        "functions",    "f2p_test_points",
+                            "p2p_test_points", "level",        "f2p_tests",    "p2p_tests",
+                            "extracted_files", "create_time",  "upd_time"}) {
       EXPECT_TRUE(inst.contains(key)) << id << " lacks " << key;
     }
     EXPECT_EQ(inst["instance_id"], id);
@@ -272,7 +285,8 @@ esac
   // median has no docstring: the model writes it; describe keeps its own.
   EXPECT_NE(statement.find("## Task\n\n**Task Statement: MODEL TITLE**\n"), std::string::npos)
       << statement;
-  EXPECT_NE(statement.find("def median(values):\n    \"\"\"MODEL DOCSTRING\"\"\""), std::string::npos)
+  EXPECT_NE(statement.find("def median(values):\n    \"\"\"MODEL DOCSTRING\"\"\""),
+            std::string::npos)
       << statement;
   EXPECT_NE(statement.find("Return a Summary of a non-empty sequence of numbers."),
             std::string::npos);
@@ -337,14 +351,23 @@ TEST(TopObjectsE2E, ASharedClassIsTestedThroughItsSpecificMethodsAndStays) {
       EXPECT_NE(id, "src/ledger/errors.py::LedgerError") << file;          // T3
     }
   }
-  // The share rule alone takes the exception class and misses the shared class's methods.
+  // T4: test_book.py is named after book.py, whose Book it tests (whole: no method of it is
+  // specific). T5: summary() is called by two files' tests, most calls from test_totals.py.
+  // T6: Tag, a dataclass only built as an input; T7: Overdraft, an exception through its
+  // bases only.
+  EXPECT_EQ(specific["tests/test_book.py"], (std::set<std::string>{"src/ledger/book.py::Book"}));
+  EXPECT_EQ(specific["tests/test_totals.py"],
+            (std::set<std::string>{"src/ledger/report.py::summary"}));
+  // The share rule alone takes the exception class and the input dataclass, and misses the
+  // shared class's methods.
   auto share = tops("share");
-  EXPECT_EQ(share["tests/test_book.py"].count("src/ledger/errors.py::LedgerError"), 1u);
   EXPECT_EQ(share["tests/test_reconcile.py"].count("src/ledger/book.py::Book.reconcile"), 0u);
+  EXPECT_EQ(share["tests/test_totals.py"], (std::set<std::string>{"src/ledger/errors.py::Overdraft",
+                                                                  "src/ledger/report.py::Tag"}));
 
   auto task = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
-                          dir / "trace.json", "-o", dir / "out", "--python", kPython, "--p2p",
-                          "2", "--min-lines", "10", "-q", "--f2p", "tests/test_reconcile.py"});
+                          dir / "trace.json", "-o", dir / "out", "--python", kPython, "--p2p", "2",
+                          "--min-lines", "10", "-q", "--f2p", "tests/test_reconcile.py"});
   ASSERT_EQ(task.exit_code, 0) << task.err;
   std::string id = task.out.substr(0, task.out.find('\n'));
   auto inst = nlohmann::json::parse(ReadFileOrDie(dir / ("out/" + id + "/instance.json")));

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -53,14 +54,28 @@ class SelectTest : public ::testing::Test {
     std::vector<Node> nodes = {
         {"pkg/m.py::<module>", "pkg/m.py", "<module>", parser::EntityKind::kModule, 1, 16, {}},
         {"pkg/m.py::Shell", "pkg/m.py", "Shell", parser::EntityKind::kClass, 1, 9, {}},
-        {"pkg/m.py::Shell.used", "pkg/m.py", "Shell.used", parser::EntityKind::kMethod, 2, 3,
+        {"pkg/m.py::Shell.used",
+         "pkg/m.py",
+         "Shell.used",
+         parser::EntityKind::kMethod,
+         2,
+         3,
          {kF2P, kP2P}},
-        {"pkg/m.py::Shell.feature", "pkg/m.py", "Shell.feature", parser::EntityKind::kMethod, 5,
-         6, {kF2P}},
-        {"pkg/m.py::Shell.untested", "pkg/m.py", "Shell.untested", parser::EntityKind::kMethod,
-         8, 9, {}},
-        {"pkg/m.py::helper", "pkg/m.py", "helper", parser::EntityKind::kFunction, 12, 13,
+        {"pkg/m.py::Shell.feature",
+         "pkg/m.py",
+         "Shell.feature",
+         parser::EntityKind::kMethod,
+         5,
+         6,
          {kF2P}},
+        {"pkg/m.py::Shell.untested",
+         "pkg/m.py",
+         "Shell.untested",
+         parser::EntityKind::kMethod,
+         8,
+         9,
+         {}},
+        {"pkg/m.py::helper", "pkg/m.py", "helper", parser::EntityKind::kFunction, 12, 13, {kF2P}},
     };
     std::vector<Edge> edges = {
         {0, 1, EdgeKind::kContains, 0, {}}, {0, 5, EdgeKind::kContains, 0, {}},
@@ -131,6 +146,107 @@ TEST_F(SelectTest, TheLineCapStopsTheSearchButNeverBeforeTheFirstEntity) {
   plan_.cap = 1;
   got = Extract({"pkg/m.py::helper"}, {}, {});
   EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::helper"}));
+}
+
+// The chooser and the planner on a tiny suite: test_a.py tests Shell.feature, test_b.py uses
+// Shell.used, test_c.py touches nothing. Shell is used by two of three files (more than the
+// share limit), so it is chosen through its member; whole_classes takes the class itself.
+class PlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto p = parser::PythonParser::Create();
+    ASSERT_TRUE(p.ok());
+    const std::vector<std::pair<std::string, std::string>> files = {
+        {"pkg/m.py", kSource},
+        {"tests/test_a.py",
+         "from pkg.m import Shell\n\n\ndef test_feature():\n"
+         "    assert Shell().feature() == 2\n"},
+        {"tests/test_b.py",
+         "from pkg.m import Shell\n\n\ndef test_used():\n"
+         "    assert Shell().used() == 1\n"},
+        {"tests/test_c.py", "def test_nothing():\n    assert True\n"}};
+    std::vector<parser::FileTable> tables;
+    for (const auto& [path, text] : files) {
+      env_.AddFile("/r/" + path, text);
+      std::string module = path.substr(0, path.size() - 3);
+      std::replace(module.begin(), module.end(), '/', '.');
+      tables.push_back((*p)->Parse(path, module, text, true));
+    }
+    repo_ = std::make_unique<Repo>(std::move(*Repo::Load(env_, "/r", std::move(tables))));
+    using K = parser::EntityKind;
+    std::vector<Node> nodes = {
+        {"pkg/m.py::<module>", "pkg/m.py", "<module>", K::kModule, 1, 16, {}},
+        {"pkg/m.py::Shell", "pkg/m.py", "Shell", K::kClass, 1, 9, {}},
+        {"pkg/m.py::Shell.used", "pkg/m.py", "Shell.used", K::kMethod, 2, 3, {1}},
+        {"pkg/m.py::Shell.feature", "pkg/m.py", "Shell.feature", K::kMethod, 5, 6, {0}},
+        {"pkg/m.py::Shell.untested", "pkg/m.py", "Shell.untested", K::kMethod, 8, 9, {}},
+        {"pkg/m.py::helper", "pkg/m.py", "helper", K::kFunction, 12, 13, {0}},
+        {"tests/test_a.py::<module>", "tests/test_a.py", "<module>", K::kModule, 1, 5, {0}},
+        {"tests/test_a.py::test_feature",
+         "tests/test_a.py",
+         "test_feature",
+         K::kFunction,
+         4,
+         5,
+         {0}},
+        {"tests/test_b.py::<module>", "tests/test_b.py", "<module>", K::kModule, 1, 5, {1}},
+        {"tests/test_b.py::test_used", "tests/test_b.py", "test_used", K::kFunction, 4, 5, {1}},
+        {"tests/test_c.py::<module>", "tests/test_c.py", "<module>", K::kModule, 1, 2, {2}},
+        {"tests/test_c.py::test_nothing",
+         "tests/test_c.py",
+         "test_nothing",
+         K::kFunction,
+         1,
+         2,
+         {2}},
+    };
+    std::vector<Edge> edges = {
+        {0, 1, EdgeKind::kContains, 0, {}},   {0, 5, EdgeKind::kContains, 0, {}},
+        {1, 2, EdgeKind::kContains, 0, {}},   {1, 3, EdgeKind::kContains, 0, {}},
+        {1, 4, EdgeKind::kContains, 0, {}},   {3, 5, EdgeKind::kCall, 1, {0}},
+        {6, 1, EdgeKind::kImport, 0, {}},     {6, 7, EdgeKind::kContains, 0, {}},
+        {7, 3, EdgeKind::kCall, 1, {0}},      {8, 1, EdgeKind::kImport, 0, {}},
+        {8, 9, EdgeKind::kContains, 0, {}},   {9, 2, EdgeKind::kCall, 1, {1}},
+        {10, 11, EdgeKind::kContains, 0, {}},
+    };
+    graph_ = graph::DepGraph::FromParts(std::move(nodes), std::move(edges),
+                                        {"tests/test_a.py", "tests/test_b.py", "tests/test_c.py"});
+    passing_ = {{"tests/test_a.py", {"tests/test_a.py::test_feature"}, 0},
+                {"tests/test_b.py", {"tests/test_b.py::test_used"}, 0},
+                {"tests/test_c.py", {"tests/test_c.py::test_nothing"}, 0}};
+    options_.p2p = 1;
+  }
+
+  testing::FakeEnv env_;
+  std::unique_ptr<Repo> repo_;
+  graph::DepGraph graph_;
+  std::vector<PassingFile> passing_;
+  SelectOptions options_;
+};
+
+TEST_F(PlanTest, ASharedClassIsChosenThroughItsSpecificMethodOrWholeOnRequest) {
+  auto plan = PlanTask(*repo_, graph_, passing_, passing_[0], options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan->top_objects, std::vector<std::string>{"pkg/m.py::Shell.feature"});
+  EXPECT_TRUE(plan->member_tops);
+  EXPECT_EQ(plan->extracted,
+            (std::set<std::string>{"pkg/m.py::Shell.feature", "pkg/m.py::helper"}));
+
+  options_.whole_classes = true;
+  plan = PlanTask(*repo_, graph_, passing_, passing_[0], options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan->top_objects, std::vector<std::string>{"pkg/m.py::Shell"});
+  EXPECT_FALSE(plan->member_tops);
+  EXPECT_EQ(plan->p2p, std::vector<std::string>{"tests/test_c.py"});  // test_b.py uses Shell
+}
+
+TEST_F(PlanTest, TheShareRuleLeavesTheSharedClassOut) {
+  options_.chooser = "share";
+  auto choices = ChooseTopObjects(*repo_, graph_, "tests/test_a.py",
+                                  TopCandidates(*repo_, graph_, "tests/test_a.py"), options_);
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0].id, "pkg/m.py::Shell");
+  EXPECT_FALSE(choices[0].chosen);
 }
 
 }  // namespace
