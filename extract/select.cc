@@ -279,8 +279,12 @@ struct TestUse {
   std::map<uint32_t, std::map<uint32_t, int64_t>> calls;
   std::map<uint32_t, std::map<uint32_t, int64_t>> member_calls;  // the same per entity
   std::set<uint32_t> exercised;  // top-level objects this file's tests call or name
-  std::map<uint32_t, std::set<uint32_t>> callers;  // top-level object -> this file's test
-                                                   // functions that call it directly
+  std::map<uint32_t, std::set<uint32_t>> callers;   // top-level object -> this file's test
+                                                    // functions that call it directly
+  std::map<uint32_t, std::set<uint32_t>> named_by;  // top-level object -> this file's test
+                                                    // functions that name it
+  std::map<uint32_t, std::set<uint32_t>> callees;   // this file's test function -> entities
+                                                    // it calls directly
 };
 
 // Collects TestUse for test file t: edges whose source is a test function itself (not code
@@ -298,7 +302,9 @@ TestUse CollectTestUse(const Repo& repo, const DepGraph& g, uint32_t t) {
     uint32_t file = *TestFileIndex(g, g.nodes()[x.from].path);
     auto top = TopLevel(g, repo, x.to);
     if (file == t && top) use.exercised.insert(*top);
+    if (file == t && top && x.kind == EdgeKind::kReference) use.named_by[*top].insert(x.from);
     if (x.kind != EdgeKind::kCall) continue;
+    if (file == t) use.callees[x.from].insert(x.to);
     use.direct[x.to].insert(file);
     use.member_calls[x.to][file] += x.count;
     if (!top) continue;
@@ -328,6 +334,40 @@ double CallShare(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, u
 bool MainTester(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
                 uint32_t t) {
   return CallShare(calls, v, t) >= 0.5;
+}
+
+// The repository classes v inherits from, transitively.
+std::set<uint32_t> Ancestors(const DepGraph& g, uint32_t v) {
+  std::set<uint32_t> out;
+  std::vector<uint32_t> todo = {v};
+  while (!todo.empty()) {
+    uint32_t c = todo.back();
+    todo.pop_back();
+    auto [b, e] = OutEdges(g, c);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind == EdgeKind::kInherits && out.insert(x->to).second) todo.push_back(x->to);
+    }
+  }
+  return out;
+}
+
+// A test function of this file names class v and calls the constructor of one of its
+// repository bases directly: it builds v through an inherited constructor (its code runs).
+bool BuiltThroughBase(const Repo& repo, const DepGraph& g, const TestUse& use, uint32_t v) {
+  auto named = use.named_by.find(v);
+  if (named == use.named_by.end()) return false;
+  std::set<uint32_t> bases = Ancestors(g, v);
+  for (uint32_t fn : named->second) {
+    auto it = use.callees.find(fn);
+    if (it == use.callees.end()) continue;
+    for (uint32_t c : it->second) {
+      const std::string& q = g.nodes()[c].qualname;
+      bool ctor = q.ends_with(".__init__") || q.ends_with(".__new__");
+      auto top = TopLevel(g, repo, c);
+      if (ctor && top && bases.count(*top)) return true;
+    }
+  }
+  return false;
 }
 
 // Test files whose test functions call v (a top-level object, its members included) directly.
@@ -497,7 +537,8 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
       choice.why = n + ", but the tests of " + std::to_string(CallingFiles(use, *v)) +
                    " files call it directly, this file's less than " +
                    std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
-    } else if (c.spread <= limit && is_class && use.callers[*v].empty()) {
+    } else if (c.spread <= limit && is_class && use.callers[*v].empty() &&
+               !BuiltThroughBase(repo, g, use, *v)) {
       choice.why = n +
                    ", but this file's test functions never run its own code (they pass it "
                    "or build it with a generated or inherited constructor): an input";
@@ -595,7 +636,13 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   }
   Rng rng(TaskSeed(options.seed, f2p.file));
   for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
-  if (options.least_overlap) {
+  if (!options.least_overlap) {
+    // Test files beside the F2P file first (its own test package): they run the code around
+    // the feature, which then stays; the seeded order holds within each group.
+    auto dir = [](const std::string& path) { return path.substr(0, path.rfind('/') + 1); };
+    std::stable_partition(pool.begin(), pool.end(),
+                          [&](const std::string& p) { return dir(p) == dir(f2p.file); });
+  } else {
     std::map<uint32_t, size_t> overlap;  // test file -> entities it shares with the F2P file
     for (const auto& n : g.nodes()) {
       if (n.kind == EntityKind::kModule || !Reaches(n, *t)) continue;
