@@ -9,7 +9,8 @@ objects, as FeatureBench's Table 9 counts imported objects: a method label count
 class, a chosen method as its class. Micro-averaged over (test file, object) pairs.
 
 usage: top_objects_eval.py --fb-extract BIN --repo OWNER/NAME=ROOT,RUN,SPEC ... [--json OUT]
-RUN holds trace.json and graph.json of ROOT (fb-graph trace --isolate / build).
+RUN holds trace.json and graph.json of ROOT (fb-graph trace --isolate / build). A repository
+of the labels without --repo is left out (its files are not counted).
 """
 import argparse
 import json

@@ -130,6 +130,39 @@ std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, uint32_t v) {
   return out;
 }
 
+// The repository classes v inherits from, transitively.
+std::set<uint32_t> Ancestors(const DepGraph& g, uint32_t v) {
+  std::set<uint32_t> out;
+  std::vector<uint32_t> todo = {v};
+  while (!todo.empty()) {
+    uint32_t c = todo.back();
+    todo.pop_back();
+    auto [b, e] = OutEdges(g, c);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind == EdgeKind::kInherits && out.insert(x->to).second) todo.push_back(x->to);
+    }
+  }
+  return out;
+}
+
+// A method named `name` of class `cls` overrides an abstract method (an `abstractmethod`
+// decorator) of one of its repository bases: without it the class could not be instantiated.
+bool ImplementsAbstract(const Repo& repo, const DepGraph& g, const std::string& cls,
+                        const std::string& name) {
+  auto v = g.Find(cls);
+  if (!v) return false;
+  for (uint32_t base : Ancestors(g, *v)) {
+    auto ref = repo.Find(g.nodes()[base].id + "." + name);
+    if (!ref) continue;
+    const auto& decorators = repo.entity(*ref).decorators;
+    if (std::any_of(decorators.begin(), decorators.end(), [](const std::string& d) {
+          return d.find("abstractmethod") != std::string::npos;
+        }))
+      return true;
+  }
+  return false;
+}
+
 // BFS over the graph from the top objects (FeatureBench step 6).
 class Extractor {
  public:
@@ -206,9 +239,11 @@ class Extractor {
     if (e.parent == table.entities[0].id) return true;
     auto parent = repo_.Find(e.parent);
     // A decorated class (functools.total_ordering, dataclass, ...) may inspect its members
-    // when the module is imported: they go only with the whole class.
+    // when the module is imported, and a class without its implementation of an abstract
+    // method cannot be instantiated: such members go only with the whole class.
     return parent && repo_.entity(*parent).kind == EntityKind::kClass &&
-           repo_.entity(*parent).decorators.empty();
+           repo_.entity(*parent).decorators.empty() &&
+           !ImplementsAbstract(repo_, g_, e.parent, e.name);
   }
 
   const DepGraph& g_;
@@ -334,21 +369,6 @@ double CallShare(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, u
 bool MainTester(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
                 uint32_t t) {
   return CallShare(calls, v, t) >= 0.5;
-}
-
-// The repository classes v inherits from, transitively.
-std::set<uint32_t> Ancestors(const DepGraph& g, uint32_t v) {
-  std::set<uint32_t> out;
-  std::vector<uint32_t> todo = {v};
-  while (!todo.empty()) {
-    uint32_t c = todo.back();
-    todo.pop_back();
-    auto [b, e] = OutEdges(g, c);
-    for (const Edge* x = b; x != e; ++x) {
-      if (x->kind == EdgeKind::kInherits && out.insert(x->to).second) todo.push_back(x->to);
-    }
-  }
-  return out;
 }
 
 // A test function of this file names class v and calls the constructor of one of its

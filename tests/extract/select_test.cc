@@ -149,8 +149,9 @@ TEST_F(SelectTest, TheLineCapStopsTheSearchButNeverBeforeTheFirstEntity) {
 }
 
 // The chooser and the planner on a tiny suite: test_a.py tests Shell.feature, test_b.py uses
-// Shell.used, test_c.py touches nothing. Shell is used by two of three files (more than the
-// share limit), so it is chosen through its member; whole_classes takes the class itself.
+// Shell.used, test_c.py and other/test_d.py touch nothing. Shell is used by two of four files
+// (more than the share limit), so it is chosen through its member; whole_classes takes the
+// class itself.
 class PlanTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -159,12 +160,11 @@ class PlanTest : public ::testing::Test {
     const std::vector<std::pair<std::string, std::string>> files = {
         {"pkg/m.py", kSource},
         {"tests/test_a.py",
-         "from pkg.m import Shell\n\n\ndef test_feature():\n"
-         "    assert Shell().feature() == 2\n"},
+         "from pkg.m import Shell\n\n\ndef test_feature():\n    assert Shell().feature() == 2\n"},
         {"tests/test_b.py",
-         "from pkg.m import Shell\n\n\ndef test_used():\n"
-         "    assert Shell().used() == 1\n"},
-        {"tests/test_c.py", "def test_nothing():\n    assert True\n"}};
+         "from pkg.m import Shell\n\n\ndef test_used():\n    assert Shell().used() == 1\n"},
+        {"tests/test_c.py", "def test_nothing():\n    assert True\n"},
+        {"tests/other/test_d.py", "def test_nothing():\n    assert True\n"}};
     std::vector<parser::FileTable> tables;
     for (const auto& [path, text] : files) {
       env_.AddFile("/r/" + path, text);
@@ -174,44 +174,61 @@ class PlanTest : public ::testing::Test {
     }
     repo_ = std::make_unique<Repo>(std::move(*Repo::Load(env_, "/r", std::move(tables))));
     using K = parser::EntityKind;
+    // Test file indices (sorted paths): 0 other/test_d.py, 1 test_a.py, 2 test_b.py, 3 test_c.py.
     std::vector<Node> nodes = {
         {"pkg/m.py::<module>", "pkg/m.py", "<module>", K::kModule, 1, 16, {}},
         {"pkg/m.py::Shell", "pkg/m.py", "Shell", K::kClass, 1, 9, {}},
-        {"pkg/m.py::Shell.used", "pkg/m.py", "Shell.used", K::kMethod, 2, 3, {1}},
-        {"pkg/m.py::Shell.feature", "pkg/m.py", "Shell.feature", K::kMethod, 5, 6, {0}},
+        {"pkg/m.py::Shell.used", "pkg/m.py", "Shell.used", K::kMethod, 2, 3, {2}},
+        {"pkg/m.py::Shell.feature", "pkg/m.py", "Shell.feature", K::kMethod, 5, 6, {1}},
         {"pkg/m.py::Shell.untested", "pkg/m.py", "Shell.untested", K::kMethod, 8, 9, {}},
-        {"pkg/m.py::helper", "pkg/m.py", "helper", K::kFunction, 12, 13, {0}},
-        {"tests/test_a.py::<module>", "tests/test_a.py", "<module>", K::kModule, 1, 5, {0}},
+        {"pkg/m.py::helper", "pkg/m.py", "helper", K::kFunction, 12, 13, {1}},
+        {"tests/test_a.py::<module>", "tests/test_a.py", "<module>", K::kModule, 1, 5, {1}},
         {"tests/test_a.py::test_feature",
          "tests/test_a.py",
          "test_feature",
          K::kFunction,
          4,
          5,
-         {0}},
-        {"tests/test_b.py::<module>", "tests/test_b.py", "<module>", K::kModule, 1, 5, {1}},
-        {"tests/test_b.py::test_used", "tests/test_b.py", "test_used", K::kFunction, 4, 5, {1}},
-        {"tests/test_c.py::<module>", "tests/test_c.py", "<module>", K::kModule, 1, 2, {2}},
+         {1}},
+        {"tests/test_b.py::<module>", "tests/test_b.py", "<module>", K::kModule, 1, 5, {2}},
+        {"tests/test_b.py::test_used", "tests/test_b.py", "test_used", K::kFunction, 4, 5, {2}},
+        {"tests/test_c.py::<module>", "tests/test_c.py", "<module>", K::kModule, 1, 2, {3}},
         {"tests/test_c.py::test_nothing",
          "tests/test_c.py",
          "test_nothing",
          K::kFunction,
          1,
          2,
-         {2}},
+         {3}},
+        {"tests/other/test_d.py::<module>",
+         "tests/other/test_d.py",
+         "<module>",
+         K::kModule,
+         1,
+         2,
+         {0}},
+        {"tests/other/test_d.py::test_nothing",
+         "tests/other/test_d.py",
+         "test_nothing",
+         K::kFunction,
+         1,
+         2,
+         {0}},
     };
     std::vector<Edge> edges = {
         {0, 1, EdgeKind::kContains, 0, {}},   {0, 5, EdgeKind::kContains, 0, {}},
         {1, 2, EdgeKind::kContains, 0, {}},   {1, 3, EdgeKind::kContains, 0, {}},
-        {1, 4, EdgeKind::kContains, 0, {}},   {3, 5, EdgeKind::kCall, 1, {0}},
+        {1, 4, EdgeKind::kContains, 0, {}},   {3, 5, EdgeKind::kCall, 1, {1}},
         {6, 1, EdgeKind::kImport, 0, {}},     {6, 7, EdgeKind::kContains, 0, {}},
-        {7, 3, EdgeKind::kCall, 1, {0}},      {8, 1, EdgeKind::kImport, 0, {}},
-        {8, 9, EdgeKind::kContains, 0, {}},   {9, 2, EdgeKind::kCall, 1, {1}},
-        {10, 11, EdgeKind::kContains, 0, {}},
+        {7, 3, EdgeKind::kCall, 1, {1}},      {8, 1, EdgeKind::kImport, 0, {}},
+        {8, 9, EdgeKind::kContains, 0, {}},   {9, 2, EdgeKind::kCall, 1, {2}},
+        {10, 11, EdgeKind::kContains, 0, {}}, {12, 13, EdgeKind::kContains, 0, {}},
     };
-    graph_ = graph::DepGraph::FromParts(std::move(nodes), std::move(edges),
-                                        {"tests/test_a.py", "tests/test_b.py", "tests/test_c.py"});
-    passing_ = {{"tests/test_a.py", {"tests/test_a.py::test_feature"}, 0},
+    graph_ = graph::DepGraph::FromParts(
+        std::move(nodes), std::move(edges),
+        {"tests/other/test_d.py", "tests/test_a.py", "tests/test_b.py", "tests/test_c.py"});
+    passing_ = {{"tests/other/test_d.py", {"tests/other/test_d.py::test_nothing"}, 0},
+                {"tests/test_a.py", {"tests/test_a.py::test_feature"}, 0},
                 {"tests/test_b.py", {"tests/test_b.py::test_used"}, 0},
                 {"tests/test_c.py", {"tests/test_c.py::test_nothing"}, 0}};
     options_.p2p = 1;
@@ -225,7 +242,7 @@ class PlanTest : public ::testing::Test {
 };
 
 TEST_F(PlanTest, ASharedClassIsChosenThroughItsSpecificMethodOrWholeOnRequest) {
-  auto plan = PlanTask(*repo_, graph_, passing_, passing_[0], options_, nullptr);
+  auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
   ASSERT_TRUE(plan.ok()) << plan.error();
   EXPECT_EQ(plan->top_objects, std::vector<std::string>{"pkg/m.py::Shell.feature"});
   EXPECT_TRUE(plan->member_tops);
@@ -233,11 +250,31 @@ TEST_F(PlanTest, ASharedClassIsChosenThroughItsSpecificMethodOrWholeOnRequest) {
             (std::set<std::string>{"pkg/m.py::Shell.feature", "pkg/m.py::helper"}));
 
   options_.whole_classes = true;
-  plan = PlanTask(*repo_, graph_, passing_, passing_[0], options_, nullptr);
+  plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
   ASSERT_TRUE(plan.ok()) << plan.error();
   EXPECT_EQ(plan->top_objects, std::vector<std::string>{"pkg/m.py::Shell"});
   EXPECT_FALSE(plan->member_tops);
-  EXPECT_EQ(plan->p2p, std::vector<std::string>{"tests/test_c.py"});  // test_b.py uses Shell
+}
+
+TEST_F(PlanTest, P2PFilesBesideTheF2PFileComeFirstWhateverTheSeed) {
+  options_.whole_classes = true;  // test_b.py uses Shell: test_c.py and other/test_d.py remain
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    options_.seed = seed;
+    auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    EXPECT_EQ(plan->p2p, std::vector<std::string>{"tests/test_c.py"}) << seed;
+  }
+  // --p2p-least-overlap orders by shared entities only: both share none with test_a.py, so
+  // the seed decides, and some seed picks the file of the other directory.
+  options_.least_overlap = true;
+  std::set<std::string> picked;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    options_.seed = seed;
+    auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    picked.insert(plan->p2p.begin(), plan->p2p.end());
+  }
+  EXPECT_EQ(picked, (std::set<std::string>{"tests/other/test_d.py", "tests/test_c.py"}));
 }
 
 TEST_F(PlanTest, TheShareRuleLeavesTheSharedClassOut) {
