@@ -286,5 +286,66 @@ TEST_F(PlanTest, TheShareRuleLeavesTheSharedClassOut) {
   EXPECT_FALSE(choices[0].chosen);
 }
 
+// A class a P2P file uses stays; its implementation of an abstract method of its base stays
+// with it, even when only the F2P file calls it (without it the class is abstract).
+TEST(AbstractTest, AnImplementationOfAnAbstractMethodStaysWithItsClass) {
+  constexpr const char* kAbc =
+      "import abc\n"               // 1
+      "\n"                         // 2
+      "\n"                         // 3
+      "class Base(abc.ABC):\n"     // 4
+      "    @abc.abstractmethod\n"  // 5
+      "    def run(self):\n"       // 6
+      "        ...\n"              // 7
+      "\n"                         // 8
+      "\n"                         // 9
+      "class Impl(Base):\n"        // 10
+      "    def run(self):\n"       // 11
+      "        return 1\n"         // 12
+      "\n"                         // 13
+      "    def extra(self):\n"     // 14
+      "        return 2\n"         // 15
+      "\n"                         // 16
+      "    def shared(self):\n"    // 17
+      "        return 3\n";        // 18
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  env.AddFile("/r/pkg/a.py", kAbc);
+  std::vector<parser::FileTable> tables;
+  tables.push_back((*p)->Parse("pkg/a.py", "pkg.a", kAbc, true));
+  auto repo = Repo::Load(env, "/r", std::move(tables));
+  ASSERT_TRUE(repo.ok());
+  using K = parser::EntityKind;
+  std::vector<Node> nodes = {
+      {"pkg/a.py::<module>", "pkg/a.py", "<module>", K::kModule, 1, 18, {}},
+      {"pkg/a.py::Base", "pkg/a.py", "Base", K::kClass, 4, 7, {}},
+      {"pkg/a.py::Base.run", "pkg/a.py", "Base.run", K::kMethod, 5, 7, {}},
+      {"pkg/a.py::Impl", "pkg/a.py", "Impl", K::kClass, 10, 18, {}},
+      {"pkg/a.py::Impl.run", "pkg/a.py", "Impl.run", K::kMethod, 11, 12, {kF2P}},
+      {"pkg/a.py::Impl.extra", "pkg/a.py", "Impl.extra", K::kMethod, 14, 15, {kF2P}},
+      {"pkg/a.py::Impl.shared", "pkg/a.py", "Impl.shared", K::kMethod, 17, 18, {kF2P, kP2P}},
+  };
+  std::vector<Edge> edges = {
+      {0, 1, EdgeKind::kContains, 0, {}}, {0, 3, EdgeKind::kContains, 0, {}},
+      {1, 2, EdgeKind::kContains, 0, {}}, {3, 1, EdgeKind::kInherits, 0, {}},
+      {3, 4, EdgeKind::kContains, 0, {}}, {3, 5, EdgeKind::kContains, 0, {}},
+      {3, 6, EdgeKind::kContains, 0, {}},
+  };
+  auto g = graph::DepGraph::FromParts(std::move(nodes), std::move(edges),
+                                      {"tests/test_a.py", "tests/test_b.py"});
+  Plan plan;
+  plan.f2p = "tests/test_a.py";
+  plan.cap = 3000;
+  plan.top_objects = {"pkg/a.py::Impl"};
+  plan.p2p = {"tests/test_b.py"};
+  ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
+  EXPECT_EQ(plan.extracted, (std::set<std::string>{"pkg/a.py::Impl.extra"}));
+  // No P2P file uses Impl: the class goes whole, its implementation with it.
+  plan.p2p = {};
+  ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
+  EXPECT_EQ(plan.extracted.count("pkg/a.py::Impl.run"), 1u);
+}
+
 }  // namespace
 }  // namespace fbkit::extract
