@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "extract/select.h"
 #include "parser/modules.h"
 
 namespace fbkit::extract {
@@ -49,7 +50,7 @@ Edits StringEdits(const Repo& repo, const std::string& src, const std::string& p
 
 // The edits that redirect a file's absolute imports of the package to agent_code.
 util::Expected<Edits> ImportEdits(const parser::FileTable& t, const std::string& src,
-                                  const std::string& package, bool dotted_ok) {
+                                  const std::string& package) {
   Edits edits;
   for (const auto& imp : t.imports) {
     if (imp.level != 0) continue;
@@ -71,11 +72,8 @@ util::Expected<Edits> ImportEdits(const parser::FileTable& t, const std::string&
       std::string text =
           n.alias ? Renamed(n.name, package) + " as " + *n.alias : "agent_code as " + package;
       if (!n.alias && n.name != package) {
-        if (!dotted_ok) {
-          return util::Error{t.path + ":" + std::to_string(imp.line) + ": `import " + n.name +
-                             "` binds the package name itself"};
-        }
-        // `import pkg.sub` binds pkg with pkg.sub loaded: the same for agent_code.
+        // `import pkg.sub` binds pkg with pkg.sub loaded: the same for agent_code (in the
+        // package's own modules too: sympy/ntheory imports sympy.polys this way).
         text = Renamed(n.name, package) + ", agent_code as " + package;
       }
       edits.push_back({{n.start_byte, n.end_byte}, text});
@@ -91,7 +89,7 @@ util::Expected<Edits> ImportEdits(const parser::FileTable& t, const std::string&
 util::Expected<std::string> RewritePackageFile(const Repo& repo, parser::PythonParser& python,
                                                const parser::FileTable& t, const std::string& src,
                                                const std::string& package) {
-  auto edits = ImportEdits(t, src, package, false);
+  auto edits = ImportEdits(t, src, package);
   if (!edits.ok()) return util::Error{edits.error()};
   Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
   edits->insert(edits->end(), strings.begin(), strings.end());
@@ -145,11 +143,11 @@ Edits PickleEdits(const Repo& repo, const std::string& src, const std::string& p
 
 // The test's text with its imports of the package redirected to agent_code, the package's
 // module paths in its str literals and pickled class names in its bytes literals renamed.
-util::Expected<std::string> Redirect(const Repo& repo, parser::PythonParser& python,
-                                     size_t file, const std::string& package, bool need_import) {
+util::Expected<std::string> Redirect(const Repo& repo, parser::PythonParser& python, size_t file,
+                                     const std::string& package, bool need_import) {
   const parser::FileTable& t = repo.files()[file];
   const std::string& src = repo.source(file);
-  auto edits = ImportEdits(t, src, package, true);
+  auto edits = ImportEdits(t, src, package);
   if (!edits.ok()) return util::Error{edits.error()};
   if (need_import && edits->empty()) return util::Error{t.path + " does not import " + package};
   Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
@@ -185,8 +183,7 @@ void TestUses(const parser::FileTable& t, const std::string& package,
 
 }  // namespace
 
-std::string RenameModulePaths(const Repo& repo, const std::string& package,
-                              std::string_view text) {
+std::string RenameModulePaths(const Repo& repo, const std::string& package, std::string_view text) {
   std::string out;
   size_t pos = 0;
   for (size_t at = text.find(package); at != std::string_view::npos;
@@ -205,8 +202,7 @@ std::string RenameModulePaths(const Repo& repo, const std::string& package,
 }
 
 util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::PythonParser& python,
-                                                const std::string& f2p,
-                                                const std::string& package,
+                                                const std::string& f2p, const std::string& package,
                                                 std::vector<std::string>* uses) {
   auto tf = repo.FileOf(f2p);
   if (!tf) return util::Error{f2p + " is not in the entity table"};
@@ -259,7 +255,8 @@ util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo&
   }
   for (size_t f = 0; f < repo.files().size(); ++f) {
     const auto& t = repo.files()[f];
-    if (!t.path.starts_with(pkg_dir + "/")) continue;
+    // Tests kept inside the package (sympy/core/tests/) are no part of agent_code.
+    if (!t.path.starts_with(pkg_dir + "/") || IsTestCode(t.path, {})) continue;
     auto text = RewritePackageFile(repo, parser, t, repo.source(f), l2.package);
     if (!text.ok()) return util::Error{text.error()};
     std::string dst =
@@ -299,7 +296,8 @@ util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo&
     return env.WriteFileAtomic(dst, text);
   };
   for (const auto& [path, text] : conftests) {
-    if (auto s = write(path, repo.source(*repo.FileOf(path))); !s.ok()) return util::Error{s.error()};
+    if (auto s = write(path, repo.source(*repo.FileOf(path))); !s.ok())
+      return util::Error{s.error()};
   }
   if (!conftests.empty()) {
     for (const auto& args : std::vector<std::vector<std::string>>{

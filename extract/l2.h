@@ -1,6 +1,7 @@
 // The level-2 variant of a task: the feature built from scratch as a package `agent_code`.
 // The gold patch creates `agent_code/`, a copy of the original top-level package with its
-// imports of itself (and its module paths in str literals) redirected to `agent_code`; the test patch adds the F2P file with its
+// imports of itself (and its module paths in str literals) redirected to `agent_code` (tests
+// kept inside the package left out); the test patch adds the F2P file with its
 // imports (and dotted uses) of the top-level objects redirected to `agent_code`, and
 // redirects the same way the conftest files pytest loads for it (their fixtures and hooks
 // then build agent_code's objects); pickles of the package's classes written as bytes

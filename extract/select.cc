@@ -349,8 +349,6 @@ TestUse CollectTestUse(const Repo& repo, const DepGraph& g, uint32_t t) {
   return use;
 }
 
-// This file's test functions make at least half of all test functions' direct calls into
-// the object (its members included): the file where it is tested.
 // The share of all test functions' direct calls into v (counted per call) that come from
 // test file t; 0 when no test calls it directly.
 double CallShare(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,

@@ -309,6 +309,35 @@ esac
   EXPECT_NE(bad.err.find("no candidate"), std::string::npos) << bad.err;
 }
 
+// fixtures/l2_package_tests: a package with tests inside it and a dotted import of itself
+// (`import calc.ops`) still gives a verified level-2 task.
+TEST(L2E2E, APackageWithItsOwnTestsAndDottedSelfImportsGivesALevel2Task) {
+  ScratchDir dir;
+  std::string root = dir / "repo";
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("l2_package_tests"), root}).exit_code, 0);
+  ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "--isolate", "-q", "-o",
+                        dir / "trace.json"})
+                .exit_code,
+            0);
+  ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", dir / "trace.json", "-q", "-o",
+                        dir / "graph.json", "--no-cache"})
+                .exit_code,
+            0);
+  auto task = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
+                          dir / "trace.json", "-o", dir / "out", "--python", kPython, "--p2p", "1",
+                          "--min-lines", "5", "--f2p", "tests/test_stats.py"});
+  ASSERT_EQ(task.exit_code, 0) << task.err;
+  std::vector<std::string> ids;
+  for (size_t b = 0, e; (e = task.out.find('\n', b)) != std::string::npos; b = e + 1)
+    ids.push_back(task.out.substr(b, e - b));
+  ASSERT_EQ(ids.size(), 2u) << task.out << task.err;  // verified L1 and L2
+  ASSERT_TRUE(ids[1].ends_with(".lv2")) << ids[1];
+  std::string patch = ReadFileOrDie(dir / ("out/" + ids[1] + "/patch.diff"));
+  EXPECT_NE(patch.find("+import agent_code.ops, agent_code as calc"), std::string::npos) << patch;
+  EXPECT_NE(patch.find("agent_code/stats.py"), std::string::npos);
+  EXPECT_EQ(patch.find("agent_code/tests/"), std::string::npos) << patch;
+}
+
 // fixtures/top_objects_shared: a class every test file uses, two methods of which only
 // test_reconcile.py tests; a value object every file builds inputs with; an exception.
 TEST(TopObjectsE2E, ASharedClassIsTestedThroughItsSpecificMethodsAndStays) {
