@@ -308,11 +308,10 @@ bool IsTestFunction(const Repo& repo, const std::string& id) {
 // How test functions use the repository: who calls what directly, and what this file's test
 // functions exercise.
 struct TestUse {
-  std::map<uint32_t, std::set<uint32_t>> direct;  // entity -> files whose tests call it
   // top-level object -> test file -> calls from that file's test functions into it or its
   // members (call counts)
   std::map<uint32_t, std::map<uint32_t, int64_t>> calls;
-  std::map<uint32_t, std::map<uint32_t, int64_t>> member_calls;  // the same per entity
+  std::map<uint32_t, std::map<uint32_t, int64_t>> entity_calls;  // the same per entity
   std::set<uint32_t> exercised;  // top-level objects this file's tests call or name
   std::map<uint32_t, std::set<uint32_t>> callers;   // top-level object -> this file's test
                                                     // functions that call it directly
@@ -340,8 +339,7 @@ TestUse CollectTestUse(const Repo& repo, const DepGraph& g, uint32_t t) {
     if (file == t && top && x.kind == EdgeKind::kReference) use.named_by[*top].insert(x.from);
     if (x.kind != EdgeKind::kCall) continue;
     if (file == t) use.callees[x.from].insert(x.to);
-    use.direct[x.to].insert(file);
-    use.member_calls[x.to][file] += x.count;
+    use.entity_calls[x.to][file] += x.count;
     if (!top) continue;
     use.calls[*top][file] += x.count;
     if (file == t) use.callers[*top].insert(x.from);
@@ -421,17 +419,15 @@ bool NamedLikeException(const parser::Entity& e) {
 
 // An exception class: named like one, or with such a base in the repository (transitively:
 // click's MissingParameter -> BadParameter -> UsageError -> ClickException(Exception)).
-bool IsExceptionClass(const Repo& repo, const DepGraph& g, const parser::Entity& e, int depth = 0) {
+bool IsExceptionClass(const Repo& repo, const DepGraph& g, const parser::Entity& e) {
   if (NamedLikeException(e)) return true;
   auto v = g.Find(e.id);
-  if (e.kind != EntityKind::kClass || !v || depth > 16) return false;
-  auto [b, end] = OutEdges(g, *v);
-  for (const Edge* x = b; x != end; ++x) {
-    if (x->kind != EdgeKind::kInherits) continue;
-    auto base = repo.Find(g.nodes()[x->to].id);
-    if (base && IsExceptionClass(repo, g, repo.entity(*base), depth + 1)) return true;
-  }
-  return false;
+  if (e.kind != EntityKind::kClass || !v) return false;
+  std::set<uint32_t> bases = Ancestors(g, *v);
+  return std::any_of(bases.begin(), bases.end(), [&](uint32_t b) {
+    auto base = repo.Find(g.nodes()[b].id);
+    return base && NamedLikeException(repo.entity(*base));
+  });
 }
 
 bool IsDunder(const std::string& name) {
@@ -463,7 +459,6 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   const double kBuilderShare = 0.4;
   auto t = TestFileIndex(g, f2p);
   TestUse use = specific && t ? CollectTestUse(repo, g, *t) : TestUse{};
-  auto& direct = use.direct;
   const std::string subject = ModuleWord(f2p, true);
   // What the test file names (imports, dotted uses), as top-level objects.
   std::set<uint32_t> named;
@@ -476,8 +471,8 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     }
   }
   auto called = [&](uint32_t v) {  // by this file's test functions, directly
-    auto it = direct.find(v);
-    return it != direct.end() && t && it->second.count(*t) > 0;
+    auto it = use.entity_calls.find(v);
+    return it != use.entity_calls.end() && t && it->second.count(*t) > 0;
   };
   std::vector<TopChoice> out;
   for (const auto& c : candidates) {
@@ -509,10 +504,10 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
         const auto& reach = g.nodes()[*mv].test_files;
         // Reached by this file and by hardly any other: this file is where it is tested,
         // even when the tests reach it through the library's entry points.
-        auto callers = direct.find(*mv);
-        bool others_call =
-            callers != direct.end() && std::any_of(callers->second.begin(), callers->second.end(),
-                                                   [&](uint32_t f) { return !t || f != *t; });
+        auto callers = use.entity_calls.find(*mv);
+        bool others_call = callers != use.entity_calls.end() &&
+                           std::any_of(callers->second.begin(), callers->second.end(),
+                                       [&](const auto& fc) { return !t || fc.first != *t; });
         if (public_method && t && Reaches(g.nodes()[*mv], *t) && reach.size() <= reach_limit &&
             !others_call) {
           specific_members.push_back(m.id);
@@ -520,7 +515,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
         }
         if (!called(*mv)) continue;
         used.push_back(m.id);
-        if (public_method && MainTester(use.member_calls, *mv, *t))
+        if (public_method && MainTester(use.entity_calls, *mv, *t))
           specific_members.push_back(m.id);
       }
     }
@@ -530,7 +525,8 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     bool subject_module =
         !subject.empty() && subject == ModuleWord(c.id.substr(0, c.id.find("::")), false);
     // Test files whose test functions call it directly (a function; a class's constructor).
-    size_t direct_files = v && direct.count(*v) ? direct[*v].size() : 0;
+    auto calling = v ? use.entity_calls.find(*v) : use.entity_calls.end();
+    size_t direct_files = calling != use.entity_calls.end() ? calling->second.size() : 0;
     if (!e) {
       choice.why = "not in the entity table";
     } else if (!is_public && !is_named) {

@@ -309,12 +309,9 @@ esac
   EXPECT_NE(bad.err.find("no candidate"), std::string::npos) << bad.err;
 }
 
-// fixtures/l2_package_tests: a package with tests inside it and a dotted import of itself
-// (`import calc.ops`) still gives a verified level-2 task.
-TEST(L2E2E, APackageWithItsOwnTestsAndDottedSelfImportsGivesALevel2Task) {
-  ScratchDir dir;
-  std::string root = dir / "repo";
-  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("l2_package_tests"), root}).exit_code, 0);
+// Copies fixture NAME to ROOT and writes DIR/trace.json (--isolate) and DIR/graph.json.
+void TraceFixtureCopy(const std::string& name, const ScratchDir& dir, const std::string& root) {
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture(name), root}).exit_code, 0);
   ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "--isolate", "-q", "-o",
                         dir / "trace.json"})
                 .exit_code,
@@ -323,6 +320,15 @@ TEST(L2E2E, APackageWithItsOwnTestsAndDottedSelfImportsGivesALevel2Task) {
                         dir / "graph.json", "--no-cache"})
                 .exit_code,
             0);
+}
+
+// fixtures/l2_package_tests: a package with tests inside it and a dotted import of itself
+// (`import calc.ops`) still gives a verified level-2 task.
+TEST(L2E2E, APackageWithItsOwnTestsAndDottedSelfImportsGivesALevel2Task) {
+  ScratchDir dir;
+  std::string root = dir / "repo";
+  TraceFixtureCopy("l2_package_tests", dir, root);
+  if (::testing::Test::HasFatalFailure()) return;
   auto task = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
                           dir / "trace.json", "-o", dir / "out", "--python", kPython, "--p2p", "1",
                           "--min-lines", "5", "--f2p", "tests/test_stats.py"});
@@ -343,15 +349,8 @@ TEST(L2E2E, APackageWithItsOwnTestsAndDottedSelfImportsGivesALevel2Task) {
 TEST(TopObjectsE2E, ASharedClassIsTestedThroughItsSpecificMethodsAndStays) {
   ScratchDir dir;
   std::string root = dir / "repo";
-  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("top_objects_shared"), root}).exit_code, 0);
-  ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "--isolate", "-q", "-o",
-                        dir / "trace.json"})
-                .exit_code,
-            0);
-  ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", dir / "trace.json", "-q", "-o",
-                        dir / "graph.json", "--no-cache"})
-                .exit_code,
-            0);
+  TraceFixtureCopy("top_objects_shared", dir, root);
+  if (::testing::Test::HasFatalFailure()) return;
   auto tops = [&](const std::string& chooser) {
     auto r = RunCommand({kExtract, "tops", root, "--graph", dir / "graph.json", "--trace",
                          dir / "trace.json", "--top-chooser", chooser, "-q"});
