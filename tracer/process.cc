@@ -1,5 +1,7 @@
 #include "tracer/process.h"
 
+#include "tracer/seccomp.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -7,8 +9,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <ftw.h>
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <mutex>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -26,55 +36,143 @@ ExitInfo FromStatus(int status) {
   return info;
 }
 
-// A pids cgroup bounding a sandbox's processes where fbkit may create one (root, where
-// RLIMIT_NPROC does not apply); removed, with anything left in it, once the process ends.
-class PidsCgroup {
+// The cgroups bounding one sandbox as a whole where fbkit may create them (as root): pids
+// and memory, cgroup v1 controllers or a v2 unified hierarchy. Each is named
+// fbkit-<fbkit's pid>-<n>; those of fbkit processes that no longer exist (killed before
+// they could clean up) are removed the first time this process creates one.
+class SandboxCgroups {
  public:
-  static std::string Create(int64_t max) {
+  static std::vector<std::string> Create(const Limits& limits) {
+    static std::once_flag swept;
+    std::call_once(swept, SweepStale);
     static std::atomic<int> counter{0};
-    for (const char* base : {"/sys/fs/cgroup/pids", "/sys/fs/cgroup"}) {
-      std::string dir = std::string(base) + "/fbkit-" + std::to_string(::getpid()) + "-" +
-                        std::to_string(counter++);
-      if (::mkdir(dir.c_str(), 0755) != 0) continue;
-      std::ofstream limit(dir + "/pids.max");
-      limit << max;
-      limit.close();
-      if (limit) return dir;
-      ::rmdir(dir.c_str());
+    std::string name = "fbkit-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    std::vector<std::string> dirs;
+    if (::access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+      WriteValue("/sys/fs/cgroup/cgroup.subtree_control", "+pids +memory");
+      std::string dir = "/sys/fs/cgroup/" + name;
+      if (::mkdir(dir.c_str(), 0755) != 0) return {};
+      bool ok = true;
+      if (limits.processes > 0) ok &= WriteValue(dir + "/pids.max", std::to_string(limits.processes + 2));
+      if (limits.memory_mb > 0) {
+        ok &= WriteValue(dir + "/memory.max", std::to_string(limits.memory_mb << 20));
+        WriteValue(dir + "/memory.swap.max", "0");
+      }
+      if (!ok) return Remove({dir}), std::vector<std::string>{};
+      return {dir};
     }
-    return "";
+    struct Controller {
+      const char* name;
+      const char* file;
+      int64_t value;
+    };
+    for (const Controller& c : {Controller{"pids", "pids.max", limits.processes > 0 ? limits.processes + 2 : 0},
+                                Controller{"memory", "memory.limit_in_bytes", limits.memory_mb << 20}}) {
+      if (c.value <= 0) continue;
+      std::string dir = std::string("/sys/fs/cgroup/") + c.name + "/" + name;
+      if (::mkdir(dir.c_str(), 0755) != 0) continue;
+      if (!WriteValue(dir + "/" + c.file, std::to_string(c.value))) {
+        ::rmdir(dir.c_str());
+        continue;
+      }
+      if (std::string(c.name) == "memory") {
+        WriteValue(dir + "/memory.memsw.limit_in_bytes", std::to_string(c.value));
+      }
+      dirs.push_back(dir);
+    }
+    return dirs;
   }
 
-  static void Remove(const std::string& dir) {
-    if (dir.empty()) return;
-    for (int attempt = 0; attempt < 200; ++attempt) {
-      std::ifstream procs(dir + "/cgroup.procs");
-      for (pid_t pid; procs >> pid;) ::kill(pid, SIGKILL);
-      if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Kills what is left in each cgroup and removes it.
+  static void Remove(const std::vector<std::string>& dirs) {
+    for (const auto& dir : dirs) {
+      for (int attempt = 0; attempt < 200; ++attempt) {
+        std::ifstream procs(dir + "/cgroup.procs");
+        for (pid_t pid; procs >> pid;) ::kill(pid, SIGKILL);
+        if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+  }
+
+ private:
+  static bool WriteValue(const std::string& path, const std::string& value) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = ::write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
+    ::close(fd);
+    return ok;
+  }
+
+  static void SweepStale() {
+    for (const char* base : {"/sys/fs/cgroup", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory"}) {
+      DIR* d = ::opendir(base);
+      if (d == nullptr) continue;
+      std::vector<std::string> stale;
+      while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (!n.starts_with("fbkit-")) continue;
+        pid_t owner = static_cast<pid_t>(std::atol(n.c_str() + 6));
+        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) {
+          stale.push_back(std::string(base) + "/" + n);
+        }
+      }
+      ::closedir(d);
+      Remove(stale);
     }
   }
 };
 
+// Makes the trees a sandbox may write writable for kSandboxGid (group write on every file
+// and directory, symlinks left alone): the sandbox runs as kSandboxUid, the trees stay
+// fbkit's (so git's ownership checks hold for the host-side git that reads them back).
+void ShareWithSandbox(const std::vector<std::string>& roots) {
+  for (const auto& root : roots) {
+    ::nftw(root.c_str(), [](const char* path, const struct stat* st, int type, FTW*) {
+      if (type == FTW_SL || type == FTW_SLN || type == FTW_NS) return 0;
+      if (st->st_gid != kSandboxGid) (void)::lchown(path, static_cast<uid_t>(-1), kSandboxGid);
+      mode_t want = st->st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st->st_mode) ? S_IXGRP : 0);
+      if ((want & 07777) != (st->st_mode & 07777)) (void)::chmod(path, want & 07777);
+      return 0;
+    }, 64, FTW_PHYS);
+  }
+}
+
+// A descriptor with the sandbox's seccomp filter to read (-1 when there is none).
+int SeccompFd() {
+  std::string program = SeccompProgram();
+  if (program.empty()) return -1;
+  int fd = ::memfd_create("fbkit-seccomp", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::write(fd, program.data(), program.size()) != static_cast<ssize_t>(program.size())) {
+    ::close(fd);
+    return -1;
+  }
+  ::lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
 class PosixProcess : public Process {
  public:
-  PosixProcess(pid_t pid, std::string cgroup, bool sandboxed)
-      : pid_(pid), cgroup_(std::move(cgroup)), sandboxed_(sandboxed) {}
+  PosixProcess(pid_t pid, std::vector<std::string> cgroups, bool sandboxed, int pipe_fd,
+               int log_fd, int64_t log_limit)
+      : pid_(pid), cgroups_(std::move(cgroups)), sandboxed_(sandboxed), pipe_fd_(pipe_fd),
+        log_fd_(log_fd), log_left_(log_limit) {}
   ~PosixProcess() override {
     if (!done_) Kill();
-    PidsCgroup::Remove(cgroup_);
+    Release();
   }
 
   std::optional<ExitInfo> Poll() override {
     if (done_) return info_;
+    Drain();
     int status = 0;
     pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == 0) return std::nullopt;
     done_ = true;
     info_ = r == pid_ ? Translate(FromStatus(status)) : ExitInfo{};
     ::kill(-pid_, SIGKILL);  // whatever the tests left running in the group
-    PidsCgroup::Remove(cgroup_);
-    cgroup_.clear();
+    Release();
     return info_;
   }
 
@@ -86,8 +184,7 @@ class PosixProcess : public Process {
     }
     done_ = true;
     info_ = Translate(FromStatus(status));
-    PidsCgroup::Remove(cgroup_);
-    cgroup_.clear();
+    Release();
     return info_;
   }
 
@@ -101,9 +198,41 @@ class PosixProcess : public Process {
     return info;
   }
 
+  // Moves what the process wrote to its pipe into the log, up to the limit.
+  void Drain() {
+    if (pipe_fd_ < 0) return;
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(pipe_fd_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      int64_t keep = std::min<int64_t>(n, log_left_);
+      for (int64_t done = 0; done < keep;) {
+        ssize_t w = ::write(log_fd_, buf + done, static_cast<size_t>(keep - done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += w;
+      }
+      log_left_ -= keep;
+    }
+  }
+
+  void Release() {
+    SandboxCgroups::Remove(cgroups_);
+    cgroups_.clear();
+    Drain();
+    for (int* fd : {&pipe_fd_, &log_fd_}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
+    }
+  }
+
   pid_t pid_;
-  std::string cgroup_;
+  std::vector<std::string> cgroups_;
   bool sandboxed_;
+  int pipe_fd_;  // read end of the sandboxed process's output, -1 when it writes the log
+  int log_fd_;
+  int64_t log_left_;
   bool done_ = false;
   ExitInfo info_;
 };
@@ -113,7 +242,9 @@ struct Prepared {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // complete environment (sandbox); empty: inherit + spec.env
   bool sandboxed = false;
-  std::string cgroup;            // "" when none
+  std::vector<std::string> cgroups;
+  std::vector<int> channels;     // descriptors to place at 3, 4, ...
+  int seccomp = -1;              // placed after the channels
 };
 
 void SetLimit(int resource, int64_t value) {
@@ -124,32 +255,53 @@ void SetLimit(int resource, int64_t value) {
 
 // The last step before exec: nothing may allocate after the address-space limit is set (a
 // sanitizer's runtime, for one, maps memory on demand).
-void ApplyLimits(const Limits& limits, const std::string& cgroup) {
-  if (!cgroup.empty()) {
-    std::string pid = std::to_string(::getpid());
-    int fd = ::open((cgroup + "/cgroup.procs").c_str(), O_WRONLY);
+void ApplyLimits(const Limits& limits, const std::vector<std::string>& cgroups) {
+  std::string pid = std::to_string(::getpid());
+  bool pids = false;
+  for (const auto& dir : cgroups) {
+    int fd = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY);
     if (fd < 0 || ::write(fd, pid.data(), pid.size()) < 0) {
-      dprintf(2, "fbkit: cannot enter the process-limit cgroup %s\n", cgroup.c_str());
+      dprintf(2, "fbkit: cannot enter the sandbox's cgroup %s\n", dir.c_str());
       ::_exit(126);
     }
     ::close(fd);
-  } else if (::geteuid() != 0) {
-    SetLimit(RLIMIT_NPROC, limits.processes);
+    pids |= dir.find("/pids/") != std::string::npos || dir.find("/memory/") == std::string::npos;
   }
+  if (!pids && ::geteuid() != 0) SetLimit(RLIMIT_NPROC, limits.processes);
   SetLimit(RLIMIT_FSIZE, limits.file_size_mb << 20);
   SetLimit(RLIMIT_AS, limits.memory_mb << 20);
 }
 
-[[noreturn]] void ExecChild(const ProcessSpec& spec, const Prepared& prepared, int log_fd) {
+// Puts `fds` at 3, 4, ... (inheritable) and returns the next free number.
+int PlaceDescriptors(std::vector<int> fds) {
+  // First out of the way (above any target), then into place.
+  for (int& fd : fds) {
+    int moved = ::fcntl(fd, F_DUPFD, 100);
+    if (moved < 0) ::_exit(126);
+    fd = moved;
+  }
+  int next = 3;
+  for (int fd : fds) {
+    if (::dup2(fd, next) < 0) ::_exit(126);
+    ::close(fd);
+    ++next;
+  }
+  return next;
+}
+
+[[noreturn]] void ExecChild(const ProcessSpec& spec, const Prepared& prepared, int out_fd) {
   ::setpgid(0, 0);
   int in = ::open("/dev/null", O_RDONLY);
   ::dup2(in, 0);
-  ::dup2(log_fd, 1);
-  ::dup2(log_fd, 2);
+  ::dup2(out_fd, 1);
+  ::dup2(out_fd, 2);
   if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
     dprintf(2, "fbkit: cannot enter %s: %s\n", spec.cwd.c_str(), std::strerror(errno));
     ::_exit(127);
   }
+  std::vector<int> fds = prepared.channels;
+  if (prepared.seccomp >= 0) fds.push_back(prepared.seccomp);
+  PlaceDescriptors(fds);
   std::vector<char*> args;
   for (const auto& a : prepared.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -157,7 +309,7 @@ void ApplyLimits(const Limits& limits, const std::string& cgroup) {
     std::vector<char*> env;
     for (const auto& kv : prepared.env) env.push_back(const_cast<char*>(kv.c_str()));
     env.push_back(nullptr);
-    ApplyLimits(spec.sandbox.limits, prepared.cgroup);
+    ApplyLimits(spec.sandbox.limits, prepared.cgroups);
     ::execve(args[0], args.data(), env.data());
   } else {
     for (const auto& [k, v] : spec.env) ::setenv(k.c_str(), v.c_str(), 1);
@@ -167,39 +319,97 @@ void ApplyLimits(const Limits& limits, const std::string& cgroup) {
   ::_exit(127);
 }
 
+// Opens (creating or truncating) a file fbkit writes for a process, never through a
+// symlink and never a FIFO or device.
+util::Expected<int> OpenOutput(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0) return util::Error{path + ": cannot create: " + std::strerror(errno)};
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return util::Error{path + ": not a regular file"};
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
 class PosixLauncher : public Launcher {
  public:
   util::Expected<std::unique_ptr<Process>> Start(const ProcessSpec& spec) override {
     if (spec.argv.empty()) return util::Error{"empty command"};
-    Prepared prepared{spec.argv, {}, false, ""};
+    Prepared prepared{spec.argv, {}, false, {}, {}, -1};
+    HostInfo host;
     if (spec.sandbox.kind == SandboxKind::kBwrap) {
-      HostInfo host = CurrentHost();
+      host = CurrentHost();
       if (host.bwrap.empty()) {
         return util::Error{"bubblewrap (bwrap) is not installed: apt-get install bubblewrap, "
                            "or pass --sandbox none to run without isolation"};
       }
       prepared.sandboxed = true;
-      prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd, spec.argv);
+      prepared.seccomp = SeccompFd();
       prepared.env = SandboxEnvironment(environ, host.home, spec.env);
-      if (host.root && spec.sandbox.limits.processes > 0) {
-        prepared.cgroup = PidsCgroup::Create(spec.sandbox.limits.processes + 2);
+      if (host.root) {
+        std::vector<std::string> shared = spec.sandbox.writable;
+        for (const auto& b : spec.sandbox.binds) {
+          if (b.writable) shared.push_back(b.source);
+        }
+        ShareWithSandbox(shared);
+        prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
       }
     }
-    int log_fd = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-      return util::Error{spec.log_path + ": cannot create: " + std::strerror(errno)};
+    Closer closer(&prepared);
+    for (const auto& path : spec.channels) {
+      auto fd = OpenOutput(path);
+      if (!fd.ok()) return util::Error{fd.error()};
+      prepared.channels.push_back(*fd);
+    }
+    if (prepared.sandboxed) {
+      int seccomp = prepared.seccomp >= 0 ? 3 + static_cast<int>(prepared.channels.size()) : -1;
+      prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd, spec.argv, seccomp);
+    }
+    auto log = OpenOutput(spec.log_path);
+    if (!log.ok()) return util::Error{log.error()};
+    int log_fd = *log;
+    int pipe_fds[2] = {-1, -1};
+    if (prepared.sandboxed && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+      ::close(log_fd);
+      return util::Error{std::string("pipe failed: ") + std::strerror(errno)};
     }
     pid_t pid = ::fork();
     if (pid < 0) {
       ::close(log_fd);
-      PidsCgroup::Remove(prepared.cgroup);
+      for (int fd : pipe_fds) if (fd >= 0) ::close(fd);
       return util::Error{std::string("fork failed: ") + std::strerror(errno)};
     }
-    if (pid == 0) ExecChild(spec, prepared, log_fd);
+    if (pid == 0) ExecChild(spec, prepared, prepared.sandboxed ? pipe_fds[1] : log_fd);
     ::setpgid(pid, pid);  // also here: no race with a kill right after the fork
-    ::close(log_fd);
-    return std::unique_ptr<Process>(new PosixProcess(pid, prepared.cgroup, prepared.sandboxed));
+    int64_t limit = spec.sandbox.limits.file_size_mb > 0 ? spec.sandbox.limits.file_size_mb << 20
+                                                         : INT64_MAX;
+    if (prepared.sandboxed) {
+      ::close(pipe_fds[1]);
+      ::fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+    } else {
+      ::close(log_fd);
+      log_fd = -1;
+    }
+    auto cgroups = std::move(prepared.cgroups);
+    prepared.cgroups.clear();
+    return std::unique_ptr<Process>(new PosixProcess(pid, std::move(cgroups), prepared.sandboxed,
+                                                     pipe_fds[0], log_fd, limit));
   }
+
+ private:
+  // Closes the parent's copies of the channel and seccomp descriptors, and removes cgroups
+  // no process took over, however Start returns.
+  struct Closer {
+    Prepared* p;
+    explicit Closer(Prepared* prepared) : p(prepared) {}
+    ~Closer() {
+      for (int fd : p->channels) ::close(fd);
+      if (p->seccomp >= 0) ::close(p->seccomp);
+      SandboxCgroups::Remove(p->cgroups);
+    }
+  };
 };
 
 }  // namespace

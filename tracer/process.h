@@ -20,8 +20,15 @@ struct ProcessSpec {
   std::string cwd;
   std::string log_path;  // stdout and stderr; stdin is /dev/null
   // kNone: the parent's environment plus `env`, no limits. kBwrap: isolated as the
-  // Sandbox says, with a scrubbed environment plus `env` and its limits.
+  // Sandbox says, with a scrubbed environment plus `env` and its limits; its output reaches
+  // log_path through a pipe fbkit drains (at most the file-size limit is kept), so the
+  // process can neither truncate nor replace its log.
   Sandbox sandbox;
+  // Files the process appends records to through inherited descriptors 3, 4, ... in this
+  // order (created or truncated by the launcher, never through a symlink): the caller tells
+  // the process which descriptor is which. What a sandboxed process may write then needs no
+  // path it could replace with a symlink or a FIFO.
+  std::vector<std::string> channels = {};
 };
 
 struct ExitInfo {

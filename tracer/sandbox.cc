@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
+#include <set>
 
 #include "tracer/process.h"
 #include "util/env.h"
@@ -54,50 +56,115 @@ const char* SandboxKindName(SandboxKind kind) {
   return kind == SandboxKind::kBwrap ? "bwrap" : "none";
 }
 
-std::vector<std::string> HiddenDirs(const std::string& home) {
-  std::vector<std::string> dirs = {"/home", "/root", "/run", "/tmp", "/var/tmp"};
-  bool covered = std::any_of(dirs.begin(), dirs.end(),
-                             [&](const std::string& d) { return Under(home, d); });
-  if (!home.empty() && home != "/" && !covered) dirs.push_back(home);
-  return dirs;
+const std::vector<std::string>& SystemPaths() {
+  static const std::vector<std::string> paths = {"/usr", "/etc", "/opt", "/sys", "/bin",
+                                                 "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+  return paths;
 }
 
 HostInfo CurrentHost() {
   HostInfo host;
   host.bwrap = FindProgram("bwrap");
+  host.setpriv = FindProgram("setpriv");
   const char* home = std::getenv("HOME");
   host.home = home ? home : "";
   host.root = ::geteuid() == 0;
-  for (const auto& d : HiddenDirs(host.home)) {
-    if (Exists(d)) host.existing.push_back(d);
+  for (const auto& p : SystemPaths()) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    SystemPath entry{p, ""};
+    if (S_ISLNK(st.st_mode)) {
+      char buf[4096];
+      ssize_t n = ::readlink(p.c_str(), buf, sizeof buf - 1);
+      if (n <= 0) continue;
+      entry.target.assign(buf, static_cast<size_t>(n));
+    } else if (!S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    host.system.push_back(entry);
   }
   return host;
 }
 
-std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
-                                   const std::string& cwd, const std::vector<std::string>& argv) {
-  std::vector<std::string> a = {host.bwrap, "--die-with-parent", "--new-session", "--unshare-all"};
-  if (sandbox.network) a.push_back("--share-net");
-  if (host.root) a.insert(a.end(), {"--cap-drop", "ALL"});
-  a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"});
-  for (const auto& dir : host.existing) {
-    if (dir == "/tmp" && sandbox.limits.file_size_mb > 0) {
-      a.insert(a.end(), {"--size", std::to_string(sandbox.limits.file_size_mb << 20)});
+namespace {
+
+// A private tmpfs at `dir`, writable by everyone (sticky) and at most `mb` large.
+void AddTmpfs(std::vector<std::string>* a, const std::string& dir, int64_t mb) {
+  a->insert(a->end(), {"--perms", "1777"});
+  if (mb > 0) a->insert(a->end(), {"--size", std::to_string(mb << 20)});
+  a->insert(a->end(), {"--tmpfs", dir});
+}
+
+// bubblewrap makes the missing parents of a mount point private to root (0700): each is made
+// first, readable by all, so the dropped uid can reach what is bound below it.
+class Parents {
+ public:
+  explicit Parents(std::vector<std::string>* a) : a_(a) {}
+  void Before(const std::string& path, const std::function<bool(const std::string&)>& system) {
+    if (!Exists(path)) return;
+    for (size_t slash = path.find('/', 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      std::string dir = path.substr(0, slash);
+      if (system(dir) || !made_.insert(dir).second) continue;
+      a_->insert(a_->end(), {"--perms", "0755", "--dir", dir});
     }
+  }
+
+ private:
+  std::vector<std::string>* a_;
+  std::set<std::string> made_;
+};
+
+void AddNamespaces(std::vector<std::string>* a, const Sandbox& sandbox, const HostInfo& host) {
+  if (host.root) {
+    // No user namespace: bubblewrap, as root, maps the sandbox's ids onto uid 0, whose
+    // file permissions are root's. The command drops to kSandboxUid instead (setpriv).
+    a->insert(a->end(), {"--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"});
+    if (!sandbox.network) a->push_back("--unshare-net");
+    a->insert(a->end(), {"--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"});
+  } else {
+    a->insert(a->end(), {"--unshare-all", "--unshare-user", "--disable-userns"});
+    if (sandbox.network) a->push_back("--share-net");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
+                                   const std::string& cwd, const std::vector<std::string>& argv,
+                                   int seccomp_fd) {
+  std::vector<std::string> a = {host.bwrap, "--die-with-parent", "--new-session"};
+  AddNamespaces(&a, sandbox, host);
+  if (seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(seccomp_fd)});
+  auto system = [&](const std::string& p) {
+    return std::any_of(host.system.begin(), host.system.end(),
+                       [&](const SystemPath& s) { return s.target.empty() && Under(p, s.path); });
+  };
+  for (const auto& s : host.system) {
+    if (s.target.empty()) a.insert(a.end(), {"--ro-bind", s.path, s.path});
+    else a.insert(a.end(), {"--symlink", s.target, s.path});
+  }
+  int64_t tmpfs_mb = sandbox.limits.file_size_mb;
+  a.insert(a.end(), {"--dev", "/dev"});
+  AddTmpfs(&a, "/dev/shm", tmpfs_mb);
+  a.insert(a.end(), {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
+                     "/proc/sysrq-trigger", "/proc/sysrq-trigger"});
+  AddTmpfs(&a, "/tmp", tmpfs_mb);
+  AddTmpfs(&a, "/var/tmp", tmpfs_mb);
+  Parents parents(&a);
+  if (!host.home.empty() && host.home != "/" && host.home != "/tmp" && host.home != "/var/tmp" &&
+      !system(host.home)) {
+    parents.Before(host.home, system);
+    AddTmpfs(&a, host.home, tmpfs_mb);
+  }
+  for (const auto& dir : sandbox.hidden) {
+    parents.Before(dir, system);
     a.insert(a.end(), {"--tmpfs", dir});
   }
-  for (const auto& dir : sandbox.hidden) a.insert(a.end(), {"--tmpfs", dir});
   for (const auto& b : sandbox.binds) {
+    parents.Before(b.target, system);
     a.insert(a.end(), {b.writable ? "--bind" : "--ro-bind", b.source, b.target});
   }
-  auto hidden = [&](const std::string& p) {
-    return std::any_of(host.existing.begin(), host.existing.end(),
-                       [&](const std::string& d) { return Under(p, d); }) ||
-           std::any_of(sandbox.hidden.begin(), sandbox.hidden.end(),
-                       [&](const std::string& d) { return Under(p, d); }) ||
-           std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
-                       [&](const Bind& b) { return Under(p, b.target); });
-  };
   if (sandbox.network && Exists("/run/systemd/resolve")) {
     a.insert(a.end(), {"--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"});
   }
@@ -105,12 +172,31 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
     return std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
                        [&](const Bind& b) { return Under(b.target, p); });
   };
+  auto in_a_bind = [&](const std::string& p) {
+    return std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
+                       [&](const Bind& b) { return Under(p, b.target); });
+  };
+  auto hidden = [&](const std::string& p) {
+    return std::any_of(sandbox.hidden.begin(), sandbox.hidden.end(),
+                       [&](const std::string& d) { return Under(p, d); });
+  };
   for (const auto& p : sandbox.read_only) {
-    if (hidden(p) && !covers_a_bind(p)) a.insert(a.end(), {"--ro-bind-try", p, p});
+    if (covers_a_bind(p) || (system(p) && !hidden(p) && !in_a_bind(p))) continue;
+    parents.Before(p, system);
+    a.insert(a.end(), {"--ro-bind-try", p, p});
   }
-  for (const auto& p : sandbox.writable) a.insert(a.end(), {"--bind", p, p});
+  for (const auto& p : sandbox.writable) {
+    parents.Before(p, system);
+    a.insert(a.end(), {"--bind", p, p});
+  }
+  for (const auto& p : sandbox.protect) a.insert(a.end(), {"--ro-bind-try", p, p});
   if (!cwd.empty()) a.insert(a.end(), {"--chdir", cwd});
   a.push_back("--");
+  if (host.root) {
+    a.insert(a.end(), {host.setpriv, "--reuid=" + std::to_string(kSandboxUid),
+                       "--regid=" + std::to_string(kSandboxGid), "--clear-groups",
+                       "--inh-caps=-all", "--"});
+  }
   a.insert(a.end(), argv.begin(), argv.end());
   return a;
 }
@@ -127,7 +213,7 @@ std::vector<std::string> SandboxEnvironment(
       env.push_back(kv);
     }
   }
-  env.push_back("HOME=" + (home.empty() ? std::string("/tmp") : home));
+  env.push_back("HOME=" + (home.empty() || home == "/" ? std::string("/tmp") : home));
   env.push_back("TMPDIR=/tmp");
   for (const auto& [k, v] : extra) {
     std::erase_if(env, [&](const std::string& kv) { return kv.starts_with(k + "="); });
@@ -162,6 +248,12 @@ util::Status CheckBwrap() {
           "the sandbox needs bubblewrap, which is not installed (apt-get install bubblewrap); "
           "to run repository and agent code without isolation pass --sandbox none (or set "
           "sandbox = \"none\" in the spec)"};
+      return;
+    }
+    if (host.root && host.setpriv.empty()) {
+      status = util::Error{
+          "the sandbox drops root with setpriv (util-linux), which is not on PATH; install "
+          "util-linux, or pass --sandbox none to run without isolation"};
       return;
     }
     char tmpl[] = "/tmp/fbkit-bwrap-check-XXXXXX";

@@ -19,12 +19,22 @@ enum class SandboxKind { kNone, kBwrap };
 util::Expected<SandboxKind> ParseSandboxKind(const std::string& name);
 const char* SandboxKindName(SandboxKind kind);
 
-// Per-process resource limits inside a sandbox (0: no limit).
+// Resource limits of a sandbox (0: no limit). Where fbkit may create cgroups (as root, or
+// with a delegated cgroup v2 subtree) memory and processes bound the whole sandbox, every
+// process it starts together; elsewhere memory bounds each process (RLIMIT_AS) and
+// processes the user's (RLIMIT_NPROC).
 struct Limits {
-  int64_t memory_mb = 4096;     // address space of each process (RLIMIT_AS)
+  int64_t memory_mb = 4096;     // memory of the whole sandbox (and each process's address space)
   int64_t processes = 512;      // processes and threads of the whole sandbox
-  int64_t file_size_mb = 1024;  // largest file written (RLIMIT_FSIZE), also the private /tmp's size
+  int64_t file_size_mb = 1024;  // largest file written (RLIMIT_FSIZE); also the size of each
+                                // private tmpfs (/tmp, /var/tmp, /dev/shm, $HOME)
 };
+
+// The uid and gid sandboxed code runs as when fbkit runs as root (nobody:nogroup): never
+// uid 0, so nothing root-owned on the host is writable (/proc/sys, /etc) or readable when
+// private (/etc/shadow), even through a mount the sandbox forgot.
+inline constexpr unsigned kSandboxUid = 65534;
+inline constexpr unsigned kSandboxGid = 65534;
 
 // A host path mounted at another path inside the sandbox (a private copy in place of the
 // original, say).
@@ -38,34 +48,48 @@ struct Sandbox {
   SandboxKind kind = SandboxKind::kNone;
   bool network = false;
   Limits limits;
-  std::vector<std::string> hidden;     // existing dirs replaced by empty ones, like HiddenDirs
+  std::vector<std::string> hidden;     // dirs replaced by empty ones (over a bound parent)
   std::vector<Bind> binds;             // mounted first, in order
   std::vector<std::string> read_only;  // absolute paths the process must see (never written)
   std::vector<std::string> writable;   // absolute paths it may write (its work copy, scratch)
+  // Paths inside writable ones bound read-only on top (a work copy's .git: what host-side
+  // git reads back must not be changed by the code under test).
+  std::vector<std::string> protect;
+};
+
+// One entry of the system allow-list as it is on this host.
+struct SystemPath {
+  std::string path;    // "/usr"
+  std::string target;  // the symlink's target ("usr/bin" for a merged /bin), "" for a dir
 };
 
 // What BwrapArgs needs to know about the host.
 struct HostInfo {
-  std::string bwrap = "bwrap";  // the bubblewrap binary
-  std::string home;             // the invoking user's $HOME ("" when unset)
-  bool root = false;            // fbkit runs as uid 0
-  std::vector<std::string> existing;  // which of the hidden directories exist (see HiddenDirs)
+  std::string bwrap = "bwrap";      // the bubblewrap binary
+  std::string setpriv = "setpriv";  // util-linux's setpriv: drops root inside the sandbox
+  std::string home;                 // the invoking user's $HOME ("" when unset)
+  bool root = false;                // fbkit runs as uid 0
+  std::vector<SystemPath> system;   // the allow-listed system paths that exist (SystemPaths)
 };
 
-// Directories a sandboxed process never sees (each replaced by an empty private tmpfs):
-// users' homes, /root, /run (daemon sockets), /tmp and /var/tmp, and `home`.
-std::vector<std::string> HiddenDirs(const std::string& home);
+// The system paths a sandbox sees, read-only, when they exist: /usr, /etc, /opt, /sys and
+// the merged-/usr links (/bin, /sbin, /lib*). Nothing else of the host is visible but what
+// a Sandbox names: no homes, no /root, /run, /srv, /mnt, /var, /work, /tmp.
+const std::vector<std::string>& SystemPaths();
 
 // The host facts of this machine (bwrap looked up on PATH; empty when absent).
 HostInfo CurrentHost();
 
-// bubblewrap's argv for running `argv` in `cwd` under `sandbox`: the system read-only, the
-// hidden directories (and `hidden`) private and empty, then `binds`, then the `read_only` paths that lie
-// under a hidden directory or a bind's target bound back read-only, then `writable` paths
-// bound read-write, own PID/IPC/UTS/user/network namespaces
-// (network shared when allowed), capabilities dropped, killed with its parent.
+// bubblewrap's argv for running `argv` in `cwd` under `sandbox`: the system allow-list
+// read-only, /proc with /proc/sys read-only, private size-limited tmpfs for /tmp, /var/tmp,
+// /dev/shm and `home`, `hidden` empty, then `binds`, the `read_only` paths, the `writable`
+// paths and the `protect` paths over them; own PID/IPC/UTS/network namespaces (network
+// shared when allowed), the seccomp filter read from `seccomp_fd` (-1: none), killed with
+// its parent. As root: no user namespace but all capabilities dropped and the command run
+// as kSandboxUid:kSandboxGid through setpriv; as a user: a user namespace, no nested ones.
 std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
-                                   const std::string& cwd, const std::vector<std::string>& argv);
+                                   const std::string& cwd, const std::vector<std::string>& argv,
+                                   int seccomp_fd = -1);
 
 // The environment of a sandboxed process: only PATH, locale, TZ and TERM of `parent`
 // ("K=V" strings), HOME (an empty private directory) and TMPDIR, then `extra` on top. No

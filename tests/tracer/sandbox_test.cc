@@ -16,53 +16,70 @@ int Find(const std::vector<std::string>& args, const std::vector<std::string>& r
 HostInfo Host(bool root) {
   HostInfo h;
   h.bwrap = "/usr/bin/bwrap";
+  h.setpriv = "/usr/bin/setpriv";
   h.home = "/home/ada";
   h.root = root;
-  h.existing = {"/home", "/root", "/run", "/tmp"};
+  h.system = {{"/usr", ""}, {"/etc", ""}, {"/bin", "usr/bin"}, {"/lib64", "usr/lib64"}};
   return h;
 }
 
-TEST(SandboxTest, SystemReadOnlyHomesHiddenWorkWritableNoNetwork) {
+TEST(SandboxTest, SystemByAllowListHomesPrivateWorkWritableNoNetwork) {
   Sandbox s;
   s.kind = SandboxKind::kBwrap;
   s.read_only = {"/home/ada/repo", "/usr/lib/python3"};
-  s.writable = {"/tmp/out/work"};
+  s.writable = {"/srv/out/work"};
   auto args = BwrapArgs(s, Host(false), "/home/ada/repo", {"python3", "-m", "pytest"});
   EXPECT_EQ(args.front(), "/usr/bin/bwrap");
-  EXPECT_GE(Find(args, {"--ro-bind", "/", "/"}), 0);
-  EXPECT_GE(Find(args, {"--unshare-all"}), 0);
+  EXPECT_EQ(Find(args, {"--ro-bind", "/", "/"}), -1);  // never the whole system
+  EXPECT_GE(Find(args, {"--ro-bind", "/usr", "/usr"}), 0);
+  EXPECT_GE(Find(args, {"--ro-bind", "/etc", "/etc"}), 0);
+  EXPECT_GE(Find(args, {"--symlink", "usr/bin", "/bin"}), 0);
+  EXPECT_GE(Find(args, {"--unshare-all", "--unshare-user", "--disable-userns"}), 0);
   EXPECT_EQ(Find(args, {"--share-net"}), -1);
   EXPECT_GE(Find(args, {"--die-with-parent"}), 0);
   EXPECT_EQ(Find(args, {"--cap-drop", "ALL"}), -1);  // not root: nothing to drop
-  int home = Find(args, {"--tmpfs", "/home"});
+  EXPECT_EQ(Find(args, {"/usr/bin/setpriv"}), -1);
+  EXPECT_GE(Find(args, {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"}), 0);
+  std::string size = std::to_string(1024LL << 20);
+  for (const char* dir : {"/tmp", "/var/tmp", "/dev/shm", "/home/ada"}) {
+    EXPECT_GE(Find(args, {"--perms", "1777", "--size", size, "--tmpfs", dir}), 0) << dir;
+  }
+  int home = Find(args, {"--tmpfs", "/home/ada"});
   int repo = Find(args, {"--ro-bind-try", "/home/ada/repo", "/home/ada/repo"});
-  int tmp = Find(args, {"--tmpfs", "/tmp"});
-  int work = Find(args, {"--bind", "/tmp/out/work", "/tmp/out/work"});
+  int work = Find(args, {"--bind", "/srv/out/work", "/srv/out/work"});
   ASSERT_GE(home, 0);
-  EXPECT_GT(repo, home);  // bound back after its parent was hidden
-  EXPECT_GT(work, tmp);
+  EXPECT_GT(repo, home);  // bound after the private home
+  EXPECT_GT(work, 0);
   EXPECT_EQ(Find(args, {"--ro-bind-try", "/usr/lib/python3"}), -1);  // visible anyway
-  EXPECT_EQ(Find(args, {"--size", std::to_string(1024LL << 20), "--tmpfs", "/tmp"}), tmp - 2);
   EXPECT_EQ(Find(args, {"--chdir", "/home/ada/repo", "--", "python3", "-m", "pytest"}),
             static_cast<int>(args.size()) - 6);
 }
 
-TEST(SandboxTest, NetworkWhenAllowedAndCapabilitiesDroppedForRoot) {
+TEST(SandboxTest, RootRunsTheCommandAsNobodyWithoutCapabilities) {
   Sandbox s;
   s.kind = SandboxKind::kBwrap;
   s.network = true;
-  auto args = BwrapArgs(s, Host(true), "", {"true"});
-  EXPECT_GE(Find(args, {"--share-net"}), 0);
-  EXPECT_GE(Find(args, {"--cap-drop", "ALL"}), 0);
+  auto args = BwrapArgs(s, Host(true), "", {"true"}, 5);
+  EXPECT_EQ(Find(args, {"--unshare-all"}), -1);
+  EXPECT_EQ(Find(args, {"--unshare-net"}), -1);  // network allowed
+  EXPECT_GE(Find(args, {"--unshare-pid"}), 0);
+  EXPECT_GE(Find(args, {"--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"}), 0);
+  EXPECT_GE(Find(args, {"--seccomp", "5"}), 0);
   EXPECT_EQ(Find(args, {"--chdir"}), -1);
+  EXPECT_EQ(Find(args, {"--", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                        "--clear-groups", "--inh-caps=-all", "--", "true"}),
+            static_cast<int>(args.size()) - 8);
+  s.network = false;
+  EXPECT_GE(Find(BwrapArgs(s, Host(true), "", {"true"}), {"--unshare-net"}), 0);
 }
 
-TEST(SandboxTest, APrivateCopyTakesTheRepositorysPlace) {
+TEST(SandboxTest, APrivateCopyTakesTheRepositorysPlaceAndItsGitStaysReadOnly) {
   Sandbox s;
   s.kind = SandboxKind::kBwrap;
   s.binds = {{"/tmp/work/root", "/srv/repo", true}, {"/srv/repo/.git", "/srv/repo/.git", false}};
   s.read_only = {"/srv/repo", "/srv/repo/.venv", "/srv"};
-  s.writable = {"/tmp/work"};
+  s.writable = {"/tmp/work", "/tmp/copy"};
+  s.protect = {"/tmp/copy/.git"};
   auto args = BwrapArgs(s, Host(false), "/srv/repo", {"pytest"});
   int copy = Find(args, {"--bind", "/tmp/work/root", "/srv/repo"});
   int git = Find(args, {"--ro-bind", "/srv/repo/.git", "/srv/repo/.git"});
@@ -74,12 +91,17 @@ TEST(SandboxTest, APrivateCopyTakesTheRepositorysPlace) {
   EXPECT_EQ(Find(args, {"--ro-bind-try", "/srv/repo", "/srv/repo"}), -1);
   EXPECT_EQ(Find(args, {"--ro-bind-try", "/srv", "/srv"}), -1);
   EXPECT_GT(Find(args, {"--bind", "/tmp/work", "/tmp/work"}), venv);
+  // Protected paths come last, over the writable tree they lie in.
+  EXPECT_GT(Find(args, {"--ro-bind-try", "/tmp/copy/.git", "/tmp/copy/.git"}),
+            Find(args, {"--bind", "/tmp/copy", "/tmp/copy"}));
 }
 
-TEST(SandboxTest, HiddenDirsCoverTheUsersHome) {
-  EXPECT_EQ(HiddenDirs("/home/ada").size(), 5u);  // under /home already
-  auto dirs = HiddenDirs("/srv/users/ada");
-  EXPECT_EQ(dirs.back(), "/srv/users/ada");
+TEST(SandboxTest, SystemPathsAreAnAllowList) {
+  const auto& paths = SystemPaths();
+  for (const char* never : {"/", "/home", "/root", "/run", "/tmp", "/var", "/srv", "/mnt", "/work"}) {
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), never), 0) << never;
+  }
+  EXPECT_EQ(std::count(paths.begin(), paths.end(), "/usr"), 1);
 }
 
 TEST(SandboxTest, EnvironmentIsScrubbed) {
