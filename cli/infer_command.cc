@@ -235,7 +235,7 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
       "presolved/ (L1: the feature removed, no F2P test file, a clean git state) or an empty "
       "git project (L2); RUN_DIR/<id>/input/problem_statement.md is the statement. CMD runs "
       "with sh -c in the workspace, inside the sandbox (the system read-only, homes, /tmp, "
-      "the task directories and the run directory hidden; only RUN_DIR/<id> writable; "
+      "the task directories and the run directory hidden; only RUN_DIR/<id>/workspace and output writable; "
       "network as the task's spec says, or --network), with FBKIT_INSTANCE_ID, "
       "FBKIT_PROBLEM_STATEMENT, FBKIT_WORKSPACE, FBKIT_LEVEL, FBKIT_USAGE (write "
       "{\"input_tokens\", \"output_tokens\", \"cost\"?} there) and FBKIT_OUTPUT_DIR (leave "

@@ -43,9 +43,39 @@ std::string NormalizePatch(std::string_view patch) {
   return out;
 }
 
+std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes) {
+  uint64_t total = 0;
+  for (size_t b = 0; b < patch.size();) {
+    size_t e = patch.find('\n', b);
+    if (e == std::string_view::npos) e = patch.size();
+    std::string_view line = patch.substr(b, e - b);
+    b = e + 1;
+    if (line.starts_with("delta ")) {
+      return "the patch holds a binary delta, whose output size the patch does not bound "
+             "(binary deltas are not applied)";
+    }
+    if (!line.starts_with("literal ")) continue;
+    uint64_t n = 0;
+    for (char c : line.substr(8)) {
+      if (c < '0' || c > '9' || n > (UINT64_MAX - 9) / 10) break;
+      n = n * 10 + static_cast<uint64_t>(c - '0');
+    }
+    total += n;
+    if (total > max_bytes) {
+      return "the patch's binary files inflate to more than " + std::to_string(max_bytes >> 20) +
+             " MiB (not applied)";
+    }
+  }
+  return "";
+}
+
 ApplyResult ApplyPatch(util::Env& env, tracer::Launcher& launcher, const std::string& tree,
                        std::string_view patch, const std::string& scratch) {
   ApplyResult result;
+  if (std::string why = BinaryPatchProblem(patch, kMaxBinaryPatchBytes); !why.empty()) {
+    result.error = why;
+    return result;
+  }
   std::string file = util::JoinPath(scratch, "agent.patch");
   if (auto s = env.WriteFileAtomic(file, NormalizePatch(patch)); !s.ok()) {
     result.error = s.error();

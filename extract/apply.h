@@ -4,6 +4,7 @@
 // normalised first.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +24,14 @@ struct ApplyResult {
   std::string error;   // the last attempt's complaint when nothing applied
 };
 
-// Applies `patch` to the git work tree `tree` (clean at HEAD). On failure the tree is back
+// Why a patch's binary parts are not applied, or "": its `literal N` hunks inflate to more
+// than `max_bytes` together, or it holds a `delta` hunk (a delta can copy its base many
+// times over, so its size bounds nothing). git applies patches outside any sandbox: a
+// 2 MB patch must not write a 300 MB file.
+std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes);
+inline constexpr uint64_t kMaxBinaryPatchBytes = 64ull << 20;
+
+// Applies `patch` to the git work tree `tree` (clean at HEAD), unless BinaryPatchProblem. On failure the tree is back
 // at HEAD. `scratch` holds the patch file and logs.
 ApplyResult ApplyPatch(util::Env& env, tracer::Launcher& launcher, const std::string& tree,
                        std::string_view patch, const std::string& scratch);

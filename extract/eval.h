@@ -78,9 +78,10 @@ EvalReport EvaluateInstance(util::Env& env, tracer::Launcher& launcher,
                             const std::string& task_dir, const Prediction& prediction,
                             const EvalOptions& options);
 
-// F2P counts passed, xfailed and xpassed as passed; a skipped or missing F2P test fails.
+// An F2P test counts only when it passed: xfailed and xpassed are failures (code under test
+// that calls pytest.xfail() must not turn a failure into a pass); skipped or missing fail.
 bool F2pPassed(const std::string& outcome);
-// P2P also accepts skipped.
+// P2P accepts passed, xfailed, xpassed and skipped (the repository's own markers).
 bool P2pPassed(const std::string& outcome);
 
 }  // namespace fbkit::extract

@@ -254,23 +254,24 @@ std::string SubstituteCommand(const std::string& cmd, const std::string& instanc
 }
 
 std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) {
-  auto text = env.ReadFile(util::JoinPath(instance_dir, "usage.json"));
+  std::string output = util::JoinPath(instance_dir, "output");
+  auto text = env.ReadUntrusted(output, "usage.json", 64 << 20);
   if (text.ok()) {
     json j = json::parse(*text, nullptr, false);
     if (auto u = UsageFromJson(j, "usage.json")) return u;
   }
-  std::string output = util::JoinPath(instance_dir, "output");
   std::vector<std::string> files;
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator(output, ec);
        it != std::filesystem::end(it); it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->file_size(ec) < (256u << 20)) {
+    if (!it->is_symlink(ec) && it->is_regular_file(ec)) {
       files.push_back(std::filesystem::relative(it->path(), output, ec).string());
     }
   }
   std::sort(files.begin(), files.end());
   for (const auto& rel : files) {
-    auto data = env.ReadFile(util::JoinPath(output, rel));
+    if (rel == "usage.json") continue;
+    auto data = env.ReadUntrusted(output, rel, 256u << 20);
     if (!data.ok()) continue;
     if (auto u = TrajectoryUsage(*data)) {
       u->source = "output/" + rel;
@@ -315,7 +316,7 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
                                    {"FBKIT_PROBLEM_STATEMENT", l.statement},
                                    {"FBKIT_WORKSPACE", l.workspace},
                                    {"FBKIT_LEVEL", std::to_string(r.level)},
-                                   {"FBKIT_USAGE", util::JoinPath(l.inst, "usage.json")},
+                                   {"FBKIT_USAGE", util::JoinPath(l.output, "usage.json")},
                                    {"FBKIT_OUTPUT_DIR", l.output}});
   spec.log_path = util::JoinPath(l.inst, "agent.log");
   spec.sandbox.kind = options.sandbox;
@@ -326,7 +327,9 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
   spec.sandbox.hidden = options.hidden;
   spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
   spec.sandbox.read_only = options.read_only;
-  spec.sandbox.writable = {l.inst};
+  spec.sandbox.read_only.push_back(util::DirName(l.statement));
+  // Only its workspace and output: its log, result and patch beside them are fbkit's.
+  spec.sandbox.writable = {l.workspace, l.output};
   double prepared = Since(start);
   auto agent_start = Clock::now();
   auto exit = tracer::RunToCompletion(launcher, spec, options.timeout);

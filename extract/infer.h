@@ -62,7 +62,7 @@ struct InferResult {
 InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
                      const InferOptions& options);
 
-// The usage an agent left in its instance directory: $FBKIT_USAGE (usage.json), else a
+// The usage an agent left in its output directory: $FBKIT_USAGE (output/usage.json), else a
 // trajectory file under output/ in a format fbkit reads; nullopt when none.
 std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir);
 

@@ -83,11 +83,13 @@ class Runner {
   // The interpreter (the spec's, or the one its install steps built) and the sandbox every
   // pytest process of this run starts in.
   util::Status PrepareSandbox() {
+    if (auto s = env_.MakeDirs(util::JoinPath(Scratch(), "children")); !s.ok()) return s;
     auto c = Confine(env_, launcher_, options_.spec,
-                     {options_.root, options_.root_writable, options_.work_dir});
+                     {options_.root, options_.root_writable, options_.work_dir, Scratch()});
     if (!c.ok()) return util::Error{c.error()};
     python_ = c->python;
     sandbox_ = c->sandbox;
+    sandbox_.read_only.push_back(AgentDir());
     if (sandbox_.kind == SandboxKind::kBwrap && !options_.root_writable) return UsePrivateCopy();
     return util::Status::Ok();
   }
@@ -152,13 +154,14 @@ class Runner {
     return so;
   }
 
-  // Edges of Python child processes (each wrote its own journal): merged, never overwritten.
+  // Edges of Python child processes (each wrote its own journal, in the sandbox's scratch):
+  // merged, never overwritten; read without following anything planted there.
   void MergeChildJournals() {
-    std::string dir = util::JoinPath(options_.work_dir, "children");
-    auto entries = env_.ListDir(dir);
+    auto entries = env_.ListDir(util::JoinPath(Scratch(), "children"));
     if (!entries.ok()) return;
     for (const auto& e : *entries) {
-      auto data = env_.ReadFile(util::JoinPath(dir, e.name));
+      if (e.type != util::FileType::kRegular) continue;
+      auto data = env_.ReadUntrusted(Scratch(), "children/" + e.name, kMaxJournalBytes);
       if (!data.ok()) continue;
       TraceSet child;
       JournalReader reader(&child);
@@ -170,6 +173,10 @@ class Runner {
   }
 
   std::string AgentDir() const { return util::JoinPath(options_.work_dir, "agent"); }
+  // The one directory of the work dir the tests may write (children's journals, pytest's
+  // cache); the agent, journals and logs beside it are out of their reach.
+  std::string Scratch() const { return util::JoinPath(options_.work_dir, "sandbox"); }
+  static constexpr uint64_t kMaxJournalBytes = 1ull << 30;
 
   util::Status CheckInterpreter() {
     ProcessSpec spec;
@@ -227,7 +234,7 @@ class Runner {
         {"FBKIT_TRACE_ROOT", options_.root},
         {"FBKIT_TRACE_JOURNAL", journal},
         {"FBKIT_TRACE_EXCLUDE", excludes},
-        {"FBKIT_TRACE_CHILD_DIR", util::JoinPath(options_.work_dir, "children")},
+        {"FBKIT_TRACE_CHILD_DIR", util::JoinPath(Scratch(), "children")},
         {"FBKIT_TRACE_ACCEL", accel_path_},
         {"FBKIT_TRACE_ROLE", "main"},
         {"FBKIT_TRACE_RECORD", options_.record ? "1" : "0"},
@@ -248,12 +255,14 @@ class Runner {
     ProcessSpec& spec = run.spec;
     run.journal = util::JoinPath(options_.work_dir, name + ".jsonl");
     spec.argv = {python_, "-m", "pytest", "-p", "fbkit_agent", "-p", "no:cacheprovider",
-                 "-p", "no:xdist", "-o", "cache_dir=" + util::JoinPath(options_.work_dir, "cache")};
+                 "-p", "no:xdist", "-o", "cache_dir=" + util::JoinPath(Scratch(), "cache")};
     if (collect_only) spec.argv.push_back("--collect-only");
     spec.argv.insert(spec.argv.end(), options_.spec.pytest_args.begin(), options_.spec.pytest_args.end());
     spec.argv.insert(spec.argv.end(), paths.begin(), paths.end());
     spec.cwd = options_.root;
-    spec.env = BaseEnv(run.journal);
+    // The journal is written through descriptor 3: no path inside the sandbox to replace.
+    spec.env = BaseEnv("fd:3");
+    spec.channels = {run.journal};
     spec.log_path = util::JoinPath(options_.work_dir, name + ".log");
     spec.sandbox = sandbox_;
     return run;
@@ -355,6 +364,7 @@ class Runner {
   util::Status RunSessions() {
     std::vector<std::string> paths = options_.spec.tests;
     std::set<std::string> done;
+    int fruitless = 0;  // sessions in a row that ended before starting a test file
     for (int n = 1;; ++n) {
       auto r = RunSession(PytestSpec("session-" + std::to_string(n), paths, false),
                           options_.spec.timeout);
@@ -370,9 +380,11 @@ class Runner {
         return util::Error{"pytest ended before collecting any test (" + DescribeAbort(*r) +
                            "):\n" + util::Tail(r->log, 3000)};
       }
+      fruitless = r->begun.empty() ? fruitless + 1 : 0;
       paths = AfterAbort(*r, &done);
       done_before_ = done.size();
       if (paths.empty() || r->total_timeout) return MarkNotRun(paths);
+      if (fruitless >= kMaxFruitlessSessions) return MarkGivenUp(paths, *r);
     }
   }
 
@@ -398,6 +410,19 @@ class Runner {
     return util::Error{"pytest collected nothing (exit status " +
                        std::to_string(trace_.exitstatus.value_or(-1)) + "):\n" +
                        util::Tail(r.log, 3000)};
+  }
+
+  // Sessions that keep ending before any test file starts are not restarted for ever.
+  static constexpr int kMaxFruitlessSessions = 3;
+  util::Status MarkGivenUp(const std::vector<std::string>& files, const SessionResult& r) {
+    for (const auto& name : files) {
+      FileTrace& f = trace_.files[name];
+      f.file = name;
+      f.status = FileStatus::kCrashed;
+      f.error = std::to_string(kMaxFruitlessSessions) + " sessions in a row ended before running "
+                "a test file (" + DescribeAbort(r) + "); not restarted again\n" + util::Tail(r.log, 3000);
+    }
+    return util::Status::Ok();
   }
 
   util::Status MarkNotRun(const std::vector<std::string>& files) {
@@ -554,8 +579,13 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
   for (const auto& p : spec.pythonpath) {
     if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
   }
-  if (request.root_writable) c.sandbox.writable.push_back(request.root);
-  c.sandbox.writable.push_back(request.work_dir);
+  if (request.root_writable) {
+    c.sandbox.writable.push_back(request.root);
+    // What host-side git reads back (config, hooks, index) stays as fbkit left it.
+    std::string dot_git = util::JoinPath(request.root, ".git");
+    if (env.Stat(dot_git, false).ok()) c.sandbox.protect.push_back(dot_git);
+  }
+  if (!request.scratch.empty()) c.sandbox.writable.push_back(request.scratch);
   return c;
 }
 

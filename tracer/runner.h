@@ -40,13 +40,16 @@ struct TraceProgress {
 using TraceProgressFn = std::function<void(const TraceProgress&)>;
 
 // Where a process running repository or agent code starts: the interpreter (the spec's, or
-// the one its install steps built, built on first use) and the sandbox (the spec's kind,
-// network and limits; ROOT and the interpreter readable, ROOT writable when asked, the work
-// dir writable). Every such process fbkit starts gets its ProcessSpec::sandbox from here.
+// the one its install steps built, built on first use under the work dir unless the spec
+// names a cache) and the sandbox (the spec's kind, network and limits; ROOT and the
+// interpreter readable, ROOT writable when asked with its .git read-only, the scratch dir
+// writable). Every such process fbkit starts gets its ProcessSpec::sandbox from here; what
+// fbkit reads back from a writable tree it reads with Env::ReadUntrusted.
 struct ConfineRequest {
   std::string root;
   bool root_writable = false;
-  std::string work_dir;
+  std::string work_dir;  // fbkit's own (never writable inside)
+  std::string scratch;   // writable inside ("" for none)
 };
 struct Confinement {
   std::string python;

@@ -27,12 +27,23 @@ struct DirEntry {
   FileType type = FileType::kOther;  // the entry itself, symlinks not followed
 };
 
+std::string JoinPath(std::string_view a, std::string_view b);
+
 class Env {
  public:
   virtual ~Env() = default;
   virtual Expected<std::string> ReadFile(const std::string& path) = 0;
   // The bytes from `offset` to the end (empty when the file is shorter).
   virtual Expected<std::string> ReadFileFrom(const std::string& path, uint64_t offset) = 0;
+  // A file that code fbkit does not trust wrote (inside a sandbox's writable tree): `rel`
+  // below the trusted directory `base`, read only when no component of `rel` is a symlink
+  // and it is a regular file (never a FIFO or device, so nothing blocks), at most
+  // `max_bytes` of it (longer: an error).
+  virtual Expected<std::string> ReadUntrusted(const std::string& base, const std::string& rel,
+                                              uint64_t max_bytes) {
+    (void)max_bytes;
+    return ReadFile(JoinPath(base, rel));
+  }
   // Writes via a temporary file and rename, so readers never see a partial file.
   virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
   virtual Expected<FileInfo> Stat(const std::string& path, bool follow_symlinks) = 0;

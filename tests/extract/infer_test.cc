@@ -1,5 +1,7 @@
 #include "extract/infer.h"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -61,14 +63,20 @@ TEST(InferTest, UsageFileWinsAndBadFilesAreIgnored) {
   WriteFileOrDie(tmp / "output/notes.json", "{\"hello\": 1}");
   WriteFileOrDie(tmp / "output/broken.traj", "{not json");
   EXPECT_FALSE(ReadUsage(util::RealEnv(), tmp.path()));
+  // What the agent leaves are its files: a link to a trajectory elsewhere is not followed,
+  // and a FIFO in usage.json's place does not hang the reader.
+  std::filesystem::create_symlink(kTrajectories + "swe-agent.traj", tmp / "output/linked.traj");
+  ASSERT_EQ(::mkfifo((tmp / "output/usage.json").c_str(), 0600), 0);
+  EXPECT_FALSE(ReadUsage(util::RealEnv(), tmp.path()));
+  std::filesystem::remove(tmp / "output/usage.json");
   std::filesystem::copy_file(kTrajectories + "swe-agent.traj", tmp / "output/a.traj");
-  WriteFileOrDie(tmp / "usage.json", "{\"input_tokens\": 10, \"output_tokens\": 2}");
+  WriteFileOrDie(tmp / "output/usage.json", "{\"input_tokens\": 10, \"output_tokens\": 2}");
   auto u = ReadUsage(util::RealEnv(), tmp.path());
   ASSERT_TRUE(u);
   EXPECT_EQ(u->input_tokens, 10);
   EXPECT_FALSE(u->cost);
   EXPECT_EQ(u->source, "usage.json");
-  WriteFileOrDie(tmp / "usage.json", "{\"input_tokens\": \"many\", \"output_tokens\": 2}");
+  WriteFileOrDie(tmp / "output/usage.json", "{\"input_tokens\": \"many\", \"output_tokens\": 2}");
   EXPECT_EQ(ReadUsage(util::RealEnv(), tmp.path())->source, "output/a.traj");
 }
 

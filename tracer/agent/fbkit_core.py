@@ -180,8 +180,10 @@ class Journal:
     records the runner waits for), so a crash loses little and the per-test cost stays low."""
 
     def __init__(self, path):
-        # errors="replace": a lone surrogate in a message must not break the run.
-        self._file = open(path, "a", encoding="utf-8", errors="replace")
+        # errors="replace": a lone surrogate in a message must not break the run. "fd:N":
+        # the descriptor fbkit opened for this process (no path the tests could replace).
+        target = int(path[3:]) if path.startswith("fd:") else path
+        self._file = open(target, "a", encoding="utf-8", errors="replace")
         self._lock = threading.Lock()
         self._pending = []
 
