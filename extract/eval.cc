@@ -1,6 +1,8 @@
 #include "extract/eval.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -356,6 +358,35 @@ std::string RunLogs(util::Env& env, const std::string& dir) {
   return out;
 }
 
+// The files that decide what is tested and how: the task's test files and every conftest.py
+// (root-relative, sorted). They are bound read-only while the tests run, and their hashes
+// are compared before and after.
+std::vector<std::string> GraderFiles(const Context& c) {
+  std::set<std::string> files(c.info.f2p_files.begin(), c.info.f2p_files.end());
+  files.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
+  std::error_code ec;
+  namespace fs = std::filesystem;
+  for (auto it = fs::recursive_directory_iterator(c.repo, ec); it != fs::end(it); it.increment(ec)) {
+    if (it->path().filename() == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->path().filename() == "conftest.py" && !it->is_symlink(ec)) {
+      files.insert(fs::relative(it->path(), c.repo, ec).string());
+    }
+  }
+  return {files.begin(), files.end()};
+}
+
+std::map<std::string, std::string> Hashes(const Context& c, const std::vector<std::string>& files) {
+  std::map<std::string, std::string> out;
+  for (const auto& f : files) {
+    auto text = c.env.ReadUntrusted(c.repo, f, 256u << 20);
+    out[f] = text.ok() ? util::Sha256Hex(*text) : "unreadable: " + text.error();
+  }
+  return out;
+}
+
 void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   RunSettings settings = c.info.settings;
   if (options.timeout > 0) {
@@ -365,8 +396,13 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   std::vector<std::string> files = c.info.f2p_files;
   files.insert(files.end(), c.info.p2p_files.begin(), c.info.p2p_files.end());
   std::string run_dir = util::JoinPath(c.work, "run");
+  std::vector<std::string> grader = GraderFiles(c);
+  auto before = Hashes(c, grader);
   auto trace = tracer::RunOutcomes(c.env, c.launcher, c.repo, settings, files, c.extra_path,
-                                   options.timeout, run_dir);
+                                   options.timeout, run_dir, grader);
+  for (const auto& [file, hash] : Hashes(c, grader)) {
+    if (before[file] != hash) Suspect(r, "the tests changed " + file + " while they ran");
+  }
   r->test_output = RunLogs(c.env, run_dir);
   tracer::TraceSet empty;
   if (!trace.ok()) r->error = "pytest: " + trace.error();
@@ -391,6 +427,7 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
                    vanished.front() + ")");
   }
   if (std::string why = ExitContradiction(t); !why.empty()) Suspect(r, why);
+  for (const auto& why : t.integrity) Suspect(r, why);
 }
 
 void CheckAgentLog(const Context& c, const EvalOptions& options, EvalReport* r) {

@@ -41,7 +41,12 @@ void ApplyReport(TraceSet* trace, const json& rec) {
   std::string nodeid = rec.at("nodeid").get<std::string>();
   TestResult& t = f.tests[nodeid];
   t.nodeid = nodeid;
-  t.phases[rec.at("when").get<std::string>()] = category;
+  std::string when = rec.at("when").get<std::string>();
+  if (t.phases.count(when)) {
+    trace->integrity.push_back("two reports of the " + when + " phase of " + nodeid +
+                               " (a report written by the tested code?)");
+  }
+  t.phases[when] = category;
   t.duration += rec.value("duration", 0.0);
   if (!t.message && rec.contains("message") && rec.at("message").is_string()) {
     t.message = rec.at("message").get<std::string>();
@@ -66,7 +71,18 @@ void JournalReader::Apply(std::string_view line) {
   try {
     json rec = json::parse(line);
     std::string type = rec.at("type").get<std::string>();
-    if (type == "start") {
+    if (finished_) {
+      // The agent writes nothing after "finish": this came from the tested process's own
+      // code (an atexit handler, a thread), and it does not count.
+      if (after_finish_++ == 0) {
+        trace_->integrity.push_back("the journal has records written after pytest finished "
+                                    "(first: " + std::string(line.substr(0, 200)) + ")");
+      }
+      return;
+    }
+    if (type == "integrity") {
+      trace_->integrity.push_back(rec.at("message").get<std::string>());
+    } else if (type == "start") {
       trace_->python = rec.value("python", "");
       trace_->accelerated = rec.value("accelerated", false);
       for (const auto& p : rec.at("preloaded")) trace_->preloaded.insert(p.get<std::string>());

@@ -42,6 +42,7 @@ class JournalReader {
   std::set<std::string> begun_;
   std::vector<std::string> selected_;
   bool finished_ = false;
+  int after_finish_ = 0;  // records after "finish": ignored, reported in TraceSet::integrity
   int malformed_ = 0;
 };
 

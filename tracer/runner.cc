@@ -90,6 +90,10 @@ class Runner {
     python_ = c->python;
     sandbox_ = c->sandbox;
     sandbox_.read_only.push_back(AgentDir());
+    for (const auto& rel : options_.protect) {
+      std::string path = util::JoinPath(options_.root, rel);
+      if (env_.Stat(path, false).ok()) sandbox_.protect.push_back(path);
+    }
     if (sandbox_.kind == SandboxKind::kBwrap && !options_.root_writable) return UsePrivateCopy();
     return util::Status::Ok();
   }
@@ -238,6 +242,8 @@ class Runner {
         {"FBKIT_TRACE_ACCEL", accel_path_},
         {"FBKIT_TRACE_ROLE", "main"},
         {"FBKIT_TRACE_RECORD", options_.record ? "1" : "0"},
+        // Outcome runs (verification, evaluation, RACE) check that the outcomes are pytest's.
+        {"FBKIT_TRACE_CHECKS", options_.record ? "0" : "1"},
     };
     for (const auto& kv : options_.spec.env) env.push_back(kv);
     return env;
@@ -268,8 +274,11 @@ class Runner {
     return run;
   }
 
+  // A run with no total timeout of its own still ends: kDefaultTotalTimeout.
+  static constexpr double kDefaultTotalTimeout = 12 * 3600;
   bool TotalExpired() const {
-    return options_.spec.total_timeout > 0 && Seconds(Clock::now() - start_) > options_.spec.total_timeout;
+    double limit = options_.spec.total_timeout > 0 ? options_.spec.total_timeout : kDefaultTotalTimeout;
+    return Seconds(Clock::now() - start_) > limit;
   }
 
   // Runs one pytest process to its end, feeding its journal to a reader as it grows and
@@ -599,8 +608,10 @@ util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const s
                                      const TestSettings& settings,
                                      const std::vector<std::string>& files,
                                      const std::vector<std::string>& extra_pythonpath,
-                                     double total_timeout, const std::string& work_dir) {
+                                     double total_timeout, const std::string& work_dir,
+                                     const std::vector<std::string>& protect) {
   TraceOptions o;
+  o.protect = protect;
   o.root = root;
   o.spec = settings;
   o.spec.pythonpath.insert(o.spec.pythonpath.end(), extra_pythonpath.begin(),

@@ -30,6 +30,8 @@ struct TraceOptions {
   bool accelerate = true;         // compile and use the C accelerator when possible
   std::string accel_cache_dir;    // compiled accelerators, per interpreter and ABI
   std::string compiler = "cc";
+  // Root-relative files bound read-only over a writable ROOT (the grader's test files).
+  std::vector<std::string> protect;
 };
 
 struct TraceProgress {
@@ -74,7 +76,8 @@ util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const s
                                      const TestSettings& settings,
                                      const std::vector<std::string>& files,
                                      const std::vector<std::string>& extra_pythonpath,
-                                     double total_timeout, const std::string& work_dir);
+                                     double total_timeout, const std::string& work_dir,
+                                     const std::vector<std::string>& protect = {});
 
 // Test id -> outcome; a test file that reported no test gets "<file>PATH" -> its status.
 std::map<std::string, std::string> OutcomesOf(const TraceSet& trace);

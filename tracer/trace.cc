@@ -30,6 +30,7 @@ void MergeTrace(const TraceSet& src, TraceSet* dst) {
   if (!src.python.empty()) dst->python = src.python;
   dst->accelerated = dst->accelerated || src.accelerated;
   dst->hooks.insert(src.hooks.begin(), src.hooks.end());
+  dst->integrity.insert(dst->integrity.end(), src.integrity.begin(), src.integrity.end());
   if (src.process_exit) dst->process_exit = src.process_exit;
   if (src.exitstatus) dst->exitstatus = std::max(dst->exitstatus.value_or(0), *src.exitstatus);
 }

@@ -64,6 +64,10 @@ struct TraceSet {
   // collection or reported outcomes (conftests, plugins). Not part of the trace file.
   std::set<std::pair<std::string, std::string>> hooks;
   std::set<std::string> preloaded;  // repo files imported before the agent started
+  // Signs that the outcomes were tampered with by code of the tested process (records after
+  // pytest finished, two reports of one phase, pytest's report machinery replaced, a test's
+  // code that differs from its file, hooks of unknown origin). Not part of the trace file.
+  std::vector<std::string> integrity;
   std::map<std::string, FileTrace> files;
   std::map<std::string, EdgeCounts> contexts;  // "<import>", "<fixture>...", "<session>"
   std::vector<TraceWarning> warnings;

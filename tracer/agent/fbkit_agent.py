@@ -26,6 +26,121 @@ _WATCHED_HOOKS = (
 )
 
 
+# Pytest's own report machinery: replaced by the tested code, it could report any outcome.
+# Checked by identity against what it was when this plugin loaded (before any conftest).
+_GUARDED = (
+    ("_pytest.runner", "call_and_report"), ("_pytest.runner", "runtestprotocol"),
+    ("_pytest.runner", "pytest_runtest_makereport"), ("_pytest.runner", "CallInfo.from_call"),
+    ("_pytest.reports", "TestReport.from_item_and_call"), ("_pytest.reports", "TestReport.__init__"),
+    ("_pytest.reports", "BaseReport.passed"), ("_pytest.python", "Function.runtest"),
+    ("_pytest.python", "pytest_pyfunc_call"),
+)
+
+
+def _guarded_now():
+    found = {}
+    for module, path in _GUARDED:
+        obj = sys.modules.get(module)
+        for part in path.split("."):
+            obj = vars(obj).get(part) if obj is not None and hasattr(obj, "__dict__") else None
+        found[module + "." + path] = obj
+    return found
+
+
+_guarded_at_start = _guarded_now()
+_checks = os.environ.get("FBKIT_TRACE_CHECKS") == "1"  # outcome runs: graders read these
+_raised = {}  # nodeid -> type name of the exception its call raised (not a skip or xfail)
+_compiled = {}
+_integrity_seen = set()
+
+
+def _integrity(message):
+    if _agent is not None and message not in _integrity_seen:
+        _integrity_seen.add(message)
+        _agent.journal.write({"type": "integrity", "message": message})
+
+
+def _codes_of(path, config=None):
+    """(co_name, co_firstlineno) -> code objects of the Python file at `path` as compiled
+    from disk (with pytest's assertion rewriting when `config` is given); None when it
+    cannot be read or compiled."""
+    key = (path, config is not None)
+    if key not in _compiled:
+        import ast
+        import types
+        codes = None
+        try:
+            with open(path, "rb") as f:
+                source = f.read()
+            tree = ast.parse(source, filename=path)
+            if config is not None:
+                from _pytest.assertion.rewrite import rewrite_asserts
+                rewrite_asserts(tree, source, path, config)
+            stack = [compile(tree, path, "exec", dont_inherit=True)]
+            codes = {}
+            while stack:
+                code = stack.pop()
+                codes.setdefault((code.co_name, code.co_firstlineno), []).append(code)
+                stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        except Exception:
+            codes = None
+        _compiled[key] = codes
+    return _compiled[key]
+
+
+def _function_code(obj):
+    import inspect
+    try:
+        obj = inspect.unwrap(obj)
+    except Exception:
+        return None
+    return getattr(getattr(obj, "__func__", obj), "__code__", None)
+
+
+def _code_from_file(code, config=None):
+    """Whether `code` is what its own file compiles to (None: the file names no such code)."""
+    tables = [_codes_of(code.co_filename)]
+    if config is not None:
+        tables.append(_codes_of(code.co_filename, config))
+    candidates = [c for t in tables if t for c in t.get((code.co_name, code.co_firstlineno), ())]
+    if not candidates:
+        named = any(name == code.co_name for t in tables if t for (name, _) in t)
+        return False if named or all(t is None for t in tables) else None
+    return any(c == code for c in candidates)
+
+
+def _check_tests(session):
+    """Each test function's code must be its file's: a library that rewrites test modules
+    while they are imported is caught here."""
+    config = session.config
+    rewrite = config if getattr(config.option, "assertmode", "plain") == "rewrite" else None
+    for item in session.items:
+        code = _function_code(getattr(item, "obj", None))
+        if code is None or _relpath(code.co_filename) is None:
+            continue
+        if os.path.realpath(code.co_filename) != os.path.realpath(str(item.path)):
+            continue
+        if _code_from_file(code, rewrite) is False:
+            _integrity("the code of %s differs from %s on disk (rewritten while it was imported?)"
+                       % (item.nodeid, _relpath(code.co_filename)))
+
+
+def _check_machinery(config):
+    for name, obj in _guarded_now().items():
+        if obj is not _guarded_at_start.get(name):
+            _integrity("pytest's %s was replaced while the tests ran" % name)
+    root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "")) + os.sep
+    for name in _WATCHED_HOOKS:
+        hook = getattr(config.pluginmanager.hook, name, None)
+        for impl in (hook.get_hookimpls() if hook is not None else ()):
+            code = _function_code(impl.function)
+            if code is None or os.path.realpath(code.co_filename).startswith(root):
+                continue  # repository hooks are journaled as such
+            if _code_from_file(code) is not True:
+                _integrity("the %s implementation %s does not come from the file it names (%s)"
+                           % (name, code.co_name, code.co_filename))
+
+
 def _relpath(path):
     return _agent.recorder.relpath(str(path)) if _agent else None
 
@@ -85,6 +200,9 @@ def pytest_collection_finish(session):
             selected.setdefault(rel, []).append(item.nodeid)
     _agent.journal.write({"type": "selected", "files": [[f, ids] for f, ids in selected.items()]})
     _journal_hooks(session.config)
+    if _checks:
+        _check_machinery(session.config)
+        _check_tests(session)
 
 
 def _journal_hooks(config):
@@ -138,7 +256,22 @@ def pytest_fixture_setup(fixturedef, request):
         recorder.set_context(saved)
 
 
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_call(item):
+    """Innermost around the test's own call: whether it raised, whatever reports say."""
+    outcome = yield
+    excinfo = getattr(outcome, "excinfo", None)
+    if _checks and excinfo is not None:
+        from _pytest.outcomes import Skipped, XFailed
+        if not issubclass(excinfo[0], (Skipped, XFailed)):
+            _raised[item.nodeid] = excinfo[0].__name__
+
+
 def pytest_runtest_logreport(report):
+    if (_checks and report.when == "call" and report.passed
+            and report.nodeid in _raised):
+        _integrity("%s raised %s but was reported as passed"
+                   % (report.nodeid, _raised[report.nodeid]))
     if _agent is None or (report.passed and report.when != "call"):
         return  # a setup or teardown that passed: nothing to count or show
     category = report.outcome
@@ -165,6 +298,8 @@ def pytest_sessionfinish(session, exitstatus):
     _agent.flush()
     _agent.journal.flush()
     _journal_hooks(session.config)
+    if _checks:
+        _check_machinery(session.config)
     _agent.journal.write({"type": "finish", "exitstatus": int(exitstatus)})
     _agent.journal.close()
 
