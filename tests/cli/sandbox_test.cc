@@ -4,6 +4,7 @@
 // the host; each attack must fail inside and leave no trace outside.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -301,6 +302,25 @@ TEST(SandboxE2E, WithoutBubblewrapTheErrorSaysHowToProceed) {
     EXPECT_NE(r.err.find("bubblewrap"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--sandbox none"), std::string::npos) << r.err;
   }
+}
+
+TEST(SandboxE2E, CgroupsOfAKilledFbkitAreRemovedByTheNext) {
+  if (::geteuid() != 0) GTEST_SKIP() << "cgroups are created as root";
+  std::string stale;
+  for (const char* base : {"/sys/fs/cgroup/pids", "/sys/fs/cgroup"}) {
+    std::string dir = std::string(base) + "/fbkit-999999999-0";
+    if (std::filesystem::exists(std::string(base) + "/cgroup.procs") && ::mkdir(dir.c_str(), 0755) == 0) {
+      stale = dir;
+      break;
+    }
+  }
+  if (stale.empty()) GTEST_SKIP() << "no cgroup hierarchy to write";
+  // A new fbkit process sweeps the cgroups of fbkit processes that no longer exist.
+  ScratchDir tmp;
+  auto r = RunCommand({kBinary, "trace", tmp.path(), "--python", "/bin/false", "-q"});
+  (void)r;
+  EXPECT_FALSE(std::filesystem::exists(stale)) << stale << " was left behind";
+  ::rmdir(stale.c_str());
 }
 
 }  // namespace

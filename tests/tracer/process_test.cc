@@ -120,3 +120,121 @@ TEST(ProcessTest, SandboxedFileSizeLimitHolds) {
 
 }  // namespace
 }  // namespace fbkit::tracer
+
+namespace fbkit::tracer {
+namespace {
+
+// Runs `script` in the sandbox with the scratch dir writable and `limits`; its output.
+std::string InSandbox(const ScratchDir& tmp, const std::string& script, Limits limits = {}) {
+  ProcessSpec spec = Sandboxed(tmp, script);
+  spec.sandbox.limits = limits;
+  auto info = RunToCompletion(RealLauncher(), spec, 120);
+  EXPECT_TRUE(info.ok()) << info.error();
+  return ReadFileOrDie(tmp / "log");
+}
+
+TEST(SandboxHostile, NoRootInsideNoSysctlNoShadowNoHostTree) {
+  ScratchDir tmp;
+  std::string pattern = ReadFileOrDie("/proc/sys/kernel/core_pattern");
+  // Each probe prints "ok" where the sandbox stops it. The sysctl write would write back the
+  // value the host already has, so even a failure of the sandbox changes nothing.
+  std::string out = InSandbox(
+      tmp,
+      "id -u; "
+      "(cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern) 2>/dev/null || echo sysctl-ok; "
+      "(cat /proc/sys/vm/overcommit_memory > /proc/sys/vm/overcommit_memory) 2>/dev/null || echo vm-ok; "
+      "cat /etc/shadow >/dev/null 2>&1 || echo shadow-ok; "
+      "ls " + std::string(FBKIT_SOURCE_DIR) + " >/dev/null 2>&1 || echo source-ok; "
+      "ls /root /home /run /var/lib >/dev/null 2>&1 || echo dirs-ok; "
+      "touch /etc/fbkit-x /usr/fbkit-x 2>/dev/null || echo system-ok");
+  EXPECT_EQ(ReadFileOrDie("/proc/sys/kernel/core_pattern"), pattern);
+  std::string uid = ::geteuid() == 0 ? "65534" : std::to_string(::geteuid());
+  EXPECT_EQ(out, uid + "\nsysctl-ok\nvm-ok\nshadow-ok\nsource-ok\ndirs-ok\nsystem-ok\n");
+}
+
+TEST(SandboxHostile, SeccompRefusesNamespacesMountsKeyringsAndTracing) {
+  ScratchDir tmp;
+  // Each call through libc: its return value and errno (1 = EPERM, 38 = ENOSYS).
+  std::string out = InSandbox(
+      tmp,
+      "/usr/bin/python3 -c '\n"
+      "import ctypes, os\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "calls = [(\"unshare\", lambda: libc.unshare(0x10000000)),\n"
+      "         (\"mount\", lambda: libc.mount(b\"none\", b\"/tmp\", b\"tmpfs\", 0, None)),\n"
+      "         (\"keyctl\", lambda: libc.syscall(250, 0, 0, 0, 0, 0)),\n"
+      "         (\"bpf\", lambda: libc.syscall(321, 0, 0, 0)),\n"
+      "         (\"perf\", lambda: libc.syscall(298, 0, 0, -1, -1, 0)),\n"
+      "         (\"ptrace\", lambda: libc.ptrace(0, 0, 0, 0)),\n"
+      "         (\"clone3\", lambda: libc.syscall(435, 0, 0))]\n"
+      "for name, call in calls:\n"
+      "    r = call()\n"
+      "    print(name, r, ctypes.get_errno())\n"
+      "pid = os.fork()\n"
+      "if pid == 0: os._exit(0)\n"
+      "print(\"fork\", os.waitpid(pid, 0)[1])\n"
+      "'");
+  EXPECT_EQ(out,
+            "unshare -1 1\nmount -1 1\nkeyctl -1 1\nbpf -1 1\nperf -1 1\nptrace -1 1\n"
+            "clone3 -1 38\nfork 0\n");
+}
+
+TEST(SandboxHostile, PrivateTmpfsAreBoundedAndSeparate) {
+  ScratchDir tmp;
+  Limits limits;
+  limits.file_size_mb = 8;  // each file, and each tmpfs, at most 8 MiB
+  // Three files of 5 MiB each, every one under the file-size limit, in each private tmpfs:
+  // the second does not fit.
+  std::string out = InSandbox(
+      tmp,
+      "for d in /tmp /var/tmp /dev/shm \"$HOME\"; do n=0; for i in 1 2 3; do "
+      "dd if=/dev/zero of=$d/f$i bs=1M count=5 2>/dev/null && n=$((n+1)); done; echo $d $n; done",
+      limits);
+  const char* home = std::getenv("HOME");
+  std::string h = home && std::string(home) != "/" ? home : "/tmp";
+  EXPECT_EQ(out, "/tmp 1\n/var/tmp 1\n/dev/shm 1\n" + h + " 1\n") << out;
+}
+
+TEST(SandboxHostile, MemoryBoundsTheWholeSandboxNotEachProcess) {
+  if (::geteuid() != 0) GTEST_SKIP() << "cgroups are created as root";
+  ScratchDir tmp;
+  Limits limits;
+  limits.memory_mb = 256;
+  // Four children of 100 MB each: every one within the per-process limit, together over
+  // the sandbox's.
+  std::string out = InSandbox(
+      tmp,
+      "for i in 1 2 3 4; do /usr/bin/python3 -c 'import time; b = bytearray(100 << 20); "
+      "time.sleep(3); print(\"held\")' & done; wait",
+      limits);
+  size_t held = 0;
+  for (size_t p = out.find("held"); p != std::string::npos; p = out.find("held", p + 1)) ++held;
+  EXPECT_LT(held, 4u) << out;
+}
+
+TEST(SandboxHostile, TheProcessCannotTruncateOrReplaceItsLog) {
+  ScratchDir tmp;
+  std::string out = InSandbox(tmp,
+                              "echo first; truncate -s 0 /proc/self/fd/1 2>/dev/null; "
+                              "(: > /proc/self/fd/1) 2>/dev/null; echo second");
+  EXPECT_EQ(out, "first\nsecond\n");
+}
+
+TEST(SandboxHostile, ChannelsAreDescriptorsAndLogsAreNeverFollowed) {
+  ScratchDir tmp;
+  ProcessSpec spec = Sandboxed(tmp, "echo record >&3; ls /proc/self/fd/3 >/dev/null && echo fd3");
+  spec.channels = {tmp / "journal"};
+  auto info = RunToCompletion(RealLauncher(), spec, 60);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(ReadFileOrDie(tmp / "journal"), "record\n");
+  EXPECT_EQ(ReadFileOrDie(tmp / "log"), "fd3\n");
+  // A log path that is a symlink (planted where fbkit writes) is refused, never truncated.
+  testing::WriteFileOrDie(tmp / "victim", "precious");
+  std::filesystem::create_symlink(tmp / "victim", tmp / "link.log");
+  spec.log_path = tmp / "link.log";
+  EXPECT_FALSE(RealLauncher().Start(spec).ok());
+  EXPECT_EQ(ReadFileOrDie(tmp / "victim"), "precious");
+}
+
+}  // namespace
+}  // namespace fbkit::tracer
