@@ -2,7 +2,7 @@
 """Writes agent predictions whose code attacks the machine that evaluates it, one JSONL file
 per case, for the sandbox tests: OUT/<case>.jsonl.
 
-usage: hostile_patches.py L1_TASK_DIR OUT_DIR HOST_DIR HOME_DIR PORT
+usage: hostile_patches.py L1_TASK_DIR OUT_DIR HOST_DIR HOME_DIR PORT ORIGINAL_REPO
 
 Each patch is the task's gold patch plus, at the end of the first non-test Python module it
 changes, code that runs when the library is imported and tries one attack. Where the attack
@@ -103,6 +103,72 @@ def _attack():
             os.remove("fbkit-big-file")
     raise RuntimeError("ATTACK SUCCEEDED: wrote 2 GiB")
 """,
+    # Writes kernel settings: the value each already has (harmless even if it got through).
+    "sysctl": """
+def _attack():
+    for name in ("kernel/core_pattern", "vm/overcommit_memory", "kernel/hostname"):
+        path = "/proc/sys/" + name
+        try:
+            value = open(path).read()
+            with open(path, "w") as f:
+                f.write(value)
+        except OSError:
+            continue
+        raise RuntimeError("ATTACK SUCCEEDED: wrote " + path)
+""",
+    # Reads what only root may read, the user's repository and the task (its gold patch).
+    "read_private": """
+def _attack():
+    import os
+    for path in ("/etc/shadow", os.path.join({original!r}, "README.md"),
+                 os.path.join({task!r}, "patch.diff"), os.path.join({task!r}, "instance.json")):
+        try:
+            open(path).read(1)
+        except OSError:
+            continue
+        raise RuntimeError("ATTACK SUCCEEDED: read " + path)
+""",
+    # Plants a git filter in the work copy's .git/config (host-side git would run it).
+    "git_config": """
+def _attack():
+    import os, subprocess
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                         text=True).stdout.strip() or os.getcwd()
+    for name in ("config", "hooks/post-checkout", "info/attributes"):
+        path = os.path.join(top, ".git", name)
+        try:
+            with open(path, "a") as f:
+                f.write("[filter \\"x\\"]\\n\\tclean = touch {host}/filter-ran\\n")
+        except OSError:
+            continue
+        raise RuntimeError("ATTACK SUCCEEDED: wrote " + path)
+""",
+    # Plants links and FIFOs where fbkit writes and reads (its run directory, the children's
+    # journals), and rewrites fbkit's own plugin.
+    "plant_links": """
+def _attack():
+    import os
+    children = os.environ.get("FBKIT_TRACE_CHILD_DIR", "")
+    if children and os.path.isdir(children):
+        try:
+            os.symlink(os.path.join({home!r}, "secret.txt"), os.path.join(children, "child-1.jsonl"))
+            os.mkfifo(os.path.join(children, "child-2.jsonl"))
+        except OSError:
+            pass
+    run = os.path.dirname(os.path.dirname(children)) if children else ""
+    targets = [os.path.join(run, "session-2.log"), os.path.join(run, "agent", "fbkit_agent.py")]
+    for path in targets:
+        if not run:
+            break
+        try:
+            if path.endswith(".log"):
+                os.symlink(os.path.join({host!r}, "victim"), path)
+            else:
+                open(path, "a").write("\\n")
+        except OSError:
+            continue
+        raise RuntimeError("ATTACK SUCCEEDED: planted " + path)
+""",
     # Kills every process it may signal, then its own process group.
     "kill_all": """
 def _attack():
@@ -132,14 +198,15 @@ def target_module(gold):
 
 
 def main():
-    task, out, host, home, port = sys.argv[1:6]
+    task, out, host, home, port, original = sys.argv[1:7]
     task = os.path.abspath(task)
     os.makedirs(out, exist_ok=True)
     instance = json.load(open(os.path.join(task, "instance.json")))["instance_id"]
     gold_path = os.path.join(task, "patch.diff")
     module = target_module(open(gold_path).read())
     for name, template in ATTACKS.items():
-        code = template.format(host=host, home=home, port=int(port)) + "\n\n_attack()\n"
+        code = template.format(host=host, home=home, port=int(port), original=original,
+                               task=task) + "\n\n_attack()\n"
         with tempfile.TemporaryDirectory() as tmp:
             tree = os.path.join(tmp, "t")
             git(tmp, "clone", "-q", os.path.join(task, "presolved"), tree)

@@ -167,7 +167,8 @@ TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
   }
   Listener listener;
   RunResult made = RunCommand({kPython, kSource + "/tests/cli/hostile_patches.py", l1, tmp / "hostile",
-                               host.outside, host.home, std::to_string(listener.port())});
+                               host.outside, host.home, std::to_string(listener.port()), root});
+  std::string core_pattern = ReadFileOrDie("/proc/sys/kernel/core_pattern");
   ASSERT_EQ(made.exit_code, 0) << made.err;
   std::map<std::string, json> reports;
   for (const auto& e : fs::directory_iterator(tmp / "hostile")) {
@@ -182,7 +183,7 @@ TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
       }
     }
   }
-  ASSERT_EQ(reports.size(), 8u);
+  ASSERT_EQ(reports.size(), 12u);
   // Each attack raises where it succeeds, so the gold feature resolves exactly when the
   // sandbox stopped it; killing everything ends the tests (not resolved), never the eval.
   for (const auto& [name, report] : reports) {
@@ -197,6 +198,9 @@ TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
   EXPECT_FALSE(listener.Accepted());
   host.ExpectUntouched();
   EXPECT_EQ(ProcessesRunning("sleep 4242"), 0) << "the fork bomb's processes live on";
+  EXPECT_EQ(ReadFileOrDie("/proc/sys/kernel/core_pattern"), core_pattern);
+  EXPECT_FALSE(fs::exists(host.outside + "/filter-ran"));
+  EXPECT_FALSE(fs::exists(host.outside + "/victim"));
 
   // Without the sandbox (only when asked for) the same patch does get out, and the report
   // says how it ran.
