@@ -147,6 +147,37 @@ TEST(SandboxE2E, HostileTestSuiteIsContainedAndTheCheckoutUntouched) {
   host.ExpectUntouched();
 }
 
+// A suite whose first test kills its session and leaves a mark that makes every later
+// session end at once (its conftest exits on import): fbkit restarts a session to run the
+// remaining files, but not for ever.
+TEST(SandboxE2E, SessionsThatDieBeforeAnyTestAreNotRestartedForEver) {
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  fs::create_directories(root + "/tests");
+  WriteFileOrDie(root + "/tests/conftest.py",
+                 "import os\n\nif os.path.exists(os.path.join(os.path.dirname(__file__), 'mark')):\n"
+                 "    os._exit(0)\n");
+  WriteFileOrDie(root + "/tests/test_a.py",
+                 "import os\n\ndef test_a():\n"
+                 "    open(os.path.join(os.path.dirname(__file__), 'mark'), 'w').close()\n"
+                 "    os._exit(1)\n");
+  WriteFileOrDie(root + "/tests/test_b.py", "def test_b():\n    pass\n");
+  RunResult r = RunCommand({kBinary, "trace", root, "--python", kPython, "--details", "-q", "-o",
+                            tmp / "trace.json", "--work-dir", tmp / "work"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  json trace = json::parse(ReadFileOrDie(tmp / "trace.json"));
+  for (const char* name : {"tests/test_a.py", "tests/test_b.py"}) {
+    const json* f = File(trace, name);
+    ASSERT_NE(f, nullptr) << trace.dump(1);
+    EXPECT_EQ(f->at("status"), "crashed") << name;
+  }
+  int sessions = 0;
+  for (const auto& e : fs::directory_iterator(tmp / "work")) {
+    sessions += e.path().filename().string().starts_with("session-") && e.path().extension() == ".log";
+  }
+  EXPECT_EQ(sessions, 4);  // the first, then three that ran nothing
+}
+
 TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
   Host host;
   ScratchDir tmp;
