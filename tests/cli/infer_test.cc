@@ -112,6 +112,17 @@ TEST(InferE2E, ScriptedAgentsAreScoredAndFlagged) {
     }
     EXPECT_TRUE(flagged) << id << report.dump(1);
   }
+  // Covering its tracks changes nothing: its log is out of its reach, the FIFO is not read.
+  ScratchDir cover_dir;
+  AgentRun cover = InferAndEval(cover_dir, "cover", {"--timeout", "60"});
+  EXPECT_EQ(cover.infer.exit_code, 0) << cover.infer.err;
+  EXPECT_EQ(cover.summary["suspicious"], 4) << cover.summary.dump(1);
+  for (const auto& [id, result] : cover.results) {
+    EXPECT_EQ(result["status"], "finished") << id;
+    EXPECT_TRUE(result["usage"].is_null()) << id;
+    EXPECT_NE(ReadFileOrDie(cover_dir / ("run/" + id + "/agent.log")).find("dist-packages/shapes"),
+              std::string::npos) << id;
+  }
   AgentRun hang = InferAndEval(hang_dir, "hang", {"--timeout", "2", "-j", "2"});
   EXPECT_EQ(hang.infer.exit_code, 0) << hang.infer.err;
   ASSERT_EQ(hang.results.size(), 4u);  // every instance ran: the run went on
