@@ -116,17 +116,31 @@ const json* File(const json& trace, const std::string& name) {
   return nullptr;
 }
 
-TEST(SandboxE2E, HostileTestSuiteIsContainedAndTheCheckoutUntouched) {
+// The hostile suite traced by fbkit running as root (as in most containers), or, with
+// `as_user`, as an ordinary user (nobody, through setpriv), to whom the host directories it
+// attacks are writable and readable: only the sandbox stands in the way.
+void TraceHostileSuite(bool as_user) {
   Host host;
   ScratchDir tmp;
   std::string root = tmp / "repo";
   fs::copy(Fixture("sandbox_hostile"), root, fs::copy_options::recursive);
+  std::vector<std::string> prefix;
+  if (as_user) {
+    for (const std::string& d : {tmp.path(), host.dir.path(), host.outside, host.home}) {
+      fs::permissions(d, fs::perms::all);
+    }
+    fs::create_directories(host.dir / "cache");
+    fs::permissions(host.dir / "cache", fs::perms::all);
+    prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+  }
   std::string before = TreeState(root);
   Listener listener;
-  RunResult r = RunCommand(host.Env(
+  std::vector<std::string> argv = host.Env(
       {kBinary, "trace", root, "--python", kPython, "--details", "-q", "-o", tmp / "trace.json",
        "--env", "FBKIT_HOSTILE_OUT=" + host.outside, "--env", "FBKIT_HOSTILE_HOME=" + host.home,
-       "--env", "FBKIT_HOSTILE_PORT=" + std::to_string(listener.port())}));
+       "--env", "FBKIT_HOSTILE_PORT=" + std::to_string(listener.port())});
+  argv.insert(argv.begin(), prefix.begin(), prefix.end());
+  RunResult r = RunCommand(argv);
   EXPECT_EQ(r.exit_code, 3) << r.err;  // the hang timed out: a problem file, named
   json trace = json::parse(ReadFileOrDie(tmp / "trace.json"));
   const json* escape = File(trace, "tests/test_escape.py");
@@ -145,6 +159,13 @@ TEST(SandboxE2E, HostileTestSuiteIsContainedAndTheCheckoutUntouched) {
   EXPECT_EQ(TreeState(root), before) << "the tests changed the repository";
   EXPECT_FALSE(listener.Accepted());
   host.ExpectUntouched();
+}
+
+TEST(SandboxE2E, HostileTestSuiteIsContainedAndTheCheckoutUntouched) { TraceHostileSuite(false); }
+
+TEST(SandboxE2E, AsAnOrdinaryUserTheHostileSuiteIsContainedToo) {
+  if (::geteuid() != 0) GTEST_SKIP() << "becoming another user takes root";
+  TraceHostileSuite(true);
 }
 
 // A suite whose first test kills its session and leaves a mark that makes every later
