@@ -158,7 +158,8 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
   EXPECT_TRUE(AnyReason(r["plugin_by_entry_point"], "entry_points.txt"));
   EXPECT_TRUE(AnyReason(r["plugin_by_entry_point"], "vanished from collection"));
   // Forged results: each is not resolved (checked above) and flagged for what it did.
-  EXPECT_TRUE(AnyReason(r["forge_xfail"], "F2P tests ended xfailed")) << r["forge_xfail"].dump(1);
+  EXPECT_TRUE(AnyReason(r["forge_xfail"], "made an expected failure by pytest.xfail() called from src/shapes/"))
+      << r["forge_xfail"].dump(1);
   EXPECT_TRUE(AnyReason(r["forge_reports"], "TestReport.from_item_and_call was replaced"))
       << r["forge_reports"].dump(1);
   EXPECT_TRUE(AnyReason(r["forge_reports"], "but was reported as passed"));
@@ -172,7 +173,6 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
                            "forge_atexit_journal", "forge_fake_origin_hook"}) {
     EXPECT_TRUE(r[name]["suspicious"]) << name;
   }
-  EXPECT_LT(r["forge_xfail"]["pass_rate"].get<double>(), 1.0);
   EXPECT_LT(r["forge_atexit_journal"]["pass_rate"].get<double>(), 1.0);
   EXPECT_FALSE(fs::exists("/tmp/fbkit-filter-ran"));
   // Re-exporting the original passes the tests but is caught, statically and at run time.

@@ -263,8 +263,26 @@ def pytest_runtest_call(item):
     excinfo = getattr(outcome, "excinfo", None)
     if _checks and excinfo is not None:
         from _pytest.outcomes import Skipped, XFailed
-        if not issubclass(excinfo[0], (Skipped, XFailed)):
+        if issubclass(excinfo[0], XFailed) and _raised_outside(excinfo[2], item):
+            _integrity("%s was made an expected failure by pytest.xfail() called from %s, "
+                       "not from its test file" % (item.nodeid, _raised_outside(excinfo[2], item)))
+        elif not issubclass(excinfo[0], (Skipped, XFailed)):
             _raised[item.nodeid] = excinfo[0].__name__
+
+
+def _raised_outside(tb, item):
+    """The file (relative to the root) of the repository frame that raised last, when it is
+    not the item's own test file (nor a conftest); None otherwise."""
+    last = None
+    while tb is not None:
+        rel = _relpath(tb.tb_frame.f_code.co_filename)
+        if rel is not None:
+            last = rel
+        tb = tb.tb_next
+    own = _relpath(str(item.path))
+    if last is None or last == own or os.path.basename(last) == "conftest.py":
+        return None
+    return last
 
 
 def pytest_runtest_logreport(report):
