@@ -152,12 +152,42 @@ int SeccompFd() {
   return fd;
 }
 
+// Bytes the files and directories below `roots` take on disk (symlinks not followed).
+int64_t DiskUsage(const std::vector<std::string>& roots) {
+  static thread_local int64_t total;
+  total = 0;
+  for (const auto& root : roots) {
+    ::nftw(root.c_str(), [](const char*, const struct stat* st, int type, FTW*) {
+      if (type != FTW_NS) total += static_cast<int64_t>(st->st_blocks) * 512;
+      return 0;
+    }, 64, FTW_PHYS);
+  }
+  return total;
+}
+
+// The disk a sandbox may fill: how much its writable trees may grow, checked at most four
+// times a second.
+struct DiskWatch {
+  std::vector<std::string> roots;
+  int64_t limit = 0;     // bytes; 0: not watched
+  int64_t baseline = 0;  // usage when the process started
+  std::chrono::steady_clock::time_point next;
+
+  bool Exceeded() {
+    if (limit <= 0) return false;
+    auto now = std::chrono::steady_clock::now();
+    if (now < next) return false;
+    next = now + std::chrono::milliseconds(250);
+    return DiskUsage(roots) - baseline > limit;
+  }
+};
+
 class PosixProcess : public Process {
  public:
   PosixProcess(pid_t pid, std::vector<std::string> cgroups, bool sandboxed, int pipe_fd,
-               int log_fd, int64_t log_limit)
+               int log_fd, int64_t log_limit, DiskWatch disk)
       : pid_(pid), cgroups_(std::move(cgroups)), sandboxed_(sandboxed), pipe_fd_(pipe_fd),
-        log_fd_(log_fd), log_left_(log_limit) {}
+        log_fd_(log_fd), log_left_(log_limit), disk_(std::move(disk)) {}
   ~PosixProcess() override {
     if (!done_) Kill();
     Release();
@@ -168,7 +198,12 @@ class PosixProcess : public Process {
     Drain();
     int status = 0;
     pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == 0) return std::nullopt;
+    if (r == 0) {
+      if (!disk_.Exceeded()) return std::nullopt;
+      ExitInfo info = Kill();
+      info_.disk_exceeded = info.disk_exceeded = true;
+      return info;
+    }
     done_ = true;
     info_ = r == pid_ ? Translate(FromStatus(status)) : ExitInfo{};
     ::kill(-pid_, SIGKILL);  // whatever the tests left running in the group
@@ -233,6 +268,7 @@ class PosixProcess : public Process {
   int pipe_fd_;  // read end of the sandboxed process's output, -1 when it writes the log
   int log_fd_;
   int64_t log_left_;
+  DiskWatch disk_;
   bool done_ = false;
   ExitInfo info_;
 };
@@ -375,6 +411,15 @@ class PosixLauncher : public Launcher {
       ::close(log_fd);
       return util::Error{std::string("pipe failed: ") + std::strerror(errno)};
     }
+    DiskWatch disk;
+    if (prepared.sandboxed && spec.sandbox.limits.disk_mb > 0) {
+      disk.roots = spec.sandbox.writable;
+      for (const auto& b : spec.sandbox.binds) {
+        if (b.writable) disk.roots.push_back(b.source);
+      }
+      disk.limit = spec.sandbox.limits.disk_mb << 20;
+      disk.baseline = DiskUsage(disk.roots);
+    }
     pid_t pid = ::fork();
     if (pid < 0) {
       ::close(log_fd);
@@ -395,7 +440,7 @@ class PosixLauncher : public Launcher {
     auto cgroups = std::move(prepared.cgroups);
     prepared.cgroups.clear();
     return std::unique_ptr<Process>(new PosixProcess(pid, std::move(cgroups), prepared.sandboxed,
-                                                     pipe_fds[0], log_fd, limit));
+                                                     pipe_fds[0], log_fd, limit, std::move(disk)));
   }
 
  private:

@@ -35,6 +35,7 @@ struct ExitInfo {
   int code = -1;           // exit status, or -1 when killed by a signal
   int signal = 0;          // the signal that ended it, or 0
   bool timed_out = false;  // RunToCompletion killed it at its timeout
+  bool disk_exceeded = false;  // killed: its writable trees grew by more than limits.disk_mb
 };
 
 class Process {

@@ -365,6 +365,10 @@ class Runner {
     if (r.timed_out) {
       return "the test file exceeded --timeout " + std::to_string(options_.spec.timeout) + " s";
     }
+    if (r.exit.disk_exceeded) {
+      return "the tests wrote more than [limits] disk_mb = " +
+             std::to_string(options_.spec.limits.disk_mb) + " MiB into their work copy";
+    }
     if (r.exit.signal) return "the interpreter was killed by signal " + std::to_string(r.exit.signal);
     return "the interpreter exited with status " + std::to_string(r.exit.code) +
            " before pytest finished";

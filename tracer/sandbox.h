@@ -28,6 +28,9 @@ struct Limits {
   int64_t processes = 512;      // processes and threads of the whole sandbox
   int64_t file_size_mb = 1024;  // largest file written (RLIMIT_FSIZE); also the size of each
                                 // private tmpfs (/tmp, /var/tmp, /dev/shm, $HOME)
+  // What the sandbox may add to its writable trees together (their growth, measured by the
+  // launcher four times a second; over it, the sandbox is killed).
+  int64_t disk_mb = 10240;
 };
 
 // The uid and gid sandboxed code runs as when fbkit runs as root (nobody:nogroup): never

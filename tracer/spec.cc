@@ -122,10 +122,11 @@ class SpecReader {
       int64_t* field = name == "memory_mb"      ? &l.memory_mb
                        : name == "processes"    ? &l.processes
                        : name == "file_size_mb" ? &l.file_size_mb
+                       : name == "disk_mb"      ? &l.disk_mb
                                                 : nullptr;
       if (!field) {
         return Fail(value, "unknown key 'limits." + name +
-                               "' (known: memory_mb, processes, file_size_mb)");
+                               "' (known: memory_mb, processes, file_size_mb, disk_mb)");
       }
       if (!Count("limits." + name, value, field)) return false;
     }
@@ -179,6 +180,8 @@ std::string RepoSpecJson(const RepoSpec& s) {
   w.Key("install"), w.StringArray(s.install);
   w.Key("install_inputs"), w.StringArray(s.install_inputs);
   w.Key("limits"), w.BeginObject();
+  // disk_mb only when set (task files written before it existed stay byte-identical).
+  if (s.limits.disk_mb != Limits{}.disk_mb) w.Key("disk_mb"), w.Int(s.limits.disk_mb);
   w.Key("file_size_mb"), w.Int(s.limits.file_size_mb);
   w.Key("memory_mb"), w.Int(s.limits.memory_mb);
   w.Key("processes"), w.Int(s.limits.processes);
@@ -221,6 +224,7 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json) {
       s.limits.memory_mb = l.value("memory_mb", s.limits.memory_mb);
       s.limits.processes = l.value("processes", s.limits.processes);
       s.limits.file_size_mb = l.value("file_size_mb", s.limits.file_size_mb);
+      s.limits.disk_mb = l.value("disk_mb", s.limits.disk_mb);
     }
     return s;
   } catch (const nlohmann::json::exception& e) {

@@ -212,6 +212,22 @@ TEST(SandboxHostile, MemoryBoundsTheWholeSandboxNotEachProcess) {
   EXPECT_LT(held, 4u) << out;
 }
 
+TEST(SandboxHostile, TheWorkCopyCannotGrowPastItsDiskLimit) {
+  ScratchDir tmp;
+  ProcessSpec spec = Sandboxed(tmp, "mkdir fill; for i in $(seq 200); do "
+                                    "dd if=/dev/urandom of=fill/$i bs=1M count=1 2>/dev/null; "
+                                    "sleep 0.02; done; echo wrote-all");
+  spec.sandbox.limits.disk_mb = 8;
+  spec.sandbox.limits.file_size_mb = 2;  // every file alone is within its limit
+  auto info = RunToCompletion(RealLauncher(), spec, 120);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_TRUE(info->disk_exceeded);
+  EXPECT_EQ(ReadFileOrDie(tmp / "log").find("wrote-all"), std::string::npos);
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp / "fill")) files += e.is_regular_file();
+  EXPECT_LT(files, 40u);  // killed within a quarter second of passing 8 MiB
+}
+
 TEST(SandboxHostile, TheProcessCannotTruncateOrReplaceItsLog) {
   ScratchDir tmp;
   std::string out = InSandbox(tmp,
