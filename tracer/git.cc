@@ -23,7 +23,15 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
                "-c",
                "advice.detachedHead=false",
                "-c",
-               "init.defaultBranch=main"};
+               "init.defaultBranch=main",
+               // Work trees fbkit reads back may hold what sandboxed code wrote: nothing in
+               // them (nested repositories included) may make git run a program.
+               "-c",
+               "core.fsmonitor=false",
+               "-c",
+               "diff.ignoreSubmodules=all",
+               "-c",
+               "submodule.recurse=false"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.cwd = cwd;
   spec.env = {{"GIT_AUTHOR_NAME", "fbkit"},

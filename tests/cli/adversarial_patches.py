@@ -204,6 +204,10 @@ def main():
     bent = lines[:]
     bent[ctx] = bent[ctx] + "  # changed"
     cases["gold_fuzzy"] = (l1_id, "\n".join(bent))
+    # A binary hunk that inflates to 300 MB (git would write it outside any sandbox).
+    cases["binary_bomb"] = (l1_id, "diff --git a/big.bin b/big.bin\nnew file mode 100644\n"
+                                   "index 0000000..1111111\nGIT binary patch\n"
+                                   "literal 300000000\nzcmeIu0Sy2E0K~ur\n\nliteral 0\nHcmV?d00001\n\n")
     cases["not_applying"] = (l1_id, "diff --git a/nowhere.py b/nowhere.py\n--- a/nowhere.py\n"
                                     "+++ b/nowhere.py\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n")
 

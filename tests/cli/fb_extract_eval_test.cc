@@ -118,7 +118,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 19u);
+  ASSERT_EQ(r.size(), 20u);
   for (const char* ok : {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold", "l2_probe_escape"}) {
     EXPECT_TRUE(r[ok]["resolved"]) << ok << r[ok].dump(1);
     EXPECT_FALSE(r[ok]["suspicious"]) << ok;
@@ -135,6 +135,9 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
   }
   EXPECT_TRUE(r["empty"]["empty_patch"]);
   EXPECT_EQ(r["empty"]["pass_rate"], 0.0);
+  EXPECT_FALSE(r["binary_bomb"]["applied"]);
+  EXPECT_NE(r["binary_bomb"]["apply_error"].get<std::string>().find("inflate to more than 64 MiB"),
+            std::string::npos) << r["binary_bomb"].dump(1);
   EXPECT_FALSE(r["not_applying"]["applied"]);
   EXPECT_NE(r["not_applying"]["apply_error"], "");
   EXPECT_TRUE(r["breaks_import"]["applied"]);
