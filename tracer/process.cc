@@ -123,21 +123,6 @@ class SandboxCgroups {
   }
 };
 
-// Makes the trees a sandbox may write writable for kSandboxGid (group write on every file
-// and directory, symlinks left alone): the sandbox runs as kSandboxUid, the trees stay
-// fbkit's (so git's ownership checks hold for the host-side git that reads them back).
-void ShareWithSandbox(const std::vector<std::string>& roots) {
-  for (const auto& root : roots) {
-    ::nftw(root.c_str(), [](const char* path, const struct stat* st, int type, FTW*) {
-      if (type == FTW_SL || type == FTW_SLN || type == FTW_NS) return 0;
-      if (st->st_gid != kSandboxGid) (void)::lchown(path, static_cast<uid_t>(-1), kSandboxGid);
-      mode_t want = st->st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st->st_mode) ? S_IXGRP : 0);
-      if ((want & 07777) != (st->st_mode & 07777)) (void)::chmod(path, want & 07777);
-      return 0;
-    }, 64, FTW_PHYS);
-  }
-}
-
 // A descriptor with the sandbox's seccomp filter to read (-1 when there is none).
 int SeccompFd() {
   std::string program = SeccompProgram();
@@ -152,13 +137,23 @@ int SeccompFd() {
   return fd;
 }
 
-// Bytes the files and directories below `roots` take on disk (symlinks not followed).
-int64_t DiskUsage(const std::vector<std::string>& roots) {
+// Bytes the files and directories below `roots` take on disk (symlinks not followed); with
+// `share`, also makes them writable for kSandboxGid on the way (group write on every file
+// and directory, symlinks left alone): the sandbox runs as kSandboxUid when fbkit is root,
+// and the trees stay fbkit's, so git's ownership checks hold for host-side git.
+int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
   static thread_local int64_t total;
+  static thread_local bool sharing;
   total = 0;
+  sharing = share;
   for (const auto& root : roots) {
-    ::nftw(root.c_str(), [](const char*, const struct stat* st, int type, FTW*) {
-      if (type != FTW_NS) total += static_cast<int64_t>(st->st_blocks) * 512;
+    ::nftw(root.c_str(), [](const char* path, const struct stat* st, int type, FTW*) {
+      if (type == FTW_NS) return 0;
+      total += static_cast<int64_t>(st->st_blocks) * 512;
+      if (!sharing || type == FTW_SL || type == FTW_SLN) return 0;
+      if (st->st_gid != kSandboxGid) (void)::lchown(path, static_cast<uid_t>(-1), kSandboxGid);
+      mode_t want = st->st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st->st_mode) ? S_IXGRP : 0);
+      if ((want & 07777) != (st->st_mode & 07777)) (void)::chmod(path, want & 07777);
       return 0;
     }, 64, FTW_PHYS);
   }
@@ -178,7 +173,7 @@ struct DiskWatch {
     auto now = std::chrono::steady_clock::now();
     if (now < next) return false;
     next = now + std::chrono::milliseconds(250);
-    return DiskUsage(roots) - baseline > limit;
+    return WalkWritable(roots, false) - baseline > limit;
   }
 };
 
@@ -375,6 +370,7 @@ class PosixLauncher : public Launcher {
     if (spec.argv.empty()) return util::Error{"empty command"};
     Prepared prepared{spec.argv, {}, false, {}, {}, -1};
     HostInfo host;
+    DiskWatch disk;
     if (spec.sandbox.kind == SandboxKind::kBwrap) {
       host = CurrentHost();
       if (host.bwrap.empty()) {
@@ -384,14 +380,13 @@ class PosixLauncher : public Launcher {
       prepared.sandboxed = true;
       prepared.seccomp = SeccompFd();
       prepared.env = SandboxEnvironment(environ, host.home, spec.env);
-      if (host.root) {
-        std::vector<std::string> shared = spec.sandbox.writable;
-        for (const auto& b : spec.sandbox.binds) {
-          if (b.writable) shared.push_back(b.source);
-        }
-        ShareWithSandbox(shared);
-        prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
+      disk.roots = spec.sandbox.writable;
+      for (const auto& b : spec.sandbox.binds) {
+        if (b.writable) disk.roots.push_back(b.source);
       }
+      disk.baseline = WalkWritable(disk.roots, host.root);
+      disk.limit = spec.sandbox.limits.disk_mb << 20;
+      if (host.root) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
     }
     Closer closer(&prepared);
     for (const auto& path : spec.channels) {
@@ -410,15 +405,6 @@ class PosixLauncher : public Launcher {
     if (prepared.sandboxed && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
       ::close(log_fd);
       return util::Error{std::string("pipe failed: ") + std::strerror(errno)};
-    }
-    DiskWatch disk;
-    if (prepared.sandboxed && spec.sandbox.limits.disk_mb > 0) {
-      disk.roots = spec.sandbox.writable;
-      for (const auto& b : spec.sandbox.binds) {
-        if (b.writable) disk.roots.push_back(b.source);
-      }
-      disk.limit = spec.sandbox.limits.disk_mb << 20;
-      disk.baseline = DiskUsage(disk.roots);
     }
     pid_t pid = ::fork();
     if (pid < 0) {

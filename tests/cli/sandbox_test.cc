@@ -199,7 +199,15 @@ TEST(SandboxE2E, SessionsThatDieBeforeAnyTestAreNotRestartedForEver) {
   EXPECT_EQ(sessions, 4);  // the first, then three that ran nothing
 }
 
-TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
+// Gives every file below `dir` to nobody, for an fbkit run as that user.
+void GiveToNobody(const std::string& dir) {
+  ::lchown(dir.c_str(), 65534, 65534);
+  for (const auto& e : fs::recursive_directory_iterator(dir)) ::lchown(e.path().c_str(), 65534, 65534);
+}
+
+// Hostile agent patches evaluated by fbkit running as root, or, with `as_user`, as an
+// ordinary user (nobody) who owns the tasks and may write the attacked host directories.
+void EvalHostilePatches(bool as_user) {
   Host host;
   ScratchDir tmp;
   std::string root = tmp / "repo";
@@ -222,12 +230,20 @@ TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
                                host.outside, host.home, std::to_string(listener.port()), root});
   std::string core_pattern = ReadFileOrDie("/proc/sys/kernel/core_pattern");
   ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::vector<std::string> prefix;
+  if (as_user) {
+    GiveToNobody(tmp.path());
+    GiveToNobody(host.dir.path());
+    prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+  }
   std::map<std::string, json> reports;
   for (const auto& e : fs::directory_iterator(tmp / "hostile")) {
     std::string name = e.path().stem();
     std::string run = tmp / ("runs/" + name);
-    RunResult r = RunCommand(host.Env({kExtract, "eval", tmp / "tasks", "--predictions", e.path(),
-                                       "-o", run, "-q", "--timeout", "60"}));
+    std::vector<std::string> argv = host.Env({kExtract, "eval", tmp / "tasks", "--predictions",
+                                              e.path(), "-o", run, "-q", "--timeout", "60"});
+    argv.insert(argv.begin(), prefix.begin(), prefix.end());
+    RunResult r = RunCommand(argv);
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
     for (const auto& d : fs::directory_iterator(run)) {
       if (fs::exists(d.path() / "report.json")) {
@@ -254,6 +270,7 @@ TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
   EXPECT_FALSE(fs::exists(host.outside + "/filter-ran"));
   EXPECT_FALSE(fs::exists(host.outside + "/victim"));
 
+  if (as_user) return;
   // Without the sandbox (only when asked for) the same patch does get out, and the report
   // says how it ran.
   RunResult open = RunCommand(host.Env({kExtract, "eval", tmp / "tasks", "--predictions",
@@ -261,6 +278,13 @@ TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) {
                                         "-q", "--sandbox", "none"}));
   EXPECT_EQ(open.exit_code, 0) << open.err;
   EXPECT_TRUE(fs::exists(host.outside + "/escaped.txt"));
+}
+
+TEST(SandboxE2E, HostilePatchesAreScoredWithoutHarmToTheHost) { EvalHostilePatches(false); }
+
+TEST(SandboxE2E, AsAnOrdinaryUserHostilePatchesAreScoredWithoutHarmToo) {
+  if (::geteuid() != 0) GTEST_SKIP() << "becoming another user takes root";
+  EvalHostilePatches(true);
 }
 
 TEST(SandboxE2E, InstallStepsBuildTheEnvironmentOnceAndTheTestsUseIt) {

@@ -48,6 +48,27 @@ def _guarded_now():
 
 
 _guarded_at_start = _guarded_now()
+
+
+def _loaded_code():
+    """The code objects (by identity, kept alive) of pytest's and pluggy's functions and
+    class methods as they are before any conftest loads: hooks pytest registers later from
+    them need no compiling to be trusted."""
+    import types
+    keep = []
+    for name, module in list(sys.modules.items()):
+        if not (name.startswith(("_pytest.", "pluggy.")) or name in ("_pytest", "pytest", "pluggy")):
+            continue
+        for value in list(getattr(module, "__dict__", {}).values()):
+            members = list(vars(value).values()) if isinstance(value, type) else [value]
+            for member in members:
+                func = getattr(member, "__func__", member)
+                if isinstance(func, types.FunctionType):
+                    keep.append(func.__code__)
+    return keep, {id(c) for c in keep}
+
+
+_trusted_code = _loaded_code() if os.environ.get("FBKIT_TRACE_CHECKS") == "1" else ([], set())
 _checks = os.environ.get("FBKIT_TRACE_CHECKS") == "1"  # outcome runs: graders read these
 _raised = {}  # nodeid -> type name of the exception its call raised (not a skip or xfail)
 _compiled = {}
@@ -98,15 +119,19 @@ def _function_code(obj):
 
 
 def _code_from_file(code, config=None):
-    """Whether `code` is what its own file compiles to (None: the file names no such code)."""
-    tables = [_codes_of(code.co_filename)]
-    if config is not None:
-        tables.append(_codes_of(code.co_filename, config))
-    candidates = [c for t in tables if t for c in t.get((code.co_name, code.co_firstlineno), ())]
-    if not candidates:
-        named = any(name == code.co_name for t in tables if t for (name, _) in t)
-        return False if named or all(t is None for t in tables) else None
-    return any(c == code for c in candidates)
+    """Whether `code` is what its own file compiles to (None: the file names no such code).
+    With `config`, pytest's assertion rewriting is tried first, the plain compile after."""
+    key = (code.co_name, code.co_firstlineno)
+    tables = []
+    for table in ([_codes_of(code.co_filename, config)] if config is not None else []) + [None]:
+        table = _codes_of(code.co_filename) if table is None else table
+        tables.append(table)
+        if table and any(c == code for c in table.get(key, ())):
+            return True
+    if any(t and key in t for t in tables):
+        return False
+    named = any(name == code.co_name for t in tables if t for (name, _) in t)
+    return False if named or all(t is None for t in tables) else None
 
 
 def _check_tests(session):
@@ -134,7 +159,9 @@ def _check_machinery(config):
         hook = getattr(config.pluginmanager.hook, name, None)
         for impl in (hook.get_hookimpls() if hook is not None else ()):
             code = _function_code(impl.function)
-            if code is None or os.path.realpath(code.co_filename).startswith(root):
+            if code is None or id(code) in _trusted_code[1]:
+                continue
+            if os.path.realpath(code.co_filename).startswith(root):
                 continue  # repository hooks are journaled as such
             if _code_from_file(code) is not True:
                 _integrity("the %s implementation %s does not come from the file it names (%s)"
