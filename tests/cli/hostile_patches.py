@@ -156,18 +156,21 @@ def _attack():
         except OSError:
             pass
     run = os.path.dirname(os.path.dirname(children)) if children else ""
-    targets = [os.path.join(run, "session-2.log"), os.path.join(run, "agent", "fbkit_agent.py")]
-    for path in targets:
-        if not run:
-            break
-        try:
-            if path.endswith(".log"):
-                os.symlink(os.path.join({host!r}, "victim"), path)
-            else:
-                open(path, "a").write("\\n")
-        except OSError:
-            continue
-        raise RuntimeError("ATTACK SUCCEEDED: planted " + path)
+    if not run:
+        return
+    # Where fbkit writes its next session's log: a link there would make it write the host's
+    # file. Whether the link lands anywhere but the sandbox's own view is for the host to
+    # see (the caller checks that the victim file never appears).
+    try:
+        os.symlink(os.path.join({host!r}, "victim"), os.path.join(run, "session-2.log"))
+    except OSError:
+        pass
+    path = os.path.join(run, "agent", "fbkit_agent.py")
+    try:
+        open(path, "a").write("\\n")
+    except OSError:
+        return
+    raise RuntimeError("ATTACK SUCCEEDED: rewrote " + path)
 """,
     # Kills every process it may signal, then its own process group.
     "kill_all": """
