@@ -125,7 +125,7 @@ class SandboxCgroups {
 
 // A descriptor with the sandbox's seccomp filter to read (-1 when there is none).
 int SeccompFd() {
-  std::string program = SeccompProgram();
+  static const std::string program = SeccompProgram();
   if (program.empty()) return -1;
   int fd = ::memfd_create("fbkit-seccomp", MFD_CLOEXEC);
   if (fd < 0) return -1;
@@ -288,7 +288,6 @@ void SetLimit(int resource, int64_t value) {
 // sanitizer's runtime, for one, maps memory on demand).
 void ApplyLimits(const Limits& limits, const std::vector<std::string>& cgroups) {
   std::string pid = std::to_string(::getpid());
-  bool pids = false;
   for (const auto& dir : cgroups) {
     int fd = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY);
     if (fd < 0 || ::write(fd, pid.data(), pid.size()) < 0) {
@@ -296,9 +295,10 @@ void ApplyLimits(const Limits& limits, const std::vector<std::string>& cgroups) 
       ::_exit(126);
     }
     ::close(fd);
-    pids |= dir.find("/pids/") != std::string::npos || dir.find("/memory/") == std::string::npos;
   }
-  if (!pids && ::geteuid() != 0) SetLimit(RLIMIT_NPROC, limits.processes);
+  // Only root gets cgroups (and RLIMIT_NPROC does not bind root): a user's processes are
+  // counted by RLIMIT_NPROC.
+  if (::geteuid() != 0) SetLimit(RLIMIT_NPROC, limits.processes);
   SetLimit(RLIMIT_FSIZE, limits.file_size_mb << 20);
   SetLimit(RLIMIT_AS, limits.memory_mb << 20);
 }

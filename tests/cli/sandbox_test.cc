@@ -95,6 +95,10 @@ struct Host {
   }
 };
 
+// The command prefix that runs an fbkit command as an ordinary user (nobody), from root.
+const std::vector<std::string> kAsNobody = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                            "--clear-groups", "--"};
+
 // Processes of this machine whose command line is `command` (arguments joined by spaces).
 int ProcessesRunning(const std::string& command) {
   int n = 0;
@@ -131,7 +135,7 @@ void TraceHostileSuite(bool as_user) {
     }
     fs::create_directories(host.dir / "cache");
     fs::permissions(host.dir / "cache", fs::perms::all);
-    prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+    prefix = kAsNobody;
   }
   std::string before = TreeState(root);
   Listener listener;
@@ -234,7 +238,7 @@ void EvalHostilePatches(bool as_user) {
   if (as_user) {
     GiveToNobody(tmp.path());
     GiveToNobody(host.dir.path());
-    prefix = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+    prefix = kAsNobody;
   }
   std::map<std::string, json> reports;
   for (const auto& e : fs::directory_iterator(tmp / "hostile")) {
