@@ -6,7 +6,8 @@ For every L1 task in OUT (and L2 tasks, from their L1 sibling):
      F2P and P2P files: every P2P test passes, the F2P pass rate is <= --f2p-max-pass;
   2. apply patch.diff: every F2P and P2P test passes;
   3. pyflakes finds no undefined name in presolved/ that the original (presolved + patch)
-     does not have.
+     does not have, except the dangling references instance.json declares (code no P2P
+     test executes, FeatureBench's rule; none with --strict-references).
 Prints one line per task and a summary; exit status 1 when any task misbehaves.
 
 usage: check_tasks.py OUT [--python /usr/bin/python3] [--f2p-max-pass 0.3] [--jobs N]
@@ -97,6 +98,18 @@ def undefined_names(python, tree):
     return found
 
 
+def declared(flake, inst):
+    """Whether a new undefined name is one of the task's declared dangling references
+    (FeatureBench's rule: code no P2P test runs may still name what was removed)."""
+    path, msg = flake
+    name = msg.split("'")[1] if "'" in msg else msg
+    for ref in inst.get("dangling_references", []):
+        where, _, used = ref.partition(" uses ")
+        if os.path.normpath(where.split(":")[0]) == path and name in used.split("."):
+            return True
+    return False
+
+
 def check(task_dir, args):
     inst = json.load(open(os.path.join(task_dir, "instance.json")))
     settings = json.loads(inst["repo_settings"])
@@ -133,8 +146,10 @@ def check(task_dir, args):
         if level == 1:
             # The original tree: presolved + patch, with the F2P file (test patch) too.
             new = presolved_flakes - undefined_names(settings["python"], repo)
-            if new:
-                problems.append(f"pyflakes: {len(new)} new undefined names, e.g. {sorted(new)[0]}")
+            undeclared = sorted(n for n in new if not declared(n, inst))
+            if undeclared:
+                problems.append(f"pyflakes: {len(undeclared)} new undefined names not in "
+                                f"dangling_references, e.g. {undeclared[0]}")
         return inst["instance_id"], rate, problems
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -45,6 +45,7 @@ struct ExtractArgs {
   double f2p_max_pass = 0.3;
   bool no_verify = false;
   bool no_l2 = false;
+  bool strict_references = false;
   bool rerun = false;
   bool quiet = false;
   int jobs = 1;
@@ -130,6 +131,7 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   o.verify = !a.no_verify;
   o.f2p_max_pass = a.f2p_max_pass;
   o.level2 = !a.no_l2;
+  o.strict_references = a.strict_references;
   o.id_scheme =
       a.id_scheme == "fbkit" ? extract::IdScheme::kFbkit : extract::IdScheme::kFeatureBench;
   if (!a.llm_cmd.empty()) {
@@ -166,6 +168,7 @@ std::string StateJson(const extract::TaskOutcome& o) {
   w.Key("instance_ids"), w.StringArray(o.instance_ids);
   w.Key("lines"), w.Int(o.lines);
   w.Key("reason"), w.String(o.reason);
+  w.Key("repairs"), w.StringArray(o.repairs);
   w.EndObject();
   return out + "\n";
 }
@@ -176,6 +179,7 @@ void PrintOutcome(const extract::TaskOutcome& o) {
     for (const auto& id : o.instance_ids) ids += " " + id;
     std::fprintf(stderr, "  emitted %s (%d lines):%s%s%s\n", o.f2p.c_str(), o.lines, ids.c_str(),
                  o.detail.empty() ? "" : "\n    note: ", o.detail.c_str());
+    for (const auto& r : o.repairs) std::fprintf(stderr, "    repaired: %s\n", r.c_str());
   } else {
     std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(), o.reason.c_str(),
                  o.detail.c_str());
@@ -282,7 +286,7 @@ int RunAll(const ExtractArgs& a) {
     if (!has && at != std::string::npos) l2_rejected.emplace_back(f2p, detail.substr(at + 16));
   };
   double fbkit = 0, pytest = 0;
-  int runs = 0, tried = 0;
+  int runs = 0, tried = 0, repaired = 0, repair_rounds = 0;
   for (size_t i = 0; i < mine.size(); ++i) {
     if (skipped[i]) {
       ++resumed;
@@ -292,6 +296,9 @@ int RunAll(const ExtractArgs& a) {
         rejected["(earlier run) rejected"]++;
       } else if (state.value("emitted", false)) {
         ++emitted;
+        size_t rounds = util::JsonStringList(state, "repairs").size();
+        repaired += rounds > 0;
+        repair_rounds += static_cast<int>(rounds);
         count_l2(mine[i]->file, util::JsonStringList(state, "instance_ids"),
                  state.value("detail", ""));
       } else {
@@ -306,6 +313,8 @@ int RunAll(const ExtractArgs& a) {
     runs += o.pytest_runs;
     if (o.emitted) {
       ++emitted;
+      repaired += !o.repairs.empty();
+      repair_rounds += static_cast<int>(o.repairs.size());
       instances += o.instance_ids.size();
       count_l2(o.f2p, o.instance_ids, o.detail);
     } else {
@@ -334,6 +343,11 @@ int RunAll(const ExtractArgs& a) {
   w.Key("rejected"), w.BeginObject();
   for (const auto& [reason, n] : rejected) w.Key(reason), w.Int(static_cast<int64_t>(n));
   w.EndObject();
+  // Emitted tasks whose plan was repaired after a failed verification, and the rounds.
+  w.Key("repaired"), w.BeginObject();
+  w.Key("rounds"), w.Int(repair_rounds);
+  w.Key("tasks"), w.Int(repaired);
+  w.EndObject();
   w.Key("resumed"), w.Int(static_cast<int64_t>(resumed));
   w.Key("shard"), w.String(std::to_string(shard->first) + "/" + std::to_string(shard->second));
   w.Key("test_files"), w.Int(static_cast<int64_t>(l->trace.files.size()));
@@ -352,6 +366,8 @@ int RunAll(const ExtractArgs& a) {
   std::printf("%-44s %8zu\n", "emitted (F2P files with a task)", emitted);
   std::printf("%-44s %8zu\n", "  task directories written now", instances);
   std::printf("%-44s %8zu\n", "  with an L2 task", level2);
+  std::printf("%-44s %8d\n", "  repaired after verification (rounds)", repaired);
+  if (repair_rounds > 0) std::printf("%-44s %8d\n", "  repair rounds", repair_rounds);
   for (const auto& [f2p, why] : l2_rejected) {
     std::printf("  no L2 task for %s: %s\n", f2p.c_str(), why.c_str());
   }
@@ -424,6 +440,9 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
       "--llm-cmd", a->llm_cmd,
       "Model command (JSON request on stdin, JSON answer on stdout; see README): chooses the "
       "top-level objects, writes missing docstrings and the Task section");
+  cmd->add_flag("--strict-references", a->strict_references,
+                "No code that stays may name what is removed (default: FeatureBench's rule, "
+                "code that the P2P tests never execute may; the post-verification judges)");
   cmd->add_flag("--no-verify", a->no_verify, "Do not run the post-verification");
   cmd->add_flag("--no-l2", a->no_l2, "Emit only level-1 tasks");
   cmd->add_option("--id-scheme", a->id_scheme,

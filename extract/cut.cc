@@ -132,11 +132,12 @@ struct FileCut {
 class Planner {
  public:
   Planner(const Repo& repo, const CutIndex::Impl& index, const std::set<std::string>& extracted,
-          const std::vector<FilePolicy>& policy)
+          const std::vector<FilePolicy>& policy, const CutRules& rules)
       : repo_(repo),
         index_(index),
         extracted_(extracted),
         policy_(policy),
+        rules_(rules),
         cuts_(repo.files().size()) {}
 
   CutResult Run(parser::PythonParser& parser) {
@@ -153,6 +154,7 @@ class Planner {
       if (cuts_[f].touched) Edit(f, parser);
     }
     std::sort(result_.removed.begin(), result_.removed.end());
+    result_.dangling.assign(dangling_.begin(), dangling_.end());
     return std::move(result_);
   }
 
@@ -205,6 +207,29 @@ class Planner {
     reasons_.insert(why);
   }
 
+  // Whether entity e of file f runs in the P2P tests (CutRules): test code, module and class
+  // bodies always; functions and methods when the trace says a P2P file executes them.
+  bool Runs(size_t f, size_t e) const {
+    if (rules_.strict || !rules_.executed || policy_[f] != FilePolicy::kEditable || e == 0) {
+      return true;
+    }
+    const Entity& ent = T(f).entities[e];
+    return ent.kind == EntityKind::kClass || rules_.executed->count(ent.id) > 0;
+  }
+
+  // A use of a removed name by entity e of file h: a conflict when that code runs, else a
+  // dangling reference the P2P runs never reach.
+  void Use(size_t h, size_t e, bool runs, const std::set<std::string>& origin,
+           const std::string& name) {
+    const Entity& ent = T(h).entities[e];
+    if (runs) {
+      Conflict(origin, ent.id + " uses " + name);
+    } else {
+      dangling_.insert(T(h).path + ":" + std::to_string(ent.def_line) + ": " + ent.qualname +
+                       " uses " + name);
+    }
+  }
+
   // Names that became unavailable flow through `from m import name` and star imports until
   // nothing changes; imports of lost names are dropped where the file may be edited.
   void Propagate() {
@@ -239,7 +264,12 @@ class Planner {
       const auto& origin = cuts_[*src].origin[name.name];
       std::string where = t.path + ":" + std::to_string(imp.line);
       if (!module_scope) {
-        Conflict(origin, where + ": a function imports " + name.name + " from " + base);
+        auto scope = index_.entity_index[h].find(imp.scope);
+        if (scope == index_.entity_index[h].end() || Runs(h, scope->second)) {
+          Conflict(origin, where + ": a function imports " + name.name + " from " + base);
+        } else {
+          Use(h, scope->second, false, origin, base + "." + name.name);
+        }
       } else if (policy_[h] != FilePolicy::kEditable) {
         Conflict(origin, where + ": test code imports " + name.name + " from " + base);
       } else {
@@ -276,6 +306,37 @@ class Planner {
     for (const auto& d : e.decorators) out->insert(DecoratorHead(d));
   }
 
+  // Names in a def's signature (defaults and annotations, not the parameters) or a class's
+  // bases: evaluated when the definition runs, at import time.
+  static void SignatureNames(const Entity& e, std::set<std::string>* out) {
+    const std::string& sig = e.signature;
+    auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    bool is_def = e.kind != EntityKind::kClass;
+    int depth = 0;
+    bool param_next = false;  // the next name at depth 1 is a parameter
+    for (size_t i = 0; i < sig.size();) {
+      char ch = sig[i];
+      if (ch == '"' || ch == '\'') {  // skip string literals
+        while (++i < sig.size() && sig[i] != ch) i += sig[i] == '\\' ? 1 : 0;
+        ++i;
+        continue;
+      }
+      if (ch == '(' || ch == '[' || ch == '{') param_next = ++depth == 1 && is_def;
+      if (ch == ')' || ch == ']' || ch == '}') --depth;
+      if (ch == ',' && depth == 1) param_next = is_def;
+      if (!ident(ch) || std::isdigit(static_cast<unsigned char>(ch)) ||
+          (i > 0 && sig[i - 1] == '.')) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < sig.size() && ident(sig[j])) ++j;
+      if (!param_next || depth != 1) out->insert(sig.substr(i, j - i));
+      param_next = false;
+      i = j;
+    }
+  }
+
   void FindConflicts() {
     for (size_t h = 0; h < cuts_.size(); ++h) {
       if (policy_[h] == FilePolicy::kIgnored || T(h).entities.empty()) continue;
@@ -283,25 +344,68 @@ class Planner {
       const FileCut& c = cuts_[h];
       for (size_t e = 0; e < t.entities.size(); ++e) {
         if (c.removed[e]) continue;
-        std::set<std::string> uses;
-        Uses(t.entities[e], &uses);
+        const Entity& ent = t.entities[e];
+        bool runs = Runs(h, e);
+        std::set<std::string> at_import;  // decorators and the signature run at import time
+        for (const auto& d : ent.decorators) at_import.insert(DecoratorHead(d));
+        if (e > 0) SignatureNames(ent, &at_import);
+        std::set<std::string> uses = at_import;
+        Uses(ent, &uses);
         for (const auto& u : uses) {
-          if (Lost(h, u)) {
-            Conflict(cuts_[h].origin.at(u), t.entities[e].id + " uses " + u);
-          }
+          if (Lost(h, u)) Use(h, e, runs || at_import.count(u), cuts_[h].origin.at(u), u);
         }
-        for (const auto& r : t.entities[e].references) CheckChain(h, t.entities[e], r);
+        bool import_time = e == 0 || ent.kind == EntityKind::kClass;
+        for (const auto& r : ent.references) {
+          bool r_runs = runs || at_import.count(std::string(Head(r)));
+          CheckChain(h, e, r, r_runs);
+          if (import_time || at_import.count(std::string(Head(r)))) CheckMemberUse(h, ent, r);
+        }
+        for (const auto& d : ent.decorators) CheckMemberUse(h, ent, d);
       }
       CheckClassScopes(h);
     }
   }
 
-  void CheckChain(size_t h, const Entity& user, const std::string& ref) {
+  void CheckChain(size_t h, size_t e, const std::string& ref, bool runs) {
     auto chain = index_.ModuleChain(h, ref);
     if (!chain) return;
     auto src = repo_.ModuleFile(chain->first);
     if (!src || !Lost(*src, chain->second)) return;
-    Conflict(cuts_[*src].origin.at(chain->second), user.id + " uses " + ref);
+    Use(h, e, runs, cuts_[*src].origin.at(chain->second), ref);
+  }
+
+  // Code that runs at import time and reads a removed member of a class that stays
+  // (`Cls.method.__doc__`, `mod.Cls.method`): the member must stay.
+  void CheckMemberUse(size_t h, const Entity& user, const std::string& ref) {
+    std::vector<std::string> parts = Split(ref.substr(0, ref.find('(')));
+    if (parts.size() < 2) return;
+    std::optional<std::string> cls;  // the class's entity id
+    size_t next = 1;
+    if (auto chain = index_.ModuleChain(h, ref)) {
+      auto src = repo_.ModuleFile(chain->first);
+      auto at = std::find(parts.begin() + 1, parts.end(), chain->second);
+      if (!src || at == parts.end()) return;
+      cls = T(*src).path + "::" + chain->second;
+      next = static_cast<size_t>(at - parts.begin()) + 1;
+    } else if (auto local = index_.entity_index[h].find(T(h).path + "::" + parts[0]);
+               local != index_.entity_index[h].end()) {
+      cls = local->first;
+    } else {
+      for (const auto& imp : T(h).imports) {
+        if (!imp.is_from || imp.scope != T(h).entities[0].id) continue;
+        for (const auto& n : imp.names) {
+          if (BoundName(imp, n) != parts[0]) continue;
+          if (auto src = repo_.ModuleFile(parser::AbsoluteModule(T(h), imp))) {
+            cls = T(*src).path + "::" + n.name;
+          }
+        }
+      }
+    }
+    if (!cls || next >= parts.size()) return;
+    std::string member = *cls + "." + parts[next];
+    auto ref_entity = repo_.Find(member);
+    if (!ref_entity || !extracted_.count(member)) return;
+    Conflict({member}, user.id + " reads " + ref + " at import time");
   }
 
   // A class that stays but loses methods: its body and its other members' decorators must
@@ -423,7 +527,9 @@ class Planner {
   const CutIndex::Impl& index_;
   const std::set<std::string>& extracted_;
   const std::vector<FilePolicy>& policy_;
+  const CutRules& rules_;
   std::vector<FileCut> cuts_;
+  std::set<std::string> dangling_;
   std::set<std::string> conflicts_;
   std::set<std::string> reasons_;
   CutResult result_;
@@ -700,8 +806,9 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
 }  // namespace
 
 CutResult PlanCut(const Repo& repo, const CutIndex& index, const std::set<std::string>& extracted,
-                  const std::vector<FilePolicy>& policy, parser::PythonParser& parser) {
-  Planner planner(repo, index.impl(), extracted, policy);
+                  const std::vector<FilePolicy>& policy, parser::PythonParser& parser,
+                  const CutRules& rules) {
+  Planner planner(repo, index.impl(), extracted, policy, rules);
   return planner.Run(parser);
 }
 

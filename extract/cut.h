@@ -2,8 +2,8 @@
 // with its decorators and the comments just above it, drops its names from import lists,
 // `__init__` re-exports and `__all__`, gives emptied blocks a `pass` at their own
 // indentation, removes imports and constants only the removed code used, and leaves no
-// blank-line holes. Before editing it checks statically that no name still in use becomes
-// undefined anywhere; when one would, it reports the entities that must stay instead.
+// blank-line holes. Before editing it checks statically that no name still in use by code that
+// runs becomes undefined (CutRules); when one would, it reports the entities that must stay.
 #pragma once
 
 #include <map>
@@ -33,6 +33,20 @@ struct CutResult {
   std::vector<std::string> removed;          // removed entities (outermost only), sorted
   std::vector<std::string> orphans;          // "path: name" imports and constants dropped
   std::vector<std::string> problems;         // "path:line:col: message" parse errors after the cut
+  // Uses of removed names left in code that stays but that no P2P test executes
+  // ("path:line: qualname uses name"; CutRules::executed), sorted.
+  std::vector<std::string> dangling;
+};
+
+// Which code that stays may still name what the cut removes.
+struct CutRules {
+  // The entities the P2P runs execute (entity ids). A kept function or method outside this
+  // set may keep a dangling use of a removed name in its body, as in FeatureBench, where the
+  // P2P runs are the judge. Code run at import time (module and class bodies, decorators,
+  // signatures: defaults and annotations) and test code always count as executed.
+  const std::set<std::string>* executed = nullptr;
+  // fbkit's rule before: no name that stays may become undefined anywhere (`executed` unused).
+  bool strict = true;
 };
 
 // Facts about a repository the cut needs for every task (built once per repository).
@@ -50,6 +64,7 @@ class CutIndex {
 // `extracted`: entity ids to remove (their nested entities go with them). `policy`: one
 // per repo file. `parser` re-parses changed files to check them.
 CutResult PlanCut(const Repo& repo, const CutIndex& index, const std::set<std::string>& extracted,
-                  const std::vector<FilePolicy>& policy, parser::PythonParser& parser);
+                  const std::vector<FilePolicy>& policy, parser::PythonParser& parser,
+                  const CutRules& rules = {});
 
 }  // namespace fbkit::extract

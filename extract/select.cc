@@ -696,6 +696,83 @@ util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
   return util::Status::Ok();
 }
 
+std::set<std::string> Interfaces(const Repo& repo, const DepGraph& g, const std::string& f2p,
+                                 const std::vector<std::string>& tops,
+                                 const std::set<std::string>& extracted, int depth) {
+  std::set<std::string> out;
+  // The extracted entity a node belongs to as an interface: the outermost extracted function
+  // or method it is (nested in), or an extracted class itself.
+  auto unit = [&](const std::string& id) -> std::optional<std::string> {
+    auto ref = repo.Find(id);
+    if (!ref) return std::nullopt;
+    std::optional<std::string> found;
+    if (repo.entity(*ref).kind == EntityKind::kClass && extracted.count(id)) found = id;
+    for (const parser::Entity* e = &repo.entity(*ref);;) {
+      if (extracted.count(e->id) && e->kind != EntityKind::kClass) found = e->id;
+      auto p = repo.Find(e->parent);
+      if (!p || repo.entity(*p).kind == EntityKind::kModule) break;
+      e = &repo.entity(*p);
+    }
+    return found;
+  };
+  auto t = TestFileIndex(g, f2p);
+  std::set<uint32_t> seen;
+  std::vector<uint32_t> layer;
+  for (uint32_t v = 0; v < g.nodes().size(); ++v) {
+    if (g.nodes()[v].path == f2p) layer.push_back(v), seen.insert(v);
+  }
+  for (int d = 0; t && d < depth && !layer.empty(); ++d) {
+    std::vector<uint32_t> next;
+    for (uint32_t v : layer) {
+      auto [b, e] = OutEdges(g, v);
+      for (const Edge* x = b; x != e; ++x) {
+        if (x->kind != EdgeKind::kCall || !seen.insert(x->to).second ||
+            !std::binary_search(x->test_files.begin(), x->test_files.end(), *t)) {
+          continue;
+        }
+        if (auto u = unit(g.nodes()[x->to].id)) {
+          out.insert(*u);  // reached first: shown, and not followed further
+        } else {
+          next.push_back(x->to);
+        }
+      }
+    }
+    layer = std::move(next);
+  }
+  for (const auto& id : tops) {
+    auto ref = repo.Find(id);
+    if (ref && repo.entity(*ref).kind == EntityKind::kFunction && extracted.count(id)) {
+      out.insert(id);
+    }
+  }
+  // A top class none of whose methods was reached is shown whole.
+  for (const auto& id : tops) {
+    auto ref = repo.Find(id);
+    if (!ref || repo.entity(*ref).kind != EntityKind::kClass || !extracted.count(id)) continue;
+    auto it = out.lower_bound(id + ".");
+    if (it == out.end() || !it->starts_with(id + ".")) out.insert(id);
+  }
+  return out;
+}
+
+std::set<std::string> ExecutedBy(const DepGraph& g, const std::vector<std::string>& files) {
+  std::set<uint32_t> index;
+  for (const auto& f : files) {
+    if (auto t = TestFileIndex(g, f)) index.insert(*t);
+  }
+  std::set<std::string> out;
+  for (const auto& n : g.nodes()) {
+    if (n.kind == EntityKind::kClass || n.kind == EntityKind::kModule) continue;
+    for (uint32_t t : n.test_files) {
+      if (index.count(t)) {
+        out.insert(n.id);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted) {
   std::map<size_t, std::vector<bool>> seen;
   int lines = 0;

@@ -142,6 +142,18 @@ util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,
 // of a class the P2P files use. Fails when nothing can be extracted any more.
 util::Status Reextract(const Repo& repo, const graph::DepGraph& g, Plan* plan);
 
+// The interfaces a task shows (FeatureBench's top objects as its statement shows them): the
+// extracted objects the test file's code reaches first, following the calls its run made
+// from its own code through code that stays (at most `depth` calls deep), plus top objects
+// that are functions. Extracted code reached only through other extracted code (helpers) is
+// not shown. Entity ids, sorted: functions, classes (no method reached), methods.
+std::set<std::string> Interfaces(const Repo& repo, const graph::DepGraph& g,
+                                 const std::string& f2p, const std::vector<std::string>& tops,
+                                 const std::set<std::string>& extracted, int depth = 5);
+
+// The functions and methods (entity ids) that the given test files execute, per the trace.
+std::set<std::string> ExecutedBy(const graph::DepGraph& g, const std::vector<std::string>& files);
+
 // Lines of the extracted entities, each line counted once.
 int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted);
 

@@ -113,7 +113,7 @@ std::string ClassStatements(const Repo& repo, EntityRef ref) {
 }  // namespace
 
 util::Expected<std::string> RenderInterface(const Repo& repo, const std::string& id,
-                                            const std::set<std::string>& removed,
+                                            const std::set<std::string>& members_shown,
                                             const Describe& describe) {
   auto ref = repo.Find(id);
   if (!ref) return std::string();
@@ -134,7 +134,7 @@ util::Expected<std::string> RenderInterface(const Repo& repo, const std::string&
   const auto& entities = repo.files()[ref->file].entities;
   for (size_t i = 0; i < entities.size(); ++i) {
     const Entity& m = entities[i];
-    if (m.parent != e.id || !removed.count(m.id)) continue;
+    if (m.parent != e.id || !members_shown.count(m.id)) continue;
     auto mdoc = describe({ref->file, i});
     if (!mdoc.ok()) return mdoc;
     members += "\n" + Header(m) + Indent(Docstring(*mdoc) + "...", "    ");
@@ -264,10 +264,13 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     written[e.id] = *doc;
     return doc;
   };
-  // A method chosen as a top object (of a class that stays) is shown in its class's block,
-  // which lists the class's removed methods.
+  // A method is shown in its class's block; a class shown as a whole lists its removed
+  // methods.
   std::vector<std::string> shown;
-  for (const auto& id : in.tops) {
+  std::set<std::string> members = in.shown;
+  for (const auto& id : in.shown.empty() ? in.tops
+                                         : std::vector<std::string>(in.shown.begin(),
+                                                                    in.shown.end())) {
     auto ref = repo.Find(id);
     if (!ref) continue;
     std::string block_id = id;
@@ -276,6 +279,14 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
       if (parent && repo.entity(*parent).kind == EntityKind::kClass) block_id = repo.entity(*parent).id;
     }
     if (std::find(shown.begin(), shown.end(), block_id) == shown.end()) shown.push_back(block_id);
+    if (block_id == id && repo.entity(*ref).kind == EntityKind::kClass &&
+        (in.shown.empty() || in.shown.count(id))) {
+      for (const auto& m : in.removed) {
+        if (m.starts_with(id + ".") && m.find('.', id.size() + 1) == std::string::npos) {
+          members.insert(m);
+        }
+      }
+    }
   }
   std::vector<std::pair<const Entity*, std::string>> tops;  // with its docstring
   std::string blocks, interfaces;
@@ -286,7 +297,7 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     auto doc = describe(*ref);
     if (!doc.ok()) return doc;
     tops.emplace_back(&e, *doc);
-    auto rendered = RenderInterface(repo, id, in.removed, describe);
+    auto rendered = RenderInterface(repo, id, members, describe);
     if (!rendered.ok()) return rendered;
     interfaces += *rendered + "\n";
     std::string import = ImportPath(repo, in.f2p, id);

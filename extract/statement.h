@@ -31,6 +31,9 @@ struct StatementInput {
   std::string f2p;                     // the test file
   std::vector<std::string> tops;       // top-level objects (entity ids)
   std::set<std::string> removed;       // every removed entity id (nested ones included)
+  // The interfaces to show (Interfaces(): functions, classes, methods in their class's
+  // block); empty: the top objects, a class with all its removed methods.
+  std::set<std::string> shown;
   int level = 1;                       // 1: inside the repository; 2: from scratch as agent_code
   std::string package;                 // L2: the original top-level package agent_code replaces
   std::vector<std::string> test_uses;  // L2: what the tests read from agent_code
@@ -47,9 +50,9 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
 using Describe = std::function<util::Expected<std::string>(EntityRef)>;
 
 // The interface of one entity as Python source: decorators, header, docstring, class-level
-// statements, and the removed methods of a class.
+// statements, and for a class those of its methods in `members`.
 util::Expected<std::string> RenderInterface(const Repo& repo, const std::string& id,
-                                            const std::set<std::string>& removed,
+                                            const std::set<std::string>& members,
                                             const Describe& describe);
 
 }  // namespace fbkit::extract

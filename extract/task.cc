@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <regex>
 #include <tuple>
 
 #include "extract/l2.h"
@@ -117,6 +118,10 @@ struct InstanceFields {
   std::string statement;
   TaskFiles patches;
   std::vector<std::string> orphans;
+  std::vector<std::string> dangling;
+  std::set<std::string> interfaces;  // what the statement shows
+  bool strict_references = false;
+  std::string digest;       // of the plan (the fbkit id scheme)
   std::string create_time;  // the F2P file's first and last commit ("%Y-%m-%d %H:%M:%S")
   std::string upd_time;
 };
@@ -148,6 +153,7 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("base_commit"), w.String(options.base_commit);
   w.Key("cap"), w.Int(f.plan->cap);
   w.Key("create_time"), w.String(f.create_time);
+  w.Key("dangling_references"), w.StringArray(f.dangling);
   w.Key("demoted_top_objects"), w.StringArray(f.plan->demoted);
   w.Key("extracted"), w.StringArray(f.extracted);
   w.Key("extracted_files"), w.StringArray(f.files);
@@ -157,6 +163,7 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("functions"), w.Int(f.functions);
   w.Key("image_name"), w.String(options.settings.image_name);
   w.Key("instance_id"), w.String(f.id);
+  w.Key("interfaces"), w.StringArray(std::vector<std::string>(f.interfaces.begin(), f.interfaces.end()));
   w.Key("level"), w.Int(f.level);
   w.Key("lines"), w.Int(f.lines);
   w.Key("orphans_removed"), w.StringArray(f.orphans);
@@ -164,6 +171,7 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("p2p_tests"), w.StringArray(p2p_tests);
   w.Key("patch"), w.String(f.patches.patch);
   w.Key("problem_statement"), w.String(f.statement);
+  w.Key("references"), w.String(f.strict_references ? "strict" : "featurebench");
   w.Key("repo"), w.String(options.repo_name);
   w.Key("repo_settings"), w.String(tracer::RepoSpecJson(options.settings));
   w.Key("schema"), w.String("fbkit.task/2");
@@ -185,6 +193,15 @@ util::Status WriteTaskFiles(util::Env& env, const std::string& dir, const Instan
     if (auto s = env.WriteFileAtomic(util::JoinPath(dir, name), data); !s.ok()) return s;
   }
   return util::Status::Ok();
+}
+
+// What the fbkit id scheme hashes: the F2P file, line cap, P2P files and extracted entities.
+std::string Digest(const std::string& f2p, const Plan& plan,
+                   const std::vector<std::string>& extracted) {
+  std::string key = f2p + "\n" + std::to_string(plan.cap) + "\n";
+  for (const auto& p : plan.p2p) key += p + "\n";
+  for (const auto& id : extracted) key += id + "\n";
+  return util::Sha256Hex(key);
 }
 
 }  // namespace
@@ -209,21 +226,20 @@ struct CutPlan {
   std::string reason, detail;
 };
 
-// Steps 2-7 for one F2P file: plan, then cut until no code that stays uses what goes.
-CutPlan PlanAndCut(parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
-                   const ExtractOptions& options, const SelectOptions& select) {
-  CutPlan cp;
+// Cuts the planned extraction until no code that runs uses what goes (re-planning with what
+// must stay), then finds the top objects removed and the lines to implement.
+void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
+                    const ExtractOptions& options, CutPlan& cp) {
   auto fail = [&](std::string reason, std::string detail) {
     cp.reason = std::move(reason);
     cp.detail = std::move(detail);
-    return std::move(cp);
   };
-  auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, select, options.chooser);
-  if (!plan.ok()) return fail("no plan", plan.error());
-  cp.plan = std::move(*plan);
+  cp.tops.clear();
   std::vector<FilePolicy> policy = Policies(ctx.repo, ctx.graph, *cp.plan);
+  std::set<std::string> executed = ExecutedBy(ctx.graph, cp.plan->p2p);
+  CutRules rules{&executed, options.strict_references};
   for (int round = 0;; ++round) {
-    cp.cut = PlanCut(ctx.repo, ctx.index, cp.plan->extracted, policy, parser);
+    cp.cut = PlanCut(ctx.repo, ctx.index, cp.plan->extracted, policy, parser, rules);
     if (cp.cut.conflicts.empty()) break;
     cp.plan->kept.insert(cp.cut.conflicts.begin(), cp.cut.conflicts.end());
     if (round > 200) return fail("still used", cp.cut.reasons.front());
@@ -239,11 +255,118 @@ CutPlan PlanAndCut(parser::PythonParser& parser, const ExtractContext& ctx, cons
   }
   if (cp.tops.empty()) return fail("still used", "no top-level object could be removed");
   cp.lines = ExtractedLines(ctx.repo, cp.plan->extracted);
+}
+
+// Steps 2-7 for one F2P file: plan, then cut until no code that stays uses what goes.
+CutPlan PlanAndCut(parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
+                   const ExtractOptions& options, const SelectOptions& select) {
+  CutPlan cp;
+  auto fail = [&](std::string reason, std::string detail) {
+    cp.reason = std::move(reason);
+    cp.detail = std::move(detail);
+    return std::move(cp);
+  };
+  auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, select, options.chooser);
+  if (!plan.ok()) return fail("no plan", plan.error());
+  cp.plan = std::move(*plan);
+  CutUntilStable(parser, ctx, options, cp);
+  if (!cp.reason.empty()) return cp;
   if (cp.lines < options.min_lines) {
     return fail("too few lines", std::to_string(cp.lines) + " lines to implement (--min-lines " +
                                      std::to_string(options.min_lines) + ")");
   }
   return cp;
+}
+
+// Why verification failed, read as names: the P2P failures' tracebacks name what is missing
+// (NameError, AttributeError, ImportError); the extracted entities of those names must stay.
+std::set<std::string> MissingNames(const std::vector<std::string>& messages) {
+  static const std::regex kPatterns[] = {
+      std::regex(R"(NameError: name '(\w+)' is not defined)"),
+      std::regex(R"(has no attribute '(\w+)')"),
+      std::regex(R"(cannot import name '(\w+)')"),
+      std::regex(R"(UnboundLocalError: .*'(\w+)')"),
+  };
+  std::set<std::string> out;
+  for (const auto& m : messages) {
+    for (const auto& re : kPatterns) {
+      for (auto it = std::sregex_iterator(m.begin(), m.end(), re); it != std::sregex_iterator();
+           ++it) {
+        out.insert((*it)[1].str());
+      }
+    }
+  }
+  return out;
+}
+
+// Changes the plan after a failed verification (FeatureBench's symbol protection, as a new
+// plan): P2P tests that fail keep the extracted entities their errors name; an F2P file that
+// still passes gets every object its tests call directly as a top object (what P2P files use
+// stays anyway). Returns what changed ("" when nothing can).
+std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
+                       const ExtractOptions& options, const VerifyReport& r, CutPlan& cp) {
+  Plan& plan = *cp.plan;
+  std::string why;
+  if (r.failure == VerifyFailure::kP2P) {
+    std::set<std::string> names = MissingNames(r.messages);
+    std::vector<std::string> keep;
+    for (const auto& id : plan.extracted) {
+      auto ref = ctx.repo.Find(id);
+      if (ref && names.count(ctx.repo.entity(*ref).name) && !plan.kept.count(id)) {
+        keep.push_back(id);
+      }
+    }
+    if (keep.empty()) return "";
+    plan.kept.insert(keep.begin(), keep.end());
+    why = "P2P tests failed; kept";
+    for (const auto& id : keep) why += " " + id;
+  } else if (r.failure == VerifyFailure::kF2PPasses) {
+    std::vector<std::string> added;
+    for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p)) {
+      if (std::find(plan.top_objects.begin(), plan.top_objects.end(), c.id) !=
+              plan.top_objects.end() ||
+          plan.kept.count(c.id)) {
+        continue;
+      }
+      plan.top_objects.push_back(c.id);
+      added.push_back(c.id);
+    }
+    if (added.empty()) return "";
+    why = "the F2P file still passed; top objects added:";
+    for (const auto& id : added) why += " " + id;
+  } else {
+    return "";
+  }
+  if (auto s = Reextract(ctx.repo, ctx.graph, &plan); !s.ok()) return "";
+  CutUntilStable(parser, ctx, options, cp);
+  if (!cp.reason.empty()) return "";
+  return why;
+}
+
+// The fields of instance.json that follow from the plan and its cut.
+InstanceFields Fields(const ExtractContext& ctx, const ExtractOptions& options,
+                      const PassingFile& f2p, const CutPlan& cp) {
+  InstanceFields f;
+  const Plan& plan = *cp.plan;
+  f.plan = &plan;
+  f.tops = cp.tops;
+  f.extracted.assign(plan.extracted.begin(), plan.extracted.end());
+  f.lines = cp.lines;
+  for (const auto& id : f.extracted) {
+    auto r = ctx.repo.Find(id);
+    if (r && ctx.repo.entity(*r).kind != parser::EntityKind::kClass) ++f.functions;
+  }
+  for (const auto& [path, text] : cp.cut.texts) f.files.push_back(path);
+  f.interfaces = Interfaces(ctx.repo, ctx.graph, f2p.file, cp.tops, plan.extracted);
+  f.orphans = cp.cut.orphans;
+  f.dangling = cp.cut.dangling;
+  f.strict_references = options.strict_references;
+  for (const auto& p : ctx.passing) {
+    if (std::binary_search(plan.p2p.begin(), plan.p2p.end(), p.file)) {
+      f.p2p_tests.insert(f.p2p_tests.end(), p.tests.begin(), p.tests.end());
+    }
+  }
+  return f;
 }
 
 }  // namespace
@@ -273,55 +396,40 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
     }
   }
   if (!cp.reason.empty()) return finish(cp.reason, cp.detail);
-  auto& plan = cp.plan;
-  auto& cut = cp.cut;
-  const auto& tops = cp.tops;
-  InstanceFields f;
-  f.plan = &*plan;
-  f.tops = tops;
-  f.extracted.assign(plan->extracted.begin(), plan->extracted.end());
-  f.lines = o.lines = cp.lines;
-  for (const auto& id : f.extracted) {
-    auto r = ctx.repo.Find(id);
-    if (r && ctx.repo.entity(*r).kind != parser::EntityKind::kClass) ++f.functions;
-  }
-  for (const auto& [path, text] : cut.texts) f.files.push_back(path);
-  f.orphans = cut.orphans;
-  for (const auto& p : ctx.passing) {
-    if (std::binary_search(plan->p2p.begin(), plan->p2p.end(), p.file)) {
-      f.p2p_tests.insert(f.p2p_tests.end(), p.tests.begin(), p.tests.end());
-    }
-  }
-  std::string key = f2p.file + "\n" + std::to_string(plan->cap) + "\n";
-  for (const auto& p : plan->p2p) key += p + "\n";
-  for (const auto& id : f.extracted) key += id + "\n";
-  std::string digest = util::Sha256Hex(key);
   std::string staging = util::JoinPath(options.out_dir, ".staging");
   std::string work = util::JoinPath(options.out_dir, ".work");
+  std::string create_time, upd_time;
   if (!options.base_commit.empty()) {
     tracer::Git log(env, launcher, util::JoinPath(work, "log"));
-    std::tie(f.create_time, f.upd_time) = FileTimes(log, ctx.repo.root(), f2p.file);
+    std::tie(create_time, upd_time) = FileTimes(log, ctx.repo.root(), f2p.file);
   }
-  for (int level = 1; level <= (options.level2 ? 2 : 1); ++level) {
-    f.id = InstanceId(options.id_scheme, options.repo_name, options.base_commit, f2p.file, digest,
-                      level);
+  InstanceFields f;
+  // Writes one level's task directory into the staging area and verifies it; "" when it holds,
+  // else the failure (`report` says how it failed).
+  auto write_and_verify = [&](int level, VerifyReport* report,
+                              std::string* category) -> std::string {
+    f.id = InstanceId(options.id_scheme, options.repo_name, options.base_commit, f2p.file,
+                      f.digest, level);
     f.level = level;
     std::string dir = util::JoinPath(staging, f.id);
     (void)env.RemoveAll(dir);
-    if (auto s = env.MakeDirs(dir); !s.ok()) return finish("io", s.error());
+    *category = "io";
+    if (auto s = env.MakeDirs(dir); !s.ok()) return s.error();
     tracer::Git git(env, launcher, dir);
-    StatementInput si{options.repo_name, f2p.file, tops, plan->extracted, level, "", {}};
+    const Plan& plan = *cp.plan;
+    StatementInput si{options.repo_name, f2p.file, cp.tops, plan.extracted, f.interfaces,
+                      level, "", {}};
     if (level == 1) {
-      auto patches = WritePresolved(env, git, ctx.repo, options, dir, f2p.file, cut.texts);
-      if (!patches.ok()) return finish("io", patches.error());
+      auto patches = WritePresolved(env, git, ctx.repo, options, dir, f2p.file, cp.cut.texts);
+      if (!patches.ok()) return patches.error();
       f.patches = *patches;
-      f.f2p_tests = plan->f2p_tests;
+      f.f2p_tests = plan.f2p_tests;
     } else {
-      auto l2 = WriteLevel2(env, git, ctx.repo, parser, f2p.file, plan->f2p_tests, tops, dir);
+      auto l2 = WriteLevel2(env, git, ctx.repo, parser, f2p.file, plan.f2p_tests, cp.tops, dir);
       if (!l2.ok()) {
         (void)env.RemoveAll(dir);
-        o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + l2.error();
-        continue;
+        *category = "L2";
+        return l2.error();
       }
       f.patches = {l2->patch, l2->test_patch};
       f.f2p_tests = l2->f2p_tests;
@@ -332,33 +440,68 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
     auto statement = ProblemStatement(ctx.repo, si);
     if (!statement.ok()) {
       (void)env.RemoveAll(dir);
-      return finish("statement", statement.error());
+      *category = "statement";
+      return statement.error();
     }
     f.statement = *statement;
-    if (auto s = WriteTaskFiles(env, dir, f, options); !s.ok()) return finish("io", s.error());
-    if (options.verify) {
-      VerifyOptions vo;
-      vo.f2p_max_pass = options.f2p_max_pass;
-      vo.work_dir = util::JoinPath(work, f.id);
-      vo.sandbox = options.settings.sandbox;
-      vo.env_cache = options.settings.env_cache;
-      if (level == 2 && !o.instance_ids.empty()) {
-        vo.level1_dir = util::JoinPath(options.out_dir, o.instance_ids.front());
-      }
-      VerifyReport r = VerifyTask(env, launcher, dir, vo);
-      o.pytest_runs += r.pytest_runs;
-      o.pytest_seconds += r.pytest_seconds;
-      if (!r.ok) {
-        (void)env.RemoveAll(dir);
-        if (level == 1) return finish("verification failed", r.reason);
-        o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + r.reason;
-        continue;
-      }
+    if (auto s = WriteTaskFiles(env, dir, f, options); !s.ok()) return s.error();
+    *category = "verification failed";
+    if (!options.verify) return "";
+    VerifyOptions vo;
+    vo.f2p_max_pass = options.f2p_max_pass;
+    vo.work_dir = util::JoinPath(work, f.id);
+    vo.sandbox = options.settings.sandbox;
+    vo.env_cache = options.settings.env_cache;
+    if (level == 2 && !o.instance_ids.empty()) {
+      vo.level1_dir = util::JoinPath(options.out_dir, o.instance_ids.front());
     }
+    *report = VerifyTask(env, launcher, dir, vo);
+    o.pytest_runs += report->pytest_runs;
+    o.pytest_seconds += report->pytest_seconds;
+    if (report->ok) return "";
+    (void)env.RemoveAll(dir);
+    return report->reason;
+  };
+  auto publish = [&]() -> util::Status {
     std::string final_dir = util::JoinPath(options.out_dir, f.id);
     (void)env.RemoveAll(final_dir);
-    if (auto s = env.Rename(dir, final_dir); !s.ok()) return finish("io", s.error());
+    if (auto s = env.Rename(util::JoinPath(staging, f.id), final_dir); !s.ok()) return s;
     o.instance_ids.push_back(f.id);
+    return util::Status::Ok();
+  };
+  // Level 1, repaired and verified again up to kMaxRepairs times.
+  constexpr int kMaxRepairs = 3;
+  for (int round = 0;; ++round) {
+    f = Fields(ctx, options, f2p, cp);
+    f.create_time = create_time;
+    f.upd_time = upd_time;
+    f.digest = Digest(f2p.file, *cp.plan, f.extracted);
+    VerifyReport report;
+    std::string category;
+    std::string failure = write_and_verify(1, &report, &category);
+    if (failure.empty()) break;
+    std::string repaired = category == "verification failed" && round < kMaxRepairs
+                               ? RepairPlan(parser, ctx, options, report, cp)
+                               : "";
+    if (repaired.empty()) {
+      if (!o.repairs.empty()) failure += " (after " + std::to_string(o.repairs.size()) + " repairs)";
+      return finish(category, failure);
+    }
+    o.repairs.push_back(repaired);
+  }
+  o.lines = f.lines;
+  if (auto s = publish(); !s.ok()) return finish("io", s.error());
+  if (options.level2) {
+    VerifyReport report;
+    std::string category;
+    std::string failure = write_and_verify(2, &report, &category);
+    if (failure.empty()) {
+      if (auto s = publish(); !s.ok()) return finish("io", s.error());
+    } else if (category == "io" || category == "statement") {
+      return finish(category, failure);
+    } else {
+      o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + failure;
+    }
   }
   o.emitted = true;
   return finish("", o.detail);

@@ -1,7 +1,8 @@
 // One FeatureBench task from one F2P test file, end to end: plan (top objects, P2P files,
-// BFS under a line cap), cut (re-planned until no name that stays becomes undefined),
-// write the task directory (pre-solved git repository, gold patch, test patch, problem
-// statement, instance.json) into a staging directory, post-verify it, and publish it.
+// BFS under a line cap), cut (re-planned until no code that runs names what goes), write the
+// task directory (pre-solved git repository, gold patch, test patch, problem statement,
+// instance.json) into a staging directory, post-verify it (repairing the plan from what
+// failed, a few rounds), and publish it.
 #pragma once
 
 #include <memory>
@@ -36,6 +37,9 @@ struct ExtractOptions {
   bool verify = true;
   double f2p_max_pass = 0.3;
   bool level2 = true;
+  // fbkit's rule before: no code that stays may name what is removed (CutRules::strict).
+  // Default: FeatureBench's, code no P2P test executes may keep a dangling reference.
+  bool strict_references = false;
   TopChooser chooser;  // --llm-cmd, or empty for the deterministic default
   StatementModel statement_model;  // --llm-cmd's docstrings and task statements, or empty
   IdScheme id_scheme = IdScheme::kFeatureBench;
@@ -56,6 +60,7 @@ struct TaskOutcome {
   std::string detail;  // the rejection's details
   std::vector<std::string> instance_ids;
   int lines = 0;
+  std::vector<std::string> repairs;  // one line per repair round (why and what changed)
   int pytest_runs = 0;
   double pytest_seconds = 0;
   double fbkit_seconds = 0;

@@ -58,18 +58,19 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
 util::Expected<std::map<std::string, std::string>> RunTests(
     util::Env& env, tracer::Launcher& launcher, const std::string& root,
     const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
-    double* seconds, std::map<std::string, std::string>* errors) {
+    double* seconds, std::map<std::string, std::string>* errors,
+    std::map<std::string, std::string>* messages) {
   auto start = std::chrono::steady_clock::now();
   auto trace = tracer::RunOutcomes(env, launcher, root, settings, files, {}, 0, work_dir);
   if (seconds) {
     *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   if (!trace.ok()) return util::Error{trace.error()};
-  if (errors) {
-    for (const auto& [path, f] : trace->files) {
-      for (const auto& [id, t] : f.tests) {
-        if (t.message) (*errors)[id] = ErrorLine(*t.message);
-      }
+  for (const auto& [path, f] : trace->files) {
+    if (messages && f.error) (*messages)[path] = *f.error;
+    for (const auto& [id, t] : f.tests) {
+      if (t.message && errors) (*errors)[id] = ErrorLine(*t.message);
+      if (t.message && messages) (*messages)[id] = *t.message;
     }
   }
   return tracer::OutcomesOf(*trace);
@@ -78,8 +79,9 @@ util::Expected<std::map<std::string, std::string>> RunTests(
 VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
                         const VerifyOptions& options) {
   VerifyReport r;
-  auto fail = [&](const std::string& why) {
+  auto fail = [&](const std::string& why, VerifyFailure failure = VerifyFailure::kSetup) {
     r.ok = false;
+    r.failure = failure;
     r.reason = why;
     (void)env.RemoveAll(options.work_dir);
     return r;
@@ -123,10 +125,10 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
   r.f2p_points = info->f2p_tests.size();
   r.p2p_points = info->p2p_tests.size();
   for (int round = 0; round < 2; ++round) {
-    std::map<std::string, std::string> errors;
+    std::map<std::string, std::string> errors, messages;
     auto outcomes = RunTests(env, launcher, work, info->settings, files,
                              util::JoinPath(options.work_dir, "run" + std::to_string(round)),
-                             &r.pytest_seconds, &errors);
+                             &r.pytest_seconds, &errors, &messages);
     ++r.pytest_runs;
     if (!outcomes.ok() && info->level == 2 && round == 0) {
       // Without agent_code a redirected conftest cannot even be loaded: nothing passes.
@@ -147,13 +149,22 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
                                                   : static_cast<double>(f2p_passed) /
                                                         static_cast<double>(info->f2p_tests.size());
       if (!r.failures.empty()) {
+        for (const auto& p2p : info->p2p_files) {
+          if (messages.count(p2p)) r.messages.push_back(messages[p2p]);
+        }
+        for (const auto& id : info->p2p_tests) {
+          if (!Passed(outcome(id)) && messages.count(id)) r.messages.push_back(messages[id]);
+        }
         return fail("P2P tests fail on the pre-solved codebase (" +
-                    std::to_string(r.failures.size()) + ", first: " + r.failures.front() + ")");
+                        std::to_string(r.failures.size()) + ", first: " + r.failures.front() + ")",
+                    VerifyFailure::kP2P);
       }
       if (r.f2p_pass_before > options.f2p_max_pass) {
         return fail("the F2P file still passes " + std::to_string(f2p_passed) + " of " +
-                    std::to_string(info->f2p_tests.size()) + " tests on the pre-solved codebase " +
-                    "(--f2p-max-pass " + std::to_string(options.f2p_max_pass) + ")");
+                        std::to_string(info->f2p_tests.size()) +
+                        " tests on the pre-solved codebase " + "(--f2p-max-pass " +
+                        std::to_string(options.f2p_max_pass) + ")",
+                    VerifyFailure::kF2PPasses);
       }
       auto gold = git.Run(work, {"apply", util::JoinPath(abs_task, "patch.diff")});
       if (!gold.ok()) return fail("patch.diff does not apply: " + gold.error());
@@ -167,8 +178,9 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
     }
     if (!r.failures.empty()) {
       return fail("with patch.diff applied " + std::to_string(r.failures.size()) +
-                  " tests still fail (first: " + r.failures.front() +
-                  (first_error.empty() ? "" : ": " + first_error) + ")");
+                      " tests still fail (first: " + r.failures.front() +
+                      (first_error.empty() ? "" : ": " + first_error) + ")",
+                  VerifyFailure::kGold);
     }
   }
   r.ok = true;

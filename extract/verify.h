@@ -44,9 +44,21 @@ struct VerifyOptions {
   std::string env_cache;  // where environments built from install steps are cached
 };
 
+// Which check a task failed.
+enum class VerifyFailure {
+  kNone,
+  kSetup,      // the task's files, git, pytest itself
+  kP2P,        // P2P tests fail (or do not run) on the pre-solved code
+  kF2PPasses,  // the F2P file passes too much on the pre-solved code
+  kGold,       // tests fail with the gold patch applied
+};
+
 struct VerifyReport {
   bool ok = false;
+  VerifyFailure failure = VerifyFailure::kNone;
   std::string reason;  // why not
+  // kP2P: the failing tests' messages and the test files' collection errors, in full.
+  std::vector<std::string> messages;
   double f2p_pass_before = 0;
   size_t f2p_points = 0;
   size_t p2p_points = 0;
@@ -64,6 +76,7 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
 util::Expected<std::map<std::string, std::string>> RunTests(
     util::Env& env, tracer::Launcher& launcher, const std::string& root,
     const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
-    double* seconds, std::map<std::string, std::string>* errors = nullptr);
+    double* seconds, std::map<std::string, std::string>* errors = nullptr,
+    std::map<std::string, std::string>* messages = nullptr);
 
 }  // namespace fbkit::extract

@@ -413,6 +413,73 @@ TEST(TopObjectsE2E, ASharedClassIsTestedThroughItsSpecificMethodsAndStays) {
   EXPECT_NE(statement.find("    def reconcile(self, other):"), std::string::npos) << statement;
 }
 
+// fixtures/featurebench_rules: what FeatureBench's method lets stay, keeps, repairs and shows.
+TEST(FeatureBenchRulesE2E, DanglingIntrospectionModuleAttributeAndRepair) {
+  ScratchDir dir;
+  std::string root = dir / "repo";
+  TraceFixtureCopy("featurebench_rules", dir, root);
+  if (::testing::Test::HasFatalFailure()) return;
+  auto all = RunCommand({kExtract, "all", root, "--graph", dir / "graph.json", "--trace",
+                         dir / "trace.json", "-o", dir / "out", "--python", kPython, "--p2p", "2",
+                         "--min-lines", "5", "--min-points", "5"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  auto instance = [&](const std::string& out, const std::string& stem) {
+    for (const auto& e : std::filesystem::directory_iterator(dir / out)) {
+      std::string name = e.path().filename();
+      if (name.find("." + stem + ".") != std::string::npos && name.ends_with(".lv1")) {
+        return nlohmann::json::parse(ReadFileOrDie(e.path() / "instance.json"));
+      }
+    }
+    ADD_FAILURE() << "no task for " << stem << " in " << out;
+    return nlohmann::json::object();
+  };
+  auto has = [](const nlohmann::json& list, const std::string& id) {
+    return std::find(list.begin(), list.end(), id) != list.end();
+  };
+  // Dangling reference in code no P2P test runs: report.render_total keeps naming the removed
+  // format_amount. A repairable plan: plugins.py reads parse_amount through getattr when the
+  // package is imported (neither a call nor a name the static check sees), every P2P run
+  // fails, the error names it, and the repaired plan keeps it.
+  auto money = instance("out", "test_money");
+  EXPECT_EQ(money["references"], "featurebench");
+  EXPECT_TRUE(has(money["extracted"], "src/till/money.py::format_amount")) << money["extracted"];
+  EXPECT_FALSE(has(money["extracted"], "src/till/money.py::parse_amount")) << money["extracted"];
+  EXPECT_EQ(money["dangling_references"],
+            nlohmann::json::parse(R"(["src/till/report.py:10: render_total uses format_amount"])"));
+  EXPECT_NE(all.err.find("repaired: P2P tests failed; kept src/till/money.py::parse_amount"),
+            std::string::npos)
+      << all.err;
+  auto summary = nlohmann::json::parse(ReadFileOrDie(dir / "out/summary.json"));
+  EXPECT_EQ(summary["repaired"]["tasks"], 1);
+  // Helpers removed with the interfaces are not shown: _group goes, unshown.
+  EXPECT_TRUE(has(money["extracted"], "src/till/money.py::_group"));
+  EXPECT_FALSE(has(money["interfaces"], "src/till/money.py::_group"));
+  EXPECT_EQ(std::string(money["problem_statement"]).find("def _group"), std::string::npos);
+  // Import-time introspection: docs.py reads TaxTable.rate_for.__doc__ at import, so
+  // rate_for stays while the rest of the class goes.
+  auto tax = instance("out", "test_tax");
+  EXPECT_TRUE(has(tax["extracted"], "src/till/tax.py::TaxTable.apply")) << tax["extracted"];
+  EXPECT_FALSE(has(tax["extracted"], "src/till/tax.py::TaxTable.rate_for")) << tax["extracted"];
+  // A class the tests reach only as a module attribute (accounts.Account(...)).
+  auto accounts = instance("out", "test_accounts");
+  EXPECT_TRUE(has(accounts["interfaces"], "src/till/accounts.py::Account.deposit"))
+      << accounts["interfaces"];
+  // The rule before, on request: nothing that stays may name what goes.
+  auto strict = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
+                            dir / "trace.json", "-o", dir / "strict", "--python", kPython, "--p2p",
+                            "2", "--min-lines", "5", "--strict-references", "--no-l2", "-q",
+                            "--f2p", "tests/test_money.py"});
+  ASSERT_EQ(strict.exit_code, 0) << strict.err;
+  auto strict_money = instance("strict", "test_money");
+  EXPECT_EQ(strict_money["references"], "strict");
+  EXPECT_TRUE(strict_money["dangling_references"].empty());
+  EXPECT_FALSE(has(strict_money["extracted"], "src/till/money.py::format_amount"));
+  // Every task holds under plain pytest and pyflakes (dangling names only where declared).
+  auto check = RunCommand({kPython, kSource + "/bench/check_tasks.py", dir / "out", "--python",
+                           kPython});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
 TEST(ExtractErrors, BadInputGetsAClearErrorAndANonZeroExit) {
   ScratchDir dir;
   WriteFileOrDie(dir / "bad.json", "{not json");
