@@ -28,7 +28,8 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
     for (const auto& id : f.nodeids) {
       auto it = f.tests.find(id);
       std::string outcome = it == f.tests.end() ? "not run" : it->second.outcome;
-      if (outcome == "passed" || outcome == "xfailed") {
+      // xpassed: a non-strict xfail that passed, a success for pytest (exit status 0).
+      if (outcome == "passed" || outcome == "xfailed" || outcome == "xpassed") {
         p.tests.push_back(id);
       } else if (outcome == "skipped") {
         ++p.skipped;

@@ -20,7 +20,7 @@ namespace fbkit::extract {
 
 struct PassingFile {
   std::string file;
-  std::vector<std::string> tests;  // passed or xfailed test ids, in collection order
+  std::vector<std::string> tests;  // passed, xfailed or xpassed test ids, in collection order
   size_t skipped = 0;
 };
 

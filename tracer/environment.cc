@@ -59,6 +59,10 @@ Sandbox InstallSandbox(const RepoSpec& spec, const std::string& root, const std:
   s.limits = spec.limits;
   s.read_only = {root};
   for (const auto& d : InterpreterDirs(spec.python)) s.read_only.push_back(d);
+  // Absolute pythonpath entries (a dependency's checkout) are read as the tests read them.
+  for (const auto& p : spec.pythonpath) {
+    if (p.starts_with("/")) s.read_only.push_back(p);
+  }
   s.writable = {dir};
   return s;
 }

@@ -34,7 +34,8 @@ class CutTest : public ::testing::Test {
   // Builds the repository of `files` and cuts `extracted` out of it.
   CutResult Cut(const std::map<std::string, std::string>& files,
                 const std::set<std::string>& extracted,
-                const std::map<std::string, FilePolicy>& policies = {}) {
+                const std::map<std::string, FilePolicy>& policies = {},
+                const CutRules& rules = {}) {
     std::vector<parser::FileTable> tables;
     for (const auto& [path, src] : files) {
       env_->AddFile("/r/" + path, src);
@@ -47,7 +48,7 @@ class CutTest : public ::testing::Test {
       auto it = policies.find(t.path);
       policy.push_back(it == policies.end() ? FilePolicy::kEditable : it->second);
     }
-    return PlanCut(*repo_, *index_, extracted, policy, *parser_);
+    return PlanCut(*repo_, *index_, extracted, policy, *parser_, rules);
   }
 
   std::unique_ptr<testing::FakeEnv> env_ = std::make_unique<testing::FakeEnv>();
@@ -66,6 +67,51 @@ TEST_F(CutTest, RemovesAFunctionWithItsDecoratorsAndCommentWithoutLeavingAHole) 
   EXPECT_EQ(r.texts.at("m.py"), "def a():\n    return 1\n\n\ndef c():\n    return a()\n");
   EXPECT_EQ(r.removed, std::vector<std::string>{"m.py::b"});
   EXPECT_TRUE(r.problems.empty());
+}
+
+// FeatureBench's rule: code the P2P runs never execute may keep naming what goes.
+TEST_F(CutTest, UnexecutedCodeMayKeepADanglingReferenceExecutedCodeMayNot) {
+  const std::map<std::string, std::string> files = {
+      {"money.py", "def fmt(c):\n    return str(c)\n"},
+      {"report.py",
+       "from money import fmt\n\n\ndef total(xs):\n    return fmt(sum(xs))\n\n\n"
+       "def count(xs):\n    return len(xs)\n"}};
+  std::set<std::string> executed = {"report.py::count"};
+  auto r = Cut(files, {"money.py::fmt"}, {}, CutRules{&executed, false});
+  ASSERT_TRUE(r.conflicts.empty()) << r.reasons.front();
+  EXPECT_EQ(r.dangling, std::vector<std::string>{"report.py:4: total uses fmt"});
+  EXPECT_EQ(r.texts.at("report.py"),
+            "def total(xs):\n    return fmt(sum(xs))\n\n\ndef count(xs):\n    return len(xs)\n");
+  executed.insert("report.py::total");
+  auto runs = Cut(files, {"money.py::fmt"}, {}, CutRules{&executed, false});
+  EXPECT_EQ(runs.conflicts, std::vector<std::string>{"money.py::fmt"});
+  // The rule before: nothing may name what goes.
+  auto strict = Cut(files, {"money.py::fmt"}, {}, CutRules{});
+  EXPECT_EQ(strict.conflicts, std::vector<std::string>{"money.py::fmt"});
+  EXPECT_TRUE(strict.dangling.empty());
+}
+
+// Defaults, annotations and decorators run when the module is imported, executed or not.
+TEST_F(CutTest, SignaturesAndDecoratorsOfUnexecutedCodeStillConflict) {
+  std::set<std::string> none;
+  auto r = Cut({{"m.py",
+                 "def unit():\n    return 1\n\n\ndef f(x, scale=unit()):\n    return x\n\n\n"
+                 "def g(unit):\n    return unit\n"}},
+               {"m.py::unit"}, {}, CutRules{&none, false});
+  // f's default calls unit at import time; g's parameter merely shares the name.
+  EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::unit"});
+  EXPECT_EQ(r.reasons, std::vector<std::string>{"m.py::f uses unit"});
+}
+
+// Import-time code reading a removed member of a class that stays keeps the member.
+TEST_F(CutTest, ModuleLevelIntrospectionOfAMethodKeepsIt) {
+  std::set<std::string> none;
+  auto r = Cut({{"tax.py",
+                 "class T:\n    def rate(self):\n        \"\"\"Rate.\"\"\"\n        return 1\n\n"
+                 "    def apply(self):\n        return 2\n"},
+                {"docs.py", "from tax import T\n\nHELP = T.rate.__doc__\n"}},
+               {"tax.py::T.rate", "tax.py::T.apply"}, {}, CutRules{&none, false});
+  EXPECT_EQ(r.conflicts, std::vector<std::string>{"tax.py::T.rate"});
 }
 
 TEST_F(CutTest, LastFunctionOfAFileLeavesNoTrailingBlankLines) {
