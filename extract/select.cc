@@ -717,6 +717,7 @@ std::set<std::string> Interfaces(const Repo& repo, const DepGraph& g, const std:
     return found;
   };
   auto t = TestFileIndex(g, f2p);
+  std::set<std::string> tests = TestFileSet(g);
   std::set<uint32_t> seen;
   std::vector<uint32_t> layer;
   for (uint32_t v = 0; v < g.nodes().size(); ++v) {
@@ -733,8 +734,8 @@ std::set<std::string> Interfaces(const Repo& repo, const DepGraph& g, const std:
         }
         if (auto u = unit(g.nodes()[x->to].id)) {
           out.insert(*u);  // reached first: shown, and not followed further
-        } else {
-          next.push_back(x->to);
+        } else if (IsTestCode(g.nodes()[x->to].path, tests)) {
+          next.push_back(x->to);  // test helpers, fixtures, conftests: the test file's code
         }
       }
     }

@@ -143,10 +143,12 @@ util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,
 util::Status Reextract(const Repo& repo, const graph::DepGraph& g, Plan* plan);
 
 // The interfaces a task shows (FeatureBench's top objects as its statement shows them): the
-// extracted objects the test file's code reaches first, following the calls its run made
-// from its own code through code that stays (at most `depth` calls deep), plus top objects
-// that are functions. Extracted code reached only through other extracted code (helpers) is
-// not shown. Entity ids, sorted: functions, classes (no method reached), methods.
+// extracted objects the test code calls in the F2P file's run — its test functions, and
+// through its helpers, fixtures and conftests (at most `depth` calls deep) — plus top
+// objects that are functions. Extracted code reached only through other extracted code or
+// through library code that stays is not shown (FeatureBench's model stops at the library
+// objects the tests call, and shows the removed ones). Entity ids, sorted: functions,
+// classes (no method reached), methods.
 std::set<std::string> Interfaces(const Repo& repo, const graph::DepGraph& g,
                                  const std::string& f2p, const std::vector<std::string>& tops,
                                  const std::set<std::string>& extracted, int depth = 5);
