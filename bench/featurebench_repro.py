@@ -205,15 +205,17 @@ def main():
             if not os.path.exists(lv1_dir):
                 p = run([os.path.join(args.fbkit, "fb-extract"), "task", repo["checkout"], "--spec",
                          repo["spec"], "--graph", graph, "--trace", trace, "--f2p", f2p, "-o", tasks,
-                         "-q", *args.extract_arg])
+                         *args.extract_arg])
                 detail = (p.stdout + p.stderr).strip().split("\n")[-1] if p.returncode else ""
+                repairs = [l.split("repaired: ", 1)[1] for l in p.stderr.split("\n")
+                           if "repaired: " in l]
             else:
-                detail = ""
+                detail, repairs = "", []
             seconds = round(time.monotonic() - t, 1)
             task_dir = os.path.join(tasks, f"{prefix}.{stem}.{md5_8}.lv{level}")
             row = {"case": case, "repo": repo["name"], "f2p": f2p, "level": level,
                    "emitted": os.path.exists(os.path.join(task_dir, "instance.json")),
-                   "rejection": detail, "seconds": seconds}
+                   "rejection": detail, "repairs": repairs, "seconds": seconds}
             theirs = interfaces(theirs_md, repo["checkout"], level)
             ours = set()
             if row["emitted"]:
