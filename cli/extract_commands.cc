@@ -424,8 +424,13 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--top-chooser", a->select.chooser,
                   "specific (default): a shared class counts through the methods this file's "
                   "tests call and few other files' tests call; share: only objects used by at "
-                  "most --max-share of the test files (see README)")
-      ->check(CLI::IsMember({"specific", "share"}));
+                  "most --max-share of the test files; featurebench: every function and "
+                  "method the test code calls but builders of inputs, as FeatureBench's model "
+                  "is told to choose (see README)")
+      ->check(CLI::IsMember({"specific", "share", "featurebench"}));
+  cmd->add_flag("--p2p-anywhere", a->select.p2p_anywhere,
+                "Choose the P2P files at random among all eligible ones, as FeatureBench does "
+                "(default: those in the F2P file's directory first, then at random)");
   cmd->add_flag("--p2p-least-overlap", a->select.least_overlap,
                 "Choose the P2P files that share the fewest entities with the F2P file "
                 "(default: seeded random choice among the eligible ones)");

@@ -584,6 +584,61 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
 
 namespace {
 
+// FeatureBench's top objects without its model: every function and method (cuttable unit)
+// the test file's code calls in its run — from its test functions, or through its helpers,
+// fixtures and conftests — except builders of inputs (called directly by the tests of
+// kBuilderFiles or more files, this file making less than kBuilderShare of those calls: the
+// general-purpose tools the model is told to leave out). Sorted by id.
+std::vector<std::string> DirectlyTested(const Repo& repo, const DepGraph& g, uint32_t t) {
+  const size_t kBuilderFiles = 4;
+  const double kBuilderShare = 0.4;
+  TestUse use = CollectTestUse(repo, g, t);
+  std::set<std::string> tests = TestFileSet(g);
+  const std::string& f2p = g.test_files()[t];
+  std::set<uint32_t> seen;
+  std::vector<uint32_t> layer;
+  for (uint32_t v = 0; v < g.nodes().size(); ++v) {
+    if (g.nodes()[v].path == f2p) layer.push_back(v), seen.insert(v);
+  }
+  std::set<std::string> out;
+  for (int depth = 0; depth < 5 && !layer.empty(); ++depth) {
+    std::vector<uint32_t> next;
+    for (uint32_t v : layer) {
+      auto [b, e] = OutEdges(g, v);
+      for (const Edge* x = b; x != e; ++x) {
+        if (x->kind != EdgeKind::kCall || !seen.insert(x->to).second ||
+            !std::binary_search(x->test_files.begin(), x->test_files.end(), t)) {
+          continue;
+        }
+        const graph::Node& n = g.nodes()[x->to];
+        if (IsTestCode(n.path, tests)) {
+          next.push_back(x->to);
+          continue;
+        }
+        auto calls = use.entity_calls.find(x->to);
+        if (calls != use.entity_calls.end() && calls->second.size() >= kBuilderFiles) {
+          int64_t all = 0, mine = calls->second.count(t) ? calls->second.at(t) : 0;
+          for (const auto& [file, count] : calls->second) all += count;
+          if (static_cast<double>(mine) < kBuilderShare * static_cast<double>(all)) continue;
+        }
+        // The unit: the outermost function or method the called code is (nested in).
+        auto ref = repo.Find(n.id);
+        if (!ref || n.kind == EntityKind::kModule) continue;
+        const parser::Entity* unit = &repo.entity(*ref);
+        for (const parser::Entity* up = unit;;) {
+          auto p = repo.Find(up->parent);
+          if (!p || repo.entity(*p).kind == EntityKind::kModule) break;
+          up = &repo.entity(*p);
+          if (up->kind != EntityKind::kClass) unit = up;
+        }
+        out.insert(unit->id);
+      }
+    }
+    layer = std::move(next);
+  }
+  return {out.begin(), out.end()};
+}
+
 // Passing test files (other than the F2P file) that use none of the top objects.
 std::vector<std::string> P2PPool(const DepGraph& g, const std::vector<PassingFile>& passing,
                                  const std::string& f2p, const std::vector<std::string>& tops,
@@ -615,6 +670,10 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
     auto chosen = chooser(f2p.file, candidates);
     if (!chosen.ok()) return util::Error{"--llm-cmd: " + chosen.error()};
     plan.top_objects = *chosen;
+  } else if (options.chooser == "featurebench") {
+    plan.top_objects = DirectlyTested(repo, g, *t);
+    plan.member_tops = true;
+    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);
   } else {
     for (const auto& c : ChooseTopObjects(repo, g, f2p.file, candidates, options)) {
       if (!c.chosen) continue;
@@ -651,7 +710,9 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   }
   Rng rng(TaskSeed(options.seed, f2p.file));
   for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
-  if (!options.least_overlap) {
+  if (options.p2p_anywhere) {
+    // FeatureBench's plain seeded random choice.
+  } else if (!options.least_overlap) {
     // Test files beside the F2P file first (its own test package): they run the code around
     // the feature, which then stays; the seeded order holds within each group.
     auto dir = [](const std::string& path) { return path.substr(0, path.rfind('/') + 1); };

@@ -41,6 +41,9 @@ struct SelectOptions {
   // P2P files sharing the fewest reached entities with the F2P file first (ties by the
   // seeded shuffle) instead of a plain seeded random choice: more code can be cut.
   bool least_overlap = false;
+  // FeatureBench's choice: a seeded random sample of the eligible files wherever they are
+  // (default: the F2P file's own directory first).
+  bool p2p_anywhere = false;
   // How the deterministic default picks top objects (see ChooseTopObjects): "specific"
   // (member-level specificity, the default) or "share" (objects used by at most max_share
   // of the test files, fbkit's rule before).

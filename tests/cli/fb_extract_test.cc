@@ -474,6 +474,17 @@ TEST(FeatureBenchRulesE2E, DanglingIntrospectionModuleAttributeAndRepair) {
   EXPECT_EQ(strict_money["references"], "strict");
   EXPECT_TRUE(strict_money["dangling_references"].empty());
   EXPECT_FALSE(has(strict_money["extracted"], "src/till/money.py::format_amount"));
+  // FeatureBench's choice without its model: everything the tests call (not the helper).
+  auto fb = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
+                        dir / "trace.json", "-o", dir / "fb", "--python", kPython, "--p2p", "2",
+                        "--min-lines", "5", "--top-chooser", "featurebench", "--no-l2", "-q",
+                        "--no-verify", "--f2p", "tests/test_money.py"});
+  ASSERT_EQ(fb.exit_code, 0) << fb.err;
+  EXPECT_EQ(instance("fb", "test_money")["top_objects"],
+            nlohmann::json::parse(R"(["src/till/money.py::format_amount",
+                                      "src/till/money.py::parse_amount",
+                                      "src/till/money.py::percent_of",
+                                      "src/till/money.py::split_amount"])"));
   // Every task holds under plain pytest and pyflakes (dangling names only where declared).
   auto check = RunCommand({kPython, kSource + "/bench/check_tasks.py", dir / "out", "--python",
                            kPython});
