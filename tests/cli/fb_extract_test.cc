@@ -421,7 +421,7 @@ TEST(FeatureBenchRulesE2E, DanglingIntrospectionModuleAttributeAndRepair) {
   if (::testing::Test::HasFatalFailure()) return;
   auto all = RunCommand({kExtract, "all", root, "--graph", dir / "graph.json", "--trace",
                          dir / "trace.json", "-o", dir / "out", "--python", kPython, "--p2p", "2",
-                         "--min-lines", "5", "--min-points", "5"});
+                         "--min-lines", "5", "--min-points", "5", "--no-l2"});
   ASSERT_EQ(all.exit_code, 0) << all.err;
   auto instance = [&](const std::string& out, const std::string& stem) {
     for (const auto& e : std::filesystem::directory_iterator(dir / out)) {
