@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 
 #include "util/hash.h"
 
@@ -362,6 +363,17 @@ double CallShare(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, u
   return all > 0 ? static_cast<double>(mine) / static_cast<double>(all) : 0;
 }
 
+// A builder of inputs (sympy's DM, click's style): the tests of kBuilderFiles or more files
+// call v directly, this file making less than kBuilderShare of those calls.
+constexpr size_t kBuilderFiles = 4;
+constexpr double kBuilderShare = 0.4;
+bool BuildsInputs(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
+                  uint32_t t) {
+  auto it = calls.find(v);
+  return it != calls.end() && it->second.size() >= kBuilderFiles &&
+         CallShare(calls, v, t) < kBuilderShare;
+}
+
 // At least half of the direct test calls into v come from t: the file where it is tested.
 bool MainTester(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
                 uint32_t t) {
@@ -454,10 +466,6 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   // A shared function counts when this file is the only one whose test functions call it
   // directly; a method of a shared class when at most two test files reach it.
   const size_t func_limit = 1, reach_limit = 2;
-  // An object within the share limit whose direct test calls come from this many files, this
-  // file's share below kBuilderShare, is a builder of inputs (sympy's DM, click's style).
-  const size_t kBuilderFiles = 4;
-  const double kBuilderShare = 0.4;
   auto t = TestFileIndex(g, f2p);
   TestUse use = specific && t ? CollectTestUse(repo, g, *t) : TestUse{};
   const std::string subject = ModuleWord(f2p, true);
@@ -547,8 +555,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     } else if (IsExceptionClass(repo, g, *e)) {
       choice.chosen = true;
       choice.why = "an exception class whose own methods the tests call";
-    } else if (c.spread <= limit && CallingFiles(use, *v) >= kBuilderFiles &&
-               CallShare(use.calls, *v, *t) < kBuilderShare) {
+    } else if (c.spread <= limit && BuildsInputs(use.calls, *v, *t)) {
       choice.why = n + ", but the tests of " + std::to_string(CallingFiles(use, *v)) +
                    " files call it directly, this file's less than " +
                    std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
@@ -584,24 +591,19 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
 
 namespace {
 
-// FeatureBench's top objects without its model: every function and method (cuttable unit)
-// the test file's code calls in its run — from its test functions, or through its helpers,
-// fixtures and conftests — except builders of inputs (called directly by the tests of
-// kBuilderFiles or more files, this file making less than kBuilderShare of those calls: the
-// general-purpose tools the model is told to leave out). Sorted by id.
-std::vector<std::string> DirectlyTested(const Repo& repo, const DepGraph& g, uint32_t t) {
-  const size_t kBuilderFiles = 4;
-  const double kBuilderShare = 0.4;
-  TestUse use = CollectTestUse(repo, g, t);
+// The calls test file t's run made from the file's own code, followed through test code
+// (helpers, fixtures, conftests) at most `depth` calls deep: `visit` gets each node outside
+// test code so reached, once.
+void ForEachCalledFromTestCode(const DepGraph& g, uint32_t t, int depth,
+                               const std::function<void(uint32_t)>& visit) {
   std::set<std::string> tests = TestFileSet(g);
-  const std::string& f2p = g.test_files()[t];
+  const std::string& file = g.test_files()[t];
   std::set<uint32_t> seen;
   std::vector<uint32_t> layer;
   for (uint32_t v = 0; v < g.nodes().size(); ++v) {
-    if (g.nodes()[v].path == f2p) layer.push_back(v), seen.insert(v);
+    if (g.nodes()[v].path == file) layer.push_back(v), seen.insert(v);
   }
-  std::set<std::string> out;
-  for (int depth = 0; depth < 5 && !layer.empty(); ++depth) {
+  for (int d = 0; d < depth && !layer.empty(); ++d) {
     std::vector<uint32_t> next;
     for (uint32_t v : layer) {
       auto [b, e] = OutEdges(g, v);
@@ -610,32 +612,43 @@ std::vector<std::string> DirectlyTested(const Repo& repo, const DepGraph& g, uin
             !std::binary_search(x->test_files.begin(), x->test_files.end(), t)) {
           continue;
         }
-        const graph::Node& n = g.nodes()[x->to];
-        if (IsTestCode(n.path, tests)) {
+        if (IsTestCode(g.nodes()[x->to].path, tests)) {
           next.push_back(x->to);
-          continue;
+        } else {
+          visit(x->to);
         }
-        auto calls = use.entity_calls.find(x->to);
-        if (calls != use.entity_calls.end() && calls->second.size() >= kBuilderFiles) {
-          int64_t all = 0, mine = calls->second.count(t) ? calls->second.at(t) : 0;
-          for (const auto& [file, count] : calls->second) all += count;
-          if (static_cast<double>(mine) < kBuilderShare * static_cast<double>(all)) continue;
-        }
-        // The unit: the outermost function or method the called code is (nested in).
-        auto ref = repo.Find(n.id);
-        if (!ref || n.kind == EntityKind::kModule) continue;
-        const parser::Entity* unit = &repo.entity(*ref);
-        for (const parser::Entity* up = unit;;) {
-          auto p = repo.Find(up->parent);
-          if (!p || repo.entity(*p).kind == EntityKind::kModule) break;
-          up = &repo.entity(*p);
-          if (up->kind != EntityKind::kClass) unit = up;
-        }
-        out.insert(unit->id);
       }
     }
     layer = std::move(next);
   }
+}
+
+// The unit an entity belongs to as an interface: the outermost function or method it is (or
+// is nested in), else itself (a class, a module).
+const parser::Entity* OutermostUnit(const Repo& repo, const std::string& id) {
+  auto ref = repo.Find(id);
+  if (!ref) return nullptr;
+  const parser::Entity* unit = &repo.entity(*ref);
+  for (const parser::Entity* up = unit;;) {
+    auto p = repo.Find(up->parent);
+    if (!p || repo.entity(*p).kind == EntityKind::kModule) break;
+    up = &repo.entity(*p);
+    if (up->kind != EntityKind::kClass) unit = up;
+  }
+  return unit;
+}
+
+// FeatureBench's top objects without its model: every function and method (cuttable unit)
+// the test file's code calls in its run — from its test functions, or through its helpers,
+// fixtures and conftests — except builders of inputs (BuildsInputs: the general-purpose
+// tools the model is told to leave out). Sorted by id.
+std::vector<std::string> DirectlyTested(const Repo& repo, const DepGraph& g, uint32_t t) {
+  TestUse use = CollectTestUse(repo, g, t);
+  std::set<std::string> out;
+  ForEachCalledFromTestCode(g, t, 5, [&](uint32_t v) {
+    if (g.nodes()[v].kind == EntityKind::kModule || BuildsInputs(use.entity_calls, v, t)) return;
+    if (const parser::Entity* unit = OutermostUnit(repo, g.nodes()[v].id)) out.insert(unit->id);
+  });
   return {out.begin(), out.end()};
 }
 
@@ -762,45 +775,12 @@ std::set<std::string> Interfaces(const Repo& repo, const DepGraph& g, const std:
                                  const std::vector<std::string>& tops,
                                  const std::set<std::string>& extracted, int depth) {
   std::set<std::string> out;
-  // The extracted entity a node belongs to as an interface: the outermost extracted function
-  // or method it is (nested in), or an extracted class itself.
-  auto unit = [&](const std::string& id) -> std::optional<std::string> {
-    auto ref = repo.Find(id);
-    if (!ref) return std::nullopt;
-    std::optional<std::string> found;
-    if (repo.entity(*ref).kind == EntityKind::kClass && extracted.count(id)) found = id;
-    for (const parser::Entity* e = &repo.entity(*ref);;) {
-      if (extracted.count(e->id) && e->kind != EntityKind::kClass) found = e->id;
-      auto p = repo.Find(e->parent);
-      if (!p || repo.entity(*p).kind == EntityKind::kModule) break;
-      e = &repo.entity(*p);
-    }
-    return found;
-  };
-  auto t = TestFileIndex(g, f2p);
-  std::set<std::string> tests = TestFileSet(g);
-  std::set<uint32_t> seen;
-  std::vector<uint32_t> layer;
-  for (uint32_t v = 0; v < g.nodes().size(); ++v) {
-    if (g.nodes()[v].path == f2p) layer.push_back(v), seen.insert(v);
-  }
-  for (int d = 0; t && d < depth && !layer.empty(); ++d) {
-    std::vector<uint32_t> next;
-    for (uint32_t v : layer) {
-      auto [b, e] = OutEdges(g, v);
-      for (const Edge* x = b; x != e; ++x) {
-        if (x->kind != EdgeKind::kCall || !seen.insert(x->to).second ||
-            !std::binary_search(x->test_files.begin(), x->test_files.end(), *t)) {
-          continue;
-        }
-        if (auto u = unit(g.nodes()[x->to].id)) {
-          out.insert(*u);  // reached first: shown, and not followed further
-        } else if (IsTestCode(g.nodes()[x->to].path, tests)) {
-          next.push_back(x->to);  // test helpers, fixtures, conftests: the test file's code
-        }
-      }
-    }
-    layer = std::move(next);
+  // What the test code calls first of the extracted code: shown, and not followed further.
+  if (auto t = TestFileIndex(g, f2p)) {
+    ForEachCalledFromTestCode(g, *t, depth, [&](uint32_t v) {
+      const parser::Entity* unit = OutermostUnit(repo, g.nodes()[v].id);
+      if (unit && extracted.count(unit->id)) out.insert(unit->id);
+    });
   }
   for (const auto& id : tops) {
     auto ref = repo.Find(id);
