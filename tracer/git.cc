@@ -2,9 +2,42 @@
 
 #include <unistd.h>
 
+#include <mutex>
+
+#include "util/strings.h"
+
 namespace fbkit::tracer {
 
 std::atomic<int> Git::counter_{0};
+
+namespace {
+
+// The safe.directory entries of the user's own global git configuration: host-side git
+// reads no global or system configuration (a filter or diff driver defined there would run
+// on content sandboxed code wrote, and options like diff.noprefix would change patches),
+// but the repositories the user declared safe stay safe. Read once per process.
+const std::vector<std::string>& UserSafeDirectories(Launcher& launcher, util::Env& env,
+                                                    const std::string& scratch) {
+  static std::once_flag once;
+  static std::vector<std::string> dirs;
+  std::call_once(once, [&] {
+    ProcessSpec spec;
+    spec.argv = {"git", "config", "--global", "--get-all", "safe.directory"};
+    spec.cwd = "/";
+    if (!env.MakeDirs(scratch).ok()) return;
+    spec.log_path = util::JoinPath(scratch, "git-safe-" + std::to_string(::getpid()) + ".log");
+    auto exit = RunToCompletion(launcher, spec);
+    auto out = env.ReadFile(spec.log_path);
+    (void)env.RemoveAll(spec.log_path);  // a leftover log costs nothing; the entries matter
+    if (!exit.ok() || exit->code != 0 || !out.ok()) return;
+    for (const auto& line : util::Split(*out, '\n')) {
+      if (!line.empty()) dirs.push_back(line);
+    }
+  });
+  return dirs;
+}
+
+}  // namespace
 
 std::pair<int, std::string> Git::Exec(const std::string& cwd,
                                       const std::vector<std::string>& args) {
@@ -31,7 +64,12 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
                "-c",
                "diff.ignoreSubmodules=all",
                "-c",
-               "submodule.recurse=false"};
+               "submodule.recurse=false",
+               "-c",
+               "core.attributesFile=/dev/null"};
+  for (const auto& dir : UserSafeDirectories(launcher_, env_, scratch_)) {
+    spec.argv.insert(spec.argv.end(), {"-c", "safe.directory=" + dir});
+  }
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.cwd = cwd;
   spec.env = {{"GIT_AUTHOR_NAME", "fbkit"},
@@ -41,6 +79,8 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
               {"GIT_COMMITTER_EMAIL", "fbkit@localhost"},
               {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"},
               {"GIT_CONFIG_NOSYSTEM", "1"},
+              {"GIT_CONFIG_GLOBAL", "/dev/null"},
+              {"GIT_ATTR_NOSYSTEM", "1"},
               {"GIT_TERMINAL_PROMPT", "0"},
               {"LC_ALL", "C"}};
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return {-1, s.error()};

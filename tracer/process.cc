@@ -83,6 +83,30 @@ class SandboxCgroups {
     return dirs;
   }
 
+  // The whole-sandbox limits its processes ran into, from the cgroups' event counters:
+  // "processes" (a fork refused at pids.max), "memory" (a process OOM-killed).
+  static std::vector<std::string> LimitsReached(const std::vector<std::string>& dirs) {
+    std::vector<std::string> reached;
+    auto counter = [](const std::string& path, const std::string& key) {
+      std::ifstream in(path);
+      std::string k;
+      int64_t v = 0;
+      while (in >> k >> v) {
+        if (k == key) return v;
+      }
+      return int64_t{0};
+    };
+    bool processes = false, memory = false;
+    for (const auto& dir : dirs) {
+      processes |= counter(dir + "/pids.events", "max") > 0;
+      memory |= counter(dir + "/memory.events", "oom_kill") > 0 ||
+                counter(dir + "/memory.oom_control", "oom_kill") > 0;
+    }
+    if (processes) reached.push_back("processes");
+    if (memory) reached.push_back("memory");
+    return reached;
+  }
+
   // Kills what is left in each cgroup and removes it.
   static void Remove(const std::vector<std::string>& dirs) {
     for (const auto& dir : dirs) {
@@ -195,9 +219,9 @@ class PosixProcess : public Process {
     pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == 0) {
       if (!disk_.Exceeded()) return std::nullopt;
-      ExitInfo info = Kill();
-      info_.disk_exceeded = info.disk_exceeded = true;
-      return info;
+      Kill();
+      info_.disk_exceeded = true;
+      return info_;
     }
     done_ = true;
     info_ = r == pid_ ? Translate(FromStatus(status)) : ExitInfo{};
@@ -248,6 +272,7 @@ class PosixProcess : public Process {
   }
 
   void Release() {
+    if (!cgroups_.empty()) info_.limits_reached = SandboxCgroups::LimitsReached(cgroups_);
     SandboxCgroups::Remove(cgroups_);
     cgroups_.clear();
     Drain();

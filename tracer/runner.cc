@@ -318,6 +318,7 @@ class Runner {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     reader.Feed("\n");  // a last line the agent could not finish is simply malformed
+    NoteLimits(result.exit, &result.trace);
     result.finished = reader.finished();
     result.last_file = reader.current_file();
     result.collected = reader.collected();
@@ -326,6 +327,20 @@ class Runner {
     auto log = env_.ReadFile(spec.log_path);
     result.log = log.ok() ? *log : "";
     return result;
+  }
+
+  // In outcome runs, a whole-sandbox limit the tests ran into is an integrity finding: a
+  // fork bomb or a memory hog is an attack, and a suite's own tests do not need either.
+  void NoteLimits(const ExitInfo& exit, TraceSet* trace) const {
+    if (options_.record) return;
+    for (const auto& limit : exit.limits_reached) {
+      trace->integrity.push_back(
+          limit == "processes"
+              ? "the tests reached the sandbox's limit on processes ([limits] processes = " +
+                    std::to_string(options_.spec.limits.processes) + ")"
+              : "a process of the tests was killed at the sandbox's memory limit ([limits] "
+                "memory_mb = " + std::to_string(options_.spec.limits.memory_mb) + ")");
+    }
   }
 
   uint64_t FeedJournal(const std::string& path, uint64_t offset, JournalReader* reader) {
@@ -392,8 +407,18 @@ class Runner {
         return CheckCollected(*r);
       }
       if (!r->last_file && collected_.empty()) {
-        return util::Error{"pytest ended before collecting any test (" + DescribeAbort(*r) +
-                           "):\n" + util::Tail(r->log, 3000)};
+        std::string why = "pytest ended before collecting any test (" + DescribeAbort(*r) +
+                          "):\n" + util::Tail(r->log, 3000);
+        if (options_.record || trace_.integrity.empty()) return util::Error{why};
+        // The tested code stopped pytest after an integrity finding (an escape attempt
+        // while importing): the finding reaches the grader, every file counts as crashed.
+        for (const auto& path : paths) {
+          FileTrace& f = trace_.files[path];
+          f.file = path;
+          f.status = FileStatus::kCrashed;
+          f.error = why;
+        }
+        return util::Status::Ok();
       }
       fruitless = r->begun.empty() ? fruitless + 1 : 0;
       paths = AfterAbort(*r, &done);
@@ -457,6 +482,7 @@ class Runner {
     if (!c.ok()) return util::Error{c.error()};
     const TraceSet& collection = c->trace;
     trace_.python = collection.python;
+    trace_.integrity = collection.integrity;
     collected_ = c->selected.empty() ? c->collected : c->selected;
     for (const auto& [name, f] : collection.files) {
       if (f.status == FileStatus::kCollectError) trace_.files[name] = f;
@@ -542,6 +568,7 @@ class Runner {
     }
     if (!exit) return false;
     job.reader->Feed("\n");
+    NoteLimits(*exit, job.reader->trace());
     if (!job.reader->finished()) {
       auto log = env_.ReadFile(job.run.spec.log_path);
       SessionResult r;

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tests/testing/e2e.h"
@@ -94,10 +95,6 @@ struct Host {
     EXPECT_FALSE(fs::exists("/etc/fbkit-escaped.txt"));
   }
 };
-
-// The command prefix that runs an fbkit command as an ordinary user (nobody), from root.
-const std::vector<std::string> kAsNobody = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                                            "--clear-groups", "--"};
 
 // Processes of this machine whose command line is `command` (arguments joined by spaces).
 int ProcessesRunning(const std::string& command) {
@@ -203,12 +200,6 @@ TEST(SandboxE2E, SessionsThatDieBeforeAnyTestAreNotRestartedForEver) {
   EXPECT_EQ(sessions, 4);  // the first, then three that ran nothing
 }
 
-// Gives every file below `dir` to nobody, for an fbkit run as that user.
-void GiveToNobody(const std::string& dir) {
-  ::lchown(dir.c_str(), 65534, 65534);
-  for (const auto& e : fs::recursive_directory_iterator(dir)) ::lchown(e.path().c_str(), 65534, 65534);
-}
-
 // Hostile agent patches evaluated by fbkit running as root, or, with `as_user`, as an
 // ordinary user (nobody) who owns the tasks and may write the attacked host directories.
 void EvalHostilePatches(bool as_user) {
@@ -257,12 +248,25 @@ void EvalHostilePatches(bool as_user) {
   }
   ASSERT_EQ(reports.size(), 12u);
   // Each attack raises where it succeeds, so the gold feature resolves exactly when the
-  // sandbox stopped it; killing everything ends the tests (not resolved), never the eval.
+  // sandbox stopped it. Attempts the grader sees being made (writes to the system, /proc/sys,
+  // .git or fbkit's files, reads of /etc/shadow, links where fbkit reads, kill -1) are flagged
+  // as well, hence not resolved; killing everything ends the tests, never the eval. As root,
+  // the fork bomb runs into the sandbox's pids cgroup, whose counter flags it. The rest (a
+  // secret or token that is not there, a connection or memory refused, a file size limit)
+  // leave nothing the grader can tell from an ordinary failure: stopped, not flagged.
+  std::set<std::string> flagged = {"write_outside", "sysctl",      "read_private",
+                                   "git_config",    "plant_links", "kill_all"};
+  if (!as_user) flagged.insert("fork_bomb");
   for (const auto& [name, report] : reports) {
     EXPECT_EQ(report["sandbox"], "bwrap") << name;
     EXPECT_TRUE(report["applied"]) << name;
-    if (name == "kill_all") {
+    if (flagged.contains(name)) {
       EXPECT_FALSE(report["resolved"]) << name;
+      EXPECT_TRUE(report["suspicious"]) << name << ": " << report.dump(1);
+      std::string reasons = report["suspicious_reasons"].dump();
+      EXPECT_TRUE(reasons.find("escape attempt") != std::string::npos ||
+                  reasons.find("sandbox's limit on processes") != std::string::npos)
+          << name << ": " << report.dump(1);
     } else {
       EXPECT_TRUE(report["resolved"]) << name << " got out: " << report.dump(1);
     }

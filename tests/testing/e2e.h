@@ -2,7 +2,11 @@
 // the binary and the fixtures are.
 #pragma once
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace fbkit::testing {
 
@@ -12,5 +16,17 @@ inline const std::string kSource = FBKIT_SOURCE_DIR;
 inline const std::string kPython = "/usr/bin/python3";
 
 inline std::string Fixture(const std::string& name) { return kSource + "/fixtures/" + name; }
+
+// The command prefix that runs an fbkit command as an ordinary user (nobody), from root.
+inline const std::vector<std::string> kAsNobody = {"/usr/bin/setpriv", "--reuid=65534",
+                                                   "--regid=65534", "--clear-groups", "--"};
+
+// Gives `dir` and every file below it to nobody, for an fbkit run as that user.
+inline void GiveToNobody(const std::string& dir) {
+  ::lchown(dir.c_str(), 65534, 65534);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    ::lchown(e.path().c_str(), 65534, 65534);
+  }
+}
 
 }  // namespace fbkit::testing
