@@ -9,6 +9,7 @@
 #include "graph/graph_io.h"
 #include "parser/entities_json.h"
 #include "parser/entity_table.h"
+#include "tracer/runner.h"
 #include "tracer/trace_json.h"
 #include "util/json_writer.h"
 #include "util/parallel.h"
@@ -18,7 +19,7 @@ namespace {
 
 struct BuildArgs {
   std::string root;
-  std::string trace;
+  std::vector<std::string> traces;
   std::string output = "-";
   std::string format = "json";
   std::string focus;
@@ -51,12 +52,10 @@ int RunBuild(const BuildArgs& a) {
   auto root = env.RealPath(a.root);
   if (!root.ok()) return Fail("fb-graph build", root.error());
   std::optional<tracer::TraceSet> trace;
-  if (!a.trace.empty()) {
-    auto text = env.ReadFile(a.trace);
-    if (!text.ok()) return Fail("fb-graph build", text.error());
-    auto parsed = tracer::ParseTraceDocument(*text);
-    if (!parsed.ok()) return Fail("fb-graph build", a.trace + ": " + parsed.error());
-    trace = std::move(*parsed);
+  if (!a.traces.empty()) {
+    auto loaded = tracer::LoadTraces(env, a.traces);
+    if (!loaded.ok()) return Fail("fb-graph build", loaded.error());
+    trace = std::move(*loaded);
   }
   auto tables = Tables(env, a, *root);
   if (!tables.ok()) return Fail("fb-graph build", tables.error());
@@ -191,9 +190,42 @@ void AddQuery(CLI::App& app, int* exit_code, const std::string& name, const std:
   cmd->callback([a, exit_code, name] { *exit_code = RunQuery(name, *a); });
 }
 
+struct MergeArgs {
+  std::vector<std::string> traces;
+  std::string output = "-";
+  bool details = false;
+};
+
+int RunMerge(const MergeArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto merged = tracer::LoadTraces(env, a.traces);
+  if (!merged.ok()) return Fail("fb-graph merge", merged.error());
+  util::Status written = WriteOutput(env, a.output, tracer::TraceDocument(*merged, a.details));
+  if (!written.ok()) return Fail("fb-graph merge", written.error());
+  return kExitOk;
+}
+
+void AddMergeCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<MergeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge", "Merge the N shard traces of `fb-graph trace --isolate --shard K/N` into one");
+  cmd->footer(
+      "The result is the trace the unsharded `fb-graph trace --isolate` writes (byte for byte "
+      "when the test runs themselves are repeatable): every shard's files and their edges, "
+      "the shared contexts, counts and warnings in the run's file order. Every shard 1..N "
+      "of one run must be given once, in any order.\n\n"
+      "Exit status: 0 ok; 1 failure (a missing, repeated or foreign shard); 2 bad usage.");
+  cmd->add_option("TRACES", a->traces, "The N shard traces")->required();
+  cmd->add_option("-o,--output", a->output, "Output file ('-' for stdout)");
+  cmd->add_flag("--details", a->details,
+                "Keep per-test durations and failure messages (shards traced with --details)");
+  cmd->callback([a, exit_code] { *exit_code = RunMerge(*a); });
+}
+
 }  // namespace
 
 void AddGraphCommands(CLI::App& app, int* exit_code) {
+  AddMergeCommand(app, exit_code);
   auto a = std::make_shared<BuildArgs>();
   CLI::App* cmd = app.add_subcommand(
       "build", "Build the object dependency graph of ROOT (and a trace) as fbkit.graph/1 JSON");
@@ -206,7 +238,9 @@ void AddGraphCommands(CLI::App& app, int* exit_code) {
       "Trace identities that match no entity are listed under join.unmapped.\n\n"
       "Exit status: 0 ok; 1 failure; 2 bad usage.");
   cmd->add_option("ROOT", a->root, "Repository root")->required();
-  cmd->add_option("--trace", a->trace, "fbkit.trace/1 JSON from fb-graph trace");
+  cmd->add_option("--trace", a->traces,
+                  "fbkit.trace/1 JSON from fb-graph trace (repeat it for the N shards of a "
+                  "sharded trace: they are merged first)");
   cmd->add_option("-o,--output", a->output, "Output file ('-' for stdout)");
   cmd->add_option("--format", a->format,
                   "json (default), binary (fast to load for queries), graphml (Gephi) or dot "

@@ -4,7 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "cli/cli_common.h"
 #include "cli/spec_options.h"
@@ -23,7 +27,37 @@ struct TraceArgs {
   bool keep_work = false;
   bool details = false;
   bool quiet = false;
+  std::string shard;          // "K/N"
+  std::string shard_weights;  // a previous trace (with --details)
 };
+
+// "K/N" -> (K, N), with 1 <= K <= N.
+util::Expected<std::pair<int, int>> ParseShard(const std::string& text) {
+  size_t slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      size_t a = 0, b = 0;
+      int k = std::stoi(text.substr(0, slash), &a), n = std::stoi(text.substr(slash + 1), &b);
+      if (a == slash && b == text.size() - slash - 1 && k >= 1 && k <= n) return std::make_pair(k, n);
+    }
+  } catch (const std::exception&) {
+  }
+  return util::Error{"--shard " + text + ": expected K/N with 1 <= K <= N (e.g. 2/4)"};
+}
+
+// Per test file, the sum of its tests' durations in a trace written with --details.
+util::Expected<std::map<std::string, double>> Durations(util::Env& env, const std::string& path) {
+  auto trace = tracer::LoadTraces(env, {path});
+  if (!trace.ok()) return util::Error{trace.error()};
+  std::map<std::string, double> out;
+  for (const auto& [name, f] : trace->files) {
+    double sum = 0;
+    for (const auto& [id, t] : f.tests) sum += t.duration;
+    if (sum > 0) out[name] = sum;
+  }
+  if (out.empty()) return util::Error{path + ": no test durations (trace it with --details)"};
+  return out;
+}
 
 // Problem files always; the one-line summary unless quiet.
 void Summarise(const tracer::TraceSet& t, double seconds, bool quiet) {
@@ -55,6 +89,21 @@ int Run(TraceArgs& args) {
   }
   if (auto s = PrepareEnvironment(*spec, *root, "fb-graph trace", args.quiet); !s.ok()) {
     return Fail("fb-graph trace", s.error());
+  }
+  if (!args.shard.empty()) {
+    auto shard = ParseShard(args.shard);
+    if (!shard.ok() || !args.options.isolate) {
+      std::fprintf(stderr, "fb-graph trace: %s\n",
+                   shard.ok() ? "--shard needs --isolate (one process per test file)"
+                              : shard.error().c_str());
+      return kExitUsage;
+    }
+    std::tie(args.options.shard_index, args.options.shard_count) = *shard;
+  }
+  if (!args.shard_weights.empty()) {
+    auto weights = Durations(env, args.shard_weights);
+    if (!weights.ok()) return Fail("fb-graph trace", weights.error());
+    args.options.shard_weights = std::move(*weights);
   }
   args.options.root = *root;
   args.options.spec = std::move(*spec);
@@ -111,6 +160,13 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
                 "One pytest process per test file (the reference mode; slower)");
   cmd->add_option("-j,--jobs", args->options.jobs, "Processes at once with --isolate (default 1)")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--shard", args->shard,
+                  "K/N: with --isolate, run only the K-th of N contiguous parts of the test "
+                  "files (balanced by file size, or by --shard-weights); merge the N traces "
+                  "with fb-graph merge or give them all to fb-graph build --trace");
+  cmd->add_option("--shard-weights", args->shard_weights,
+                  "A previous trace written with --details: balance the shards by its "
+                  "per-file test durations");
   cmd->add_option("--work-dir", args->work_dir,
                   "Keep the agent, journals and pytest logs here (default: a temporary dir)");
   cmd->add_flag("--keep-work", args->keep_work, "Do not delete the temporary work dir");

@@ -608,8 +608,11 @@ void ForEachCalledFromTestCode(const DepGraph& g, uint32_t t, int depth,
     for (uint32_t v : layer) {
       auto [b, e] = OutEdges(g, v);
       for (const Edge* x = b; x != e; ++x) {
-        if (x->kind != EdgeKind::kCall || !seen.insert(x->to).second ||
-            !std::binary_search(x->test_files.begin(), x->test_files.end(), t)) {
+        // The edge must belong to this file's run before its target counts as reached: an
+        // edge of another file's run (through a shared conftest) must not hide it.
+        if (x->kind != EdgeKind::kCall ||
+            !std::binary_search(x->test_files.begin(), x->test_files.end(), t) ||
+            !seen.insert(x->to).second) {
           continue;
         }
         if (IsTestCode(g.nodes()[x->to].path, tests)) {

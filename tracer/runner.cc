@@ -12,6 +12,7 @@
 #include "tracer/environment.h"
 #include "tracer/git.h"
 #include "tracer/repo_files.h"
+#include "tracer/trace_json.h"
 #include "tracer/journal.h"
 #include "util/hash.h"
 #include "util/strings.h"
@@ -493,6 +494,7 @@ class Runner {
     for (const auto& f : collected_) {
       if (!trace_.files.count(f)) files.push_back(f);
     }
+    if (options_.shard_count > 1) files = ShardOf(files);
     std::vector<TraceSet> results(files.size());
     util::Status s = RunPool(files, &results);
     if (!s.ok()) return s;
@@ -507,6 +509,34 @@ class Runner {
       MergeTrace(results[i], &trace_);
     }
     return util::Status::Ok();
+  }
+
+  // This run's part of the runnable files; records the split in the trace. Only shard 1
+  // keeps what the collection found (files that failed to collect), so merging adds it once.
+  std::vector<std::string> ShardOf(const std::vector<std::string>& files) {
+    double known = 0;
+    for (const auto& [f, w] : options_.shard_weights) known += w;
+    double mean = options_.shard_weights.empty() ? 1 : known / options_.shard_weights.size();
+    std::vector<double> weights;
+    for (const auto& f : files) {
+      if (!options_.shard_weights.empty()) {
+        auto it = options_.shard_weights.find(f);
+        weights.push_back(it != options_.shard_weights.end() ? it->second : mean);
+      } else {
+        auto info = env_.Stat(util::JoinPath(options_.root, f), true);
+        weights.push_back(info.ok() ? static_cast<double>(info->size) : 0);
+      }
+    }
+    std::vector<size_t> bounds = ShardBounds(weights, options_.shard_count);
+    int k = options_.shard_index;
+    std::vector<std::string> mine(files.begin() + static_cast<std::ptrdiff_t>(bounds[k - 1]),
+                                  files.begin() + static_cast<std::ptrdiff_t>(bounds[k]));
+    trace_.shard = ShardInfo{k, options_.shard_count, files, mine};
+    if (k != 1) {
+      trace_.files.clear();
+      trace_.counts.erase("error");
+    }
+    return mine;
   }
 
   struct Job {
@@ -633,8 +663,34 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
 
 util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
                                   const TraceProgressFn& progress) {
+  if (options.shard_count < 1 || options.shard_index < 1 ||
+      options.shard_index > options.shard_count) {
+    return util::Error{"shard " + std::to_string(options.shard_index) + "/" +
+                       std::to_string(options.shard_count) + " does not exist"};
+  }
+  if (options.shard_count > 1 && !options.isolate) {
+    return util::Error{"sharding needs --isolate (one process per test file)"};
+  }
   Runner runner(env, launcher, options, progress);
   return runner.Run();
+}
+
+util::Expected<TraceSet> LoadTraces(util::Env& env, const std::vector<std::string>& paths) {
+  std::vector<TraceSet> traces;
+  for (const auto& path : paths) {
+    auto text = env.ReadFile(path);
+    if (!text.ok()) return util::Error{text.error()};
+    auto parsed = ParseTraceDocument(*text);
+    if (!parsed.ok()) return util::Error{path + ": " + parsed.error()};
+    traces.push_back(std::move(*parsed));
+  }
+  if (traces.size() == 1 && (!traces[0].shard || traces[0].shard->count == 1)) {
+    traces[0].shard.reset();
+    return std::move(traces[0]);
+  }
+  auto merged = MergeShards(std::move(traces));
+  if (!merged.ok()) return util::Error{"merging " + std::to_string(paths.size()) + " traces: " + merged.error()};
+  return merged;
 }
 
 util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,

@@ -32,6 +32,12 @@ struct TraceOptions {
   std::string compiler = "cc";
   // Root-relative files bound read-only over a writable ROOT (the grader's test files).
   std::vector<std::string> protect;
+  // Isolate mode: run only part `shard_index` (1-based) of `shard_count` contiguous parts of
+  // the runnable files (ShardBounds); a file weighs shard_weights[file] when given (a
+  // previous run's durations; files it lacks weigh the mean), else its size in bytes.
+  int shard_index = 1;
+  int shard_count = 1;
+  std::map<std::string, double> shard_weights;
 };
 
 struct TraceProgress {
@@ -64,6 +70,10 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
 // test file that crashes, hangs or fails to collect is reported inside the TraceSet.
 util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
                                   const TraceProgressFn& progress);
+
+// The trace in `paths`: one trace document, or all the shards of one run (`trace --shard`),
+// merged into the trace the unsharded run writes. Errors name the file.
+util::Expected<TraceSet> LoadTraces(util::Env& env, const std::vector<std::string>& paths);
 
 // How a repository's tests are run when only their outcomes matter (task verification,
 // evaluation, RACE's execution filtering): the repo spec.

@@ -1,6 +1,7 @@
 #include "tracer/trace.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace fbkit::tracer {
 
@@ -33,6 +34,77 @@ void MergeTrace(const TraceSet& src, TraceSet* dst) {
   dst->integrity.insert(dst->integrity.end(), src.integrity.begin(), src.integrity.end());
   if (src.process_exit) dst->process_exit = src.process_exit;
   if (src.exitstatus) dst->exitstatus = std::max(dst->exitstatus.value_or(0), *src.exitstatus);
+}
+
+namespace {
+
+// The boundaries of a greedy contiguous cut with parts of weight at most `limit`, or empty
+// when more than `count` parts would be needed.
+std::vector<size_t> CutAt(const std::vector<double>& weights, int count, double limit) {
+  std::vector<size_t> bounds = {0};
+  double part = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (part > 0 && part + weights[i] > limit) {
+      bounds.push_back(i);
+      part = 0;
+    }
+    part += weights[i];
+  }
+  if (bounds.size() > static_cast<size_t>(count)) return {};
+  while (bounds.size() < static_cast<size_t>(count)) bounds.push_back(weights.size());
+  bounds.push_back(weights.size());
+  return bounds;
+}
+
+}  // namespace
+
+std::vector<size_t> ShardBounds(const std::vector<double>& weights, int count) {
+  count = std::max(count, 1);
+  double lo = weights.empty() ? 0 : *std::max_element(weights.begin(), weights.end());
+  double hi = std::accumulate(weights.begin(), weights.end(), 0.0);
+  // The smallest feasible largest part, to a relative 1e-9 (64 halvings at most).
+  for (int i = 0; i < 64 && hi - lo > 1e-9 * std::max(1.0, hi); ++i) {
+    double mid = lo + (hi - lo) / 2;
+    (CutAt(weights, count, mid).empty() ? lo : hi) = mid;
+  }
+  return CutAt(weights, count, hi);
+}
+
+util::Expected<TraceSet> MergeShards(std::vector<TraceSet> shards) {
+  if (shards.empty()) return util::Error{"no traces to merge"};
+  for (const auto& t : shards) {
+    if (!t.shard) return util::Error{"a trace that is no shard (traced without --shard)"};
+  }
+  std::sort(shards.begin(), shards.end(),
+            [](const TraceSet& a, const TraceSet& b) { return a.shard->index < b.shard->index; });
+  const ShardInfo& first = *shards.front().shard;
+  std::vector<std::string> covered;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const TraceSet& t = shards[i];
+    const ShardInfo& s = *t.shard;
+    std::string name = "shard " + std::to_string(s.index) + "/" + std::to_string(s.count);
+    if (s.count != first.count || s.index != static_cast<int>(i) + 1) {
+      return util::Error{"expected the " + std::to_string(first.count) + " shards 1.." +
+                         std::to_string(first.count) + " of one run once each; " + name +
+                         " is " + (s.count != first.count ? "of another split" : "missing or repeated")};
+    }
+    if (t.root != shards.front().root || t.python != shards.front().python ||
+        t.mode != shards.front().mode || s.all != first.all) {
+      return util::Error{name + " is of another run (root, interpreter or collected files differ)"};
+    }
+    covered.insert(covered.end(), s.files.begin(), s.files.end());
+  }
+  if (shards.size() != static_cast<size_t>(first.count)) {
+    return util::Error{"expected " + std::to_string(first.count) + " shards, got " +
+                       std::to_string(shards.size())};
+  }
+  if (covered != first.all) return util::Error{"the shards' files are not the run's files"};
+  TraceSet out;
+  out.root = shards.front().root;
+  out.mode = shards.front().mode;
+  out.accel_error = shards.front().accel_error;
+  for (const auto& t : shards) MergeTrace(t, &out);
+  return out;
 }
 
 }  // namespace fbkit::tracer

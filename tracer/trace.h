@@ -10,6 +10,8 @@
 #include <tuple>
 #include <vector>
 
+#include "util/expected.h"
+
 namespace fbkit::tracer {
 
 // A code object's identity: (root-relative path, co_firstlineno, co_name).
@@ -52,6 +54,17 @@ struct TraceWarning {
   std::string message;
 };
 
+// A trace of one shard of an isolated run: the runnable test files (collected, in order,
+// without those that failed to collect) cut into `count` contiguous parts of about equal
+// weight; this trace ran part `index` (1-based), `files`. Shard 1 also carries what the
+// collection found (files that failed to collect, the "error" count).
+struct ShardInfo {
+  int index = 1;
+  int count = 1;
+  std::vector<std::string> all;    // every runnable file, in collection order
+  std::vector<std::string> files;  // this shard's
+};
+
 struct TraceSet {
   std::string root;
   std::string python;
@@ -72,6 +85,7 @@ struct TraceSet {
   std::map<std::string, EdgeCounts> contexts;  // "<import>", "<fixture>...", "<session>"
   std::vector<TraceWarning> warnings;
   std::map<std::string, int64_t> counts;  // pytest's summary categories
+  std::optional<ShardInfo> shard;  // a shard's trace (merged with its siblings by MergeShards)
 };
 
 // Adds the TraceSet of one pytest process to the run's: edges recorded while tests ran are
@@ -79,6 +93,16 @@ struct TraceSet {
 // every process records again for itself, take the larger count; tests and statuses come
 // from src; the exit status is the worse.
 void MergeTrace(const TraceSet& src, TraceSet* dst);
+
+// The contiguous parts of `weights` (one per file, in order) for `count` shards, as `count`
+// + 1 boundaries: part k is [bounds[k], bounds[k + 1]). The largest part's weight is as small
+// as a contiguous cut allows; ties go to the earliest boundary (deterministic).
+std::vector<size_t> ShardBounds(const std::vector<double>& weights, int count);
+
+// The trace of an unsharded isolated run from the traces of all its shards (any order): each
+// shard's files and edges, merged in shard order as the run itself merges its files. Errors
+// when they are not the `count` shards of one run (root, interpreter, files).
+util::Expected<TraceSet> MergeShards(std::vector<TraceSet> shards);
 
 // The outcome of a test from its phases' categories, the way pytest's summary sees it.
 std::string CombineOutcome(const std::map<std::string, std::string>& phases);

@@ -119,6 +119,10 @@ FileTrace ReadFile(const nlohmann::json& f) {
     r.nodeid = test.at("nodeid").get<std::string>();
     r.outcome = test.at("outcome").get<std::string>();
     r.phases = test.at("phases").get<std::map<std::string, std::string>>();
+    if (test.contains("duration")) r.duration = test.at("duration").get<double>();
+    if (test.contains("message") && test.at("message").is_string()) {
+      r.message = test.at("message").get<std::string>();
+    }
     t.tests[r.nodeid] = r;
   }
   return t;
@@ -144,6 +148,20 @@ util::Expected<TraceSet> ParseTraceDocument(std::string_view text) {
     for (const auto& f : doc.at("files")) {
       FileTrace ft = ReadFile(f);
       t.files[ft.file] = std::move(ft);
+    }
+    if (doc.contains("accel_error") && doc.at("accel_error").is_string()) {
+      t.accel_error = doc.at("accel_error").get<std::string>();
+    }
+    if (doc.contains("warnings")) {
+      for (const auto& w : doc.at("warnings")) {
+        t.warnings.push_back({w.at("nodeid").get<std::string>(), w.at("message").get<std::string>()});
+      }
+    }
+    if (doc.contains("shard")) {
+      const auto& s = doc.at("shard");
+      t.shard = ShardInfo{s.at("index").get<int>(), s.at("count").get<int>(),
+                          s.at("all").get<std::vector<std::string>>(),
+                          s.at("files").get<std::vector<std::string>>()};
     }
     return t;
   } catch (const nlohmann::json::exception& e) {
@@ -191,6 +209,15 @@ std::string TraceDocument(const TraceSet& trace, bool with_details) {
   w.Key("python"), w.String(trace.python);
   w.Key("root"), w.String(trace.root);
   w.Key("schema"), w.String(kTraceSchema);
+  if (trace.shard) {
+    w.Key("shard");
+    w.BeginObject();
+    w.Key("all"), w.StringArray(trace.shard->all);
+    w.Key("count"), w.Int(trace.shard->count);
+    w.Key("files"), w.StringArray(trace.shard->files);
+    w.Key("index"), w.Int(trace.shard->index);
+    w.EndObject();
+  }
   w.Key("warnings");
   w.BeginArray();
   for (const auto& warning : trace.warnings) {

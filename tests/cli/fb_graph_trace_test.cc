@@ -175,6 +175,64 @@ TEST(FbGraphTrace, NeverWritesIntoTheRepository) {
   EXPECT_EQ(RunCommand({"/usr/bin/find", tmp / "repo"}).out, before);
 }
 
+// `--shard K/N` + merge: the N traces of a sharded isolated run merge into the unsharded
+// run's trace byte for byte, and build takes the shards directly. The repository has a file
+// that fails to collect (carried by shard 1 only) and more shards than files make one empty.
+TEST(FbGraphTrace, ShardedTracesMergeIntoTheUnshardedTraceByteForByte) {
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  std::filesystem::copy(Fixture("trace_basic"), root, std::filesystem::copy_options::recursive);
+  testing::WriteFileOrDie(root + "/tests/test_broken.py", "def test_x(:\n    pass\n");
+  auto trace = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {kBinary, "trace", root, "--python", kPython, "-q",
+                                     "--isolate", "-j", "2", "-o", tmp / out};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(argv).exit_code;
+  };
+  ASSERT_EQ(trace("whole.json", {}), 3);  // the broken file is named, the rest traced
+  std::string whole = ReadFileOrDie(tmp / "whole.json");
+  for (int n : {2, 4}) {
+    std::vector<std::string> merge = {kBinary, "merge", "-o", tmp / "merged.json"};
+    for (int k = n; k >= 1; --k) {  // any order
+      std::string shard = "shard-" + std::to_string(k) + ".json";
+      int code = trace(shard, {"--shard", std::to_string(k) + "/" + std::to_string(n)});
+      EXPECT_EQ(code, k == 1 ? 3 : 0) << shard;
+      merge.push_back(tmp / shard);
+    }
+    RunResult merged = RunCommand(merge);
+    ASSERT_EQ(merged.exit_code, 0) << merged.err;
+    EXPECT_TRUE(ReadFileOrDie(tmp / "merged.json") == whole) << "N = " << n;
+    if (n != 2) continue;
+    json shard1 = json::parse(ReadFileOrDie(tmp / "shard-1.json"));
+    json shard2 = json::parse(ReadFileOrDie(tmp / "shard-2.json"));
+    EXPECT_EQ(shard1["shard"]["all"].size(), 3u);
+    EXPECT_EQ(shard1["shard"]["files"].size() + shard2["shard"]["files"].size(), 3u);
+    EXPECT_NE(File(shard1, "tests/test_broken.py"), nullptr);
+    EXPECT_EQ(File(shard2, "tests/test_broken.py"), nullptr);
+    // build takes the shards as they are.
+    auto build = [&](const std::string& out, std::vector<std::string> traces) {
+      std::vector<std::string> argv = {kBinary, "build", root, "-q", "--no-cache", "-o", tmp / out};
+      for (const auto& t : traces) argv.insert(argv.end(), {"--trace", tmp / t});
+      return RunCommand(argv);
+    };
+    ASSERT_EQ(build("g-whole.json", {"whole.json"}).exit_code, 0);
+    RunResult b = build("g-shards.json", {"shard-2.json", "shard-1.json"});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_TRUE(ReadFileOrDie(tmp / "g-whole.json") == ReadFileOrDie(tmp / "g-shards.json"));
+    // Bad sets of shards: one missing, one repeated, one of another split, a plain trace.
+    RunResult missing = RunCommand({kBinary, "merge", tmp / "shard-1.json"});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_NE(missing.err.find("expected 2 shards"), std::string::npos) << missing.err;
+    RunResult repeated = RunCommand({kBinary, "merge", tmp / "shard-1.json", tmp / "shard-1.json"});
+    EXPECT_EQ(repeated.exit_code, 1);
+    EXPECT_NE(repeated.err.find("missing or repeated"), std::string::npos) << repeated.err;
+    RunResult plain = RunCommand({kBinary, "merge", tmp / "shard-1.json", tmp / "whole.json"});
+    EXPECT_EQ(plain.exit_code, 1);
+    EXPECT_NE(plain.err.find("no shard"), std::string::npos) << plain.err;
+    EXPECT_EQ(build("g-bad.json", {"shard-1.json"}).exit_code, 1);
+  }
+}
+
 TEST(FbGraphTraceExit, BadInputs) {
   EXPECT_EQ(Trace("/nonexistent/repo", {}).run.exit_code, 1);
   RunResult bad_python = RunCommand(
@@ -188,6 +246,18 @@ TEST(FbGraphTraceExit, BadInputs) {
   EXPECT_EQ(RunCommand({kBinary, "trace"}).exit_code, 2);
   EXPECT_EQ(RunCommand({kBinary, "trace", ".", "--timeout", "-1"}).exit_code, 2);
   EXPECT_EQ(RunCommand({kBinary, "trace", ".", "--bogus"}).exit_code, 2);
+  for (const char* shard : {"3/2", "0/2", "1/0", "a/b", "1/2/3", "2"}) {
+    EXPECT_EQ(Trace(Fixture("trace_basic"), {"--isolate", "--shard", shard}).run.exit_code, 2) << shard;
+  }
+  RunResult no_isolate = Trace(Fixture("trace_basic"), {"--shard", "1/2"}).run;
+  EXPECT_EQ(no_isolate.exit_code, 2);
+  EXPECT_NE(no_isolate.err.find("--isolate"), std::string::npos) << no_isolate.err;
+  EXPECT_EQ(Trace(Fixture("trace_basic"), {"--isolate", "--shard", "1/2", "--shard-weights",
+                                           "/nonexistent/trace.json"}).run.exit_code, 1);
+  EXPECT_EQ(RunCommand({kBinary, "merge"}).exit_code, 2);
+  RunResult bad_merge = RunCommand({kBinary, "merge", "/nonexistent/shard.json"});
+  EXPECT_EQ(bad_merge.exit_code, 1);
+  EXPECT_NE(bad_merge.err.find("/nonexistent/shard.json"), std::string::npos) << bad_merge.err;
 }
 
 }  // namespace

@@ -1,0 +1,53 @@
+#include "tracer/trace.h"
+
+#include <gtest/gtest.h>
+
+namespace fbkit::tracer {
+namespace {
+
+TEST(ShardBoundsTest, ContiguousPartsWithTheSmallestLargestPart) {
+  // 10 | 1 1 1 1 1 | 5 5: the best contiguous cut in three has parts of 10, 5 and 10.
+  std::vector<double> w = {10, 1, 1, 1, 1, 1, 5, 5};
+  EXPECT_EQ(ShardBounds(w, 3), (std::vector<size_t>{0, 1, 7, 8}));
+  EXPECT_EQ(ShardBounds(w, 1), (std::vector<size_t>{0, 8}));
+  // Equal weights split evenly; more shards than files leave the last ones empty.
+  EXPECT_EQ(ShardBounds({1, 1, 1, 1}, 2), (std::vector<size_t>{0, 2, 4}));
+  EXPECT_EQ(ShardBounds({1, 1}, 4), (std::vector<size_t>{0, 1, 2, 2, 2}));
+  EXPECT_EQ(ShardBounds({}, 2), (std::vector<size_t>{0, 0, 0}));
+}
+
+TraceSet Shard(int index, int count, std::vector<std::string> all, std::vector<std::string> files) {
+  TraceSet t;
+  t.root = "/r";
+  t.mode = "isolate";
+  t.python = "3.11";
+  t.shard = ShardInfo{index, count, std::move(all), files};
+  for (const auto& f : files) {
+    t.files[f].file = f;
+    t.counts["passed"] += 1;
+    t.warnings.push_back({f + "::t", "w"});
+  }
+  return t;
+}
+
+TEST(MergeShardsTest, MergesInShardOrderAndRefusesIncompleteSets) {
+  std::vector<std::string> all = {"a.py", "b.py", "c.py"};
+  auto merged = MergeShards({Shard(2, 2, all, {"c.py"}), Shard(1, 2, all, {"a.py", "b.py"})});
+  ASSERT_TRUE(merged.ok()) << merged.error();
+  EXPECT_EQ(merged->files.size(), 3u);
+  EXPECT_EQ(merged->counts["passed"], 3);
+  ASSERT_EQ(merged->warnings.size(), 3u);
+  EXPECT_EQ(merged->warnings[0].nodeid, "a.py::t");
+  EXPECT_EQ(merged->warnings[2].nodeid, "c.py::t");
+  EXPECT_FALSE(merged->shard);
+  EXPECT_FALSE(MergeShards({Shard(1, 2, all, {"a.py", "b.py"})}).ok());
+  EXPECT_FALSE(MergeShards({Shard(1, 2, all, {"a.py"}), Shard(2, 2, all, {"c.py"})}).ok());
+  EXPECT_FALSE(MergeShards({Shard(1, 2, all, {"a.py", "b.py"}), Shard(1, 2, all, {"c.py"})}).ok());
+  EXPECT_FALSE(MergeShards({Shard(1, 2, all, {"a.py", "b.py"}), Shard(2, 3, all, {"c.py"})}).ok());
+  TraceSet other = Shard(2, 2, all, {"c.py"});
+  other.root = "/elsewhere";
+  EXPECT_FALSE(MergeShards({Shard(1, 2, all, {"a.py", "b.py"}), other}).ok());
+}
+
+}  // namespace
+}  // namespace fbkit::tracer
