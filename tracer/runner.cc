@@ -236,6 +236,10 @@ class Runner {
         // No .pyc files written into the repository; existing ones (the stdlib's) still
         // serve. (PYTHONPYCACHEPREFIX would hide those and recompile everything.)
         {"PYTHONDONTWRITEBYTECODE", "1"},
+        // One string hash seed for every run: the order of sets and dicts of strings (and
+        // so which calls code makes, and how often) is the same from run to run. The
+        // spec's env may set another.
+        {"PYTHONHASHSEED", "0"},
         {"FBKIT_TRACE_ROOT", options_.root},
         {"FBKIT_TRACE_JOURNAL", journal},
         {"FBKIT_TRACE_EXCLUDE", excludes},
