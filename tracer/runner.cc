@@ -335,9 +335,13 @@ class Runner {
   }
 
   // In outcome runs, a whole-sandbox limit the tests ran into is an integrity finding: a
-  // fork bomb or a memory hog is an attack, and a suite's own tests do not need either.
+  // fork bomb, a memory hog or a disk filler is an attack; a suite's own tests need none.
   void NoteLimits(const ExitInfo& exit, TraceSet* trace) const {
     if (options_.record) return;
+    if (exit.disk_exceeded) {
+      trace->integrity.push_back("the tests wrote more than the sandbox's disk limit ([limits] "
+                                 "disk_mb = " + std::to_string(options_.spec.limits.disk_mb) + ")");
+    }
     for (const auto& limit : exit.limits_reached) {
       trace->integrity.push_back(
           limit == "processes"

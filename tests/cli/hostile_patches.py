@@ -59,14 +59,14 @@ def _attack():
         return
     raise RuntimeError("ATTACK SUCCEEDED: connected to the host")
 """,
-    # Starts 1,000 processes.
+    # Starts 1,000 processes (`sleep PORT`: the caller looks for its own, tests run in parallel).
     "fork_bomb": """
 def _attack():
     import subprocess
     children = []
     try:
         for _ in range(1000):
-            children.append(subprocess.Popen(["sleep", "4242"]))
+            children.append(subprocess.Popen(["sleep", "{port}"]))
     except OSError:
         pass
     for c in children:

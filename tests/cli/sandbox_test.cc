@@ -273,7 +273,8 @@ void EvalHostilePatches(bool as_user) {
   }
   EXPECT_FALSE(listener.Accepted());
   host.ExpectUntouched();
-  EXPECT_EQ(ProcessesRunning("sleep 4242"), 0) << "the fork bomb's processes live on";
+  EXPECT_EQ(ProcessesRunning("sleep " + std::to_string(listener.port())), 0)
+      << "the fork bomb's processes live on";
   EXPECT_EQ(ReadFileOrDie("/proc/sys/kernel/core_pattern"), core_pattern);
   EXPECT_FALSE(fs::exists(host.outside + "/filter-ran"));
   EXPECT_FALSE(fs::exists(host.outside + "/victim"));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -210,6 +211,30 @@ TEST(SandboxHostile, MemoryBoundsTheWholeSandboxNotEachProcess) {
   size_t held = 0;
   for (size_t p = out.find("held"); p != std::string::npos; p = out.find("held", p + 1)) ++held;
   EXPECT_LT(held, 4u) << out;
+}
+
+// The cgroups' event counters say which whole-sandbox limit the processes ran into (the
+// grader flags it): forks refused at the process limit, a process killed at the memory limit.
+TEST(SandboxHostile, TheLimitsASandboxRanIntoAreReported) {
+  if (::geteuid() != 0) GTEST_SKIP() << "cgroups are created as root only";
+  ScratchDir tmp;
+  // Four processes of 70 MB under 128 MB; then 40 sleeps under a limit of 16 processes (the
+  // shell gives up at the first fork refused).
+  ProcessSpec spec = Sandboxed(
+      tmp, "for i in 1 2 3 4; do /usr/bin/python3 -c 'import time; b = bytearray(70 << 20); "
+           "b[::4096] = b\"x\" * len(b[::4096]); time.sleep(2)' & done; wait; echo memory; "
+           "for i in $(seq 40); do sleep 1 & done; wait; echo done");
+  spec.sandbox.limits.processes = 16;
+  spec.sandbox.limits.memory_mb = 128;
+  spec.sandbox.limits.file_size_mb = 1;
+  auto info = RunToCompletion(RealLauncher(), spec, 120);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(info->limits_reached, (std::vector<std::string>{"processes", "memory"}))
+      << ReadFileOrDie(tmp / "log");
+  ScratchDir quiet;
+  auto calm = RunToCompletion(RealLauncher(), Sandboxed(quiet, "sleep 0.1; echo done"), 120);
+  ASSERT_TRUE(calm.ok());
+  EXPECT_TRUE(calm->limits_reached.empty());
 }
 
 TEST(SandboxHostile, TheWorkCopyCannotGrowPastItsDiskLimit) {
