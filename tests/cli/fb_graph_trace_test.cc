@@ -191,11 +191,15 @@ TEST(FbGraphTrace, ShardedTracesMergeIntoTheUnshardedTraceByteForByte) {
   };
   ASSERT_EQ(trace("whole.json", {}), 3);  // the broken file is named, the rest traced
   std::string whole = ReadFileOrDie(tmp / "whole.json");
+  ASSERT_EQ(trace("details.json", {"--details"}), 3);
+  // N = 2 balanced by size, N = 4 (one shard empty) by the durations of a --details trace.
   for (int n : {2, 4}) {
     std::vector<std::string> merge = {kBinary, "merge", "-o", tmp / "merged.json"};
     for (int k = n; k >= 1; --k) {  // any order
       std::string shard = "shard-" + std::to_string(k) + ".json";
-      int code = trace(shard, {"--shard", std::to_string(k) + "/" + std::to_string(n)});
+      std::vector<std::string> extra = {"--shard", std::to_string(k) + "/" + std::to_string(n)};
+      if (n == 4) extra.insert(extra.end(), {"--shard-weights", tmp / "details.json"});
+      int code = trace(shard, extra);
       EXPECT_EQ(code, k == 1 ? 3 : 0) << shard;
       merge.push_back(tmp / shard);
     }
