@@ -9,7 +9,6 @@
 #include "graph/graph_io.h"
 #include "parser/entities_json.h"
 #include "parser/entity_table.h"
-#include "tracer/runner.h"
 #include "tracer/trace_json.h"
 #include "util/json_writer.h"
 #include "util/parallel.h"

@@ -83,10 +83,8 @@ class SandboxCgroups {
     return dirs;
   }
 
-  // The whole-sandbox limits its processes ran into, from the cgroups' event counters:
-  // "processes" (a fork refused at pids.max), "memory" (a process OOM-killed).
-  static std::vector<std::string> LimitsReached(const std::vector<std::string>& dirs) {
-    std::vector<std::string> reached;
+  // Which whole-sandbox limits its processes ran into, from the cgroups' event counters.
+  static void ReadLimitsReached(const std::vector<std::string>& dirs, ExitInfo* info) {
     auto counter = [](const std::string& path, const std::string& key) {
       std::ifstream in(path);
       std::string k;
@@ -96,15 +94,11 @@ class SandboxCgroups {
       }
       return int64_t{0};
     };
-    bool processes = false, memory = false;
     for (const auto& dir : dirs) {
-      processes |= counter(dir + "/pids.events", "max") > 0;
-      memory |= counter(dir + "/memory.events", "oom_kill") > 0 ||
-                counter(dir + "/memory.oom_control", "oom_kill") > 0;
+      info->processes_limit_reached |= counter(dir + "/pids.events", "max") > 0;
+      info->memory_limit_reached |= counter(dir + "/memory.events", "oom_kill") > 0 ||
+                                    counter(dir + "/memory.oom_control", "oom_kill") > 0;
     }
-    if (processes) reached.push_back("processes");
-    if (memory) reached.push_back("memory");
-    return reached;
   }
 
   // Kills what is left in each cgroup and removes it.
@@ -272,7 +266,7 @@ class PosixProcess : public Process {
   }
 
   void Release() {
-    if (!cgroups_.empty()) info_.limits_reached = SandboxCgroups::LimitsReached(cgroups_);
+    SandboxCgroups::ReadLimitsReached(cgroups_, &info_);
     SandboxCgroups::Remove(cgroups_);
     cgroups_.clear();
     Drain();

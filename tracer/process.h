@@ -36,9 +36,10 @@ struct ExitInfo {
   int signal = 0;          // the signal that ended it, or 0
   bool timed_out = false;  // RunToCompletion killed it at its timeout
   bool disk_exceeded = false;  // killed: its writable trees grew by more than limits.disk_mb
-  // Whole-sandbox limits its processes ran into ("processes", "memory"), where cgroups
-  // bound the sandbox.
-  std::vector<std::string> limits_reached;
+  // Whole-sandbox limits its processes ran into, where cgroups bound the sandbox: a fork
+  // refused at the process limit, a process OOM-killed at the memory limit.
+  bool processes_limit_reached = false;
+  bool memory_limit_reached = false;
 };
 
 class Process {

@@ -12,7 +12,6 @@
 #include "tracer/environment.h"
 #include "tracer/git.h"
 #include "tracer/repo_files.h"
-#include "tracer/trace_json.h"
 #include "tracer/journal.h"
 #include "util/hash.h"
 #include "util/strings.h"
@@ -342,13 +341,14 @@ class Runner {
       trace->integrity.push_back("the tests wrote more than the sandbox's disk limit ([limits] "
                                  "disk_mb = " + std::to_string(options_.spec.limits.disk_mb) + ")");
     }
-    for (const auto& limit : exit.limits_reached) {
-      trace->integrity.push_back(
-          limit == "processes"
-              ? "the tests reached the sandbox's limit on processes ([limits] processes = " +
-                    std::to_string(options_.spec.limits.processes) + ")"
-              : "a process of the tests was killed at the sandbox's memory limit ([limits] "
-                "memory_mb = " + std::to_string(options_.spec.limits.memory_mb) + ")");
+    if (exit.processes_limit_reached) {
+      trace->integrity.push_back("the tests reached the sandbox's limit on processes ([limits] "
+                                 "processes = " + std::to_string(options_.spec.limits.processes) + ")");
+    }
+    if (exit.memory_limit_reached) {
+      trace->integrity.push_back("a process of the tests was killed at the sandbox's memory limit "
+                                 "([limits] memory_mb = " +
+                                 std::to_string(options_.spec.limits.memory_mb) + ")");
     }
   }
 
@@ -681,24 +681,6 @@ util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const Trac
   }
   Runner runner(env, launcher, options, progress);
   return runner.Run();
-}
-
-util::Expected<TraceSet> LoadTraces(util::Env& env, const std::vector<std::string>& paths) {
-  std::vector<TraceSet> traces;
-  for (const auto& path : paths) {
-    auto text = env.ReadFile(path);
-    if (!text.ok()) return util::Error{text.error()};
-    auto parsed = ParseTraceDocument(*text);
-    if (!parsed.ok()) return util::Error{path + ": " + parsed.error()};
-    traces.push_back(std::move(*parsed));
-  }
-  if (traces.size() == 1 && (!traces[0].shard || traces[0].shard->count == 1)) {
-    traces[0].shard.reset();
-    return std::move(traces[0]);
-  }
-  auto merged = MergeShards(std::move(traces));
-  if (!merged.ok()) return util::Error{"merging " + std::to_string(paths.size()) + " traces: " + merged.error()};
-  return merged;
 }
 
 util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,

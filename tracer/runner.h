@@ -71,10 +71,6 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
 util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
                                   const TraceProgressFn& progress);
 
-// The trace in `paths`: one trace document, or all the shards of one run (`trace --shard`),
-// merged into the trace the unsharded run writes. Errors name the file.
-util::Expected<TraceSet> LoadTraces(util::Env& env, const std::vector<std::string>& paths);
-
 // How a repository's tests are run when only their outcomes matter (task verification,
 // evaluation, RACE's execution filtering): the repo spec.
 using TestSettings = RepoSpec;

@@ -232,4 +232,22 @@ std::string TraceDocument(const TraceSet& trace, bool with_details) {
   return out;
 }
 
+util::Expected<TraceSet> LoadTraces(util::Env& env, const std::vector<std::string>& paths) {
+  std::vector<TraceSet> traces;
+  for (const auto& path : paths) {
+    auto text = env.ReadFile(path);
+    if (!text.ok()) return util::Error{text.error()};
+    auto parsed = ParseTraceDocument(*text);
+    if (!parsed.ok()) return util::Error{path + ": " + parsed.error()};
+    traces.push_back(std::move(*parsed));
+  }
+  if (traces.size() == 1 && (!traces[0].shard || traces[0].shard->count == 1)) {
+    traces[0].shard.reset();
+    return std::move(traces[0]);
+  }
+  auto merged = MergeShards(std::move(traces));
+  if (!merged.ok()) return util::Error{"merging " + std::to_string(paths.size()) + " traces: " + merged.error()};
+  return merged;
+}
+
 }  // namespace fbkit::tracer

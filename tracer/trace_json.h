@@ -2,8 +2,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tracer/trace.h"
+#include "util/env.h"
 #include "util/expected.h"
 
 namespace fbkit::tracer {
@@ -16,5 +18,9 @@ std::string TraceDocument(const TraceSet& trace, bool with_details);
 
 // Reads an fbkit.trace/1 document back (a file's edges come back as `edges`).
 util::Expected<TraceSet> ParseTraceDocument(std::string_view json);
+
+// The trace in `paths`: one trace document, or all the shards of one run (`trace --shard`),
+// merged into the trace the unsharded run writes. Errors name the file.
+util::Expected<TraceSet> LoadTraces(util::Env& env, const std::vector<std::string>& paths);
 
 }  // namespace fbkit::tracer

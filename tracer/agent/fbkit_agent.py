@@ -193,10 +193,11 @@ def _under(path, prefixes):
     return any(path == p or path.startswith(p + os.sep) for p in prefixes)
 
 
-def _audit_hook(own, home, integrity):
+def _audit_hook(own, no_links, home, integrity):
     """An audit hook (sys.addaudithook: it cannot be removed) that reports escape attempts
     through `integrity`, before the call is made (a process that kills itself next has
-    already reported). `own`: directories of fbkit that nothing may write."""
+    already reported). `own`: directories of fbkit that nothing may write; `no_links`:
+    directories where fbkit reads files others write (no link may be made there)."""
     busy = []
 
     def path_of(value):
@@ -232,7 +233,10 @@ def _audit_hook(own, home, integrity):
                      "os.utime"):
             return guarded(path_of(args[0]), True)
         if event in ("os.rename", "os.symlink", "os.link"):
-            return guarded(path_of(args[0]), event == "os.rename") or guarded(path_of(args[1]), True)
+            target = path_of(args[1])
+            if event != "os.rename" and target is not None and _under(target, no_links):
+                return "tried to link " + target
+            return guarded(path_of(args[0]), event == "os.rename") or guarded(target, True)
         if event == "os.kill" and args[0] == -1:
             return "tried to signal every process (kill -1)"
         if event == "ctypes.dlsym" and isinstance(args[1], str) and args[1] in _REFUSED_CALLS:
@@ -258,14 +262,11 @@ def _audit_hook(own, home, integrity):
 def _watch_escapes():
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "") or "/nonexistent")
     own = [os.path.join(root, ".git"), os.path.dirname(os.path.abspath(__file__))]
+    # Children write their journals there: a link in place of one is an attack.
     children = os.environ.get("FBKIT_TRACE_CHILD_DIR")
+    no_links = (os.path.abspath(children),) if children else ()
     home = os.path.abspath(os.environ.get("HOME", "") or "/nonexistent")
-    sys.addaudithook(_audit_hook(tuple(own), home, _integrity))
-    if children:
-        # Children write their journals there; a link or a FIFO in place of one is an attack.
-        link = _audit_hook((os.path.abspath(children),), home, _integrity)
-        sys.addaudithook(lambda event, args: link(event, args)
-                         if event in ("os.symlink", "os.link") else None)
+    sys.addaudithook(_audit_hook(tuple(own), no_links, home, _integrity))
 
 
 def _start_from_environment():
