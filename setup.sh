@@ -4,7 +4,10 @@
 # grammar (npm package, pinned by checksum) once into .deps/, then configures and builds.
 # Environment: FBKIT_BUILD_DIR (default build), FBKIT_CMAKE_ARGS (extra cmake arguments,
 # e.g. "-DFBKIT_SANITIZE=ON", or "-DCMAKE_BUILD_TYPE=RelWithDebInfo" for debug information,
-# which makes the build a third slower).
+# which makes the build a third slower), FBKIT_AGENTS (agent CLIs for `fb-extract infer
+# --agent`, installed with npm at pinned versions into .deps/agents/: "1" or "all" for every
+# one, or names separated by commas: claude-code, codex, gemini-cli; none by default, they
+# are 100-400 MB each).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -43,8 +46,44 @@ fetch_grammar() {
   rm -rf "$tmp"
 }
 
+# name=npm package@version, the versions fb-extract's presets were tested with.
+readonly AGENTS=(claude-code=@anthropic-ai/claude-code@2.1.330 codex=@openai/codex@0.169.0
+  gemini-cli=@google/gemini-cli@0.61.0)
+
+install_agents() {
+  local wanted=${FBKIT_AGENTS:-} entry name package dest
+  [ -z "$wanted" ] && return 0
+  for entry in "${AGENTS[@]}"; do
+    name=${entry%%=*} package=${entry#*=}
+    case ",$wanted," in
+      ,1,|,all,|*,"$name",*) ;;
+      *) continue ;;
+    esac
+    dest=.deps/agents/$name
+    [ "$(cat "$dest/.fbkit-package" 2>/dev/null)" = "$package" ] && continue
+    echo "setup: installing the agent $name ($package) into $dest"
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    npm install --prefix "$dest" --no-audit --no-fund --loglevel=error "$package" >/dev/null
+    echo "$package" >"$dest/.fbkit-package"
+  done
+}
+
+check_agent_names() {
+  local name
+  for name in ${FBKIT_AGENTS//,/ }; do
+    case " 1 all ${AGENTS[*]} " in
+      *" $name "* | *" $name="*) ;;
+      *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, all)" >&2
+        exit 2 ;;
+    esac
+  done
+}
+
+check_agent_names
 install_packages
 fetch_grammar
+install_agents
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFBKIT_WERROR=ON \
   ${FBKIT_CMAKE_ARGS:-}

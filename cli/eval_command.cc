@@ -89,6 +89,7 @@ void AddUsage(util::Env& env, const std::string& inst, extract::EvalReport* r) {
   r->input_tokens = result->usage->input_tokens;
   r->output_tokens = result->usage->output_tokens;
   r->cost = result->usage->cost;
+  if (result->usage->api_calls >= 0) r->api_calls = result->usage->api_calls;
 }
 
 std::string Describe(const extract::EvalReport& r) {

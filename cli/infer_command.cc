@@ -1,6 +1,7 @@
 #include "cli/infer_command.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -12,6 +13,7 @@
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
+#include "extract/agents.h"
 #include "extract/infer.h"
 #include "util/file_lock.h"
 #include "util/parallel.h"
@@ -24,8 +26,11 @@ using json = nlohmann::json;
 struct InferArgs {
   std::string tasks;
   std::string agent_cmd;
+  std::string agent;  // a preset (extract/agents.h)
+  std::string agent_path, model_url, sidecar;
+  std::vector<std::string> agent_args;
   std::string output;
-  std::string model = "agent";
+  std::string model;
   std::string shard;
   std::string sandbox = "bwrap";
   std::vector<std::string> env, pass_env, read_only, only;
@@ -147,6 +152,9 @@ int Run(const InferArgs& a) {
   util::Env& env = util::RealEnv();
   auto shard = ParseShard(a.shard);
   if (!shard.ok()) return Fail(who, shard.error()), kExitUsage;
+  if (a.agent_cmd.empty() == a.agent.empty()) {
+    return Fail(who, "give either --agent NAME or --agent-cmd CMD"), kExitUsage;
+  }
   auto agent_env = AgentEnv(a);
   if (!agent_env.ok()) return Fail(who, agent_env.error()), kExitUsage;
   if (a.sandbox == "bwrap") {
@@ -167,11 +175,34 @@ int Run(const InferArgs& a) {
   }
   extract::InferOptions o;
   o.agent_cmd = a.agent_cmd;
+  o.read_only = a.read_only;
+  if (!a.agent.empty()) {
+    const char* dir = std::getenv("FBKIT_AGENTS_DIR");
+    extract::AgentChoice choice{a.agent, a.agent_path, dir ? dir : FBKIT_AGENTS_DIR, a.model,
+                                a.model_url, a.agent_args};
+    auto launch = extract::PrepareAgent(choice);
+    if (!launch.ok()) return Fail(who, launch.error()), kExitUsage;
+    for (const auto& p : extract::AgentPresets()) {
+      bool has_key = std::any_of(agent_env->begin(), agent_env->end(),
+                                 [&](const auto& kv) { return kv.first == p.key_env; });
+      if (p.name == a.agent && !has_key) {
+        std::fprintf(stderr, "%s: warning: %s reads its API key from %s, which the agent is not "
+                     "given (--pass-env %s, or --env %s=...)\n", who.c_str(), p.name.c_str(),
+                     p.key_env.c_str(), p.key_env.c_str(), p.key_env.c_str());
+      }
+    }
+    o.agent_cmd = launch->command;
+    o.read_only.insert(o.read_only.end(), launch->read_only.begin(), launch->read_only.end());
+    o.output_files = launch->output_files;
+    agent_env->insert(agent_env->begin(), launch->env.begin(), launch->env.end());
+  } else if (!a.agent_path.empty() || !a.model_url.empty() || !a.agent_args.empty()) {
+    return Fail(who, "--agent-path, --model-url and --agent-arg go with --agent NAME"), kExitUsage;
+  }
+  o.agent_cmd = extract::WithSidecar(a.sidecar, o.agent_cmd);
   o.timeout = a.timeout;
   o.sandbox = a.sandbox == "none" ? tracer::SandboxKind::kNone : tracer::SandboxKind::kBwrap;
   if (a.network_option->count()) o.network = a.network;
   o.env = *agent_env;
-  o.read_only = a.read_only;
   // The agent sees none of the task directories (nor their neighbours): each task's parent is
   // hidden (TASKS itself, or the directories a task list names tasks in).
   std::set<std::string> parents;
@@ -181,13 +212,17 @@ int Run(const InferArgs& a) {
   o.memory_mb = a.memory_mb;
   o.processes = a.processes;
   o.run_dir = *run;
+  if (auto s = extract::CheckAgentCommand(o); !s.ok()) return Fail(who, s.error());
+  const std::string model = !a.model.empty() ? a.model : !a.agent.empty() ? a.agent : "agent";
   std::vector<extract::InferResult> results(mine.size());
+  std::atomic<bool> stop = false;  // the agent cannot start: the others would fail alike
   std::mutex mu;
   size_t done = 0;
   Progress progress(who, !a.quiet);
   util::ParallelFor(mine.size(), std::max(1, a.jobs), [&](size_t i, int) {
     const auto& [id, dir] = mine[i];
     std::string inst = util::JoinPath(*run, id);
+    if (stop) return;
     std::optional<extract::InferResult> r = a.rerun ? std::nullopt : Earlier(env, inst);
     bool resumed = r.has_value();
     if (r) {
@@ -195,7 +230,8 @@ int Run(const InferArgs& a) {
       r->patch = patch.ok() ? *patch : "";
     } else {
       r = extract::RunAgent(env, tracer::RealLauncher(), dir, o);
-      (void)env.WriteFileAtomic(util::JoinPath(inst, "model"), a.model);
+      if (r->could_not_start) stop = true;
+      (void)env.WriteFileAtomic(util::JoinPath(inst, "model"), model);
       (void)env.WriteFileAtomic(util::JoinPath(inst, "result.json"), extract::InferResultJson(*r));
     }
     std::lock_guard<std::mutex> lock(mu);
@@ -208,6 +244,11 @@ int Run(const InferArgs& a) {
     progress.Update(done, mine.size());
   });
   progress.Clear();
+  if (stop) {
+    auto failed = std::find_if(results.begin(), results.end(), [](const auto& r) { return r.could_not_start; });
+    Fail(who, "stopped: " + failed->instance_id + ": " + failed->error);
+    std::erase_if(results, [](const auto& r) { return r.instance_id.empty(); });
+  }
   {
     util::FileLock lock(util::JoinPath(*run, ".fbkit/lock"));  // shards sharing RUN_DIR
     if (auto s = WritePredictions(env, *run, *tasks); !s.ok()) return Fail(who, s.error());
@@ -250,9 +291,28 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
       "instances.\n\n"
       "Exit status: 0 ok (whatever the agents did); 1 an instance could not be run; 2 bad usage.");
   cmd->add_option("TASKS", a->tasks, "A task directory, or a directory of them")->required();
-  cmd->add_option("--agent-cmd", a->agent_cmd, "The agent's command (sh -c)")->required();
+  std::string names;
+  for (const auto& p : extract::AgentPresets()) names += (names.empty() ? "" : ", ") + p.name;
+  auto* agent = cmd->add_option("--agent", a->agent,
+                                "A coding-agent CLI run headless, its logs read natively: " + names +
+                                    " (see below)");
+  auto* agent_cmd = cmd->add_option("--agent-cmd", a->agent_cmd, "Any other agent's command (sh -c)");
+  agent->excludes(agent_cmd);
+  cmd->add_option("--agent-path", a->agent_path,
+                  "With --agent: its executable (default: setup.sh's install in .deps/agents, "
+                  "else PATH)");
+  cmd->add_option("--model-url", a->model_url,
+                  "With --agent: the model API's base URL (default: the vendor's)");
+  cmd->add_option("--agent-arg", a->agent_args,
+                  "With --agent: one more argument for its command line (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--sidecar", a->sidecar,
+                  "A command run in the agent's sandbox before it (sh -c; must return once "
+                  "ready, e.g. a local model server that detaches); the agent does not start "
+                  "when it fails");
   cmd->add_option("-o,--output", a->output, "Run directory")->required();
-  cmd->add_option("--model", a->model, "model_name_or_path for the predictions (default agent)");
+  cmd->add_option("--model", a->model, "The model: model_name_or_path of the predictions, and with --agent the model it "
+                  "asks for (default: the agent's own; named by the agent)");
   cmd->add_option("-j,--jobs", a->jobs, "Instances at once (default 1)")->check(CLI::Range(1, 256));
   cmd->add_option("--shard", a->shard, "Only the K-th of N shares of the instances (K/N)");
   cmd->add_option("--timeout", a->timeout, "Seconds per agent run (default 3600; 0: none)")

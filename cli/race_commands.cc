@@ -21,6 +21,7 @@
 #include "groundtruth/mine.h"
 #include "groundtruth/records.h"
 #include "groundtruth/report.h"
+#include "groundtruth/trajectory.h"
 #include "groundtruth/summarize.h"
 #include "parser/python_parser.h"
 #include "tracer/git.h"
@@ -727,9 +728,16 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
   auto text = env.ReadFile(file);
   if (!text.ok()) return util::Error{text.error()};
   std::string f = format == "auto" ? groundtruth::DetectFormat(*text, file) : format;
-  if (f.empty())
-    return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent or openhands"};
-  return groundtruth::ReadTrajectories(*text, display, f);
+  if (f.empty()) {
+    return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent, openhands, "
+                                 "claude-code, codex or gemini-cli"};
+  }
+  const auto& cli = groundtruth::AgentCliReaders();
+  bool stream = std::any_of(cli.begin(), cli.end(), [&](const auto& r) { return r.first == f; });
+  if (!stream) return groundtruth::ReadTrajectories(*text, display, f);
+  auto t = groundtruth::ReadAgentStream(env, *text, file, display, f);
+  if (!t.ok()) return util::Error{t.error()};
+  return std::vector<groundtruth::Trajectory>{std::move(*t)};
 }
 
 // --swebench-report: a report file, or the report.json files under a directory.
@@ -810,14 +818,17 @@ void AddSummarize(CLI::App& app, int* exit_code) {
       "summarize", "Agents' trajectory files into an agent run (fbkit.race-agent/1) for score");
   cmd->footer(
       "Reads mini-swe-agent (*.traj.json), SWE-agent (*.traj, 0.x and 1.x) and OpenHands\n"
-      "(output.jsonl) runs. Without a model: the final patch, the files the agent opened and\n"
+      "(output.jsonl) runs, and `fb-extract infer --agent` run directories (claude-code,\n"
+      "codex and gemini-cli streams, RUN_DIR/<id>/output/<agent>.jsonl, with the instance's\n"
+      "patch.diff). Without a model: the final patch, the files the agent opened and\n"
       "edited (from its tool calls and shell commands, relative to its repository root),\n"
       "tokens, API calls, cost and exit status, under \"trajectory\". With --llm-cmd\n"
       "(fbkit.llm-summarize/1 summarize_trajectory): goal, concepts, files, tasks and steps.");
   cmd->add_option("RUNS", a->runs, "A run directory (searched recursively) or one trajectory file")
       ->required();
-  cmd->add_option("--format", a->format, "auto (default), mini-swe-agent, swe-agent or openhands")
-      ->check(CLI::IsMember({"auto", "mini-swe-agent", "swe-agent", "openhands"}));
+  cmd->add_option("--format", a->format, "auto (default), mini-swe-agent, swe-agent, openhands, claude-code, codex or gemini-cli")
+      ->check(CLI::IsMember({"auto", "mini-swe-agent", "swe-agent", "openhands", "claude-code",
+                             "codex", "gemini-cli"}));
   cmd->add_option("--agent", a->agent, "The agent's name (default: RUNS's name)");
   cmd->add_option("--llm-cmd", a->llm_cmd, "Summarizer command (fbkit.llm-summarize/1)");
   cmd->add_option("--swebench-report", a->reports,

@@ -69,6 +69,7 @@ struct EvalReport {
   std::optional<int64_t> input_tokens;
   std::optional<int64_t> output_tokens;
   std::optional<double> cost;
+  std::optional<int64_t> api_calls;
   std::optional<int> exitstatus;
   std::string test_output;  // pytest's output (not part of report.json)
 };

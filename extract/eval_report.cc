@@ -35,7 +35,11 @@ json TotalsJson(const EvalTotals& t) {
               {"suspicious", t.suspicious},
               {"instances_with_usage", t.with_usage},
               {"mean_input_tokens", t.with_usage ? json(Round4(t.input_tokens_sum / t.with_usage)) : json(nullptr)},
-              {"mean_output_tokens", t.with_usage ? json(Round4(t.output_tokens_sum / t.with_usage)) : json(nullptr)}};
+              {"mean_output_tokens", t.with_usage ? json(Round4(t.output_tokens_sum / t.with_usage)) : json(nullptr)},
+              {"instances_with_cost", t.with_cost},
+              {"total_cost", t.with_cost ? json(Round4(t.cost_sum)) : json(nullptr)},
+              {"mean_cost", t.with_cost ? json(Round4(t.cost_sum / t.with_cost)) : json(nullptr)},
+              {"mean_api_calls", t.with_api_calls ? json(Round4(t.api_calls_sum / t.with_api_calls)) : json(nullptr)}};
 }
 
 template <typename T>
@@ -109,6 +113,8 @@ EvalTotals Totals(const std::vector<const EvalReport*>& reports) {
       t.input_tokens_sum += static_cast<double>(*r->input_tokens);
       t.output_tokens_sum += static_cast<double>(*r->output_tokens);
     }
+    if (r->cost) ++t.with_cost, t.cost_sum += *r->cost;
+    if (r->api_calls) ++t.with_api_calls, t.api_calls_sum += static_cast<double>(*r->api_calls);
   }
   return t;
 }
@@ -139,6 +145,7 @@ std::string ReportJson(const EvalReport& r) {
             {"input_tokens", OrNull(r.input_tokens)},
             {"output_tokens", OrNull(r.output_tokens)},
             {"cost", OrNull(r.cost)},
+            {"api_calls", OrNull(r.api_calls)},
             {"exitstatus", r.exitstatus ? json(*r.exitstatus) : json(nullptr)}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -176,6 +183,9 @@ util::Expected<EvalReport> ParseReport(const std::string& text) {
       r.output_tokens = j["output_tokens"].get<int64_t>();
     }
     if (j.contains("cost") && j["cost"].is_number()) r.cost = j["cost"].get<double>();
+    if (j.contains("api_calls") && j["api_calls"].is_number_integer()) {
+      r.api_calls = j["api_calls"].get<int64_t>();
+    }
     if (j.at("exitstatus").is_number()) r.exitstatus = j.at("exitstatus").get<int>();
     return r;
   } catch (const json::exception& e) {
@@ -232,6 +242,12 @@ std::string SummaryTable(const std::vector<EvalReport>& reports) {
       std::snprintf(buf, sizeof buf, "token IO (%zu instances): %.0f input, %.0f output per instance\n",
                     t.with_usage, t.input_tokens_sum / static_cast<double>(t.with_usage),
                     t.output_tokens_sum / static_cast<double>(t.with_usage));
+      out += buf;
+    }
+    if (t.with_cost) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "cost (%zu instances): %.4f in all, %.4f per instance\n",
+                    t.with_cost, t.cost_sum, t.cost_sum / static_cast<double>(t.with_cost));
       out += buf;
     }
     out += "\n";

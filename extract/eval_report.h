@@ -28,6 +28,10 @@ struct EvalTotals {
   size_t with_usage = 0;  // instances whose agent reported its token usage
   double input_tokens_sum = 0;
   double output_tokens_sum = 0;
+  size_t with_cost = 0;  // instances whose agent reported its cost
+  double cost_sum = 0;
+  size_t with_api_calls = 0;  // instances whose number of model calls is known
+  double api_calls_sum = 0;
   double resolved_rate() const;
   double passed_rate() const;  // mean F2P pass rate, empty and unapplied patches count 0
   double apply_rate() const;   // applied / instances (an empty patch does not apply)

@@ -5,10 +5,16 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "extract/verify.h"
+#include "groundtruth/trajectory.h"
 #include "tracer/git.h"
 #include "util/hash.h"
 #include "util/json_read.h"
+#include "util/strings.h"
 
 namespace fbkit::extract {
 namespace {
@@ -223,6 +229,25 @@ std::optional<Usage> TrajectoryUsage(const std::string& text) {
   return std::nullopt;
 }
 
+// The usage in an agent CLI's event stream output/REL (claude-code, codex, gemini-cli: the
+// formats groundtruth/trajectory.h reads), when it reports tokens.
+std::optional<Usage> AgentCliUsage(util::Env& env, const std::string& output, const std::string& rel,
+                                   const std::string& text) {
+  std::string format = groundtruth::DetectFormat(text, rel);
+  const auto& readers = groundtruth::AgentCliReaders();
+  if (std::none_of(readers.begin(), readers.end(), [&](const auto& r) { return r.first == format; })) {
+    return std::nullopt;
+  }
+  auto t = groundtruth::ReadAgentStream(env, text, util::JoinPath(output, rel), rel, format);
+  if (!t.ok() || !t->prompt_tokens || !t->completion_tokens) return std::nullopt;
+  Usage u;
+  u.input_tokens = *t->prompt_tokens;
+  u.output_tokens = *t->completion_tokens;
+  u.cost = t->cost;
+  u.api_calls = t->api_calls.value_or(-1);
+  return u;
+}
+
 json UsageJson(const Usage& u) {
   json j = {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
             {"source", u.source}};
@@ -231,7 +256,109 @@ json UsageJson(const Usage& u) {
   return j;
 }
 
+// What the sandbox shows an agent of `options` (its workspace and output aside).
+tracer::Sandbox AgentView(const InferOptions& options) {
+  tracer::Sandbox view;
+  view.kind = options.sandbox;
+  view.read_only = options.read_only;
+  view.hidden = options.hidden;
+  view.hidden.push_back(options.run_dir);
+  return view;
+}
+
+const char* kSandboxShows =
+    "the agent's sandbox shows the system (/usr, /etc, /opt), its workspace and output, and "
+    "the paths given with --read-only; /tmp, /var/tmp and home directories are private and "
+    "empty";
+
+// The words of `cmd` that name programs or paths: the first word of each simple command
+// (after VAR=value and `exec`) and every word starting with '/'. Words with expansions are
+// left out.
+std::vector<std::pair<std::string, bool>> CommandWords(const std::string& cmd) {
+  std::vector<std::pair<std::string, bool>> out;  // (word, is a command's first word)
+  std::string word;
+  bool first = true, quoted = false;
+  char quote = 0;
+  auto flush = [&] {
+    if (!word.empty() && word.find_first_of("$`{*?") == std::string::npos) {
+      bool assignment = !quoted && word.find('=') != std::string::npos && word[0] != '/';
+      if (!assignment && (word[0] == '/' || first)) out.emplace_back(word, first);
+      if (!assignment && word != "exec") first = false;
+    }
+    word.clear();
+    quoted = false;
+  };
+  for (char c : cmd) {
+    if (quote) {
+      if (c == quote) quote = 0;
+      else word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      quoted = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      flush();
+    } else if (c == ';' || c == '|' || c == '&' || c == '(' || c == ')') {
+      flush();
+      first = true;
+    } else if (c == '<' || c == '>') {
+      flush();
+      first = false;
+    } else {
+      word += c;
+    }
+  }
+  flush();
+  return out;
+}
+
+// A program on PATH that the sandbox shows (the sandbox has the host's PATH).
+bool VisibleOnPath(const tracer::Sandbox& view, const std::string& name) {
+  const char* path = std::getenv("PATH");
+  for (const auto& dir : util::Split(path ? path : "/usr/bin:/bin", ':')) {
+    std::string candidate = util::JoinPath(dir, name);
+    if (::access(candidate.c_str(), X_OK) == 0 && tracer::VisibleInSandbox(view, candidate)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The shell's own message when a command could not start (exit 126/127), from the end of
+// the agent's log; "" when the log shows none.
+std::string StartFailure(util::Env& env, const std::string& log_path) {
+  auto log = env.ReadFile(log_path);
+  if (!log.ok()) return "";
+  std::string tail = log->substr(log->size() > 4096 ? log->size() - 4096 : 0);
+  for (const auto& [n, line] : util::NumberedLines(tail)) {
+    for (const char* what : {": not found", ": Permission denied", ": No such file or directory",
+                             ": can't open", ": Can't open", "command not found"}) {
+      if (line.find(what) != std::string::npos) return line;
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+util::Status CheckAgentCommand(const InferOptions& options) {
+  if (options.sandbox != tracer::SandboxKind::kBwrap) return util::Status::Ok();
+  tracer::Sandbox view = AgentView(options);
+  for (const auto& [word, is_command] : CommandWords(options.agent_cmd)) {
+    std::string why;
+    if (word[0] == '/') {
+      if (::access(word.c_str(), F_OK) == 0 && !tracer::VisibleInSandbox(view, word)) why = word;
+    } else if (is_command && word.find('/') == std::string::npos) {
+      std::string host = tracer::FindProgram(word);
+      if (!host.empty() && !VisibleOnPath(view, word)) why = word + " (" + host + " on the host)";
+    }
+    if (!why.empty()) {
+      return util::Error{"the agent command names " + why + ", which the agent will not see: " +
+                         kSandboxShows + ". Expose it with --read-only PATH (its installation "
+                         "directory), or install it under a system path"};
+    }
+  }
+  return util::Status::Ok();
+}
 
 std::string SubstituteCommand(const std::string& cmd, const std::string& instance_id,
                               const std::string& workspace, const std::string& statement) {
@@ -273,6 +400,10 @@ std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) 
     if (rel == "usage.json") continue;
     auto data = env.ReadUntrusted(output, rel, 256u << 20);
     if (!data.ok()) continue;
+    if (auto u = AgentCliUsage(env, output, rel, *data)) {
+      u->source = "output/" + rel;
+      return u;
+    }
     if (auto u = TrajectoryUsage(*data)) {
       u->source = "output/" + rel;
       return u;
@@ -306,12 +437,22 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
   auto statement = env.ReadFile(util::JoinPath(task_dir, "problem_statement.md"));
   if (!statement.ok()) return r.error = statement.error(), r;
   if (auto s = env.WriteFileAtomic(l.statement, *statement); !s.ok()) return r.error = s.error(), r;
+  for (const auto& [rel, content] : options.output_files) {
+    std::string path = util::JoinPath(l.output, rel);
+    if (auto s = env.MakeDirs(util::DirName(path)); !s.ok()) return r.error = s.error(), r;
+    if (auto s = env.WriteFileAtomic(path, content); !s.ok()) return r.error = s.error(), r;
+  }
 
   tracer::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
                SubstituteCommand(options.agent_cmd, r.instance_id, l.workspace, l.statement)};
   spec.cwd = l.workspace;
-  spec.env = options.env;
+  // git in the workspace (which belongs to fbkit's user, not the agent's) not refused as
+  // "dubious ownership"; the agent's own variables come after and may say otherwise.
+  spec.env = {{"GIT_CONFIG_COUNT", "1"},
+              {"GIT_CONFIG_KEY_0", "safe.directory"},
+              {"GIT_CONFIG_VALUE_0", "*"}};
+  spec.env.insert(spec.env.end(), options.env.begin(), options.env.end());
   spec.env.insert(spec.env.end(), {{"FBKIT_INSTANCE_ID", r.instance_id},
                                    {"FBKIT_PROBLEM_STATEMENT", l.statement},
                                    {"FBKIT_WORKSPACE", l.workspace},
@@ -339,6 +480,14 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
   r.exit_code = exit->code;
   r.signal = exit->signal;
   r.status = exit->timed_out ? "timed_out" : "finished";
+  if (exit->code == 126 || exit->code == 127) {
+    if (std::string line = StartFailure(env, spec.log_path); !line.empty()) {
+      r.status = "error";
+      r.could_not_start = true;
+      r.error = "the agent command could not start (exit " + std::to_string(exit->code) + ": " +
+                line + "); " + kSandboxShows + ". Expose what it needs with --read-only PATH";
+    }
+  }
   if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {
     r.status = "error";
     r.error = "collecting the patch: " + s.error();

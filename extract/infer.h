@@ -28,6 +28,9 @@ struct InferOptions {
   std::vector<std::pair<std::string, std::string>> env;  // for the agent (API keys, ...)
   std::vector<std::string> read_only;  // extra paths the agent may read (its installation)
   std::vector<std::string> hidden;     // directories it must not see (the task directories)
+  // Files fbkit writes into the instance's output directory before the agent starts (its
+  // configuration: path relative to output/, content).
+  std::vector<std::pair<std::string, std::string>> output_files;
   int64_t max_file_kb = 1024;  // larger files are left out of the patch (and listed)
   std::string run_dir;         // RUN_DIR: instances in RUN_DIR/<id>, private state in .fbkit/
 };
@@ -54,7 +57,15 @@ struct InferResult {
   std::string patch_sha256;
   std::vector<std::string> excluded;  // "PATH: binary" or "PATH: N KiB (over the limit)"
   std::optional<Usage> usage;
+  // The agent's command could not start inside the sandbox (exit 126/127 with the shell's
+  // "not found" or "Permission denied"): a batch stops here, every instance would fail alike.
+  bool could_not_start = false;
 };
+
+// Before any instance runs: the programs and absolute paths `options.agent_cmd` names that
+// exist on the host but that the agent's sandbox would not show (a script under /tmp, an
+// install in a home directory). The error names the path and --read-only.
+util::Status CheckAgentCommand(const InferOptions& options);
 
 // Never fails: problems are in the result. Writes RUN_DIR/<id>/{agent.log, result.json,
 // patch.diff, input/problem_statement.md, workspace/, output/} (output/ is the agent's own

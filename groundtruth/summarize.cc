@@ -7,6 +7,7 @@
 #include <set>
 
 #include "groundtruth/json_docs.h"
+#include "groundtruth/trajectory.h"
 #include "tracer/llm_cmd.h"
 #include "util/json_writer.h"
 
@@ -21,7 +22,9 @@ const std::vector<std::string>& Changes() {
 }
 
 bool IsTrajectoryName(const std::string& name) {
-  return name.ends_with(".traj.json") || name.ends_with(".traj") || name == "output.jsonl";
+  if (name.ends_with(".traj.json") || name.ends_with(".traj") || name == "output.jsonl") return true;
+  const auto& cli = AgentCliReaders();  // `infer --agent` streams: output/<format>.jsonl
+  return std::any_of(cli.begin(), cli.end(), [&](const auto& r) { return name == r.first + ".jsonl"; });
 }
 
 util::Status Walk(util::Env& env, const std::string& dir,

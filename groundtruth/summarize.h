@@ -28,8 +28,9 @@ util::Expected<std::vector<std::string>> FilesUnder(
     util::Env& env, const std::string& path,
     const std::function<bool(const std::string&)>& name_ok);
 
-// The trajectory files under `runs` (itself when a file): *.traj.json, *.traj and
-// output.jsonl, sorted; symlinks are not followed.
+// The trajectory files under `runs` (itself when a file): *.traj.json, *.traj,
+// output.jsonl and the agent CLIs' streams of `fb-extract infer --agent` (claude-code.jsonl,
+// codex.jsonl, gemini-cli.jsonl), sorted; symlinks are not followed.
 util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs);
 
 struct Summary {

@@ -8,6 +8,9 @@
 
 #include "groundtruth/json_docs.h"
 #include "groundtruth/patch.h"
+#include "groundtruth/summarize.h"
+#include "groundtruth/trajectory_parts.h"
+#include "util/strings.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -269,44 +272,47 @@ void Effects(const SimpleCommand& c, std::string* cwd, ShellEffects* e) {
   }
 }
 
+
+}  // namespace
+
+// ---- shared ------------------------------------------------------------------------------
+
+namespace parts {
+
 void SortUnique(std::vector<std::string>* v) {
   std::sort(v->begin(), v->end());
   v->erase(std::unique(v->begin(), v->end()), v->end());
 }
 
-// ---- shared ------------------------------------------------------------------------------
+void Collector::Shell(const std::string& command, std::string* cwd) {
+  auto e = AnalyzeShell(command, cwd);
+  opened.insert(opened.end(), e.opened.begin(), e.opened.end());
+  edited.insert(edited.end(), e.edited.begin(), e.edited.end());
+}
 
-// Collects absolute paths and makes them repository-relative at the end.
-struct Collector {
-  std::string root;
-  std::vector<std::string> opened, edited;
+void Collector::Open(const std::string& path, const std::string& cwd) {
+  if (auto p = Resolve(path, cwd); !p.empty()) opened.push_back(p);
+}
 
-  void Shell(const std::string& command, std::string* cwd) {
-    auto e = AnalyzeShell(command, cwd);
-    opened.insert(opened.end(), e.opened.begin(), e.opened.end());
-    edited.insert(edited.end(), e.edited.begin(), e.edited.end());
+void Collector::Edit(const std::string& path, const std::string& cwd) {
+  if (auto p = Resolve(path, cwd); !p.empty()) edited.push_back(p);
+}
+
+std::vector<std::string> Collector::Relative(const std::vector<std::string>& paths) const {
+  std::vector<std::string> out;
+  std::string r = Normalize(root);
+  for (const auto& p : paths) {
+    if (r != "/" && p.starts_with(r + "/")) out.push_back(p.substr(r.size() + 1));
   }
-  void Open(const std::string& path, const std::string& cwd) {
-    if (auto p = Resolve(path, cwd); !p.empty()) opened.push_back(p);
-  }
-  void Edit(const std::string& path, const std::string& cwd) {
-    if (auto p = Resolve(path, cwd); !p.empty()) edited.push_back(p);
-  }
-  std::vector<std::string> Relative(const std::vector<std::string>& paths) const {
-    std::vector<std::string> out;
-    std::string r = Normalize(root);
-    for (const auto& p : paths) {
-      if (r != "/" && p.starts_with(r + "/")) out.push_back(p.substr(r.size() + 1));
-    }
-    SortUnique(&out);
-    return out;
-  }
-  void Finish(Trajectory* t) const {
-    t->root = root;
-    t->opened = Relative(opened);
-    t->edited = Relative(edited);
-  }
-};
+  SortUnique(&out);
+  return out;
+}
+
+void Collector::Finish(Trajectory* t) const {
+  t->root = root;
+  t->opened = Relative(opened);
+  t->edited = Relative(edited);
+}
 
 std::optional<int64_t> Int(const json& j, const char* key) {
   auto it = j.find(key);
@@ -320,7 +326,6 @@ std::optional<double> Double(const json& j, const char* key) {
   return it->get<double>();
 }
 
-// A message's text: a string, or the text parts of a content list.
 std::string Text(const json& content) {
   if (content.is_string()) return content.get<std::string>();
   std::string out;
@@ -332,7 +337,7 @@ std::string Text(const json& content) {
   return out;
 }
 
-std::string Clip(const std::string& s, size_t n = 2000) {
+std::string Clip(const std::string& s, size_t n) {
   return s.size() <= n
              ? s
              : s.substr(0, n) + "\n[... " + std::to_string(s.size() - n) + " more characters]";
@@ -344,6 +349,12 @@ void PatchFiles(Trajectory* t) {
   }
   SortUnique(&t->patch_files);
 }
+
+}  // namespace parts
+
+namespace {
+
+using namespace parts;
 
 std::string StemOf(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
@@ -681,6 +692,67 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
 
 }  // namespace
 
+const std::vector<std::pair<std::string, Trajectory (*)(const std::string&, const std::string&)>>&
+AgentCliReaders() {
+  static const std::vector<std::pair<std::string, Trajectory (*)(const std::string&, const std::string&)>>
+      readers = {{"claude-code", parts::ReadClaudeCode},
+                 {"codex", parts::ReadCodex},
+                 {"gemini-cli", parts::ReadGeminiCli}};
+  return readers;
+}
+
+namespace {
+
+// The model calls codex's session files under `sessions` record.
+std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sessions) {
+  if (!env.Stat(sessions, false).ok()) return std::nullopt;
+  auto files = FilesUnder(env, sessions, [](const std::string& name) {
+    return name.starts_with("rollout-") && name.ends_with(".jsonl");
+  });
+  if (!files.ok() || files->empty()) return std::nullopt;
+  int64_t calls = 0;
+  for (const auto& f : *files) {
+    if (!f.starts_with(sessions + "/")) return std::nullopt;
+    auto text = env.ReadUntrusted(sessions, f.substr(sessions.size() + 1), 256u << 20);
+    if (!text.ok()) return std::nullopt;
+    for (const auto& [n, line] : util::NumberedLines(*text)) {
+      json j = json::parse(line, nullptr, false);
+      calls += j.is_object() && TextOr(j, "type") == "token_usage_record";
+    }
+  }
+  return calls;
+}
+
+}  // namespace
+
+util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& text,
+                                           const std::string& file, const std::string& display,
+                                           const std::string& format) {
+  auto real = env.RealPath(file);
+  std::string path = real.ok() ? *real : file;
+  auto read = ReadTrajectories(text, path, format);
+  if (!read.ok()) return util::Error{read.error()};
+  if (read->size() != 1) return util::Error{display + ": not one trajectory"};
+  Trajectory t = std::move(read->front());
+  t.source = display;
+  std::string output = util::DirName(path), inst = util::DirName(output);
+  if (auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff")); patch.ok()) {
+    SetPatch(&t, *patch);
+  }
+  auto statement = env.ReadFile(util::JoinPath(inst, "input/problem_statement.md"));
+  if (statement.ok() && t.problem_statement.empty()) t.problem_statement = *statement;
+  if (format == "codex" && !t.api_calls) {
+    t.api_calls = CodexSessionCalls(env, util::JoinPath(output, "codex/sessions"));
+  }
+  return t;
+}
+
+void SetPatch(Trajectory* t, std::string patch) {
+  t->patch = std::move(patch);
+  t->patch_files.clear();
+  parts::PatchFiles(t);
+}
+
 ShellEffects AnalyzeShell(const std::string& command, std::string* cwd) {
   ShellEffects e;
   for (const auto& c : ShellSplitter(command).Split()) Effects(c, cwd, &e);
@@ -704,6 +776,17 @@ std::string DetectFormat(const std::string& text, const std::string& path) {
   json line = json::parse(first, nullptr, false);
   if (line.is_object() && line.contains("instance_id") && line.contains("history"))
     return "openhands";
+  if (line.is_object() && TextOr(line, "type") == "system" && TextOr(line, "subtype") == "init" &&
+      line.contains("claude_code_version")) {
+    return "claude-code";
+  }
+  if (line.is_object() && TextOr(line, "type") == "thread.started" && line.contains("thread_id")) {
+    return "codex";
+  }
+  if (line.is_object() && TextOr(line, "type") == "init" && line.contains("session_id") &&
+      line.contains("model")) {
+    return "gemini-cli";
+  }
   (void)path;
   return "";
 }
@@ -712,6 +795,15 @@ util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text
                                                          const std::string& path,
                                                          const std::string& format) {
   std::vector<Trajectory> out;
+  for (const auto& [name, reader] : AgentCliReaders()) {
+    if (format != name) continue;
+    try {
+      out.push_back(reader(text, path));
+    } catch (const std::exception& e) {
+      return util::Error{e.what()};
+    }
+    return out;
+  }
   if (format == "openhands") {
     size_t start = 0;
     int line = 0;

@@ -11,6 +11,15 @@
 //                   actions: trajectory[].action (open/create/edit/insert of the windowed
 //                   tools, str_replace_editor SUB PATH, else a command of a persistent shell);
 //                   root: the first step's state.working_dir.
+//   claude-code     claude -p --output-format stream-json --verbose (system/init with cwd,
+//                   assistant records with one content block each, user records with the
+//                   tool results, a final result record with usage and total_cost_usd);
+//                   Bash commands run in a persistent shell; Read opens, Edit/Write/
+//                   MultiEdit/NotebookEdit edit their file_path. Tokens: the result's input +
+//                   cache creation + cache reads, and output; API calls: distinct messages.
+//   codex           codex exec --json events (see agent_cli_logs.cc).
+//   gemini-cli      gemini -p --output-format stream-json events (see agent_cli_logs.cc).
+//                   The streams carry no instance id: RUN_DIR/<id>/output/<stream> names it.
 //   openhands       output.jsonl, one {instance_id, instruction, history, test_result,
 //                   metrics, error} per line; read/edit/write actions with args.path, run with
 //                   args.command (persistent shell; the observation's working_dir), root the
@@ -20,9 +29,11 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
+#include "util/env.h"
 #include "util/expected.h"
 
 namespace fbkit::groundtruth {
@@ -45,6 +56,18 @@ struct Trajectory {
   std::vector<Turn> turns;
 };
 
+// An `fb-extract infer --agent` stream `text`, read from `file` (RUN_DIR/<id>/output/
+// <format>.jsonl; `format` one of AgentCliReaders), with what the run keeps beside it: the
+// instance's patch.diff and problem statement, and for codex the model calls its session
+// files record (output/codex/sessions/…/rollout-*.jsonl, one token_usage_record per call;
+// read as untrusted files). `display` names the file in the result and in errors.
+util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& text,
+                                           const std::string& file, const std::string& display,
+                                           const std::string& format);
+
+// `patch` as the trajectory's final patch (patch_files from it).
+void SetPatch(Trajectory* t, std::string patch);
+
 // What one shell command opens and edits (absolute, normalised paths). `cwd` is where it
 // starts; `cd` inside it moves *cwd.
 struct ShellEffects {
@@ -52,7 +75,12 @@ struct ShellEffects {
 };
 ShellEffects AnalyzeShell(const std::string& command, std::string* cwd);
 
-// "mini-swe-agent", "swe-agent" or "openhands" from a file's text and name; "" when none.
+// The formats of the agent CLIs' event streams (`fb-extract infer --agent`): name and reader.
+const std::vector<std::pair<std::string, Trajectory (*)(const std::string&, const std::string&)>>&
+AgentCliReaders();
+
+// "mini-swe-agent", "swe-agent", "openhands", or an agent CLI's stream ("claude-code",
+// "codex", "gemini-cli", from its first record) from a file's text and name; "" when none.
 std::string DetectFormat(const std::string& text, const std::string& path);
 
 // The trajectories of one file in `format` (one, or one per line for openhands); errors

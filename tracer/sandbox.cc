@@ -26,7 +26,12 @@ bool Under(const std::string& path, const std::string& dir) {
   return path == dir || path.starts_with(dir.ends_with('/') ? dir : dir + "/");
 }
 
-// `name` found on PATH (or as given when it has a slash); "" when not found.
+std::string Prefix(const std::string& executable) {
+  return util::DirName(util::DirName(executable));
+}
+
+}  // namespace
+
 std::string FindProgram(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   const char* path = std::getenv("PATH");
@@ -39,12 +44,6 @@ std::string FindProgram(const std::string& name) {
   }
   return "";
 }
-
-std::string Prefix(const std::string& executable) {
-  return util::DirName(util::DirName(executable));
-}
-
-}  // namespace
 
 util::Expected<SandboxKind> ParseSandboxKind(const std::string& name) {
   if (name == "bwrap") return SandboxKind::kBwrap;
@@ -60,6 +59,19 @@ const std::vector<std::string>& SystemPaths() {
   static const std::vector<std::string> paths = {"/usr", "/etc", "/opt", "/sys", "/bin",
                                                  "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
   return paths;
+}
+
+bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path) {
+  auto under_any = [&](const std::vector<std::string>& dirs) {
+    return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return Under(path, d); });
+  };
+  if (under_any(sandbox.read_only) || under_any(sandbox.writable)) return true;
+  if (std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
+                  [&](const Bind& b) { return Under(path, b.target); })) {
+    return true;
+  }
+  if (Under(path, "/dev") || Under(path, "/proc")) return true;  // its own /dev and /proc
+  return under_any(SystemPaths()) && !under_any(sandbox.hidden);
 }
 
 HostInfo CurrentHost() {

@@ -75,6 +75,14 @@ struct HostInfo {
   std::vector<SystemPath> system;   // the allow-listed system paths that exist (SystemPaths)
 };
 
+// `name` found on PATH (or as given when it has a slash); "" when not found.
+std::string FindProgram(const std::string& name);
+
+// Whether a process under `sandbox` (bwrap) sees host `path` as it is on the host: a system
+// path not hidden, or a path it is given (read_only, writable, a bind's target), or under
+// /dev and /proc (its own). /tmp, /var/tmp, homes and everything else are not.
+bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path);
+
 // The system paths a sandbox sees, read-only, when they exist: /usr, /etc, /opt, /sys and
 // the merged-/usr links (/bin, /sbin, /lib*). Nothing else of the host is visible but what
 // a Sandbox names: no homes, no /root, /run, /srv, /mnt, /var, /work, /tmp.

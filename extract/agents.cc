@@ -1,0 +1,187 @@
+#include "extract/agents.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tracer/sandbox.h"
+#include "util/env.h"
+#include "util/strings.h"
+
+namespace fbkit::extract {
+namespace {
+
+// The statement as one argument, read inside the sandbox.
+const char* kPrompt = "\"$(cat \"$FBKIT_PROBLEM_STATEMENT\")\"";
+
+std::string Args(const std::vector<std::string>& args) {
+  std::string out;
+  for (const auto& a : args) out += " " + util::ShellQuote(a);
+  return out;
+}
+
+// `exec PROGRAM ARGS... PROMPT < /dev/null > output/STREAM` (headless: nothing to read on
+// stdin) with `vars` (values may use the sandbox's
+// $FBKIT_* variables) set for it.
+std::string Exec(const std::string& vars, const std::string& program,
+                 const std::vector<std::string>& args, const std::string& after_args,
+                 const AgentPreset& preset) {
+  return vars + " exec " + util::ShellQuote(program) + Args(args) + after_args + " " + kPrompt +
+         " < /dev/null > \"$FBKIT_OUTPUT_DIR/" + preset.stream_file + "\"";
+}
+
+// Every preset's home is output/home (kept with the run), with a git configuration: the
+// workspace belongs to fbkit's user, not the agent's, and git would refuse it otherwise.
+const std::string kHome = "HOME=\"$FBKIT_OUTPUT_DIR/home\"";
+const char* kGitConfig =
+    "[safe]\n\tdirectory = *\n[user]\n\tname = fbkit agent\n\temail = agent@fbkit.invalid\n";
+
+// A TOML basic string.
+std::string Toml(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// codex exec: its home (config, sessions/…/rollout-*.jsonl) under output/codex; a provider of
+// our own when a base URL is given (this version reads no OPENAI_BASE_URL), speaking the
+// Responses API.
+void Codex(const AgentChoice& c, const AgentPreset& p, const std::string& program, AgentLaunch* l) {
+  // Everything approved, no sandbox of its own (fbkit's is the sandbox), no update checks,
+  // analytics, plugins or web search (they reach other hosts), and a dead endpoint ends the
+  // run instead of retrying for ever.
+  std::string config =
+      "# written by fb-extract infer --agent codex\n"
+      "approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n"
+      "check_for_update_on_startup = false\nweb_search = \"disabled\"\n";
+  if (!c.model.empty()) config += "model = " + Toml(c.model) + "\n";
+  if (!c.model_url.empty()) config += "model_provider = \"fbkit\"\n";
+  config += "\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n"
+            "unbounded_connection_retries = false\n";
+  if (!c.model_url.empty()) {
+    config += "\n[model_providers.fbkit]\nname = \"fbkit\"\nbase_url = " + Toml(c.model_url) +
+              "\nenv_key = " + Toml(p.key_env) + "\nwire_api = \"responses\"\n";
+  }
+  l->output_files.emplace_back("codex/config.toml", config);
+  std::vector<std::string> args = {"exec", "--json", "--skip-git-repo-check", "--sandbox",
+                                   "danger-full-access"};
+  args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
+  l->command = Exec(kHome + " CODEX_HOME=\"$FBKIT_OUTPUT_DIR/codex\"", program, args, " --", p);
+}
+
+// claude -p: its configuration and transcripts (projects/…/<session>.jsonl) under
+// output/claude; tools allowed without asking.
+void ClaudeCode(const AgentChoice& c, const AgentPreset& p, const std::string& program,
+                AgentLaunch* l) {
+  if (!c.model_url.empty()) l->env.emplace_back("ANTHROPIC_BASE_URL", c.model_url);
+  if (!c.model.empty()) {
+    // Its side calls (titles, summaries) go to the same model: an endpoint may serve one.
+    for (const char* var : {"ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+                            "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL"}) {
+      l->env.emplace_back(var, c.model);
+    }
+  }
+  for (const char* var : {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
+                          "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING"}) {
+    l->env.emplace_back(var, "1");
+  }
+  std::vector<std::string> args = {
+      "--output-format", "stream-json", "--verbose", "--allowedTools",
+      "Bash Edit Write Read Glob Grep LS NotebookEdit NotebookRead TodoRead TodoWrite Agent"};
+  args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
+  l->command = Exec(kHome + " CLAUDE_CONFIG_DIR=\"$FBKIT_OUTPUT_DIR/claude\"", program, args, " -p", p);
+}
+
+// gemini -p: its home (settings, tmp/<project>/chats) under output/home; the workspace
+// trusted, every tool approved (-y).
+void GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& program,
+               AgentLaunch* l) {
+  if (!c.model_url.empty()) l->env.emplace_back("GOOGLE_GEMINI_BASE_URL", c.model_url);
+  l->env.emplace_back("GEMINI_CLI_TRUST_WORKSPACE", "true");
+  // Its HTTP client reserves gigabytes of address space for WebAssembly guard pages unless
+  // told not to; the sandbox's memory limit bounds the address space.
+  l->env.emplace_back("NODE_OPTIONS", "--disable-wasm-trap-handler");
+  // An API key as the way in (with a base URL set it would otherwise pick "gateway" auth,
+  // which headless mode refuses).
+  l->output_files.emplace_back(
+      "home/.gemini/settings.json",
+      "{\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n"
+      "  \"general\": {\"disableAutoUpdate\": true, \"disableUpdateNag\": true},\n"
+      "  \"privacy\": {\"usageStatisticsEnabled\": false},\n  \"telemetry\": {\"enabled\": "
+      "false}\n}\n");
+  std::vector<std::string> args = {"--output-format", "stream-json", "-y"};
+  if (!c.model.empty()) args.insert(args.end(), {"--model", c.model});
+  args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
+  l->command = Exec(kHome, program, args, " -p", p);
+}
+
+bool Executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+// The directory to expose for an installed executable: the npm prefix holding its
+// node_modules, else its own directory.
+std::string InstallRoot(const std::string& executable) {
+  std::error_code ec;
+  std::string real = std::filesystem::canonical(executable, ec).string();
+  if (ec) real = executable;
+  size_t at = real.find("/node_modules/");
+  return at != std::string::npos ? real.substr(0, at) : util::DirName(real);
+}
+
+}  // namespace
+
+const std::vector<AgentPreset>& AgentPresets() {
+  static const std::vector<AgentPreset> presets = {
+      {"claude-code", "claude", "@anthropic-ai/claude-code@2.1.330", "ANTHROPIC_API_KEY",
+       "claude-code.jsonl"},
+      {"codex", "codex", "@openai/codex@0.169.0", "OPENAI_API_KEY", "codex.jsonl"},
+      {"gemini-cli", "gemini", "@google/gemini-cli@0.61.0", "GEMINI_API_KEY",
+       "gemini-cli.jsonl"},
+  };
+  return presets;
+}
+
+util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
+  const AgentPreset* preset = nullptr;
+  std::string names;
+  for (const auto& p : AgentPresets()) {
+    if (p.name == c.name) preset = &p;
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  if (!preset) return util::Error{"unknown agent '" + c.name + "' (known: " + names + ")"};
+  std::string program = c.program;
+  if (program.empty()) {
+    std::string installed = util::JoinPath(c.agents_dir, preset->name + "/node_modules/.bin/" +
+                                                             preset->program);
+    program = !c.agents_dir.empty() && Executable(installed) ? installed
+                                                             : tracer::FindProgram(preset->program);
+  }
+  if (program.empty() || !Executable(program)) {
+    return util::Error{"agent " + preset->name + ": no executable '" + preset->program +
+                       "' (not under " + util::JoinPath(c.agents_dir, preset->name) +
+                       ", not on PATH" + (c.program.empty() ? "" : ", not " + c.program) +
+                       "); install it with `FBKIT_AGENTS=" + preset->name +
+                       " ./setup.sh` (npm " + preset->package + ") or name it with --agent-path"};
+  }
+  AgentLaunch l;
+  l.output_files.emplace_back("home/.gitconfig", kGitConfig);
+  l.read_only.push_back(InstallRoot(program));
+  std::string node = tracer::FindProgram("node");
+  if (!node.empty()) l.read_only.push_back(InstallRoot(node));
+  if (preset->name == "codex") Codex(c, *preset, program, &l);
+  if (preset->name == "claude-code") ClaudeCode(c, *preset, program, &l);
+  if (preset->name == "gemini-cli") GeminiCli(c, *preset, program, &l);
+  return l;
+}
+
+std::string WithSidecar(const std::string& sidecar, const std::string& command) {
+  if (sidecar.empty()) return command;
+  return "{ " + sidecar +
+         "\n} || { rc=$?; echo \"fb-extract infer: the --sidecar command exited $rc; the agent "
+         "was not started\" >&2; exit 125; }\n" +
+         command;
+}
+
+}  // namespace fbkit::extract
