@@ -178,8 +178,8 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
 
 std::string WithSidecar(const std::string& sidecar, const std::string& command) {
   if (sidecar.empty()) return command;
-  return "{ " + sidecar +
-         "\n} || { rc=$?; echo \"fb-extract infer: the --sidecar command exited $rc; the agent "
+  return "( " + sidecar +
+         "\n) || { rc=$?; echo \"fb-extract infer: the --sidecar command exited $rc; the agent "
          "was not started\" >&2; exit 125; }\n" +
          command;
 }

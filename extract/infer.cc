@@ -486,6 +486,11 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
       r.could_not_start = true;
       r.error = "the agent command could not start (exit " + std::to_string(exit->code) + ": " +
                 line + "); " + kSandboxShows + ". Expose what it needs with --read-only PATH";
+      if (line.find("Permission denied") != std::string::npos && ::geteuid() == 0) {
+        r.error += " (when fbkit runs as root the agent runs as nobody, uid " +
+                   std::to_string(tracer::kSandboxUid) + ": its files must be readable, and its "
+                   "programs executable, by others)";
+      }
     }
   }
   if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -226,6 +227,51 @@ TEST(InferE2E, BadInputGetsClearErrors) {
                               "--pass-env", "FBKIT_SURELY_UNSET_VARIABLE"});
   EXPECT_EQ(env.exit_code, 2);
   EXPECT_NE(env.err.find("FBKIT_SURELY_UNSET_VARIABLE"), std::string::npos) << env.err;
+  RunResult unknown = RunCommand({kExtract, "infer", kTasks, "--agent", "aider", "-o", dir / "r"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown agent 'aider' (known: claude-code, codex, gemini-cli)"),
+            std::string::npos) << unknown.err;
+  RunResult both = RunCommand({kExtract, "infer", kTasks, "--agent", "codex", "--agent-cmd", "true", "-o", dir / "r"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  RunResult url = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "true", "--model-url", "http://x", "-o", dir / "r"});
+  EXPECT_EQ(url.exit_code, 2);
+  EXPECT_NE(url.err.find("go with --agent NAME"), std::string::npos) << url.err;
+  RunResult missing = RunCommand({kExtract, "infer", kTasks, "--agent", "gemini-cli", "--agent-path",
+                                  dir / "no/gemini", "-o", dir / "r"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("FBKIT_AGENTS=gemini-cli ./setup.sh"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir / "r/predictions.jsonl"));
+}
+
+// An agent command the sandbox cannot show fails before any instance runs, naming the path
+// and --read-only; one that exists nowhere stops the run at its first instance.
+TEST(InferE2E, AnAgentThatCannotStartFailsFastNotOncePerInstance) {
+  ScratchDir dir;
+  fs::create_directories(dir / "bin");
+  std::ofstream(dir / "bin/agent.sh") << "#!/bin/sh\nexit 0\n";
+  fs::permissions(dir / "bin/agent.sh", fs::perms::owner_all | fs::perms::group_read |
+                                          fs::perms::group_exec | fs::perms::others_read |
+                                          fs::perms::others_exec);
+  RunResult hidden = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", dir / "bin/agent.sh", "-o", dir / "r1", "-q"});
+  EXPECT_EQ(hidden.exit_code, 1);
+  EXPECT_NE(hidden.err.find("names " + dir / "bin/agent.sh" + ", which the agent will not see"),
+            std::string::npos) << hidden.err;
+  EXPECT_NE(hidden.err.find("--read-only"), std::string::npos) << hidden.err;
+  EXPECT_FALSE(fs::exists(dir / "r1/predictions.jsonl"));
+  // Exposed, the same command runs.
+  RunResult shown = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", dir / "bin/agent.sh", "-o", dir / "r2", "-q",
+                                "--read-only", dir / "bin", "--instance", "fbkit-fixtures__extract_features.ce05f7f2.test_stats.8a32a05c.lv1"});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  // Not found inside the sandbox (nor on the host): the first instance says why, the rest never run.
+  RunResult gone = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "exec /opt/fbkit-no-such-agent --go",
+                               "-o", dir / "r3", "-q"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.err.find("stopped: "), std::string::npos) << gone.err;
+  EXPECT_NE(gone.err.find("/opt/fbkit-no-such-agent: not found"), std::string::npos) << gone.err;
+  size_t ran = 0;
+  for (const auto& e : fs::directory_iterator(dir / "r3")) ran += fs::exists(e.path() / "result.json");
+  EXPECT_EQ(ran, 1u);
+  EXPECT_EQ(ReadFileOrDie(dir / "r3/predictions.jsonl"), "");
 }
 
 }  // namespace

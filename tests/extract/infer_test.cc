@@ -96,5 +96,62 @@ TEST(InferTest, ResultRoundTrip) {
   EXPECT_FALSE(ParseInferResult("{}").ok());
 }
 
+// The agent CLIs' streams under output/<format>.jsonl give the usage; codex's model calls
+// come from its session file beside them.
+TEST(InferTest, AgentCliStreamsGiveUsage) {
+  ScratchDir tmp;
+  namespace fs = std::filesystem;
+  fs::create_directories(tmp / "output/codex/sessions/2026/11/24");
+  fs::copy_file(kTrajectories + "claude-code/stream.jsonl", tmp / "output/claude-code.jsonl");
+  auto claude = ReadUsage(util::RealEnv(), tmp.path());
+  ASSERT_TRUE(claude);
+  EXPECT_EQ(claude->input_tokens, 7300);
+  EXPECT_EQ(claude->output_tokens, 730);
+  EXPECT_NEAR(*claude->cost, 0.03285, 1e-9);
+  EXPECT_EQ(claude->api_calls, 3);
+  EXPECT_EQ(claude->source, "output/claude-code.jsonl");
+  fs::remove(tmp / "output/claude-code.jsonl");
+  fs::copy_file(kTrajectories + "codex/events.jsonl", tmp / "output/codex.jsonl");
+  auto codex = ReadUsage(util::RealEnv(), tmp.path());
+  ASSERT_TRUE(codex);
+  EXPECT_EQ(codex->input_tokens, 9900);
+  EXPECT_EQ(codex->api_calls, -1) << "no session file yet";
+  fs::copy_file(kTrajectories + "codex/rollout.jsonl", tmp / "output/codex/sessions/2026/11/24/rollout-x.jsonl");
+  EXPECT_EQ(ReadUsage(util::RealEnv(), tmp.path())->api_calls, 5);  // its token_usage_records
+  // A link planted in place of the session file is not followed.
+  fs::remove(tmp / "output/codex/sessions/2026/11/24/rollout-x.jsonl");
+  fs::create_symlink(kTrajectories + "codex/rollout.jsonl", tmp / "output/codex/sessions/2026/11/24/rollout-x.jsonl");
+  EXPECT_EQ(ReadUsage(util::RealEnv(), tmp.path())->api_calls, -1);
+}
+
+InferOptions Agent(const std::string& cmd) {
+  InferOptions o;
+  o.agent_cmd = cmd;
+  o.sandbox = tracer::SandboxKind::kBwrap;
+  o.run_dir = "/srv/fbkit-run";
+  return o;
+}
+
+TEST(InferTest, AgentCommandsTheSandboxCannotShowAreRefusedBeforeAnyRun) {
+  ScratchDir tmp;  // under /tmp: private inside the sandbox
+  WriteFileOrDie(tmp / "agent.sh", "#!/bin/sh\n");
+  ::chmod((tmp / "agent.sh").c_str(), 0755);
+  auto hidden = CheckAgentCommand(Agent("FOO=1 exec " + tmp / "agent.sh --fast"));
+  ASSERT_FALSE(hidden.ok());
+  EXPECT_NE(hidden.error().find("names " + tmp / "agent.sh" + ", which the agent will not see"),
+            std::string::npos) << hidden.error();
+  EXPECT_NE(hidden.error().find("--read-only"), std::string::npos);
+  InferOptions shown = Agent("FOO=1 exec " + tmp / "agent.sh --fast");
+  shown.read_only = {tmp.path()};
+  EXPECT_TRUE(CheckAgentCommand(shown).ok());
+  // System programs, /dev and /proc, quoted words, paths that exist nowhere, expansions.
+  EXPECT_TRUE(CheckAgentCommand(Agent("sh -c 'python3 -V' < /dev/null > /proc/self/fd/1")).ok());
+  EXPECT_TRUE(CheckAgentCommand(Agent("/opt/none/agent; \"$HOME/bin/x\" {workspace}")).ok());
+  EXPECT_FALSE(CheckAgentCommand(Agent("true && cat '" + tmp / "agent.sh" + "'")).ok());
+  // Without a sandbox nothing is hidden.
+  InferOptions none = Agent(tmp / "agent.sh");
+  none.sandbox = tracer::SandboxKind::kNone;
+  EXPECT_TRUE(CheckAgentCommand(none).ok());
+}
 }  // namespace
 }  // namespace fbkit::extract

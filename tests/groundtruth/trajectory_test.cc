@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "groundtruth/mine.h"
+#include "tests/testing/run.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -143,6 +144,82 @@ TEST(ReadTrajectories, BrokenInputNamesTheFileAndLine) {
   auto m = ReadTrajectories("{\"messages\": []}", "a.traj.json", "mini-swe-agent");
   ASSERT_FALSE(m.ok()) << "no info object";
   EXPECT_NE(m.error().find("a.traj.json"), std::string::npos) << m.error();
+}
+
+// ---- the agent CLIs' own streams (fixtures/agents/trajectories/<cli>/: real runs) ---------
+
+const std::string kCliRuns = std::string(FBKIT_SOURCE_DIR) + "/fixtures/agents/trajectories/";
+
+Trajectory ReadCliRun(const std::string& rel) {
+  std::string text = testing::ReadFileOrDie(kCliRuns + rel);
+  std::string format = DetectFormat(text, rel);
+  auto read = ReadTrajectories(text, kCliRuns + rel, format);
+  EXPECT_TRUE(read.ok()) << (read.ok() ? "" : read.error());
+  EXPECT_EQ(read.ok() ? read->size() : 0u, 1u);
+  return read.ok() && !read->empty() ? read->front() : Trajectory{};
+}
+
+TEST(AgentCliStreams, ClaudeCode) {
+  Trajectory t = ReadCliRun("claude-code/stream.jsonl");
+  EXPECT_EQ(t.format, "claude-code");
+  EXPECT_EQ(t.instance_id, "stream");  // not under an infer run's output/
+  EXPECT_TRUE(t.root.ends_with("/workspace")) << t.root;  // system/init's cwd
+  EXPECT_EQ(t.prompt_tokens, 7300);  // the result record's usage: the script's totals
+  EXPECT_EQ(t.completion_tokens, 730);
+  EXPECT_NEAR(*t.cost, 0.03285, 1e-9);
+  EXPECT_EQ(t.api_calls, 3);  // distinct assistant messages
+  EXPECT_EQ(t.exit_status, "success");
+  ASSERT_EQ(t.turns.size(), 3u);  // two Bash calls, then the final text
+  EXPECT_TRUE(t.turns[0].action.starts_with("git apply <<'FBKIT_PATCH_EOF'"));
+  EXPECT_EQ(t.turns[1].action, "git status --short");
+  EXPECT_NE(t.turns[1].observation.find("M src/shapes/stats.py"), std::string::npos);
+  EXPECT_EQ(t.turns[2].thought, "Applied the feature.");
+  // The transcript is no stream of its own (it would count the run twice).
+  EXPECT_EQ(DetectFormat(testing::ReadFileOrDie(kCliRuns + "claude-code/transcript.jsonl"), "t.jsonl"), "");
+}
+
+TEST(AgentCliStreams, Codex) {
+  Trajectory t = ReadCliRun("codex/events.jsonl");
+  EXPECT_EQ(t.format, "codex");
+  EXPECT_TRUE(t.root.ends_with(".lv1/workspace")) << t.root;  // from the file changes' paths
+  EXPECT_EQ(t.prompt_tokens, 9900);  // turn.completed
+  EXPECT_EQ(t.completion_tokens, 1055);
+  EXPECT_FALSE(t.cost);
+  EXPECT_FALSE(t.api_calls) << "the stream does not say; the session file does (ReadAgentStream)";
+  EXPECT_EQ(t.exit_status, "completed");
+  // `sed -n 1,20p src/shapes/stats.py` inside `bash -lc '...'`; apply_patch's file change.
+  EXPECT_EQ(t.opened, std::vector<std::string>{"src/shapes/stats.py"});
+  EXPECT_EQ(t.edited, std::vector<std::string>{"src/shapes/stats.py"});
+  ASSERT_EQ(t.turns.size(), 5u);
+  EXPECT_EQ(t.turns[0].action, "git status --short && sed -n 1,20p src/shapes/stats.py");
+  EXPECT_TRUE(t.turns[2].action.starts_with("apply_patch update /")) << t.turns[2].action;
+}
+
+TEST(AgentCliStreams, GeminiCli) {
+  Trajectory t = ReadCliRun("gemini-cli/stream.jsonl");
+  EXPECT_EQ(t.format, "gemini-cli");
+  EXPECT_EQ(t.prompt_tokens, 5200);  // the result's stats
+  EXPECT_EQ(t.completion_tokens, 377);
+  EXPECT_EQ(t.api_calls, 3);  // model responses between tool results
+  EXPECT_EQ(t.exit_status, "success");
+  EXPECT_NE(t.problem_statement.find("implement `describe`"), std::string::npos);
+  ASSERT_EQ(t.turns.size(), 3u);
+  EXPECT_TRUE(t.turns[0].action.starts_with("git apply"));
+  EXPECT_EQ(t.turns[1].observation, "count=2, mean=1.5, median=1.5, spread=0.5, low=1, high=2");
+}
+
+TEST(AgentCliStreams, ATruncatedOrBrokenStream) {
+  // Killed before its result: no usage is made up, the status says so.
+  std::string text = testing::ReadFileOrDie(kCliRuns + "gemini-cli/stream.jsonl");
+  std::string cut = text.substr(0, text.rfind("{\"type\":\"result\""));
+  auto read = ReadTrajectories(cut, "run/x/output/gemini-cli.jsonl", "gemini-cli");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->front().instance_id, "x");
+  EXPECT_FALSE(read->front().prompt_tokens);
+  EXPECT_EQ(read->front().exit_status, "incomplete: no result record");
+  auto bad = ReadTrajectories(cut + "not json\n", "s.jsonl", "gemini-cli");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("s.jsonl:8: not a JSON object"), std::string::npos) << bad.error();
 }
 
 }  // namespace

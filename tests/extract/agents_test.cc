@@ -1,0 +1,109 @@
+// The agent presets of `fb-extract infer --agent` (extract/agents.h): lookup, errors, what
+// each writes and runs. Their runs against the real CLIs are in tests/cli/agents_test.cc.
+#include "extract/agents.h"
+
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/testing/run.h"
+
+namespace fbkit::extract {
+namespace {
+
+using testing::ScratchDir;
+using testing::WriteFileOrDie;
+
+// A fake installation DIR/<name>/node_modules/.bin/<program> (a link into its package, as
+// npm makes it).
+std::string FakeInstall(const ScratchDir& dir, const std::string& name, const std::string& program) {
+  namespace fs = std::filesystem;
+  std::string pkg = dir / (name + "/node_modules/pkg");
+  fs::create_directories(pkg);
+  fs::create_directories(dir / (name + "/node_modules/.bin"));
+  WriteFileOrDie(pkg + "/cli.js", "#!/usr/bin/env node\n");
+  ::chmod((pkg + "/cli.js").c_str(), 0755);
+  fs::create_symlink("../pkg/cli.js", dir / (name + "/node_modules/.bin/" + program));
+  return dir / name;
+}
+
+std::string FileOf(const AgentLaunch& l, const std::string& rel) {
+  for (const auto& [path, content] : l.output_files) {
+    if (path == rel) return content;
+  }
+  return "(none)";
+}
+
+TEST(AgentPresets, UnknownAndMissingAgentsSayWhatToDo) {
+  auto unknown = PrepareAgent({"aider", "", "/nowhere", "", "", {}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error(), "unknown agent 'aider' (known: claude-code, codex, gemini-cli)");
+  auto missing = PrepareAgent({"codex", "/nowhere/codex", "/nowhere", "", "", {}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("FBKIT_AGENTS=codex ./setup.sh"), std::string::npos) << missing.error();
+  EXPECT_NE(missing.error().find("--agent-path"), std::string::npos);
+}
+
+TEST(AgentPresets, CodexRunsHeadlessWithItsProviderInItsHome) {
+  ScratchDir dir;
+  std::string root = FakeInstall(dir, "codex", "codex");
+  auto l = PrepareAgent({"codex", "", dir.path(), "gpt-5.5", "http://127.0.0.1:9/v1", {"--oss"}});
+  ASSERT_TRUE(l.ok()) << l.error();
+  EXPECT_EQ(l->read_only.front(), root) << "the npm prefix: the link's target is inside it";
+  EXPECT_NE(l->command.find("CODEX_HOME=\"$FBKIT_OUTPUT_DIR/codex\""), std::string::npos);
+  EXPECT_NE(l->command.find("'exec' '--json' '--skip-git-repo-check' '--sandbox' "
+                            "'danger-full-access' '--oss' -- \"$(cat \"$FBKIT_PROBLEM_STATEMENT\")\" "
+                            "< /dev/null > \"$FBKIT_OUTPUT_DIR/codex.jsonl\""),
+            std::string::npos) << l->command;
+  std::string config = FileOf(*l, "codex/config.toml");
+  EXPECT_NE(config.find("model = \"gpt-5.5\"\nmodel_provider = \"fbkit\"\n"), std::string::npos) << config;
+  EXPECT_NE(config.find("base_url = \"http://127.0.0.1:9/v1\"\nenv_key = \"OPENAI_API_KEY\"\n"
+                        "wire_api = \"responses\""),
+            std::string::npos) << config;
+  EXPECT_NE(FileOf(*l, "home/.gitconfig").find("directory = *"), std::string::npos);
+  // Without an endpoint: the vendor's, no provider of ours.
+  auto plain = PrepareAgent({"codex", "", dir.path(), "", "", {}});
+  EXPECT_EQ(FileOf(*plain, "codex/config.toml").find("fbkit\""), std::string::npos);
+}
+
+TEST(AgentPresets, ClaudeCodeAndGeminiCliTakeTheirEndpointFromVariables) {
+  ScratchDir dir;
+  FakeInstall(dir, "claude-code", "claude");
+  FakeInstall(dir, "gemini-cli", "gemini");
+  auto claude = PrepareAgent({"claude-code", "", dir.path(), "m1", "http://h:1", {}});
+  ASSERT_TRUE(claude.ok()) << claude.error();
+  auto has = [](const AgentLaunch& l, const std::string& k, const std::string& v) {
+    return std::find(l.env.begin(), l.env.end(), std::pair<std::string, std::string>{k, v}) != l.env.end();
+  };
+  EXPECT_TRUE(has(*claude, "ANTHROPIC_BASE_URL", "http://h:1"));
+  EXPECT_TRUE(has(*claude, "ANTHROPIC_MODEL", "m1"));
+  EXPECT_TRUE(has(*claude, "ANTHROPIC_DEFAULT_HAIKU_MODEL", "m1"));
+  EXPECT_TRUE(has(*claude, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"));
+  EXPECT_NE(claude->command.find("'--output-format' 'stream-json' '--verbose'"), std::string::npos);
+  EXPECT_NE(claude->command.find("> \"$FBKIT_OUTPUT_DIR/claude-code.jsonl\""), std::string::npos);
+  auto gemini = PrepareAgent({"gemini-cli", "", dir.path(), "m2", "http://h:2", {}});
+  ASSERT_TRUE(gemini.ok()) << gemini.error();
+  EXPECT_TRUE(has(*gemini, "GOOGLE_GEMINI_BASE_URL", "http://h:2"));
+  EXPECT_TRUE(has(*gemini, "GEMINI_CLI_TRUST_WORKSPACE", "true"));
+  EXPECT_NE(gemini->command.find("'-y' '--model' 'm2' -p"), std::string::npos) << gemini->command;
+  EXPECT_NE(FileOf(*gemini, "home/.gemini/settings.json").find("\"selectedType\": \"gemini-api-key\""),
+            std::string::npos);
+}
+
+TEST(AgentPresets, ASidecarStartsFirstAndAFailedOneStopsTheAgent) {
+  EXPECT_EQ(WithSidecar("", "agent"), "agent");
+  std::string both = WithSidecar("server --detach", "agent");
+  EXPECT_TRUE(both.starts_with("( server --detach\n) || { rc=$?;")) << both;
+  EXPECT_TRUE(both.ends_with("exit 125; }\nagent")) << both;
+  auto failed = testing::RunCommand({"/bin/sh", "-c", WithSidecar("exit 3", "echo agent ran")});
+  EXPECT_EQ(failed.exit_code, 125);
+  EXPECT_EQ(failed.out, "");
+  EXPECT_NE(failed.err.find("the --sidecar command exited 3"), std::string::npos) << failed.err;
+  auto ok = testing::RunCommand({"/bin/sh", "-c", WithSidecar("true", "echo agent ran")});
+  EXPECT_EQ(ok.out, "agent ran\n");
+}
+
+}  // namespace
+}  // namespace fbkit::extract
