@@ -81,6 +81,16 @@ util::Status WriteOutput(util::Env& env, const std::string& path, std::string_vi
   return util::Status::Ok();
 }
 
+util::Status WriteFiles(util::Env& env, const std::string& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files) {
+  if (auto s = env.MakeDirs(dir); !s.ok()) return util::Error{dir + ": " + s.error()};
+  for (const auto& [name, content] : files) {
+    std::string path = util::JoinPath(dir, name);
+    if (auto s = env.WriteFileAtomic(path, content); !s.ok()) return util::Error{path + ": " + s.error()};
+  }
+  return util::Status::Ok();
+}
+
 util::Expected<std::pair<int, int>> ParseShard(const std::string& s) {
   if (s.empty()) return std::pair{1, 1};
   size_t slash = s.find('/');

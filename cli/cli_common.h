@@ -58,6 +58,11 @@ util::Status WriteOutput(util::Env& env, const std::string& path, std::string_vi
 
 // "K/N" -> {K, N} with 1 <= K <= N ("" -> {1, 1}); item i (0-based, in sorted order) belongs
 // to shard K when i % N == K - 1.
+// DIR created and each (name, content) written into it atomically; the first failure, naming
+// the file (a result that cannot be written is an error, never dropped).
+util::Status WriteFiles(util::Env& env, const std::string& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files);
+
 util::Expected<std::pair<int, int>> ParseShard(const std::string& s);
 bool InShard(size_t index, const std::pair<int, int>& shard);
 

@@ -191,6 +191,7 @@ int RunEval(const EvalArgs& a) {
   }
   std::mutex mu;
   size_t done = 0;
+  std::vector<std::string> write_errors;  // reports that could not be written
   Progress progress("evaluating", !a.quiet);
   util::ParallelFor(mine.size(), std::max(1, a.jobs), [&](size_t k, int) {
     const extract::Prediction& p = (*preds)[mine[k]];
@@ -208,10 +209,13 @@ int RunEval(const EvalArgs& a) {
                                           : InferAgentLog(env, infer_inst);
       r = extract::EvaluateInstance(env, tracer::RealLauncher(), tasks->at(p.instance_id), p, o);
       AddUsage(env, infer_inst, &*r);
-      (void)env.MakeDirs(dir);
-      (void)env.WriteFileAtomic(util::JoinPath(dir, "patch.diff"), p.patch);
-      (void)env.WriteFileAtomic(util::JoinPath(dir, "test_output.txt"), r->test_output);
-      (void)env.WriteFileAtomic(util::JoinPath(dir, "report.json"), extract::ReportJson(*r));
+      auto written = WriteFiles(env, dir, {{"patch.diff", p.patch},
+                                           {"test_output.txt", r->test_output},
+                                           {"report.json", extract::ReportJson(*r)}});
+      if (!written.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        write_errors.push_back(written.error());
+      }
     }
     std::lock_guard<std::mutex> lock(mu);
     ++done;
@@ -223,6 +227,7 @@ int RunEval(const EvalArgs& a) {
     progress.Update(done, mine.size());
   });
   progress.Clear();
+  for (const auto& e : write_errors) Fail(who, "writing a report: " + e);
   ::rmdir(util::JoinPath(*abs_out, ".work").c_str());  // only when no other shard uses it
   // The summary covers every report in RUN_DIR for these predictions, whichever shard (or
   // earlier run) wrote it: shards that share RUN_DIR merge into the unsharded result.
@@ -243,6 +248,7 @@ int RunEval(const EvalArgs& a) {
     if (auto s = env.WriteFileAtomic(a.html, html); !s.ok()) return Fail(who, a.html + ": " + s.error());
   }
   std::fputs((a.format == "table" ? extract::SummaryTable(reports) : summary).c_str(), stdout);
+  if (!write_errors.empty()) return kExitFailure;
   return errors.empty() ? kExitOk : kExitFileErrors;
 }
 

@@ -243,6 +243,7 @@ int RunAll(const ExtractArgs& a) {
   }
   std::vector<std::optional<extract::TaskOutcome>> outcomes(mine.size());
   std::vector<bool> skipped(mine.size(), false);
+  std::vector<std::string> write_errors;  // resume states that could not be written
   std::mutex mu;
   size_t done = 0;
   Progress progress(who, !a.quiet);
@@ -264,9 +265,10 @@ int RunAll(const ExtractArgs& a) {
     }
     extract::TaskOutcome o = extract::BuildTask(env, tracer::RealLauncher(), *parsers[worker], ctx,
                                                 *mine[i], l->options);
-    (void)env.MakeDirs(util::DirName(state));
-    (void)env.WriteFileAtomic(state, StateJson(o));
+    std::string name = state.substr(state.find_last_of('/') + 1);
+    auto written = WriteFiles(env, util::DirName(state), {{name, StateJson(o)}});
     std::lock_guard<std::mutex> lock(mu);
+    if (!written.ok()) write_errors.push_back(written.error());
     progress.Clear();
     if (!a.quiet) PrintOutcome(o);
     outcomes[i] = std::move(o);
@@ -358,7 +360,9 @@ int RunAll(const ExtractArgs& a) {
   std::string name = shard->second == 1 ? "summary.json"
                                         : "summary." + std::to_string(shard->first) + "-of-" +
                                               std::to_string(shard->second) + ".json";
-  (void)env.WriteFileAtomic(util::JoinPath(l->options.out_dir, name), summary + "\n");
+  if (auto s = env.WriteFileAtomic(util::JoinPath(l->options.out_dir, name), summary + "\n"); !s.ok()) {
+    return Fail(who, s.error());
+  }
   std::printf("%-44s %8s\n", "test files in the trace",
               std::to_string(l->trace.files.size()).c_str());
   std::printf("%-44s %8zu\n", "candidates (this shard)", mine.size());
@@ -377,7 +381,8 @@ int RunAll(const ExtractArgs& a) {
     std::printf("%-44s %8.3f\n", "pytest seconds per task", pytest / tried);
     std::printf("%-44s %8.2f\n", "pytest invocations per task", static_cast<double>(runs) / tried);
   }
-  return kExitOk;
+  for (const auto& e : write_errors) Fail(who, "writing a resume state: " + e);
+  return write_errors.empty() ? kExitOk : kExitFailure;
 }
 
 int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec, bool quiet) {

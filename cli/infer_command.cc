@@ -231,8 +231,11 @@ int Run(const InferArgs& a) {
     } else {
       r = extract::RunAgent(env, tracer::RealLauncher(), dir, o);
       if (r->could_not_start) stop = true;
-      (void)env.WriteFileAtomic(util::JoinPath(inst, "model"), model);
-      (void)env.WriteFileAtomic(util::JoinPath(inst, "result.json"), extract::InferResultJson(*r));
+      if (auto s = WriteFiles(env, inst, {{"model", model}, {"result.json", extract::InferResultJson(*r)}});
+          !s.ok()) {
+        r->status = "error";
+        r->error = "writing the result: " + s.error();
+      }
     }
     std::lock_guard<std::mutex> lock(mu);
     progress.Clear();

@@ -498,7 +498,10 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
     r.error = "collecting the patch: " + s.error();
   }
   r.patch_sha256 = util::Sha256Hex(r.patch);
-  (void)env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r.patch);
+  if (auto s = env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r.patch); !s.ok()) {
+    r.status = "error";
+    r.error = "writing patch.diff: " + s.error();
+  }
   r.usage = ReadUsage(env, l.inst);
   (void)env.RemoveAll(l.scratch);
   r.fbkit_seconds = prepared + Since(collect_start);

@@ -29,6 +29,8 @@ struct Cli {
   std::string name, program, model, url_path, key_env;
 };
 
+void PrintTo(const Cli& cli, std::ostream* os) { *os << cli.name; }
+
 std::string PrintName(const ::testing::TestParamInfo<Cli>& info) {
   std::string n = info.param.name;
   std::replace(n.begin(), n.end(), '-', '_');

@@ -274,5 +274,20 @@ TEST(InferE2E, AnAgentThatCannotStartFailsFastNotOncePerInstance) {
   EXPECT_EQ(ReadFileOrDie(dir / "r3/predictions.jsonl"), "");
 }
 
+// A report that cannot be written is an error naming it, not a silent gap in the summary.
+TEST(InferE2E, AReportThatCannotBeWrittenIsAnError) {
+  ScratchDir dir;
+  const std::string id = "fbkit-fixtures__extract_features.ce05f7f2.test_stats.8a32a05c.lv1";
+  RunResult infer = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "true", "--instance", id,
+                                "-o", dir / "run", "-q"});
+  ASSERT_EQ(infer.exit_code, 0) << infer.err;
+  fs::create_directories(dir / "eval");
+  std::ofstream(dir / ("eval/" + id)) << "a file where the instance's directory goes";
+  RunResult eval = RunCommand({kExtract, "eval", kTasks, "--predictions", dir / "run/predictions.jsonl",
+                               "-o", dir / "eval", "-q"});
+  EXPECT_EQ(eval.exit_code, 1) << eval.err;
+  EXPECT_NE(eval.err.find("writing a report: " + dir / ("eval/" + id)), std::string::npos) << eval.err;
+}
+
 }  // namespace
 }  // namespace fbkit::testing
