@@ -191,6 +191,11 @@ int Run(const InferArgs& a) {
                      p.key_env.c_str(), p.key_env.c_str(), p.key_env.c_str());
       }
     }
+    bool network = a.network_option->count() ? a.network : false;
+    if (!network && a.sidecar.empty()) {
+      std::fprintf(stderr, "%s: note: the agent has no network unless the task's spec allows it; "
+                   "a model endpoint off this machine needs --network\n", who.c_str());
+    }
     o.agent_cmd = launch->command;
     o.read_only.insert(o.read_only.end(), launch->read_only.begin(), launch->read_only.end());
     o.output_files = launch->output_files;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "tests/testing/fake_launcher.h"
 #include "tests/testing/run.h"
 
 namespace fbkit::extract {
@@ -153,5 +154,72 @@ TEST(InferTest, AgentCommandsTheSandboxCannotShowAreRefusedBeforeAnyRun) {
   none.sandbox = tracer::SandboxKind::kNone;
   EXPECT_TRUE(CheckAgentCommand(none).ok());
 }
+// RunAgent with the agent faked (FakeLauncher) and git real: what the agent is given, and
+// how a command that did not start differs from an agent that exited 127 by itself.
+struct FakeAgentRun {
+  InferResult result;
+  std::vector<tracer::ProcessSpec> specs;  // the agent's (git's went to the real launcher)
+  bool config_written_first = false;
+};
+
+FakeAgentRun RunFakeAgent(const ScratchDir& tmp, testing::FakeLauncher::Outcome outcome) {
+  namespace fs = std::filesystem;
+  std::string task = tmp / "tasks/t.lv2";
+  fs::create_directories(task);
+  WriteFileOrDie(task + "/instance.json", R"({"instance_id": "t.lv2", "level": 2, "repo_settings": "{}"})");
+  WriteFileOrDie(task + "/problem_statement.md", "Build it.\n");
+  InferOptions o;
+  o.agent_cmd = "my-agent --task {instance_id}";
+  o.sandbox = tracer::SandboxKind::kBwrap;
+  o.run_dir = tmp / "run";
+  o.output_files = {{"home/.config/agent.toml", "model = \"m\"\n"}};
+  FakeAgentRun run;
+  testing::FakeLauncher fake(
+      [&](const tracer::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
+        if (spec.argv.empty() || spec.argv[0] != "/bin/sh") return std::nullopt;  // git: real
+        run.config_written_first = fs::exists(tmp / "run/t.lv2/output/home/.config/agent.toml");
+        return outcome;
+      },
+      &tracer::RealLauncher());
+  run.result = RunAgent(util::RealEnv(), fake, task, o);
+  run.specs = fake.answered();
+  return run;
+}
+
+TEST(InferTest, TheAgentGetsItsWorkspaceItsVariablesAndNothingElse) {
+  ScratchDir tmp;
+  FakeAgentRun run = RunFakeAgent(tmp, testing::FakeLauncher::Exit(0, "working\n"));
+  ASSERT_EQ(run.specs.size(), 1u);
+  const tracer::ProcessSpec& spec = run.specs[0];
+  EXPECT_EQ(spec.argv, (std::vector<std::string>{"/bin/sh", "-c", "my-agent --task t.lv2"}));
+  EXPECT_EQ(spec.cwd, tmp / "run/t.lv2/workspace");
+  EXPECT_EQ(spec.sandbox.writable, (std::vector<std::string>{tmp / "run/t.lv2/workspace", tmp / "run/t.lv2/output"}));
+  EXPECT_NE(std::find(spec.sandbox.hidden.begin(), spec.sandbox.hidden.end(), tmp / "run"), spec.sandbox.hidden.end());
+  auto has = [&](const std::string& k, const std::string& v) {
+    return std::find(spec.env.begin(), spec.env.end(), std::pair<std::string, std::string>{k, v}) != spec.env.end();
+  };
+  EXPECT_TRUE(has("FBKIT_INSTANCE_ID", "t.lv2"));
+  EXPECT_TRUE(has("FBKIT_LEVEL", "2"));
+  EXPECT_TRUE(has("FBKIT_OUTPUT_DIR", tmp / "run/t.lv2/output"));
+  EXPECT_TRUE(has("GIT_CONFIG_KEY_0", "safe.directory")) << "git in a workspace owned by fbkit's user";
+  EXPECT_TRUE(run.config_written_first);
+  EXPECT_EQ(run.result.status, "finished");
+  EXPECT_EQ(testing::ReadFileOrDie(tmp / "run/t.lv2/agent.log"), "working\n");
+}
+
+TEST(InferTest, ACommandThatDidNotStartIsNotAnAgentsExit127) {
+  ScratchDir tmp;
+  FakeAgentRun gone = RunFakeAgent(tmp, testing::FakeLauncher::Exit(127, "sh: 1: my-agent: not found\n"));
+  EXPECT_EQ(gone.result.status, "error");
+  EXPECT_TRUE(gone.result.could_not_start);
+  EXPECT_NE(gone.result.error.find("exit 127: sh: 1: my-agent: not found"), std::string::npos) << gone.result.error;
+  EXPECT_NE(gone.result.error.find("--read-only"), std::string::npos);
+  ScratchDir tmp2;
+  FakeAgentRun own = RunFakeAgent(tmp2, testing::FakeLauncher::Exit(127, "agent: giving up\n"));
+  EXPECT_EQ(own.result.status, "finished");
+  EXPECT_FALSE(own.result.could_not_start);
+  EXPECT_EQ(own.result.exit_code, 127);
+}
+
 }  // namespace
 }  // namespace fbkit::extract

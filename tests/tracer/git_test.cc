@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/testing/fake_launcher.h"
 #include "tests/testing/run.h"
 
 namespace fbkit::tracer {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::FakeLauncher;
 using testing::ReadFileOrDie;
 using testing::RunCommand;
 using testing::RunResult;
@@ -71,6 +73,31 @@ TEST(GitTest, HostGitReadsNoGlobalConfigurationAndRunsNoDriverTheTreeNames) {
   EXPECT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_TRUE(fs::exists(marker));
   EXPECT_NE(plain.out.find("--- f.txt"), std::string::npos) << plain.out;
+}
+
+// Git's error messages and its hermetic configuration, seen through a fake launcher.
+TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
+  ScratchDir tmp;
+  FakeLauncher fake([](const ProcessSpec& spec) -> std::optional<FakeLauncher::Outcome> {
+    if (std::find(spec.argv.begin(), spec.argv.end(), "status") != spec.argv.end()) {
+      return FakeLauncher::Exit(128, std::string(3000, 'x') + "\nfatal: detected dubious ownership\n");
+    }
+    return FakeLauncher::Exit(1);  // the user's safe.directory entries: none
+  });
+  Git git(util::RealEnv(), fake, tmp / "scratch");
+  auto r = git.Run("/w", {"status", "--short"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.error().starts_with("git status --short failed in /w: ...x")) << r.error().substr(0, 80);
+  EXPECT_TRUE(r.error().ends_with("\nfatal: detected dubious ownership")) << "the end of the output, trimmed";
+  const ProcessSpec spec = fake.answered().back();
+  auto env_has = [&](const std::string& k, const std::string& v) {
+    return std::find(spec.env.begin(), spec.env.end(), std::pair<std::string, std::string>{k, v}) != spec.env.end();
+  };
+  EXPECT_TRUE(env_has("GIT_CONFIG_GLOBAL", "/dev/null"));
+  EXPECT_TRUE(env_has("GIT_CONFIG_NOSYSTEM", "1"));
+  EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), "core.hooksPath=/dev/null"), spec.argv.end());
+  EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), "core.fsmonitor=false"), spec.argv.end());
+  EXPECT_EQ(spec.sandbox.kind, SandboxKind::kNone) << "fbkit's own git runs on the host";
 }
 
 }  // namespace
