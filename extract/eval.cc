@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "tracer/outcome.h"
 #include "extract/apply.h"
 #include "extract/eval_checks.h"
 #include "extract/verify.h"
@@ -440,11 +441,9 @@ void CheckAgentLog(const Context& c, const EvalOptions& options, EvalReport* r) 
 
 }  // namespace
 
-bool F2pPassed(const std::string& outcome) { return outcome == "passed" || outcome == "xfailed"; }
+bool F2pPassed(const std::string& outcome) { return tracer::F2PPasses(outcome); }
 
-bool P2pPassed(const std::string& outcome) {
-  return outcome == "passed" || outcome == "xfailed" || outcome == "xpassed" || outcome == "skipped";
-}
+bool P2pPassed(const std::string& outcome) { return tracer::P2PHolds(outcome); }
 
 std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
                                          std::vector<std::string>* errors) {

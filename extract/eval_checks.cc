@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "tracer/outcome.h"
 #include "extract/select.h"
 
 namespace fbkit::extract {
@@ -14,10 +15,6 @@ std::string_view Base(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-bool Passing(const std::string& outcome) {
-  return outcome == "passed" || outcome == "xfailed" || outcome == "xpassed" ||
-         outcome == "skipped";
-}
 
 }  // namespace
 
@@ -103,7 +100,7 @@ std::string ExitContradiction(const tracer::TraceSet& trace) {
     bad = bad || f.status != tracer::FileStatus::kOk;
     for (const auto& [id, t] : f.tests) {
       ++tests;
-      bad = bad || !Passing(t.outcome);
+      bad = bad || !tracer::P2PHolds(t.outcome);
     }
   }
   int status = *trace.exitstatus;

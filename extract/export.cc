@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "tracer/outcome.h"
 #include "extract/verify.h"
 #include "tracer/git.h"
 #include "util/json_read.h"
@@ -212,7 +213,7 @@ util::Expected<std::vector<std::string>> PassingIds(util::Env& env, tracer::Laun
   for (const auto& [id, outcome] : *outcomes) {
     std::string file = id.substr(0, id.find("::"));
     bool mine = std::find(files.begin(), files.end(), file) != files.end();
-    if (mine && (outcome == "passed" || outcome == "xfailed")) ids.push_back(id);
+    if (mine && tracer::F2PPasses(outcome)) ids.push_back(id);
   }
   return ids;
 }

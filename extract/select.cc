@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 
+#include "tracer/outcome.h"
 #include "util/hash.h"
 
 namespace fbkit::extract {
@@ -30,9 +31,9 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
       auto it = f.tests.find(id);
       std::string outcome = it == f.tests.end() ? "not run" : it->second.outcome;
       // xpassed: a non-strict xfail that passed, a success for pytest (exit status 0).
-      if (outcome == "passed" || outcome == "xfailed" || outcome == "xpassed") {
+      if (tracer::PassesSession(outcome)) {
         p.tests.push_back(id);
-      } else if (outcome == "skipped") {
+      } else if (tracer::ParseOutcome(outcome) == tracer::Outcome::kSkipped) {
         ++p.skipped;
       } else if (bad.empty()) {
         bad = id + " " + outcome;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "tracer/outcome.h"
 #include "util/json_read.h"
 
 namespace fbkit::extract {
@@ -12,9 +13,7 @@ namespace {
 
 // A test that does not fail its session: a non-strict xfail may pass or fail from run to run
 // (pytest's own suite has such races), both count.
-bool Passed(const std::string& outcome) {
-  return outcome == "passed" || outcome == "xfailed" || outcome == "xpassed";
-}
+bool Passed(const std::string& outcome) { return tracer::PassesSession(outcome); }
 
 // The line of a pytest failure text that says what went wrong: the first "E   " line (the
 // failed assertion or the exception), else the last non-empty line.

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "groundtruth/patch.h"
+#include "tracer/outcome.h"
 #include "tracer/git.h"
 #include "tracer/runner.h"
 #include "util/json_writer.h"
@@ -10,8 +11,12 @@
 namespace fbkit::groundtruth {
 namespace {
 
-bool IsFailure(const std::string& o) { return o == "failed" || o == "error"; }
-bool IsOther(const std::string& o) { return o == "skipped" || o == "xfailed" || o == "xpassed"; }
+bool IsFailure(const std::string& o) { return tracer::Fails(o); }
+// Neither passed nor failed: skipped, xfailed, xpassed.
+bool IsOther(const std::string& o) {
+  tracer::Outcome x = tracer::ParseOutcome(o);
+  return x == tracer::Outcome::kSkipped || x == tracer::Outcome::kXfailed || x == tracer::Outcome::kXpassed;
+}
 
 std::string OutcomeOf(const Outcomes& o, const std::string& id) {
   auto it = o.find(id);
