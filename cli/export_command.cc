@@ -11,6 +11,7 @@
 #include "extract/export.h"
 #include "extract/select.h"
 #include "util/parallel.h"
+#include "util/random.h"
 #include "util/strings.h"
 
 namespace fbkit::cli {
@@ -81,7 +82,7 @@ int RunLite(const LiteArgs& a) {
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(who, tasks.error());
   std::vector<std::pair<std::string, std::string>> list(tasks->begin(), tasks->end());
-  extract::Rng rng(a.seed);
+  util::Rng rng(a.seed);
   for (size_t i = list.size(); i > 1; --i) std::swap(list[i - 1], list[rng.Below(i)]);
   if (list.size() > static_cast<size_t>(a.size)) list.resize(static_cast<size_t>(a.size));
   std::sort(list.begin(), list.end());

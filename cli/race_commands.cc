@@ -32,12 +32,11 @@ namespace {
 
 constexpr const char* kWho = "fb-race";
 
-// A private scratch directory for one command under $TMPDIR (or /tmp).
-std::string ScratchDir(const std::string& given, const std::string& what) {
+// --work-dir when given, else a fresh private directory under $TMPDIR (or /tmp) whose name
+// no one can guess in advance.
+util::Expected<std::string> ScratchDir(const std::string& given, const std::string& what) {
   if (!given.empty()) return given;
-  const char* tmp = std::getenv("TMPDIR");
-  return util::JoinPath(tmp && *tmp ? tmp : "/tmp",
-                        "fb-race-" + what + "-" + std::to_string(::getpid()));
+  return MakeScratchDir("race-" + what);
 }
 
 struct EntitiesArgs {
@@ -54,7 +53,9 @@ int RunEntities(const EntitiesArgs& a) {
   if (!patch.ok()) return Fail(kWho, patch.error()), kExitUsage;
   auto parser = parser::PythonParser::Create();
   if (!parser.ok()) return Fail(kWho, parser.error());
-  std::string work = ScratchDir(a.work_dir, "entities");
+  auto scratch = ScratchDir(a.work_dir, "entities");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
   auto versions =
       groundtruth::PatchVersions(env, tracer::RealLauncher(), a.repo, a.base, *patch, work);
   (void)env.RemoveAll(work);
@@ -169,7 +170,9 @@ int RunScore(const ScoreArgs& a) {
     if (!run.ok()) return Fail(kWho, run.error()), kExitUsage;
     runs.push_back(std::move(*run));
   }
-  std::string work = ScratchDir(a.work_dir, "score");
+  auto scratch = ScratchDir(a.work_dir, "score");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
   int rc = kExitOk;
   if (!a.instances.empty()) rc = InferAll(env, a.instances, work, &runs);
   if (rc == kExitUsage || rc == kExitFailure) return rc;
@@ -341,7 +344,9 @@ int RunValidate(const RunArgs& a) {
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
   auto shard = ParseShard(a.shard);
   if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
-  std::string work = ScratchDir(a.work_dir, "validate");
+  auto scratch = ScratchDir(a.work_dir, "validate");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
   auto p = RunInstances(*instances, a, *shard, work,
                         [&](const groundtruth::Instance& i, const std::string& dir, int) {
                           auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings,
@@ -389,7 +394,9 @@ int RunFiles(const FilesArgs& a) {
   }
   auto parsers = Parsers(a.jobs);
   if (!parsers.ok()) return Fail(kWho, parsers.error());
-  std::string work = ScratchDir(a.work_dir, "files");
+  auto scratch = ScratchDir(a.work_dir, "files");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
   auto p = RunInstances(
       *instances, a, *shard, work,
       [&](const groundtruth::Instance& i, const std::string& dir, int worker) {
@@ -493,7 +500,9 @@ int RunGt(const GtArgs& a) {
   auto parsers = Parsers(a.jobs);
   if (!parsers.ok()) return Fail(kWho, parsers.error());
   if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(kWho, s.error());
-  std::string work = ScratchDir(a.work_dir, "gt");
+  auto scratch = ScratchDir(a.work_dir, "gt");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
   auto p = RunInstances(*instances, a, *shard, work,
                         [&](const groundtruth::Instance& i, const std::string& dir, int worker) {
                           return GtOne(env, *(*parsers)[worker], a, *options, i, dir);
@@ -636,7 +645,9 @@ int RunMine(MineArgs& a) {
   if (!repo.ok()) return Fail(kWho, a.repo + ": " + repo.error()), kExitUsage;
   auto parser = parser::PythonParser::Create();
   if (!parser.ok()) return Fail(kWho, parser.error());
-  std::string work = ScratchDir(a.work_dir, "mine");
+  auto scratch = ScratchDir(a.work_dir, "mine");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
   tracer::Git git(env, tracer::RealLauncher(), work);
   if (auto top = git.Run(*repo, {"rev-parse", "--git-dir"}); !top.ok()) {
     (void)env.RemoveAll(work);
@@ -793,7 +804,9 @@ int RunSummarize(const SummarizeArgs& a) {
     if (int r = ApplyReports(env, report, &all); r != kExitOk) return r;
   }
   if (!a.llm_cmd.empty()) {
-    std::string work = ScratchDir(a.work_dir, "summarize");
+    auto scratch = ScratchDir(a.work_dir, "summarize");
+    if (!scratch.ok()) return Fail(kWho, scratch.error());
+    std::string work = *scratch;
     for (const auto& w :
          groundtruth::SummarizeAll(env, tracer::RealLauncher(), a.llm_cmd, agent, work, &all)) {
       std::fprintf(stderr, "fb-race summarize: %s\n", w.c_str());

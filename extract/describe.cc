@@ -11,7 +11,8 @@ using parser::EntityKind;
 
 namespace {
 
-std::string Trim(std::string s) {
+// `s` trimmed, its inner whitespace runs (multi-line annotations) made one space.
+std::string OneLine(std::string s) {
   size_t b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
   size_t e = s.find_last_not_of(" \t\r\n");
@@ -45,13 +46,13 @@ std::vector<std::string> SplitTopLevel(const std::string& s) {
     } else if (c == ')' || c == ']' || c == '}') {
       --depth;
     } else if (c == ',' && depth == 0) {
-      parts.push_back(Trim(cur));
+      parts.push_back(OneLine(cur));
       cur.clear();
       continue;
     }
     cur += c;
   }
-  if (!Trim(cur).empty()) parts.push_back(Trim(cur));
+  if (!OneLine(cur).empty()) parts.push_back(OneLine(cur));
   return parts;
 }
 
@@ -201,7 +202,7 @@ std::string DescribeClass(const Repo& repo, EntityRef ref) {
                           ? e.signature.substr(1, e.signature.size() - 2)
                           : "";
   std::string out = "Class `" + e.qualname + "`" +
-                    (Trim(bases).empty() ? "" : ", derived from " + Trim(bases)) + ".\n";
+                    (OneLine(bases).empty() ? "" : ", derived from " + OneLine(bases)) + ".\n";
   std::vector<std::string> methods;
   for (size_t i = 0; i < table.entities.size(); ++i) {
     const Entity& m = table.entities[i];
@@ -224,14 +225,14 @@ std::string DescribeClass(const Repo& repo, EntityRef ref) {
 
 std::vector<Parameter> ParseParameters(const std::string& signature, std::string* returns) {
   std::vector<Parameter> out;
-  std::string sig = Trim(signature);
+  std::string sig = OneLine(signature);
   size_t close = sig.empty() || sig[0] != '(' ? std::string::npos : TopLevel(sig.substr(1), ')');
   if (close == std::string::npos) return out;
   std::string inner = sig.substr(1, close);
   std::string rest = sig.substr(close + 2);
   if (returns) {
     size_t arrow = rest.find("->");
-    *returns = arrow == std::string::npos ? "" : Trim(rest.substr(arrow + 2));
+    *returns = arrow == std::string::npos ? "" : OneLine(rest.substr(arrow + 2));
   }
   std::vector<std::string> parts = SplitTopLevel(inner);
   bool keyword_only = false;
@@ -258,15 +259,15 @@ std::vector<Parameter> ParseParameters(const std::string& signature, std::string
     }
     size_t eq = TopLevel(p, '=');
     if (eq != std::string::npos) {
-      param.default_value = Trim(p.substr(eq + 1));
+      param.default_value = OneLine(p.substr(eq + 1));
       p = p.substr(0, eq);
     }
     size_t colon = TopLevel(p, ':');
     if (colon != std::string::npos) {
-      param.annotation = Trim(p.substr(colon + 1));
+      param.annotation = OneLine(p.substr(colon + 1));
       p = p.substr(0, colon);
     }
-    param.name = Trim(p);
+    param.name = OneLine(p);
     out.push_back(param);
   }
   return out;

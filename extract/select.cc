@@ -6,6 +6,7 @@
 
 #include "tracer/outcome.h"
 #include "util/hash.h"
+#include "util/random.h"
 
 namespace fbkit::extract {
 
@@ -57,13 +58,6 @@ bool IsTestCode(const std::string& path, const std::set<std::string>& test_files
   if (base == "conftest.py") return true;
   std::string p = "/" + path;
   return p.find("/tests/") != std::string::npos || p.find("/test/") != std::string::npos;
-}
-
-uint64_t Rng::Next() {
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
 }
 
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p) {
@@ -725,7 +719,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
     return util::Error{"only " + std::to_string(pool.size()) + " passing test files share no " +
                        "top-level object (--p2p " + std::to_string(options.p2p) + ")"};
   }
-  Rng rng(TaskSeed(options.seed, f2p.file));
+  util::Rng rng(TaskSeed(options.seed, f2p.file));
   for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
   if (options.p2p_anywhere) {
     // FeatureBench's plain seeded random choice.

@@ -116,17 +116,6 @@ struct Plan {
   bool capped = false;
 };
 
-// Deterministic pseudo-random numbers (splitmix64): the same on every platform.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next();
-  uint64_t Below(uint64_t n) { return n == 0 ? 0 : Next() % n; }
-
- private:
-  uint64_t state_;
-};
-
 // A seed for one task: the run's seed mixed with the test file's path.
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
 

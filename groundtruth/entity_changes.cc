@@ -200,14 +200,6 @@ const char* ChangeName(Change change) {
   return "modified";
 }
 
-std::optional<Change> ParseChange(std::string_view name) {
-  for (Change c :
-       {Change::kNew, Change::kModified, Change::kCosmetic, Change::kDeleted, Change::kRenamed}) {
-    if (name == ChangeName(c)) return c;
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 // An open bracket while normalising: its top-level commas, and whether it is a call's.

@@ -22,8 +22,6 @@ namespace fbkit::groundtruth {
 
 enum class Change { kNew, kModified, kCosmetic, kDeleted, kRenamed };
 const char* ChangeName(Change change);
-std::optional<Change> ParseChange(std::string_view name);
-
 struct EntityChange {
   std::string entity;  // "path::qualname" (the after version's; the before's if deleted)
   std::string file;

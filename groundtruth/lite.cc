@@ -7,24 +7,10 @@
 #include <set>
 
 #include "util/json_writer.h"
+#include "util/random.h"
 
 namespace fbkit::groundtruth {
 namespace {
-
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : s_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
-
- private:
-  uint64_t s_;
-};
 
 // flags[i][c] = {resolved, applied} of instance i under configuration c.
 struct Table {
@@ -98,7 +84,7 @@ util::Expected<LiteResult> ChooseLite(const std::vector<AgentRun>& runs, size_t 
                        std::to_string(t.ids.size()) +
                        " instances (those every result has, with applied and resolved known)"};
   }
-  SplitMix64 rng(seed);
+  util::Rng rng(seed);
   std::vector<size_t> order(t.ids.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   for (size_t i = 0; i < size; ++i) std::swap(order[i], order[i + rng.Below(order.size() - i)]);

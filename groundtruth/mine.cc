@@ -22,12 +22,6 @@ struct Commit {
   std::vector<std::string> parents;
 };
 
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 std::string Lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -50,13 +44,13 @@ util::Expected<std::vector<Commit>> History(tracer::Git& git, const std::string&
     auto f = util::Split(rec, '\x1f');
     if (f.size() < 5) continue;
     Commit c;
-    c.hash = Trim(f[0]);
-    for (const auto& p : util::Split(Trim(f[1]), ' ')) {
+    c.hash = util::Trim(f[0]);
+    for (const auto& p : util::Split(util::Trim(f[1]), ' ')) {
       if (!p.empty()) c.parents.push_back(p);
     }
-    c.date = Trim(f[2]);
-    c.subject = Trim(f[3]);
-    c.body = Trim(f[4]);
+    c.date = util::Trim(f[2]);
+    c.subject = util::Trim(f[3]);
+    c.body = util::Trim(f[4]);
     commits.push_back(std::move(c));
   }
   return commits;
@@ -78,8 +72,8 @@ int PrNumber(const Commit& c, std::string* kind) {
 void TitleAndBody(const Commit& c, MinedPr* pr) {
   if (c.subject.starts_with("Merge pull request #")) {
     size_t nl = c.body.find('\n');
-    pr->title = Trim(c.body.substr(0, nl));
-    pr->body = nl == std::string::npos ? "" : Trim(c.body.substr(nl + 1));
+    pr->title = util::Trim(c.body.substr(0, nl));
+    pr->body = nl == std::string::npos ? "" : util::Trim(c.body.substr(nl + 1));
     if (pr->title.empty()) pr->title = c.subject;
   } else {
     static const std::regex kSuffix(R"(\s*\(#\d+\)\s*$)");
@@ -96,7 +90,7 @@ std::string CleanBody(const std::string& body) {
     if (std::regex_search(line, kTrailer)) continue;
     out += line + "\n";
   }
-  return Trim(out);
+  return util::Trim(out);
 }
 
 bool IsPythonSource(const std::string& path) {
@@ -210,7 +204,7 @@ struct Miner {
     if (!names.ok()) return util::Error{names.error()};
     std::vector<std::string> files;
     for (const auto& f : util::Split(*names, '\n')) {
-      if (!Trim(f).empty()) files.push_back(Trim(f));
+      if (!util::Trim(f).empty()) files.push_back(util::Trim(f));
     }
     std::sort(files.begin(), files.end());
     Classify(files, pr);
@@ -247,7 +241,7 @@ struct Miner {
           repo, {"log", "--no-merges", "--reverse", "--format=%s", pr->base + ".." + pr->commit});
       if (!log.ok()) return util::Error{log.error()};
       for (const auto& s : util::Split(*log, '\n')) {
-        if (!Trim(s).empty()) subjects.push_back(Trim(s));
+        if (!util::Trim(s).empty()) subjects.push_back(util::Trim(s));
       }
     }
     std::string all_text = c.subject + "\n" + c.body + "\n" + Join(subjects, "\n");

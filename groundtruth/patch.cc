@@ -18,14 +18,15 @@ std::vector<std::string_view> Lines(std::string_view s) {
   return out;
 }
 
-std::string Trim(std::string_view line) {
+// `line` without its line end.
+std::string WithoutLineEnd(std::string_view line) {
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
   return std::string(line);
 }
 
 // "a/src/x.py\t2020-..." -> "src/x.py"; "/dev/null" -> "".
 std::string HeaderPath(std::string_view line, bool strip_prefix) {
-  std::string p = Trim(line.substr(4));
+  std::string p = WithoutLineEnd(line.substr(4));
   if (auto tab = p.find('\t'); tab != std::string::npos) p.resize(tab);
   if (p.size() > 1 && p.front() == '"' && p.back() == '"') p = p.substr(1, p.size() - 2);
   if (p == "/dev/null") return "";
@@ -47,16 +48,16 @@ void ReadHeaders(const std::vector<std::string_view>& lines, bool git, FilePatch
       f->new_path = HeaderPath(line, git || line.substr(4, 2) == "b/");
       saw_new = true;
     } else if (StartsWith(line, "rename from ")) {
-      f->old_path = Trim(line.substr(12));
+      f->old_path = WithoutLineEnd(line.substr(12));
     } else if (StartsWith(line, "rename to ")) {
-      f->new_path = Trim(line.substr(10));
+      f->new_path = WithoutLineEnd(line.substr(10));
     } else if (StartsWith(line, "Binary files ") || StartsWith(line, "GIT binary patch")) {
       f->binary = true;
     }
   }
   if (git && !saw_old && !saw_new && !lines.empty()) {
     // "diff --git a/x b/x" without ---/+++ (mode change, empty new file, binary).
-    std::string head = Trim(lines[0].substr(11));
+    std::string head = WithoutLineEnd(lines[0].substr(11));
     size_t mid = head.find(" b/");
     std::string a = head.substr(0, mid), b = mid == std::string::npos ? a : head.substr(mid + 1);
     if (f->old_path.empty()) f->old_path = a.size() > 2 ? a.substr(2) : a;

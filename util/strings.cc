@@ -8,6 +8,12 @@ std::string Tail(const std::string& text, size_t n) {
   return text.size() <= n ? text : "..." + text.substr(text.size() - n);
 }
 
+std::string Trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  return std::string(s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1));
+}
+
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

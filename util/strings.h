@@ -12,6 +12,9 @@ namespace fbkit::util {
 // a command's output in an error message).
 std::string Tail(const std::string& text, size_t n);
 
+// `s` without the spaces, tabs and line ends around it.
+std::string Trim(std::string_view s);
+
 // `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
 std::string ShellQuote(const std::string& s);
 
