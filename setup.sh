@@ -6,8 +6,8 @@
 # e.g. "-DFBKIT_SANITIZE=ON", or "-DCMAKE_BUILD_TYPE=RelWithDebInfo" for debug information,
 # which makes the build a third slower), FBKIT_AGENTS (agent CLIs for `fb-extract infer
 # --agent`, installed with npm at pinned versions into .deps/agents/: "1" or "all" for every
-# one, or names separated by commas: claude-code, codex, gemini-cli; none by default, they
-# are 100-400 MB each).
+# one, or names separated by commas: claude-code, codex, gemini-cli, mini-swe-agent; none by
+# default, they are 100-700 MB each).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -46,9 +46,12 @@ fetch_grammar() {
   rm -rf "$tmp"
 }
 
-# name=npm package@version, the versions fb-extract's presets were tested with.
+# name=npm package@version (pip: a virtual environment's pinned requirements), the versions
+# fb-extract's presets were tested with. mini-swe-agent's litellm needs mcp once tools are
+# offered; litellm is pinned to the release whose dependencies this index has.
 readonly AGENTS=(claude-code=@anthropic-ai/claude-code@2.1.330 codex=@openai/codex@0.169.0
-  gemini-cli=@google/gemini-cli@0.61.0)
+  gemini-cli=@google/gemini-cli@0.61.0
+  "mini-swe-agent=pip:mini-swe-agent==2.4.6 litellm==1.106.2 mcp==2.3.0")
 
 install_agents() {
   local wanted=${FBKIT_AGENTS:-} entry name package dest
@@ -64,7 +67,13 @@ install_agents() {
     echo "setup: installing the agent $name ($package) into $dest"
     rm -rf "$dest"
     mkdir -p "$dest"
-    npm install --prefix "$dest" --no-audit --no-fund --loglevel=error "$package" >/dev/null
+    if [[ $package == pip:* ]]; then
+      /usr/bin/python3 -m venv "$dest/venv"
+      # shellcheck disable=SC2086
+      "$dest/venv/bin/pip" install --quiet --disable-pip-version-check ${package#pip:}
+    else
+      npm install --prefix "$dest" --no-audit --no-fund --loglevel=error "$package" >/dev/null
+    fi
     echo "$package" >"$dest/.fbkit-package"
   done
 }
@@ -74,7 +83,7 @@ check_agent_names() {
   for name in ${FBKIT_AGENTS//,/ }; do
     case " 1 all ${AGENTS[*]} " in
       *" $name "* | *" $name="*) ;;
-      *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, all)" >&2
+      *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, mini-swe-agent, all)" >&2
         exit 2 ;;
     esac
   done

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's report picture: on the output of race_mine_real.py, the gold patches and a
+"""The report picture of docs/fb-race.md: on the output of race_mine_real.py, the gold patches and a
 degraded agent (each patch cut to its first Python file, one unrelated file declared; resolved only
 where the cut patch is the whole gold patch) scored with `fb-race score --html`, and the page
 rendered by headless Chromium into a PNG.

@@ -29,8 +29,10 @@ AGENTS = {  # name: (model, path after the base URL, key variable)
     "claude-code": ("claude-sonnet-4-5", "", "ANTHROPIC_API_KEY"),
     "codex": ("gpt-5.5", "/v1", "OPENAI_API_KEY"),
     "gemini-cli": ("gemini-2.5-pro", "", "GEMINI_API_KEY"),
+    "mini-swe-agent": ("openai/scripted", "/v1", "OPENAI_API_KEY"),
 }
-PROGRAMS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini"}
+INSTALLED = {"claude-code": "node_modules/.bin/claude", "codex": "node_modules/.bin/codex",
+             "gemini-cli": "node_modules/.bin/gemini", "mini-swe-agent": "venv/bin/mini"}
 PORT = 18430
 
 
@@ -141,7 +143,7 @@ def main():
     p.add_argument("--tasks", required=True)
     p.add_argument("--solve", nargs="+", required=True, help="instances the script solves")
     p.add_argument("--fail", nargs="+", required=True, help="instances the script gives up on")
-    p.add_argument("--agents", default="claude-code,codex,gemini-cli")
+    p.add_argument("--agents", default="claude-code,codex,gemini-cli,mini-swe-agent")
     p.add_argument("--out", default="/tmp/fbkit-scripted-agents")
     p.add_argument("--json", help="write the rows here")
     a = p.parse_args()
@@ -150,7 +152,7 @@ def main():
     want = write_scripts(tasks, a.solve, a.fail, scripts)
     rows, bad = [], False
     for name in a.agents.split(","):
-        exe = os.path.join(ROOT, ".deps", "agents", name, "node_modules", ".bin", PROGRAMS[name])
+        exe = os.path.join(ROOT, ".deps", "agents", name, INSTALLED[name])
         if not os.path.exists(exe):
             print(f"{name}: not installed (FBKIT_AGENTS={name} ./setup.sh), skipped", file=sys.stderr)
             continue

@@ -431,7 +431,7 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "tests call and few other files' tests call; share: only objects used by at "
                   "most --max-share of the test files; featurebench: every function and "
                   "method the test code calls but builders of inputs, as FeatureBench's model "
-                  "is told to choose (see README)")
+                  "is told to choose (see docs/llm-cmd.md)")
       ->check(CLI::IsMember({"specific", "share", "featurebench"}));
   cmd->add_flag("--p2p-anywhere", a->select.p2p_anywhere,
                 "Choose the P2P files at random among all eligible ones, as FeatureBench does "
@@ -448,7 +448,7 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "Paths to leave out of the entity table (glob; added to the spec's exclude)");
   cmd->add_option(
       "--llm-cmd", a->llm_cmd,
-      "Model command (JSON request on stdin, JSON answer on stdout; see README): chooses the "
+      "Model command (JSON request on stdin, JSON answer on stdout; see docs/llm-cmd.md): chooses the "
       "top-level objects, writes missing docstrings and the Task section");
   cmd->add_flag("--strict-references", a->strict_references,
                 "No code that stays may name what is removed (default: FeatureBench's rule, "

@@ -185,7 +185,7 @@ int Run(const InferArgs& a) {
     for (const auto& p : extract::AgentPresets()) {
       bool has_key = std::any_of(agent_env->begin(), agent_env->end(),
                                  [&](const auto& kv) { return kv.first == p.key_env; });
-      if (p.name == a.agent && !has_key) {
+      if (p.name == a.agent && !p.key_env.empty() && !has_key) {
         std::fprintf(stderr, "%s: warning: %s reads its API key from %s, which the agent is not "
                      "given (--pass-env %s, or --env %s=...)\n", who.c_str(), p.name.c_str(),
                      p.key_env.c_str(), p.key_env.c_str(), p.key_env.c_str());

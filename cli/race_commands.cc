@@ -745,7 +745,13 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
   }
   const auto& cli = groundtruth::AgentCliReaders();
   bool stream = std::any_of(cli.begin(), cli.end(), [&](const auto& r) { return r.first == f; });
-  if (!stream) return groundtruth::ReadTrajectories(*text, display, f);
+  if (!stream) {
+    auto read = groundtruth::ReadTrajectories(*text, display, f);
+    if (read.ok()) {
+      for (auto& t : *read) groundtruth::AddInferRunContext(env, file, &t);
+    }
+    return read;
+  }
   auto t = groundtruth::ReadAgentStream(env, *text, file, display, f);
   if (!t.ok()) return util::Error{t.error()};
   return std::vector<groundtruth::Trajectory>{std::move(*t)};

@@ -148,7 +148,7 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
       "path, first line, name), plus every test's outcome from pytest's own hooks. A test "
       "file that crashes the interpreter or exceeds --timeout is marked so and the remaining "
       "files run in a new session.\n\n"
-      "Run settings come from the repo spec (ROOT/fbkit.toml or --spec; see the README); the "
+      "Run settings come from the repo spec (ROOT/fbkit.toml or --spec; see docs/repo-spec.md); the "
       "tests run in the bubblewrap sandbox with ROOT read-only unless --sandbox none.\n\n"
       "Exit status: 0 ok (failing tests are data, not errors); 1 failure (no interpreter, no "
       "pytest, nothing collected); 2 bad usage; 3 trace written, but some test files failed "

@@ -95,6 +95,43 @@ void ClaudeCode(const AgentChoice& c, const AgentPreset& p, const std::string& p
   l->command = Exec(kHome + " CLAUDE_CONFIG_DIR=\"$FBKIT_OUTPUT_DIR/claude\"", program, args, " -p", p);
 }
 
+// mini-swe-agent (Python, litellm): the model named PROVIDER/MODEL, its endpoint in the
+// provider's variable; its trajectory <instance>.traj.json (rewritten after every step) and
+// its config directory in output/; cost 0 for models litellm cannot price instead of
+// aborting; the local cost map (no fetch at import); the workspace as its cwd (what its
+// trajectory's paths are relative to).
+util::Status MiniSweAgent(const AgentChoice& c, const AgentPreset& p, const std::string& program,
+                          AgentLaunch* l) {
+  std::string provider = c.model.substr(0, c.model.find('/'));
+  if (c.model.find('/') == std::string::npos) {
+    return util::Error{"agent mini-swe-agent: --model must name PROVIDER/MODEL (openai/gpt-5, "
+                       "anthropic/claude-sonnet-4-5, ...), as litellm does"};
+  }
+  if (!c.model_url.empty()) {
+    const char* var = provider == "openai"      ? "OPENAI_BASE_URL"
+                      : provider == "anthropic" ? "ANTHROPIC_BASE_URL"
+                      : provider == "gemini"    ? "GEMINI_API_BASE"
+                                                : nullptr;
+    if (!var) {
+      return util::Error{"agent mini-swe-agent: --model-url works with openai/, anthropic/ and "
+                         "gemini/ models (not " + provider + "/)"};
+    }
+    l->env.emplace_back(var, c.model_url);
+  }
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"MSWEA_CONFIGURED", "true"}, {"MSWEA_SILENT_STARTUP", "1"},
+           {"MSWEA_COST_TRACKING", "ignore_errors"}, {"LITELLM_LOCAL_MODEL_COST_MAP", "True"}}) {
+    l->env.emplace_back(k, v);
+  }
+  std::vector<std::string> args = {"-m", c.model, "-y", "--exit-immediately", "-c", "mini.yaml"};
+  args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
+  l->command = kHome + " MSWEA_GLOBAL_CONFIG_DIR=\"$FBKIT_OUTPUT_DIR/mini-swe-agent\" exec " +
+               util::ShellQuote(program) + Args(args) +
+               " -c \"environment.cwd=$FBKIT_WORKSPACE\" -o \"$FBKIT_OUTPUT_DIR/$FBKIT_INSTANCE_ID.traj.json\" -t " +
+               kPrompt + " < /dev/null > \"$FBKIT_OUTPUT_DIR/" + p.stream_file + "\"";
+  return util::Status::Ok();
+}
+
 // gemini -p: its home (settings, tmp/<project>/chats) under output/home; the workspace
 // trusted, every tool approved (-y).
 void GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& program,
@@ -121,24 +158,29 @@ void GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& pr
 bool Executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
 
 // The directory to expose for an installed executable: the npm prefix holding its
-// node_modules, else its own directory.
+// node_modules, the virtual environment of a Python one, else its own directory.
 std::string InstallRoot(const std::string& executable) {
   std::error_code ec;
   std::string real = std::filesystem::canonical(executable, ec).string();
   if (ec) real = executable;
-  size_t at = real.find("/node_modules/");
-  return at != std::string::npos ? real.substr(0, at) : util::DirName(real);
+  if (size_t at = real.find("/node_modules/"); at != std::string::npos) return real.substr(0, at);
+  std::string dir = util::DirName(real);
+  if (std::filesystem::exists(util::JoinPath(util::DirName(dir), "pyvenv.cfg"), ec)) {
+    return util::DirName(dir);
+  }
+  return dir;
 }
 
 }  // namespace
 
 const std::vector<AgentPreset>& AgentPresets() {
   static const std::vector<AgentPreset> presets = {
-      {"claude-code", "claude", "@anthropic-ai/claude-code@2.1.330", "ANTHROPIC_API_KEY",
+      {"claude-code", "claude", "npm @anthropic-ai/claude-code", "ANTHROPIC_API_KEY",
        "claude-code.jsonl"},
-      {"codex", "codex", "@openai/codex@0.169.0", "OPENAI_API_KEY", "codex.jsonl"},
-      {"gemini-cli", "gemini", "@google/gemini-cli@0.61.0", "GEMINI_API_KEY",
+      {"codex", "codex", "npm @openai/codex", "OPENAI_API_KEY", "codex.jsonl"},
+      {"gemini-cli", "gemini", "npm @google/gemini-cli", "GEMINI_API_KEY",
        "gemini-cli.jsonl"},
+      {"mini-swe-agent", "mini", "mini-swe-agent (PyPI)", "", "mini-swe-agent.log"},
   };
   return presets;
 }
@@ -153,17 +195,18 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
   if (!preset) return util::Error{"unknown agent '" + c.name + "' (known: " + names + ")"};
   std::string program = c.program;
   if (program.empty()) {
-    std::string installed = util::JoinPath(c.agents_dir, preset->name + "/node_modules/.bin/" +
-                                                             preset->program);
-    program = !c.agents_dir.empty() && Executable(installed) ? installed
-                                                             : tracer::FindProgram(preset->program);
+    for (const char* bin : {"/node_modules/.bin/", "/venv/bin/"}) {  // npm, pip
+      std::string installed = util::JoinPath(c.agents_dir, preset->name + bin + preset->program);
+      if (program.empty() && !c.agents_dir.empty() && Executable(installed)) program = installed;
+    }
+    if (program.empty()) program = tracer::FindProgram(preset->program);
   }
   if (program.empty() || !Executable(program)) {
     return util::Error{"agent " + preset->name + ": no executable '" + preset->program +
                        "' (not under " + util::JoinPath(c.agents_dir, preset->name) +
                        ", not on PATH" + (c.program.empty() ? "" : ", not " + c.program) +
                        "); install it with `FBKIT_AGENTS=" + preset->name +
-                       " ./setup.sh` (npm " + preset->package + ") or name it with --agent-path"};
+                       " ./setup.sh` (" + preset->package + ") or name it with --agent-path"};
   }
   AgentLaunch l;
   l.output_files.emplace_back("home/.gitconfig", kGitConfig);
@@ -173,6 +216,9 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
   if (preset->name == "codex") Codex(c, *preset, program, &l);
   if (preset->name == "claude-code") ClaudeCode(c, *preset, program, &l);
   if (preset->name == "gemini-cli") GeminiCli(c, *preset, program, &l);
+  if (preset->name == "mini-swe-agent") {
+    if (auto s = MiniSweAgent(c, *preset, program, &l); !s.ok()) return util::Error{s.error()};
+  }
   return l;
 }
 

@@ -14,11 +14,13 @@
 namespace fbkit::extract {
 
 struct AgentPreset {
-  std::string name;         // codex, claude-code, gemini-cli
-  std::string program;      // its executable: codex, claude, gemini
-  std::string package;      // the npm package and version setup.sh installs (FBKIT_AGENTS)
-  std::string key_env;      // the variable its API key is read from
-  std::string stream_file;  // output/<file>: the CLI's JSON event stream (its stdout)
+  std::string name;         // codex, claude-code, gemini-cli, mini-swe-agent
+  std::string program;      // its executable: codex, claude, gemini, mini
+  std::string package;      // where setup.sh installs it from (FBKIT_AGENTS)
+  std::string key_env;      // the variable its API key is read from ("" when it depends)
+  std::string stream_file;  // output/<name>.jsonl: its JSON event stream (its stdout), a
+                            // trajectory format of groundtruth/trajectory.h (mini-swe-agent:
+                            // its console log; its trajectory is output/<id>.traj.json)
 };
 
 // Every preset, by name.
@@ -27,7 +29,7 @@ const std::vector<AgentPreset>& AgentPresets();
 struct AgentChoice {
   std::string name;
   std::string program;     // --agent-path: its executable; "" looks it up (below)
-  std::string agents_dir;  // setup.sh's installations: DIR/<name>/node_modules/.bin/<program>
+  std::string agents_dir;  // setup.sh's installations (below)
   std::string model;       // the model it asks for; "" its own default
   std::string model_url;   // the API's base URL; "" the vendor's
   std::vector<std::string> extra_args;  // appended to its command line
@@ -45,7 +47,8 @@ struct AgentLaunch {
 };
 
 // The launch of `choice`. The executable is --agent-path when given, else the one setup.sh
-// installed under agents_dir, else the first on PATH; an error names the preset's package
+// installed under agents_dir (DIR/<name>/node_modules/.bin or DIR/<name>/venv/bin), else the
+// first on PATH; an error names the preset's package
 // and how to install it, or lists the known names.
 util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& choice);
 

@@ -1,7 +1,7 @@
 // RACE-bench's offline metrics of one agent against the ground truth, per instance and per
 // group (All, Success, Failure, Failure excluding apply-fail).
 //
-// Rules (README "fb-race"):
+// Rules (docs/fb-race.md):
 // - Files: predicted P = declared files ∪ files the agent's patch touches. Recall@Files =
 //   |P ∩ necessary| / |necessary|; OverPred@Files = |P \ (necessary ∪ other ∪ test ∪
 //   unknown)| / |P| (a predicted file is irrelevant when the gold patch does not touch it).

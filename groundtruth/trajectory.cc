@@ -735,16 +735,26 @@ util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& te
   if (read->size() != 1) return util::Error{display + ": not one trajectory"};
   Trajectory t = std::move(read->front());
   t.source = display;
-  std::string output = util::DirName(path), inst = util::DirName(output);
-  if (auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff")); patch.ok()) {
-    SetPatch(&t, *patch);
-  }
-  auto statement = env.ReadFile(util::JoinPath(inst, "input/problem_statement.md"));
-  if (statement.ok() && t.problem_statement.empty()) t.problem_statement = *statement;
+  AddInferRunContext(env, path, &t);
+  std::string output = util::DirName(path);
   if (format == "codex" && !t.api_calls) {
     t.api_calls = CodexSessionCalls(env, util::JoinPath(output, "codex/sessions"));
   }
   return t;
+}
+
+void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t) {
+  auto real = env.RealPath(file);
+  std::string path = real.ok() ? *real : file;
+  size_t at = path.rfind("/output/");
+  if (at == std::string::npos) return;
+  std::string inst = path.substr(0, at);
+  if (!env.Stat(util::JoinPath(inst, "result.json"), true).ok()) return;  // not an infer run
+  if (auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff")); patch.ok() && t->patch.empty()) {
+    SetPatch(t, *patch);
+  }
+  auto statement = env.ReadFile(util::JoinPath(inst, "input/problem_statement.md"));
+  if (statement.ok() && t->problem_statement.empty()) t->problem_statement = *statement;
 }
 
 void SetPatch(Trajectory* t, std::string patch) {

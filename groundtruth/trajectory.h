@@ -65,6 +65,10 @@ util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& te
                                            const std::string& file, const std::string& display,
                                            const std::string& format);
 
+// When `file` lies in an `fb-extract infer` run (RUN_DIR/<id>/output/…): the instance's
+// patch.diff as the patch and its problem statement, where `t` has none.
+void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t);
+
 // `patch` as the trajectory's final patch (patch_files from it).
 void SetPatch(Trajectory* t, std::string patch);
 

@@ -229,7 +229,7 @@ TEST(InferE2E, BadInputGetsClearErrors) {
   EXPECT_NE(env.err.find("FBKIT_SURELY_UNSET_VARIABLE"), std::string::npos) << env.err;
   RunResult unknown = RunCommand({kExtract, "infer", kTasks, "--agent", "aider", "-o", dir / "r"});
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.err.find("unknown agent 'aider' (known: claude-code, codex, gemini-cli)"),
+  EXPECT_NE(unknown.err.find("unknown agent 'aider' (known: claude-code, codex, gemini-cli, mini-swe-agent)"),
             std::string::npos) << unknown.err;
   RunResult both = RunCommand({kExtract, "infer", kTasks, "--agent", "codex", "--agent-cmd", "true", "-o", dir / "r"});
   EXPECT_EQ(both.exit_code, 2) << both.err;

@@ -7,16 +7,17 @@ BIN_DIR holds the fb-graph, fb-extract and fb-race binaries (build/cli); ROOT is
 repository (default: two directories above this script). Checks:
 
   (a) README.md has at most 200 lines (the front door; the reference lives in docs/);
-  (b) every relative link of README.md, ARCHITECTURE.md and docs/*.md names an existing file
-      or directory, and, when it has a #fragment into a Markdown file, one of that file's
-      headings (GitHub's anchors) or an explicit <a id>/<a name>;
+  (b) every relative link of README.md, ARCHITECTURE.md, docs/*.md and bench/README.md
+      names an existing file or directory and, when it has a #fragment into a Markdown
+      file, one of that file's headings (GitHub's anchors) or an explicit <a id="...">;
   (c) in every ```sh block of README.md and docs/*.md, each command line of fb-graph,
       fb-extract or fb-race (backslash continuations joined; a synopsis's indented
       continuation lines too; a leading directory such as build/cli/ allowed) names a
-      subcommand the binary has, and every long option it uses (--name) is one that
-      `BINARY SUBCOMMAND --help` declares;
-  (d) every document schema the C++ sources name ("fbkit.<kind>/<n>") is listed in
-      docs/formats.md.
+      subcommand the binary has, every long option it uses (--name) is one that
+      `BINARY SUBCOMMAND --help` declares, and a literal value given to an option with a
+      fixed set of values (`--format table`, `[--sandbox bwrap|none]`) is one of them;
+  (d) every document schema the C++ sources outside tests/ and fixtures/ name
+      ("fbkit.<kind>/<n>") is listed in docs/formats.md.
 
 Prints one line per problem (FILE:LINE: what) and exits 1 when there is any; 0 otherwise.
 Standard library only.
@@ -37,10 +38,13 @@ def read(path):
 
 
 def doc_files(root):
+    """README.md, ARCHITECTURE.md, docs/*.md and bench/README.md (where the manuals' dated
+    measurements live)."""
     files = [os.path.join(root, "README.md"), os.path.join(root, "ARCHITECTURE.md")]
     docs = os.path.join(root, "docs")
     if os.path.isdir(docs):
         files += sorted(os.path.join(docs, n) for n in os.listdir(docs) if n.endswith(".md"))
+    files.append(os.path.join(root, "bench", "README.md"))
     return [f for f in files if os.path.isfile(f)]
 
 
@@ -200,16 +204,18 @@ HELP_OPTION_LINE = re.compile(r"^\s+(-{1,2}[A-Za-z0-9][^\s]*)")
 
 def declared_options(help_text):
     """The long options a CLI11 help text declares (the names at the start of its option
-    lines, not the ones its descriptions mention)."""
-    names = set()
+    lines, not the ones its descriptions mention), each with its set of accepted values
+    (`--format TEXT:{json,table}`) or None."""
+    names = {}
     for line in help_text.split("\n"):
         m = HELP_OPTION_LINE.match(line)
         if not m:
             continue
+        choices = re.search(r"^\s+\S+\s+[A-Z]+:\{([^}]*)\}", line)
         for part in m.group(1).split(","):
             part = re.sub(r"\{.*$", "", part)
             if part.startswith("--"):
-                names.add(part[2:])
+                names[part[2:]] = set(choices.group(1).split(",")) if choices else None
     return names
 
 
@@ -260,11 +266,31 @@ def check_commands(root, path, helps, problems):
         if error:
             problems.append("%s: %s" % (where, error))
             continue
-        for word in words[1:]:
+        for k, word in enumerate(words[1:], 1):
             for m in LONG_OPT.finditer(word):
-                if m.group(1) not in options:
+                name = m.group(1)
+                if name not in options:
                     problems.append("%s: `%s %s` uses --%s, which `%s %s --help` does not "
-                                    "declare" % (where, tool, sub, m.group(1), tool, sub))
+                                    "declare" % (where, tool, sub, name, tool, sub))
+                    continue
+                # A literal value (`--format table`, `[--sandbox bwrap|none]`) must be one
+                # the option accepts; placeholders (FILE, N, K/N) are not checked.
+                choices = options[name]
+                value = None
+                if "=" in word[m.end():m.end() + 1]:
+                    value = word[m.end() + 1:]
+                elif word[m.end():] == "" and k + 1 < len(words):
+                    value = words[k + 1]
+                if choices is None or value is None:
+                    continue
+                value = value.rstrip("])").strip("'\"")
+                if not re.match(r"^[a-z0-9-]+(\|[a-z0-9-]+)*$", value):
+                    continue
+                for v in value.split("|"):
+                    if v not in choices:
+                        problems.append("%s: `%s %s --%s %s`: `%s %s --help` accepts %s"
+                                        % (where, tool, sub, name, v, tool, sub,
+                                           "|".join(sorted(choices))))
     return count
 
 
@@ -281,9 +307,11 @@ def check_formats(root, problems):
         return
     listed = read(formats)
     schemas = set()
-    skip = {".git", "build", ".deps"}
+    # The library and command sources; tests may name made-up schemas on purpose.
+    skip = {".git", ".deps", "tests", "fixtures"}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in skip and not d.startswith("build")]
+        if dirpath == root:
+            dirnames[:] = [d for d in dirnames if d not in skip and not d.startswith("build")]
         for name in filenames:
             if name.endswith((".cc", ".h")):
                 try:
@@ -307,6 +335,10 @@ def main(argv):
         sys.stderr.write("usage: check_docs.py BIN_DIR [--root ROOT]\n")
         return 2
     bin_dir = os.path.abspath(args[0])
+    missing = [t for t in TOOLS if not os.access(os.path.join(bin_dir, t), os.X_OK)]
+    if missing:
+        sys.stderr.write("check_docs: no executable %s in %s\n" % (", ".join(missing), bin_dir))
+        return 2
     problems = []
 
     readme = os.path.join(root, "README.md")
@@ -323,7 +355,7 @@ def main(argv):
     helps = HelpCache(bin_dir)
     commands = 0
     for path in files:
-        if os.path.basename(path) == "ARCHITECTURE.md":
+        if rel(root, path) in ("ARCHITECTURE.md", os.path.join("bench", "README.md")):
             continue
         commands += check_commands(root, path, helps, problems)
 

@@ -39,7 +39,7 @@ std::string FileOf(const AgentLaunch& l, const std::string& rel) {
 TEST(AgentPresets, UnknownAndMissingAgentsSayWhatToDo) {
   auto unknown = PrepareAgent({"aider", "", "/nowhere", "", "", {}});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error(), "unknown agent 'aider' (known: claude-code, codex, gemini-cli)");
+  EXPECT_EQ(unknown.error(), "unknown agent 'aider' (known: claude-code, codex, gemini-cli, mini-swe-agent)");
   auto missing = PrepareAgent({"codex", "/nowhere/codex", "/nowhere", "", "", {}});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("FBKIT_AGENTS=codex ./setup.sh"), std::string::npos) << missing.error();
@@ -90,6 +90,28 @@ TEST(AgentPresets, ClaudeCodeAndGeminiCliTakeTheirEndpointFromVariables) {
   EXPECT_NE(gemini->command.find("'-y' '--model' 'm2' -p"), std::string::npos) << gemini->command;
   EXPECT_NE(FileOf(*gemini, "home/.gemini/settings.json").find("\"selectedType\": \"gemini-api-key\""),
             std::string::npos);
+}
+
+TEST(AgentPresets, MiniSweAgentRunsFromItsVirtualEnvironmentWithAProviderModel) {
+  namespace fs = std::filesystem;
+  ScratchDir dir;
+  fs::create_directories(dir / "mini-swe-agent/venv/bin");
+  WriteFileOrDie(dir / "mini-swe-agent/venv/pyvenv.cfg", "home = /usr/bin\n");
+  WriteFileOrDie(dir / "mini-swe-agent/venv/bin/mini", "#!/usr/bin/env python3\n");
+  ::chmod((dir / "mini-swe-agent/venv/bin/mini").c_str(), 0755);
+  auto bare = PrepareAgent({"mini-swe-agent", "", dir.path(), "gpt-5", "", {}});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.error().find("PROVIDER/MODEL"), std::string::npos) << bare.error();
+  auto odd = PrepareAgent({"mini-swe-agent", "", dir.path(), "xai/grok", "http://h:3", {}});
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.error().find("not xai/"), std::string::npos) << odd.error();
+  auto l = PrepareAgent({"mini-swe-agent", "", dir.path(), "openai/gpt-5", "http://h:3/v1", {}});
+  ASSERT_TRUE(l.ok()) << l.error();
+  EXPECT_EQ(l->read_only.front(), dir / "mini-swe-agent/venv") << "the whole virtual environment";
+  EXPECT_NE(std::find(l->env.begin(), l->env.end(), std::pair<std::string, std::string>{"OPENAI_BASE_URL", "http://h:3/v1"}),
+            l->env.end());
+  EXPECT_NE(l->command.find("'-m' 'openai/gpt-5' '-y' '--exit-immediately'"), std::string::npos) << l->command;
+  EXPECT_NE(l->command.find("-o \"$FBKIT_OUTPUT_DIR/$FBKIT_INSTANCE_ID.traj.json\""), std::string::npos);
 }
 
 TEST(AgentPresets, ASidecarStartsFirstAndAFailedOneStopsTheAgent) {
