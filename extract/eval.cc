@@ -8,13 +8,14 @@
 #include <set>
 #include <thread>
 
-#include "tracer/outcome.h"
 #include "extract/apply.h"
+#include "extract/embedded_files.h"
 #include "extract/eval_checks.h"
 #include "extract/verify.h"
 #include "parser/python_parser.h"
 #include "parser/source_files.h"
 #include "tracer/git.h"
+#include "tracer/outcome.h"
 #include "util/hash.h"
 #include "util/strings.h"
 
@@ -101,63 +102,11 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& site
   return out;
 }
 
-// A pytest plugin that, once pytest has set sys.path up as it does for the tests (ini
-// `pythonpath`, conftests), imports agent_code and all its submodules, lists the modules
-// this loaded from the original repository and agent_code's objects defined there, writes
-// that to $FBKIT_PROBE_OUT and ends the process.
-constexpr const char* kProbe = R"PY(
-import importlib, json, os, pkgutil, sys, types
-
-
-def _under(root, path):
-    return bool(path) and os.path.isabs(path) and os.path.realpath(path).startswith(root)
-
-
-def _defined_in(value):
-    code = getattr(getattr(value, "__func__", value), "__code__", None)
-    if code is not None:
-        return code.co_filename
-    if isinstance(value, type):
-        return getattr(sys.modules.get(value.__module__), "__file__", None)
-    if isinstance(value, types.ModuleType):
-        return getattr(value, "__file__", None)
-    return None
-
-
-def _probe(root):
-    # Conftests may have imported the original library already: forget it, so that what
-    # importing agent_code loads from the repository shows (the process ends after this).
-    for name in [n for n, m in sys.modules.items() if _under(root, getattr(m, "__file__", None))]:
-        del sys.modules[name]
-    before = set(sys.modules)
-    try:
-        pkg = importlib.import_module("agent_code")
-    except BaseException as e:
-        return {"error": "%s: %s" % (type(e).__name__, e)}
-    mods = [pkg]
-    for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), "agent_code."):
-        try:
-            mods.append(importlib.import_module(info.name))
-        except BaseException:
-            pass
-    modules = [name for name in sorted(set(sys.modules) - before)
-               if _under(root, getattr(sys.modules[name], "__file__", None))]
-    objects = []
-    for mod in mods:
-        for attr, value in sorted(vars(mod).items()):
-            path = _defined_in(value)
-            if _under(root, path):
-                objects.append("%s.%s (%s)" % (mod.__name__, attr, os.path.relpath(path, root)))
-    return {"modules": modules, "objects": objects}
-
-
-def pytest_configure(config):
-    result = _probe(os.path.realpath(os.environ["FBKIT_PROBE_ROOT"]) + os.sep)
-    with open(os.environ["FBKIT_PROBE_OUT"], "w") as f:
-        json.dump(result, f)
-    sys.stdout.flush()
-    os._exit(0)
-)PY";
+// The L2 import probe is extract/embedded/l2_probe.py, embedded at build time: a pytest
+// plugin that, once pytest has set sys.path up as it does for the tests (ini `pythonpath`,
+// conftests), imports agent_code and all its submodules, lists the modules this loaded from
+// the original repository and agent_code's objects defined there, writes that to
+// $FBKIT_PROBE_OUT and ends the process.
 
 std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& launcher,
                                           const std::string& repo, const std::string& site,
@@ -168,7 +117,7 @@ std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& laun
   std::string scratch = util::JoinPath(dir, "out");
   std::string out = util::JoinPath(scratch, "result.json");
   if (!env.MakeDirs(scratch).ok() ||
-      !env.WriteFileAtomic(util::JoinPath(dir, "fbkit_probe.py"), kProbe).ok()) {
+      !env.WriteFileAtomic(util::JoinPath(dir, "fbkit_probe.py"), std::string(util::FindEmbedded(ExtractFiles(), "l2_probe.py"))).ok()) {
     return {"cannot write the import probe"};
   }
   auto confined = tracer::Confine(env, launcher, settings, {repo, false, work, scratch});

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <regex>
 
-#include "tracer/outcome.h"
 #include "extract/select.h"
+#include "tracer/outcome.h"
 
 namespace fbkit::extract {
 
@@ -14,7 +14,6 @@ std::string_view Base(std::string_view path) {
   size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
-
 
 }  // namespace
 

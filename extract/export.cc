@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "tracer/outcome.h"
 #include "extract/verify.h"
 #include "tracer/git.h"
+#include "tracer/outcome.h"
 #include "util/json_read.h"
 #include "util/strings.h"
 

@@ -3,8 +3,8 @@
 #include <set>
 
 #include "groundtruth/patch.h"
-#include "tracer/outcome.h"
 #include "tracer/git.h"
+#include "tracer/outcome.h"
 #include "tracer/runner.h"
 #include "util/json_writer.h"
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "groundtruth/embedded_files.h"
+
 namespace fbkit::groundtruth {
 namespace {
 
@@ -136,42 +138,10 @@ std::string TableHtml(const std::vector<AgentScore>& agents) {
   return s + "</tbody></table>";
 }
 
-// Checks every cell against the embedded fbkit.race-scores/1 data; the verdict goes to
-// <body data-check>. Written for old engines too (no modules, no arrow functions needed).
-const char* kScript = R"JS(
-(function () {
-  var problems = [];
-  var data = JSON.parse(document.getElementById('scores').textContent);
-  var rows = document.querySelectorAll('#table3 tbody tr');
-  var cells = 0;
-  for (var i = 0; i < rows.length; i++) {
-    var agent = data.agents[+rows[i].getAttribute('data-agent-index')];
-    var group = agent.groups[+rows[i].getAttribute('data-group-index')];
-    var tds = rows[i].querySelectorAll('td[data-metric]');
-    for (var j = 0; j < tds.length; j++) {
-      var m = tds[j].getAttribute('data-metric');
-      var want = group.metrics[m].value;
-      var got = tds[j].getAttribute('data-value');
-      cells++;
-      if (want === null ? got !== '' : Math.abs(parseFloat(got) - want) > 1e-9) {
-        problems.push(agent.agent + '/' + group.name + '/' + m);
-      }
-      tds[j].title = m + ' over ' + group.metrics[m].n + ' instance(s)';
-    }
-  }
-  document.body.setAttribute('data-check', problems.length ? 'mismatch: ' + problems.join(', ')
-                                                            : 'ok ' + cells + ' cells');
-})();
-)JS";
-
-const char* kStyle = R"CSS(
-body { font-family: sans-serif; margin: 24px; color: #222; }
-table { border-collapse: collapse; margin-top: 16px; font-size: 13px; }
-th, td { border: 1px solid #bbb; padding: 3px 7px; text-align: right; }
-td:nth-child(-n+2), th:nth-child(-n+2) { text-align: left; }
-thead th { background: #eef; text-align: center; }
-.note { color: #555; font-size: 12px; max-width: 900px; }
-)CSS";
+// The page's script and style are groundtruth/embedded/report.js and report.css, embedded at
+// build time. The script checks every cell against the embedded fbkit.race-scores/1 data;
+// the verdict goes to <body data-check>. Written for old engines too (no modules, no arrow
+// functions needed).
 
 }  // namespace
 
@@ -207,7 +177,7 @@ std::string ScoresHtml(const std::vector<AgentScore>& agents) {
   std::string s =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>RACE "
       "scores</title><style>" +
-      std::string(kStyle) + "</style></head><body>";
+      std::string(util::FindEmbedded(ReportFiles(), "report.css")) + "</style></head><body>";
   s += "<h1>RACE scores</h1><p class=\"note\">Recall falls from files to tasks to steps; "
        "OverPrediction is the share of predicted files, tasks or steps the ground truth does not "
        "have. Ratios are means over the instances where they are defined (n per cell in its "
@@ -215,7 +185,7 @@ std::string ScoresHtml(const std::vector<AgentScore>& agents) {
   s += ScoresSvg(agents);
   s += TableHtml(agents);
   s += "<script type=\"application/json\" id=\"scores\">" + safe + "</script>";
-  s += "<script>" + std::string(kScript) + "</script></body></html>\n";
+  s += "<script>" + std::string(util::FindEmbedded(ReportFiles(), "report.js")) + "</script></body></html>\n";
   return s;
 }
 

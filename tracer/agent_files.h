@@ -2,16 +2,12 @@
 // tracer/agent/ so that users install nothing; the runner writes them to a private dir.
 #pragma once
 
-#include <string_view>
 #include <vector>
+
+#include "util/embedded.h"
 
 namespace fbkit::tracer {
 
-struct EmbeddedFile {
-  std::string_view name;
-  std::string_view content;
-};
-
-const std::vector<EmbeddedFile>& AgentFiles();
+const std::vector<util::EmbeddedFile>& AgentFiles();
 
 }  // namespace fbkit::tracer
