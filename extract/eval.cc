@@ -200,7 +200,7 @@ util::Status Clone(Context& c, const std::string& task_dir) {
 // L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
 util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
   if (auto s = Clone(c, c.task); !s.ok()) return s;
-  ApplyResult a = ApplyPatch(c.env, c.launcher, c.repo, p.patch, c.work);
+  tracer::ApplyResult a = c.git.Apply(c.repo, p.patch, {tracer::Leniency::kLenient});
   r->applied = a.applied;
   r->apply_method = a.method;
   r->apply_error = util::Tail(a.error, 2000);
@@ -249,7 +249,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (auto g = c.git.Run(agent, {"commit", "-q", "--allow-empty", "-m", "empty"}); !g.ok()) {
     return util::Error{g.error()};
   }
-  ApplyResult a = ApplyPatch(c.env, c.launcher, agent, p.patch, c.work);
+  tracer::ApplyResult a = c.git.Apply(agent, p.patch, {tracer::Leniency::kLenient});
   r->applied = a.applied;
   r->apply_method = a.method;
   r->apply_error = util::Tail(a.error, 2000);

@@ -125,22 +125,143 @@ util::Status Git::Checkout(const std::string& repo, const std::string& commit,
   return {};
 }
 
-util::Status Git::Apply(const std::string& dir, const std::string& patch, bool reverse) {
-  if (patch.empty()) return {};
-  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return s;
+std::string NormalizePatch(std::string_view patch) {
+  std::string out;
+  out.reserve(patch.size() + 1);
+  for (size_t i = 0; i < patch.size(); ++i) {
+    if (patch[i] == '\r' && i + 1 < patch.size() && patch[i + 1] == '\n') continue;
+    out.push_back(patch[i]);
+  }
+  if (!out.empty() && out.back() != '\n') out.push_back('\n');
+  return out;
+}
+
+std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes) {
+  uint64_t total = 0;
+  for (size_t b = 0; b < patch.size();) {
+    size_t e = patch.find('\n', b);
+    if (e == std::string_view::npos) e = patch.size();
+    std::string_view line = patch.substr(b, e - b);
+    b = e + 1;
+    if (line.starts_with("delta ")) {
+      return "the patch holds a binary delta, whose output size the patch does not bound "
+             "(binary deltas are not applied)";
+    }
+    if (!line.starts_with("literal ")) continue;
+    uint64_t n = 0;
+    for (char c : line.substr(8)) {
+      if (c < '0' || c > '9' || n > (UINT64_MAX - 9) / 10) break;
+      n = n * 10 + static_cast<uint64_t>(c - '0');
+    }
+    total += n;
+    if (total > max_bytes) {
+      return "the patch's binary files inflate to more than " + std::to_string(max_bytes >> 20) +
+             " MiB (not applied)";
+    }
+  }
+  return "";
+}
+
+util::Expected<std::string> Git::PatchFile(std::string_view patch) {
+  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return util::Error{s.error()};
   std::string file = util::JoinPath(
       scratch_, "patch-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".diff");
-  if (auto s = env_.WriteFileAtomic(file, patch); !s.ok()) return s;
+  if (auto s = env_.WriteFileAtomic(file, patch); !s.ok()) return util::Error{s.error()};
+  return file;
+}
+
+util::Status Git::Apply(const std::string& dir, const std::string& patch, bool reverse) {
+  ApplyResult r = Apply(dir, patch, ApplyOptions{Leniency::kExact, reverse});
+  if (r.applied) return util::Status::Ok();
+  return util::Error{r.error};
+}
+
+ApplyResult Git::Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options) {
+  if (options.leniency == Leniency::kLenient) return ApplyLeniently(dir, patch);
+  ApplyResult result;
+  if (patch.empty()) {
+    result.applied = true;
+    return result;
+  }
+  auto file = PatchFile(patch);
+  if (!file.ok()) return result.error = file.error(), result;
   std::vector<std::string> args = {"apply", "--whitespace=nowarn"};
-  if (reverse) args.push_back("-R");
-  args.push_back(file);
+  if (options.reverse) args.push_back("-R");
+  args.push_back(*file);
   auto [code, text] = Exec(dir, args);
-  (void)env_.RemoveAll(file);
-  if (code == 0) return {};
+  (void)env_.RemoveAll(*file);
+  if (code == 0) {
+    result.applied = true;
+    result.method = "git apply";
+    return result;
+  }
   // The output names files of the patch, not scratch paths: keep it whole but short.
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (text.size() > 1000) text = text.substr(0, 1000) + "...";
-  return util::Error{text};
+  result.error = text;
+  return result;
+}
+
+util::Status Git::Reset(const std::string& tree) {
+  if (auto r = Run(tree, {"reset", "-q", "--hard", "HEAD"}); !r.ok()) return util::Error{r.error()};
+  if (auto r = Run(tree, {"clean", "-q", "-f", "-d"}); !r.ok()) return util::Error{r.error()};
+  return util::Status::Ok();
+}
+
+util::Status Git::FuzzyPatch(const std::string& tree, const std::string& file) {
+  ProcessSpec spec;
+  spec.argv = {"patch", "--batch", "--forward", "-p1", "--fuzz=3", "--no-backup-if-mismatch",
+               "--reject-file=-", "-i", file};
+  spec.cwd = tree;
+  spec.env = {{"LC_ALL", "C"}};
+  spec.log_path = util::JoinPath(scratch_, "patch-fuzz.log");
+  auto exit = RunToCompletion(launcher_, spec);
+  if (!exit.ok()) return util::Error{"patch: " + exit.error()};
+  if (exit->code == 0) return util::Status::Ok();
+  auto log = env_.ReadFile(spec.log_path);
+  return util::Error{"patch --fuzz=3: " + util::Tail(log.ok() ? *log : "", 1500)};
+}
+
+ApplyResult Git::ApplyLeniently(const std::string& tree, std::string_view patch) {
+  ApplyResult result;
+  if (std::string why = BinaryPatchProblem(patch, kMaxBinaryPatchBytes); !why.empty()) {
+    result.error = why;
+    return result;
+  }
+  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return result.error = s.error(), result;
+  std::string file = util::JoinPath(scratch_, "agent.patch");
+  if (auto s = env_.WriteFileAtomic(file, NormalizePatch(patch)); !s.ok()) {
+    result.error = s.error();
+    return result;
+  }
+  struct Attempt {
+    std::string method;
+    std::vector<std::string> args;
+  };
+  const std::vector<Attempt> attempts = {
+      {"git apply", {"apply", "--whitespace=nowarn", file}},
+      {"git apply --3way", {"apply", "--3way", "--whitespace=nowarn", file}},
+  };
+  for (const auto& a : attempts) {
+    auto r = Run(tree, a.args);
+    if (r.ok()) {
+      result.applied = true;
+      result.method = a.method;
+      return result;
+    }
+    result.error = r.error();
+    if (auto s = Reset(tree); !s.ok()) {
+      result.error = s.error();
+      return result;
+    }
+  }
+  if (FuzzyPatch(tree, file).ok()) {
+    result.applied = true;
+    result.method = "patch --fuzz";
+    return result;
+  }
+  (void)Reset(tree);
+  return result;
 }
 
 std::string OwnerRepo(std::string u) {

@@ -1,12 +1,14 @@
-// The few git operations ground-truth construction needs, with a fixed identity and no
-// user hooks: read a file at a commit, make a private checkout of a commit, apply or
-// revert a patch in a work tree. Processes go through Launcher (fakeable); the
+// The few git operations fbkit needs, with a fixed identity and no user hooks: read a file
+// at a commit, make a private checkout of a commit, apply or revert a patch in a work tree
+// (fbkit's own exactly, an agent's as leniently as SWE-bench's harness). Processes go through Launcher (fakeable); the
 // user's repository is only ever read.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,37 @@
 #include "util/expected.h"
 
 namespace fbkit::tracer {
+
+// How hard Git::Apply tries.
+enum class Leniency {
+  kExact,    // `git apply` as the patch is: fbkit's own patches (gold, test, ablated), which
+             // must apply
+  kLenient,  // an agent's patch, the way SWE-bench's harness learned to apply them: CRLF line
+             // ends and a missing final newline normalised, binary parts bounded
+             // (BinaryPatchProblem), then `git apply`, `git apply --3way` and GNU `patch
+             // --fuzz=3`, the tree reset to HEAD between attempts and after the last
+};
+
+struct ApplyOptions {
+  Leniency leniency = Leniency::kExact;
+  bool reverse = false;  // revert the patch instead (kExact only)
+};
+
+struct ApplyResult {
+  bool applied = false;
+  std::string method;  // "git apply", "git apply --3way", "patch --fuzz", or "" when none
+  std::string error;   // the last attempt's complaint when nothing applied
+};
+
+// The patch text with CRLF line ends turned into LF and a final newline.
+std::string NormalizePatch(std::string_view patch);
+
+// Why a patch's binary parts are not applied, or "": its `literal N` hunks inflate to more
+// than `max_bytes` together, or it holds a `delta` hunk (a delta can copy its base many
+// times over, so its size bounds nothing). git applies patches outside any sandbox: a
+// 2 MB patch must not write a 300 MB file.
+std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes);
+inline constexpr uint64_t kMaxBinaryPatchBytes = 64ull << 20;
 
 class Git {
  public:
@@ -35,12 +68,22 @@ class Git {
   // A fresh checkout of `commit` of `repo` in `dir` (removed first), sharing its objects.
   util::Status Checkout(const std::string& repo, const std::string& commit, const std::string& dir);
 
-  // Applies (or, with reverse, reverts) `patch` to the work tree `dir`.
+  // Applies `patch` to the work tree `dir` as `options` say (an empty patch applies). A
+  // lenient application needs `dir` clean at HEAD and leaves it there when nothing applied.
+  ApplyResult Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options);
+
+  // Applies (or, with reverse, reverts) `patch` exactly; the error is git's own output.
   util::Status Apply(const std::string& dir, const std::string& patch, bool reverse = false);
 
  private:
   // Exit code (-1: could not start) and output of `git ARGS`.
   std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args);
+  // `patch` written to a fresh file of the scratch directory; its path.
+  util::Expected<std::string> PatchFile(std::string_view patch);
+  ApplyResult ApplyLeniently(const std::string& dir, std::string_view patch);
+  util::Status Reset(const std::string& tree);
+  // GNU patch with fuzz; rejects discarded (a partial application counts as a failure).
+  util::Status FuzzyPatch(const std::string& tree, const std::string& file);
 
   util::Env& env_;
   Launcher& launcher_;

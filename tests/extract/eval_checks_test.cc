@@ -7,6 +7,7 @@
 #include "extract/apply.h"
 #include "extract/eval.h"
 #include "extract/eval_report.h"
+#include "tracer/git.h"
 
 namespace fbkit::extract {
 namespace {
@@ -44,19 +45,19 @@ TEST(Predictions, JsonLinesArrayAndKeyedObjectWithErrorsPerLine) {
 
 TEST(Apply, BinaryHunksAreBoundedBeforeGitWritesThem) {
   std::string head = "diff --git a/x.bin b/x.bin\nGIT binary patch\n";
-  EXPECT_EQ(BinaryPatchProblem("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+literal 9999999999\n", 1000), "");
-  EXPECT_EQ(BinaryPatchProblem(head + "literal 600\nzcmX\n\nliteral 0\nHcmV\n", 1000), "");
-  EXPECT_NE(BinaryPatchProblem(head + "literal 600\nzcmX\n\n" + head + "literal 600\nzc\n", 1000)
+  EXPECT_EQ(tracer::BinaryPatchProblem("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+literal 9999999999\n", 1000), "");
+  EXPECT_EQ(tracer::BinaryPatchProblem(head + "literal 600\nzcmX\n\nliteral 0\nHcmV\n", 1000), "");
+  EXPECT_NE(tracer::BinaryPatchProblem(head + "literal 600\nzcmX\n\n" + head + "literal 600\nzc\n", 1000)
                 .find("inflate to more than"),
             std::string::npos);  // together over the limit
-  EXPECT_NE(BinaryPatchProblem(head + "delta 12\nzcmX\n", 1000).find("binary delta"), std::string::npos);
-  EXPECT_NE(BinaryPatchProblem(head + "literal 99999999999999999999999\nz\n", 1000), "");
+  EXPECT_NE(tracer::BinaryPatchProblem(head + "delta 12\nzcmX\n", 1000).find("binary delta"), std::string::npos);
+  EXPECT_NE(tracer::BinaryPatchProblem(head + "literal 99999999999999999999999\nz\n", 1000), "");
 }
 
 TEST(Apply, NormalizePatchTurnsCrlfIntoLfAndEndsWithNewline) {
-  EXPECT_EQ(NormalizePatch("a\r\nb\r\nc"), "a\nb\nc\n");
-  EXPECT_EQ(NormalizePatch("a\rb\n"), "a\rb\n");  // a lone CR is content
-  EXPECT_EQ(NormalizePatch(""), "");
+  EXPECT_EQ(tracer::NormalizePatch("a\r\nb\r\nc"), "a\nb\nc\n");
+  EXPECT_EQ(tracer::NormalizePatch("a\rb\n"), "a\rb\n");  // a lone CR is content
+  EXPECT_EQ(tracer::NormalizePatch(""), "");
 }
 
 TEST(EvalChecks, TestFilesAreTheTasksConftestsAndTestDirectories) {

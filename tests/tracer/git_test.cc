@@ -100,5 +100,49 @@ TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
   EXPECT_EQ(spec.sandbox.kind, SandboxKind::kNone) << "fbkit's own git runs on the host";
 }
 
+// One applier, two leniencies: fbkit's own patches exactly, an agent's as SWE-bench's harness.
+TEST(GitTest, ExactAndLenientApplication) {
+  ScratchDir tmp;
+  std::string repo = tmp / "repo";
+  fs::create_directories(repo);
+  std::string lines;
+  for (int i = 1; i <= 12; ++i) lines += "line " + std::to_string(i) + "\n";
+  WriteFileOrDie(repo + "/a.txt", lines);
+  Git git(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "start"}}) {
+    ASSERT_TRUE(git.Run(repo, args).ok());
+  }
+  const std::string patch =
+      "--- a/a.txt\n+++ b/a.txt\n@@ -5,3 +5,3 @@\n line 5\n-line 6\n+line six\n line 7\n";
+  // CRLF line ends, as some agents write them: git refuses, the lenient applier normalises.
+  std::string crlf;
+  for (char c : patch) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  ApplyResult exact = git.Apply(repo, crlf, ApplyOptions{});
+  EXPECT_FALSE(exact.applied);
+  EXPECT_NE(exact.error.find("patch"), std::string::npos) << exact.error;
+  EXPECT_EQ(ReadFileOrDie(repo + "/a.txt"), lines) << "nothing half-applied";
+  ApplyResult lenient = git.Apply(repo, crlf, ApplyOptions{Leniency::kLenient});
+  EXPECT_TRUE(lenient.applied) << lenient.error;
+  EXPECT_EQ(lenient.method, "git apply");
+  EXPECT_NE(ReadFileOrDie(repo + "/a.txt").find("line six\n"), std::string::npos);
+  EXPECT_TRUE(git.Apply(repo, patch, true).ok()) << "reverted exactly";
+  EXPECT_EQ(ReadFileOrDie(repo + "/a.txt"), lines);
+  // Context off by a line: only GNU patch's fuzz takes it.
+  const std::string fuzzy =
+      "--- a/a.txt\n+++ b/a.txt\n@@ -5,3 +5,3 @@\n line 4\n-line 6\n+line six\n line 7\n";
+  EXPECT_FALSE(git.Apply(repo, fuzzy).ok());
+  ApplyResult fuzzed = git.Apply(repo, fuzzy, ApplyOptions{Leniency::kLenient});
+  EXPECT_TRUE(fuzzed.applied) << fuzzed.error;
+  EXPECT_EQ(fuzzed.method, "patch --fuzz");
+  // What applies nowhere leaves the tree at HEAD; an empty patch applies.
+  ASSERT_TRUE(git.Run(repo, {"checkout", "-q", "--", "."}).ok());
+  ApplyResult none = git.Apply(repo, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-nope\n+x\n",
+                               ApplyOptions{Leniency::kLenient});
+  EXPECT_FALSE(none.applied);
+  EXPECT_EQ(ReadFileOrDie(repo + "/a.txt"), lines);
+  EXPECT_TRUE(git.Apply(repo, "", ApplyOptions{}).applied);
+}
+
 }  // namespace
 }  // namespace fbkit::tracer
