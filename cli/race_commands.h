@@ -1,5 +1,6 @@
-// fb-race's subcommands: entities, score, validate, files, gt and lite (RACE-bench
-// ground truth and offline scoring; the logic lives in groundtruth/).
+// fb-race's subcommands: entities, score, validate, files, gt, lite, mine and summarize
+// (RACE-bench ground truth and offline scoring; one file each in cli/race/, the logic lives in
+// groundtruth/).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -44,6 +44,15 @@ std::string InstanceOf(const std::string& path) {
   return base.substr(0, base.find('.'));
 }
 
+// A trajectory of `format` read from `path`, before its records.
+Trajectory Begin(const char* format, const std::string& path) {
+  Trajectory t;
+  t.format = format;
+  t.source = path;
+  t.instance_id = InstanceOf(path);
+  return t;
+}
+
 const json& Obj(const json& j, const char* key) {
   static const json empty = json::object();
   auto it = j.find(key);
@@ -73,10 +82,7 @@ std::string ClaudeTool(const json& use, Collector* col, std::string* cwd) {
 }  // namespace
 
 Trajectory ReadClaudeCode(const std::string& text, const std::string& path) {
-  Trajectory t;
-  t.format = "claude-code";
-  t.source = path;
-  t.instance_id = InstanceOf(path);
+  Trajectory t = Begin("claude-code", path);
   Collector col;
   std::string cwd;
   std::map<std::string, size_t> turn_of;          // tool_use id -> turn
@@ -184,10 +190,7 @@ std::string WorkspaceOf(const std::string& path, const std::vector<std::string>&
 }  // namespace
 
 Trajectory ReadCodex(const std::string& text, const std::string& path) {
-  Trajectory t;
-  t.format = "codex";
-  t.source = path;
-  t.instance_id = InstanceOf(path);
+  Trajectory t = Begin("codex", path);
   std::vector<json> records = Records(text, path);
   std::vector<std::string> touched;
   for (const json& r : records) {
@@ -243,10 +246,7 @@ Trajectory ReadCodex(const std::string& text, const std::string& path) {
 // ---- gemini-cli (gemini -p --output-format stream-json) -------------------------------------
 
 Trajectory ReadGeminiCli(const std::string& text, const std::string& path) {
-  Trajectory t;
-  t.format = "gemini-cli";
-  t.source = path;
-  t.instance_id = InstanceOf(path);
+  Trajectory t = Begin("gemini-cli", path);
   std::vector<json> records = Records(text, path);
   std::vector<std::string> touched;
   for (const json& r : records) {

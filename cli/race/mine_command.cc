@@ -1,0 +1,118 @@
+// fb-race mine: candidate feature PRs from a repository's local git history, written as the
+// instances validate and gt read, with the mining funnel on stderr.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/cli_common.h"
+#include "cli/race/commands.h"
+#include "cli/race/race_common.h"
+#include "groundtruth/mine.h"
+#include "parser/python_parser.h"
+#include "tracer/git.h"
+#include "tracer/process.h"
+#include "util/env.h"
+
+namespace fbkit::cli::race {
+namespace {
+
+struct MineArgs {
+  std::string repo;
+  std::string output = "-";
+  std::string report;
+  std::string work_dir;
+  std::string name;
+  std::vector<std::string> intents = {"new feature"};
+  groundtruth::MineOptions options;
+  bool quiet = false;
+};
+
+void MineProgress(const std::string& line) {
+  std::fprintf(stderr, "fb-race mine: %s\n", line.c_str());
+}
+
+int RunMine(MineArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto repo = env.RealPath(a.repo);
+  if (!repo.ok()) return Fail(kWho, a.repo + ": " + repo.error()), kExitUsage;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  auto scratch = ScratchDir(a.work_dir, "mine");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
+  tracer::Git git(env, tracer::RealLauncher(), work);
+  if (auto top = git.Run(*repo, {"rev-parse", "--git-dir"}); !top.ok()) {
+    (void)env.RemoveAll(work);
+    return Fail(kWho, a.repo + ": not a git repository"), kExitUsage;
+  }
+  a.options.repo_name = a.name.empty() ? tracer::RepoName(git, *repo) : a.name;
+  a.options.intents.clear();
+  for (const auto& i : a.intents) {
+    if (i != "any") a.options.intents.push_back(i);
+  }
+  auto r = groundtruth::Mine(env, tracer::RealLauncher(), **parser, *repo, a.options, work,
+                             a.quiet ? nullptr : MineProgress);
+  (void)env.RemoveAll(work);
+  if (!r.ok()) return Fail(kWho, a.repo + ": " + r.error()), kExitUsage;
+  if (!a.quiet) std::fputs(groundtruth::MineReportText(r->report).c_str(), stderr);
+  int rc = kExitOk;
+  for (const auto& w : r->report.warnings) {
+    std::fprintf(stderr, "fb-race mine: %s\n", w.c_str());
+    rc = kExitFileErrors;
+  }
+  if (auto s = WriteOutput(env, a.output, groundtruth::MinedJsonl(r->prs, *repo)); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  if (!a.report.empty()) {
+    if (auto s = WriteOutput(env, a.report, groundtruth::MineReportJson(r->report)); !s.ok()) {
+      return Fail(kWho, s.error());
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+void AddMine(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<MineArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "mine",
+      "Candidate feature PRs from a repository's local history, as instances validate/gt read");
+  cmd->footer(
+      "A PR is a merge commit 'Merge pull request #N' or a commit (merge or squash) whose subject\n"
+      "ends in '(#N)', on the first-parent history of --ref; its change is the diff against the\n"
+      "first parent. It is kept when it changes a test file and a non-test Python source file,\n"
+      "and its intent is one of --intent. Intent rule (without --llm-cmd): a conventional prefix\n"
+      "(feat:, fix:, docs:, refactor:, chore:) decides; else title words: "
+      "fix/bug/crash/regression\n"
+      "-> bug fix; add/support/new/allow/implement/introduce/enable -> new feature; refactor/\n"
+      "rename/move/simplify/cleanup -> refactor; doc/docs/typo -> docs; else a new public\n"
+      "function or class in the source files -> new feature; else other. The funnel goes to\n"
+      "stderr (and --report).");
+  cmd->add_option("REPO", a->repo, "Git repository (only read)")->required();
+  cmd->add_option("-o,--output", a->output, "Instances, JSON Lines (default: stdout)");
+  cmd->add_option("--report", a->report, "The funnel as JSON (fbkit.race-mine/1)");
+  cmd->add_option("--since", a->options.since, "Only commits after this date (git's --since)");
+  cmd->add_option("--until", a->options.until, "Only commits before this date (git's --until)");
+  cmd->add_option("--last", a->options.last, "Only the newest N first-parent commits")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max", a->options.max, "Write at most N PRs, newest first (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--intent", a->intents,
+                  "Intents kept, repeatable: 'new feature' (default), 'bug fix', refactor, docs, "
+                  "other, or any")
+      ->check(CLI::IsMember({"new feature", "bug fix", "refactor", "docs", "other", "any"}));
+  cmd->add_option("--name", a->name,
+                  "owner/name for instance ids (owner__name-PR; default: from the origin remote)");
+  cmd->add_flag("--require-issue", a->options.require_issue,
+                "Keep only PRs whose messages refer to an issue (#N, fixes #N, .../issues/N)");
+  cmd->add_option("--ref", a->options.ref, "The history to walk (default HEAD)");
+  cmd->add_option("--llm-cmd", a->options.llm_cmd,
+                  "Command classifying intent (fbkit.llm-mine/1 classify_intent)");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress or funnel on stderr");
+  cmd->callback([a, exit_code] { *exit_code = RunMine(*a); });
+}
+
+}  // namespace fbkit::cli::race

@@ -1,0 +1,83 @@
+#include "cli/race/race_common.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "util/parallel.h"
+
+namespace fbkit::cli::race {
+
+util::Expected<std::string> ScratchDir(const std::string& given, const std::string& what) {
+  if (!given.empty()) return given;
+  return MakeScratchDir("race-" + what);
+}
+
+void AddRunOptions(CLI::App* cmd, RunArgs* a) {
+  cmd->add_option("-j,--jobs", a->jobs,
+                  "Instances run at once (default 1); output order is the input's")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--shard", a->shard,
+                  "K/N: only instances i (0-based, input order) with i % N == K-1");
+  cmd->add_option(
+         "INSTANCES", a->instances,
+         "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
+      ->required();
+  AddSpecOptions(cmd, &a->spec, kSpecRun);
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+}
+
+util::Expected<std::vector<groundtruth::Instance>> LoadInstances(util::Env& env,
+                                                                 const std::string& path) {
+  auto text = env.ReadFile(path);
+  if (!text.ok()) return util::Error{text.error()};
+  auto instances = groundtruth::ParseInstances(*text, path);
+  if (!instances.ok()) return util::Error{instances.error()};
+  for (auto& i : *instances) {
+    if (auto real = env.RealPath(i.repo); real.ok()) i.repo = *real;
+  }
+  return instances;
+}
+
+void Note(bool quiet, const std::string& cmd, const std::string& id, const std::string& what) {
+  if (!quiet) std::fprintf(stderr, "fb-race %s: %s: %s\n", cmd.c_str(), id.c_str(), what.c_str());
+}
+
+std::string Summary(const groundtruth::Validation& v) {
+  if (v.status != "ok") return v.status + ": " + v.reason;
+  return "ok (FAIL_TO_PASS " + std::to_string(v.fail_to_pass.size()) + ", PASS_TO_PASS " +
+         std::to_string(v.pass_to_pass.size()) + ")";
+}
+
+Out RunInstances(
+    const std::vector<groundtruth::Instance>& all, const RunArgs& a,
+    const std::pair<int, int>& shard, const std::string& work,
+    const std::function<Out(const groundtruth::Instance&, const std::string&, int)>& fn) {
+  std::vector<const groundtruth::Instance*> mine;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (InShard(i, shard)) mine.push_back(&all[i]);
+  }
+  std::vector<Out> out(mine.size());
+  util::ParallelFor(mine.size(), a.jobs, [&](size_t k, int worker) {
+    out[k] = fn(*mine[k], util::JoinPath(work, std::to_string(k)), worker);
+  });
+  Out all_out;
+  for (const auto& o : out) {
+    all_out.text += o.text;
+    all_out.text2 += o.text2;
+    all_out.rc = std::max(all_out.rc, o.rc);
+  }
+  return all_out;
+}
+
+util::Expected<std::vector<std::unique_ptr<parser::PythonParser>>> Parsers(int jobs) {
+  std::vector<std::unique_ptr<parser::PythonParser>> out;
+  for (int i = 0; i < jobs; ++i) {
+    auto p = parser::PythonParser::Create();
+    if (!p.ok()) return util::Error{p.error()};
+    out.push_back(std::move(*p));
+  }
+  return out;
+}
+
+}  // namespace fbkit::cli::race

@@ -1,0 +1,187 @@
+// fb-race score: scores agents' runs (fbkit.race-agent/1) against the ground truth offline,
+// as a table, JSON or CSV, with an HTML report and an SVG waterfall on request.
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/cli_common.h"
+#include "cli/race/commands.h"
+#include "cli/race/race_common.h"
+#include "groundtruth/infer.h"
+#include "groundtruth/judge.h"
+#include "groundtruth/matcher.h"
+#include "groundtruth/metrics.h"
+#include "groundtruth/records.h"
+#include "groundtruth/report.h"
+#include "parser/python_parser.h"
+#include "tracer/process.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::cli::race {
+namespace {
+
+struct ScoreArgs {
+  std::vector<std::string> gt;
+  std::vector<std::string> agents;
+  std::string instances;
+  std::string output = "-";
+  std::string format = "table";
+  std::string html, svg;
+  std::string llm_cmd;
+  std::string work_dir;
+  double threshold = 0.5;
+  bool per_instance = false;
+};
+
+// The JSON files of `path`: itself, or the *.json files of a directory (sorted).
+util::Expected<std::vector<std::string>> InputFiles(util::Env& env, const std::string& path) {
+  auto st = env.Stat(path, true);
+  if (!st.ok()) return util::Error{st.error()};
+  if (st->type != util::FileType::kDirectory) return std::vector<std::string>{path};
+  auto entries = env.ListDir(path);
+  if (!entries.ok()) return util::Error{entries.error()};
+  std::vector<std::string> out;
+  for (const auto& e : *entries) {
+    if (e.name.ends_with(".json")) {
+      out.push_back(util::JoinPath(path, e.name));
+    }
+  }
+  return out;
+}
+
+util::Expected<std::vector<groundtruth::GroundTruth>> LoadGroundTruths(
+    util::Env& env, const std::vector<std::string>& paths) {
+  std::vector<groundtruth::GroundTruth> out;
+  for (const auto& p : paths) {
+    auto files = InputFiles(env, p);
+    if (!files.ok()) return util::Error{files.error()};
+    for (const auto& f : *files) {
+      auto text = env.ReadFile(f);
+      if (!text.ok()) return util::Error{text.error()};
+      auto gts = groundtruth::ParseGroundTruths(*text, f);
+      if (!gts.ok()) return util::Error{gts.error()};
+      out.insert(out.end(), gts->begin(), gts->end());
+    }
+  }
+  std::set<std::string> seen;
+  for (const auto& g : out) {
+    if (!seen.insert(g.instance_id).second) {
+      return util::Error{"instance " + g.instance_id + " has two ground truths"};
+    }
+  }
+  return out;
+}
+
+// Adds back-inferred tasks to every agent instance with a patch; problems are warnings.
+int InferAll(util::Env& env, const std::string& instances_path, const std::string& work,
+             std::vector<groundtruth::AgentRun>* runs) {
+  auto text = env.ReadFile(instances_path);
+  if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+  auto instances = groundtruth::ParseInstances(*text, instances_path);
+  if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
+  std::map<std::string, const groundtruth::Instance*> by_id;
+  for (const auto& i : *instances) by_id[i.instance_id] = &i;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return Fail(kWho, parser.error());
+  int rc = kExitOk;
+  for (auto& run : *runs) {
+    for (auto& a : run.instances) {
+      auto it = by_id.find(a.instance_id);
+      if (it == by_id.end() || a.patch.empty()) continue;
+      auto s = groundtruth::BackInfer(env, tracer::RealLauncher(), **parser, *it->second, work, &a);
+      if (!s.ok()) {
+        std::fprintf(stderr, "fb-race: %s: %s: %s\n", run.agent.c_str(), a.instance_id.c_str(),
+                     s.error().c_str());
+        rc = kExitFileErrors;
+      }
+    }
+  }
+  return rc;
+}
+
+int RunScore(const ScoreArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto gts = LoadGroundTruths(env, a.gt);
+  if (!gts.ok()) return Fail(kWho, gts.error()), kExitUsage;
+  std::vector<groundtruth::AgentRun> runs;
+  for (const auto& path : a.agents) {
+    auto text = env.ReadFile(path);
+    if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+    auto run = groundtruth::ParseAgentRun(*text, path);
+    if (!run.ok()) return Fail(kWho, run.error()), kExitUsage;
+    runs.push_back(std::move(*run));
+  }
+  auto scratch = ScratchDir(a.work_dir, "score");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
+  int rc = kExitOk;
+  if (!a.instances.empty()) rc = InferAll(env, a.instances, work, &runs);
+  if (rc == kExitUsage || rc == kExitFailure) return rc;
+  groundtruth::Matcher matcher =
+      a.llm_cmd.empty() ? groundtruth::LexicalMatcher(a.threshold)
+                        : groundtruth::LlmMatcher(env, tracer::RealLauncher(), a.llm_cmd, work);
+  if (!a.llm_cmd.empty()) {
+    for (auto& run : runs) {
+      for (const auto& w :
+           groundtruth::JudgeRun(env, tracer::RealLauncher(), a.llm_cmd, work, *gts, &run)) {
+        std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
+        rc = kExitFileErrors;
+      }
+    }
+  }
+  std::vector<groundtruth::AgentScore> scores;
+  for (const auto& run : runs) {
+    scores.push_back(groundtruth::ScoreAgent(*gts, run, matcher));
+    for (const auto& w : scores.back().warnings) {
+      std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
+      if (w.find("no ground truth") == std::string::npos) rc = kExitFileErrors;
+    }
+  }
+  (void)env.RemoveAll(work);
+  std::string out = a.format == "json"  ? groundtruth::ScoresJson(scores, a.per_instance)
+                    : a.format == "csv" ? groundtruth::ScoresCsv(scores)
+                                        : groundtruth::ScoresTable(scores);
+  if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(kWho, s.error());
+  for (const auto& [path, text] :
+       {std::pair{&a.html, &groundtruth::ScoresHtml}, std::pair{&a.svg, &groundtruth::ScoresSvg}}) {
+    if (path->empty()) continue;
+    if (auto s = env.WriteFileAtomic(*path, text(scores)); !s.ok()) return Fail(kWho, s.error());
+  }
+  return rc;
+}
+
+}  // namespace
+
+void AddScore(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<ScoreArgs>();
+  CLI::App* cmd = app.add_subcommand("score", "Score agents against the ground truth (offline)");
+  cmd->add_option("--gt", a->gt, "Ground truth: fbkit.race-gt/1 files, JSON Lines or directories")
+      ->required();
+  cmd->add_option("--agent", a->agents, "An agent's run (fbkit.race-agent/1), repeatable")
+      ->required();
+  cmd->add_option("--instances", a->instances,
+                  "Instances (repo, base_commit): back-infer tasks from the agents' patches");
+  cmd->add_option("-o,--output", a->output, "Output file (default: stdout)");
+  cmd->add_option("--format", a->format, "table, json or csv (default table)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--threshold", a->threshold,
+                  "Lexical similarity needed for a semantic match (default 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--llm-cmd", a->llm_cmd,
+                  "Command for semantic matching (fbkit.llm-match/1) and for judging the agent's "
+                  "goal and concepts when its file has no judgements (fbkit.llm-judge/1)");
+  cmd->add_flag("--per-instance", a->per_instance, "JSON: include per-instance scores");
+  cmd->add_option(
+      "--html", a->html,
+      "Also write a self-contained HTML report: waterfall per agent and group, Table 3");
+  cmd->add_option("--svg", a->svg, "Also write the waterfall picture as SVG");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->callback([a, exit_code] { *exit_code = RunScore(*a); });
+}
+
+}  // namespace fbkit::cli::race

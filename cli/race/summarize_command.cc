@@ -1,0 +1,165 @@
+// fb-race summarize: agents' trajectory files (mini-swe-agent, SWE-agent, OpenHands, agent CLI
+// streams) into one agent run (fbkit.race-agent/1) for score.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/cli_common.h"
+#include "cli/race/commands.h"
+#include "cli/race/race_common.h"
+#include "groundtruth/summarize.h"
+#include "groundtruth/trajectory.h"
+#include "tracer/process.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::cli::race {
+namespace {
+
+struct SummarizeArgs {
+  std::string runs;
+  std::vector<std::string> reports;
+  std::string format = "auto";
+  std::string agent;
+  std::string llm_cmd;
+  std::string output = "-";
+  std::string work_dir;
+  bool quiet = false;
+};
+
+// The trajectories of one file, or a warning.
+util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
+                                                                const std::string& file,
+                                                                const std::string& display,
+                                                                const std::string& format) {
+  auto text = env.ReadFile(file);
+  if (!text.ok()) return util::Error{text.error()};
+  std::string f = format == "auto" ? groundtruth::DetectFormat(*text, file) : format;
+  if (f.empty()) {
+    return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent, openhands, "
+                                 "claude-code, codex or gemini-cli"};
+  }
+  const auto& cli = groundtruth::AgentCliReaders();
+  bool stream = std::any_of(cli.begin(), cli.end(), [&](const auto& r) { return r.first == f; });
+  if (!stream) {
+    auto read = groundtruth::ReadTrajectories(*text, display, f);
+    if (read.ok()) {
+      for (auto& t : *read) groundtruth::AddInferRunContext(env, file, &t);
+    }
+    return read;
+  }
+  auto t = groundtruth::ReadAgentStream(env, *text, file, display, f);
+  if (!t.ok()) return util::Error{t.error()};
+  return std::vector<groundtruth::Trajectory>{std::move(*t)};
+}
+
+// --swebench-report: a report file, or the report.json files under a directory.
+int ApplyReports(util::Env& env, const std::string& path, std::vector<groundtruth::Summary>* all) {
+  auto files = groundtruth::FilesUnder(
+      env, path, [](const std::string& name) { return name == "report.json"; });
+  if (!files.ok()) return Fail(kWho, "--swebench-report: " + files.error()), kExitUsage;
+  for (const auto& f : *files) {
+    auto text = env.ReadFile(f);
+    if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+    auto n = groundtruth::ApplyEvaluation(*text, f, all);
+    if (!n.ok()) return Fail(kWho, n.error()), kExitUsage;
+  }
+  return kExitOk;
+}
+
+int RunSummarize(const SummarizeArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto files = groundtruth::TrajectoryFiles(env, a.runs);
+  if (!files.ok()) return Fail(kWho, a.runs + ": " + files.error()), kExitUsage;
+  if (files->empty())
+    return Fail(kWho, a.runs + ": no trajectory files (*.traj.json, *.traj, output.jsonl)"),
+           kExitUsage;
+  std::string base = a.runs;
+  while (base.size() > 1 && base.ends_with("/")) base.pop_back();
+  std::string agent = a.agent.empty() ? base.substr(base.find_last_of('/') + 1) : a.agent;
+  std::vector<groundtruth::Summary> all;
+  std::set<std::string> seen;
+  int rc = kExitOk;
+  for (const auto& file : *files) {
+    std::string display = file.starts_with(base + "/") ? file.substr(base.size() + 1) : file;
+    auto read = ReadOneRun(env, file, display, a.format);
+    if (!read.ok()) {
+      std::fprintf(stderr, "fb-race summarize: %s\n", read.error().c_str());
+      rc = kExitFileErrors;
+      continue;
+    }
+    for (auto& t : *read) {
+      if (!seen.insert(t.instance_id).second) {
+        std::fprintf(stderr, "fb-race summarize: %s: instance %s seen before (ignored)\n",
+                     display.c_str(), t.instance_id.c_str());
+        rc = kExitFileErrors;
+        continue;
+      }
+      groundtruth::Summary s;
+      s.agent.instance_id = t.instance_id;
+      s.agent.patch = t.patch;
+      s.trajectory = std::move(t);
+      all.push_back(std::move(s));
+    }
+  }
+  for (const auto& report : a.reports) {
+    if (int r = ApplyReports(env, report, &all); r != kExitOk) return r;
+  }
+  if (!a.llm_cmd.empty()) {
+    auto scratch = ScratchDir(a.work_dir, "summarize");
+    if (!scratch.ok()) return Fail(kWho, scratch.error());
+    std::string work = *scratch;
+    for (const auto& w :
+         groundtruth::SummarizeAll(env, tracer::RealLauncher(), a.llm_cmd, agent, work, &all)) {
+      std::fprintf(stderr, "fb-race summarize: %s\n", w.c_str());
+      rc = kExitFileErrors;
+    }
+    (void)env.RemoveAll(work);
+  }
+  if (!a.quiet) {
+    std::fprintf(stderr, "fb-race summarize: %zu instances from %zu files (agent %s)\n", all.size(),
+                 files->size(), agent.c_str());
+  }
+  if (all.empty()) return Fail(kWho, a.runs + ": no instance could be read");
+  if (auto s = WriteOutput(env, a.output, groundtruth::AgentRunJson(agent, all)); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
+  return rc;
+}
+
+}  // namespace
+
+void AddSummarize(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<SummarizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "summarize", "Agents' trajectory files into an agent run (fbkit.race-agent/1) for score");
+  cmd->footer(
+      "Reads mini-swe-agent (*.traj.json), SWE-agent (*.traj, 0.x and 1.x) and OpenHands\n"
+      "(output.jsonl) runs, and `fb-extract infer --agent` run directories (claude-code,\n"
+      "codex and gemini-cli streams, RUN_DIR/<id>/output/<agent>.jsonl, with the instance's\n"
+      "patch.diff). Without a model: the final patch, the files the agent opened and\n"
+      "edited (from its tool calls and shell commands, relative to its repository root),\n"
+      "tokens, API calls, cost and exit status, under \"trajectory\". With --llm-cmd\n"
+      "(fbkit.llm-summarize/1 summarize_trajectory): goal, concepts, files, tasks and steps.");
+  cmd->add_option("RUNS", a->runs, "A run directory (searched recursively) or one trajectory file")
+      ->required();
+  cmd->add_option("--format", a->format, "auto (default), mini-swe-agent, swe-agent, openhands, claude-code, codex or gemini-cli")
+      ->check(CLI::IsMember({"auto", "mini-swe-agent", "swe-agent", "openhands", "claude-code",
+                             "codex", "gemini-cli"}));
+  cmd->add_option("--agent", a->agent, "The agent's name (default: RUNS's name)");
+  cmd->add_option("--llm-cmd", a->llm_cmd, "Summarizer command (fbkit.llm-summarize/1)");
+  cmd->add_option("--swebench-report", a->reports,
+                  "applied/resolved from a SWE-bench evaluation: its run report "
+                  "(<model>.<run_id>.json) or report.json files (a directory is searched); "
+                  "repeatable");
+  cmd->add_option("-o,--output", a->output, "Output JSON (default: stdout)");
+  cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No summary line on stderr");
+  cmd->callback([a, exit_code] { *exit_code = RunSummarize(*a); });
+}
+
+}  // namespace fbkit::cli::race
