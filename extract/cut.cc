@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "parser/modules.h"
+#include "util/strings.h"
 
 namespace fbkit::extract {
 
@@ -15,16 +16,6 @@ using parser::FileTable;
 using parser::Import;
 
 namespace {
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  for (size_t e = s.find('.'); e != std::string::npos; b = e + 1, e = s.find('.', b)) {
-    out.push_back(s.substr(b, e - b));
-  }
-  out.push_back(s.substr(b));
-  return out;
-}
 
 // The head of a decorator expression ("register" for `register("x", y)`).
 std::string DecoratorHead(const std::string& deco) {
@@ -101,7 +92,7 @@ struct CutIndex::Impl {
   std::optional<std::pair<std::string, std::string>> ModuleChain(size_t f,
                                                                  const std::string& ref) const {
     if (ref.find('.') == std::string::npos) return std::nullopt;
-    std::vector<std::string> parts = Split(ref);
+    std::vector<std::string> parts = util::Split(ref, '.');
     auto it = module_alias[f].find(parts[0]);
     if (it == module_alias[f].end()) return std::nullopt;
     std::string cur = it->second;
@@ -377,7 +368,7 @@ class Planner {
   // Code that runs at import time and reads a removed member of a class that stays
   // (`Cls.method.__doc__`, `mod.Cls.method`): the member must stay.
   void CheckMemberUse(size_t h, const Entity& user, const std::string& ref) {
-    std::vector<std::string> parts = Split(ref.substr(0, ref.find('(')));
+    std::vector<std::string> parts = util::Split(ref.substr(0, ref.find('(')), '.');
     if (parts.size() < 2) return;
     std::optional<std::string> cls;  // the class's entity id
     size_t next = 1;

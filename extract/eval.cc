@@ -110,7 +110,7 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& site
 
 std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& launcher,
                                           const std::string& repo, const std::string& site,
-                                          const RunSettings& settings, const std::string& work) {
+                                          const tracer::RepoSpec& settings, const std::string& work) {
   // The repository and agent_code are read-only to the probe (it runs the agent's code):
   // only its scratch directory, where it writes its answer, is writable.
   std::string dir = util::JoinPath(work, "probe");
@@ -338,7 +338,7 @@ std::map<std::string, std::string> Hashes(const Context& c, const std::vector<st
 }
 
 void Score(Context& c, const EvalOptions& options, EvalReport* r) {
-  RunSettings settings = c.info.settings;
+  tracer::RepoSpec settings = c.info.settings;
   if (options.timeout > 0) {
     settings.timeout = settings.timeout > 0 ? std::min(settings.timeout, options.timeout)
                                             : options.timeout;

@@ -60,7 +60,7 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
 
 util::Expected<std::map<std::string, std::string>> RunTests(
     util::Env& env, tracer::Launcher& launcher, const std::string& root,
-    const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
+    const tracer::RepoSpec& settings, const std::vector<std::string>& files, const std::string& work_dir,
     double* seconds, std::map<std::string, std::string>* errors,
     std::map<std::string, std::string>* messages) {
   auto start = std::chrono::steady_clock::now();

@@ -16,9 +16,6 @@
 
 namespace fbkit::extract {
 
-// How a repository's tests are run (instance.json's repo_settings).
-using RunSettings = tracer::TestSettings;
-
 // The parts of instance.json verification and evaluation read.
 struct InstanceInfo {
   std::string instance_id;
@@ -29,7 +26,7 @@ struct InstanceInfo {
   std::vector<std::string> p2p_files;
   std::vector<std::string> f2p_tests;
   std::vector<std::string> p2p_tests;
-  RunSettings settings;
+  tracer::RepoSpec settings;  // how its tests run: instance.json's repo_settings
 };
 
 util::Expected<InstanceInfo> ReadInstance(const std::string& json);
@@ -75,7 +72,7 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
 // `errors` (optional) gets each failed test's error line ("E   AssertionError: ...").
 util::Expected<std::map<std::string, std::string>> RunTests(
     util::Env& env, tracer::Launcher& launcher, const std::string& root,
-    const RunSettings& settings, const std::vector<std::string>& files, const std::string& work_dir,
+    const tracer::RepoSpec& settings, const std::vector<std::string>& files, const std::string& work_dir,
     double* seconds, std::map<std::string, std::string>* errors = nullptr,
     std::map<std::string, std::string>* messages = nullptr);
 

@@ -114,7 +114,7 @@ util::Expected<std::string> Reinsert(parser::PythonParser& parser, const FileVer
 // F2P test (pytest runs nothing when one id cannot be collected, e.g. its module no longer
 // imports) the whole files run, so that the failing test named is the one that fails.
 util::Expected<std::string> FirstFailing(util::Env& env, tracer::Launcher& launcher,
-                                         const std::string& repo, const RunSettings& settings,
+                                         const std::string& repo, const tracer::RepoSpec& settings,
                                          const Instance& instance,
                                          const std::vector<std::string>& f2p,
                                          const std::string& work_dir, bool by_id) {
@@ -140,7 +140,7 @@ struct Ctx {
   tracer::Launcher& launcher;
   parser::PythonParser& parser;
   const Instance& instance;
-  const RunSettings& settings;
+  const tracer::RepoSpec& settings;
   const std::vector<std::string>& f2p;
   std::string repo;
   std::string runs;
@@ -276,7 +276,7 @@ util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const Fil
 }
 
 Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
-                      const Instance& instance, const RunSettings& settings,
+                      const Instance& instance, const tracer::RepoSpec& settings,
                       const std::vector<std::string>& fail_to_pass, bool entities,
                       const std::string& work_dir, bool whole_files) {
   Localization l;

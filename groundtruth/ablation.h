@@ -50,7 +50,7 @@ util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const Fil
 // skips the entity level (tasks then carry "unknown"). Each run reruns only the F2P tests
 // when they pass alone on the gold checkout (`whole_files` false), else their whole files.
 Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
-                      const Instance& instance, const RunSettings& settings,
+                      const Instance& instance, const tracer::RepoSpec& settings,
                       const std::vector<std::string>& fail_to_pass, bool entities,
                       const std::string& work_dir, bool whole_files = false);
 

@@ -32,7 +32,7 @@ struct IssueTexts {
 };
 
 struct GtOptions {
-  RunSettings settings;
+  tracer::RepoSpec settings;
   int repeat = 1;
   bool entities = true;
   bool whole_files = false;                        // ablation reruns whole F2P files

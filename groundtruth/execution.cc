@@ -30,7 +30,7 @@ std::string Base(const std::string& path) { return path.substr(path.find_last_of
 }  // namespace
 
 util::Expected<Outcomes> RunTests(util::Env& env, tracer::Launcher& launcher,
-                                  const std::string& root, const RunSettings& settings,
+                                  const std::string& root, const tracer::RepoSpec& settings,
                                   const std::vector<std::string>& pythonpath,
                                   const std::vector<std::string>& files,
                                   const std::string& work_dir) {
@@ -103,7 +103,7 @@ util::Status PrepareCheckout(util::Env& env, tracer::Launcher& launcher, const I
 }
 
 Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
-                    const RunSettings& settings, int repeat, const std::string& work_dir) {
+                    const tracer::RepoSpec& settings, int repeat, const std::string& work_dir) {
   Validation v;
   v.instance_id = instance.instance_id;
   auto done = [&](const std::string& status, const std::string& reason) {

@@ -26,15 +26,13 @@
 
 namespace fbkit::groundtruth {
 
-// How the tests run; its pythonpath goes before the instance's own.
-using RunSettings = tracer::TestSettings;
-
 // Test id -> outcome. A test file that reported no test gets "<file>PATH" -> its status.
 using Outcomes = std::map<std::string, std::string>;
 
-// Runs the test files (root-relative) of the checkout `root` without tracing.
+// Runs the test files (root-relative) of the checkout `root` without tracing, as the repo
+// spec `settings` says, with `pythonpath` before the spec's own.
 util::Expected<Outcomes> RunTests(util::Env& env, tracer::Launcher& launcher,
-                                  const std::string& root, const RunSettings& settings,
+                                  const std::string& root, const tracer::RepoSpec& settings,
                                   const std::vector<std::string>& pythonpath,
                                   const std::vector<std::string>& files,
                                   const std::string& work_dir);
@@ -61,7 +59,7 @@ util::Status PrepareCheckout(util::Env& env, tracer::Launcher& launcher, const I
 
 // The whole validation of one instance in `work_dir` (removed afterwards).
 Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
-                    const RunSettings& settings, int repeat, const std::string& work_dir);
+                    const tracer::RepoSpec& settings, int repeat, const std::string& work_dir);
 
 // One JSON line (keys sorted) for a validation.
 std::string ValidationJson(const Validation& v);

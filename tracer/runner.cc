@@ -684,7 +684,7 @@ util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const Trac
 }
 
 util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,
-                                     const TestSettings& settings,
+                                     const RepoSpec& settings,
                                      const std::vector<std::string>& files,
                                      const std::vector<std::string>& extra_pythonpath,
                                      double total_timeout, const std::string& work_dir,

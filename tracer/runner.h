@@ -71,15 +71,11 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
 util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
                                   const TraceProgressFn& progress);
 
-// How a repository's tests are run when only their outcomes matter (task verification,
-// evaluation, RACE's execution filtering): the repo spec.
-using TestSettings = RepoSpec;
-
 // Runs `files` in `root` (a work copy: writable in the sandbox) with outcomes only (no
 // profiler, no accelerator) and --continue-on-collection-errors; `extra_pythonpath` goes
 // after the settings' entries; `total_timeout` (0 = none) bounds the whole run.
 util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,
-                                     const TestSettings& settings,
+                                     const RepoSpec& settings,
                                      const std::vector<std::string>& files,
                                      const std::vector<std::string>& extra_pythonpath,
                                      double total_timeout, const std::string& work_dir,
