@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "cli/batch.h"
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
@@ -190,15 +191,22 @@ int RunEval(const EvalArgs& a) {
     if (InShard(i, *shard)) mine.push_back(i);
   }
   std::mutex mu;
-  size_t done = 0;
   std::vector<std::string> write_errors;  // reports that could not be written
-  Progress progress("evaluating", !a.quiet);
-  util::ParallelFor(mine.size(), std::max(1, a.jobs), [&](size_t k, int) {
+  Batch<extract::EvalReport> batch;
+  batch.label = "evaluating";
+  batch.jobs = a.jobs;
+  batch.quiet = a.quiet;
+  batch.id = [&](size_t k) { return (*preds)[mine[k]].instance_id; };
+  batch.earlier = [&](size_t k) -> std::optional<extract::EvalReport> {
+    const extract::Prediction& p = (*preds)[mine[k]];
+    if (a.rerun) return std::nullopt;
+    return Finished(env, util::JoinPath(*abs_out, p.instance_id), p, a.sandbox);
+  };
+  batch.run = [&](size_t k) {
     const extract::Prediction& p = (*preds)[mine[k]];
     std::string dir = util::JoinPath(*abs_out, p.instance_id);
-    std::optional<extract::EvalReport> r = a.rerun ? std::nullopt : Finished(env, dir, p, a.sandbox);
-    bool resumed = r.has_value();
-    if (!r) {
+    std::optional<extract::EvalReport> r;
+    {
       extract::EvalOptions o;
       o.timeout = a.timeout;
       o.sandbox = a.sandbox == "none" ? tracer::SandboxKind::kNone : tracer::SandboxKind::kBwrap;
@@ -217,16 +225,10 @@ int RunEval(const EvalArgs& a) {
         write_errors.push_back(written.error());
       }
     }
-    std::lock_guard<std::mutex> lock(mu);
-    ++done;
-    progress.Clear();
-    if (!a.quiet) {
-      std::fprintf(stderr, "[%zu/%zu] %s: %s%s\n", done, mine.size(), p.instance_id.c_str(),
-                   Describe(*r).c_str(), resumed ? " (earlier run)" : "");
-    }
-    progress.Update(done, mine.size());
-  });
-  progress.Clear();
+    return std::move(*r);
+  };
+  batch.describe = Describe;
+  RunBatch(mine.size(), batch);
   for (const auto& e : write_errors) Fail(who, "writing a report: " + e);
   ::rmdir(util::JoinPath(*abs_out, ".work").c_str());  // only when no other shard uses it
   // The summary covers every report in RUN_DIR for these predictions, whichever shard (or

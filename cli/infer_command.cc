@@ -10,6 +10,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "cli/batch.h"
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
@@ -219,44 +220,39 @@ int Run(const InferArgs& a) {
   o.run_dir = *run;
   if (auto s = extract::CheckAgentCommand(o); !s.ok()) return Fail(who, s.error());
   const std::string model = !a.model.empty() ? a.model : !a.agent.empty() ? a.agent : "agent";
-  std::vector<extract::InferResult> results(mine.size());
-  std::atomic<bool> stop = false;  // the agent cannot start: the others would fail alike
-  std::mutex mu;
-  size_t done = 0;
-  Progress progress(who, !a.quiet);
-  util::ParallelFor(mine.size(), std::max(1, a.jobs), [&](size_t i, int) {
-    const auto& [id, dir] = mine[i];
-    std::string inst = util::JoinPath(*run, id);
-    if (stop) return;
+  Batch<extract::InferResult> batch;
+  batch.label = who;
+  batch.jobs = a.jobs;
+  batch.quiet = a.quiet;
+  batch.id = [&](size_t i) { return mine[i].first; };
+  batch.earlier = [&](size_t i) -> std::optional<extract::InferResult> {
+    std::string inst = util::JoinPath(*run, mine[i].first);
     std::optional<extract::InferResult> r = a.rerun ? std::nullopt : Earlier(env, inst);
-    bool resumed = r.has_value();
     if (r) {
       auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff"));
       r->patch = patch.ok() ? *patch : "";
-    } else {
-      r = extract::RunAgent(env, tracer::RealLauncher(), dir, o);
-      if (r->could_not_start) stop = true;
-      if (auto s = WriteFiles(env, inst, {{"model", model}, {"result.json", extract::InferResultJson(*r)}});
-          !s.ok()) {
-        r->status = "error";
-        r->error = "writing the result: " + s.error();
-      }
     }
-    std::lock_guard<std::mutex> lock(mu);
-    progress.Clear();
-    if (!a.quiet) {
-      std::fprintf(stderr, "[%zu/%zu] %s: %s%s\n", ++done, mine.size(), id.c_str(),
-                   Describe(*r).c_str(), resumed ? " (earlier run)" : "");
+    return r;
+  };
+  batch.run = [&](size_t i) {
+    extract::InferResult r = extract::RunAgent(env, tracer::RealLauncher(), mine[i].second, o);
+    std::string inst = util::JoinPath(*run, mine[i].first);
+    if (auto s = WriteFiles(env, inst, {{"model", model}, {"result.json", extract::InferResultJson(r)}});
+        !s.ok()) {
+      r.status = "error";
+      r.error = "writing the result: " + s.error();
     }
-    results[i] = std::move(*r);
-    progress.Update(done, mine.size());
-  });
-  progress.Clear();
-  if (stop) {
-    auto failed = std::find_if(results.begin(), results.end(), [](const auto& r) { return r.could_not_start; });
-    Fail(who, "stopped: " + failed->instance_id + ": " + failed->error);
-    std::erase_if(results, [](const auto& r) { return r.instance_id.empty(); });
+    return r;
+  };
+  batch.describe = Describe;
+  // The agent cannot start: the others would fail alike.
+  batch.stops = [](const extract::InferResult& r) { return r.could_not_start; };
+  std::vector<extract::InferResult> results;
+  for (auto& r : RunBatch(mine.size(), batch)) {
+    if (r) results.push_back(std::move(*r));
   }
+  auto failed = std::find_if(results.begin(), results.end(), [](const auto& r) { return r.could_not_start; });
+  if (failed != results.end()) Fail(who, "stopped: " + failed->instance_id + ": " + failed->error);
   {
     util::FileLock lock(util::JoinPath(*run, ".fbkit/lock"));  // shards sharing RUN_DIR
     if (auto s = WritePredictions(env, *run, *tasks); !s.ok()) return Fail(who, s.error());
