@@ -79,10 +79,11 @@ install_agents() {
 }
 
 check_agent_names() {
-  local name
+  local name entry names=" 1 all "
+  for entry in "${AGENTS[@]}"; do names+="${entry%%=*} "; done
   for name in ${FBKIT_AGENTS//,/ }; do
-    case " 1 all ${AGENTS[*]} " in
-      *" $name "* | *" $name="*) ;;
+    case "$names" in
+      *" $name "*) ;;
       *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, mini-swe-agent, all)" >&2
         exit 2 ;;
     esac

@@ -163,7 +163,11 @@ std::string InstallRoot(const std::string& executable) {
   std::error_code ec;
   std::string real = std::filesystem::canonical(executable, ec).string();
   if (ec) real = executable;
-  if (size_t at = real.find("/node_modules/"); at != std::string::npos) return real.substr(0, at);
+  // The node_modules directory itself (its .bin links, the package and its dependencies
+  // are inside): its parent may be a home directory.
+  if (size_t at = real.find("/node_modules/"); at != std::string::npos) {
+    return real.substr(0, at + std::string("/node_modules").size());
+  }
   std::string dir = util::DirName(real);
   if (std::filesystem::exists(util::JoinPath(util::DirName(dir), "pyvenv.cfg"), ec)) {
     return util::DirName(dir);
@@ -208,6 +212,9 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
                        "); install it with `FBKIT_AGENTS=" + preset->name +
                        " ./setup.sh` (" + preset->package + ") or name it with --agent-path"};
   }
+  // The file itself, not a link or a relative name: the sandbox shows its installation only.
+  std::error_code ec;
+  if (std::string real = std::filesystem::canonical(program, ec).string(); !ec) program = real;
   AgentLaunch l;
   l.output_files.emplace_back("home/.gitconfig", kGitConfig);
   l.read_only.push_back(InstallRoot(program));

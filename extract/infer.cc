@@ -272,19 +272,21 @@ const char* kSandboxShows =
     "empty";
 
 // The words of `cmd` that name programs or paths: the first word of each simple command
-// (after VAR=value and `exec`) and every word starting with '/'. Words with expansions are
-// left out.
+// (after VAR=value and `exec`) and every other word starting with '/' but a redirection's
+// target. Words with expansions are left out.
 std::vector<std::pair<std::string, bool>> CommandWords(const std::string& cmd) {
   std::vector<std::pair<std::string, bool>> out;  // (word, is a command's first word)
   std::string word;
-  bool first = true, quoted = false;
+  bool first = true, quoted = false, redirected = false;
   char quote = 0;
   auto flush = [&] {
     if (!word.empty() && word.find_first_of("$`{*?") == std::string::npos) {
       bool assignment = !quoted && word.find('=') != std::string::npos && word[0] != '/';
-      if (!assignment && (word[0] == '/' || first)) out.emplace_back(word, first);
+      bool wanted = first || (word[0] == '/' && !redirected);
+      if (!assignment && wanted) out.emplace_back(word, first);
       if (!assignment && word != "exec") first = false;
     }
+    if (!word.empty()) redirected = false;
     word.clear();
     quoted = false;
   };
@@ -303,6 +305,7 @@ std::vector<std::pair<std::string, bool>> CommandWords(const std::string& cmd) {
     } else if (c == '<' || c == '>') {
       flush();
       first = false;
+      redirected = true;
     } else {
       word += c;
     }
@@ -323,17 +326,21 @@ bool VisibleOnPath(const tracer::Sandbox& view, const std::string& name) {
   return false;
 }
 
-// The shell's own message when a command could not start (exit 126/127), from the end of
-// the agent's log; "" when the log shows none.
+// The outer shell's own message when the command could not start (exit 126/127): the log's
+// last line, "sh: ..." or "/bin/sh: ..." saying not found or not executable; "" otherwise
+// (an agent that ran and exited 127 by itself says something else last).
 std::string StartFailure(util::Env& env, const std::string& log_path) {
   auto log = env.ReadFile(log_path);
   if (!log.ok()) return "";
   std::string tail = log->substr(log->size() > 4096 ? log->size() - 4096 : 0);
+  std::string last;
   for (const auto& [n, line] : util::NumberedLines(tail)) {
-    for (const char* what : {": not found", ": Permission denied", ": No such file or directory",
-                             ": can't open", ": Can't open", "command not found"}) {
-      if (line.find(what) != std::string::npos) return line;
-    }
+    if (!util::Trim(line).empty()) last = line;
+  }
+  if (!last.starts_with("sh: ") && !last.starts_with("/bin/sh: ")) return "";
+  for (const char* what : {": not found", ": Permission denied", ": No such file or directory",
+                           ": Can't open", ": can't open"}) {
+    if (last.find(what) != std::string::npos) return last;
   }
   return "";
 }
@@ -342,6 +349,13 @@ std::string StartFailure(util::Env& env, const std::string& log_path) {
 
 util::Status CheckAgentCommand(const InferOptions& options) {
   if (options.sandbox != tracer::SandboxKind::kBwrap) return util::Status::Ok();
+  for (const auto& p : options.read_only) {
+    std::string dir = p.ends_with('/') ? p : p + "/";
+    if (!options.run_dir.empty() && (options.run_dir + "/").starts_with(dir)) {
+      return util::Error{"--read-only " + p + " would show the agent the run directory " +
+                         options.run_dir + " (other instances, fbkit's records of their starts)"};
+    }
+  }
   tracer::Sandbox view = AgentView(options);
   for (const auto& [word, is_command] : CommandWords(options.agent_cmd)) {
     std::string why;
@@ -400,7 +414,8 @@ std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) 
     if (rel == "usage.json") continue;
     auto data = env.ReadUntrusted(output, rel, 256u << 20);
     if (!data.ok()) continue;
-    if (auto u = AgentCliUsage(env, output, rel, *data)) {
+    if (auto u = rel.find('/') == std::string::npos ? AgentCliUsage(env, output, rel, *data)
+                                                    : std::nullopt) {
       u->source = "output/" + rel;
       return u;
     }
@@ -424,7 +439,11 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
   r.instance_id = info->instance_id;
   r.level = info->level;
   Layout l = LayoutOf(options.run_dir, r.instance_id);
-  (void)env.RemoveAll(l.inst);
+  // An earlier run's leftovers must go entirely: its output/ was the agent's (a link left
+  // there would be written through below).
+  if (auto s = env.RemoveAll(l.inst); !s.ok()) {
+    return r.error = "removing the earlier run's " + l.inst + ": " + s.error(), r;
+  }
   (void)env.RemoveAll(l.base);
   (void)env.RemoveAll(l.scratch);
   for (const auto& dir : {l.inst, util::DirName(l.statement), l.output}) {

@@ -704,8 +704,14 @@ AgentCliReaders() {
 namespace {
 
 // The model calls codex's session files under `sessions` record.
+// Whether `path` is a directory itself, not a link to one (agents write these trees).
+bool RealDir(util::Env& env, const std::string& path) {
+  auto st = env.Stat(path, false);
+  return st.ok() && st->type == util::FileType::kDirectory;
+}
+
 std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sessions) {
-  if (!env.Stat(sessions, false).ok()) return std::nullopt;
+  if (!RealDir(env, util::DirName(sessions)) || !RealDir(env, sessions)) return std::nullopt;
   auto files = FilesUnder(env, sessions, [](const std::string& name) {
     return name.starts_with("rollout-") && name.ends_with(".jsonl");
   });
@@ -743,17 +749,23 @@ util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& te
   return t;
 }
 
-void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t) {
+std::optional<std::string> InferInstanceOf(util::Env& env, const std::string& file) {
   auto real = env.RealPath(file);
-  std::string path = real.ok() ? *real : file;
-  size_t at = path.rfind("/output/");
-  if (at == std::string::npos) return;
-  std::string inst = path.substr(0, at);
-  if (!env.Stat(util::JoinPath(inst, "result.json"), true).ok()) return;  // not an infer run
-  if (auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff")); patch.ok() && t->patch.empty()) {
-    SetPatch(t, *patch);
-  }
-  auto statement = env.ReadFile(util::JoinPath(inst, "input/problem_statement.md"));
+  std::string output = util::DirName(real.ok() ? *real : file);
+  if (!output.ends_with("/output")) return std::nullopt;
+  std::string inst = util::DirName(output);
+  auto result = env.Stat(util::JoinPath(inst, "result.json"), false);
+  if (!result.ok() || result->type != util::FileType::kRegular) return std::nullopt;
+  return inst;
+}
+
+void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t) {
+  auto inst = InferInstanceOf(env, file);
+  if (!inst) return;
+  // Read as files the agent could have planted: no links, no FIFOs, bounded.
+  auto patch = env.ReadUntrusted(*inst, "patch.diff", 64u << 20);
+  if (patch.ok() && t->patch.empty()) SetPatch(t, *patch);
+  auto statement = env.ReadUntrusted(*inst, "input/problem_statement.md", 16u << 20);
   if (statement.ok() && t->problem_statement.empty()) t->problem_statement = *statement;
 }
 

@@ -65,8 +65,13 @@ util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& te
                                            const std::string& file, const std::string& display,
                                            const std::string& format);
 
-// When `file` lies in an `fb-extract infer` run (RUN_DIR/<id>/output/…): the instance's
-// patch.diff as the patch and its problem statement, where `t` has none.
+// RUN_DIR/<id> when `file` sits directly in an `fb-extract infer` instance's output/ (beside
+// which a regular result.json lies); nullopt otherwise.
+std::optional<std::string> InferInstanceOf(util::Env& env, const std::string& file);
+
+// When `file` sits in an infer instance's output/ (InferInstanceOf): the instance's
+// patch.diff as the patch and its problem statement, where `t` has none (read as untrusted
+// files: no links, no FIFOs, bounded).
 void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t);
 
 // `patch` as the trajectory's final patch (patch_files from it).

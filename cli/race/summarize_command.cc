@@ -57,6 +57,21 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
   return std::vector<groundtruth::Trajectory>{std::move(*t)};
 }
 
+// Whether `file` (under `base`) lies in an `fb-extract infer` instance (a directory with a
+// regular result.json) anywhere but directly in its output/: what its agent wrote in its
+// workspace or below output/ is its work, not a trajectory to believe (it could name
+// another instance).
+bool InsideAnAgentsTree(util::Env& env, const std::string& base, const std::string& file) {
+  for (size_t at = base.size(); at != std::string::npos && at < file.size();
+       at = file.find('/', at + 1)) {
+    std::string dir = file.substr(0, at);
+    auto result = env.Stat(util::JoinPath(dir, "result.json"), false);
+    if (!result.ok() || result->type != util::FileType::kRegular) continue;
+    return util::DirName(file) != util::JoinPath(dir, "output");
+  }
+  return false;
+}
+
 // --swebench-report: a report file, or the report.json files under a directory.
 int ApplyReports(util::Env& env, const std::string& path, std::vector<groundtruth::Summary>* all) {
   auto files = groundtruth::FilesUnder(
@@ -85,6 +100,7 @@ int RunSummarize(const SummarizeArgs& a) {
   std::set<std::string> seen;
   int rc = kExitOk;
   for (const auto& file : *files) {
+    if (InsideAnAgentsTree(env, base, file)) continue;
     std::string display = file.starts_with(base + "/") ? file.substr(base.size() + 1) : file;
     auto read = ReadOneRun(env, file, display, a.format);
     if (!read.ok()) {

@@ -162,5 +162,24 @@ TEST(RaceSummarize, BadInputExitCodes) {
   }
 }
 
+// An infer run's instances are read from their output/ only: a stream (with a result.json)
+// the agent planted in its workspace or below its output/ does not become an instance.
+TEST(RaceSummarize, AnAgentCannotPlantAnotherInstancesTrajectory) {
+  namespace fs = std::filesystem;
+  ScratchDir dir;
+  std::string stream = ReadFileOrDie(Fixture("agents/trajectories/claude-code/stream.jsonl"));
+  for (const std::string inst : {"run/a", "run/a/workspace/b", "run/a/output/c"}) {
+    fs::create_directories(dir / (inst + "/output"));
+    WriteFileOrDie(dir / (inst + "/result.json"), "{}");
+    WriteFileOrDie(dir / (inst + "/patch.diff"), "");
+    WriteFileOrDie(dir / (inst + "/output/claude-code.jsonl"), stream);
+  }
+  auto r = RunCommand({kRace, "summarize", dir / "run", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json run = json::parse(r.out);
+  ASSERT_EQ(run["instances"].size(), 1u) << r.out;
+  EXPECT_EQ(run["instances"][0]["instance_id"], "a");
+}
+
 }  // namespace
 }  // namespace fbkit::testing

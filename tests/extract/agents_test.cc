@@ -51,7 +51,9 @@ TEST(AgentPresets, CodexRunsHeadlessWithItsProviderInItsHome) {
   std::string root = FakeInstall(dir, "codex", "codex");
   auto l = PrepareAgent({"codex", "", dir.path(), "gpt-5.5", "http://127.0.0.1:9/v1", {"--oss"}});
   ASSERT_TRUE(l.ok()) << l.error();
-  EXPECT_EQ(l->read_only.front(), root) << "the npm prefix: the link's target is inside it";
+  EXPECT_EQ(l->read_only.front(), root + "/node_modules") << "not its parent, which may be a home";
+  EXPECT_NE(l->command.find("exec '" + root + "/node_modules/pkg/cli.js'"), std::string::npos)
+      << "the link resolved: " << l->command;
   EXPECT_NE(l->command.find("CODEX_HOME=\"$FBKIT_OUTPUT_DIR/codex\""), std::string::npos);
   EXPECT_NE(l->command.find("'exec' '--json' '--skip-git-repo-check' '--sandbox' "
                             "'danger-full-access' '--oss' -- \"$(cat \"$FBKIT_PROBLEM_STATEMENT\")\" "

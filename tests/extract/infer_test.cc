@@ -119,6 +119,12 @@ TEST(InferTest, AgentCliStreamsGiveUsage) {
   EXPECT_EQ(codex->api_calls, -1) << "no session file yet";
   fs::copy_file(kTrajectories + "codex/rollout.jsonl", tmp / "output/codex/sessions/2026/11/24/rollout-x.jsonl");
   EXPECT_EQ(ReadUsage(util::RealEnv(), tmp.path())->api_calls, 5);  // its token_usage_records
+  // A stream planted below output/ with a FIFO for "its" patch: read without blocking.
+  fs::create_directories(tmp / "output/output");
+  fs::copy_file(kTrajectories + "claude-code/stream.jsonl", tmp / "output/output/x.jsonl");
+  WriteFileOrDie(tmp / "output/result.json", "{}");
+  ASSERT_EQ(::mkfifo((tmp / "output/patch.diff").c_str(), 0600), 0);
+  EXPECT_EQ(ReadUsage(util::RealEnv(), tmp.path())->source, "output/codex.jsonl");
   // A link planted in place of the session file is not followed.
   fs::remove(tmp / "output/codex/sessions/2026/11/24/rollout-x.jsonl");
   fs::create_symlink(kTrajectories + "codex/rollout.jsonl", tmp / "output/codex/sessions/2026/11/24/rollout-x.jsonl");
@@ -149,6 +155,13 @@ TEST(InferTest, AgentCommandsTheSandboxCannotShowAreRefusedBeforeAnyRun) {
   EXPECT_TRUE(CheckAgentCommand(Agent("sh -c 'python3 -V' < /dev/null > /proc/self/fd/1")).ok());
   EXPECT_TRUE(CheckAgentCommand(Agent("/opt/none/agent; \"$HOME/bin/x\" {workspace}")).ok());
   EXPECT_FALSE(CheckAgentCommand(Agent("true && cat '" + tmp / "agent.sh" + "'")).ok());
+  // A redirection's target is not something to run; a --read-only over the run directory is.
+  EXPECT_TRUE(CheckAgentCommand(Agent("true > " + tmp / "agent.sh")).ok());
+  InferOptions over = Agent("true");
+  over.read_only = {"/srv"};
+  auto exposed = CheckAgentCommand(over);
+  ASSERT_FALSE(exposed.ok());
+  EXPECT_NE(exposed.error().find("would show the agent the run directory"), std::string::npos);
   // Without a sandbox nothing is hidden.
   InferOptions none = Agent(tmp / "agent.sh");
   none.sandbox = tracer::SandboxKind::kNone;
@@ -219,6 +232,12 @@ TEST(InferTest, ACommandThatDidNotStartIsNotAnAgentsExit127) {
   EXPECT_EQ(own.result.status, "finished");
   EXPECT_FALSE(own.result.could_not_start);
   EXPECT_EQ(own.result.exit_code, 127);
+  // A wrapper that ran and passed on its last command's 127: not the outer shell's message.
+  ScratchDir tmp3;
+  FakeAgentRun wrapper = RunFakeAgent(
+      tmp3, testing::FakeLauncher::Exit(127, "sh: 1: cd: can't cd to x\nrun.sh: 12: pytest: not found\n"));
+  EXPECT_EQ(wrapper.result.status, "finished");
+  EXPECT_FALSE(wrapper.result.could_not_start);
 }
 
 }  // namespace
