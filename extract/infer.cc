@@ -234,10 +234,7 @@ std::optional<Usage> TrajectoryUsage(const std::string& text) {
 std::optional<Usage> AgentCliUsage(util::Env& env, const std::string& output, const std::string& rel,
                                    const std::string& text) {
   std::string format = groundtruth::DetectFormat(text, rel);
-  const auto& readers = groundtruth::AgentCliReaders();
-  if (std::none_of(readers.begin(), readers.end(), [&](const auto& r) { return r.first == format; })) {
-    return std::nullopt;
-  }
+  if (!groundtruth::IsAgentCliFormat(format)) return std::nullopt;
   auto t = groundtruth::ReadAgentStream(env, text, util::JoinPath(output, rel), rel, format);
   if (!t.ok() || !t->prompt_tokens || !t->completion_tokens) return std::nullopt;
   Usage u;

@@ -6,6 +6,7 @@
 
 #include "groundtruth/json_docs.h"
 #include "groundtruth/trajectory_parts.h"
+#include "util/strings.h"
 
 namespace fbkit::groundtruth::parts {
 namespace {
@@ -15,12 +16,7 @@ using json = nlohmann::json;
 // The records of a JSON Lines file; a line that is not JSON throws, naming path:line.
 std::vector<json> Records(const std::string& text, const std::string& path) {
   std::vector<json> out;
-  size_t line = 0;
-  for (size_t b = 0, e; b < text.size(); b = e + 1) {
-    e = text.find('\n', b);
-    if (e == std::string::npos) e = text.size();
-    ++line;
-    std::string l = text.substr(b, e - b);
+  for (const auto& [line, l] : util::NumberedLines(text)) {
     if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
     json j = json::parse(l, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {

@@ -741,10 +741,8 @@ util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& te
   if (read->size() != 1) return util::Error{display + ": not one trajectory"};
   Trajectory t = std::move(read->front());
   t.source = display;
-  AddInferRunContext(env, path, &t);
-  std::string output = util::DirName(path);
   if (format == "codex" && !t.api_calls) {
-    t.api_calls = CodexSessionCalls(env, util::JoinPath(output, "codex/sessions"));
+    t.api_calls = CodexSessionCalls(env, util::JoinPath(util::DirName(path), "codex/sessions"));
   }
   return t;
 }
@@ -773,6 +771,11 @@ void SetPatch(Trajectory* t, std::string patch) {
   t->patch = std::move(patch);
   t->patch_files.clear();
   parts::PatchFiles(t);
+}
+
+bool IsAgentCliFormat(const std::string& format) {
+  const auto& readers = AgentCliReaders();
+  return std::any_of(readers.begin(), readers.end(), [&](const auto& r) { return r.first == format; });
 }
 
 ShellEffects AnalyzeShell(const std::string& command, std::string* cwd) {

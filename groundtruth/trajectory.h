@@ -57,10 +57,10 @@ struct Trajectory {
 };
 
 // An `fb-extract infer --agent` stream `text`, read from `file` (RUN_DIR/<id>/output/
-// <format>.jsonl; `format` one of AgentCliReaders), with what the run keeps beside it: the
-// instance's patch.diff and problem statement, and for codex the model calls its session
-// files record (output/codex/sessions/…/rollout-*.jsonl, one token_usage_record per call;
-// read as untrusted files). `display` names the file in the result and in errors.
+// <format>.jsonl; IsAgentCliFormat(format)), and for codex the model calls its session files
+// beside it record (output/codex/sessions/…/rollout-*.jsonl, one token_usage_record per
+// call; read as untrusted files). `display` names the file in the result and in errors. The
+// instance's patch and statement are AddInferRunContext's.
 util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& text,
                                            const std::string& file, const std::string& display,
                                            const std::string& format);
@@ -87,6 +87,9 @@ ShellEffects AnalyzeShell(const std::string& command, std::string* cwd);
 // The formats of the agent CLIs' event streams (`fb-extract infer --agent`): name and reader.
 const std::vector<std::pair<std::string, Trajectory (*)(const std::string&, const std::string&)>>&
 AgentCliReaders();
+
+// Whether `format` is one of AgentCliReaders'.
+bool IsAgentCliFormat(const std::string& format);
 
 // "mini-swe-agent", "swe-agent", "openhands", or an agent CLI's stream ("claude-code",
 // "codex", "gemini-cli", from its first record) from a file's text and name; "" when none.

@@ -43,18 +43,17 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
     return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent, openhands, "
                                  "claude-code, codex or gemini-cli"};
   }
-  const auto& cli = groundtruth::AgentCliReaders();
-  bool stream = std::any_of(cli.begin(), cli.end(), [&](const auto& r) { return r.first == f; });
-  if (!stream) {
-    auto read = groundtruth::ReadTrajectories(*text, display, f);
-    if (read.ok()) {
-      for (auto& t : *read) groundtruth::AddInferRunContext(env, file, &t);
-    }
-    return read;
+  util::Expected<std::vector<groundtruth::Trajectory>> read = std::vector<groundtruth::Trajectory>{};
+  if (groundtruth::IsAgentCliFormat(f)) {
+    auto t = groundtruth::ReadAgentStream(env, *text, file, display, f);
+    if (!t.ok()) return util::Error{t.error()};
+    read->push_back(std::move(*t));
+  } else {
+    read = groundtruth::ReadTrajectories(*text, display, f);
+    if (!read.ok()) return read;
   }
-  auto t = groundtruth::ReadAgentStream(env, *text, file, display, f);
-  if (!t.ok()) return util::Error{t.error()};
-  return std::vector<groundtruth::Trajectory>{std::move(*t)};
+  for (auto& t : *read) groundtruth::AddInferRunContext(env, file, &t);
+  return read;
 }
 
 // Whether `file` (under `base`) lies in an `fb-extract infer` instance (a directory with a
