@@ -45,11 +45,10 @@ std::vector<std::optional<Result>> RunBatch(size_t n, const Batch<Result>& b) {
     if (b.stops && b.stops(*r)) stopped = true;
     std::lock_guard<std::mutex> lock(mu);
     progress.Clear();
+    ++done;
     if (!b.quiet) {
-      std::fprintf(stderr, "[%zu/%zu] %s: %s%s\n", ++done, n, b.id(i).c_str(), b.describe(*r).c_str(),
+      std::fprintf(stderr, "[%zu/%zu] %s: %s%s\n", done, n, b.id(i).c_str(), b.describe(*r).c_str(),
                    resumed ? " (earlier run)" : "");
-    } else {
-      ++done;
     }
     results[i] = std::move(r);
     progress.Update(done, n);

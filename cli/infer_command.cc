@@ -183,14 +183,13 @@ int Run(const InferArgs& a) {
                                 a.model_url, a.agent_args};
     auto launch = extract::PrepareAgent(choice);
     if (!launch.ok()) return Fail(who, launch.error()), kExitUsage;
-    for (const auto& p : extract::AgentPresets()) {
-      bool has_key = std::any_of(agent_env->begin(), agent_env->end(),
-                                 [&](const auto& kv) { return kv.first == p.key_env; });
-      if (p.name == a.agent && !p.key_env.empty() && !has_key) {
-        std::fprintf(stderr, "%s: warning: %s reads its API key from %s, which the agent is not "
-                     "given (--pass-env %s, or --env %s=...)\n", who.c_str(), p.name.c_str(),
-                     p.key_env.c_str(), p.key_env.c_str(), p.key_env.c_str());
-      }
+    const std::string& key = launch->key_env;
+    bool has_key = std::any_of(agent_env->begin(), agent_env->end(),
+                               [&](const auto& kv) { return kv.first == key; });
+    if (!key.empty() && !has_key) {
+      std::fprintf(stderr, "%s: warning: %s reads its API key from %s, which the agent is not "
+                   "given (--pass-env %s, or --env %s=...)\n", who.c_str(), a.agent.c_str(),
+                   key.c_str(), key.c_str(), key.c_str());
     }
     bool network = a.network_option->count() ? a.network : false;
     if (!network && a.sidecar.empty()) {

@@ -49,7 +49,7 @@ std::string Toml(const std::string& s) {
 // codex exec: its home (config, sessions/…/rollout-*.jsonl) under output/codex; a provider of
 // our own when a base URL is given (this version reads no OPENAI_BASE_URL), speaking the
 // Responses API.
-void Codex(const AgentChoice& c, const AgentPreset& p, const std::string& program, AgentLaunch* l) {
+util::Status Codex(const AgentChoice& c, const AgentPreset& p, const std::string& program, AgentLaunch* l) {
   // Everything approved, no sandbox of its own (fbkit's is the sandbox), no update checks,
   // analytics, plugins or web search (they reach other hosts), and a dead endpoint ends the
   // run instead of retrying for ever.
@@ -70,11 +70,12 @@ void Codex(const AgentChoice& c, const AgentPreset& p, const std::string& progra
                                    "danger-full-access"};
   args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
   l->command = Exec(kHome + " CODEX_HOME=\"$FBKIT_OUTPUT_DIR/codex\"", program, args, " --", p);
+  return util::Status::Ok();
 }
 
 // claude -p: its configuration and transcripts (projects/…/<session>.jsonl) under
 // output/claude; tools allowed without asking.
-void ClaudeCode(const AgentChoice& c, const AgentPreset& p, const std::string& program,
+util::Status ClaudeCode(const AgentChoice& c, const AgentPreset& p, const std::string& program,
                 AgentLaunch* l) {
   if (!c.model_url.empty()) l->env.emplace_back("ANTHROPIC_BASE_URL", c.model_url);
   if (!c.model.empty()) {
@@ -93,6 +94,7 @@ void ClaudeCode(const AgentChoice& c, const AgentPreset& p, const std::string& p
       "Bash Edit Write Read Glob Grep LS NotebookEdit NotebookRead TodoRead TodoWrite Agent"};
   args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
   l->command = Exec(kHome + " CLAUDE_CONFIG_DIR=\"$FBKIT_OUTPUT_DIR/claude\"", program, args, " -p", p);
+  return util::Status::Ok();
 }
 
 // mini-swe-agent (Python, litellm): the model named PROVIDER/MODEL, its endpoint in the
@@ -134,7 +136,7 @@ util::Status MiniSweAgent(const AgentChoice& c, const AgentPreset& p, const std:
 
 // gemini -p: its home (settings, tmp/<project>/chats) under output/home; the workspace
 // trusted, every tool approved (-y).
-void GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& program,
+util::Status GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& program,
                AgentLaunch* l) {
   if (!c.model_url.empty()) l->env.emplace_back("GOOGLE_GEMINI_BASE_URL", c.model_url);
   l->env.emplace_back("GEMINI_CLI_TRUST_WORKSPACE", "true");
@@ -153,6 +155,7 @@ void GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& pr
   if (!c.model.empty()) args.insert(args.end(), {"--model", c.model});
   args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
   l->command = Exec(kHome, program, args, " -p", p);
+  return util::Status::Ok();
 }
 
 bool Executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
@@ -180,11 +183,11 @@ std::string InstallRoot(const std::string& executable) {
 const std::vector<AgentPreset>& AgentPresets() {
   static const std::vector<AgentPreset> presets = {
       {"claude-code", "claude", "npm @anthropic-ai/claude-code", "ANTHROPIC_API_KEY",
-       "claude-code.jsonl"},
-      {"codex", "codex", "npm @openai/codex", "OPENAI_API_KEY", "codex.jsonl"},
-      {"gemini-cli", "gemini", "npm @google/gemini-cli", "GEMINI_API_KEY",
-       "gemini-cli.jsonl"},
-      {"mini-swe-agent", "mini", "mini-swe-agent (PyPI)", "", "mini-swe-agent.log"},
+       "claude-code.jsonl", ClaudeCode},
+      {"codex", "codex", "npm @openai/codex", "OPENAI_API_KEY", "codex.jsonl", Codex},
+      {"gemini-cli", "gemini", "npm @google/gemini-cli", "GEMINI_API_KEY", "gemini-cli.jsonl",
+       GeminiCli},
+      {"mini-swe-agent", "mini", "mini-swe-agent (PyPI)", "", "mini-swe-agent.log", MiniSweAgent},
   };
   return presets;
 }
@@ -216,16 +219,12 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
   std::error_code ec;
   if (std::string real = std::filesystem::canonical(program, ec).string(); !ec) program = real;
   AgentLaunch l;
+  l.key_env = preset->key_env;
   l.output_files.emplace_back("home/.gitconfig", kGitConfig);
   l.read_only.push_back(InstallRoot(program));
   std::string node = tracer::FindProgram("node");
   if (!node.empty()) l.read_only.push_back(InstallRoot(node));
-  if (preset->name == "codex") Codex(c, *preset, program, &l);
-  if (preset->name == "claude-code") ClaudeCode(c, *preset, program, &l);
-  if (preset->name == "gemini-cli") GeminiCli(c, *preset, program, &l);
-  if (preset->name == "mini-swe-agent") {
-    if (auto s = MiniSweAgent(c, *preset, program, &l); !s.ok()) return util::Error{s.error()};
-  }
+  if (auto s = preset->configure(c, *preset, program, &l); !s.ok()) return util::Error{s.error()};
   return l;
 }
 

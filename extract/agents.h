@@ -13,6 +13,9 @@
 
 namespace fbkit::extract {
 
+struct AgentChoice;
+struct AgentLaunch;
+
 struct AgentPreset {
   std::string name;         // codex, claude-code, gemini-cli, mini-swe-agent
   std::string program;      // its executable: codex, claude, gemini, mini
@@ -21,6 +24,9 @@ struct AgentPreset {
   std::string stream_file;  // output/<name>.jsonl: its JSON event stream (its stdout), a
                             // trajectory format of groundtruth/trajectory.h (mini-swe-agent:
                             // its console log; its trajectory is output/<id>.traj.json)
+  // Fills in its command, variables and configuration files for `program`.
+  util::Status (*configure)(const AgentChoice& choice, const AgentPreset& preset,
+                            const std::string& program, AgentLaunch* launch);
 };
 
 // Every preset, by name.
@@ -40,6 +46,7 @@ struct AgentChoice {
 // paths its sandbox must show (the installation; node's when not a system path) and the
 // configuration fbkit writes into output/ first.
 struct AgentLaunch {
+  std::string key_env;  // the preset's (AgentPreset::key_env)
   std::string command;
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> read_only;

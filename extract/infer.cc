@@ -1,13 +1,11 @@
 #include "extract/infer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
-
-#include <cstdlib>
 
 #include "extract/verify.h"
 #include "groundtruth/trajectory.h"
@@ -313,14 +311,9 @@ std::vector<std::pair<std::string, bool>> CommandWords(const std::string& cmd) {
 
 // A program on PATH that the sandbox shows (the sandbox has the host's PATH).
 bool VisibleOnPath(const tracer::Sandbox& view, const std::string& name) {
-  const char* path = std::getenv("PATH");
-  for (const auto& dir : util::Split(path ? path : "/usr/bin:/bin", ':')) {
-    std::string candidate = util::JoinPath(dir, name);
-    if (::access(candidate.c_str(), X_OK) == 0 && tracer::VisibleInSandbox(view, candidate)) {
-      return true;
-    }
-  }
-  return false;
+  return !tracer::FindProgram(name, [&](const std::string& candidate) {
+            return tracer::VisibleInSandbox(view, candidate);
+          }).empty();
 }
 
 // The outer shell's own message when the command could not start (exit 126/127): the log's

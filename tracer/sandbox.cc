@@ -32,7 +32,8 @@ std::string Prefix(const std::string& executable) {
 
 }  // namespace
 
-std::string FindProgram(const std::string& name) {
+std::string FindProgram(const std::string& name,
+                        const std::function<bool(const std::string&)>& accept) {
   if (name.find('/') != std::string::npos) return name;
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
@@ -40,7 +41,7 @@ std::string FindProgram(const std::string& name) {
     e = dirs.find(':', b);
     if (e == std::string::npos) e = dirs.size();
     std::string candidate = util::JoinPath(dirs.substr(b, e - b), name);
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (::access(candidate.c_str(), X_OK) == 0 && (!accept || accept(candidate))) return candidate;
   }
   return "";
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,8 +76,10 @@ struct HostInfo {
   std::vector<SystemPath> system;   // the allow-listed system paths that exist (SystemPaths)
 };
 
-// `name` found on PATH (or as given when it has a slash); "" when not found.
-std::string FindProgram(const std::string& name);
+// `name` found on PATH (or as given when it has a slash): the first executable candidate
+// `accept` takes (every one when null); "" when none.
+std::string FindProgram(const std::string& name,
+                        const std::function<bool(const std::string&)>& accept = nullptr);
 
 // Whether a process under `sandbox` (bwrap) sees host `path` as it is on the host: a system
 // path not hidden, or a path it is given (read_only, writable, a bind's target), or under
