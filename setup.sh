@@ -15,7 +15,7 @@ readonly GRAMMAR_VERSION=0.23.6
 readonly GRAMMAR_SHA256=aab5b860d93dbf84b37fed532f7dacc0468ede5387d0c74911d68f964287662a
 readonly BUILD_DIR=${FBKIT_BUILD_DIR:-build}
 packages=(cmake ninja-build g++ pkg-config git libtree-sitter-dev libboost-graph-dev
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev bubblewrap libgtest-dev libssl-dev libutf8proc-dev python3 python3-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev bubblewrap libgtest-dev libssl-dev libutf8proc-dev python3 python3-dev python3-venv
   python3-pytest python3-coverage python3-pyflakes chromium)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
@@ -78,6 +78,20 @@ install_agents() {
   done
 }
 
+# The Kubernetes schema check of deploy/k8s/ (ctest k8s_manifests), offline once installed.
+readonly K8S_VALIDATE="kubernetes-validate==1.37.0 jsonschema==4.26.0 PyYAML==6.0.4 referencing==0.37.0"
+
+install_tools() {
+  local dest=.deps/tools/kubernetes-validate
+  [ "$(cat "$dest/.fbkit-package" 2>/dev/null)" = "$K8S_VALIDATE" ] && return 0
+  echo "setup: installing $K8S_VALIDATE into $dest"
+  rm -rf "$dest"
+  /usr/bin/python3 -m venv "$dest/venv"
+  # shellcheck disable=SC2086
+  "$dest/venv/bin/pip" install --quiet --disable-pip-version-check $K8S_VALIDATE
+  echo "$K8S_VALIDATE" >"$dest/.fbkit-package"
+}
+
 check_agent_names() {
   local name entry names=" 1 all "
   for entry in "${AGENTS[@]}"; do names+="${entry%%=*} "; done
@@ -93,6 +107,7 @@ check_agent_names() {
 check_agent_names
 install_packages
 fetch_grammar
+install_tools
 install_agents
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFBKIT_WERROR=ON \

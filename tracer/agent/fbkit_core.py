@@ -59,6 +59,7 @@ class Recorder:
         self.excludes = [os.path.realpath(e).rstrip("/") + "/" for e in excludes]
         self.cwd = os.getcwd()
         self._info = {}  # id(code) -> (path, firstlineno, name), or None outside the repo
+        self._rel = {}  # co_filename -> relpath(co_filename): many codes share a file
         self._keep = []  # the code objects behind those ids
         self._module_ids = set()  # ids of <module> codes of non-test repo modules
         self.test_files = set()
@@ -96,7 +97,10 @@ class Recorder:
         info = self._info.get(key, False)
         if info is not False:
             return info
-        rel = self.relpath(code.co_filename)
+        filename = code.co_filename
+        rel = self._rel.get(filename, False)
+        if rel is False:
+            rel = self._rel[filename] = self.relpath(filename)
         info = None if rel is None else (rel, code.co_firstlineno, code.co_name)
         self._info[key] = info
         self._keep.append(code)
