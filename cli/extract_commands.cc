@@ -425,7 +425,8 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--min-cap", a->select.min_cap, "Smallest line cap (default 3000)");
   cmd->add_option("--max-cap", a->select.max_cap, "Largest line cap (default 5000)");
   cmd->add_option("--max-share", a->select.max_share,
-                  "A top object is used by at most this share of test files (default 0.25)");
+                  "A top object is used by at most this share of test files, and a helper used "
+                  "by more stays (default 0.25)");
   cmd->add_option("--top-chooser", a->select.chooser,
                   "specific (default): a shared class counts through the methods this file's "
                   "tests call and few other files' tests call; share: only objects used by at "

@@ -164,12 +164,14 @@ bool ImplementsAbstract(const Repo& repo, const DepGraph& g, const std::string& 
 class Extractor {
  public:
   Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
-            const std::set<std::string>& kept, int cap)
-      : g_(g), repo_(repo), t_(t), p2p_(p2p), kept_(kept), cap_(cap) {}
+            const std::set<std::string>& kept, int cap, size_t utility_limit)
+      : g_(g), repo_(repo), t_(t), p2p_(p2p), kept_(kept), cap_(cap),
+        utility_limit_(utility_limit) {}
 
   void Run(const std::vector<uint32_t>& tops, Plan* plan) {
     std::deque<std::pair<uint32_t, bool>> queue;  // (node, inside an extracted entity)
     for (uint32_t v : tops) queue.push_back({v, false});
+    const std::set<uint32_t> top_set(tops.begin(), tops.end());
     std::set<uint32_t> seen;
     while (!queue.empty()) {
       auto [v, inside] = queue.front();
@@ -177,7 +179,8 @@ class Extractor {
       if (!seen.insert(v).second) continue;
       const graph::Node& n = g_.nodes()[v];
       if (n.kind == EntityKind::kModule || (!inside && !Cuttable(n.id))) continue;
-      if (!inside && (ReachedByP2P(v) || kept_.count(n.id))) {
+      if (!inside &&
+          (ReachedByP2P(v) || kept_.count(n.id) || (!top_set.count(v) && Utility(n)))) {
         if (n.kind == EntityKind::kClass) Children(v, false, &queue);
         continue;
       }
@@ -199,6 +202,10 @@ class Extractor {
         if (follow && !seen.count(x->to)) queue.push_back({x->to, false});
       }
     }
+  }
+
+  bool Utility(const graph::Node& n) const {
+    return utility_limit_ > 0 && n.kind != EntityKind::kClass && n.test_files.size() > utility_limit_;
   }
 
   // Reached by a P2P file: for a class, through any of its members (a class body runs at
@@ -249,6 +256,7 @@ class Extractor {
   const std::set<uint32_t>& p2p_;
   const std::set<std::string>& kept_;
   int cap_;
+  size_t utility_limit_;
   int lines_ = 0;
   std::map<uint32_t, bool> memo_;
 };
@@ -674,6 +682,8 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   if (!t) return util::Error{f2p.file + " is not a test file of the graph"};
   Plan plan;
   plan.f2p = f2p.file;
+  plan.utility_limit = std::max<size_t>(
+      1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
   plan.f2p_tests = f2p.tests;
   std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file);
   if (candidates.empty()) return util::Error{"no repository object is tested directly"};
@@ -760,7 +770,7 @@ util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
   }
   plan->extracted.clear();
   plan->capped = false;
-  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap).Run(tops, plan);
+  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap, plan->utility_limit).Run(tops, plan);
   if (plan->extracted.empty()) {
     return util::Error{plan->kept.empty()
                            ? "every top-level object is also used by the P2P files"

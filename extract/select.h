@@ -114,6 +114,10 @@ struct Plan {
   std::set<std::string> kept;            // entities that must stay (code that stays uses them)
   int cap = 0;
   bool capped = false;
+  // A helper (anything but a top object) that more test files than this reach stays: it is
+  // a utility of the suite, which FeatureBench's P2P files, drawn from the whole suite, would
+  // almost surely run (0: no limit). PlanTask sets it from SelectOptions::max_share.
+  size_t utility_limit = 0;
 };
 
 // A seed for one task: the run's seed mixed with the test file's path.

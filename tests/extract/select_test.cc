@@ -131,6 +131,23 @@ TEST_F(SelectTest, AKeptFunctionStaysWholeAndItsCalleesAreNotReachedThroughIt) {
   EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell.used"}));
 }
 
+TEST_F(SelectTest, AHelperMoreTestFilesReachThanTheUtilityLimitStaysThoughNoP2PFileRunsIt) {
+  // helper is reached by both test files (one more than the limit), yet no P2P file is
+  // chosen: a P2P draw from the whole suite would run it, so it stays; the tops still go.
+  std::vector<Node> nodes = graph_.nodes();
+  nodes[5].test_files = {kF2P, kP2P};
+  graph_ = graph::DepGraph::FromParts(std::move(nodes), graph_.edges(), graph_.test_files());
+  plan_.utility_limit = 1;
+  auto got = Extract({"pkg/m.py::Shell"}, {}, {});
+  EXPECT_TRUE(status_.ok()) << status_.error();
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell", "pkg/m.py::Shell.feature",
+                                        "pkg/m.py::Shell.untested", "pkg/m.py::Shell.used"}));
+  // Chosen as a top object itself, it goes; without a limit, it goes as a helper too.
+  EXPECT_EQ(Extract({"pkg/m.py::helper"}, {}, {}), (std::set<std::string>{"pkg/m.py::helper"}));
+  plan_.utility_limit = 0;
+  EXPECT_TRUE(Extract({"pkg/m.py::Shell"}, {}, {}).count("pkg/m.py::helper"));
+}
+
 TEST_F(SelectTest, NothingLeftToExtractIsAnErrorThatSaysWhy) {
   auto got = Extract({"pkg/m.py::helper"}, {}, {"pkg/m.py::helper"});
   EXPECT_TRUE(got.empty());
