@@ -81,6 +81,10 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--shards", type=int, default=0)
     ap.add_argument("--by-durations", action="store_true")
+    ap.add_argument("--until", choices=["trace", "build", "all"], default="all",
+                    help="the last stage to run (default all)")
+    ap.add_argument("--trace-arg", action="append", default=[],
+                    help="extra fb-graph trace argument, e.g. --trace-arg=--total-timeout=1800")
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "build", "cli"))
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -90,26 +94,31 @@ def main():
     common = ["--spec", args.spec]
     tests = [a for t in args.tests for a in ("--tests", t)]
     stages = {}
-    trace_cmd = [graph_bin, "trace", args.repo, *common, "--isolate", "-j", str(args.jobs), *tests, "-q"]
+    trace_cmd = [graph_bin, "trace", args.repo, *common, "--isolate", "-j", str(args.jobs), *tests, "-q",
+                 *args.trace_arg]
     stages["trace"] = run("trace", trace_cmd + ["--details", "-o", w("trace.json")], w("trace.log"), ok=(0, 3))
-    stages["build"] = run("build", [graph_bin, "build", args.repo, *common, "--trace", w("trace.json"),
-                                    "-j", str(args.jobs), "-q", "-o", w("graph.json")], w("build.log"))
-    stages["all"] = run("all", [extract_bin, "all", args.repo, *common, "--graph", w("graph.json"),
-                                "--trace", w("trace.json"), "-o", w("tasks"), "-j", str(args.jobs), "-q"],
-                        w("all.log"))
+    if args.until != "trace":
+        stages["build"] = run("build", [graph_bin, "build", args.repo, *common, "--trace", w("trace.json"),
+                                        "-j", str(args.jobs), "-q", "-o", w("graph.json")], w("build.log"))
+    if args.until == "all":
+        stages["all"] = run("all", [extract_bin, "all", args.repo, *common, "--graph", w("graph.json"),
+                                    "--trace", w("trace.json"), "-o", w("tasks"), "-j", str(args.jobs),
+                                    "-q"], w("all.log"))
     trace = json.load(open(w("trace.json")))
-    graph = json.load(open(w("graph.json")))
-    summary = json.load(open(w("tasks", "summary.json")))
+    graph = json.load(open(w("graph.json"))) if args.until != "trace" else {}
+    summary = json.load(open(w("tasks", "summary.json"))) if args.until == "all" else {}
     report = {
         "schema": "fbkit.bench-whole-repo/1",
         "repo": args.repo,
         "commit": subprocess.run(["git", "-C", args.repo, "rev-parse", "HEAD"], capture_output=True,
                                  text=True).stdout.strip(),
         "tests": args.tests, "jobs": args.jobs, "stages": stages,
-        "trace": {"files": len(trace.get("files", [])), "counts": trace.get("counts")},
+        "trace": {"files": len(trace.get("files", [])), "counts": trace.get("counts"),
+                  "statuses": {st: sum(1 for f in trace.get("files", []) if f.get("status") == st)
+                               for st in sorted({f.get("status") for f in trace.get("files", [])})}},
         "graph": {"nodes": len(graph.get("nodes", [])), "edges": len(graph.get("edges", [])),
                   "test_files": len(graph.get("test_files", [])),
-                  "bytes": os.path.getsize(w("graph.json"))},
+                  "bytes": os.path.getsize(w("graph.json")) if graph else 0},
         "all": {k: summary.get(k) for k in ("test_files", "candidates", "tried", "emitted", "rejected", "level2", "repaired",
                           "pytest_runs", "pytest_ms", "fbkit_ms")
                 if k in summary},
