@@ -458,13 +458,19 @@ bool IsBuildOrCheck(const std::string& name) {
   return kNames.count(name) > 0;
 }
 
+// The most test files an object may reach and not be a utility of the suite:
+// max(1, max_share * N). A top object reaches at most this many; a helper reaching more stays.
+size_t UtilityLimit(const DepGraph& g, const SelectOptions& options) {
+  return std::max<size_t>(
+      1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
+}
+
 }  // namespace
 
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
                                         const std::vector<TopCandidate>& candidates,
                                         const SelectOptions& options) {
-  size_t limit = std::max<size_t>(
-      1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
+  size_t limit = UtilityLimit(g, options);
   bool specific = options.chooser != "share";
   // A shared function counts when this file is the only one whose test functions call it
   // directly; a method of a shared class when at most two test files reach it.
@@ -682,8 +688,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   if (!t) return util::Error{f2p.file + " is not a test file of the graph"};
   Plan plan;
   plan.f2p = f2p.file;
-  plan.utility_limit = std::max<size_t>(
-      1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
+  plan.utility_limit = UtilityLimit(g, options);
   plan.f2p_tests = f2p.tests;
   std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file);
   if (candidates.empty()) return util::Error{"no repository object is tested directly"};
