@@ -6,7 +6,15 @@
 #include <cstdlib>
 #include <exception>
 
+#include "runner/process.h"
+#include "tracer/runner.h"
+
 namespace fbkit::cli {
+
+runner::TestRunner& AgentTests() {
+  static tracer::AgentTestRunner tests(util::RealEnv(), runner::RealLauncher());
+  return tests;
+}
 
 Progress::Progress(std::string label, bool enabled)
     : label_(std::move(label)), enabled_(enabled && ::isatty(STDERR_FILENO)) {}

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "runner/test_run.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -56,13 +57,17 @@ util::Expected<std::string> MakeScratchDir(const std::string& what);
 // Writes `data` to `path`, or to stdout when path is "-".
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data);
 
-// "K/N" -> {K, N} with 1 <= K <= N ("" -> {1, 1}); item i (0-based, in sorted order) belongs
-// to shard K when i % N == K - 1.
 // DIR created and each (name, content) written into it atomically; the first failure, naming
 // the file (a result that cannot be written is an error, never dropped).
 util::Status WriteFiles(util::Env& env, const std::string& dir,
                         const std::vector<std::pair<std::string, std::string>>& files);
 
+// The test runner of every command: pytest under fbkit's agent, in the sandbox the spec
+// says, on the real file system (tracer::AgentTestRunner).
+runner::TestRunner& AgentTests();
+
+// "K/N" -> {K, N} with 1 <= K <= N ("" -> {1, 1}); item i (0-based, in sorted order) belongs
+// to shard K when i % N == K - 1.
 util::Expected<std::pair<int, int>> ParseShard(const std::string& s);
 bool InShard(size_t index, const std::pair<int, int>& shard);
 

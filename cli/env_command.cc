@@ -5,7 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/spec_options.h"
-#include "tracer/sandbox.h"
+#include "runner/sandbox.h"
 
 namespace fbkit::cli {
 namespace {
@@ -38,7 +38,7 @@ int Run(const EnvArgs& a) {
   std::printf("  directory  %s\n", built->dir.c_str());
   std::printf("  python     %s\n", built->python.c_str());
   std::printf("  pytest     %s\n", built->collected.c_str());
-  std::printf("  sandbox    %s, network %s\n", tracer::SandboxKindName(spec->sandbox),
+  std::printf("  sandbox    %s, network %s\n", runner::SandboxKindName(spec->sandbox),
               spec->network ? "allowed" : "off");
   return kExitOk;
 }

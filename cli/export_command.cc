@@ -40,7 +40,7 @@ int RunExport(const ExportArgs& a) {
   size_t done = 0;
   std::mutex mu;
   util::ParallelFor(list.size(), std::max(1, a.jobs), [&](size_t i, int) {
-    rows[i] = extract::ExportRow(env, tracer::RealLauncher(), list[i].second, format,
+    rows[i] = extract::ExportRow(env, runner::RealLauncher(), list[i].second, format,
                                  util::JoinPath(*scratch, std::to_string(i)));
     std::lock_guard<std::mutex> lock(mu);
     progress.Update(++done, list.size());
@@ -129,7 +129,7 @@ int RunImport(const ImportArgs& a) {
   size_t failed = 0, done = 0;
   for (const auto& [level, item] : rows) {
     extract::ImportOptions o{*original, *out, util::JoinPath(*scratch, "row"), *spec};
-    auto r = extract::ImportRow(env, tracer::RealLauncher(), item.second, o);
+    auto r = extract::ImportRow(env, runner::RealLauncher(), AgentTests(), item.second, o);
     ++done;
     if (!r.ok()) {
       ++failed;

@@ -2,26 +2,17 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
+#include "extract/all.h"
 #include "extract/llm.h"
 #include "extract/task.h"
-#include "graph/graph_io.h"
-#include "parser/entity_table.h"
+#include "extract/workspace.h"
 #include "parser/python_parser.h"
-#include "tracer/git.h"
-#include "tracer/repo_files.h"
-#include "tracer/trace_json.h"
-#include "util/hash.h"
-#include "util/json_read.h"
 #include "util/json_writer.h"
-#include "util/parallel.h"
 
 namespace fbkit::cli {
 namespace {
@@ -51,40 +42,21 @@ struct ExtractArgs {
   int jobs = 1;
 };
 
-// Everything the tasks of one repository share, loaded once.
-struct Loaded {
-  std::string root;
-  graph::DepGraph graph;
-  tracer::TraceSet trace;
-  std::unique_ptr<extract::Repo> repo;
-  std::unique_ptr<extract::CutIndex> index;
-  std::vector<extract::PassingFile> passing;
-  std::map<std::string, std::string> not_passing;
-  extract::ExtractOptions options;
-};
-
-util::Expected<Loaded> Load(const ExtractArgs& a) {
+// The workspace of ROOT with the command line's options set.
+util::Expected<extract::Workspace> Load(const ExtractArgs& a) {
   util::Env& env = util::RealEnv();
-  Loaded l;
   auto root = env.RealPath(a.root);
   if (!root.ok()) return util::Error{root.error()};
-  l.root = *root;
-  auto spec = ResolveSpec(a.spec, l.root);
+  auto spec = ResolveSpec(a.spec, *root);
   if (!spec.ok()) return util::Error{spec.error()};
-  if (auto s = PrepareEnvironment(*spec, l.root, "fb-extract", a.quiet); !s.ok()) {
+  if (auto s = PrepareEnvironment(*spec, *root, "fb-extract", a.quiet); !s.ok()) {
     return util::Error{s.error()};
   }
-  auto gtext = env.ReadFile(a.graph);
-  if (!gtext.ok()) return util::Error{"--graph: " + gtext.error()};
-  auto g = graph::ReadGraph(*gtext);
-  if (!g.ok()) return util::Error{a.graph + ": " + g.error()};
-  l.graph = std::move(*g);
-  auto ttext = env.ReadFile(a.trace);
-  if (!ttext.ok()) return util::Error{"--trace: " + ttext.error()};
-  auto t = tracer::ParseTraceDocument(*ttext);
-  if (!t.ok()) return util::Error{a.trace + ": " + t.error()};
-  l.trace = std::move(*t);
-  if (l.trace.mode == "session" && !a.quiet) {
+  auto w = extract::LoadWorkspace(env, runner::RealLauncher(),
+                                  {*root, a.graph, a.trace, a.output, std::move(*spec), a.excludes,
+                                   UserCacheDir(""), a.repo_name});
+  if (!w.ok()) return util::Error{w.error()};
+  if (w->trace.mode == "session" && !a.quiet) {
     std::fprintf(stderr,
                  "note: %s was recorded in one pytest session: a test file that passes only "
                  "after other files ran (order-dependent) counts as passing and fails "
@@ -92,40 +64,7 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
                  "FeatureBench does\n",
                  a.trace.c_str());
   }
-  parser::EntitiesOptions eo;
-  eo.root = l.root;
-  eo.excludes = a.excludes;
-  eo.excludes.insert(eo.excludes.end(), spec->exclude.begin(), spec->exclude.end());
-  eo.jobs = util::DefaultJobs();
-  eo.references = true;
-  eo.cache_dir = UserCacheDir("");
-  auto entities = parser::BuildEntities(env, eo, nullptr);
-  if (!entities.ok()) return util::Error{entities.error()};
-  auto tables = parser::FileTables(*entities);
-  if (!tables.ok()) return util::Error{tables.error()};
-  auto repo = extract::Repo::Load(env, l.root, std::move(*tables));
-  if (!repo.ok()) return util::Error{repo.error()};
-  l.repo = std::make_unique<extract::Repo>(std::move(*repo));
-  l.index = std::make_unique<extract::CutIndex>(*l.repo);
-  l.passing = extract::PassingFiles(l.trace, &l.not_passing);
-  auto out = env.RealPath(a.output);
-  if (!out.ok()) {
-    if (auto s = env.MakeDirs(a.output); !s.ok()) return util::Error{"-o: " + s.error()};
-    out = env.RealPath(a.output);
-    if (!out.ok()) return util::Error{"-o: " + out.error()};
-  }
-  extract::ExtractOptions& o = l.options;
-  o.out_dir = *out;
-  tracer::Git git(env, tracer::RealLauncher(), o.out_dir);
-  o.repo_name = !a.repo_name.empty()  ? a.repo_name
-                : !spec->repo.empty() ? spec->repo
-                                      : tracer::RepoName(git, l.root);
-  auto head = git.Run(l.root, {"rev-parse", "HEAD"});
-  o.base_commit = head.ok() ? head->substr(0, 40) : "";
-  auto files = tracer::ListRepoFiles(env, git, l.root, o.out_dir);
-  if (!files.ok()) return util::Error{files.error()};
-  o.files = std::move(*files);
-  o.settings = std::move(*spec);
+  extract::ExtractOptions& o = w->options;
   o.select = a.select;
   o.min_lines = a.min_lines;
   o.verify = !a.no_verify;
@@ -135,42 +74,12 @@ util::Expected<Loaded> Load(const ExtractArgs& a) {
   o.id_scheme =
       a.id_scheme == "fbkit" ? extract::IdScheme::kFbkit : extract::IdScheme::kFeatureBench;
   if (!a.llm_cmd.empty()) {
-    o.chooser = extract::LlmTopChooser(env, tracer::RealLauncher(), a.llm_cmd, *l.repo,
-                                       util::JoinPath(o.out_dir, ".work/llm"));
-    o.statement_model =
-        extract::LlmStatementModel(env, tracer::RealLauncher(), a.llm_cmd, *l.repo, o.repo_name,
-                                   util::JoinPath(o.out_dir, ".work/llm"));
+    std::string work = util::JoinPath(o.out_dir, ".work/llm");
+    o.chooser = extract::LlmTopChooser(env, runner::RealLauncher(), a.llm_cmd, *w->repo, work);
+    o.statement_model = extract::LlmStatementModel(env, runner::RealLauncher(), a.llm_cmd,
+                                                   *w->repo, o.repo_name, work);
   }
-  return l;
-}
-
-// When the test file was first committed (ISO 8601), from `git log --follow`.
-std::string FirstCommitted(tracer::Git& git, const std::string& root, const std::string& file) {
-  auto log = git.Run(root, {"log", "--diff-filter=A", "--follow", "--format=%cI", "--", file});
-  if (!log.ok() || log->empty()) return "";
-  std::string text = log->substr(0, log->find_last_not_of('\n') + 1);
-  return text.substr(text.find_last_of('\n') == std::string::npos ? 0
-                                                                  : text.find_last_of('\n') + 1);
-}
-
-std::string StatePath(const std::string& out, const std::string& f2p) {
-  return util::JoinPath(util::JoinPath(out, ".fbkit/state"),
-                        util::Sha256Hex(f2p).substr(0, 16) + ".json");
-}
-
-std::string StateJson(const extract::TaskOutcome& o) {
-  std::string out;
-  util::JsonWriter w(&out);
-  w.BeginObject();
-  w.Key("detail"), w.String(o.detail);
-  w.Key("emitted"), w.Bool(o.emitted);
-  w.Key("f2p"), w.String(o.f2p);
-  w.Key("instance_ids"), w.StringArray(o.instance_ids);
-  w.Key("lines"), w.Int(o.lines);
-  w.Key("reason"), w.String(o.reason);
-  w.Key("repairs"), w.StringArray(o.repairs);
-  w.EndObject();
-  return out + "\n";
+  return w;
 }
 
 void PrintOutcome(const extract::TaskOutcome& o) {
@@ -200,13 +109,37 @@ int RunTask(const ExtractArgs& a) {
   }
   auto parser = parser::PythonParser::Create();
   if (!parser.ok()) return Fail(who, parser.error());
-  extract::ExtractContext ctx{*l->repo, *l->index, l->graph, l->passing};
+  extract::ExtractContext ctx = l->Context();
   extract::TaskOutcome o =
-      extract::BuildTask(util::RealEnv(), tracer::RealLauncher(), **parser, ctx, *it, l->options);
+      extract::BuildTask(util::RealEnv(), runner::RealLauncher(), AgentTests(), **parser, ctx, *it,
+                         l->options);
   PrintOutcome(o);
   if (!o.emitted) return kExitFailure;
   for (const auto& id : o.instance_ids) std::printf("%s\n", id.c_str());
   return kExitOk;
+}
+
+void PrintSummary(const extract::AllSummary& s) {
+  std::printf("%-44s %8zu\n", "test files in the trace", s.test_files);
+  std::printf("%-44s %8zu\n", "candidates (this shard)", s.candidates);
+  std::printf("%-44s %8zu\n", "  finished by an earlier run", s.resumed);
+  std::printf("%-44s %8zu\n", "emitted (F2P files with a task)", s.emitted);
+  std::printf("%-44s %8zu\n", "  task directories written now", s.instances);
+  std::printf("%-44s %8zu\n", "  with an L2 task", s.level2);
+  std::printf("%-44s %8d\n", "  repaired after verification (rounds)", s.repaired);
+  if (s.repair_rounds > 0) std::printf("%-44s %8d\n", "  repair rounds", s.repair_rounds);
+  for (const auto& [f2p, why] : s.l2_rejected) {
+    std::printf("  no L2 task for %s: %s\n", f2p.c_str(), why.c_str());
+  }
+  for (const auto& [reason, n] : s.rejected) {
+    std::printf("rejected: %-34s %8zu\n", reason.c_str(), n);
+  }
+  if (s.tried > 0) {
+    std::printf("%-44s %8.3f\n", "fbkit seconds per task (excl. pytest)", s.fbkit_seconds / s.tried);
+    std::printf("%-44s %8.3f\n", "pytest seconds per task", s.pytest_seconds / s.tried);
+    std::printf("%-44s %8.2f\n", "pytest invocations per task",
+                static_cast<double>(s.pytest_runs) / s.tried);
+  }
 }
 
 int RunAll(const ExtractArgs& a) {
@@ -215,174 +148,22 @@ int RunAll(const ExtractArgs& a) {
   if (!shard.ok()) return Fail(who, shard.error());
   auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());
-  util::Env& env = util::RealEnv();
-  tracer::Git git(env, tracer::RealLauncher(), l->options.out_dir);
-  std::map<std::string, size_t> rejected_before;  // by reason, before any task was tried
-  for (const auto& [file, why] : l->not_passing)
-    rejected_before["not passing: " + why.substr(0, why.find(" ("))]++;
-  std::vector<const extract::PassingFile*> candidates;
-  for (const auto& p : l->passing) {
-    if (static_cast<int>(p.tests.size()) < a.min_points) {
-      rejected_before["fewer than --min-points test points"]++;
-      continue;
-    }
-    if (!a.after.empty()) {
-      std::string first = FirstCommitted(git, l->root, p.file);
-      if (first.empty() || first < a.after) {
-        rejected_before["first committed before --after"]++;
-        continue;
-      }
-    }
-    candidates.push_back(&p);
-  }
-  std::vector<const extract::PassingFile*> mine;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (InShard(i, *shard)) {
-      mine.push_back(candidates[i]);
-    }
-  }
-  std::vector<std::optional<extract::TaskOutcome>> outcomes(mine.size());
-  std::vector<bool> skipped(mine.size(), false);
-  std::vector<std::string> write_errors;  // resume states that could not be written
-  std::mutex mu;
-  size_t done = 0;
+  extract::AllOptions all{a.min_points, a.after, *shard, a.jobs, a.rerun};
+  extract::ExtractContext ctx = l->Context();
   Progress progress(who, !a.quiet);
-  int jobs = std::max(1, a.jobs);
-  std::vector<std::unique_ptr<parser::PythonParser>> parsers;
-  for (int j = 0; j < jobs; ++j) {
-    auto p = parser::PythonParser::Create();
-    if (!p.ok()) return Fail(who, p.error());
-    parsers.push_back(std::move(*p));
-  }
-  extract::ExtractContext ctx{*l->repo, *l->index, l->graph, l->passing};
-  util::ParallelFor(mine.size(), jobs, [&](size_t i, int worker) {
-    std::string state = StatePath(l->options.out_dir, mine[i]->file);
-    if (!a.rerun && env.Stat(state, true).ok()) {
-      std::lock_guard<std::mutex> lock(mu);
-      skipped[i] = true;
-      progress.Update(++done, mine.size());
-      return;
-    }
-    extract::TaskOutcome o = extract::BuildTask(env, tracer::RealLauncher(), *parsers[worker], ctx,
-                                                *mine[i], l->options);
-    std::string name = state.substr(state.find_last_of('/') + 1);
-    auto written = WriteFiles(env, util::DirName(state), {{name, StateJson(o)}});
-    std::lock_guard<std::mutex> lock(mu);
-    if (!written.ok()) write_errors.push_back(written.error());
-    progress.Clear();
-    if (!a.quiet) PrintOutcome(o);
-    outcomes[i] = std::move(o);
-    progress.Update(++done, mine.size());
-  });
+  auto summary = extract::ExtractAll(
+      util::RealEnv(), runner::RealLauncher(), AgentTests(),
+      {ctx, l->not_passing, l->trace.files.size()}, l->options, all,
+      [&](const util::BatchItem<extract::TaskOutcome>& item) {
+        progress.Clear();
+        if (!item.resumed && !a.quiet) PrintOutcome(*item.result);
+        progress.Update(item.done, item.total);
+      });
   progress.Clear();
-  // Summary over this shard's candidates, including tasks finished by earlier runs.
-  std::map<std::string, size_t> rejected = rejected_before;
-  size_t emitted = 0, instances = 0, resumed = 0, level2 = 0;
-  std::vector<std::pair<std::string, std::string>> l2_rejected;  // F2P file, why
-  auto count_l2 = [&](const std::string& f2p, const std::vector<std::string>& ids,
-                      const std::string& detail) {
-    bool has =
-        std::any_of(ids.begin(), ids.end(), [](const auto& id) { return id.ends_with(".lv2"); });
-    if (has) ++level2;
-    size_t at = detail.find("L2 not emitted: ");
-    if (!has && at != std::string::npos) l2_rejected.emplace_back(f2p, detail.substr(at + 16));
-  };
-  double fbkit = 0, pytest = 0;
-  int runs = 0, tried = 0, repaired = 0, repair_rounds = 0;
-  for (size_t i = 0; i < mine.size(); ++i) {
-    if (skipped[i]) {
-      ++resumed;
-      auto text = env.ReadFile(StatePath(l->options.out_dir, mine[i]->file));
-      auto state = nlohmann::json::parse(text.ok() ? *text : "", nullptr, false);
-      if (!state.is_object()) {
-        rejected["(earlier run) rejected"]++;
-      } else if (state.value("emitted", false)) {
-        ++emitted;
-        size_t rounds = util::JsonStringList(state, "repairs").size();
-        repaired += rounds > 0;
-        repair_rounds += static_cast<int>(rounds);
-        count_l2(mine[i]->file, util::JsonStringList(state, "instance_ids"),
-                 state.value("detail", ""));
-      } else {
-        rejected[state.value("reason", "(earlier run) rejected")]++;
-      }
-      continue;
-    }
-    const auto& o = *outcomes[i];
-    ++tried;
-    fbkit += o.fbkit_seconds;
-    pytest += o.pytest_seconds;
-    runs += o.pytest_runs;
-    if (o.emitted) {
-      ++emitted;
-      repaired += !o.repairs.empty();
-      repair_rounds += static_cast<int>(o.repairs.size());
-      instances += o.instance_ids.size();
-      count_l2(o.f2p, o.instance_ids, o.detail);
-    } else {
-      rejected[o.reason]++;
-    }
-  }
-  std::string summary;
-  util::JsonWriter w(&summary);
-  w.BeginObject();
-  w.Key("candidates"), w.Int(static_cast<int64_t>(mine.size()));
-  w.Key("emitted"), w.Int(static_cast<int64_t>(emitted));
-  w.Key("fbkit_ms"), w.Int(static_cast<int64_t>(fbkit * 1000));
-  w.Key("instances_this_run"), w.Int(static_cast<int64_t>(instances));
-  // Of the emitted F2P files: how many got an L2 task, and why the others did not (the first
-  // failing test and its error line, when verification failed).
-  w.Key("level2"), w.BeginObject();
-  w.Key("emitted"), w.Int(static_cast<int64_t>(level2));
-  w.Key("rejected"), w.BeginArray();
-  for (const auto& [f2p, why] : l2_rejected) {
-    w.BeginObject(), w.Key("f2p"), w.String(f2p), w.Key("reason"), w.String(why), w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  w.Key("pytest_ms"), w.Int(static_cast<int64_t>(pytest * 1000));
-  w.Key("pytest_runs"), w.Int(runs);
-  w.Key("rejected"), w.BeginObject();
-  for (const auto& [reason, n] : rejected) w.Key(reason), w.Int(static_cast<int64_t>(n));
-  w.EndObject();
-  // Emitted tasks whose plan was repaired after a failed verification, and the rounds.
-  w.Key("repaired"), w.BeginObject();
-  w.Key("rounds"), w.Int(repair_rounds);
-  w.Key("tasks"), w.Int(repaired);
-  w.EndObject();
-  w.Key("resumed"), w.Int(static_cast<int64_t>(resumed));
-  w.Key("shard"), w.String(std::to_string(shard->first) + "/" + std::to_string(shard->second));
-  w.Key("test_files"), w.Int(static_cast<int64_t>(l->trace.files.size()));
-  w.Key("tried"), w.Int(tried);
-  w.EndObject();
-  // Shards sharing OUT keep a summary each; a run without --shard over OUT afterwards finds
-  // every candidate finished and writes the whole summary.
-  std::string name = shard->second == 1 ? "summary.json"
-                                        : "summary." + std::to_string(shard->first) + "-of-" +
-                                              std::to_string(shard->second) + ".json";
-  if (auto s = env.WriteFileAtomic(util::JoinPath(l->options.out_dir, name), summary + "\n"); !s.ok()) {
-    return Fail(who, s.error());
-  }
-  std::printf("%-44s %8s\n", "test files in the trace",
-              std::to_string(l->trace.files.size()).c_str());
-  std::printf("%-44s %8zu\n", "candidates (this shard)", mine.size());
-  std::printf("%-44s %8zu\n", "  finished by an earlier run", resumed);
-  std::printf("%-44s %8zu\n", "emitted (F2P files with a task)", emitted);
-  std::printf("%-44s %8zu\n", "  task directories written now", instances);
-  std::printf("%-44s %8zu\n", "  with an L2 task", level2);
-  std::printf("%-44s %8d\n", "  repaired after verification (rounds)", repaired);
-  if (repair_rounds > 0) std::printf("%-44s %8d\n", "  repair rounds", repair_rounds);
-  for (const auto& [f2p, why] : l2_rejected) {
-    std::printf("  no L2 task for %s: %s\n", f2p.c_str(), why.c_str());
-  }
-  for (const auto& [reason, n] : rejected) std::printf("rejected: %-34s %8zu\n", reason.c_str(), n);
-  if (tried > 0) {
-    std::printf("%-44s %8.3f\n", "fbkit seconds per task (excl. pytest)", fbkit / tried);
-    std::printf("%-44s %8.3f\n", "pytest seconds per task", pytest / tried);
-    std::printf("%-44s %8.2f\n", "pytest invocations per task", static_cast<double>(runs) / tried);
-  }
-  for (const auto& e : write_errors) Fail(who, "writing a resume state: " + e);
-  return write_errors.empty() ? kExitOk : kExitFailure;
+  if (!summary.ok()) return Fail(who, summary.error());
+  PrintSummary(*summary);
+  for (const auto& e : summary->write_errors) Fail(who, "writing a resume state: " + e);
+  return summary->write_errors.empty() ? kExitOk : kExitFailure;
 }
 
 int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec, bool quiet) {
@@ -400,7 +181,8 @@ int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec,
   if (!sandbox.ok()) return Fail(who, sandbox.error());
   vo.sandbox = *sandbox;
   vo.env_cache = EnvCacheDir();
-  extract::VerifyReport r = extract::VerifyTask(env, tracer::RealLauncher(), *abs, vo);
+  extract::VerifyReport r =
+      extract::VerifyTask(env, runner::RealLauncher(), AgentTests(), *abs, vo);
   if (!r.ok) return Fail(who, dir + ": " + r.reason);
   if (!quiet) {
     std::fprintf(stderr,

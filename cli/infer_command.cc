@@ -16,6 +16,7 @@
 #include "cli/spec_options.h"
 #include "extract/agents.h"
 #include "extract/infer.h"
+#include "extract/infer_run.h"
 #include "util/file_lock.h"
 #include "util/parallel.h"
 
@@ -60,15 +61,6 @@ util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const 
   return out;
 }
 
-// A result of an earlier run that is final (finished or timed out), unless --rerun.
-std::optional<extract::InferResult> Earlier(util::Env& env, const std::string& dir) {
-  auto text = env.ReadFile(util::JoinPath(dir, "result.json"));
-  if (!text.ok()) return std::nullopt;
-  auto r = extract::ParseInferResult(*text);
-  if (!r.ok() || r->status == "error") return std::nullopt;
-  return *r;
-}
-
 std::string Describe(const extract::InferResult& r) {
   if (r.status == "error") return "error: " + r.error.substr(0, 200);
   std::string what = r.status == "timed_out" ? "timed out" : "exit " + std::to_string(r.exit_code);
@@ -77,59 +69,6 @@ std::string Describe(const extract::InferResult& r) {
   std::snprintf(buf, sizeof buf, ", patch %zu bytes, agent %.1f s, fbkit %.2f s", r.patch.size(),
                 r.agent_seconds, r.fbkit_seconds);
   return what + buf + (r.excluded.empty() ? "" : ", " + std::to_string(r.excluded.size()) + " files left out");
-}
-
-// RUN_DIR/predictions.jsonl from every instance directory with a final result (all shards
-// that share RUN_DIR), sorted by instance id: SWE-bench's convention.
-util::Status WritePredictions(util::Env& env, const std::string& run,
-                              const std::map<std::string, std::string>& tasks) {
-  std::string out;
-  for (const auto& [id, dir] : tasks) {
-    std::string inst = util::JoinPath(run, id);
-    auto r = Earlier(env, inst);
-    auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff"));
-    auto model = env.ReadFile(util::JoinPath(inst, "model"));
-    if (!r || !patch.ok() || !model.ok()) continue;
-    json row = {{"instance_id", id}, {"model_name_or_path", *model}, {"model_patch", *patch}};
-    out += row.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  }
-  return env.WriteFileAtomic(util::JoinPath(run, "predictions.jsonl"), out);
-}
-
-// The run's summary: counts, agent exit codes, token IO, fbkit's own time per instance.
-std::string Summary(const std::vector<extract::InferResult>& results, const std::string& shard) {
-  size_t finished = 0, timed_out = 0, errors = 0, empty = 0, with_usage = 0;
-  double input = 0, output = 0, fbkit = 0;
-  std::map<std::string, size_t> exits;
-  for (const auto& r : results) {
-    finished += r.status == "finished";
-    timed_out += r.status == "timed_out";
-    errors += r.status == "error";
-    empty += r.status != "error" && r.patch.empty();
-    if (r.status == "finished") {
-      exits[r.signal ? "signal " + std::to_string(r.signal) : std::to_string(r.exit_code)]++;
-    }
-    if (r.usage) {
-      ++with_usage;
-      input += static_cast<double>(r.usage->input_tokens);
-      output += static_cast<double>(r.usage->output_tokens);
-    }
-    fbkit += r.fbkit_seconds;
-  }
-  json j = {{"schema", "fbkit.infer-summary/1"},
-            {"instances", results.size()},
-            {"finished", finished},
-            {"timed_out", timed_out},
-            {"errors", errors},
-            {"empty_patch", empty},
-            {"agent_exit_codes", exits},
-            {"instances_with_usage", with_usage},
-            {"shard", shard}};
-  j["mean_input_tokens"] = with_usage ? json(input / static_cast<double>(with_usage)) : json(nullptr);
-  j["mean_output_tokens"] = with_usage ? json(output / static_cast<double>(with_usage)) : json(nullptr);
-  j["fbkit_seconds_per_instance"] =
-      results.empty() ? 0.0 : static_cast<int64_t>(fbkit / static_cast<double>(results.size()) * 1000) / 1000.0;
-  return j.dump(2) + "\n";
 }
 
 void PrintTable(const std::string& summary) {
@@ -148,66 +87,75 @@ void PrintTable(const std::string& summary) {
   std::printf("%-34s %8.3f\n", "fbkit seconds per instance", j["fbkit_seconds_per_instance"].get<double>());
 }
 
-int Run(const InferArgs& a) {
-  const std::string who = "fb-extract infer";
-  util::Env& env = util::RealEnv();
-  auto shard = ParseShard(a.shard);
-  if (!shard.ok()) return Fail(who, shard.error()), kExitUsage;
-  if (a.agent_cmd.empty() == a.agent.empty()) {
-    return Fail(who, "give either --agent NAME or --agent-cmd CMD"), kExitUsage;
-  }
-  auto agent_env = AgentEnv(a);
-  if (!agent_env.ok()) return Fail(who, agent_env.error()), kExitUsage;
-  if (a.sandbox == "bwrap") {
-    if (auto s = tracer::CheckBwrap(); !s.ok()) return Fail(who, s.error());
-  }
-  auto tasks = FindTasks(env, a.tasks);
-  if (!tasks.ok()) return Fail(who, tasks.error());
-  if (auto s = env.MakeDirs(util::JoinPath(a.output, ".fbkit")); !s.ok()) {
-    return Fail(who, a.output + ": " + s.error());
-  }
-  auto run = env.RealPath(a.output);
-  if (!run.ok()) return Fail(who, "cannot resolve " + a.output);
-  std::vector<std::pair<std::string, std::string>> mine;  // (id, task dir), sorted by id
-  size_t index = 0;
-  for (const auto& [id, dir] : *tasks) {
-    bool chosen = a.only.empty() || std::find(a.only.begin(), a.only.end(), id) != a.only.end();
-    if (chosen && InShard(index++, *shard)) mine.emplace_back(id, dir);
-  }
-  extract::InferOptions o;
-  o.agent_cmd = a.agent_cmd;
-  o.read_only = a.read_only;
+constexpr char kWho[] = "fb-extract infer";
+
+// The agent's command, files and environment from --agent NAME (a preset) or --agent-cmd,
+// with warnings for what the agent will lack; else the exit code to stop with.
+std::optional<int> AgentOptions(const InferArgs& a,
+                                std::vector<std::pair<std::string, std::string>> agent_env,
+                                extract::InferOptions* o) {
+  o->agent_cmd = a.agent_cmd;
+  o->read_only = a.read_only;
   if (!a.agent.empty()) {
     const char* dir = std::getenv("FBKIT_AGENTS_DIR");
     extract::AgentChoice choice{a.agent, a.agent_path, dir ? dir : FBKIT_AGENTS_DIR, a.model,
                                 a.model_url, a.agent_args};
     auto launch = extract::PrepareAgent(choice);
-    if (!launch.ok()) return Fail(who, launch.error()), kExitUsage;
+    if (!launch.ok()) return Fail(kWho, launch.error()), kExitUsage;
     const std::string& key = launch->key_env;
-    bool has_key = std::any_of(agent_env->begin(), agent_env->end(),
+    bool has_key = std::any_of(agent_env.begin(), agent_env.end(),
                                [&](const auto& kv) { return kv.first == key; });
     if (!key.empty() && !has_key) {
       std::fprintf(stderr, "%s: warning: %s reads its API key from %s, which the agent is not "
-                   "given (--pass-env %s, or --env %s=...)\n", who.c_str(), a.agent.c_str(),
+                   "given (--pass-env %s, or --env %s=...)\n", kWho, a.agent.c_str(),
                    key.c_str(), key.c_str(), key.c_str());
     }
     bool network = a.network_option->count() ? a.network : false;
     if (!network && a.sidecar.empty()) {
       std::fprintf(stderr, "%s: note: the agent has no network unless the task's spec allows it; "
-                   "a model endpoint off this machine needs --network\n", who.c_str());
+                   "a model endpoint off this machine needs --network\n", kWho);
     }
-    o.agent_cmd = launch->command;
-    o.read_only.insert(o.read_only.end(), launch->read_only.begin(), launch->read_only.end());
-    o.output_files = launch->output_files;
-    agent_env->insert(agent_env->begin(), launch->env.begin(), launch->env.end());
+    o->agent_cmd = launch->command;
+    o->read_only.insert(o->read_only.end(), launch->read_only.begin(), launch->read_only.end());
+    o->output_files = launch->output_files;
+    agent_env.insert(agent_env.begin(), launch->env.begin(), launch->env.end());
   } else if (!a.agent_path.empty() || !a.model_url.empty() || !a.agent_args.empty()) {
-    return Fail(who, "--agent-path, --model-url and --agent-arg go with --agent NAME"), kExitUsage;
+    return Fail(kWho, "--agent-path, --model-url and --agent-arg go with --agent NAME"), kExitUsage;
   }
-  o.agent_cmd = extract::WithSidecar(a.sidecar, o.agent_cmd);
+  o->agent_cmd = extract::WithSidecar(a.sidecar, o->agent_cmd);
+  o->env = std::move(agent_env);
+  return std::nullopt;
+}
+
+// The run's options from the command line; else the exit code to stop with.
+std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRunOptions* r) {
+  auto shard = ParseShard(a.shard);
+  if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
+  if (a.agent_cmd.empty() == a.agent.empty()) {
+    return Fail(kWho, "give either --agent NAME or --agent-cmd CMD"), kExitUsage;
+  }
+  auto agent_env = AgentEnv(a);
+  if (!agent_env.ok()) return Fail(kWho, agent_env.error()), kExitUsage;
+  if (a.sandbox == "bwrap") {
+    if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kWho, s.error());
+  }
+  auto tasks = FindTasks(env, a.tasks);
+  if (!tasks.ok()) return Fail(kWho, tasks.error());
+  if (auto s = env.MakeDirs(util::JoinPath(a.output, ".fbkit")); !s.ok()) {
+    return Fail(kWho, a.output + ": " + s.error());
+  }
+  auto run = env.RealPath(a.output);
+  if (!run.ok()) return Fail(kWho, "cannot resolve " + a.output);
+  size_t index = 0;
+  for (const auto& [id, dir] : *tasks) {
+    bool chosen = a.only.empty() || std::find(a.only.begin(), a.only.end(), id) != a.only.end();
+    if (chosen && InShard(index++, *shard)) r->instances.emplace_back(id, dir);
+  }
+  extract::InferOptions& o = r->infer;
+  if (auto stop = AgentOptions(a, std::move(*agent_env), &o)) return stop;
   o.timeout = a.timeout;
-  o.sandbox = a.sandbox == "none" ? tracer::SandboxKind::kNone : tracer::SandboxKind::kBwrap;
+  o.sandbox = a.sandbox == "none" ? runner::SandboxKind::kNone : runner::SandboxKind::kBwrap;
   if (a.network_option->count()) o.network = a.network;
-  o.env = *agent_env;
   // The agent sees none of the task directories (nor their neighbours): each task's parent is
   // hidden (TASKS itself, or the directories a task list names tasks in).
   std::set<std::string> parents;
@@ -217,52 +165,29 @@ int Run(const InferArgs& a) {
   o.memory_mb = a.memory_mb;
   o.processes = a.processes;
   o.run_dir = *run;
-  if (auto s = extract::CheckAgentCommand(o); !s.ok()) return Fail(who, s.error());
-  const std::string model = !a.model.empty() ? a.model : !a.agent.empty() ? a.agent : "agent";
-  Batch<extract::InferResult> batch;
-  batch.label = who;
-  batch.jobs = a.jobs;
-  batch.quiet = a.quiet;
-  batch.id = [&](size_t i) { return mine[i].first; };
-  batch.earlier = [&](size_t i) -> std::optional<extract::InferResult> {
-    std::string inst = util::JoinPath(*run, mine[i].first);
-    std::optional<extract::InferResult> r = a.rerun ? std::nullopt : Earlier(env, inst);
-    if (r) {
-      auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff"));
-      r->patch = patch.ok() ? *patch : "";
-    }
-    return r;
-  };
-  batch.run = [&](size_t i) {
-    extract::InferResult r = extract::RunAgent(env, tracer::RealLauncher(), mine[i].second, o);
-    std::string inst = util::JoinPath(*run, mine[i].first);
-    if (auto s = WriteFiles(env, inst, {{"model", model}, {"result.json", extract::InferResultJson(r)}});
-        !s.ok()) {
-      r.status = "error";
-      r.error = "writing the result: " + s.error();
-    }
-    return r;
-  };
-  batch.describe = Describe;
-  // The agent cannot start: the others would fail alike.
-  batch.stops = [](const extract::InferResult& r) { return r.could_not_start; };
-  std::vector<extract::InferResult> results;
-  for (auto& r : RunBatch(mine.size(), batch)) {
-    if (r) results.push_back(std::move(*r));
-  }
-  auto failed = std::find_if(results.begin(), results.end(), [](const auto& r) { return r.could_not_start; });
-  if (failed != results.end()) Fail(who, "stopped: " + failed->instance_id + ": " + failed->error);
-  {
-    util::FileLock lock(util::JoinPath(*run, ".fbkit/lock"));  // shards sharing RUN_DIR
-    if (auto s = WritePredictions(env, *run, *tasks); !s.ok()) return Fail(who, s.error());
-  }
-  std::string shard_name = std::to_string(shard->first) + "/" + std::to_string(shard->second);
-  std::string summary = Summary(results, shard_name);
-  std::string name = shard->second == 1 ? "infer_summary.json"
-                                        : "infer_summary." + std::to_string(shard->first) + "-of-" +
-                                              std::to_string(shard->second) + ".json";
-  if (auto s = env.WriteFileAtomic(util::JoinPath(*run, name), summary); !s.ok()) return Fail(who, s.error());
-  PrintTable(summary);
+  if (auto s = extract::CheckAgentCommand(o); !s.ok()) return Fail(kWho, s.error());
+  r->tasks = std::move(*tasks);
+  r->model = !a.model.empty() ? a.model : !a.agent.empty() ? a.agent : "agent";
+  r->shard = *shard;
+  r->jobs = a.jobs;
+  r->rerun = a.rerun;
+  return std::nullopt;
+}
+
+int Run(const InferArgs& a) {
+  util::Env& env = util::RealEnv();
+  extract::InferRunOptions o;
+  if (auto stop = Prepare(env, a, &o)) return *stop;
+  BatchLines<extract::InferResult> lines(
+      kWho, a.quiet, [&](const auto& item) { return o.instances[item.index].first; }, Describe);
+  auto run = extract::InferRun(env, runner::RealLauncher(), o, std::ref(lines));
+  lines.Done();
+  if (!run.ok()) return Fail(kWho, run.error());
+  const auto& results = run->results;
+  auto failed = std::find_if(results.begin(), results.end(),
+                             [](const auto& r) { return r.could_not_start; });
+  if (failed != results.end()) Fail(kWho, "stopped: " + failed->instance_id + ": " + failed->error);
+  PrintTable(run->summary_json);
   bool any_error = std::any_of(results.begin(), results.end(),
                                [](const auto& r) { return r.status == "error"; });
   return any_error ? kExitFailure : kExitOk;

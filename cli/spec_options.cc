@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "cli/cli_common.h"
-#include "tracer/environment.h"
-#include "tracer/process.h"
+#include "runner/environment.h"
+#include "runner/process.h"
 
 namespace fbkit::cli {
 namespace {
@@ -17,7 +17,7 @@ bool Given(const SpecArgs& a, const std::string& field) {
   return false;
 }
 
-util::Status MergeEnv(const std::vector<std::string>& items, tracer::RepoSpec* spec) {
+util::Status MergeEnv(const std::vector<std::string>& items, runner::RepoSpec* spec) {
   for (const auto& item : items) {
     auto kv = ParseEnvAssignment(item);
     if (!kv.ok()) return util::Error{kv.error()};
@@ -69,24 +69,24 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which) {
   }
 }
 
-util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a) {
-  if (a.sandbox.empty()) return tracer::SandboxKind::kBwrap;
-  return tracer::ParseSandboxKind(a.sandbox);
+util::Expected<runner::SandboxKind> SandboxOf(const SpecArgs& a) {
+  if (a.sandbox.empty()) return runner::SandboxKind::kBwrap;
+  return runner::ParseSandboxKind(a.sandbox);
 }
 
-util::Expected<tracer::BuiltEnvironment> BuildEnvironment(const tracer::RepoSpec& spec,
+util::Expected<runner::BuiltEnvironment> BuildEnvironment(const runner::RepoSpec& spec,
                                                           const std::string& root,
                                                           const std::string& who, bool quiet) {
-  if (spec.sandbox == tracer::SandboxKind::kBwrap) {
-    if (auto s = tracer::CheckBwrap(); !s.ok()) return util::Error{s.error()};
+  if (spec.sandbox == runner::SandboxKind::kBwrap) {
+    if (auto s = runner::CheckBwrap(); !s.ok()) return util::Error{s.error()};
   }
-  tracer::EnvRequest request{spec, root, spec.env_cache, [&](const std::string& line) {
+  runner::EnvRequest request{spec, root, spec.env_cache, [&](const std::string& line) {
                                if (!quiet) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
                              }};
-  return tracer::EnsureEnvironment(util::RealEnv(), tracer::RealLauncher(), request);
+  return runner::EnsureEnvironment(util::RealEnv(), runner::RealLauncher(), request);
 }
 
-util::Status PrepareEnvironment(const tracer::RepoSpec& spec, const std::string& root,
+util::Status PrepareEnvironment(const runner::RepoSpec& spec, const std::string& root,
                                 const std::string& who, bool quiet) {
   if (spec.install.empty()) return util::Status::Ok();
   auto built = BuildEnvironment(spec, root, who, quiet);
@@ -106,10 +106,10 @@ util::Expected<std::pair<std::string, std::string>> ParseEnvAssignment(const std
 
 std::string EnvCacheDir() { return UserCacheDir("env").value_or("/tmp/fbkit-env-cache"); }
 
-util::Expected<tracer::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root) {
-  auto loaded = tracer::LoadRepoSpec(util::RealEnv(), a.spec_file, root);
+util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root) {
+  auto loaded = runner::LoadRepoSpec(util::RealEnv(), a.spec_file, root);
   if (!loaded.ok()) return loaded;
-  tracer::RepoSpec spec = std::move(*loaded);
+  runner::RepoSpec spec = std::move(*loaded);
   if (Given(a, "sandbox")) {
     auto kind = SandboxOf(a);
     if (!kind.ok()) return util::Error{kind.error()};

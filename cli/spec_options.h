@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "tracer/environment.h"
-#include "tracer/spec.h"
+#include "runner/environment.h"
+#include "runner/spec.h"
 #include "util/expected.h"
 
 namespace fbkit::cli {
@@ -35,21 +35,21 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which);
 
 // The spec file (or ROOT/fbkit.toml; ROOT may be "" for none) with the command line's
 // overrides applied and the environment cache under the user's cache directory.
-util::Expected<tracer::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root);
+util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root);
 
 // Only --sandbox (for commands whose settings come from task directories); default bwrap.
-util::Expected<tracer::SandboxKind> SandboxOf(const SpecArgs& a);
+util::Expected<runner::SandboxKind> SandboxOf(const SpecArgs& a);
 
 // The spec's environment (built unless cached), with the install steps' progress on stderr
 // unless quiet; the error names the failing step, or why the sandbox cannot start.
-util::Expected<tracer::BuiltEnvironment> BuildEnvironment(const tracer::RepoSpec& spec,
+util::Expected<runner::BuiltEnvironment> BuildEnvironment(const runner::RepoSpec& spec,
                                                           const std::string& root,
                                                           const std::string& who, bool quiet);
 
 // Builds the spec's environment now (when it has install steps and the cache lacks it),
 // with progress lines on stderr unless quiet, so that a long install is not silent; the
 // runner then finds it in the cache. The error names the failing step.
-util::Status PrepareEnvironment(const tracer::RepoSpec& spec, const std::string& root,
+util::Status PrepareEnvironment(const runner::RepoSpec& spec, const std::string& root,
                                 const std::string& who, bool quiet);
 
 // "NAME=VALUE" -> {NAME, VALUE}; the error quotes the item (for --env options).

@@ -63,9 +63,9 @@ util::Expected<std::map<std::string, double>> Durations(util::Env& env, const st
 void Summarise(const tracer::TraceSet& t, double seconds, bool quiet) {
   size_t bad = 0;
   for (const auto& [name, f] : t.files) {
-    if (f.status == tracer::FileStatus::kOk) continue;
+    if (f.status == runner::FileStatus::kOk) continue;
     ++bad;
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), tracer::FileStatusName(f.status));
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), runner::FileStatusName(f.status));
   }
   if (quiet) return;
   std::string counts;
@@ -119,7 +119,7 @@ int Run(TraceArgs& args) {
   args.options.work_dir = work;
   args.options.accel_cache_dir = UserCacheDir("accel").value_or("");
   Progress progress("fb-graph trace:", !args.quiet);
-  auto trace = tracer::RunTrace(env, tracer::RealLauncher(), args.options,
+  auto trace = tracer::RunTrace(env, runner::RealLauncher(), args.options,
                                 [&](const tracer::TraceProgress& p) {
                                   progress.Update(p.files_done, p.files_total);
                                 });
@@ -131,7 +131,7 @@ int Run(TraceArgs& args) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summarise(*trace, seconds, args.quiet);
   for (const auto& [name, f] : trace->files) {
-    if (f.status != tracer::FileStatus::kOk) return kExitFileErrors;
+    if (f.status != runner::FileStatus::kOk) return kExitFileErrors;
   }
   return kExitOk;
 }

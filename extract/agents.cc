@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "tracer/sandbox.h"
+#include "runner/sandbox.h"
 #include "util/env.h"
 #include "util/strings.h"
 
@@ -206,7 +206,7 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
       std::string installed = util::JoinPath(c.agents_dir, preset->name + bin + preset->program);
       if (program.empty() && !c.agents_dir.empty() && Executable(installed)) program = installed;
     }
-    if (program.empty()) program = tracer::FindProgram(preset->program);
+    if (program.empty()) program = runner::FindProgram(preset->program);
   }
   if (program.empty() || !Executable(program)) {
     return util::Error{"agent " + preset->name + ": no executable '" + preset->program +
@@ -222,7 +222,7 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
   l.key_env = preset->key_env;
   l.output_files.emplace_back("home/.gitconfig", kGitConfig);
   l.read_only.push_back(InstallRoot(program));
-  std::string node = tracer::FindProgram("node");
+  std::string node = runner::FindProgram("node");
   if (!node.empty()) l.read_only.push_back(InstallRoot(node));
   if (auto s = preset->configure(c, *preset, program, &l); !s.ok()) return util::Error{s.error()};
   return l;

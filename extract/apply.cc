@@ -6,7 +6,7 @@
 
 namespace fbkit::extract {
 
-util::Expected<std::vector<std::string>> ChangedPaths(tracer::Git& git, const std::string& tree) {
+util::Expected<std::vector<std::string>> ChangedPaths(runner::Git& git, const std::string& tree) {
   auto out = git.Run(tree, {"status", "--porcelain=v1", "-z", "--untracked-files=all",
                             "--no-renames"});
   if (!out.ok()) return util::Error{out.error()};
@@ -22,7 +22,7 @@ util::Expected<std::vector<std::string>> ChangedPaths(tracer::Git& git, const st
   return paths;
 }
 
-util::Status RestorePaths(util::Env& env, tracer::Git& git, const std::string& tree,
+util::Status RestorePaths(util::Env& env, runner::Git& git, const std::string& tree,
                           const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
     if (git.Run(tree, {"cat-file", "-e", "HEAD:" + p}).ok()) {

@@ -1,22 +1,22 @@
 // What an applied patch changed in a git work tree, and putting paths back (the test files
-// `eval` restores after an agent's patch). Applying patches is tracer::Git::Apply's job.
+// `eval` restores after an agent's patch). Applying patches is runner::Git::Apply's job.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "tracer/git.h"
-#include "tracer/process.h"
+#include "runner/git.h"
+#include "runner/process.h"
 #include "util/env.h"
 
 namespace fbkit::extract {
 
 // Paths (relative, sorted) the work tree differs in from HEAD: modified, added, deleted
 // and untracked files.
-util::Expected<std::vector<std::string>> ChangedPaths(tracer::Git& git, const std::string& tree);
+util::Expected<std::vector<std::string>> ChangedPaths(runner::Git& git, const std::string& tree);
 
 // Puts `paths` back as they are at HEAD (deleting those HEAD does not have).
-util::Status RestorePaths(util::Env& env, tracer::Git& git, const std::string& tree,
+util::Status RestorePaths(util::Env& env, runner::Git& git, const std::string& tree,
                           const std::vector<std::string>& paths);
 
 }  // namespace fbkit::extract

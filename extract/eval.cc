@@ -14,8 +14,9 @@
 #include "extract/verify.h"
 #include "parser/python_parser.h"
 #include "parser/source_files.h"
-#include "tracer/git.h"
-#include "tracer/outcome.h"
+#include "runner/confine.h"
+#include "runner/git.h"
+#include "runner/outcome.h"
 #include "util/hash.h"
 #include "util/strings.h"
 
@@ -63,9 +64,9 @@ struct Captured {
 };
 
 // Runs argv to its end or until `timeout` seconds (0 = none) pass; output captured.
-util::Expected<Captured> Capture(util::Env& env, tracer::Launcher& launcher,
-                                 const tracer::ProcessSpec& spec, double timeout) {
-  auto exit = tracer::RunToCompletion(launcher, spec, timeout);
+util::Expected<Captured> Capture(util::Env& env, runner::Launcher& launcher,
+                                 const runner::ProcessSpec& spec, double timeout) {
+  auto exit = runner::RunToCompletion(launcher, spec, timeout);
   if (!exit.ok()) return util::Error{exit.error()};
   auto out = env.ReadFile(spec.log_path);
   return Captured{exit->timed_out ? -1 : exit->code, exit->timed_out, out.ok() ? *out : ""};
@@ -108,9 +109,9 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& site
 // the original repository and agent_code's objects defined there, writes that to
 // $FBKIT_PROBE_OUT and ends the process.
 
-std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& launcher,
+std::vector<std::string> RuntimeReexports(util::Env& env, runner::Launcher& launcher,
                                           const std::string& repo, const std::string& site,
-                                          const tracer::RepoSpec& settings, const std::string& work) {
+                                          const runner::RepoSpec& settings, const std::string& work) {
   // The repository and agent_code are read-only to the probe (it runs the agent's code):
   // only its scratch directory, where it writes its answer, is writable.
   std::string dir = util::JoinPath(work, "probe");
@@ -120,10 +121,10 @@ std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& laun
       !env.WriteFileAtomic(util::JoinPath(dir, "fbkit_probe.py"), std::string(util::FindEmbedded(ExtractFiles(), "l2_probe.py"))).ok()) {
     return {"cannot write the import probe"};
   }
-  auto confined = tracer::Confine(env, launcher, settings, {repo, false, work, scratch});
+  auto confined = runner::Confine(env, launcher, settings, {repo, false, work, scratch});
   if (!confined.ok()) return {"the import probe could not run: " + confined.error()};
   confined->sandbox.read_only.insert(confined->sandbox.read_only.end(), {dir, site});
-  tracer::ProcessSpec spec;
+  runner::ProcessSpec spec;
   spec.argv = {confined->python, "-m", "pytest", "-p", "fbkit_probe", "-p", "no:cacheprovider",
                "--collect-only", "-q"};
   spec.argv.insert(spec.argv.end(), settings.pytest_args.begin(), settings.pytest_args.end());
@@ -170,8 +171,9 @@ std::vector<std::string> RuntimeReexports(util::Env& env, tracer::Launcher& laun
 
 struct Context {
   util::Env& env;
-  tracer::Launcher& launcher;
-  tracer::Git git;
+  runner::Launcher& launcher;
+  runner::TestRunner& tests;
+  runner::Git git;
   InstanceInfo info;
   std::string task;  // absolute
   std::string work;
@@ -200,7 +202,7 @@ util::Status Clone(Context& c, const std::string& task_dir) {
 // L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
 util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
   if (auto s = Clone(c, c.task); !s.ok()) return s;
-  tracer::ApplyResult a = c.git.Apply(c.repo, p.patch, {tracer::Leniency::kLenient});
+  runner::ApplyResult a = c.git.Apply(c.repo, p.patch, {runner::Leniency::kLenient});
   r->applied = a.applied;
   r->apply_method = a.method;
   r->apply_error = util::Tail(a.error, 2000);
@@ -249,7 +251,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (auto g = c.git.Run(agent, {"commit", "-q", "--allow-empty", "-m", "empty"}); !g.ok()) {
     return util::Error{g.error()};
   }
-  tracer::ApplyResult a = c.git.Apply(agent, p.patch, {tracer::Leniency::kLenient});
+  runner::ApplyResult a = c.git.Apply(agent, p.patch, {runner::Leniency::kLenient});
   r->applied = a.applied;
   r->apply_method = a.method;
   r->apply_error = util::Tail(a.error, 2000);
@@ -266,7 +268,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (auto s = c.env.MakeDirs(site); !s.ok()) return s;
   c.extra_path = {site};
   if (package.empty()) return util::Status::Ok();  // the tests will fail to import it
-  tracer::ProcessSpec cp;
+  runner::ProcessSpec cp;
   cp.argv = {"cp", "-R", package, util::JoinPath(site, "agent_code")};
   cp.cwd = c.work;
   cp.log_path = util::JoinPath(c.work, "cp.log");
@@ -281,15 +283,6 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
     Suspect(r, why);
   }
   return util::Status::Ok();
-}
-
-std::string Outcome(const tracer::TraceSet& trace, const std::string& id) {
-  std::string file = id.substr(0, id.find("::"));
-  auto f = trace.files.find(file);
-  if (f == trace.files.end()) return "missing";
-  if (auto t = f->second.tests.find(id); t != f->second.tests.end()) return t->second.outcome;
-  if (f->second.status != tracer::FileStatus::kOk) return tracer::FileStatusName(f->second.status);
-  return "missing";
 }
 
 std::string RunLogs(util::Env& env, const std::string& dir) {
@@ -338,7 +331,7 @@ std::map<std::string, std::string> Hashes(const Context& c, const std::vector<st
 }
 
 void Score(Context& c, const EvalOptions& options, EvalReport* r) {
-  tracer::RepoSpec settings = c.info.settings;
+  runner::RepoSpec settings = c.info.settings;
   if (options.timeout > 0) {
     settings.timeout = settings.timeout > 0 ? std::min(settings.timeout, options.timeout)
                                             : options.timeout;
@@ -348,24 +341,31 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   std::string run_dir = util::JoinPath(c.work, "run");
   std::vector<std::string> grader = GraderFiles(c);
   auto before = Hashes(c, grader);
-  auto trace = tracer::RunOutcomes(c.env, c.launcher, c.repo, settings, files, c.extra_path,
-                                   options.timeout, run_dir, grader);
+  runner::TestRunRequest request;
+  request.root = c.repo;
+  request.spec = settings;
+  request.files = files;
+  request.extra_pythonpath = c.extra_path;
+  request.total_timeout = options.timeout;
+  request.work_dir = run_dir;
+  request.protect = grader;
+  auto trace = c.tests.Run(request);
   for (const auto& [file, hash] : Hashes(c, grader)) {
     if (before[file] != hash) Suspect(r, "the tests changed " + file + " while they ran");
   }
   r->test_output = RunLogs(c.env, run_dir);
-  tracer::TraceSet empty;
+  runner::TestRun empty;
   if (!trace.ok()) r->error = "pytest: " + trace.error();
-  const tracer::TraceSet& t = trace.ok() ? *trace : empty;
+  const runner::TestRun& t = trace.ok() ? *trace : empty;
   for (const auto& id : c.info.f2p_tests) {
-    r->f2p[id] = Outcome(t, id);
+    r->f2p[id] = runner::OutcomeOf(t, id);
     r->f2p_passed += F2pPassed(r->f2p[id]);
   }
   for (const auto& id : c.info.p2p_tests) {
-    r->p2p[id] = Outcome(t, id);
+    r->p2p[id] = runner::OutcomeOf(t, id);
     r->p2p_passed += P2pPassed(r->p2p[id]);
   }
-  for (const auto& [name, f] : t.files) r->timed_out |= f.status == tracer::FileStatus::kTimeout;
+  for (const auto& [name, f] : t.files) r->timed_out |= f.status == runner::FileStatus::kTimeout;
   r->exitstatus = t.exitstatus;
   if (!trace.ok()) return;
   for (const auto& why : HookReasons(t.hooks, c.changed)) Suspect(r, why);
@@ -390,9 +390,9 @@ void CheckAgentLog(const Context& c, const EvalOptions& options, EvalReport* r) 
 
 }  // namespace
 
-bool F2pPassed(const std::string& outcome) { return tracer::F2PPasses(outcome); }
+bool F2pPassed(const std::string& outcome) { return runner::F2PPasses(outcome); }
 
-bool P2pPassed(const std::string& outcome) { return tracer::P2PHolds(outcome); }
+bool P2pPassed(const std::string& outcome) { return runner::P2PHolds(outcome); }
 
 std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
                                          std::vector<std::string>* errors) {
@@ -431,7 +431,7 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
   return out;
 }
 
-EvalReport EvaluateInstance(util::Env& env, tracer::Launcher& launcher,
+EvalReport EvaluateInstance(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
                             const std::string& task_dir, const Prediction& prediction,
                             const EvalOptions& options) {
   EvalReport r;
@@ -445,14 +445,14 @@ EvalReport EvaluateInstance(util::Env& env, tracer::Launcher& launcher,
   if (!info.ok()) return r.error = util::JoinPath(task_dir, "instance.json") + ": " + info.error(), r;
   info->settings.sandbox = options.sandbox;
   info->settings.env_cache = options.env_cache;
-  r.sandbox = tracer::SandboxKindName(options.sandbox);
+  r.sandbox = runner::SandboxKindName(options.sandbox);
   r.level = info->level;
   r.repo = info->repo;
   for (const auto& id : info->f2p_tests) r.f2p[id] = "not_run";
   for (const auto& id : info->p2p_tests) r.p2p[id] = "not_run";
   if (r.empty_patch) return r;
   auto real = env.RealPath(task_dir);
-  Context c{env, launcher, tracer::Git(env, launcher, options.work_dir), *info,
+  Context c{env, launcher, tests, runner::Git(env, launcher, options.work_dir), *info,
             real.ok() ? *real : task_dir, options.work_dir,
             util::JoinPath(options.work_dir, "repo"), {}, {}};
   (void)env.RemoveAll(c.work);

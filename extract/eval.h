@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "tracer/process.h"
+#include "runner/process.h"
+#include "runner/test_run.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -39,7 +40,7 @@ struct EvalOptions {
   std::string level1_dir;   // L2: the L1 task beside it (default: the sibling .lv1)
   // How the agent's code is isolated (every process that imports or tests it): bubblewrap
   // unless the user said `--sandbox none`; recorded in the report.
-  tracer::SandboxKind sandbox = tracer::SandboxKind::kBwrap;
+  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
   std::string env_cache;    // where environments built from install steps are cached
 };
 
@@ -75,7 +76,7 @@ struct EvalReport {
 };
 
 // Never fails: problems are reported in the EvalReport.
-EvalReport EvaluateInstance(util::Env& env, tracer::Launcher& launcher,
+EvalReport EvaluateInstance(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
                             const std::string& task_dir, const Prediction& prediction,
                             const EvalOptions& options);
 

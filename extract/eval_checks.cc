@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "extract/select.h"
-#include "tracer/outcome.h"
+#include "runner/outcome.h"
 
 namespace fbkit::extract {
 
@@ -73,13 +73,13 @@ std::vector<std::string> HookReasons(const std::set<std::pair<std::string, std::
   return out;
 }
 
-std::vector<std::string> VanishedTests(const tracer::TraceSet& trace,
+std::vector<std::string> VanishedTests(const runner::TestRun& trace,
                                        const std::vector<std::string>& expected) {
   std::vector<std::string> out;
   for (const auto& id : expected) {
     std::string file = id.substr(0, id.find("::"));
     auto it = trace.files.find(file);
-    if (it == trace.files.end() || it->second.status != tracer::FileStatus::kOk) continue;
+    if (it == trace.files.end() || it->second.status != runner::FileStatus::kOk) continue;
     const auto& f = it->second;
     if (f.tests.count(id)) continue;
     if (std::find(f.nodeids.begin(), f.nodeids.end(), id) != f.nodeids.end()) continue;
@@ -88,18 +88,18 @@ std::vector<std::string> VanishedTests(const tracer::TraceSet& trace,
   return out;
 }
 
-std::string ExitContradiction(const tracer::TraceSet& trace) {
+std::string ExitContradiction(const runner::TestRun& trace) {
   if (!trace.exitstatus) return "";
   bool bad = false;
   size_t tests = 0;
   for (const auto& [name, f] : trace.files) {
-    if (f.status == tracer::FileStatus::kTimeout || f.status == tracer::FileStatus::kCrashed) {
+    if (f.status == runner::FileStatus::kTimeout || f.status == runner::FileStatus::kCrashed) {
       return "";  // the run did not finish normally: nothing to compare
     }
-    bad = bad || f.status != tracer::FileStatus::kOk;
+    bad = bad || f.status != runner::FileStatus::kOk;
     for (const auto& [id, t] : f.tests) {
       ++tests;
-      bad = bad || !tracer::P2PHolds(t.outcome);
+      bad = bad || !runner::P2PHolds(t.outcome);
     }
   }
   int status = *trace.exitstatus;

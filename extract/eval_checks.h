@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "tracer/trace.h"
+#include "runner/test_run.h"
 
 namespace fbkit::extract {
 
@@ -35,12 +35,12 @@ std::vector<std::string> HookReasons(const std::set<std::pair<std::string, std::
                                      const std::set<std::string>& changed);
 
 // Expected test ids of files that collected fine but are no longer collected.
-std::vector<std::string> VanishedTests(const tracer::TraceSet& trace,
+std::vector<std::string> VanishedTests(const runner::TestRun& trace,
                                        const std::vector<std::string>& expected);
 
 // A reason when pytest's exit status (as its hooks saw it, and the process's) contradicts
 // the per-test outcomes; empty when consistent or when the run did not finish.
-std::string ExitContradiction(const tracer::TraceSet& trace);
+std::string ExitContradiction(const runner::TestRun& trace);
 
 // The original library's top-level modules: for each top object's file, the outermost
 // directory of its path that is a package (`is_package(dir)`: has an __init__.py), else

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "extract/verify.h"
-#include "tracer/git.h"
-#include "tracer/outcome.h"
+#include "runner/git.h"
+#include "runner/outcome.h"
 #include "util/json_read.h"
 #include "util/strings.h"
 
@@ -28,7 +28,7 @@ std::vector<std::string> Diff(const std::string& from, const std::string& to,
   return args;
 }
 
-util::Status Commit(tracer::Git& git, const std::string& dir, const std::string& message) {
+util::Status Commit(runner::Git& git, const std::string& dir, const std::string& message) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"add", "-A"}, {"commit", "-q", "--no-verify", "--allow-empty", "-m", message}}) {
     if (auto r = git.Run(dir, args); !r.ok()) return util::Error{r.error()};
@@ -48,7 +48,7 @@ util::Expected<nlohmann::json> ReadJson(util::Env& env, const std::string& path)
 
 // The original repository rebuilt from an L1 task in `repo`: commits P (pre-solved), A (the
 // gold fix applied: the original without the F2P file) and B (the original), HEAD at B.
-util::Status RebuildOriginal(tracer::Git& git, const std::string& level1, const std::string& repo) {
+util::Status RebuildOriginal(runner::Git& git, const std::string& level1, const std::string& repo) {
   auto cloned = git.Run(util::DirName(repo), {"clone", "-q", "--no-hardlinks",
                                               util::JoinPath(level1, "presolved"), repo});
   if (!cloned.ok()) return util::Error{cloned.error()};
@@ -62,7 +62,7 @@ util::Status RebuildOriginal(tracer::Git& git, const std::string& level1, const 
 
 // An L2 task's test patch as a forward diff of the original repository (`repo` as
 // RebuildOriginal left it): fbkit's test patch applied to A, diffed against B.
-util::Expected<std::string> L2TestsInOriginal(tracer::Git& git, const std::string& repo,
+util::Expected<std::string> L2TestsInOriginal(runner::Git& git, const std::string& repo,
                                               const std::string& task_dir) {
   if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
     return util::Error{r.error()};
@@ -87,7 +87,7 @@ std::string FeatureBenchSettings(const nlohmann::json& inst) {
   return s.dump();
 }
 
-util::Expected<std::string> FeatureBenchRow(tracer::Git& git, const nlohmann::json& inst,
+util::Expected<std::string> FeatureBenchRow(runner::Git& git, const nlohmann::json& inst,
                                             const std::string& task_dir,
                                             const std::string& repo) {
   int level = inst.value("level", 1);
@@ -128,7 +128,7 @@ std::string IsoTime(const std::string& t) {
   return iso + "Z";
 }
 
-util::Expected<std::string> SweBenchRow(tracer::Git& git, const nlohmann::json& inst,
+util::Expected<std::string> SweBenchRow(runner::Git& git, const nlohmann::json& inst,
                                         const std::string& task_dir, const std::string& repo) {
   int level = inst.value("level", 1);
   std::vector<std::string> f2p = util::JsonStringList(inst, "f2p_tests");
@@ -189,7 +189,7 @@ std::vector<std::string> WithPaths(std::vector<std::string> args, const std::vec
 
 // presolved/: the tree of `repo`'s HEAD as a fresh one-commit repository (no history an
 // agent could read the original from).
-util::Status WritePresolvedCopy(util::Env& env, tracer::Git& git, const std::string& repo,
+util::Status WritePresolvedCopy(util::Env& env, runner::Git& git, const std::string& repo,
                                 const std::string& dest) {
   auto cloned = git.Run(util::DirName(dest), {"clone", "-q", "--no-hardlinks", repo, dest});
   if (!cloned.ok()) return util::Error{cloned.error()};
@@ -201,26 +201,26 @@ util::Status WritePresolvedCopy(util::Env& env, tracer::Git& git, const std::str
 }
 
 // The ids of the tests in `files` that pass in `repo`.
-util::Expected<std::vector<std::string>> PassingIds(util::Env& env, tracer::Launcher& launcher,
+util::Expected<std::vector<std::string>> PassingIds(runner::TestRunner& tests,
                                                     const std::string& repo,
-                                                    const tracer::RepoSpec& spec,
+                                                    const runner::RepoSpec& spec,
                                                     const std::vector<std::string>& files,
                                                     const std::string& work) {
   if (files.empty()) return std::vector<std::string>{};
-  auto outcomes = RunTests(env, launcher, repo, spec, files, work, nullptr);
+  auto outcomes = RunTests(tests, repo, spec, files, work, nullptr);
   if (!outcomes.ok()) return util::Error{outcomes.error()};
   std::vector<std::string> ids;
   for (const auto& [id, outcome] : *outcomes) {
     std::string file = id.substr(0, id.find("::"));
     bool mine = std::find(files.begin(), files.end(), file) != files.end();
-    if (mine && tracer::F2PPasses(outcome)) ids.push_back(id);
+    if (mine && runner::F2PPasses(outcome)) ids.push_back(id);
   }
   return ids;
 }
 
 }  // namespace
 
-util::Expected<std::string> ExportRow(util::Env& env, tracer::Launcher& launcher,
+util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
                                       const std::string& task_dir, ExportFormat format,
                                       const std::string& work_dir) {
   auto inst = ReadJson(env, util::JoinPath(task_dir, "instance.json"));
@@ -236,7 +236,7 @@ util::Expected<std::string> ExportRow(util::Env& env, tracer::Launcher& launcher
   }
   (void)env.RemoveAll(work_dir);
   if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
-  tracer::Git git(env, launcher, util::JoinPath(work_dir, "log"));
+  runner::Git git(env, launcher, util::JoinPath(work_dir, "log"));
   std::string repo = util::JoinPath(work_dir, "repo");
   util::Expected<std::string> row = util::Error{""};
   // A SWE-bench L1 row is the task's own files; the others need the original rebuilt.
@@ -259,8 +259,8 @@ struct ImportedFiles {
   std::vector<std::string> f2p_tests, p2p_tests;
 };
 
-util::Expected<ImportedFiles> ImportLevel1(util::Env& env, tracer::Launcher& launcher,
-                                           tracer::Git& git, const nlohmann::json& row,
+util::Expected<ImportedFiles> ImportLevel1(util::Env& env, runner::TestRunner& tests,
+                                           runner::Git& git, const nlohmann::json& row,
                                            const std::vector<std::string>& f2p,
                                            const std::vector<std::string>& p2p,
                                            const ImportOptions& o, const std::string& repo,
@@ -277,14 +277,14 @@ util::Expected<ImportedFiles> ImportLevel1(util::Env& env, tracer::Launcher& lau
   if (auto s = Commit(git, repo, "masked"); !s.ok()) return util::Error{s.error()};
   ImportedFiles out;
   auto gold = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, true));
-  auto tests = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, false));
+  auto test_diff = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, false));
   if (!gold.ok()) return util::Error{gold.error()};
-  if (!tests.ok()) return util::Error{tests.error()};
+  if (!test_diff.ok()) return util::Error{test_diff.error()};
   std::string pre = util::JoinPath(dir, "presolved");
   if (auto s = WritePresolvedCopy(env, git, repo, pre); !s.ok()) return util::Error{s.error()};
   // The patches are written again from presolved/'s own small repository, as fbkit writes
   // them when it extracts (same abbreviated blob ids), then presolved/ is reset.
-  for (const auto& [name, text] : {std::pair{"gold", *gold}, std::pair{"tests", *tests}}) {
+  for (const auto& [name, text] : {std::pair{"gold", *gold}, std::pair{"tests", *test_diff}}) {
     std::string path = util::JoinPath(work, std::string(name) + ".diff");
     if (auto s = env.WriteFileAtomic(path, text); !s.ok()) return util::Error{s.error()};
     if (!text.empty()) {
@@ -302,9 +302,9 @@ util::Expected<ImportedFiles> ImportLevel1(util::Env& env, tracer::Launcher& lau
   if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
     return util::Error{r.error()};
   }
-  auto f2p_ids = PassingIds(env, launcher, repo, o.spec, f2p, util::JoinPath(work, "run-f2p"));
+  auto f2p_ids = PassingIds(tests, repo, o.spec, f2p, util::JoinPath(work, "run-f2p"));
   if (!f2p_ids.ok()) return util::Error{"pytest on the original: " + f2p_ids.error()};
-  auto p2p_ids = PassingIds(env, launcher, repo, o.spec, p2p, util::JoinPath(work, "run-p2p"));
+  auto p2p_ids = PassingIds(tests, repo, o.spec, p2p, util::JoinPath(work, "run-p2p"));
   if (!p2p_ids.ok()) return util::Error{"pytest on the original: " + p2p_ids.error()};
   if (f2p_ids->empty()) return util::Error{"no F2P test passes on the original repository"};
   out.f2p_tests = std::move(*f2p_ids);
@@ -312,8 +312,8 @@ util::Expected<ImportedFiles> ImportLevel1(util::Env& env, tracer::Launcher& lau
   return out;
 }
 
-util::Expected<ImportedFiles> ImportLevel2(util::Env& env, tracer::Launcher& launcher,
-                                           tracer::Git& git,
+util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& tests,
+                                           runner::Git& git,
                                            const nlohmann::json& row,
                                            const std::vector<std::string>& f2p,
                                            const ImportOptions& o, const std::string& id,
@@ -377,9 +377,9 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, tracer::Launcher& lau
   if (auto r = git.Run(repo, {"apply", gold}); !r.ok()) {
     return util::Error{"patch (the gold agent_code) does not apply: " + r.error()};
   }
-  tracer::RepoSpec spec = o.spec;
+  runner::RepoSpec spec = o.spec;
   spec.pythonpath.push_back(".");
-  auto ids = PassingIds(env, launcher, repo, spec, f2p, util::JoinPath(work, "run-l2"));
+  auto ids = PassingIds(tests, repo, spec, f2p, util::JoinPath(work, "run-l2"));
   if (!ids.ok()) return util::Error{"pytest with the gold agent_code: " + ids.error()};
   if (ids->empty()) return util::Error{"no F2P test passes with the gold agent_code"};
   out.f2p_tests = std::move(*ids);
@@ -389,7 +389,7 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, tracer::Launcher& lau
 std::string ImportedInstance(const nlohmann::json& row, const std::string& id, int level,
                              const std::vector<std::string>& f2p,
                              const std::vector<std::string>& p2p, const ImportedFiles& files,
-                             const tracer::RepoSpec& spec) {
+                             const runner::RepoSpec& spec) {
   Json j;
   j["FAIL_TO_PASS"] = f2p;
   j["PASS_TO_PASS"] = level == 1 ? p2p : std::vector<std::string>{};
@@ -408,7 +408,7 @@ std::string ImportedInstance(const nlohmann::json& row, const std::string& id, i
   j["patch"] = files.patch;
   j["problem_statement"] = row.value("problem_statement", "");
   j["repo"] = row.value("repo", "");
-  j["repo_settings"] = tracer::RepoSpecJson(spec);
+  j["repo_settings"] = runner::RepoSpecJson(spec);
   j["schema"] = "fbkit.task/2";
   j["test_patch"] = files.test_patch;
   j["top_objects"] = Json::array();
@@ -417,7 +417,8 @@ std::string ImportedInstance(const nlohmann::json& row, const std::string& id, i
 
 }  // namespace
 
-util::Expected<ImportResult> ImportRow(util::Env& env, tracer::Launcher& launcher,
+util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launcher,
+                                       runner::TestRunner& tests,
                                        const std::string& row_json, const ImportOptions& o) {
   nlohmann::json row = nlohmann::json::parse(row_json, nullptr, false);
   if (!row.is_object()) return util::Error{"not a JSON object"};
@@ -429,7 +430,7 @@ util::Expected<ImportResult> ImportRow(util::Env& env, tracer::Launcher& launche
   std::string base = row.value("base_commit", "");
   (void)env.RemoveAll(o.work_dir);
   if (auto s = env.MakeDirs(o.work_dir); !s.ok()) return util::Error{s.error()};
-  tracer::Git git(env, launcher, util::JoinPath(o.work_dir, "log"));
+  runner::Git git(env, launcher, util::JoinPath(o.work_dir, "log"));
   std::string repo = util::JoinPath(o.work_dir, "repo");
   if (auto s = git.Checkout(o.original, base, repo); !s.ok()) {
     return util::Error{id + ": base_commit " + base + ": " + s.error()};
@@ -437,8 +438,8 @@ util::Expected<ImportResult> ImportRow(util::Env& env, tracer::Launcher& launche
   std::string dir = util::JoinPath(o.out_dir, id);
   (void)env.RemoveAll(dir);
   if (auto s = env.MakeDirs(dir); !s.ok()) return util::Error{s.error()};
-  auto files = level == 1 ? ImportLevel1(env, launcher, git, row, f2p, p2p, o, repo, dir, o.work_dir)
-                          : ImportLevel2(env, launcher, git, row, f2p, o, id, repo, o.work_dir);
+  auto files = level == 1 ? ImportLevel1(env, tests, git, row, f2p, p2p, o, repo, dir, o.work_dir)
+                          : ImportLevel2(env, tests, git, row, f2p, o, id, repo, o.work_dir);
   (void)env.RemoveAll(o.work_dir);
   if (!files.ok()) {
     (void)env.RemoveAll(dir);

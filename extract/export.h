@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "tracer/process.h"
-#include "tracer/spec.h"
+#include "runner/process.h"
+#include "runner/spec.h"
+#include "runner/test_run.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -19,7 +20,7 @@ enum class ExportFormat { kFeatureBench, kSweBench };
 
 // One dataset row (a JSON object, no newline) for the task in `task_dir`. L2 tasks need their
 // L1 task beside them (the original repository is rebuilt from it). `work_dir` is scratch.
-util::Expected<std::string> ExportRow(util::Env& env, tracer::Launcher& launcher,
+util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
                                       const std::string& task_dir, ExportFormat format,
                                       const std::string& work_dir);
 
@@ -27,7 +28,7 @@ struct ImportOptions {
   std::string original;   // a git checkout of the rows' repository (only read)
   std::string out_dir;    // the task directory goes to out_dir/<instance_id>
   std::string work_dir;   // scratch (removed afterwards)
-  tracer::RepoSpec spec;  // how the tests run (the test ids of the task)
+  runner::RepoSpec spec;  // how the tests run (the test ids of the task)
 };
 
 struct ImportResult {
@@ -44,7 +45,8 @@ struct ImportResult {
 // pass on the original (a sandboxed pytest run with `spec`). L2: needs its L1 task imported
 // into out_dir first (the original is rebuilt from it); its test patch is converted to
 // fbkit's (adding the rewritten F2P file), its F2P test ids are the L1 task's.
-util::Expected<ImportResult> ImportRow(util::Env& env, tracer::Launcher& launcher,
+util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launcher,
+                                       runner::TestRunner& tests,
                                        const std::string& row_json, const ImportOptions& options);
 
 }  // namespace fbkit::extract

@@ -9,7 +9,7 @@
 
 #include "extract/verify.h"
 #include "groundtruth/trajectory.h"
-#include "tracer/git.h"
+#include "runner/git.h"
 #include "util/hash.h"
 #include "util/json_read.h"
 #include "util/strings.h"
@@ -47,14 +47,14 @@ Layout LayoutOf(const std::string& run_dir, const std::string& id) {
 
 // `git --git-dir=BASE --work-tree=WORKSPACE ARGS`: fbkit's own record of the workspace,
 // outside the agent's reach (whatever it does to workspace/.git).
-util::Expected<std::string> Base(tracer::Git& git, const Layout& l,
+util::Expected<std::string> Base(runner::Git& git, const Layout& l,
                                  std::vector<std::string> args) {
   args.insert(args.begin(), {"--git-dir=" + l.base, "--work-tree=" + l.workspace});
   return git.Run(l.workspace, args);
 }
 
 // The workspace as the benchmark defines it, and fbkit's snapshot of it.
-util::Status PrepareWorkspace(util::Env& env, tracer::Git& git, const Layout& l,
+util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
                               const std::string& task_dir, int level) {
   if (level == 1) {
     auto c = git.Run(l.inst, {"clone", "-q", "--no-hardlinks",
@@ -90,7 +90,7 @@ std::vector<std::string> SplitNul(const std::string& text) {
 }
 
 // The workspace's changes against its start, binary and oversized files left out.
-util::Status CollectPatch(util::Env& env, tracer::Git& git, const Layout& l, int64_t max_kb,
+util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int64_t max_kb,
                           InferResult* r) {
   if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
   auto numstat = Base(git, l, {"diff", "--cached", "--no-renames", "--numstat", "-z", "HEAD"});
@@ -252,8 +252,8 @@ json UsageJson(const Usage& u) {
 }
 
 // What the sandbox shows an agent of `options` (its workspace and output aside).
-tracer::Sandbox AgentView(const InferOptions& options) {
-  tracer::Sandbox view;
+runner::Sandbox AgentView(const InferOptions& options) {
+  runner::Sandbox view;
   view.kind = options.sandbox;
   view.read_only = options.read_only;
   view.hidden = options.hidden;
@@ -310,9 +310,9 @@ std::vector<std::pair<std::string, bool>> CommandWords(const std::string& cmd) {
 }
 
 // A program on PATH that the sandbox shows (the sandbox has the host's PATH).
-bool VisibleOnPath(const tracer::Sandbox& view, const std::string& name) {
-  return !tracer::FindProgram(name, [&](const std::string& candidate) {
-            return tracer::VisibleInSandbox(view, candidate);
+bool VisibleOnPath(const runner::Sandbox& view, const std::string& name) {
+  return !runner::FindProgram(name, [&](const std::string& candidate) {
+            return runner::VisibleInSandbox(view, candidate);
           }).empty();
 }
 
@@ -338,7 +338,7 @@ std::string StartFailure(util::Env& env, const std::string& log_path) {
 }  // namespace
 
 util::Status CheckAgentCommand(const InferOptions& options) {
-  if (options.sandbox != tracer::SandboxKind::kBwrap) return util::Status::Ok();
+  if (options.sandbox != runner::SandboxKind::kBwrap) return util::Status::Ok();
   for (const auto& p : options.read_only) {
     std::string dir = p.ends_with('/') ? p : p + "/";
     if (!options.run_dir.empty() && (options.run_dir + "/").starts_with(dir)) {
@@ -346,13 +346,13 @@ util::Status CheckAgentCommand(const InferOptions& options) {
                          options.run_dir + " (other instances, fbkit's records of their starts)"};
     }
   }
-  tracer::Sandbox view = AgentView(options);
+  runner::Sandbox view = AgentView(options);
   for (const auto& [word, is_command] : CommandWords(options.agent_cmd)) {
     std::string why;
     if (word[0] == '/') {
-      if (::access(word.c_str(), F_OK) == 0 && !tracer::VisibleInSandbox(view, word)) why = word;
+      if (::access(word.c_str(), F_OK) == 0 && !runner::VisibleInSandbox(view, word)) why = word;
     } else if (is_command && word.find('/') == std::string::npos) {
-      std::string host = tracer::FindProgram(word);
+      std::string host = runner::FindProgram(word);
       if (!host.empty() && !VisibleOnPath(view, word)) why = word + " (" + host + " on the host)";
     }
     if (!why.empty()) {
@@ -417,7 +417,7 @@ std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) 
   return std::nullopt;
 }
 
-InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
+InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
                      const InferOptions& options) {
   auto start = Clock::now();
   InferResult r;
@@ -439,7 +439,7 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
   for (const auto& dir : {l.inst, util::DirName(l.statement), l.output}) {
     if (auto s = env.MakeDirs(dir); !s.ok()) return r.error = s.error(), r;
   }
-  tracer::Git git(env, launcher, l.scratch);
+  runner::Git git(env, launcher, l.scratch);
   if (auto s = PrepareWorkspace(env, git, l, task_dir, r.level); !s.ok()) {
     return r.error = "preparing the workspace: " + s.error(), r;
   }
@@ -452,7 +452,7 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
     if (auto s = env.WriteFileAtomic(path, content); !s.ok()) return r.error = s.error(), r;
   }
 
-  tracer::ProcessSpec spec;
+  runner::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
                SubstituteCommand(options.agent_cmd, r.instance_id, l.workspace, l.statement)};
   spec.cwd = l.workspace;
@@ -482,7 +482,7 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
   spec.sandbox.writable = {l.workspace, l.output};
   double prepared = Since(start);
   auto agent_start = Clock::now();
-  auto exit = tracer::RunToCompletion(launcher, spec, options.timeout);
+  auto exit = runner::RunToCompletion(launcher, spec, options.timeout);
   r.agent_seconds = Since(agent_start);
   auto collect_start = Clock::now();
   if (!exit.ok()) return r.error = "the agent could not be started: " + exit.error(), r;
@@ -497,7 +497,7 @@ InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::stri
                 line + "); " + kSandboxShows + ". Expose what it needs with --read-only PATH";
       if (line.find("Permission denied") != std::string::npos && ::geteuid() == 0) {
         r.error += " (when fbkit runs as root the agent runs as nobody, uid " +
-                   std::to_string(tracer::kSandboxUid) + ": its files must be readable, and its "
+                   std::to_string(runner::kSandboxUid) + ": its files must be readable, and its "
                    "programs executable, by others)";
       }
     }

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "tracer/process.h"
-#include "tracer/sandbox.h"
+#include "runner/process.h"
+#include "runner/sandbox.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -21,7 +21,7 @@ namespace fbkit::extract {
 struct InferOptions {
   std::string agent_cmd;  // sh -c; {instance_id}, {workspace}, {problem_statement} substituted
   double timeout = 3600;  // seconds for the agent (0: none)
-  tracer::SandboxKind sandbox = tracer::SandboxKind::kBwrap;
+  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
   std::optional<bool> network;  // default: the task's spec
   int64_t memory_mb = -1;  // the agent's limits; -1: the task's spec (limits.*)
   int64_t processes = -1;
@@ -70,7 +70,7 @@ util::Status CheckAgentCommand(const InferOptions& options);
 // Never fails: problems are in the result. Writes RUN_DIR/<id>/{agent.log, result.json,
 // patch.diff, input/problem_statement.md, workspace/, output/} (output/ is the agent's own
 // directory, $FBKIT_OUTPUT_DIR, for trajectories).
-InferResult RunAgent(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
+InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
                      const InferOptions& options);
 
 // The usage an agent left in its output directory: $FBKIT_USAGE (output/usage.json), else a

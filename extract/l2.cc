@@ -228,7 +228,7 @@ std::vector<std::string> ConftestChain(const Repo& repo, const std::string& f2p)
   return out;
 }
 
-util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
+util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
                                    parser::PythonParser& parser, const std::string& f2p,
                                    const std::vector<std::string>& f2p_tests,
                                    const std::vector<std::string>& tops, const std::string& dir) {

@@ -13,7 +13,7 @@
 
 #include "extract/repo.h"
 #include "parser/python_parser.h"
-#include "tracer/git.h"
+#include "runner/git.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -28,7 +28,7 @@ struct Level2 {
   std::vector<std::string> conftests;  // the conftest files the test patch redirects
 };
 
-util::Expected<Level2> WriteLevel2(util::Env& env, tracer::Git& git, const Repo& repo,
+util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
                                    parser::PythonParser& parser, const std::string& f2p,
                                    const std::vector<std::string>& f2p_tests,
                                    const std::vector<std::string>& tops, const std::string& dir);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "tracer/llm_cmd.h"
+#include "runner/llm_cmd.h"
 #include "util/json_writer.h"
 
 namespace fbkit::extract {
@@ -147,12 +147,12 @@ util::Expected<std::string> AnswerText(const std::string& text, const char* key)
 
 }  // namespace
 
-StatementModel LlmStatementModel(util::Env& env, tracer::Launcher& launcher, std::string cmd,
+StatementModel LlmStatementModel(util::Env& env, runner::Launcher& launcher, std::string cmd,
                                  const Repo& repo, std::string repo_name, std::string work_dir) {
   StatementModel m;
   m.docstring = [&env, &launcher, cmd, &repo, repo_name,
                  work_dir](EntityRef r) -> util::Expected<std::string> {
-    auto out = tracer::RunLlmCommand(env, launcher, cmd, DocstringRequest(repo, repo_name, r),
+    auto out = runner::RunLlmCommand(env, launcher, cmd, DocstringRequest(repo, repo_name, r),
                                      work_dir);
     if (!out.ok()) return util::Error{out.error()};
     auto doc = AnswerText(*out, "docstring");
@@ -170,7 +170,7 @@ StatementModel LlmStatementModel(util::Env& env, tracer::Launcher& launcher, std
     w.Key("schema"), w.String("fbkit.llm-statement/1");
     w.Key("task"), w.String("task_statement");
     w.EndObject();
-    auto out = tracer::RunLlmCommand(env, launcher, cmd, req + "\n", work_dir);
+    auto out = runner::RunLlmCommand(env, launcher, cmd, req + "\n", work_dir);
     if (!out.ok()) return util::Error{out.error()};
     auto text = AnswerText(*out, "task_statement");
     if (!text.ok()) return util::Error{"--llm-cmd (task statement): " + text.error()};
@@ -179,12 +179,12 @@ StatementModel LlmStatementModel(util::Env& env, tracer::Launcher& launcher, std
   return m;
 }
 
-TopChooser LlmTopChooser(util::Env& env, tracer::Launcher& launcher, std::string cmd,
+TopChooser LlmTopChooser(util::Env& env, runner::Launcher& launcher, std::string cmd,
                          const Repo& repo, std::string work_dir) {
   return [&env, &launcher, cmd, &repo, work_dir](
              const std::string& f2p,
              const std::vector<TopCandidate>& cands) -> util::Expected<std::vector<std::string>> {
-    auto out = tracer::RunLlmCommand(env, launcher, cmd, Request(repo, f2p, cands), work_dir);
+    auto out = runner::RunLlmCommand(env, launcher, cmd, Request(repo, f2p, cands), work_dir);
     if (!out.ok()) return util::Error{out.error()};
     return Answer(*out, cands);
   };

@@ -21,16 +21,16 @@
 #include "extract/repo.h"
 #include "extract/select.h"
 #include "extract/statement.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 
 namespace fbkit::extract {
 
-TopChooser LlmTopChooser(util::Env& env, tracer::Launcher& launcher, std::string cmd,
+TopChooser LlmTopChooser(util::Env& env, runner::Launcher& launcher, std::string cmd,
                          const Repo& repo, std::string work_dir);
 
 // Docstrings and task statements from the command; `repo_name` is sent along.
-StatementModel LlmStatementModel(util::Env& env, tracer::Launcher& launcher, std::string cmd,
+StatementModel LlmStatementModel(util::Env& env, runner::Launcher& launcher, std::string cmd,
                                  const Repo& repo, std::string repo_name, std::string work_dir);
 
 }  // namespace fbkit::extract

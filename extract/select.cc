@@ -4,7 +4,7 @@
 #include <deque>
 #include <functional>
 
-#include "tracer/outcome.h"
+#include "runner/outcome.h"
 #include "util/hash.h"
 #include "util/random.h"
 
@@ -22,22 +22,22 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
     auto reject = [&](const std::string& why) {
       if (rejected) (*rejected)[path] = why;
     };
-    if (f.status != tracer::FileStatus::kOk) {
-      reject(std::string("test file ") + tracer::FileStatusName(f.status));
+    if (f.status != runner::FileStatus::kOk) {
+      reject(std::string("test file ") + runner::FileStatusName(f.status));
       continue;
     }
     PassingFile p{path, {}, 0};
     std::string bad;
     for (const auto& id : f.nodeids) {
       auto it = f.tests.find(id);
-      std::string outcome = it == f.tests.end() ? "not run" : it->second.outcome;
+      runner::Outcome outcome = it == f.tests.end() ? runner::Outcome::kNotRun : it->second.outcome;
       // xpassed: a non-strict xfail that passed, a success for pytest (exit status 0).
-      if (tracer::PassesSession(outcome)) {
+      if (runner::PassesSession(outcome)) {
         p.tests.push_back(id);
-      } else if (tracer::ParseOutcome(outcome) == tracer::Outcome::kSkipped) {
+      } else if (outcome == runner::Outcome::kSkipped) {
         ++p.skipped;
       } else if (bad.empty()) {
-        bad = id + " " + outcome;
+        bad = id + " " + runner::OutcomeName(outcome);
       }
     }
     if (!bad.empty()) {

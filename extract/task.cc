@@ -7,8 +7,8 @@
 
 #include "extract/l2.h"
 #include "extract/statement.h"
-#include "tracer/git.h"
-#include "tracer/repo_files.h"
+#include "runner/git.h"
+#include "runner/repo_files.h"
 #include "util/hash.h"
 #include "util/json_writer.h"
 
@@ -49,7 +49,7 @@ struct TaskFiles {
 
 // Writes `presolved/` (the cut repository without the F2P file, committed) and derives the
 // gold patch and the test patch from it with git.
-util::Expected<TaskFiles> WritePresolved(util::Env& env, tracer::Git& git, const Repo& repo,
+util::Expected<TaskFiles> WritePresolved(util::Env& env, runner::Git& git, const Repo& repo,
                                          const ExtractOptions& options, const std::string& dir,
                                          const std::string& f2p,
                                          const std::map<std::string, std::string>& texts) {
@@ -60,14 +60,14 @@ util::Expected<TaskFiles> WritePresolved(util::Env& env, tracer::Git& git, const
   for (const auto& path : options.files) {
     if (path != f2p && !texts.count(path)) unchanged.push_back(path);
   }
-  if (auto s = tracer::CopyRepoFiles(repo.root(), unchanged, pre); !s.ok()) {
+  if (auto s = runner::CopyRepoFiles(repo.root(), unchanged, pre); !s.ok()) {
     return util::Error{s.error()};
   }
   auto write = [&](const std::string& path, const std::string& text) -> util::Status {
     std::string dst = util::JoinPath(pre, path);
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
     if (auto s = env.WriteFileAtomic(dst, text); !s.ok()) return s;
-    return tracer::CopyFileMode(util::JoinPath(repo.root(), path), dst);
+    return runner::CopyFileMode(util::JoinPath(repo.root(), path), dst);
   };
   for (const auto& [path, text] : texts) {
     if (auto s = write(path, text); !s.ok()) return util::Error{s.error()};
@@ -90,7 +90,7 @@ util::Expected<TaskFiles> WritePresolved(util::Env& env, tracer::Git& git, const
   out.patch = *patch;
   if (auto r = git.Run(pre, {"checkout", "-q", "--", "."}); !r.ok()) return util::Error{r.error()};
   std::string test_dst = util::JoinPath(pre, f2p);
-  if (auto s = tracer::CopyRepoFiles(repo.root(), {f2p}, pre); !s.ok()) {
+  if (auto s = runner::CopyRepoFiles(repo.root(), {f2p}, pre); !s.ok()) {
     return util::Error{s.error()};
   }
   if (auto r = git.Run(pre, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
@@ -128,7 +128,7 @@ struct InstanceFields {
 
 // When `file` was first and last committed, in the committer's own time zone (as
 // FeatureBench's instance.json gives them), or "" outside git.
-std::pair<std::string, std::string> FileTimes(tracer::Git& git, const std::string& root,
+std::pair<std::string, std::string> FileTimes(runner::Git& git, const std::string& root,
                                               const std::string& file) {
   auto log = git.Run(
       root, {"log", "--follow", "--format=%cd", "--date=format:%Y-%m-%d %H:%M:%S", "--", file});
@@ -173,7 +173,7 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("problem_statement"), w.String(f.statement);
   w.Key("references"), w.String(f.strict_references ? "strict" : "featurebench");
   w.Key("repo"), w.String(options.repo_name);
-  w.Key("repo_settings"), w.String(tracer::RepoSpecJson(options.settings));
+  w.Key("repo_settings"), w.String(runner::RepoSpecJson(options.settings));
   w.Key("schema"), w.String("fbkit.task/2");
   w.Key("seed"), w.Int(static_cast<int64_t>(options.select.seed));
   w.Key("test_patch"), w.String(f.patches.test_patch);
@@ -371,7 +371,8 @@ InstanceFields Fields(const ExtractContext& ctx, const ExtractOptions& options,
 
 }  // namespace
 
-TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                      parser::PythonParser& parser,
                       const ExtractContext& ctx, const PassingFile& f2p,
                       const ExtractOptions& options) {
   auto start = Clock::now();
@@ -400,7 +401,7 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
   std::string work = util::JoinPath(options.out_dir, ".work");
   std::string create_time, upd_time;
   if (!options.base_commit.empty()) {
-    tracer::Git log(env, launcher, util::JoinPath(work, "log"));
+    runner::Git log(env, launcher, util::JoinPath(work, "log"));
     std::tie(create_time, upd_time) = FileTimes(log, ctx.repo.root(), f2p.file);
   }
   InstanceFields f;
@@ -415,7 +416,7 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
     (void)env.RemoveAll(dir);
     *category = "io";
     if (auto s = env.MakeDirs(dir); !s.ok()) return s.error();
-    tracer::Git git(env, launcher, dir);
+    runner::Git git(env, launcher, dir);
     const Plan& plan = *cp.plan;
     StatementInput si{options.repo_name, f2p.file, cp.tops, plan.extracted, f.interfaces,
                       level, "", {}};
@@ -455,7 +456,7 @@ TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::Python
     if (level == 2 && !o.instance_ids.empty()) {
       vo.level1_dir = util::JoinPath(options.out_dir, o.instance_ids.front());
     }
-    *report = VerifyTask(env, launcher, dir, vo);
+    *report = VerifyTask(env, launcher, tests, dir, vo);
     o.pytest_runs += report->pytest_runs;
     o.pytest_seconds += report->pytest_seconds;
     if (report->ok) return "";

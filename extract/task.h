@@ -15,7 +15,8 @@
 #include "extract/statement.h"
 #include "extract/verify.h"
 #include "graph/dep_graph.h"
-#include "tracer/process.h"
+#include "runner/process.h"
+#include "runner/test_run.h"
 #include "util/env.h"
 
 namespace fbkit::extract {
@@ -31,7 +32,7 @@ struct ExtractOptions {
   std::string repo_name;           // "owner/repo"
   std::string base_commit;         // of the repository, "" when it is no git checkout
   std::vector<std::string> files;  // every file of the repository to copy (root-relative)
-  tracer::RepoSpec settings;
+  runner::RepoSpec settings;
   SelectOptions select;
   int min_lines = 100;
   bool verify = true;
@@ -67,7 +68,8 @@ struct TaskOutcome {
 };
 
 // `parser` must belong to the calling thread. Never touches the repository itself.
-TaskOutcome BuildTask(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                      parser::PythonParser& parser,
                       const ExtractContext& ctx, const PassingFile& f2p,
                       const ExtractOptions& options);
 

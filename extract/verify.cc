@@ -4,7 +4,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "tracer/outcome.h"
+#include "runner/outcome.h"
 #include "util/json_read.h"
 
 namespace fbkit::extract {
@@ -13,7 +13,7 @@ namespace {
 
 // A test that does not fail its session: a non-strict xfail may pass or fail from run to run
 // (pytest's own suite has such races), both count.
-bool Passed(const std::string& outcome) { return tracer::PassesSession(outcome); }
+bool Passed(const std::string& outcome) { return runner::PassesSession(outcome); }
 
 // The line of a pytest failure text that says what went wrong: the first "E   " line (the
 // failed assertion or the exception), else the last non-empty line.
@@ -49,7 +49,7 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
     bool v1 = j.contains("f2p_test_points") && j.at("f2p_test_points").is_array();
     info.f2p_tests = util::JsonStringList(j, v1 ? "f2p_test_points" : "f2p_tests");
     info.p2p_tests = util::JsonStringList(j, v1 ? "p2p_test_points" : "p2p_tests");
-    auto settings = tracer::RepoSpecFromJson(j.at("repo_settings").get<std::string>());
+    auto settings = runner::RepoSpecFromJson(j.at("repo_settings").get<std::string>());
     if (!settings.ok()) return util::Error{settings.error()};
     info.settings = std::move(*settings);
     return info;
@@ -59,12 +59,16 @@ util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
 }
 
 util::Expected<std::map<std::string, std::string>> RunTests(
-    util::Env& env, tracer::Launcher& launcher, const std::string& root,
-    const tracer::RepoSpec& settings, const std::vector<std::string>& files, const std::string& work_dir,
-    double* seconds, std::map<std::string, std::string>* errors,
-    std::map<std::string, std::string>* messages) {
+    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& settings,
+    const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
+    std::map<std::string, std::string>* errors, std::map<std::string, std::string>* messages) {
   auto start = std::chrono::steady_clock::now();
-  auto trace = tracer::RunOutcomes(env, launcher, root, settings, files, {}, 0, work_dir);
+  runner::TestRunRequest request;
+  request.root = root;
+  request.spec = settings;
+  request.files = files;
+  request.work_dir = work_dir;
+  auto trace = tests.Run(request);
   if (seconds) {
     *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
@@ -76,11 +80,11 @@ util::Expected<std::map<std::string, std::string>> RunTests(
       if (t.message && messages) (*messages)[id] = *t.message;
     }
   }
-  return tracer::OutcomesOf(*trace);
+  return runner::OutcomesOf(*trace);
 }
 
-VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
-                        const VerifyOptions& options) {
+VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                        const std::string& task_dir, const VerifyOptions& options) {
   VerifyReport r;
   auto fail = [&](const std::string& why, VerifyFailure failure = VerifyFailure::kSetup) {
     r.ok = false;
@@ -97,7 +101,7 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
   info->settings.env_cache = options.env_cache;
   (void)env.RemoveAll(options.work_dir);
   if (auto s = env.MakeDirs(options.work_dir); !s.ok()) return fail(s.error());
-  tracer::Git git(env, launcher, options.work_dir);
+  runner::Git git(env, launcher, options.work_dir);
   std::string work = util::JoinPath(options.work_dir, "repo");
   auto real_task = env.RealPath(task_dir);
   std::string abs_task = real_task.ok() ? *real_task : task_dir;
@@ -129,7 +133,7 @@ VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::s
   r.p2p_points = info->p2p_tests.size();
   for (int round = 0; round < 2; ++round) {
     std::map<std::string, std::string> errors, messages;
-    auto outcomes = RunTests(env, launcher, work, info->settings, files,
+    auto outcomes = RunTests(tests, work, info->settings, files,
                              util::JoinPath(options.work_dir, "run" + std::to_string(round)),
                              &r.pytest_seconds, &errors, &messages);
     ++r.pytest_runs;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "tracer/git.h"
-#include "tracer/process.h"
-#include "tracer/runner.h"
+#include "runner/git.h"
+#include "runner/process.h"
+#include "runner/test_run.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -26,7 +26,7 @@ struct InstanceInfo {
   std::vector<std::string> p2p_files;
   std::vector<std::string> f2p_tests;
   std::vector<std::string> p2p_tests;
-  tracer::RepoSpec settings;  // how its tests run: instance.json's repo_settings
+  runner::RepoSpec settings;  // how its tests run: instance.json's repo_settings
 };
 
 util::Expected<InstanceInfo> ReadInstance(const std::string& json);
@@ -37,7 +37,7 @@ struct VerifyOptions {
   // L2: the L1 task whose presolved/ + patch.diff is the original repository (default: the
   // sibling directory whose id ends in .lv1).
   std::string level1_dir;
-  tracer::SandboxKind sandbox = tracer::SandboxKind::kBwrap;  // how the tests are isolated
+  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;  // how the tests are isolated
   std::string env_cache;  // where environments built from install steps are cached
 };
 
@@ -64,16 +64,16 @@ struct VerifyReport {
   std::vector<std::string> failures;  // test ids that did not behave, with their outcome
 };
 
-VerifyReport VerifyTask(util::Env& env, tracer::Launcher& launcher, const std::string& task_dir,
-                        const VerifyOptions& options);
+VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                        const std::string& task_dir, const VerifyOptions& options);
 
 // Runs the given test files in `root` with outcomes only; test id -> outcome ("passed",
 // "failed", ..., "missing" when a test was not collected). Fails when pytest cannot run.
 // `errors` (optional) gets each failed test's error line ("E   AssertionError: ...").
 util::Expected<std::map<std::string, std::string>> RunTests(
-    util::Env& env, tracer::Launcher& launcher, const std::string& root,
-    const tracer::RepoSpec& settings, const std::vector<std::string>& files, const std::string& work_dir,
-    double* seconds, std::map<std::string, std::string>* errors = nullptr,
+    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& settings,
+    const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
+    std::map<std::string, std::string>* errors = nullptr,
     std::map<std::string, std::string>* messages = nullptr);
 
 }  // namespace fbkit::extract

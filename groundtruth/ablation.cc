@@ -6,7 +6,7 @@
 #include <set>
 
 #include "groundtruth/patch.h"
-#include "tracer/git.h"
+#include "runner/git.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -113,20 +113,20 @@ util::Expected<std::string> Reinsert(parser::PythonParser& parser, const FileVer
 // tests (pytest node ids), else their whole files; when a node-id run does not report every
 // F2P test (pytest runs nothing when one id cannot be collected, e.g. its module no longer
 // imports) the whole files run, so that the failing test named is the one that fails.
-util::Expected<std::string> FirstFailing(util::Env& env, tracer::Launcher& launcher,
-                                         const std::string& repo, const tracer::RepoSpec& settings,
+util::Expected<std::string> FirstFailing(util::Env& env, runner::TestRunner& tests,
+                                         const std::string& repo, const runner::RepoSpec& settings,
                                          const Instance& instance,
                                          const std::vector<std::string>& f2p,
                                          const std::string& work_dir, bool by_id) {
   std::set<std::string> files;
   for (const auto& id : f2p) files.insert(by_id ? id : id.substr(0, id.find("::")));
-  auto o = RunTests(env, launcher, repo, settings, instance.pythonpath,
-                    {files.begin(), files.end()}, work_dir);
+  auto o = TestOutcomes(env, tests, repo, settings, instance.pythonpath,
+                        {files.begin(), files.end()}, work_dir);
   if (!o.ok() && !by_id) return util::Error{"pytest: " + o.error()};
   bool complete = o.ok();
   for (const auto& id : f2p) complete = complete && o->count(id);
   if (by_id && !complete) {
-    return FirstFailing(env, launcher, repo, settings, instance, f2p, work_dir, false);
+    return FirstFailing(env, tests, repo, settings, instance, f2p, work_dir, false);
   }
   for (const auto& id : f2p) {
     auto it = o->find(id);
@@ -137,10 +137,11 @@ util::Expected<std::string> FirstFailing(util::Env& env, tracer::Launcher& launc
 
 struct Ctx {
   util::Env& env;
-  tracer::Launcher& launcher;
+  runner::Launcher& launcher;
+  runner::TestRunner& tests;
   parser::PythonParser& parser;
   const Instance& instance;
-  const tracer::RepoSpec& settings;
+  const runner::RepoSpec& settings;
   const std::vector<std::string>& f2p;
   std::string repo;
   std::string runs;
@@ -149,7 +150,7 @@ struct Ctx {
 
 Ablation Judge(Ctx& c, const std::string& target) {
   auto failing =
-      FirstFailing(c.env, c.launcher, c.repo, c.settings, c.instance, c.f2p, c.runs, c.by_id);
+      FirstFailing(c.env, c.tests, c.repo, c.settings, c.instance, c.f2p, c.runs, c.by_id);
   if (!failing.ok()) {
     // pytest ran with the gold patch (checked first), so the revert is what stops it (e.g.
     // a conftest import fails): the F2P tests do not pass.
@@ -165,7 +166,7 @@ Ablation Judge(Ctx& c, const std::string& target) {
 // the changes are redundant: each file that makes the F2P tests pass with every other
 // not-necessary file reverted is sufficient alone, and counts as necessary. False when the
 // checkout could not be restored.
-bool RedundantFiles(Ctx& c, tracer::Git& git, const std::vector<FilePatch>& files,
+bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<FilePatch>& files,
                     Localization* l) {
   std::vector<size_t> candidates;  // indices into l->files
   for (size_t i = 0; i < l->files.size(); ++i) {
@@ -202,7 +203,7 @@ bool RedundantFiles(Ctx& c, tracer::Git& git, const std::vector<FilePatch>& file
 }
 
 // Reverts one gold-patch file section, judges, restores; false when restoring failed.
-bool AblateFile(Ctx& c, tracer::Git& git, const FilePatch& f, Localization* l) {
+bool AblateFile(Ctx& c, runner::Git& git, const FilePatch& f, Localization* l) {
   const std::string& path = f.path();
   Ablation a{path, "unknown", ""};
   if (auto s = git.Apply(c.repo, f.text, true); !s.ok()) {
@@ -275,8 +276,9 @@ util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const Fil
   return Checked(parser, file.path, out);
 }
 
-Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
-                      const Instance& instance, const tracer::RepoSpec& settings,
+Localization Localize(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                      parser::PythonParser& parser,
+                      const Instance& instance, const runner::RepoSpec& settings,
                       const std::vector<std::string>& fail_to_pass, bool entities,
                       const std::string& work_dir, bool whole_files) {
   Localization l;
@@ -295,6 +297,7 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
   ChangeSet set = DiffEntities(parser, *versions);
   Ctx c{env,
         launcher,
+        tests,
         parser,
         instance,
         settings,
@@ -307,7 +310,7 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
   // or tests that need their file's other tests first, fall back to whole files).
   if (!whole_files) {
     auto alone =
-        RunTests(env, launcher, c.repo, settings, instance.pythonpath, fail_to_pass, c.runs);
+        TestOutcomes(env, tests, c.repo, settings, instance.pythonpath, fail_to_pass, c.runs);
     c.by_id = alone.ok();
     for (const auto& id : fail_to_pass) {
       c.by_id = c.by_id && alone->count(id) && alone->at(id) == "passed";
@@ -315,13 +318,13 @@ Localization Localize(util::Env& env, tracer::Launcher& launcher, parser::Python
   }
   if (!c.by_id) {
     auto base =
-        FirstFailing(env, launcher, c.repo, settings, instance, fail_to_pass, c.runs, false);
+        FirstFailing(env, tests, c.repo, settings, instance, fail_to_pass, c.runs, false);
     if (!base.ok()) return fail(base.error());
     if (!base->empty()) return fail("F2P " + *base + " does not pass with the gold patch");
   }
-  tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
-  if (auto tests = ParsePatch(instance.test_patch); tests.ok()) {
-    for (const auto& f : *tests) l.test.push_back(f.path());
+  runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  if (auto test_files = ParsePatch(instance.test_patch); test_files.ok()) {
+    for (const auto& f : *test_files) l.test.push_back(f.path());
   }
   std::vector<FilePatch> files = *gold;
   std::sort(files.begin(), files.end(),

@@ -5,7 +5,7 @@
 
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/json_docs.h"
-#include "tracer/llm_cmd.h"
+#include "runner/llm_cmd.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -69,9 +69,9 @@ std::string IssueRequest(const Instance& instance) {
 }
 
 template <typename T, typename F>
-util::Expected<T> AskLlm(util::Env& env, tracer::Launcher& launcher, const std::string& cmd,
+util::Expected<T> AskLlm(util::Env& env, runner::Launcher& launcher, const std::string& cmd,
                          const std::string& request, const std::string& work, F read) {
-  auto answer = tracer::RunLlmCommand(env, launcher, cmd, request, work);
+  auto answer = runner::RunLlmCommand(env, launcher, cmd, request, work);
   if (!answer.ok()) return util::Error{answer.error()};
   try {
     return read(json::parse(*answer));
@@ -97,7 +97,7 @@ util::Expected<std::map<std::string, T>> ByInstance(const std::string& text,
   return out;
 }
 
-void AddSteps(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+void AddSteps(util::Env& env, runner::Launcher& launcher, const Instance& instance,
               const GtOptions& o, const std::string& work, GtResult* r) {
   std::vector<Step> steps;
   if (auto it = o.steps.find(instance.instance_id); it != o.steps.end()) {
@@ -115,7 +115,7 @@ void AddSteps(util::Env& env, tracer::Launcher& launcher, const Instance& instan
   r->gt.steps = std::move(steps);
 }
 
-void AddIssue(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+void AddIssue(util::Env& env, runner::Launcher& launcher, const Instance& instance,
               const GtOptions& o, const std::string& work, GtResult* r) {
   IssueTexts texts;
   if (auto it = o.issues.find(instance.instance_id); it != o.issues.end()) {
@@ -149,7 +149,7 @@ std::string PurposeRequest(const Instance& instance, const GtTask& task, const s
 
 // entity id -> its code in the gold version (the base version for a deleted entity).
 util::Expected<std::map<std::string, std::string>> EntityCode(util::Env& env,
-                                                              tracer::Launcher& launcher,
+                                                              runner::Launcher& launcher,
                                                               parser::PythonParser& parser,
                                                               const Instance& instance,
                                                               const std::string& work) {
@@ -173,7 +173,7 @@ util::Expected<std::map<std::string, std::string>> EntityCode(util::Env& env,
 
 // Each task without a purpose gets one from --llm-cmd: the feature request and the entity's
 // own code go out, a behaviour-level sentence comes back.
-void AddPurposes(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+void AddPurposes(util::Env& env, runner::Launcher& launcher, parser::PythonParser& parser,
                  const Instance& instance, const GtOptions& o, const std::string& work,
                  GtResult* r) {
   if (o.llm_cmd.empty()) return;
@@ -225,16 +225,17 @@ util::Status CheckSteps(const std::vector<GtTask>& tasks, std::vector<Step>* ste
   return {};
 }
 
-GtResult BuildGroundTruth(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+GtResult BuildGroundTruth(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                          parser::PythonParser& parser,
                           const Instance& instance, const GtOptions& options,
                           const std::string& work_dir) {
   GtResult r;
   r.gt.instance_id = instance.instance_id;
-  r.validation = Validate(env, launcher, instance, options.settings, options.repeat,
+  r.validation = Validate(env, launcher, tests, instance, options.settings, options.repeat,
                           util::JoinPath(work_dir, "validate"));
   if (r.validation.status != "ok") return r;
   r.localization =
-      Localize(env, launcher, parser, instance, options.settings, r.validation.fail_to_pass,
+      Localize(env, launcher, tests, parser, instance, options.settings, r.validation.fail_to_pass,
                options.entities, util::JoinPath(work_dir, "ablate"), options.whole_files);
   if (!r.localization.error.empty()) return r;
   r.ok = true;

@@ -23,6 +23,8 @@
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
+#include "runner/process.h"
+#include "runner/test_run.h"
 
 namespace fbkit::groundtruth {
 
@@ -32,7 +34,7 @@ struct IssueTexts {
 };
 
 struct GtOptions {
-  tracer::RepoSpec settings;
+  runner::RepoSpec settings;
   int repeat = 1;
   bool entities = true;
   bool whole_files = false;                        // ablation reruns whole F2P files
@@ -60,7 +62,8 @@ struct GtResult {
   std::vector<std::string> problems;  // steps/issue texts rejected (the gt is still written)
 };
 
-GtResult BuildGroundTruth(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+GtResult BuildGroundTruth(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                          parser::PythonParser& parser,
                           const Instance& instance, const GtOptions& options,
                           const std::string& work_dir);
 

@@ -6,7 +6,7 @@
 
 #include "groundtruth/patch.h"
 #include "parser/entities_json.h"
-#include "tracer/git.h"
+#include "runner/git.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -357,14 +357,14 @@ ChangeSet DiffEntities(parser::PythonParser& parser, const std::vector<FileVersi
   return set;
 }
 
-util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, tracer::Launcher& launcher,
+util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::Launcher& launcher,
                                                         const std::string& repo,
                                                         const std::string& commit,
                                                         const std::string& patch,
                                                         const std::string& work_dir) {
   auto parsed = ParsePatch(patch);
   if (!parsed.ok()) return util::Error{"patch: " + parsed.error()};
-  tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   std::string tree = util::JoinPath(work_dir, "tree");
   (void)env.RemoveAll(tree);
   if (auto s = env.MakeDirs(tree); !s.ok()) return util::Error{s.error()};

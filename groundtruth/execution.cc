@@ -3,19 +3,19 @@
 #include <set>
 
 #include "groundtruth/patch.h"
-#include "tracer/git.h"
-#include "tracer/outcome.h"
-#include "tracer/runner.h"
+#include "runner/git.h"
+#include "runner/outcome.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
 namespace {
 
-bool IsFailure(const std::string& o) { return tracer::Fails(o); }
+bool IsFailure(const std::string& o) { return runner::Fails(o); }
 // Neither passed nor failed: skipped, xfailed, xpassed.
 bool IsOther(const std::string& o) {
-  tracer::Outcome x = tracer::ParseOutcome(o);
-  return x == tracer::Outcome::kSkipped || x == tracer::Outcome::kXfailed || x == tracer::Outcome::kXpassed;
+  runner::Outcome x = runner::ParseOutcome(o);
+  return x == runner::Outcome::kSkipped || x == runner::Outcome::kXfailed ||
+         x == runner::Outcome::kXpassed;
 }
 
 std::string OutcomeOf(const Outcomes& o, const std::string& id) {
@@ -29,15 +29,20 @@ std::string Base(const std::string& path) { return path.substr(path.find_last_of
 
 }  // namespace
 
-util::Expected<Outcomes> RunTests(util::Env& env, tracer::Launcher& launcher,
-                                  const std::string& root, const tracer::RepoSpec& settings,
-                                  const std::vector<std::string>& pythonpath,
-                                  const std::vector<std::string>& files,
-                                  const std::string& work_dir) {
-  auto trace = tracer::RunOutcomes(env, launcher, root, settings, files, pythonpath, 0, work_dir);
+util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
+                                      const std::string& root, const runner::RepoSpec& settings,
+                                      const std::vector<std::string>& pythonpath,
+                                      const std::vector<std::string>& files,
+                                      const std::string& work_dir) {
+  runner::TestRunRequest request;
+  request.root = root;
+  request.spec = settings;
+  request.files = files;
+  request.extra_pythonpath = pythonpath;
+  request.work_dir = work_dir;
+  auto outcomes = runner::RunOutcomes(tests, request);
   (void)env.RemoveAll(work_dir);
-  if (!trace.ok()) return util::Error{trace.error()};
-  return tracer::OutcomesOf(*trace);
+  return outcomes;
 }
 
 void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Validation* v) {
@@ -85,9 +90,9 @@ std::vector<std::string> RunnableTests(const std::string& test_patch) {
   return out;
 }
 
-util::Status PrepareCheckout(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+util::Status PrepareCheckout(util::Env& env, runner::Launcher& launcher, const Instance& instance,
                              const std::string& dir, bool gold) {
-  tracer::Git git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
+  runner::Git git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
   if (auto s = git.Checkout(instance.repo, instance.base_commit, dir); !s.ok()) {
     return util::Error{"cannot check out " + instance.base_commit + ": " + s.error()};
   }
@@ -102,8 +107,9 @@ util::Status PrepareCheckout(util::Env& env, tracer::Launcher& launcher, const I
   return {};
 }
 
-Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
-                    const tracer::RepoSpec& settings, int repeat, const std::string& work_dir) {
+Validation Validate(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                    const Instance& instance,
+                    const runner::RepoSpec& settings, int repeat, const std::string& work_dir) {
   Validation v;
   v.instance_id = instance.instance_id;
   auto done = [&](const std::string& status, const std::string& reason) {
@@ -123,15 +129,15 @@ Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& 
     return done(s.error().starts_with("cannot") ? "error" : "discarded", s.error());
   }
   std::string runs = util::JoinPath(work_dir, "run");
-  auto before = RunTests(env, launcher, repo, settings, instance.pythonpath, v.test_files, runs);
+  auto before = TestOutcomes(env, tests, repo, settings, instance.pythonpath, v.test_files, runs);
   if (!before.ok()) return done("error", "pytest before the gold patch: " + before.error());
-  tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   if (auto s = git.Apply(repo, instance.patch); !s.ok()) {
     return done("discarded", "the gold patch does not apply: " + s.error());
   }
   std::vector<Outcomes> after;
   for (int k = 0; k < std::max(1, repeat); ++k) {
-    auto o = RunTests(env, launcher, repo, settings, instance.pythonpath, v.test_files, runs);
+    auto o = TestOutcomes(env, tests, repo, settings, instance.pythonpath, v.test_files, runs);
     if (!o.ok()) return done("error", "pytest with the gold patch: " + o.error());
     after.push_back(std::move(*o));
   }

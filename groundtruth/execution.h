@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "groundtruth/records.h"
-#include "tracer/process.h"
-#include "tracer/runner.h"
+#include "runner/process.h"
+#include "runner/test_run.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -29,13 +29,13 @@ namespace fbkit::groundtruth {
 // Test id -> outcome. A test file that reported no test gets "<file>PATH" -> its status.
 using Outcomes = std::map<std::string, std::string>;
 
-// Runs the test files (root-relative) of the checkout `root` without tracing, as the repo
-// spec `settings` says, with `pythonpath` before the spec's own.
-util::Expected<Outcomes> RunTests(util::Env& env, tracer::Launcher& launcher,
-                                  const std::string& root, const tracer::RepoSpec& settings,
-                                  const std::vector<std::string>& pythonpath,
-                                  const std::vector<std::string>& files,
-                                  const std::string& work_dir);
+// Runs the test files (root-relative) of the checkout `root` for their outcomes, as the repo
+// spec `settings` says, with `pythonpath` before the spec's own; `work_dir` is removed after.
+util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
+                                      const std::string& root, const runner::RepoSpec& settings,
+                                      const std::vector<std::string>& pythonpath,
+                                      const std::vector<std::string>& files,
+                                      const std::string& work_dir);
 
 struct Validation {
   std::string instance_id;
@@ -54,12 +54,13 @@ std::vector<std::string> RunnableTests(const std::string& test_patch);
 
 // Checks out the base commit into `dir` and applies the test patch (and, with `gold`, the
 // gold patch); errors say which step failed.
-util::Status PrepareCheckout(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
+util::Status PrepareCheckout(util::Env& env, runner::Launcher& launcher, const Instance& instance,
                              const std::string& dir, bool gold);
 
 // The whole validation of one instance in `work_dir` (removed afterwards).
-Validation Validate(util::Env& env, tracer::Launcher& launcher, const Instance& instance,
-                    const tracer::RepoSpec& settings, int repeat, const std::string& work_dir);
+Validation Validate(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+                    const Instance& instance,
+                    const runner::RepoSpec& settings, int repeat, const std::string& work_dir);
 
 // One JSON line (keys sorted) for a validation.
 std::string ValidationJson(const Validation& v);

@@ -3,15 +3,15 @@
 #include <set>
 
 #include "groundtruth/entity_changes.h"
-#include "tracer/git.h"
+#include "runner/git.h"
 
 namespace fbkit::groundtruth {
 
-util::Status BackInfer(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+util::Status BackInfer(util::Env& env, runner::Launcher& launcher, parser::PythonParser& parser,
                        const Instance& instance, const std::string& work_dir,
                        AgentInstance* agent) {
   if (agent->patch.empty()) return {};
-  tracer::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   if (auto r =
           git.Run(instance.repo, {"rev-parse", "--verify", instance.base_commit + "^{commit}"});
       !r.ok()) {

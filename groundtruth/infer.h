@@ -6,7 +6,7 @@
 
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -16,7 +16,7 @@ namespace fbkit::groundtruth {
 // files need nothing (they come from the patch itself). When the patch does not apply,
 // `applied` becomes false if the agent file left it unknown, and the tasks stay as they
 // are. Fails only when the repository or commit cannot be read.
-util::Status BackInfer(util::Env& env, tracer::Launcher& launcher, parser::PythonParser& parser,
+util::Status BackInfer(util::Env& env, runner::Launcher& launcher, parser::PythonParser& parser,
                        const Instance& instance, const std::string& work_dir, AgentInstance* agent);
 
 }  // namespace fbkit::groundtruth

@@ -3,7 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "tracer/llm_cmd.h"
+#include "runner/llm_cmd.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -24,14 +24,14 @@ util::Status Read(const json& answer, const char* key, double max, std::optional
   return util::Status::Ok();
 }
 
-util::Status Judge(util::Env& env, tracer::Launcher& launcher, const std::string& cmd,
+util::Status Judge(util::Env& env, runner::Launcher& launcher, const std::string& cmd,
                    const std::string& work, const GroundTruth& gt, AgentInstance* a) {
   json request = {{"schema", "fbkit.llm-judge/1"},
                   {"task", "judge_understanding"},
                   {"instance_id", gt.instance_id},
                   {"truth", Texts(gt.goal, gt.concepts)},
                   {"agent", Texts(a->goal, a->concepts)}};
-  auto answer = tracer::RunLlmCommand(env, launcher, cmd, request.dump(), work);
+  auto answer = runner::RunLlmCommand(env, launcher, cmd, request.dump(), work);
   if (!answer.ok()) return util::Error{answer.error()};
   json j = json::parse(*answer, nullptr, false);
   if (!j.is_object()) return util::Error{"--llm-cmd: the answer is not a JSON object"};
@@ -47,7 +47,7 @@ util::Status Judge(util::Env& env, tracer::Launcher& launcher, const std::string
 
 }  // namespace
 
-std::vector<std::string> JudgeRun(util::Env& env, tracer::Launcher& launcher,
+std::vector<std::string> JudgeRun(util::Env& env, runner::Launcher& launcher,
                                   const std::string& cmd, const std::string& work_dir,
                                   const std::vector<GroundTruth>& gts, AgentRun* run) {
   std::map<std::string, const GroundTruth*> by_id;

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "groundtruth/records.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 
 namespace fbkit::groundtruth {
 
 // Fills the missing judgements of `run`'s instances; returns warnings ("ID: why") for
 // requests that failed or answers out of range (those judgements stay missing).
-std::vector<std::string> JudgeRun(util::Env& env, tracer::Launcher& launcher,
+std::vector<std::string> JudgeRun(util::Env& env, runner::Launcher& launcher,
                                   const std::string& cmd, const std::string& work_dir,
                                   const std::vector<GroundTruth>& gts, AgentRun* run);
 

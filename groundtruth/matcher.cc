@@ -6,7 +6,7 @@
 #include <set>
 
 #include "groundtruth/json_docs.h"
-#include "tracer/llm_cmd.h"
+#include "runner/llm_cmd.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -133,12 +133,12 @@ Matcher LexicalMatcher(double threshold) {
       };
 }
 
-Matcher LlmMatcher(util::Env& env, tracer::Launcher& launcher, std::string cmd,
+Matcher LlmMatcher(util::Env& env, runner::Launcher& launcher, std::string cmd,
                    std::string work_dir) {
   return [&env, &launcher, cmd, work_dir](
              const MatchRequest& r) -> util::Expected<std::vector<std::pair<size_t, size_t>>> {
     if (r.candidates.empty()) return std::vector<std::pair<size_t, size_t>>{};
-    auto answer = tracer::RunLlmCommand(env, launcher, cmd, RequestJson(r), work_dir);
+    auto answer = runner::RunLlmCommand(env, launcher, cmd, RequestJson(r), work_dir);
     if (!answer.ok()) return util::Error{answer.error()};
     auto pairs = ParseAnswer(*answer, r);
     if (!pairs.ok()) return util::Error{"--llm-cmd: " + pairs.error()};

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -48,7 +48,7 @@ double Similarity(const std::vector<std::string>& a, const std::vector<std::stri
 Matcher LexicalMatcher(double threshold);
 
 // The --llm-cmd matcher; `work_dir` holds the request/answer files.
-Matcher LlmMatcher(util::Env& env, tracer::Launcher& launcher, std::string cmd,
+Matcher LlmMatcher(util::Env& env, runner::Launcher& launcher, std::string cmd,
                    std::string work_dir);
 
 }  // namespace fbkit::groundtruth

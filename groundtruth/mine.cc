@@ -8,7 +8,7 @@
 
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/patch.h"
-#include "tracer/llm_cmd.h"
+#include "runner/llm_cmd.h"
 #include "util/json_writer.h"
 #include "util/strings.h"
 
@@ -28,7 +28,7 @@ std::string Lower(std::string s) {
 }
 
 // The first-parent history, newest first ("\x1e" between records, "\x1f" between fields).
-util::Expected<std::vector<Commit>> History(tracer::Git& git, const std::string& repo,
+util::Expected<std::vector<Commit>> History(runner::Git& git, const std::string& repo,
                                             const MineOptions& o) {
   std::vector<std::string> args = {"log", "--first-parent",
                                    "--format=%x1e%H%x1f%P%x1f%cI%x1f%s%x1f%b"};
@@ -110,7 +110,7 @@ void Classify(const std::vector<std::string>& files, MinedPr* pr) {
 }
 
 // Public functions, methods and classes new in the source files (names with no '_' part).
-util::Expected<std::vector<std::string>> NewPublic(tracer::Git& git, parser::PythonParser& parser,
+util::Expected<std::vector<std::string>> NewPublic(runner::Git& git, parser::PythonParser& parser,
                                                    const std::string& repo, const MinedPr& pr) {
   std::vector<FileVersions> versions;
   for (const auto& f : pr.source_files) {
@@ -152,7 +152,7 @@ std::string ProblemStatement(const MinedPr& pr, const std::vector<std::string>& 
 }
 
 // The intent from --llm-cmd, or an error saying why the answer was not used.
-util::Expected<std::string> IntentByModel(util::Env& env, tracer::Launcher& launcher,
+util::Expected<std::string> IntentByModel(util::Env& env, runner::Launcher& launcher,
                                           const std::string& cmd, const MinedPr& pr,
                                           const std::string& work_dir) {
   json files = json::array();
@@ -165,7 +165,7 @@ util::Expected<std::string> IntentByModel(util::Env& env, tracer::Launcher& laun
               {"body", pr.body},
               {"files", files},
               {"intents", Intents()}};
-  auto out = tracer::RunLlmCommand(env, launcher, cmd, req.dump(), work_dir);
+  auto out = runner::RunLlmCommand(env, launcher, cmd, req.dump(), work_dir);
   if (!out.ok()) return util::Error{out.error()};
   json ans = json::parse(*out, nullptr, false);
   if (!ans.is_object() || !ans.contains("intent") || !ans["intent"].is_string()) {
@@ -188,9 +188,9 @@ std::string Join(const std::vector<std::string>& v, const char* sep) {
 // Everything about one PR commit past stage 1; false (with `drop`) when a stage drops it.
 struct Miner {
   util::Env& env;
-  tracer::Launcher& launcher;
+  runner::Launcher& launcher;
   parser::PythonParser& parser;
-  tracer::Git& git;
+  runner::Git& git;
   const std::string& repo;
   const MineOptions& o;
   const std::string& work_dir;
@@ -368,11 +368,11 @@ std::vector<int> IssueNumbers(const std::string& text, int pr) {
   return {out.begin(), out.end()};
 }
 
-util::Expected<MineResult> Mine(util::Env& env, tracer::Launcher& launcher,
+util::Expected<MineResult> Mine(util::Env& env, runner::Launcher& launcher,
                                 parser::PythonParser& parser, const std::string& repo,
                                 const MineOptions& o, const std::string& work_dir,
                                 void (*progress)(const std::string&)) {
-  tracer::Git git(env, launcher, work_dir);
+  runner::Git git(env, launcher, work_dir);
   auto commits = History(git, repo, o);
   if (!commits.ok()) return util::Error{commits.error()};
   MineResult r;

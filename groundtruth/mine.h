@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "parser/python_parser.h"
-#include "tracer/git.h"
+#include "runner/git.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -83,7 +83,7 @@ std::vector<int> IssueNumbers(const std::string& text, int pr);
 // Mines `repo` (only read). `work_dir` is scratch; `progress` (may be null) gets a line now
 // and then. A PR whose commits git cannot diff or show is dropped with a warning; only an
 // unreadable history is an error.
-util::Expected<MineResult> Mine(util::Env& env, tracer::Launcher& launcher,
+util::Expected<MineResult> Mine(util::Env& env, runner::Launcher& launcher,
                                 parser::PythonParser& parser, const std::string& repo,
                                 const MineOptions& options, const std::string& work_dir,
                                 void (*progress)(const std::string&) = nullptr);

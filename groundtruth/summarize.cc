@@ -8,7 +8,7 @@
 
 #include "groundtruth/json_docs.h"
 #include "groundtruth/trajectory.h"
-#include "tracer/llm_cmd.h"
+#include "runner/llm_cmd.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -163,13 +163,13 @@ util::Status ApplySummary(const std::string& answer, Summary* s) {
   return {};
 }
 
-std::vector<std::string> SummarizeAll(util::Env& env, tracer::Launcher& launcher,
+std::vector<std::string> SummarizeAll(util::Env& env, runner::Launcher& launcher,
                                       const std::string& cmd, const std::string& agent,
                                       const std::string& work_dir, std::vector<Summary>* all) {
   std::vector<std::string> warnings;
   for (auto& s : *all) {
     auto answer =
-        tracer::RunLlmCommand(env, launcher, cmd, SummarizeRequest(s.trajectory, agent), work_dir);
+        runner::RunLlmCommand(env, launcher, cmd, SummarizeRequest(s.trajectory, agent), work_dir);
     util::Status st =
         answer.ok() ? ApplySummary(*answer, &s) : util::Status(util::Error{answer.error()});
     if (!st.ok()) warnings.push_back(s.trajectory.instance_id + ": --llm-cmd: " + st.error());

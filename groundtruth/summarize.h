@@ -16,7 +16,7 @@
 
 #include "groundtruth/records.h"
 #include "groundtruth/trajectory.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -45,7 +45,7 @@ std::string SummarizeRequest(const Trajectory& t, const std::string& agent);
 util::Status ApplySummary(const std::string& answer, Summary* s);
 
 // Asks `cmd` for each summary (warnings "ID: why" for rejected answers).
-std::vector<std::string> SummarizeAll(util::Env& env, tracer::Launcher& launcher,
+std::vector<std::string> SummarizeAll(util::Env& env, runner::Launcher& launcher,
                                       const std::string& cmd, const std::string& agent,
                                       const std::string& work_dir, std::vector<Summary>* all);
 

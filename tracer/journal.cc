@@ -39,7 +39,7 @@ void ApplyReport(TraceSet* trace, const json& rec) {
   if (!rec.at("file").is_string()) return;
   FileTrace& f = File(trace, rec.at("file").get<std::string>());
   std::string nodeid = rec.at("nodeid").get<std::string>();
-  TestResult& t = f.tests[nodeid];
+  runner::TestResult& t = f.tests[nodeid];
   t.nodeid = nodeid;
   std::string when = rec.at("when").get<std::string>();
   if (t.phases.count(when)) {
@@ -51,7 +51,7 @@ void ApplyReport(TraceSet* trace, const json& rec) {
   if (!t.message && rec.contains("message") && rec.at("message").is_string()) {
     t.message = rec.at("message").get<std::string>();
   }
-  t.outcome = CombineOutcome(t.phases);
+  t.outcome = runner::CombineOutcome(t.phases);
 }
 
 }  // namespace
@@ -93,7 +93,7 @@ void JournalReader::Apply(std::string_view line) {
         collected_.push_back(file);
       }
       if (rec.at("error").is_string()) {
-        f.status = FileStatus::kCollectError;
+        f.status = runner::FileStatus::kCollectError;
         f.error = rec.at("error").get<std::string>();
         trace_->counts["error"]++;
       }
@@ -127,27 +127,6 @@ void JournalReader::Apply(std::string_view line) {
   } catch (const nlohmann::json::exception&) {
     ++malformed_;
   }
-}
-
-std::string CombineOutcome(const std::map<std::string, std::string>& phases) {
-  static const char* kPriority[] = {"error", "failed", "xpassed", "xfailed", "skipped", "passed"};
-  for (const char* outcome : kPriority) {
-    for (const auto& [when, category] : phases) {
-      if (category == outcome) return outcome;
-    }
-  }
-  return phases.count("call") ? "passed" : "error";
-}
-
-const char* FileStatusName(FileStatus status) {
-  switch (status) {
-    case FileStatus::kOk: return "ok";
-    case FileStatus::kCollectError: return "collect_error";
-    case FileStatus::kCrashed: return "crashed";
-    case FileStatus::kTimeout: return "timeout";
-    case FileStatus::kNotRun: return "not_run";
-  }
-  return "ok";
 }
 
 }  // namespace fbkit::tracer

@@ -8,10 +8,11 @@
 
 #include <cstdio>
 
+#include "runner/confine.h"
+#include "runner/environment.h"
+#include "runner/git.h"
+#include "runner/repo_files.h"
 #include "tracer/agent_files.h"
-#include "tracer/environment.h"
-#include "tracer/git.h"
-#include "tracer/repo_files.h"
 #include "tracer/journal.h"
 #include "util/hash.h"
 #include "util/strings.h"
@@ -28,7 +29,7 @@ struct SessionResult {
   bool finished = false;  // the agent wrote its "finish" record
   bool timed_out = false;
   bool total_timeout = false;
-  ExitInfo exit;
+  runner::ExitInfo exit;
   std::optional<std::string> last_file;  // the test file running when it ended
   std::vector<std::string> collected;
   std::vector<std::string> selected;
@@ -39,7 +40,7 @@ struct SessionResult {
 
 class Runner {
  public:
-  Runner(util::Env& env, Launcher& launcher, const TraceOptions& options,
+  Runner(util::Env& env, runner::Launcher& launcher, const TraceOptions& options,
          const TraceProgressFn& progress)
       : env_(env), launcher_(launcher), options_(options), progress_(progress),
         start_(Clock::now()) {}
@@ -84,7 +85,7 @@ class Runner {
   // pytest process of this run starts in.
   util::Status PrepareSandbox() {
     if (auto s = env_.MakeDirs(util::JoinPath(Scratch(), "children")); !s.ok()) return s;
-    auto c = Confine(env_, launcher_, options_.spec,
+    auto c = runner::Confine(env_, launcher_, options_.spec,
                      {options_.root, options_.root_writable, options_.work_dir, Scratch()});
     if (!c.ok()) return util::Error{c.error()};
     python_ = c->python;
@@ -94,7 +95,9 @@ class Runner {
       std::string path = util::JoinPath(options_.root, rel);
       if (env_.Stat(path, false).ok()) sandbox_.protect.push_back(path);
     }
-    if (sandbox_.kind == SandboxKind::kBwrap && !options_.root_writable) return UsePrivateCopy();
+    if (sandbox_.kind == runner::SandboxKind::kBwrap && !options_.root_writable) {
+      return UsePrivateCopy();
+    }
     return util::Status::Ok();
   }
 
@@ -104,12 +107,12 @@ class Runner {
   // example databases) behaves as in the verification and evaluation copies.
   util::Status UsePrivateCopy() {
     std::string copy = util::JoinPath(options_.work_dir, "root");
-    Git git(env_, launcher_, util::JoinPath(options_.work_dir, "git"));
-    auto files = ListRepoFiles(env_, git, options_.root, options_.work_dir);
+    runner::Git git(env_, launcher_, util::JoinPath(options_.work_dir, "git"));
+    auto files = runner::ListRepoFiles(env_, git, options_.root, options_.work_dir);
     if (!files.ok()) return util::Error{files.error()};
     (void)env_.RemoveAll(copy);
     if (auto s = env_.MakeDirs(copy); !s.ok()) return s;
-    if (auto s = CopyRepoFiles(options_.root, *files, copy); !s.ok()) return s;
+    if (auto s = runner::CopyRepoFiles(options_.root, *files, copy); !s.ok()) return s;
     sandbox_.binds.push_back({copy, options_.root, true});
     std::string dot_git = util::JoinPath(options_.root, ".git");
     if (env_.Stat(dot_git, false).ok()) sandbox_.binds.push_back({dot_git, dot_git, false});
@@ -146,10 +149,10 @@ class Runner {
     if (!s.ok()) return util::Error{s.error()};
     std::string c_file = util::JoinPath(AgentDir(), "_fbkit_accel.c");
     std::string tmp = so + ".tmp" + std::to_string(::getpid());
-    ProcessSpec cc;
+    runner::ProcessSpec cc;
     cc.argv = {options_.compiler, "-shared", "-fPIC", "-O2", "-I" + include, "-o", tmp, c_file};
     cc.log_path = util::JoinPath(options_.work_dir, "accel-build.log");
-    auto built = RunToCompletion(launcher_, cc);
+    auto built = runner::RunToCompletion(launcher_, cc);
     if (!built.ok() || built->code != 0) {
       auto log = env_.ReadFile(cc.log_path);
       return util::Error{"compiling the accelerator failed: " + (log.ok() ? util::Tail(*log, 1000) : "")};
@@ -183,7 +186,7 @@ class Runner {
   static constexpr uint64_t kMaxJournalBytes = 1ull << 30;
 
   util::Status CheckInterpreter() {
-    ProcessSpec spec;
+    runner::ProcessSpec spec;
     // One start of the interpreter: is pytest importable, and what the accelerator needs.
     spec.argv = {python_, "-c",
                  "import sys, sysconfig\n"
@@ -196,7 +199,7 @@ class Runner {
     spec.env = BaseEnv("");
     spec.log_path = util::JoinPath(options_.work_dir, "check.log");
     spec.sandbox = sandbox_;
-    auto info = RunToCompletion(launcher_, spec);
+    auto info = runner::RunToCompletion(launcher_, spec);
     if (!info.ok()) return util::Error{info.error()};
     auto log = env_.ReadFile(spec.log_path);
     std::string text = log.ok() ? *log : "";
@@ -255,14 +258,14 @@ class Runner {
 
   // One pytest process to start: its command and the journal its agent writes.
   struct PytestRun {
-    ProcessSpec spec;
+    runner::ProcessSpec spec;
     std::string journal;
   };
 
   PytestRun PytestSpec(const std::string& name, const std::vector<std::string>& paths,
                        bool collect_only) {
     PytestRun run;
-    ProcessSpec& spec = run.spec;
+    runner::ProcessSpec& spec = run.spec;
     run.journal = util::JoinPath(options_.work_dir, name + ".jsonl");
     // No `-o cache_dir=`: with the cache provider blocked the option is unknown, and pytest 8
     // warns about it (an error under `filterwarnings = error`, as pytest's own suite sets).
@@ -290,7 +293,7 @@ class Runner {
   // Runs one pytest process to its end, feeding its journal to a reader as it grows and
   // killing it when the current test file or the whole run exceeds its time.
   util::Expected<SessionResult> RunSession(const PytestRun& run, double file_timeout) {
-    const ProcessSpec& spec = run.spec;
+    const runner::ProcessSpec& spec = run.spec;
     const std::string& journal = run.journal;
     auto process = launcher_.Start(spec);
     if (!process.ok()) return util::Error{process.error()};
@@ -300,7 +303,7 @@ class Runner {
     std::optional<std::string> file;
     Clock::time_point file_start = Clock::now();
     for (;;) {
-      std::optional<ExitInfo> exit = (*process)->Poll();
+      std::optional<runner::ExitInfo> exit = (*process)->Poll();
       offset += FeedJournal(journal, offset, &reader);
       if (reader.current_file() != file) {
         file = reader.current_file();
@@ -335,7 +338,7 @@ class Runner {
 
   // In outcome runs, a whole-sandbox limit the tests ran into is an integrity finding: a
   // fork bomb, a memory hog or a disk filler is an attack; a suite's own tests need none.
-  void NoteLimits(const ExitInfo& exit, TraceSet* trace) const {
+  void NoteLimits(const runner::ExitInfo& exit, TraceSet* trace) const {
     if (options_.record) return;
     if (exit.disk_exceeded) {
       trace->integrity.push_back("the tests wrote more than the sandbox's disk limit ([limits] "
@@ -382,7 +385,7 @@ class Runner {
   void MarkAborted(const std::string& file, const SessionResult& r, TraceSet* trace) const {
     FileTrace& f = trace->files[file];
     f.file = file;
-    f.status = r.timed_out ? FileStatus::kTimeout : FileStatus::kCrashed;
+    f.status = r.timed_out ? runner::FileStatus::kTimeout : runner::FileStatus::kCrashed;
     f.error = DescribeAbort(r) + "\n" + util::Tail(r.log, 3000);
   }
 
@@ -424,7 +427,7 @@ class Runner {
         for (const auto& path : paths) {
           FileTrace& f = trace_.files[path];
           f.file = path;
-          f.status = FileStatus::kCrashed;
+          f.status = runner::FileStatus::kCrashed;
           f.error = why;
         }
         return util::Status::Ok();
@@ -444,7 +447,7 @@ class Runner {
       if (r.begun.count(name) || done.count(name)) continue;
       FileTrace& f = trace_.files[name];
       f.file = name;
-      f.status = FileStatus::kNotRun;
+      f.status = runner::FileStatus::kNotRun;
       f.error = "pytest ended (exit status " + std::to_string(trace_.exitstatus.value_or(-1)) +
                 ") before running this file\n" + util::Tail(r.log, 3000);
     }
@@ -467,7 +470,7 @@ class Runner {
     for (const auto& name : files) {
       FileTrace& f = trace_.files[name];
       f.file = name;
-      f.status = FileStatus::kCrashed;
+      f.status = runner::FileStatus::kCrashed;
       f.error = std::to_string(kMaxFruitlessSessions) + " sessions in a row ended before running "
                 "a test file (" + DescribeAbort(r) + "); not restarted again\n" + util::Tail(r.log, 3000);
     }
@@ -478,7 +481,7 @@ class Runner {
     for (const auto& name : files) {
       FileTrace& f = trace_.files[name];
       f.file = name;
-      f.status = FileStatus::kNotRun;
+      f.status = runner::FileStatus::kNotRun;
     }
     return util::Status::Ok();
   }
@@ -494,7 +497,7 @@ class Runner {
     trace_.integrity = collection.integrity;
     collected_ = c->selected.empty() ? c->collected : c->selected;
     for (const auto& [name, f] : collection.files) {
-      if (f.status == FileStatus::kCollectError) trace_.files[name] = f;
+      if (f.status == runner::FileStatus::kCollectError) trace_.files[name] = f;
     }
     if (collection.counts.count("error")) trace_.counts["error"] = collection.counts.at("error");
     if (collected_.empty()) return CheckCollected(*c);
@@ -549,7 +552,7 @@ class Runner {
 
   struct Job {
     size_t index;
-    std::unique_ptr<Process> process;
+    std::unique_ptr<runner::Process> process;
     Clock::time_point start;
     std::unique_ptr<JournalReader> reader;
     uint64_t offset = 0;
@@ -594,7 +597,7 @@ class Runner {
   // Advances one isolate job; true when it has ended (its file is then marked if it died).
   bool PollJob(Job& job, const std::vector<std::string>& files) {
     const std::string& journal = job.run.journal;
-    std::optional<ExitInfo> exit = job.process->Poll();
+    std::optional<runner::ExitInfo> exit = job.process->Poll();
     job.offset += FeedJournal(journal, job.offset, job.reader.get());
     bool timed_out = false;
     if (!exit && ((options_.spec.timeout > 0 &&
@@ -620,13 +623,13 @@ class Runner {
   }
 
   util::Env& env_;
-  Launcher& launcher_;
+  runner::Launcher& launcher_;
   const TraceOptions& options_;
   const TraceProgressFn& progress_;
   Clock::time_point start_;
   TraceSet trace_;
   std::string python_;   // the interpreter the tests run with
-  Sandbox sandbox_;      // where they run
+  runner::Sandbox sandbox_;      // where they run
   std::string interpreter_info_;  // include dir, EXT_SUFFIX, cache tag and version
   std::string accel_path_;
   std::optional<std::string> accel_error_;
@@ -636,40 +639,8 @@ class Runner {
 
 }  // namespace
 
-util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
-                                    const ConfineRequest& request) {
-  Confinement c;
-  c.python = spec.python;
-  c.sandbox.kind = spec.sandbox;
-  c.sandbox.network = spec.network;
-  c.sandbox.limits = spec.limits;
-  if (c.sandbox.kind == SandboxKind::kBwrap) {
-    if (util::Status s = CheckBwrap(); !s.ok()) return util::Error{s.error()};
-  }
-  if (!spec.install.empty()) {
-    std::string cache = spec.env_cache.empty() ? util::JoinPath(request.work_dir, "env")
-                                               : spec.env_cache;
-    auto built = EnsureEnvironment(env, launcher, EnvRequest{spec, request.root, cache, nullptr});
-    if (!built.ok()) return util::Error{built.error()};
-    c.python = built->python;
-    c.sandbox.read_only.push_back(built->dir);
-  }
-  c.sandbox.read_only.push_back(request.root);
-  for (const auto& dir : InterpreterDirs(c.python)) c.sandbox.read_only.push_back(dir);
-  for (const auto& p : spec.pythonpath) {
-    if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
-  }
-  if (request.root_writable) {
-    c.sandbox.writable.push_back(request.root);
-    // What host-side git reads back (config, hooks, index) stays as fbkit left it.
-    std::string dot_git = util::JoinPath(request.root, ".git");
-    if (env.Stat(dot_git, false).ok()) c.sandbox.protect.push_back(dot_git);
-  }
-  if (!request.scratch.empty()) c.sandbox.writable.push_back(request.scratch);
-  return c;
-}
-
-util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
+util::Expected<TraceSet> RunTrace(util::Env& env, runner::Launcher& launcher,
+                                  const TraceOptions& options,
                                   const TraceProgressFn& progress) {
   if (options.shard_count < 1 || options.shard_index < 1 ||
       options.shard_index > options.shard_count) {
@@ -683,37 +654,33 @@ util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const Trac
   return runner.Run();
 }
 
-util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,
-                                     const RepoSpec& settings,
-                                     const std::vector<std::string>& files,
-                                     const std::vector<std::string>& extra_pythonpath,
-                                     double total_timeout, const std::string& work_dir,
-                                     const std::vector<std::string>& protect) {
+runner::TestRun TestRunOf(const TraceSet& trace) {
+  runner::TestRun run;
+  run.exitstatus = trace.exitstatus;
+  run.process_exit = trace.process_exit;
+  run.hooks = trace.hooks;
+  run.integrity = trace.integrity;
+  for (const auto& [path, f] : trace.files) run.files[path] = f;
+  return run;
+}
+
+util::Expected<runner::TestRun> AgentTestRunner::Run(const runner::TestRunRequest& request) {
   TraceOptions o;
-  o.protect = protect;
-  o.root = root;
-  o.spec = settings;
-  o.spec.pythonpath.insert(o.spec.pythonpath.end(), extra_pythonpath.begin(),
-                           extra_pythonpath.end());
+  o.protect = request.protect;
+  o.root = request.root;
+  o.spec = request.spec;
+  o.spec.pythonpath.insert(o.spec.pythonpath.end(), request.extra_pythonpath.begin(),
+                           request.extra_pythonpath.end());
   o.spec.pytest_args.push_back("--continue-on-collection-errors");
-  o.spec.tests = files;
-  if (total_timeout > 0) o.spec.total_timeout = total_timeout;
+  o.spec.tests = request.files;
+  if (request.total_timeout > 0) o.spec.total_timeout = request.total_timeout;
   o.root_writable = true;
   o.record = false;
   o.accelerate = false;
-  o.work_dir = work_dir;
-  return RunTrace(env, launcher, o, nullptr);
-}
-
-std::map<std::string, std::string> OutcomesOf(const TraceSet& trace) {
-  std::map<std::string, std::string> out;
-  for (const auto& [path, f] : trace.files) {
-    for (const auto& [id, t] : f.tests) out[id] = t.outcome;
-    if (f.status != FileStatus::kOk && f.tests.empty()) {
-      out["<file>" + path] = FileStatusName(f.status);
-    }
-  }
-  return out;
+  o.work_dir = request.work_dir;
+  auto trace = RunTrace(env_, launcher_, o, nullptr);
+  if (!trace.ok()) return util::Error{trace.error()};
+  return TestRunOf(*trace);
 }
 
 }  // namespace fbkit::tracer

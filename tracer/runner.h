@@ -9,8 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "tracer/process.h"
-#include "tracer/spec.h"
+#include "runner/process.h"
+#include "runner/spec.h"
+#include "runner/test_run.h"
 #include "tracer/trace.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -21,7 +22,7 @@ struct TraceOptions {
   std::string root;  // absolute
   // What the tests need: interpreter (or install steps building one), paths, env, pytest
   // arguments, tests, excluded dirs, timeouts, network, limits and the sandbox kind.
-  RepoSpec spec;
+  runner::RepoSpec spec;
   bool root_writable = false;     // false: the sandbox mounts ROOT read-only
   bool isolate = false;
   int jobs = 1;                   // processes at once in isolate mode
@@ -47,41 +48,25 @@ struct TraceProgress {
 };
 using TraceProgressFn = std::function<void(const TraceProgress&)>;
 
-// Where a process running repository or agent code starts: the interpreter (the spec's, or
-// the one its install steps built, built on first use under the work dir unless the spec
-// names a cache) and the sandbox (the spec's kind, network and limits; ROOT and the
-// interpreter readable, ROOT writable when asked with its .git read-only, the scratch dir
-// writable). Every such process fbkit starts gets its ProcessSpec::sandbox from here; what
-// fbkit reads back from a writable tree it reads with Env::ReadUntrusted.
-struct ConfineRequest {
-  std::string root;
-  bool root_writable = false;
-  std::string work_dir;  // fbkit's own (never writable inside)
-  std::string scratch;   // writable inside ("" for none)
-};
-struct Confinement {
-  std::string python;
-  Sandbox sandbox;
-};
-util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
-                                    const ConfineRequest& request);
-
 // Fails when the interpreter or pytest cannot be run, or nothing could be collected; a
 // test file that crashes, hangs or fails to collect is reported inside the TraceSet.
-util::Expected<TraceSet> RunTrace(util::Env& env, Launcher& launcher, const TraceOptions& options,
+util::Expected<TraceSet> RunTrace(util::Env& env, runner::Launcher& launcher,
+                                  const TraceOptions& options,
                                   const TraceProgressFn& progress);
 
-// Runs `files` in `root` (a work copy: writable in the sandbox) with outcomes only (no
-// profiler, no accelerator) and --continue-on-collection-errors; `extra_pythonpath` goes
-// after the settings' entries; `total_timeout` (0 = none) bounds the whole run.
-util::Expected<TraceSet> RunOutcomes(util::Env& env, Launcher& launcher, const std::string& root,
-                                     const RepoSpec& settings,
-                                     const std::vector<std::string>& files,
-                                     const std::vector<std::string>& extra_pythonpath,
-                                     double total_timeout, const std::string& work_dir,
-                                     const std::vector<std::string>& protect = {});
+// The outcomes of a traced run (its files' outcomes, hooks, integrity findings, exit).
+runner::TestRun TestRunOf(const TraceSet& trace);
 
-// Test id -> outcome; a test file that reported no test gets "<file>PATH" -> its status.
-std::map<std::string, std::string> OutcomesOf(const TraceSet& trace);
+// Runs test files for their outcomes under the agent: RunTrace with the request's files in
+// its writable root, no profiler and no accelerator, --continue-on-collection-errors.
+class AgentTestRunner final : public runner::TestRunner {
+ public:
+  AgentTestRunner(util::Env& env, runner::Launcher& launcher) : env_(env), launcher_(launcher) {}
+  util::Expected<runner::TestRun> Run(const runner::TestRunRequest& request) override;
+
+ private:
+  util::Env& env_;
+  runner::Launcher& launcher_;
+};
 
 }  // namespace fbkit::tracer

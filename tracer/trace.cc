@@ -9,7 +9,7 @@ void MergeTrace(const TraceSet& src, TraceSet* dst) {
   for (const auto& [name, f] : src.files) {
     FileTrace& d = dst->files[name];
     d.file = name;
-    if (f.status != FileStatus::kOk) d.status = f.status;
+    if (f.status != runner::FileStatus::kOk) d.status = f.status;
     if (f.error) d.error = f.error;
     for (const auto& n : f.nodeids) {
       if (std::find(d.nodeids.begin(), d.nodeids.end(), n) == d.nodeids.end()) d.nodeids.push_back(n);

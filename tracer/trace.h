@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "runner/test_run.h"
 #include "util/expected.h"
 
 namespace fbkit::tracer {
@@ -26,24 +27,9 @@ struct CodeId {
 using EdgeKey = std::pair<std::optional<CodeId>, CodeId>;
 using EdgeCounts = std::map<EdgeKey, int64_t>;
 
-struct TestResult {
-  std::string nodeid;
-  std::map<std::string, std::string> phases;  // setup/call/teardown -> pytest category
-  std::string outcome;  // passed, failed, error, skipped, xfailed, xpassed
-  double duration = 0;
-  std::optional<std::string> message;  // the first failure's text
-};
-
-// How a test file's run ended.
-enum class FileStatus { kOk, kCollectError, kCrashed, kTimeout, kNotRun };
-const char* FileStatusName(FileStatus status);
-
-struct FileTrace {
+// A test file's outcomes (runner::FileRun) and the call edges recorded while it ran.
+struct FileTrace : runner::FileRun {
   std::string file;
-  FileStatus status = FileStatus::kOk;
-  std::optional<std::string> error;  // collection error, or the crash/timeout and output tail
-  std::vector<std::string> nodeids;  // as collected
-  std::map<std::string, TestResult> tests;
   std::set<std::string> fixture_contexts;  // session/package fixture contexts it uses
   EdgeCounts edges;          // recorded while its tests ran
   EdgeCounts collect_edges;  // recorded while pytest imported it (collection)
@@ -103,8 +89,5 @@ std::vector<size_t> ShardBounds(const std::vector<double>& weights, int count);
 // shard's files and edges, merged in shard order as the run itself merges its files. Errors
 // when they are not the `count` shards of one run (root, interpreter, files).
 util::Expected<TraceSet> MergeShards(std::vector<TraceSet> shards);
-
-// The outcome of a test from its phases' categories, the way pytest's summary sees it.
-std::string CombineOutcome(const std::map<std::string, std::string>& phases);
 
 }  // namespace fbkit::tracer

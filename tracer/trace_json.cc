@@ -34,7 +34,7 @@ void WriteEdges(JsonWriter& w, const EdgeCounts& edges) {
   w.EndArray();
 }
 
-void WriteTest(JsonWriter& w, const TestResult& t, bool with_details) {
+void WriteTest(JsonWriter& w, const runner::TestResult& t, bool with_details) {
   w.BeginObject();
   if (with_details) {
     w.Key("duration"), w.Raw(std::to_string(std::round(t.duration * 1e6) / 1e6));
@@ -46,7 +46,7 @@ void WriteTest(JsonWriter& w, const TestResult& t, bool with_details) {
     }
   }
   w.Key("nodeid"), w.String(t.nodeid);
-  w.Key("outcome"), w.String(t.outcome);
+  w.Key("outcome"), w.String(runner::OutcomeName(t.outcome));
   w.Key("phases");
   w.BeginObject();
   for (const auto& [when, category] : t.phases) w.Key(when), w.String(category);
@@ -56,7 +56,7 @@ void WriteTest(JsonWriter& w, const TestResult& t, bool with_details) {
 
 void WriteFile(JsonWriter& w, const FileTrace& f, bool with_details) {
   std::map<std::string, int64_t> counts;
-  for (const auto& [id, t] : f.tests) counts[t.outcome]++;
+  for (const auto& [id, t] : f.tests) counts[runner::OutcomeName(t.outcome)]++;
   w.BeginObject();
   w.Key("counts");
   w.BeginObject();
@@ -76,7 +76,7 @@ void WriteFile(JsonWriter& w, const FileTrace& f, bool with_details) {
   w.StringArray(f.fixture_contexts);
   w.Key("nodeids");
   w.StringArray(f.nodeids);
-  w.Key("status"), w.String(FileStatusName(f.status));
+  w.Key("status"), w.String(runner::FileStatusName(f.status));
   w.Key("tests");
   w.BeginArray();
   for (const auto& [id, t] : f.tests) WriteTest(w, t, with_details);
@@ -98,12 +98,13 @@ EdgeCounts ReadEdges(const nlohmann::json& edges) {
   return out;
 }
 
-FileStatus StatusFromName(const std::string& s) {
+runner::FileStatus StatusFromName(const std::string& s) {
+  using runner::FileStatus;
   for (FileStatus st : {FileStatus::kOk, FileStatus::kCollectError, FileStatus::kCrashed,
                         FileStatus::kTimeout, FileStatus::kNotRun}) {
-    if (s == FileStatusName(st)) return st;
+    if (s == runner::FileStatusName(st)) return st;
   }
-  return FileStatus::kOk;
+  return runner::FileStatus::kOk;
 }
 
 FileTrace ReadFile(const nlohmann::json& f) {
@@ -115,9 +116,9 @@ FileTrace ReadFile(const nlohmann::json& f) {
   for (const auto& c : f.at("fixture_contexts")) t.fixture_contexts.insert(c.get<std::string>());
   t.edges = ReadEdges(f.at("edges"));
   for (const auto& test : f.at("tests")) {
-    TestResult r;
+    runner::TestResult r;
     r.nodeid = test.at("nodeid").get<std::string>();
-    r.outcome = test.at("outcome").get<std::string>();
+    r.outcome = runner::ParseOutcome(test.at("outcome").get<std::string>());
     r.phases = test.at("phases").get<std::map<std::string, std::string>>();
     if (test.contains("duration")) r.duration = test.at("duration").get<double>();
     if (test.contains("message") && test.at("message").is_string()) {

@@ -12,7 +12,7 @@
 #include "groundtruth/ablation.h"
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -62,11 +62,13 @@ int RunFiles(const FilesArgs& a) {
         if (it != f2p.end()) {
           tests = it->second;
         } else {
-          tests = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings, a.repeat, dir)
+          tests = groundtruth::Validate(env, runner::RealLauncher(), AgentTests(), i, a.settings,
+                                        a.repeat, dir)
                       .fail_to_pass;
         }
-        auto l = groundtruth::Localize(env, tracer::RealLauncher(), *(*parsers)[worker], i,
-                                       a.settings, tests, !a.no_entities, dir, a.whole_files);
+        auto l = groundtruth::Localize(env, runner::RealLauncher(), AgentTests(),
+                                       *(*parsers)[worker], i, a.settings, tests,
+                                       !a.no_entities, dir, a.whole_files);
         Note(a.quiet, "files", i.instance_id,
              l.error.empty() ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
                                    std::to_string(l.other.size()) + ", unknown " +

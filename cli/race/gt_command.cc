@@ -15,7 +15,7 @@
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -69,7 +69,8 @@ util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs&
 Out GtOne(util::Env& env, parser::PythonParser& parser, const GtArgs& a,
           const groundtruth::GtOptions& options, const groundtruth::Instance& i,
           const std::string& dir) {
-  auto r = groundtruth::BuildGroundTruth(env, tracer::RealLauncher(), parser, i, options, dir);
+  auto r = groundtruth::BuildGroundTruth(env, runner::RealLauncher(), AgentTests(), parser, i,
+                                         options, dir);
   Out out{groundtruth::ValidationJson(r.validation), "", kExitOk};
   if (r.validation.status == "ok") out.text2 = groundtruth::LocalizationJson(r.localization);
   std::string path = util::JoinPath(a.output, FileName(i.instance_id) + ".json");

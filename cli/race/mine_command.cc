@@ -10,8 +10,8 @@
 #include "cli/race/race_common.h"
 #include "groundtruth/mine.h"
 #include "parser/python_parser.h"
-#include "tracer/git.h"
-#include "tracer/process.h"
+#include "runner/git.h"
+#include "runner/process.h"
 #include "util/env.h"
 
 namespace fbkit::cli::race {
@@ -41,17 +41,17 @@ int RunMine(MineArgs& a) {
   auto scratch = ScratchDir(a.work_dir, "mine");
   if (!scratch.ok()) return Fail(kWho, scratch.error());
   std::string work = *scratch;
-  tracer::Git git(env, tracer::RealLauncher(), work);
+  runner::Git git(env, runner::RealLauncher(), work);
   if (auto top = git.Run(*repo, {"rev-parse", "--git-dir"}); !top.ok()) {
     (void)env.RemoveAll(work);
     return Fail(kWho, a.repo + ": not a git repository"), kExitUsage;
   }
-  a.options.repo_name = a.name.empty() ? tracer::RepoName(git, *repo) : a.name;
+  a.options.repo_name = a.name.empty() ? runner::RepoName(git, *repo) : a.name;
   a.options.intents.clear();
   for (const auto& i : a.intents) {
     if (i != "any") a.options.intents.push_back(i);
   }
-  auto r = groundtruth::Mine(env, tracer::RealLauncher(), **parser, *repo, a.options, work,
+  auto r = groundtruth::Mine(env, runner::RealLauncher(), **parser, *repo, a.options, work,
                              a.quiet ? nullptr : MineProgress);
   (void)env.RemoveAll(work);
   if (!r.ok()) return Fail(kWho, a.repo + ": " + r.error()), kExitUsage;

@@ -32,7 +32,7 @@ struct RunArgs {
   std::string output;
   std::string work_dir;
   SpecArgs spec;
-  tracer::RepoSpec settings;  // resolved from `spec` before the command runs
+  runner::RepoSpec settings;  // resolved from `spec` before the command runs
   int repeat = 1;
   int jobs = 1;
   std::string shard;

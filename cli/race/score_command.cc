@@ -18,7 +18,7 @@
 #include "groundtruth/records.h"
 #include "groundtruth/report.h"
 #include "parser/python_parser.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -93,7 +93,7 @@ int InferAll(util::Env& env, const std::string& instances_path, const std::strin
     for (auto& a : run.instances) {
       auto it = by_id.find(a.instance_id);
       if (it == by_id.end() || a.patch.empty()) continue;
-      auto s = groundtruth::BackInfer(env, tracer::RealLauncher(), **parser, *it->second, work, &a);
+      auto s = groundtruth::BackInfer(env, runner::RealLauncher(), **parser, *it->second, work, &a);
       if (!s.ok()) {
         std::fprintf(stderr, "fb-race: %s: %s: %s\n", run.agent.c_str(), a.instance_id.c_str(),
                      s.error().c_str());
@@ -124,11 +124,11 @@ int RunScore(const ScoreArgs& a) {
   if (rc == kExitUsage || rc == kExitFailure) return rc;
   groundtruth::Matcher matcher =
       a.llm_cmd.empty() ? groundtruth::LexicalMatcher(a.threshold)
-                        : groundtruth::LlmMatcher(env, tracer::RealLauncher(), a.llm_cmd, work);
+                        : groundtruth::LlmMatcher(env, runner::RealLauncher(), a.llm_cmd, work);
   if (!a.llm_cmd.empty()) {
     for (auto& run : runs) {
       for (const auto& w :
-           groundtruth::JudgeRun(env, tracer::RealLauncher(), a.llm_cmd, work, *gts, &run)) {
+           groundtruth::JudgeRun(env, runner::RealLauncher(), a.llm_cmd, work, *gts, &run)) {
         std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
         rc = kExitFileErrors;
       }

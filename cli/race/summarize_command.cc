@@ -13,7 +13,7 @@
 #include "cli/race/race_common.h"
 #include "groundtruth/summarize.h"
 #include "groundtruth/trajectory.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -129,7 +129,7 @@ int RunSummarize(const SummarizeArgs& a) {
     if (!scratch.ok()) return Fail(kWho, scratch.error());
     std::string work = *scratch;
     for (const auto& w :
-         groundtruth::SummarizeAll(env, tracer::RealLauncher(), a.llm_cmd, agent, work, &all)) {
+         groundtruth::SummarizeAll(env, runner::RealLauncher(), a.llm_cmd, agent, work, &all)) {
       std::fprintf(stderr, "fb-race summarize: %s\n", w.c_str());
       rc = kExitFileErrors;
     }

@@ -8,7 +8,7 @@
 #include "cli/race/race_common.h"
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 
 namespace fbkit::cli::race {
@@ -25,8 +25,9 @@ int RunValidate(const RunArgs& a) {
   std::string work = *scratch;
   auto p = RunInstances(*instances, a, *shard, work,
                         [&](const groundtruth::Instance& i, const std::string& dir, int) {
-                          auto v = groundtruth::Validate(env, tracer::RealLauncher(), i, a.settings,
-                                                         a.repeat, dir);
+                          auto v = groundtruth::Validate(env, runner::RealLauncher(),
+                                                         AgentTests(), i, a.settings, a.repeat,
+                                                         dir);
                           Note(a.quiet, "validate", i.instance_id, Summary(v));
                           return Out{groundtruth::ValidationJson(v), "",
                                      v.status == "error" ? kExitFailure : kExitOk};

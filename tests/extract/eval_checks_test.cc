@@ -7,7 +7,7 @@
 #include "extract/apply.h"
 #include "extract/eval.h"
 #include "extract/eval_report.h"
-#include "tracer/git.h"
+#include "runner/git.h"
 
 namespace fbkit::extract {
 namespace {
@@ -45,19 +45,19 @@ TEST(Predictions, JsonLinesArrayAndKeyedObjectWithErrorsPerLine) {
 
 TEST(Apply, BinaryHunksAreBoundedBeforeGitWritesThem) {
   std::string head = "diff --git a/x.bin b/x.bin\nGIT binary patch\n";
-  EXPECT_EQ(tracer::BinaryPatchProblem("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+literal 9999999999\n", 1000), "");
-  EXPECT_EQ(tracer::BinaryPatchProblem(head + "literal 600\nzcmX\n\nliteral 0\nHcmV\n", 1000), "");
-  EXPECT_NE(tracer::BinaryPatchProblem(head + "literal 600\nzcmX\n\n" + head + "literal 600\nzc\n", 1000)
+  EXPECT_EQ(runner::BinaryPatchProblem("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+literal 9999999999\n", 1000), "");
+  EXPECT_EQ(runner::BinaryPatchProblem(head + "literal 600\nzcmX\n\nliteral 0\nHcmV\n", 1000), "");
+  EXPECT_NE(runner::BinaryPatchProblem(head + "literal 600\nzcmX\n\n" + head + "literal 600\nzc\n", 1000)
                 .find("inflate to more than"),
             std::string::npos);  // together over the limit
-  EXPECT_NE(tracer::BinaryPatchProblem(head + "delta 12\nzcmX\n", 1000).find("binary delta"), std::string::npos);
-  EXPECT_NE(tracer::BinaryPatchProblem(head + "literal 99999999999999999999999\nz\n", 1000), "");
+  EXPECT_NE(runner::BinaryPatchProblem(head + "delta 12\nzcmX\n", 1000).find("binary delta"), std::string::npos);
+  EXPECT_NE(runner::BinaryPatchProblem(head + "literal 99999999999999999999999\nz\n", 1000), "");
 }
 
 TEST(Apply, NormalizePatchTurnsCrlfIntoLfAndEndsWithNewline) {
-  EXPECT_EQ(tracer::NormalizePatch("a\r\nb\r\nc"), "a\nb\nc\n");
-  EXPECT_EQ(tracer::NormalizePatch("a\rb\n"), "a\rb\n");  // a lone CR is content
-  EXPECT_EQ(tracer::NormalizePatch(""), "");
+  EXPECT_EQ(runner::NormalizePatch("a\r\nb\r\nc"), "a\nb\nc\n");
+  EXPECT_EQ(runner::NormalizePatch("a\rb\n"), "a\rb\n");  // a lone CR is content
+  EXPECT_EQ(runner::NormalizePatch(""), "");
 }
 
 TEST(EvalChecks, TestFilesAreTheTasksConftestsAndTestDirectories) {
@@ -94,16 +94,15 @@ TEST(EvalChecks, HooksCountOnlyInFilesThePatchChanged) {
   EXPECT_TRUE(HookReasons(hooks, {"src/a.py"}).empty());
 }
 
-tracer::TraceSet Trace(int exitstatus, std::optional<int> process_exit,
-                       std::map<std::string, std::string> outcomes) {
-  tracer::TraceSet t;
+runner::TestRun Trace(int exitstatus, std::optional<int> process_exit,
+                      std::map<std::string, std::string> outcomes) {
+  runner::TestRun t;
   t.exitstatus = exitstatus;
   t.process_exit = process_exit;
   for (const auto& [id, outcome] : outcomes) {
     std::string file = id.substr(0, id.find("::"));
-    t.files[file].file = file;
     t.files[file].nodeids.push_back(id);
-    t.files[file].tests[id].outcome = outcome;
+    t.files[file].tests[id].outcome = runner::ParseOutcome(outcome);
   }
   return t;
 }
@@ -117,14 +116,14 @@ TEST(EvalChecks, ExitStatusMustAgreeWithOutcomes) {
             "pytest exit status 1 although every test passed");
   EXPECT_EQ(ExitContradiction(Trace(1, 0, {{"t.py::a", "failed"}})),
             "the pytest process exited with 0 but its session ended with exit status 1");
-  tracer::TraceSet hung = Trace(1, 1, {{"t.py::a", "passed"}});
-  hung.files["t.py"].status = tracer::FileStatus::kTimeout;
+  runner::TestRun hung = Trace(1, 1, {{"t.py::a", "passed"}});
+  hung.files["t.py"].status = runner::FileStatus::kTimeout;
   EXPECT_EQ(ExitContradiction(hung), "");
 }
 
 TEST(EvalChecks, VanishedTestsOnlyFromFilesThatCollected) {
-  tracer::TraceSet t = Trace(0, 0, {{"a.py::x", "passed"}});
-  t.files["b.py"].status = tracer::FileStatus::kCollectError;
+  runner::TestRun t = Trace(0, 0, {{"a.py::x", "passed"}});
+  t.files["b.py"].status = runner::FileStatus::kCollectError;
   EXPECT_EQ(VanishedTests(t, {"a.py::x", "a.py::y", "b.py::z", "c.py::w"}),
             (std::vector<std::string>{"a.py::y"}));
 }

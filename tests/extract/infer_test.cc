@@ -134,7 +134,7 @@ TEST(InferTest, AgentCliStreamsGiveUsage) {
 InferOptions Agent(const std::string& cmd) {
   InferOptions o;
   o.agent_cmd = cmd;
-  o.sandbox = tracer::SandboxKind::kBwrap;
+  o.sandbox = runner::SandboxKind::kBwrap;
   o.run_dir = "/srv/fbkit-run";
   return o;
 }
@@ -164,14 +164,14 @@ TEST(InferTest, AgentCommandsTheSandboxCannotShowAreRefusedBeforeAnyRun) {
   EXPECT_NE(exposed.error().find("would show the agent the run directory"), std::string::npos);
   // Without a sandbox nothing is hidden.
   InferOptions none = Agent(tmp / "agent.sh");
-  none.sandbox = tracer::SandboxKind::kNone;
+  none.sandbox = runner::SandboxKind::kNone;
   EXPECT_TRUE(CheckAgentCommand(none).ok());
 }
 // RunAgent with the agent faked (FakeLauncher) and git real: what the agent is given, and
 // how a command that did not start differs from an agent that exited 127 by itself.
 struct FakeAgentRun {
   InferResult result;
-  std::vector<tracer::ProcessSpec> specs;  // the agent's (git's went to the real launcher)
+  std::vector<runner::ProcessSpec> specs;  // the agent's (git's went to the real launcher)
   bool config_written_first = false;
 };
 
@@ -183,17 +183,17 @@ FakeAgentRun RunFakeAgent(const ScratchDir& tmp, testing::FakeLauncher::Outcome 
   WriteFileOrDie(task + "/problem_statement.md", "Build it.\n");
   InferOptions o;
   o.agent_cmd = "my-agent --task {instance_id}";
-  o.sandbox = tracer::SandboxKind::kBwrap;
+  o.sandbox = runner::SandboxKind::kBwrap;
   o.run_dir = tmp / "run";
   o.output_files = {{"home/.config/agent.toml", "model = \"m\"\n"}};
   FakeAgentRun run;
   testing::FakeLauncher fake(
-      [&](const tracer::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
+      [&](const runner::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
         if (spec.argv.empty() || spec.argv[0] != "/bin/sh") return std::nullopt;  // git: real
         run.config_written_first = fs::exists(tmp / "run/t.lv2/output/home/.config/agent.toml");
         return outcome;
       },
-      &tracer::RealLauncher());
+      &runner::RealLauncher());
   run.result = RunAgent(util::RealEnv(), fake, task, o);
   run.specs = fake.answered();
   return run;
@@ -203,7 +203,7 @@ TEST(InferTest, TheAgentGetsItsWorkspaceItsVariablesAndNothingElse) {
   ScratchDir tmp;
   FakeAgentRun run = RunFakeAgent(tmp, testing::FakeLauncher::Exit(0, "working\n"));
   ASSERT_EQ(run.specs.size(), 1u);
-  const tracer::ProcessSpec& spec = run.specs[0];
+  const runner::ProcessSpec& spec = run.specs[0];
   EXPECT_EQ(spec.argv, (std::vector<std::string>{"/bin/sh", "-c", "my-agent --task t.lv2"}));
   EXPECT_EQ(spec.cwd, tmp / "run/t.lv2/workspace");
   EXPECT_EQ(spec.sandbox.writable, (std::vector<std::string>{tmp / "run/t.lv2/workspace", tmp / "run/t.lv2/output"}));

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runner/process.h"
 #include "tests/testing/run.h"
-#include "tracer/process.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -22,7 +22,7 @@ struct JudgeTest : ::testing::Test {
     run.instances = {a};
   }
   std::vector<std::string> Judge(const std::string& cmd) {
-    return JudgeRun(util::RealEnv(), tracer::RealLauncher(), cmd, dir.path(), {gt}, &run);
+    return JudgeRun(util::RealEnv(), runner::RealLauncher(), cmd, dir.path(), {gt}, &run);
   }
   testing::ScratchDir dir;
   GroundTruth gt;

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tracer/process.h"
+#include "runner/process.h"
 #include "util/env.h"
 
 namespace fbkit::groundtruth {
@@ -146,12 +146,12 @@ TEST(MetricsTest, LlmMatcherProtocol) {
   std::string dir = "/tmp/fbkit-llm-test-" + std::to_string(::getpid());
   auto gt = Gt();
   auto a = Agent();
-  auto good = LlmMatcher(util::RealEnv(), tracer::RealLauncher(),
+  auto good = LlmMatcher(util::RealEnv(), runner::RealLauncher(),
                          "grep -q match_ && echo '{\"matches\": [[\"a.py::g\", \"a.py::zzz\"]]}'", dir);
   auto s = ScoreInstance(gt, &a, good);
   EXPECT_EQ(s.error, "");
   EXPECT_DOUBLE_EQ(*s.tasks.recall, 0.75);  // g now matched with zzz instead
-  auto bad = LlmMatcher(util::RealEnv(), tracer::RealLauncher(),
+  auto bad = LlmMatcher(util::RealEnv(), runner::RealLauncher(),
                         "echo '{\"matches\": [[\"a.py::f\", \"nope\"]]}'", dir);
   auto e = ScoreInstance(gt, &a, bad);
   EXPECT_NE(e.error.find("no candidate"), std::string::npos) << e.error;

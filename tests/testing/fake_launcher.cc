@@ -6,19 +6,20 @@ namespace fbkit::testing {
 namespace {
 
 // A process that has already ended.
-class DoneProcess : public tracer::Process {
+class DoneProcess : public runner::Process {
  public:
-  explicit DoneProcess(tracer::ExitInfo exit) : exit_(exit) {}
-  std::optional<tracer::ExitInfo> Poll() override { return exit_; }
-  tracer::ExitInfo Kill() override { return exit_; }
+  explicit DoneProcess(runner::ExitInfo exit) : exit_(exit) {}
+  std::optional<runner::ExitInfo> Poll() override { return exit_; }
+  runner::ExitInfo Kill() override { return exit_; }
 
  private:
-  tracer::ExitInfo exit_;
+  runner::ExitInfo exit_;
 };
 
 }  // namespace
 
-util::Expected<std::unique_ptr<tracer::Process>> FakeLauncher::Start(const tracer::ProcessSpec& spec) {
+util::Expected<std::unique_ptr<runner::Process>> FakeLauncher::Start(
+    const runner::ProcessSpec& spec) {
   std::optional<Outcome> outcome = answer_(spec);
   if (!outcome) {
     if (fallback_) return fallback_->Start(spec);
@@ -33,10 +34,10 @@ util::Expected<std::unique_ptr<tracer::Process>> FakeLauncher::Start(const trace
     log << outcome->output;
     if (!log) return util::Error{"FakeLauncher: cannot write " + spec.log_path};
   }
-  return std::unique_ptr<tracer::Process>(new DoneProcess(outcome->exit));
+  return std::unique_ptr<runner::Process>(new DoneProcess(outcome->exit));
 }
 
-std::vector<tracer::ProcessSpec> FakeLauncher::answered() const {
+std::vector<runner::ProcessSpec> FakeLauncher::answered() const {
   std::lock_guard<std::mutex> lock(mu_);
   return answered_;
 }

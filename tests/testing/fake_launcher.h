@@ -11,34 +11,34 @@
 #include <string>
 #include <vector>
 
-#include "tracer/process.h"
+#include "runner/process.h"
 
 namespace fbkit::testing {
 
-class FakeLauncher : public tracer::Launcher {
+class FakeLauncher : public runner::Launcher {
  public:
   struct Outcome {
-    tracer::ExitInfo exit;
+    runner::ExitInfo exit;
     std::string output;  // stdout and stderr, as the process would have logged them
   };
-  using Answer = std::function<std::optional<Outcome>(const tracer::ProcessSpec&)>;
+  using Answer = std::function<std::optional<Outcome>(const runner::ProcessSpec&)>;
 
-  explicit FakeLauncher(Answer answer, tracer::Launcher* fallback = nullptr)
+  explicit FakeLauncher(Answer answer, runner::Launcher* fallback = nullptr)
       : answer_(std::move(answer)), fallback_(fallback) {}
 
-  util::Expected<std::unique_ptr<tracer::Process>> Start(const tracer::ProcessSpec& spec) override;
+  util::Expected<std::unique_ptr<runner::Process>> Start(const runner::ProcessSpec& spec) override;
 
   // The specs answered by `answer` (not those passed to the fallback), in order.
-  std::vector<tracer::ProcessSpec> answered() const;
+  std::vector<runner::ProcessSpec> answered() const;
 
   // An exit with `code` and `output`.
   static Outcome Exit(int code, std::string output = "");
 
  private:
   Answer answer_;
-  tracer::Launcher* fallback_;
+  runner::Launcher* fallback_;
   mutable std::mutex mu_;
-  std::vector<tracer::ProcessSpec> answered_;
+  std::vector<runner::ProcessSpec> answered_;
 };
 
 }  // namespace fbkit::testing

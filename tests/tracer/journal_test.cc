@@ -49,8 +49,8 @@ TEST(JournalReaderTest, AppliesEveryRecordKind) {
   EXPECT_EQ(trace.preloaded.count("src/p/__init__.py"), 1u);
   const FileTrace& a = trace.files.at("tests/test_a.py");
   EXPECT_EQ(a.nodeids.size(), 2u);
-  EXPECT_EQ(a.tests.at("tests/test_a.py::test_x[a b [c]]").outcome, "xfailed");
-  EXPECT_EQ(a.tests.at("tests/test_a.py::test_y").outcome, "error");
+  EXPECT_EQ(a.tests.at("tests/test_a.py::test_x[a b [c]]").outcome, runner::Outcome::kXfailed);
+  EXPECT_EQ(a.tests.at("tests/test_a.py::test_y").outcome, runner::Outcome::kError);
   EXPECT_EQ(a.tests.at("tests/test_a.py::test_y").message, "fixture broke");
   CodeId f{"src/p/m.py", 3, "f"}, g{"src/p/m.py", 9, "g"};
   EXPECT_EQ(a.edges.at({std::nullopt, f}), 2);
@@ -58,7 +58,7 @@ TEST(JournalReaderTest, AppliesEveryRecordKind) {
   EXPECT_EQ(a.fixture_contexts.count("<fixture>::db"), 1u);
   EXPECT_EQ(trace.contexts.at("<import>").size(), 1u);
   EXPECT_EQ(a.collect_edges.size(), 1u);
-  EXPECT_EQ(trace.files.at("tests/test_bad.py").status, FileStatus::kCollectError);
+  EXPECT_EQ(trace.files.at("tests/test_bad.py").status, runner::FileStatus::kCollectError);
   EXPECT_EQ(trace.counts.at("error"), 2);  // one collection error, one setup error
   EXPECT_EQ(trace.counts.at("xfailed"), 1);
 }
@@ -103,14 +103,6 @@ TEST(MergeTraceTest, RunEdgesSumSharedEdgesTakeTheLarger) {
   EXPECT_EQ(run.contexts.at("<import>").begin()->second, 1);
   EXPECT_EQ(run.counts.at("xfailed"), 2);
   EXPECT_EQ(run.exitstatus, 1);
-}
-
-TEST(CombineOutcomeTest, PytestSummarySemantics) {
-  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "passed"}, {"teardown", ""}}), "passed");
-  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "failed"}, {"teardown", "error"}}), "error");
-  EXPECT_EQ(CombineOutcome({{"setup", "skipped"}, {"teardown", ""}}), "skipped");
-  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "xpassed"}}), "xpassed");
-  EXPECT_EQ(CombineOutcome({{"setup", ""}}), "error");  // never got to run its call
 }
 
 TEST(TraceJsonTest, DeterministicAndSorted) {

@@ -1,0 +1,139 @@
+#include "extract/infer_run.h"
+
+#include <nlohmann/json.hpp>
+
+#include "util/file_lock.h"
+
+namespace fbkit::extract {
+namespace {
+
+using json = nlohmann::json;
+
+// A result of an earlier run that is final (finished or timed out).
+std::optional<InferResult> Earlier(util::Env& env, const std::string& dir) {
+  auto text = env.ReadFile(util::JoinPath(dir, "result.json"));
+  if (!text.ok()) return std::nullopt;
+  auto r = ParseInferResult(*text);
+  if (!r.ok() || r->status == "error") return std::nullopt;
+  return *r;
+}
+
+// RUN_DIR/predictions.jsonl from every instance directory with a final result (all shards
+// that share RUN_DIR), sorted by instance id: SWE-bench's convention.
+util::Status WritePredictions(util::Env& env, const std::string& run,
+                              const std::map<std::string, std::string>& tasks) {
+  std::string out;
+  for (const auto& [id, dir] : tasks) {
+    std::string inst = util::JoinPath(run, id);
+    auto r = Earlier(env, inst);
+    auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff"));
+    auto model = env.ReadFile(util::JoinPath(inst, "model"));
+    if (!r || !patch.ok() || !model.ok()) continue;
+    json row = {{"instance_id", id}, {"model_name_or_path", *model}, {"model_patch", *patch}};
+    out += row.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  }
+  return env.WriteFileAtomic(util::JoinPath(run, "predictions.jsonl"), out);
+}
+
+// The run's summary: counts, agent exit codes, token IO, fbkit's own time per instance.
+std::string Summary(const std::vector<InferResult>& results, const std::string& shard) {
+  size_t finished = 0, timed_out = 0, errors = 0, empty = 0, with_usage = 0;
+  double input = 0, output = 0, fbkit = 0;
+  std::map<std::string, size_t> exits;
+  for (const auto& r : results) {
+    finished += r.status == "finished";
+    timed_out += r.status == "timed_out";
+    errors += r.status == "error";
+    empty += r.status != "error" && r.patch.empty();
+    if (r.status == "finished") {
+      exits[r.signal ? "signal " + std::to_string(r.signal) : std::to_string(r.exit_code)]++;
+    }
+    if (r.usage) {
+      ++with_usage;
+      input += static_cast<double>(r.usage->input_tokens);
+      output += static_cast<double>(r.usage->output_tokens);
+    }
+    fbkit += r.fbkit_seconds;
+  }
+  json j = {{"schema", "fbkit.infer-summary/1"},
+            {"instances", results.size()},
+            {"finished", finished},
+            {"timed_out", timed_out},
+            {"errors", errors},
+            {"empty_patch", empty},
+            {"agent_exit_codes", exits},
+            {"instances_with_usage", with_usage},
+            {"shard", shard}};
+  auto mean = [&](double total) {
+    return with_usage ? json(total / static_cast<double>(with_usage)) : json(nullptr);
+  };
+  j["mean_input_tokens"] = mean(input);
+  j["mean_output_tokens"] = mean(output);
+  double per = results.empty() ? 0.0 : fbkit / static_cast<double>(results.size());
+  j["fbkit_seconds_per_instance"] = static_cast<int64_t>(per * 1000) / 1000.0;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+std::optional<InferResult> FinalResult(util::Env& env, const std::string& instance_dir) {
+  std::optional<InferResult> r = Earlier(env, instance_dir);
+  if (r) {
+    auto patch = env.ReadFile(util::JoinPath(instance_dir, "patch.diff"));
+    r->patch = patch.ok() ? *patch : "";
+  }
+  return r;
+}
+
+util::Expected<InferRunResult> InferRun(
+    util::Env& env, runner::Launcher& launcher, const InferRunOptions& options,
+    const std::function<void(const util::BatchItem<InferResult>&)>& report) {
+  const std::string& run = options.infer.run_dir;
+  const auto& mine = options.instances;
+  util::Batch<InferResult> batch;
+  batch.jobs = options.jobs;
+  batch.earlier = [&](size_t i) -> std::optional<InferResult> {
+    if (options.rerun) return std::nullopt;
+    return FinalResult(env, util::JoinPath(run, mine[i].first));
+  };
+  batch.run = [&](size_t i, int) {
+    InferResult r = RunAgent(env, launcher, mine[i].second, options.infer);
+    std::string inst = util::JoinPath(run, mine[i].first);
+    util::Status s = env.MakeDirs(inst);
+    if (!s.ok()) s = util::Error{inst + ": " + s.error()};
+    for (const auto& [name, data] : std::vector<std::pair<std::string, std::string>>{
+             {"model", options.model}, {"result.json", InferResultJson(r)}}) {
+      std::string path = util::JoinPath(inst, name);
+      if (s.ok()) {
+        s = env.WriteFileAtomic(path, data);
+        if (!s.ok()) s = util::Error{path + ": " + s.error()};
+      }
+    }
+    if (!s.ok()) {
+      r.status = "error";
+      r.error = "writing the result: " + s.error();
+    }
+    return r;
+  };
+  // The agent cannot start: the others would fail alike.
+  batch.stops = [](const InferResult& r) { return r.could_not_start; };
+  batch.report = report;
+  InferRunResult out;
+  for (auto& r : util::RunBatch(mine.size(), batch)) {
+    if (r) out.results.push_back(std::move(*r));
+  }
+  {
+    util::FileLock lock(util::JoinPath(run, ".fbkit/lock"));  // shards sharing RUN_DIR
+    if (auto s = WritePredictions(env, run, options.tasks); !s.ok()) return util::Error{s.error()};
+  }
+  const auto& [k, n] = options.shard;
+  out.summary_json = Summary(out.results, std::to_string(k) + "/" + std::to_string(n));
+  std::string name = n == 1 ? "infer_summary.json"
+                            : "infer_summary." + std::to_string(k) + "-of-" + std::to_string(n) +
+                                  ".json";
+  auto written = env.WriteFileAtomic(util::JoinPath(run, name), out.summary_json);
+  if (!written.ok()) return util::Error{written.error()};
+  return out;
+}
+
+}  // namespace fbkit::extract

@@ -1,0 +1,41 @@
+#include "runner/confine.h"
+
+#include "runner/environment.h"
+#include "util/strings.h"
+
+namespace fbkit::runner {
+
+util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
+                                    const ConfineRequest& request) {
+  Confinement c;
+  c.python = spec.python;
+  c.sandbox.kind = spec.sandbox;
+  c.sandbox.network = spec.network;
+  c.sandbox.limits = spec.limits;
+  if (c.sandbox.kind == SandboxKind::kBwrap) {
+    if (util::Status s = CheckBwrap(); !s.ok()) return util::Error{s.error()};
+  }
+  if (!spec.install.empty()) {
+    std::string cache = spec.env_cache.empty() ? util::JoinPath(request.work_dir, "env")
+                                               : spec.env_cache;
+    auto built = EnsureEnvironment(env, launcher, EnvRequest{spec, request.root, cache, nullptr});
+    if (!built.ok()) return util::Error{built.error()};
+    c.python = built->python;
+    c.sandbox.read_only.push_back(built->dir);
+  }
+  c.sandbox.read_only.push_back(request.root);
+  for (const auto& dir : InterpreterDirs(c.python)) c.sandbox.read_only.push_back(dir);
+  for (const auto& p : spec.pythonpath) {
+    if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
+  }
+  if (request.root_writable) {
+    c.sandbox.writable.push_back(request.root);
+    // What host-side git reads back (config, hooks, index) stays as fbkit left it.
+    std::string dot_git = util::JoinPath(request.root, ".git");
+    if (env.Stat(dot_git, false).ok()) c.sandbox.protect.push_back(dot_git);
+  }
+  if (!request.scratch.empty()) c.sandbox.writable.push_back(request.scratch);
+  return c;
+}
+
+}  // namespace fbkit::runner

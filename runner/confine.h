@@ -1,0 +1,34 @@
+// Where a process running repository or agent code starts, the one place every caller gets
+// its interpreter and sandbox from.
+#pragma once
+
+#include <string>
+
+#include "runner/process.h"
+#include "runner/sandbox.h"
+#include "runner/spec.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+// Where a process running repository or agent code starts: the interpreter (the spec's, or
+// the one its install steps built, built on first use under the work dir unless the spec
+// names a cache) and the sandbox (the spec's kind, network and limits; ROOT and the
+// interpreter readable, ROOT writable when asked with its .git read-only, the scratch dir
+// writable). Every such process fbkit starts gets its ProcessSpec::sandbox from here; what
+// fbkit reads back from a writable tree it reads with Env::ReadUntrusted.
+struct ConfineRequest {
+  std::string root;
+  bool root_writable = false;
+  std::string work_dir;  // fbkit's own (never writable inside)
+  std::string scratch;   // writable inside ("" for none)
+};
+struct Confinement {
+  std::string python;
+  Sandbox sandbox;
+};
+util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
+                                    const ConfineRequest& request);
+
+}  // namespace fbkit::runner

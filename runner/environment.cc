@@ -1,0 +1,188 @@
+#include "runner/environment.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "util/file_lock.h"
+#include "util/hash.h"
+#include "util/json_writer.h"
+#include "util/strings.h"
+
+namespace fbkit::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Root-relative files whose contents key the cache: the usual dependency declarations, and
+// every regular file under the spec's install_inputs (sorted).
+std::vector<std::string> KeyFiles(const RepoSpec& spec, const std::string& root) {
+  std::vector<std::string> files = {"pyproject.toml", "setup.py", "setup.cfg"};
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    std::string name = e.path().filename();
+    if (name.starts_with("requirements") && name.ends_with(".txt")) files.push_back(name);
+  }
+  for (const auto& input : spec.install_inputs) {
+    fs::path p = fs::path(root) / input;
+    if (!fs::is_directory(p, ec)) {
+      files.push_back(input);
+      continue;
+    }
+    for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::end(it); it.increment(ec)) {
+      if (it->is_regular_file(ec)) files.push_back(fs::relative(it->path(), root, ec).string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& dir) {
+  auto text = env.ReadFile(util::JoinPath(dir, "env.json"));
+  if (!text.ok()) return util::Error{text.error()};
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return util::Error{dir + "/env.json: not JSON"};
+  BuiltEnvironment b;
+  b.key = j.value("key", "");
+  b.dir = dir;
+  b.python = j.value("python", "");
+  b.collected = j.value("collected", "");
+  b.reused = true;
+  return b;
+}
+
+Sandbox InstallSandbox(const RepoSpec& spec, const std::string& root, const std::string& dir) {
+  Sandbox s;
+  s.kind = spec.sandbox;
+  s.network = spec.network;
+  s.limits = spec.limits;
+  s.read_only = {root};
+  for (const auto& d : InterpreterDirs(spec.python)) s.read_only.push_back(d);
+  // Absolute pythonpath entries (a dependency's checkout) are read as the tests read them.
+  for (const auto& p : spec.pythonpath) {
+    if (p.starts_with("/")) s.read_only.push_back(p);
+  }
+  s.writable = {dir};
+  return s;
+}
+
+// Runs one step or check; an error carries the tail of its log.
+util::Status RunLogged(util::Env& env, Launcher& launcher, ProcessSpec spec, double timeout,
+                       const std::string& what) {
+  auto exit = RunToCompletion(launcher, spec, timeout);
+  if (!exit.ok()) return util::Error{what + ": " + exit.error()};
+  if (exit->code == 0) return util::Status::Ok();
+  auto log = env.ReadFile(spec.log_path);
+  std::string how = exit->timed_out ? "timed out after " + std::to_string(static_cast<int>(timeout)) + " s"
+                    : exit->signal ? "was killed by signal " + std::to_string(exit->signal)
+                                   : "exited with " + std::to_string(exit->code);
+  return util::Error{what + " " + how + " (log: " + spec.log_path + "):\n" +
+                     util::Tail(log.ok() ? *log : "", 2000)};
+}
+
+util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const EnvRequest& r,
+                                       const std::string& key, const std::string& dir) {
+  const RepoSpec& spec = r.spec;
+  (void)env.RemoveAll(dir);
+  std::string src = util::JoinPath(dir, "src");
+  std::string venv = util::JoinPath(dir, "env");
+  if (auto s = env.MakeDirs(src); !s.ok()) return util::Error{s.error()};
+  ProcessSpec copy;
+  copy.argv = {"cp", "-a", r.root + "/.", src};
+  copy.log_path = util::JoinPath(dir, "copy.log");
+  if (auto s = RunLogged(env, launcher, copy, 0, "copying the repository"); !s.ok()) {
+    return util::Error{s.error()};
+  }
+  (void)env.RemoveAll(util::JoinPath(src, ".git"));
+  double timeout = spec.total_timeout > 0 ? spec.total_timeout : 3600;
+  for (size_t i = 0; i < spec.install.size(); ++i) {
+    if (r.say) r.say("install step " + std::to_string(i + 1) + "/" + std::to_string(spec.install.size()) + ": " + spec.install[i]);
+    ProcessSpec step;
+    step.argv = {"/bin/sh", "-c", spec.install[i]};
+    step.cwd = src;
+    step.env = spec.env;
+    step.env.insert(step.env.end(), {{"FBKIT_ENV", venv}, {"FBKIT_SRC", src}, {"PYTHON", spec.python}});
+    step.log_path = util::JoinPath(dir, "install-" + std::to_string(i + 1) + ".log");
+    step.sandbox = InstallSandbox(spec, r.root, dir);
+    util::Status s = RunLogged(env, launcher, step, timeout,
+                               "install step " + std::to_string(i + 1) + " (" + spec.install[i] + ")");
+    if (!s.ok()) return util::Error{s.error()};
+  }
+  BuiltEnvironment b;
+  b.key = key;
+  b.dir = dir;
+  std::string own = util::JoinPath(venv, "bin/python");
+  b.python = env.Stat(own, true).ok() ? own : spec.python;
+  if (r.say) r.say("checking that pytest imports and collects with " + b.python);
+  ProcessSpec check;
+  check.argv = {b.python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"};
+  check.argv.insert(check.argv.end(), spec.pytest_args.begin(), spec.pytest_args.end());
+  check.argv.insert(check.argv.end(), spec.tests.begin(), spec.tests.end());
+  std::string pythonpath;
+  for (const auto& p : spec.pythonpath) {
+    pythonpath += (pythonpath.empty() ? "" : ":") + (p.starts_with("/") ? p : util::JoinPath(src, p));
+  }
+  check.cwd = src;
+  check.env = spec.env;
+  check.env.insert(check.env.end(), {{"PYTHONPATH", pythonpath}, {"PYTHONDONTWRITEBYTECODE", "1"}});
+  check.log_path = util::JoinPath(dir, "check.log");
+  check.sandbox = InstallSandbox(spec, r.root, dir);
+  if (auto s = RunLogged(env, launcher, check, timeout, "the pytest check (collect-only)"); !s.ok()) {
+    return util::Error{s.error()};
+  }
+  auto log = env.ReadFile(check.log_path);
+  std::string text = log.ok() ? *log : "";
+  text = text.substr(0, text.find_last_not_of("\n") + 1);
+  b.collected = text.substr(text.find_last_of('\n') + 1);
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("collected"), w.String(b.collected);
+  w.Key("install"), w.StringArray(spec.install);
+  w.Key("key"), w.String(key);
+  w.Key("python"), w.String(b.python);
+  w.EndObject();
+  if (auto s = env.WriteFileAtomic(util::JoinPath(dir, "env.json"), out + "\n"); !s.ok()) {
+    return util::Error{s.error()};
+  }
+  return b;
+}
+
+}  // namespace
+
+util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
+                                           const std::string& root) {
+  std::string material;
+  util::JsonWriter w(&material);
+  w.BeginObject();
+  w.Key("env"), w.BeginObject();
+  for (const auto& [k, v] : spec.env) w.Key(k), w.String(v);
+  w.EndObject();
+  w.Key("install"), w.StringArray(spec.install);
+  w.Key("install_inputs"), w.StringArray(spec.install_inputs);
+  w.Key("network"), w.Bool(spec.network);
+  w.Key("python"), w.String(spec.python);
+  w.EndObject();
+  for (const auto& f : KeyFiles(spec, root)) {
+    auto data = env.ReadFile(util::JoinPath(root, f));
+    if (!data.ok()) continue;  // a missing dependency file is part of the key by absence
+    material += "\n" + f + "\n" + util::Sha256Hex(*data);
+  }
+  return util::Sha256Hex(material).substr(0, 16);
+}
+
+util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& launcher,
+                                                   const EnvRequest& request) {
+  if (request.cache_dir.empty()) return util::Error{"no cache directory for the environment"};
+  auto key = EnvironmentKey(env, request.spec, request.root);
+  if (!key.ok()) return util::Error{key.error()};
+  std::string dir = util::JoinPath(request.cache_dir, *key);
+  if (auto cached = ReadEntry(env, dir); cached.ok()) return cached;
+  if (auto s = env.MakeDirs(request.cache_dir); !s.ok()) return util::Error{s.error()};
+  util::FileLock lock(dir + ".lock");
+  if (auto cached = ReadEntry(env, dir); cached.ok()) return cached;  // built meanwhile
+  return Build(env, launcher, request, *key, dir);
+}
+
+}  // namespace fbkit::runner

@@ -1,0 +1,43 @@
+// The environment a repo spec's `install` steps build: run once (sandboxed, in a copy of the
+// repository, never in it) into a cache entry keyed by the spec and the repository's
+// dependency files, checked by a pytest collection, and reused by every later run.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "runner/process.h"
+#include "runner/spec.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+struct EnvRequest {
+  const RepoSpec& spec;
+  std::string root;       // the repository (only read)
+  std::string cache_dir;  // entries live in CACHE_DIR/KEY
+  std::function<void(const std::string&)> say;  // progress lines (may be empty)
+};
+
+struct BuiltEnvironment {
+  std::string key;        // 16 hex digits
+  std::string dir;        // the cache entry: env/ (the steps' $FBKIT_ENV), src/, logs
+  std::string python;     // the interpreter the tests run with
+  bool reused = false;    // found in the cache
+  std::string collected;  // the check's last line (pytest's collection summary)
+};
+
+// The cache key: the spec's python, install steps, install_inputs, env and network, and
+// the contents of pyproject.toml, setup.py, setup.cfg, requirements*.txt and install_inputs.
+util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
+                                           const std::string& root);
+
+// Builds the environment unless the cache has it. The steps run with `sh -c` in a copy of
+// the repository (src/) with $FBKIT_ENV (where a virtual environment goes: its bin/python
+// becomes the interpreter), $FBKIT_SRC and $PYTHON (the spec's interpreter) set. Errors name
+// the failing step and end with its output.
+util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& launcher,
+                                                   const EnvRequest& request);
+
+}  // namespace fbkit::runner

@@ -1,0 +1,105 @@
+// The few git operations fbkit needs, with a fixed identity and no user hooks: read a file
+// at a commit, make a private checkout of a commit, apply or revert a patch in a work tree
+// (fbkit's own exactly, an agent's as leniently as SWE-bench's harness). Processes go through Launcher (fakeable); the
+// user's repository is only ever read.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runner/process.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+// How hard Git::Apply tries.
+enum class Leniency {
+  kExact,    // `git apply` as the patch is: fbkit's own patches (gold, test, ablated), which
+             // must apply
+  kLenient,  // an agent's patch, the way SWE-bench's harness learned to apply them: CRLF line
+             // ends and a missing final newline normalised, binary parts bounded
+             // (BinaryPatchProblem), then `git apply`, `git apply --3way` and GNU `patch
+             // --fuzz=3`, the tree reset to HEAD between attempts and after the last
+};
+
+struct ApplyOptions {
+  Leniency leniency = Leniency::kExact;
+  bool reverse = false;  // revert the patch instead (kExact only)
+};
+
+struct ApplyResult {
+  bool applied = false;
+  std::string method;  // "git apply", "git apply --3way", "patch --fuzz", or "" when none
+  std::string error;   // the last attempt's complaint when nothing applied
+};
+
+// The patch text with CRLF line ends turned into LF and a final newline.
+std::string NormalizePatch(std::string_view patch);
+
+// Why a patch's binary parts are not applied, or "": its `literal N` hunks inflate to more
+// than `max_bytes` together, or it holds a `delta` hunk (a delta can copy its base many
+// times over, so its size bounds nothing). git applies patches outside any sandbox: a
+// 2 MB patch must not write a 300 MB file.
+std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes);
+inline constexpr uint64_t kMaxBinaryPatchBytes = 64ull << 20;
+
+class Git {
+ public:
+  // `scratch` is a directory for command logs and patch files (created on demand).
+  Git(util::Env& env, Launcher& launcher, std::string scratch)
+      : env_(env), launcher_(launcher), scratch_(std::move(scratch)) {}
+
+  // Runs `git ARGS` in `cwd`; its output on success, else an error naming the command and
+  // the end of its output.
+  util::Expected<std::string> Run(const std::string& cwd, const std::vector<std::string>& args);
+
+  // The bytes of `path` at `commit`, nullopt when the commit has no such file; an error
+  // when `repo` is no repository or `commit` does not exist.
+  util::Expected<std::optional<std::string>> Show(const std::string& repo,
+                                                  const std::string& commit,
+                                                  const std::string& path);
+
+  // A fresh checkout of `commit` of `repo` in `dir` (removed first), sharing its objects.
+  util::Status Checkout(const std::string& repo, const std::string& commit, const std::string& dir);
+
+  // Applies `patch` to the work tree `dir` as `options` say (an empty patch applies). A
+  // lenient application needs `dir` clean at HEAD and leaves it there when nothing applied.
+  ApplyResult Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options);
+
+  // Applies (or, with reverse, reverts) `patch` exactly; the error is git's own output.
+  util::Status Apply(const std::string& dir, const std::string& patch, bool reverse = false);
+
+ private:
+  // Exit code (-1: could not start) and output of `git ARGS`.
+  std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args);
+  // `patch` written to a fresh file of the scratch directory; its path.
+  util::Expected<std::string> PatchFile(std::string_view patch);
+  ApplyResult ApplyLeniently(const std::string& dir, std::string_view patch);
+  util::Status Reset(const std::string& tree);
+  // GNU patch with fuzz; rejects discarded (a partial application counts as a failure).
+  util::Status FuzzyPatch(const std::string& tree, const std::string& file);
+
+  util::Env& env_;
+  Launcher& launcher_;
+  std::string scratch_;
+  // Process-wide, so that Git objects sharing a scratch directory (threads of one run)
+  // never write the same log file.
+  static std::atomic<int> counter_;
+};
+
+// "owner/repo" of a remote URL (https://host/owner/repo.git, git@host:owner/repo), "" when
+// `url` is a local path (or file:// URL) or has no owner part.
+std::string OwnerRepo(std::string url);
+
+// "owner/repo" for ids and statements: from the origin remote's URL; when origin is a local
+// clone (a mirror), from that clone's own origin, and so on (at most 5 hops); else
+// "local/<ROOT's directory name>". A local path itself never becomes the name.
+std::string RepoName(Git& git, const std::string& root);
+
+}  // namespace fbkit::runner

@@ -1,0 +1,489 @@
+#include "runner/process.h"
+
+#include "runner/seccomp.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <dirent.h>
+#include <ftw.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <mutex>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+extern char** environ;
+
+namespace fbkit::runner {
+namespace {
+
+ExitInfo FromStatus(int status) {
+  ExitInfo info;
+  if (WIFEXITED(status)) info.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) info.signal = WTERMSIG(status);
+  return info;
+}
+
+// The cgroups bounding one sandbox as a whole where fbkit may create them (as root): pids
+// and memory, cgroup v1 controllers or a v2 unified hierarchy. Each is named
+// fbkit-<fbkit's pid>-<n>; those of fbkit processes that no longer exist (killed before
+// they could clean up) are removed the first time this process creates one.
+class SandboxCgroups {
+ public:
+  static std::vector<std::string> Create(const Limits& limits) {
+    static std::once_flag swept;
+    std::call_once(swept, SweepStale);
+    static std::atomic<int> counter{0};
+    std::string name = "fbkit-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    std::vector<std::string> dirs;
+    if (::access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+      WriteValue("/sys/fs/cgroup/cgroup.subtree_control", "+pids +memory");
+      std::string dir = "/sys/fs/cgroup/" + name;
+      if (::mkdir(dir.c_str(), 0755) != 0) return {};
+      bool ok = true;
+      if (limits.processes > 0) ok &= WriteValue(dir + "/pids.max", std::to_string(limits.processes + 2));
+      if (limits.memory_mb > 0) {
+        ok &= WriteValue(dir + "/memory.max", std::to_string(limits.memory_mb << 20));
+        WriteValue(dir + "/memory.swap.max", "0");
+      }
+      if (!ok) return Remove({dir}), std::vector<std::string>{};
+      return {dir};
+    }
+    struct Controller {
+      const char* name;
+      const char* file;
+      int64_t value;
+    };
+    for (const Controller& c : {Controller{"pids", "pids.max", limits.processes > 0 ? limits.processes + 2 : 0},
+                                Controller{"memory", "memory.limit_in_bytes", limits.memory_mb << 20}}) {
+      if (c.value <= 0) continue;
+      std::string dir = std::string("/sys/fs/cgroup/") + c.name + "/" + name;
+      if (::mkdir(dir.c_str(), 0755) != 0) continue;
+      if (!WriteValue(dir + "/" + c.file, std::to_string(c.value))) {
+        ::rmdir(dir.c_str());
+        continue;
+      }
+      if (std::string(c.name) == "memory") {
+        WriteValue(dir + "/memory.memsw.limit_in_bytes", std::to_string(c.value));
+      }
+      dirs.push_back(dir);
+    }
+    return dirs;
+  }
+
+  // Which whole-sandbox limits its processes ran into, from the cgroups' event counters.
+  static void ReadLimitsReached(const std::vector<std::string>& dirs, ExitInfo* info) {
+    auto counter = [](const std::string& path, const std::string& key) {
+      std::ifstream in(path);
+      std::string k;
+      int64_t v = 0;
+      while (in >> k >> v) {
+        if (k == key) return v;
+      }
+      return int64_t{0};
+    };
+    for (const auto& dir : dirs) {
+      info->processes_limit_reached |= counter(dir + "/pids.events", "max") > 0;
+      info->memory_limit_reached |= counter(dir + "/memory.events", "oom_kill") > 0 ||
+                                    counter(dir + "/memory.oom_control", "oom_kill") > 0;
+    }
+  }
+
+  // Kills what is left in each cgroup and removes it.
+  static void Remove(const std::vector<std::string>& dirs) {
+    for (const auto& dir : dirs) {
+      for (int attempt = 0; attempt < 200; ++attempt) {
+        std::ifstream procs(dir + "/cgroup.procs");
+        for (pid_t pid; procs >> pid;) ::kill(pid, SIGKILL);
+        if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+  }
+
+ private:
+  static bool WriteValue(const std::string& path, const std::string& value) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = ::write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
+    ::close(fd);
+    return ok;
+  }
+
+  static void SweepStale() {
+    for (const char* base : {"/sys/fs/cgroup", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory"}) {
+      DIR* d = ::opendir(base);
+      if (d == nullptr) continue;
+      std::vector<std::string> stale;
+      while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (!n.starts_with("fbkit-")) continue;
+        pid_t owner = static_cast<pid_t>(std::atol(n.c_str() + 6));
+        if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) {
+          stale.push_back(std::string(base) + "/" + n);
+        }
+      }
+      ::closedir(d);
+      Remove(stale);
+    }
+  }
+};
+
+// A descriptor with the sandbox's seccomp filter to read (-1 when there is none).
+int SeccompFd() {
+  static const std::string program = SeccompProgram();
+  if (program.empty()) return -1;
+  int fd = ::memfd_create("fbkit-seccomp", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::write(fd, program.data(), program.size()) != static_cast<ssize_t>(program.size())) {
+    ::close(fd);
+    return -1;
+  }
+  ::lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+// Bytes the files and directories below `roots` take on disk (symlinks not followed); with
+// `share`, also makes them writable for kSandboxGid on the way (group write on every file
+// and directory, symlinks left alone): the sandbox runs as kSandboxUid when fbkit is root,
+// and the trees stay fbkit's, so git's ownership checks hold for host-side git.
+int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
+  static thread_local int64_t total;
+  static thread_local bool sharing;
+  total = 0;
+  sharing = share;
+  for (const auto& root : roots) {
+    ::nftw(root.c_str(), [](const char* path, const struct stat* st, int type, FTW*) {
+      if (type == FTW_NS) return 0;
+      total += static_cast<int64_t>(st->st_blocks) * 512;
+      if (!sharing || type == FTW_SL || type == FTW_SLN) return 0;
+      if (st->st_gid != kSandboxGid) (void)::lchown(path, static_cast<uid_t>(-1), kSandboxGid);
+      mode_t want = st->st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st->st_mode) ? S_IXGRP : 0);
+      if ((want & 07777) != (st->st_mode & 07777)) (void)::chmod(path, want & 07777);
+      return 0;
+    }, 64, FTW_PHYS);
+  }
+  return total;
+}
+
+// The disk a sandbox may fill: how much its writable trees may grow, checked at most four
+// times a second.
+struct DiskWatch {
+  std::vector<std::string> roots;
+  int64_t limit = 0;     // bytes; 0: not watched
+  int64_t baseline = 0;  // usage when the process started
+  std::chrono::steady_clock::time_point next;
+
+  bool Exceeded() {
+    if (limit <= 0) return false;
+    auto now = std::chrono::steady_clock::now();
+    if (now < next) return false;
+    next = now + std::chrono::milliseconds(250);
+    return WalkWritable(roots, false) - baseline > limit;
+  }
+};
+
+class PosixProcess : public Process {
+ public:
+  PosixProcess(pid_t pid, std::vector<std::string> cgroups, bool sandboxed, int pipe_fd,
+               int log_fd, int64_t log_limit, DiskWatch disk)
+      : pid_(pid), cgroups_(std::move(cgroups)), sandboxed_(sandboxed), pipe_fd_(pipe_fd),
+        log_fd_(log_fd), log_left_(log_limit), disk_(std::move(disk)) {}
+  ~PosixProcess() override {
+    if (!done_) Kill();
+    Release();
+  }
+
+  std::optional<ExitInfo> Poll() override {
+    if (done_) return info_;
+    Drain();
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == 0) {
+      if (!disk_.Exceeded()) return std::nullopt;
+      Kill();
+      info_.disk_exceeded = true;
+      return info_;
+    }
+    done_ = true;
+    info_ = r == pid_ ? Translate(FromStatus(status)) : ExitInfo{};
+    ::kill(-pid_, SIGKILL);  // whatever the tests left running in the group
+    Release();
+    return info_;
+  }
+
+  ExitInfo Kill() override {
+    if (done_) return info_;
+    ::kill(-pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    done_ = true;
+    info_ = Translate(FromStatus(status));
+    Release();
+    return info_;
+  }
+
+ private:
+  // bubblewrap reports a child killed by signal N as exit status 128 + N.
+  ExitInfo Translate(ExitInfo info) const {
+    if (sandboxed_ && info.signal == 0 && info.code > 128 && info.code <= 128 + 64) {
+      info.signal = info.code - 128;
+      info.code = -1;
+    }
+    return info;
+  }
+
+  // Moves what the process wrote to its pipe into the log, up to the limit.
+  void Drain() {
+    if (pipe_fd_ < 0) return;
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(pipe_fd_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      int64_t keep = std::min<int64_t>(n, log_left_);
+      for (int64_t done = 0; done < keep;) {
+        ssize_t w = ::write(log_fd_, buf + done, static_cast<size_t>(keep - done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += w;
+      }
+      log_left_ -= keep;
+    }
+  }
+
+  void Release() {
+    SandboxCgroups::ReadLimitsReached(cgroups_, &info_);
+    SandboxCgroups::Remove(cgroups_);
+    cgroups_.clear();
+    Drain();
+    for (int* fd : {&pipe_fd_, &log_fd_}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
+    }
+  }
+
+  pid_t pid_;
+  std::vector<std::string> cgroups_;
+  bool sandboxed_;
+  int pipe_fd_;  // read end of the sandboxed process's output, -1 when it writes the log
+  int log_fd_;
+  int64_t log_left_;
+  DiskWatch disk_;
+  bool done_ = false;
+  ExitInfo info_;
+};
+
+// What a child needs, computed before the fork.
+struct Prepared {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // complete environment (sandbox); empty: inherit + spec.env
+  bool sandboxed = false;
+  std::vector<std::string> cgroups;
+  std::vector<int> channels;     // descriptors to place at 3, 4, ...
+  int seccomp = -1;              // placed after the channels
+};
+
+void SetLimit(int resource, int64_t value) {
+  if (value <= 0) return;
+  struct rlimit r{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+  ::setrlimit(resource, &r);
+}
+
+// The last step before exec: nothing may allocate after the address-space limit is set (a
+// sanitizer's runtime, for one, maps memory on demand).
+void ApplyLimits(const Limits& limits, const std::vector<std::string>& cgroups) {
+  std::string pid = std::to_string(::getpid());
+  for (const auto& dir : cgroups) {
+    int fd = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY);
+    if (fd < 0 || ::write(fd, pid.data(), pid.size()) < 0) {
+      dprintf(2, "fbkit: cannot enter the sandbox's cgroup %s\n", dir.c_str());
+      ::_exit(126);
+    }
+    ::close(fd);
+  }
+  // Only root gets cgroups (and RLIMIT_NPROC does not bind root): a user's processes are
+  // counted by RLIMIT_NPROC.
+  if (::geteuid() != 0) SetLimit(RLIMIT_NPROC, limits.processes);
+  SetLimit(RLIMIT_FSIZE, limits.file_size_mb << 20);
+  SetLimit(RLIMIT_AS, limits.memory_mb << 20);
+}
+
+// Puts `fds` at 3, 4, ... (inheritable) and returns the next free number.
+int PlaceDescriptors(std::vector<int> fds) {
+  // First out of the way (above any target), then into place.
+  for (int& fd : fds) {
+    int moved = ::fcntl(fd, F_DUPFD, 100);
+    if (moved < 0) ::_exit(126);
+    fd = moved;
+  }
+  int next = 3;
+  for (int fd : fds) {
+    if (::dup2(fd, next) < 0) ::_exit(126);
+    ::close(fd);
+    ++next;
+  }
+  return next;
+}
+
+[[noreturn]] void ExecChild(const ProcessSpec& spec, const Prepared& prepared, int out_fd) {
+  ::setpgid(0, 0);
+  int in = ::open("/dev/null", O_RDONLY);
+  ::dup2(in, 0);
+  ::dup2(out_fd, 1);
+  ::dup2(out_fd, 2);
+  if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
+    dprintf(2, "fbkit: cannot enter %s: %s\n", spec.cwd.c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  std::vector<int> fds = prepared.channels;
+  if (prepared.seccomp >= 0) fds.push_back(prepared.seccomp);
+  PlaceDescriptors(fds);
+  std::vector<char*> args;
+  for (const auto& a : prepared.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  if (prepared.sandboxed) {
+    std::vector<char*> env;
+    for (const auto& kv : prepared.env) env.push_back(const_cast<char*>(kv.c_str()));
+    env.push_back(nullptr);
+    ApplyLimits(spec.sandbox.limits, prepared.cgroups);
+    ::execve(args[0], args.data(), env.data());
+  } else {
+    for (const auto& [k, v] : spec.env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::execvp(args[0], args.data());
+  }
+  dprintf(2, "fbkit: cannot run %s: %s\n", spec.argv[0].c_str(), std::strerror(errno));
+  ::_exit(127);
+}
+
+// Opens (creating or truncating) a file fbkit writes for a process, never through a
+// symlink and never a FIFO or device.
+util::Expected<int> OpenOutput(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0) return util::Error{path + ": cannot create: " + std::strerror(errno)};
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return util::Error{path + ": not a regular file"};
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+class PosixLauncher : public Launcher {
+ public:
+  util::Expected<std::unique_ptr<Process>> Start(const ProcessSpec& spec) override {
+    if (spec.argv.empty()) return util::Error{"empty command"};
+    Prepared prepared{spec.argv, {}, false, {}, {}, -1};
+    HostInfo host;
+    DiskWatch disk;
+    if (spec.sandbox.kind == SandboxKind::kBwrap) {
+      host = CurrentHost();
+      if (host.bwrap.empty()) {
+        return util::Error{"bubblewrap (bwrap) is not installed: apt-get install bubblewrap, "
+                           "or pass --sandbox none to run without isolation"};
+      }
+      prepared.sandboxed = true;
+      prepared.seccomp = SeccompFd();
+      prepared.env = SandboxEnvironment(environ, host.home, spec.env);
+      disk.roots = spec.sandbox.writable;
+      for (const auto& b : spec.sandbox.binds) {
+        if (b.writable) disk.roots.push_back(b.source);
+      }
+      disk.baseline = WalkWritable(disk.roots, host.root);
+      disk.limit = spec.sandbox.limits.disk_mb << 20;
+      if (host.root) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
+    }
+    Closer closer(&prepared);
+    for (const auto& path : spec.channels) {
+      auto fd = OpenOutput(path);
+      if (!fd.ok()) return util::Error{fd.error()};
+      prepared.channels.push_back(*fd);
+    }
+    if (prepared.sandboxed) {
+      int seccomp = prepared.seccomp >= 0 ? 3 + static_cast<int>(prepared.channels.size()) : -1;
+      prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd, spec.argv, seccomp);
+    }
+    auto log = OpenOutput(spec.log_path);
+    if (!log.ok()) return util::Error{log.error()};
+    int log_fd = *log;
+    int pipe_fds[2] = {-1, -1};
+    if (prepared.sandboxed && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+      ::close(log_fd);
+      return util::Error{std::string("pipe failed: ") + std::strerror(errno)};
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(log_fd);
+      for (int fd : pipe_fds) if (fd >= 0) ::close(fd);
+      return util::Error{std::string("fork failed: ") + std::strerror(errno)};
+    }
+    if (pid == 0) ExecChild(spec, prepared, prepared.sandboxed ? pipe_fds[1] : log_fd);
+    ::setpgid(pid, pid);  // also here: no race with a kill right after the fork
+    int64_t limit = spec.sandbox.limits.file_size_mb > 0 ? spec.sandbox.limits.file_size_mb << 20
+                                                         : INT64_MAX;
+    if (prepared.sandboxed) {
+      ::close(pipe_fds[1]);
+      ::fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+    } else {
+      ::close(log_fd);
+      log_fd = -1;
+    }
+    auto cgroups = std::move(prepared.cgroups);
+    prepared.cgroups.clear();
+    return std::unique_ptr<Process>(new PosixProcess(pid, std::move(cgroups), prepared.sandboxed,
+                                                     pipe_fds[0], log_fd, limit, std::move(disk)));
+  }
+
+ private:
+  // Closes the parent's copies of the channel and seccomp descriptors, and removes cgroups
+  // no process took over, however Start returns.
+  struct Closer {
+    Prepared* p;
+    explicit Closer(Prepared* prepared) : p(prepared) {}
+    ~Closer() {
+      for (int fd : p->channels) ::close(fd);
+      if (p->seccomp >= 0) ::close(p->seccomp);
+      SandboxCgroups::Remove(p->cgroups);
+    }
+  };
+};
+
+}  // namespace
+
+Launcher& RealLauncher() {
+  static PosixLauncher launcher;
+  return launcher;
+}
+
+util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& spec,
+                                         double timeout_seconds) {
+  auto process = launcher.Start(spec);
+  if (!process.ok()) return util::Error{process.error()};
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    if (auto info = (*process)->Poll()) return *info;
+    std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+    if (timeout_seconds > 0 && spent.count() > timeout_seconds) {
+      ExitInfo info = (*process)->Kill();
+      info.timed_out = true;
+      return info;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace fbkit::runner

@@ -1,0 +1,68 @@
+// Child processes behind a small interface (fakes in tests): start a command in its own
+// process group with a working directory, environment changes and a log file for its
+// output, inside the sandbox its spec asks for; poll it; kill the whole group.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/sandbox.h"
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH
+  std::vector<std::pair<std::string, std::string>> env;  // set on top of the parent's
+  std::string cwd;
+  std::string log_path;  // stdout and stderr; stdin is /dev/null
+  // kNone: the parent's environment plus `env`, no limits. kBwrap: isolated as the
+  // Sandbox says, with a scrubbed environment plus `env` and its limits; its output reaches
+  // log_path through a pipe fbkit drains (at most the file-size limit is kept), so the
+  // process can neither truncate nor replace its log.
+  Sandbox sandbox;
+  // Files the process appends records to through inherited descriptors 3, 4, ... in this
+  // order (created or truncated by the launcher, never through a symlink): the caller tells
+  // the process which descriptor is which. What a sandboxed process may write then needs no
+  // path it could replace with a symlink or a FIFO.
+  std::vector<std::string> channels = {};
+};
+
+struct ExitInfo {
+  int code = -1;           // exit status, or -1 when killed by a signal
+  int signal = 0;          // the signal that ended it, or 0
+  bool timed_out = false;  // RunToCompletion killed it at its timeout
+  bool disk_exceeded = false;  // killed: its writable trees grew by more than limits.disk_mb
+  // Whole-sandbox limits its processes ran into, where cgroups bound the sandbox: a fork
+  // refused at the process limit, a process OOM-killed at the memory limit.
+  bool processes_limit_reached = false;
+  bool memory_limit_reached = false;
+};
+
+class Process {
+ public:
+  virtual ~Process() = default;
+  // The exit information once the process has ended (its group is then killed too, so
+  // nothing it started lingers); nullopt while it runs.
+  virtual std::optional<ExitInfo> Poll() = 0;
+  // SIGKILLs the whole process group and reaps the process.
+  virtual ExitInfo Kill() = 0;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual util::Expected<std::unique_ptr<Process>> Start(const ProcessSpec& spec) = 0;
+};
+
+Launcher& RealLauncher();
+
+// Runs a spec to completion, or until `timeout_seconds` pass (0: no limit; the process
+// group is then killed and `timed_out` set), and returns its exit information.
+util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& spec,
+                                         double timeout_seconds = 0);
+
+}  // namespace fbkit::runner

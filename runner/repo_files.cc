@@ -1,0 +1,79 @@
+#include "runner/repo_files.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+namespace fbkit::runner {
+
+util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
+                                                       const std::string& root,
+                                                       const std::string& skip_dir) {
+  std::vector<std::string> files;
+  auto listed = git.Run(root, {"ls-files", "-z", "--cached", "--others", "--exclude-standard"});
+  if (listed.ok() && !listed->empty()) {
+    for (size_t b = 0, e; b < listed->size(); b = e + 1) {
+      e = listed->find('\0', b);
+      if (e == std::string::npos) e = listed->size();
+      if (e > b) files.push_back(listed->substr(b, e - b));
+    }
+  } else {
+    std::vector<std::string> stack = {""};
+    while (!stack.empty()) {
+      std::string rel = stack.back();
+      stack.pop_back();
+      auto entries = env.ListDir(util::JoinPath(root, rel));
+      if (!entries.ok()) return util::Error{entries.error()};
+      for (const auto& e : *entries) {
+        std::string path = rel.empty() ? e.name : rel + "/" + e.name;
+        if (e.type == util::FileType::kDirectory) {
+          if (e.name != ".git" && e.name != "__pycache__" && e.name != ".pytest_cache" &&
+              e.name != ".fbkit-cache") {
+            stack.push_back(path);
+          }
+        } else {
+          files.push_back(path);
+        }
+      }
+    }
+  }
+  std::string prefix =
+      skip_dir.starts_with(root + "/") ? skip_dir.substr(root.size() + 1) + "/" : "";
+  std::vector<std::string> out;
+  for (auto& f : files) {
+    if ((prefix.empty() || !f.starts_with(prefix)) && f.find("__pycache__/") == std::string::npos &&
+        env.Stat(util::JoinPath(root, f), true).ok()) {
+      out.push_back(std::move(f));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+util::Status CopyRepoFiles(const std::string& root, const std::vector<std::string>& files,
+                           const std::string& dest) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& f : files) {
+    fs::path from = fs::path(root) / f, to = fs::path(dest) / f;
+    fs::create_directories(to.parent_path(), ec);
+    if (fs::is_symlink(fs::symlink_status(from, ec))) {
+      fs::copy_symlink(from, to, ec);
+    } else {
+      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    }
+    if (ec) return util::Error{"cannot copy " + from.string() + " to " + to.string() + ": " + ec.message()};
+  }
+  return util::Status::Ok();
+}
+
+util::Status CopyFileMode(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::perms mode = fs::status(from, ec).permissions();
+  if (!ec) fs::permissions(to, mode, fs::perm_options::replace, ec);
+  if (ec) return util::Error{"cannot copy the mode of " + from + " to " + to + ": " + ec.message()};
+  return util::Status::Ok();
+}
+
+}  // namespace fbkit::runner

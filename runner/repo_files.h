@@ -1,0 +1,29 @@
+// The files of a repository that fbkit copies (task trees, the trace's private copy): git's
+// view when ROOT is a checkout (tracked, and untracked but not ignored), else every file
+// outside version-control and cache directories; sorted, root-relative.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runner/git.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+// Files under `skip_dir` (absolute; e.g. an output directory inside ROOT) and in
+// __pycache__ directories are left out, and so are paths that are not there to read.
+util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
+                                                       const std::string& root,
+                                                       const std::string& skip_dir);
+
+// Copies `files` (root-relative) from `root` into `dest`, keeping the executable bit;
+// symlinks are copied as links.
+util::Status CopyRepoFiles(const std::string& root, const std::vector<std::string>& files,
+                           const std::string& dest);
+
+// Gives `to` the permission bits of `from` (after `to` was rewritten with new contents).
+util::Status CopyFileMode(const std::string& from, const std::string& to);
+
+}  // namespace fbkit::runner

@@ -1,0 +1,296 @@
+#include "runner/sandbox.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <set>
+
+#include "runner/process.h"
+#include "util/env.h"
+#include "util/strings.h"
+
+namespace fbkit::runner {
+namespace {
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool Under(const std::string& path, const std::string& dir) {
+  return path == dir || path.starts_with(dir.ends_with('/') ? dir : dir + "/");
+}
+
+std::string Prefix(const std::string& executable) {
+  return util::DirName(util::DirName(executable));
+}
+
+}  // namespace
+
+std::string FindProgram(const std::string& name,
+                        const std::function<bool(const std::string&)>& accept) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t b = 0, e; b <= dirs.size(); b = e + 1) {
+    e = dirs.find(':', b);
+    if (e == std::string::npos) e = dirs.size();
+    std::string candidate = util::JoinPath(dirs.substr(b, e - b), name);
+    if (::access(candidate.c_str(), X_OK) == 0 && (!accept || accept(candidate))) return candidate;
+  }
+  return "";
+}
+
+util::Expected<SandboxKind> ParseSandboxKind(const std::string& name) {
+  if (name == "bwrap") return SandboxKind::kBwrap;
+  if (name == "none") return SandboxKind::kNone;
+  return util::Error{"unknown sandbox '" + name + "' (use bwrap or none)"};
+}
+
+const char* SandboxKindName(SandboxKind kind) {
+  return kind == SandboxKind::kBwrap ? "bwrap" : "none";
+}
+
+const std::vector<std::string>& SystemPaths() {
+  static const std::vector<std::string> paths = {"/usr", "/etc", "/opt", "/sys", "/bin",
+                                                 "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+  return paths;
+}
+
+bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path) {
+  auto under_any = [&](const std::vector<std::string>& dirs) {
+    return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return Under(path, d); });
+  };
+  if (under_any(sandbox.read_only) || under_any(sandbox.writable)) return true;
+  if (std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
+                  [&](const Bind& b) { return Under(path, b.target); })) {
+    return true;
+  }
+  if (Under(path, "/dev") || Under(path, "/proc")) return true;  // its own /dev and /proc
+  return under_any(SystemPaths()) && !under_any(sandbox.hidden);
+}
+
+HostInfo CurrentHost() {
+  HostInfo host;
+  host.bwrap = FindProgram("bwrap");
+  host.setpriv = FindProgram("setpriv");
+  const char* home = std::getenv("HOME");
+  host.home = home ? home : "";
+  host.root = ::geteuid() == 0;
+  for (const auto& p : SystemPaths()) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    SystemPath entry{p, ""};
+    if (S_ISLNK(st.st_mode)) {
+      char buf[4096];
+      ssize_t n = ::readlink(p.c_str(), buf, sizeof buf - 1);
+      if (n <= 0) continue;
+      entry.target.assign(buf, static_cast<size_t>(n));
+    } else if (!S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    host.system.push_back(entry);
+  }
+  return host;
+}
+
+namespace {
+
+// A private tmpfs at `dir`, writable by everyone (sticky) and at most `mb` large.
+void AddTmpfs(std::vector<std::string>* a, const std::string& dir, int64_t mb) {
+  a->insert(a->end(), {"--perms", "1777"});
+  if (mb > 0) a->insert(a->end(), {"--size", std::to_string(mb << 20)});
+  a->insert(a->end(), {"--tmpfs", dir});
+}
+
+// bubblewrap makes the missing parents of a mount point private to root (0700): each is made
+// first, readable by all, so the dropped uid can reach what is bound below it.
+class Parents {
+ public:
+  explicit Parents(std::vector<std::string>* a) : a_(a) {}
+  void Before(const std::string& path, const std::function<bool(const std::string&)>& system) {
+    if (!Exists(path)) return;
+    for (size_t slash = path.find('/', 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      std::string dir = path.substr(0, slash);
+      if (system(dir) || !made_.insert(dir).second) continue;
+      a_->insert(a_->end(), {"--perms", "0755", "--dir", dir});
+    }
+  }
+
+ private:
+  std::vector<std::string>* a_;
+  std::set<std::string> made_;
+};
+
+void AddNamespaces(std::vector<std::string>* a, const Sandbox& sandbox, const HostInfo& host) {
+  if (host.root) {
+    // No user namespace: bubblewrap, as root, maps the sandbox's ids onto uid 0, whose
+    // file permissions are root's. The command drops to kSandboxUid instead (setpriv).
+    a->insert(a->end(), {"--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"});
+    if (!sandbox.network) a->push_back("--unshare-net");
+    a->insert(a->end(), {"--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"});
+  } else {
+    a->insert(a->end(), {"--unshare-all", "--unshare-user", "--disable-userns"});
+    if (sandbox.network) a->push_back("--share-net");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
+                                   const std::string& cwd, const std::vector<std::string>& argv,
+                                   int seccomp_fd) {
+  std::vector<std::string> a = {host.bwrap, "--die-with-parent", "--new-session"};
+  AddNamespaces(&a, sandbox, host);
+  if (seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(seccomp_fd)});
+  auto system = [&](const std::string& p) {
+    return std::any_of(host.system.begin(), host.system.end(),
+                       [&](const SystemPath& s) { return s.target.empty() && Under(p, s.path); });
+  };
+  for (const auto& s : host.system) {
+    if (s.target.empty()) a.insert(a.end(), {"--ro-bind", s.path, s.path});
+    else a.insert(a.end(), {"--symlink", s.target, s.path});
+  }
+  int64_t tmpfs_mb = sandbox.limits.file_size_mb;
+  a.insert(a.end(), {"--dev", "/dev"});
+  AddTmpfs(&a, "/dev/shm", tmpfs_mb);
+  a.insert(a.end(), {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
+                     "/proc/sysrq-trigger", "/proc/sysrq-trigger"});
+  AddTmpfs(&a, "/tmp", tmpfs_mb);
+  AddTmpfs(&a, "/var/tmp", tmpfs_mb);
+  Parents parents(&a);
+  if (!host.home.empty() && host.home != "/" && host.home != "/tmp" && host.home != "/var/tmp" &&
+      !system(host.home)) {
+    parents.Before(host.home, system);
+    AddTmpfs(&a, host.home, tmpfs_mb);
+  }
+  for (const auto& dir : sandbox.hidden) {
+    parents.Before(dir, system);
+    a.insert(a.end(), {"--tmpfs", dir});
+  }
+  for (const auto& b : sandbox.binds) {
+    parents.Before(b.target, system);
+    a.insert(a.end(), {b.writable ? "--bind" : "--ro-bind", b.source, b.target});
+  }
+  if (sandbox.network && Exists("/run/systemd/resolve")) {
+    a.insert(a.end(), {"--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"});
+  }
+  auto covers_a_bind = [&](const std::string& p) {
+    return std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
+                       [&](const Bind& b) { return Under(b.target, p); });
+  };
+  auto in_a_bind = [&](const std::string& p) {
+    return std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
+                       [&](const Bind& b) { return Under(p, b.target); });
+  };
+  auto hidden = [&](const std::string& p) {
+    return std::any_of(sandbox.hidden.begin(), sandbox.hidden.end(),
+                       [&](const std::string& d) { return Under(p, d); });
+  };
+  for (const auto& p : sandbox.read_only) {
+    if (covers_a_bind(p) || (system(p) && !hidden(p) && !in_a_bind(p))) continue;
+    parents.Before(p, system);
+    a.insert(a.end(), {"--ro-bind-try", p, p});
+  }
+  for (const auto& p : sandbox.writable) {
+    parents.Before(p, system);
+    a.insert(a.end(), {"--bind", p, p});
+  }
+  for (const auto& p : sandbox.protect) a.insert(a.end(), {"--ro-bind-try", p, p});
+  if (!cwd.empty()) a.insert(a.end(), {"--chdir", cwd});
+  a.push_back("--");
+  if (host.root) {
+    a.insert(a.end(), {host.setpriv, "--reuid=" + std::to_string(kSandboxUid),
+                       "--regid=" + std::to_string(kSandboxGid), "--clear-groups",
+                       "--inh-caps=-all", "--"});
+  }
+  a.insert(a.end(), argv.begin(), argv.end());
+  return a;
+}
+
+std::vector<std::string> SandboxEnvironment(
+    const char* const* parent, const std::string& home,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::vector<std::string> env;
+  for (const char* const* e = parent; e && *e; ++e) {
+    std::string kv = *e;
+    std::string key = kv.substr(0, kv.find('='));
+    if (key == "PATH" || key == "LANG" || key == "TZ" || key == "TERM" ||
+        key.starts_with("LC_")) {
+      env.push_back(kv);
+    }
+  }
+  env.push_back("HOME=" + (home.empty() || home == "/" ? std::string("/tmp") : home));
+  env.push_back("TMPDIR=/tmp");
+  for (const auto& [k, v] : extra) {
+    std::erase_if(env, [&](const std::string& kv) { return kv.starts_with(k + "="); });
+    env.push_back(k + "=" + v);
+  }
+  return env;
+}
+
+std::vector<std::string> InterpreterDirs(const std::string& python) {
+  std::string found = FindProgram(python);
+  if (found.empty()) return {};
+  if (!found.starts_with("/")) {
+    char* cwd = ::getcwd(nullptr, 0);
+    found = util::JoinPath(cwd ? cwd : "/", found);
+    std::free(cwd);
+  }
+  std::vector<std::string> dirs = {Prefix(found)};
+  if (char* real = ::realpath(found.c_str(), nullptr)) {
+    if (Prefix(real) != dirs[0]) dirs.push_back(Prefix(real));
+    std::free(real);
+  }
+  return dirs;
+}
+
+util::Status CheckBwrap() {
+  static std::once_flag once;
+  static util::Status status;
+  std::call_once(once, [] {
+    HostInfo host = CurrentHost();
+    if (host.bwrap.empty()) {
+      status = util::Error{
+          "the sandbox needs bubblewrap, which is not installed (apt-get install bubblewrap); "
+          "to run repository and agent code without isolation pass --sandbox none (or set "
+          "sandbox = \"none\" in the spec)"};
+      return;
+    }
+    if (host.root && host.setpriv.empty()) {
+      status = util::Error{
+          "the sandbox drops root with setpriv (util-linux), which is not on PATH; install "
+          "util-linux, or pass --sandbox none to run without isolation"};
+      return;
+    }
+    char tmpl[] = "/tmp/fbkit-bwrap-check-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      status = util::Error{"cannot create a temporary directory for the sandbox check"};
+      return;
+    }
+    std::string dir = tmpl;
+    ProcessSpec spec;
+    spec.argv = {"/bin/true"};
+    spec.log_path = dir + "/check.log";
+    spec.sandbox.kind = SandboxKind::kBwrap;
+    auto exit = RunToCompletion(RealLauncher(), spec, 60);
+    auto log = util::RealEnv().ReadFile(spec.log_path);
+    (void)util::RealEnv().RemoveAll(dir);
+    if (exit.ok() && exit->code == 0) return;
+    status = util::Error{
+        "bubblewrap cannot create its sandbox here (" +
+        (exit.ok() ? util::Tail(log.ok() ? *log : "", 400) : exit.error()) +
+        "); it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+        "or user.max_user_namespaces > 0) or root; inside a container, allow it or pass "
+        "--sandbox none to run without isolation"};
+  });
+  return status;
+}
+
+}  // namespace fbkit::runner

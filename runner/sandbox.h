@@ -1,0 +1,123 @@
+// How a process that runs repository or agent code is isolated. Callers describe what the
+// process needs (paths to read, paths to write, network, limits); only the launcher in
+// process.cc turns that into a bubblewrap command line, resource limits and a scrubbed
+// environment, so a container runner can later sit behind the same description.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+enum class SandboxKind { kNone, kBwrap };
+
+// "none" or "bwrap"; an error names the accepted values.
+util::Expected<SandboxKind> ParseSandboxKind(const std::string& name);
+const char* SandboxKindName(SandboxKind kind);
+
+// Resource limits of a sandbox (0: no limit). Where fbkit may create cgroups (as root, or
+// with a delegated cgroup v2 subtree) memory and processes bound the whole sandbox, every
+// process it starts together; elsewhere memory bounds each process (RLIMIT_AS) and
+// processes the user's (RLIMIT_NPROC).
+struct Limits {
+  int64_t memory_mb = 4096;     // memory of the whole sandbox (and each process's address space)
+  int64_t processes = 512;      // processes and threads of the whole sandbox
+  int64_t file_size_mb = 1024;  // largest file written (RLIMIT_FSIZE); also the size of each
+                                // private tmpfs (/tmp, /var/tmp, /dev/shm, $HOME)
+  // What the sandbox may add to its writable trees together (their growth, measured by the
+  // launcher four times a second; over it, the sandbox is killed).
+  int64_t disk_mb = 10240;
+};
+
+// The uid and gid sandboxed code runs as when fbkit runs as root (nobody:nogroup): never
+// uid 0, so nothing root-owned on the host is writable (/proc/sys, /etc) or readable when
+// private (/etc/shadow), even through a mount the sandbox forgot.
+inline constexpr unsigned kSandboxUid = 65534;
+inline constexpr unsigned kSandboxGid = 65534;
+
+// A host path mounted at another path inside the sandbox (a private copy in place of the
+// original, say).
+struct Bind {
+  std::string source;
+  std::string target;
+  bool writable = false;
+};
+
+struct Sandbox {
+  SandboxKind kind = SandboxKind::kNone;
+  bool network = false;
+  Limits limits;
+  std::vector<std::string> hidden;     // dirs replaced by empty ones (over a bound parent)
+  std::vector<Bind> binds;             // mounted first, in order
+  std::vector<std::string> read_only;  // absolute paths the process must see (never written)
+  std::vector<std::string> writable;   // absolute paths it may write (its work copy, scratch)
+  // Paths inside writable ones bound read-only on top (a work copy's .git: what host-side
+  // git reads back must not be changed by the code under test).
+  std::vector<std::string> protect;
+};
+
+// One entry of the system allow-list as it is on this host.
+struct SystemPath {
+  std::string path;    // "/usr"
+  std::string target;  // the symlink's target ("usr/bin" for a merged /bin), "" for a dir
+};
+
+// What BwrapArgs needs to know about the host.
+struct HostInfo {
+  std::string bwrap = "bwrap";      // the bubblewrap binary
+  std::string setpriv = "setpriv";  // util-linux's setpriv: drops root inside the sandbox
+  std::string home;                 // the invoking user's $HOME ("" when unset)
+  bool root = false;                // fbkit runs as uid 0
+  std::vector<SystemPath> system;   // the allow-listed system paths that exist (SystemPaths)
+};
+
+// `name` found on PATH (or as given when it has a slash): the first executable candidate
+// `accept` takes (every one when null); "" when none.
+std::string FindProgram(const std::string& name,
+                        const std::function<bool(const std::string&)>& accept = nullptr);
+
+// Whether a process under `sandbox` (bwrap) sees host `path` as it is on the host: a system
+// path not hidden, or a path it is given (read_only, writable, a bind's target), or under
+// /dev and /proc (its own). /tmp, /var/tmp, homes and everything else are not.
+bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path);
+
+// The system paths a sandbox sees, read-only, when they exist: /usr, /etc, /opt, /sys and
+// the merged-/usr links (/bin, /sbin, /lib*). Nothing else of the host is visible but what
+// a Sandbox names: no homes, no /root, /run, /srv, /mnt, /var, /work, /tmp.
+const std::vector<std::string>& SystemPaths();
+
+// The host facts of this machine (bwrap looked up on PATH; empty when absent).
+HostInfo CurrentHost();
+
+// bubblewrap's argv for running `argv` in `cwd` under `sandbox`: the system allow-list
+// read-only, /proc with /proc/sys read-only, private size-limited tmpfs for /tmp, /var/tmp,
+// /dev/shm and `home`, `hidden` empty, then `binds`, the `read_only` paths, the `writable`
+// paths and the `protect` paths over them; own PID/IPC/UTS/network namespaces (network
+// shared when allowed), the seccomp filter read from `seccomp_fd` (-1: none), killed with
+// its parent. As root: no user namespace but all capabilities dropped and the command run
+// as kSandboxUid:kSandboxGid through setpriv; as a user: a user namespace, no nested ones.
+std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
+                                   const std::string& cwd, const std::vector<std::string>& argv,
+                                   int seccomp_fd = -1);
+
+// The environment of a sandboxed process: only PATH, locale, TZ and TERM of `parent`
+// ("K=V" strings), HOME (an empty private directory) and TMPDIR, then `extra` on top. No
+// credentials, tokens or agent sockets leak in.
+std::vector<std::string> SandboxEnvironment(
+    const char* const* parent, const std::string& home,
+    const std::vector<std::pair<std::string, std::string>>& extra);
+
+// The directories an interpreter needs to run: the prefix of `python` as named (a virtual
+// environment) and of the file it resolves to (PATH lookup for a bare name).
+std::vector<std::string> InterpreterDirs(const std::string& python);
+
+// Checks once per process that bubblewrap is installed and can create its namespaces here;
+// the error says why not and how to proceed.
+util::Status CheckBwrap();
+
+}  // namespace fbkit::runner

@@ -1,0 +1,235 @@
+#include "runner/spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "util/json_read.h"
+#include "util/json_writer.h"
+
+namespace fbkit::runner {
+namespace {
+
+// Reads one spec table into a RepoSpec; the first error wins.
+class SpecReader {
+ public:
+  SpecReader(std::string file, RepoSpec* spec) : file_(std::move(file)), spec_(spec) {}
+
+  util::Status Read(const toml::table& top) {
+    for (const auto& [key, node] : top) {
+      std::string k(key.str());
+      if (!ReadTop(k, node)) break;
+    }
+    return error_.empty() ? util::Status::Ok() : util::Status(util::Error{error_});
+  }
+
+ private:
+  bool ReadTop(const std::string& k, const toml::node& n) {
+    RepoSpec& s = *spec_;
+    if (k == "repo") return String(k, n, &s.repo);
+    if (k == "python") return String(k, n, &s.python);
+    if (k == "image_name") return String(k, n, &s.image_name);
+    if (k == "pythonpath") return Strings(k, n, &s.pythonpath);
+    if (k == "pytest_args") return Strings(k, n, &s.pytest_args);
+    if (k == "tests") return Strings(k, n, &s.tests);
+    if (k == "exclude") return Strings(k, n, &s.exclude);
+    if (k == "install") return Strings(k, n, &s.install);
+    if (k == "install_inputs") return Strings(k, n, &s.install_inputs);
+    if (k == "timeout") return Seconds(k, n, &s.timeout);
+    if (k == "total_timeout") return Seconds(k, n, &s.total_timeout);
+    if (k == "network") return Bool(k, n, &s.network);
+    if (k == "sandbox") return Sandbox(k, n);
+    if (k == "env") return Env(k, n);
+    if (k == "limits") return LimitsTable(k, n);
+    return Fail(n, "unknown key '" + k +
+                       "' (known: repo, python, pythonpath, env, pytest_args, tests, exclude, "
+                       "timeout, total_timeout, install, install_inputs, network, sandbox, "
+                       "limits, image_name)");
+  }
+
+  bool Fail(const toml::node& n, const std::string& message) {
+    error_ = file_ + ":" + std::to_string(n.source().begin.line) + ": " + message;
+    return false;
+  }
+
+  bool String(const std::string& k, const toml::node& n, std::string* out) {
+    if (!n.is_string()) return Fail(n, "key '" + k + "' must be a string");
+    *out = *n.value<std::string>();
+    return true;
+  }
+
+  bool Strings(const std::string& k, const toml::node& n, std::vector<std::string>* out) {
+    const toml::array* arr = n.as_array();
+    if (!arr) return Fail(n, "key '" + k + "' must be an array of strings");
+    out->clear();
+    for (const auto& item : *arr) {
+      if (!item.is_string()) return Fail(item, "key '" + k + "' must be an array of strings");
+      out->push_back(*item.value<std::string>());
+    }
+    return true;
+  }
+
+  bool Seconds(const std::string& k, const toml::node& n, double* out) {
+    if (!n.is_number()) return Fail(n, "key '" + k + "' must be a number of seconds");
+    *out = *n.value<double>();
+    if (*out < 0 || !std::isfinite(*out)) return Fail(n, "key '" + k + "' must be >= 0");
+    return true;
+  }
+
+  bool Count(const std::string& k, const toml::node& n, int64_t* out) {
+    if (!n.is_integer()) return Fail(n, "key '" + k + "' must be a whole number");
+    *out = *n.value<int64_t>();
+    if (*out < 0) return Fail(n, "key '" + k + "' must be >= 0 (0: no limit)");
+    return true;
+  }
+
+  bool Bool(const std::string& k, const toml::node& n, bool* out) {
+    if (!n.is_boolean()) return Fail(n, "key '" + k + "' must be true or false");
+    *out = *n.value<bool>();
+    return true;
+  }
+
+  bool Sandbox(const std::string& k, const toml::node& n) {
+    std::string name;
+    if (!String(k, n, &name)) return false;
+    auto kind = ParseSandboxKind(name);
+    if (!kind.ok()) return Fail(n, "key 'sandbox': " + kind.error());
+    spec_->sandbox = *kind;
+    return true;
+  }
+
+  bool Env(const std::string& k, const toml::node& n) {
+    const toml::table* t = n.as_table();
+    if (!t) return Fail(n, "key '" + k + "' must be a table of NAME = \"value\"");
+    spec_->env.clear();
+    for (const auto& [name, value] : *t) {
+      std::string v;
+      if (!String(k + "." + std::string(name.str()), value, &v)) return false;
+      spec_->env.emplace_back(std::string(name.str()), v);
+    }
+    std::sort(spec_->env.begin(), spec_->env.end());
+    return true;
+  }
+
+  bool LimitsTable(const std::string& k, const toml::node& n) {
+    const toml::table* t = n.as_table();
+    if (!t) return Fail(n, "key '" + k + "' must be a table");
+    for (const auto& [key, value] : *t) {
+      std::string name(key.str());
+      Limits& l = spec_->limits;
+      int64_t* field = name == "memory_mb"      ? &l.memory_mb
+                       : name == "processes"    ? &l.processes
+                       : name == "file_size_mb" ? &l.file_size_mb
+                       : name == "disk_mb"      ? &l.disk_mb
+                                                : nullptr;
+      if (!field) {
+        return Fail(value, "unknown key 'limits." + name +
+                               "' (known: memory_mb, processes, file_size_mb, disk_mb)");
+      }
+      if (!Count("limits." + name, value, field)) return false;
+    }
+    return true;
+  }
+
+  std::string file_;
+  RepoSpec* spec_;
+  std::string error_;
+};
+
+
+}  // namespace
+
+util::Expected<RepoSpec> ParseRepoSpec(const std::string& text, const std::string& file) {
+  RepoSpec spec;
+  spec.file = file;
+  try {
+    toml::table top = toml::parse(text, file);
+    util::Status s = SpecReader(file, &spec).Read(top);
+    if (!s.ok()) return util::Error{s.error()};
+  } catch (const toml::parse_error& e) {
+    return util::Error{file + ":" + std::to_string(e.source().begin.line) + ": " +
+                       std::string(e.description())};
+  }
+  return spec;
+}
+
+util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
+                                      const std::string& root) {
+  std::string path = file;
+  if (path.empty()) {
+    std::string fallback = util::JoinPath(root, "fbkit.toml");
+    if (!env.Stat(fallback, true).ok()) return RepoSpec{};
+    path = fallback;
+  }
+  auto text = env.ReadFile(path);
+  if (!text.ok()) return util::Error{"--spec: " + text.error()};
+  return ParseRepoSpec(*text, path);
+}
+
+std::string RepoSpecJson(const RepoSpec& s) {
+  std::string out;
+  util::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("env"), w.BeginObject();
+  for (const auto& [k, v] : s.env) w.Key(k), w.String(v);
+  w.EndObject();
+  w.Key("exclude"), w.StringArray(s.exclude);
+  w.Key("image_name"), w.String(s.image_name);
+  w.Key("install"), w.StringArray(s.install);
+  w.Key("install_inputs"), w.StringArray(s.install_inputs);
+  w.Key("limits"), w.BeginObject();
+  // disk_mb only when set (task files written before it existed stay byte-identical).
+  if (s.limits.disk_mb != Limits{}.disk_mb) w.Key("disk_mb"), w.Int(s.limits.disk_mb);
+  w.Key("file_size_mb"), w.Int(s.limits.file_size_mb);
+  w.Key("memory_mb"), w.Int(s.limits.memory_mb);
+  w.Key("processes"), w.Int(s.limits.processes);
+  w.EndObject();
+  w.Key("network"), w.Bool(s.network);
+  w.Key("pytest_args"), w.StringArray(s.pytest_args);
+  w.Key("python"), w.String(s.python);
+  w.Key("pythonpath"), w.StringArray(s.pythonpath);
+  w.Key("repo"), w.String(s.repo);
+  w.Key("tests"), w.StringArray(s.tests);
+  w.Key("timeout"), w.Int(static_cast<int64_t>(s.timeout));
+  w.Key("total_timeout"), w.Int(static_cast<int64_t>(s.total_timeout));
+  w.EndObject();
+  return out;
+}
+
+util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(json);
+    RepoSpec s;
+    s.repo = j.value("repo", "");
+    s.python = j.value("python", "python3");
+    s.image_name = j.value("image_name", "");
+    s.pythonpath = util::JsonStringList(j, "pythonpath");
+    s.pytest_args = util::JsonStringList(j, "pytest_args");
+    s.tests = util::JsonStringList(j, "tests");
+    s.exclude = util::JsonStringList(j, "exclude");
+    s.install = util::JsonStringList(j, "install");
+    s.install_inputs = util::JsonStringList(j, "install_inputs");
+    s.timeout = j.value("timeout", 600.0);
+    s.total_timeout = j.value("total_timeout", 0.0);
+    s.network = j.value("network", false);
+    if (j.contains("env") && j["env"].is_object()) {
+      for (const auto& [k, v] : j["env"].items()) {
+        if (v.is_string()) s.env.emplace_back(k, v.get<std::string>());
+      }
+    }
+    if (j.contains("limits") && j["limits"].is_object()) {
+      const auto& l = j["limits"];
+      s.limits.memory_mb = l.value("memory_mb", s.limits.memory_mb);
+      s.limits.processes = l.value("processes", s.limits.processes);
+      s.limits.file_size_mb = l.value("file_size_mb", s.limits.file_size_mb);
+      s.limits.disk_mb = l.value("disk_mb", s.limits.disk_mb);
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return util::Error{std::string("repo_settings: ") + e.what()};
+  }
+}
+
+}  // namespace fbkit::runner

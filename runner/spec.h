@@ -1,0 +1,52 @@
+// The repo spec: one TOML file (fbkit.toml) with everything a repository's tests need to
+// run — interpreter, paths, environment, pytest arguments, timeouts, install steps,
+// network and resource limits — read by every command of the three tools.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/sandbox.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+struct RepoSpec {
+  std::string file;  // where it was read from ("" for the defaults)
+  std::string repo;  // owner/name, for instance ids
+  std::string python = "python3";
+  std::vector<std::string> pythonpath;  // root-relative or absolute
+  std::vector<std::pair<std::string, std::string>> env;  // sorted by name
+  std::vector<std::string> pytest_args;
+  std::vector<std::string> tests;    // test paths (default: what pytest collects)
+  std::vector<std::string> exclude;  // root-relative directories not traced or extracted
+  double timeout = 600;        // seconds per test file
+  double total_timeout = 0;    // seconds per run (0: none)
+  std::vector<std::string> install;         // shell steps that build the environment
+  std::vector<std::string> install_inputs;  // extra root-relative files/dirs keying its cache
+  bool network = false;
+  SandboxKind sandbox = SandboxKind::kBwrap;
+  Limits limits;
+  std::string image_name;  // a container image for runners that use one
+  // Not part of the file: where environments built from `install` are cached (the
+  // command line's choice; "" means under the work directory).
+  std::string env_cache;
+};
+
+// Parses TOML text; errors read "FILE:LINE: ..." and name the key (unknown keys and wrong
+// types included).
+util::Expected<RepoSpec> ParseRepoSpec(const std::string& text, const std::string& file);
+
+// Reads `file`, or ROOT/fbkit.toml when `file` is empty and it exists, else the defaults.
+util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
+                                      const std::string& root);
+
+// The spec as canonical JSON (sorted keys; `file` and `sandbox` left out: how a run is
+// isolated is the runner's choice, not a property of the repository). Tasks record it in
+// repo_settings; RepoSpecFromJson reads it back (fields it lacks keep their defaults).
+std::string RepoSpecJson(const RepoSpec& spec);
+util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json);
+
+}  // namespace fbkit::runner

@@ -1,0 +1,88 @@
+// A run of a repository's tests for their outcomes only, as verification, evaluation and
+// RACE's execution filter and ablation make it: what is asked, what comes back, and the
+// interface that runs it (tracer::AgentTestRunner runs pytest under fbkit's agent, in the
+// sandbox; unit tests use testing::FakeTestRunner).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/outcome.h"
+#include "runner/spec.h"
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+// How a test file's run ended.
+enum class FileStatus { kOk, kCollectError, kCrashed, kTimeout, kNotRun };
+// "ok", "collect_error", "crashed", "timeout", "not_run".
+const char* FileStatusName(FileStatus status);
+
+struct TestResult {
+  std::string nodeid;
+  std::map<std::string, std::string> phases;  // setup/call/teardown -> pytest category
+  Outcome outcome = Outcome::kNotRun;         // the phases combined (CombineOutcome)
+  double duration = 0;
+  std::optional<std::string> message;  // the first failure's text
+};
+
+// One test file's part of a run.
+struct FileRun {
+  FileStatus status = FileStatus::kOk;
+  std::optional<std::string> error;  // collection error, or the crash/timeout and output tail
+  std::vector<std::string> nodeids;  // as collected
+  std::map<std::string, TestResult> tests;
+};
+
+// The outcome of a test from its phases' categories, the way pytest's summary sees it: the
+// worst of error, failed, xpassed, xfailed, skipped, passed; no category and no call is error.
+Outcome CombineOutcome(const std::map<std::string, std::string>& phases);
+
+struct TestRunRequest {
+  std::string root;  // a work copy (writable inside the sandbox)
+  RepoSpec spec;     // the settings; its `tests` are replaced by `files`
+  std::vector<std::string> files;             // root-relative test files
+  std::vector<std::string> extra_pythonpath;  // after the spec's entries
+  double total_timeout = 0;                   // bounds the whole run (0: the spec's)
+  std::string work_dir;                       // private to fbkit: agent, journals, logs
+  // Root-relative files bound read-only over the writable root (the grader's test files).
+  std::vector<std::string> protect;
+};
+
+struct TestRun {
+  std::optional<int> exitstatus;    // of the (last) pytest session, as its hooks saw it
+  std::optional<int> process_exit;  // the exit code of the last finished pytest process
+  // (root-relative file, hook name): repository code implementing pytest hooks that shape
+  // collection or reported outcomes.
+  std::set<std::pair<std::string, std::string>> hooks;
+  // Signs that the tested process tampered with its outcomes (records after pytest
+  // finished, two reports of one phase, report machinery replaced, ...).
+  std::vector<std::string> integrity;
+  std::map<std::string, FileRun> files;
+};
+
+// Runs test files for their outcomes. Fails when the interpreter or pytest cannot be run or
+// nothing could be collected; a file that crashes, hangs or fails to collect is reported in
+// the TestRun.
+class TestRunner {
+ public:
+  virtual ~TestRunner() = default;
+  virtual util::Expected<TestRun> Run(const TestRunRequest& request) = 0;
+};
+
+// Test id -> outcome name; a test file that reported no test gets "<file>PATH" -> its status.
+std::map<std::string, std::string> OutcomesOf(const TestRun& run);
+
+// Runs `request` and returns OutcomesOf the run.
+util::Expected<std::map<std::string, std::string>> RunOutcomes(TestRunner& tests,
+                                                               const TestRunRequest& request);
+
+// The outcome name of test `id` in `run`: its own, else its file's status when the file did
+// not run normally, else "missing".
+std::string OutcomeOf(const TestRun& run, const std::string& id);
+
+}  // namespace fbkit::runner

@@ -1,0 +1,153 @@
+// Post-verification's decisions (extract/verify.h) on a task directory built here, with real
+// git and a FakeTestRunner standing in for pytest: which runs are made, on what code, and
+// which check fails with which reason.
+#include "extract/verify.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "runner/git.h"
+#include "runner/process.h"
+#include "tests/testing/fake_test_runner.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::extract {
+namespace {
+
+using testing::FakeTestRunner;
+using testing::ReadFileOrDie;
+using testing::RunWith;
+using testing::ScratchDir;
+using testing::WriteFileOrDie;
+
+constexpr char kF2p[] = "tests/test_feature.py::test_g";
+constexpr char kP2p[] = "tests/test_core.py::test_f";
+
+// TASK/presolved (a git repository without g), patch.diff (adds g), test_patch.diff (adds
+// the F2P file) and instance.json.
+class VerifyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    task_ = tmp_.path() + "/task.lv1";
+    std::string pre = task_ + "/presolved";
+    std::filesystem::create_directories(pre + "/pkg");
+    std::filesystem::create_directories(pre + "/tests");
+    WriteFileOrDie(pre + "/pkg/core.py", "def f():\n    return 1\n");
+    WriteFileOrDie(pre + "/tests/test_core.py", "def test_f():\n    pass\n");
+    runner::Git git(util::RealEnv(), runner::RealLauncher(), tmp_.path() + "/git");
+    ASSERT_TRUE(git.Run(pre, {"init", "-q"}).ok());
+    ASSERT_TRUE(git.Run(pre, {"add", "-A"}).ok());
+    ASSERT_TRUE(git.Run(pre, {"commit", "-q", "-m", "presolved"}).ok());
+    WriteFileOrDie(pre + "/pkg/core.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n");
+    auto gold = git.Run(pre, {"diff"});
+    ASSERT_TRUE(gold.ok()) << gold.error();
+    ASSERT_TRUE(git.Run(pre, {"checkout", "-q", "--", "."}).ok());
+    WriteFileOrDie(task_ + "/patch.diff", *gold);
+    WriteFileOrDie(task_ + "/test_patch.diff",
+                   "diff --git a/tests/test_feature.py b/tests/test_feature.py\nnew file mode "
+                   "100644\n--- /dev/null\n+++ b/tests/test_feature.py\n@@ -0,0 +1,2 @@\n+def "
+                   "test_g():\n+    pass\n");
+    runner::RepoSpec spec;
+    spec.python = "/usr/bin/python3";
+    WriteFileOrDie(task_ + "/instance.json",
+                   std::string("{\"instance_id\": \"x.lv1\", \"level\": 1, \"FAIL_TO_PASS\": "
+                               "[\"tests/test_feature.py\"], \"PASS_TO_PASS\": "
+                               "[\"tests/test_core.py\"], \"f2p_tests\": [\"") +
+                       kF2p + "\"], \"p2p_tests\": [\"" + kP2p + "\"], \"repo_settings\": " +
+                       Quoted(runner::RepoSpecJson(spec)) + "}");
+    options_.work_dir = tmp_.path() + "/work";
+  }
+
+  static std::string Quoted(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out + "\"";
+  }
+
+  // Answers as a repository whose F2P test passes once g exists (and `f2p_without_g` says
+  // whether it passes before), whose P2P test has the outcome `p2p`.
+  void Answer(const std::string& p2p, bool f2p_without_g = false, bool gold_fixes = true) {
+    tests_.respond = [=](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+      bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+      bool f2p = (has_g && gold_fixes) || f2p_without_g;
+      auto run = RunWith({{kF2p, f2p ? "passed" : "failed"}, {kP2p, p2p}});
+      if (!f2p) {
+        run.files["tests/test_feature.py"].tests[kF2p].message =
+            "def test_g():\nE   AttributeError: no g\n";
+      }
+      return run;
+    };
+  }
+
+  VerifyReport Verify() {
+    return VerifyTask(util::RealEnv(), runner::RealLauncher(), tests_, task_, options_);
+  }
+
+  ScratchDir tmp_;
+  std::string task_;
+  VerifyOptions options_;
+  FakeTestRunner tests_;
+};
+
+TEST_F(VerifyTest, AGoodTaskRunsTwiceOnTheWorkCopyWithTheTestPatch) {
+  Answer("passed");
+  VerifyReport r = Verify();
+  EXPECT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.pytest_runs, 2);
+  EXPECT_EQ(r.f2p_pass_before, 0);
+  ASSERT_EQ(tests_.requests.size(), 2u);
+  EXPECT_EQ(tests_.requests[0].files,
+            (std::vector<std::string>{"tests/test_feature.py", "tests/test_core.py"}));
+  EXPECT_EQ(tests_.requests[0].root, options_.work_dir + "/repo");
+  EXPECT_EQ(tests_.requests[0].spec.python, "/usr/bin/python3");
+  EXPECT_NE(tests_.requests[0].work_dir, tests_.requests[1].work_dir);
+}
+
+TEST_F(VerifyTest, AFailingP2PTestFailsOnThePresolvedCode) {
+  Answer("error");
+  VerifyReport r = Verify();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, VerifyFailure::kP2P);
+  EXPECT_EQ(r.failures, (std::vector<std::string>{std::string("P2P ") + kP2p + " error"}));
+  EXPECT_EQ(tests_.requests.size(), 1u);
+}
+
+TEST_F(VerifyTest, AnF2PFileThatPassesBeforeIsUnderExtracted) {
+  Answer("passed", /*f2p_without_g=*/true);
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kF2PPasses);
+  EXPECT_EQ(r.f2p_pass_before, 1.0);
+}
+
+TEST_F(VerifyTest, AGoldPatchThatDoesNotFixNamesTheFirstErrorLine) {
+  Answer("passed", false, /*gold_fixes=*/false);
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kGold);
+  EXPECT_NE(r.reason.find("E   AttributeError: no g"), std::string::npos) << r.reason;
+}
+
+TEST_F(VerifyTest, PytestThatCannotRunIsAP2PFailureWithItsOutput) {
+  tests_.respond = [](const runner::TestRunRequest&) -> util::Expected<runner::TestRun> {
+    return util::Error{"ImportError: cannot import name 'g'"};
+  };
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kP2P);
+  EXPECT_EQ(r.messages, (std::vector<std::string>{"ImportError: cannot import name 'g'"}));
+}
+
+TEST_F(VerifyTest, AGoldPatchThatDoesNotApplyIsASetupFailure) {
+  Answer("passed");
+  WriteFileOrDie(task_ + "/patch.diff", "diff --git a/none.py b/none.py\n--- a/none.py\n+++ "
+                                        "b/none.py\n@@ -1 +1 @@\n-x\n+y\n");
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kSetup);
+  EXPECT_NE(r.reason.find("patch.diff does not apply"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace fbkit::extract

@@ -1,0 +1,148 @@
+#include "runner/git.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/testing/fake_launcher.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::runner {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeLauncher;
+using testing::ReadFileOrDie;
+using testing::RunCommand;
+using testing::RunResult;
+using testing::ScratchDir;
+using testing::WriteFileOrDie;
+
+// Sets HOME (and XDG_CONFIG_HOME) for the scope of a test.
+class HomeFor {
+ public:
+  explicit HomeFor(const std::string& home) {
+    if (const char* h = ::getenv("HOME")) old_ = h;
+    ::setenv("HOME", home.c_str(), 1);
+    ::setenv("XDG_CONFIG_HOME", (home + "/.config").c_str(), 1);
+  }
+  ~HomeFor() {
+    ::setenv("HOME", old_.c_str(), 1);
+    ::unsetenv("XDG_CONFIG_HOME");
+  }
+
+ private:
+  std::string old_;
+};
+
+// A user's global git configuration that would run a program on every file (a filter and a
+// diff driver, named by the tree's own .gitattributes, as sandboxed code could write it) and
+// would change patches (no a/ b/ prefixes): fbkit's host-side git reads none of it.
+TEST(GitTest, HostGitReadsNoGlobalConfigurationAndRunsNoDriverTheTreeNames) {
+  ScratchDir tmp;
+  std::string home = tmp / "home", tree = tmp / "tree", marker = tmp / "driver-ran";
+  fs::create_directories(home + "/.config/git");
+  fs::create_directories(tree);
+  std::string driver = tmp / "driver.sh";
+  WriteFileOrDie(driver, "#!/bin/sh\ntouch " + marker + "\nif [ $# -gt 0 ]; then cat \"$1\"; else cat; fi\n");
+  fs::permissions(driver, fs::perms::owner_all);
+  WriteFileOrDie(home + "/.gitconfig", "[diff]\n\tnoprefix = true\n[filter \"x\"]\n\tclean = " +
+                                           driver + "\n\tsmudge = " + driver + "\n[diff \"x\"]\n\ttextconv = " +
+                                           driver + "\n");
+  WriteFileOrDie(home + "/.config/git/attributes", "*.py filter=x diff=x\n");
+  WriteFileOrDie(tree + "/.gitattributes", "*.txt filter=x diff=x\n");
+  WriteFileOrDie(tree + "/f.txt", "one\n");
+  WriteFileOrDie(tree + "/g.py", "one\n");
+  HomeFor scope(home);
+  Git git(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  ASSERT_TRUE(git.Run(tree, {"init", "-q"}).ok());
+  ASSERT_TRUE(git.Run(tree, {"add", "-A"}).ok());
+  ASSERT_TRUE(git.Run(tree, {"commit", "-q", "-m", "one"}).ok());
+  WriteFileOrDie(tree + "/f.txt", "two\n");
+  WriteFileOrDie(tree + "/g.py", "two\n");
+  auto diff = git.Run(tree, {"diff"});
+  ASSERT_TRUE(diff.ok()) << diff.error();
+  EXPECT_NE(diff->find("--- a/f.txt\n+++ b/f.txt"), std::string::npos) << *diff;
+  EXPECT_NE(diff->find("+two"), std::string::npos) << *diff;
+  EXPECT_FALSE(fs::exists(marker)) << "a driver of the user's configuration ran";
+
+  // The same configuration does run its driver for a plain git: the test can fail.
+  RunResult plain = RunCommand({"/usr/bin/env", "HOME=" + home, "git", "-C", tree, "diff"});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(fs::exists(marker));
+  EXPECT_NE(plain.out.find("--- f.txt"), std::string::npos) << plain.out;
+}
+
+// Git's error messages and its hermetic configuration, seen through a fake launcher.
+TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
+  ScratchDir tmp;
+  FakeLauncher fake([](const ProcessSpec& spec) -> std::optional<FakeLauncher::Outcome> {
+    if (std::find(spec.argv.begin(), spec.argv.end(), "status") != spec.argv.end()) {
+      return FakeLauncher::Exit(128, std::string(3000, 'x') + "\nfatal: detected dubious ownership\n");
+    }
+    return FakeLauncher::Exit(1);  // the user's safe.directory entries: none
+  });
+  Git git(util::RealEnv(), fake, tmp / "scratch");
+  auto r = git.Run("/w", {"status", "--short"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.error().starts_with("git status --short failed in /w: ...x")) << r.error().substr(0, 80);
+  EXPECT_TRUE(r.error().ends_with("\nfatal: detected dubious ownership")) << "the end of the output, trimmed";
+  const ProcessSpec spec = fake.answered().back();
+  auto env_has = [&](const std::string& k, const std::string& v) {
+    return std::find(spec.env.begin(), spec.env.end(), std::pair<std::string, std::string>{k, v}) != spec.env.end();
+  };
+  EXPECT_TRUE(env_has("GIT_CONFIG_GLOBAL", "/dev/null"));
+  EXPECT_TRUE(env_has("GIT_CONFIG_NOSYSTEM", "1"));
+  EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), "core.hooksPath=/dev/null"), spec.argv.end());
+  EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), "core.fsmonitor=false"), spec.argv.end());
+  EXPECT_EQ(spec.sandbox.kind, SandboxKind::kNone) << "fbkit's own git runs on the host";
+}
+
+// One applier, two leniencies: fbkit's own patches exactly, an agent's as SWE-bench's harness.
+TEST(GitTest, ExactAndLenientApplication) {
+  ScratchDir tmp;
+  std::string repo = tmp / "repo";
+  fs::create_directories(repo);
+  std::string lines;
+  for (int i = 1; i <= 12; ++i) lines += "line " + std::to_string(i) + "\n";
+  WriteFileOrDie(repo + "/a.txt", lines);
+  Git git(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "start"}}) {
+    ASSERT_TRUE(git.Run(repo, args).ok());
+  }
+  const std::string patch =
+      "--- a/a.txt\n+++ b/a.txt\n@@ -5,3 +5,3 @@\n line 5\n-line 6\n+line six\n line 7\n";
+  // CRLF line ends, as some agents write them: git refuses, the lenient applier normalises.
+  std::string crlf;
+  for (char c : patch) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  ApplyResult exact = git.Apply(repo, crlf, ApplyOptions{});
+  EXPECT_FALSE(exact.applied);
+  EXPECT_NE(exact.error.find("patch"), std::string::npos) << exact.error;
+  EXPECT_EQ(ReadFileOrDie(repo + "/a.txt"), lines) << "nothing half-applied";
+  ApplyResult lenient = git.Apply(repo, crlf, ApplyOptions{Leniency::kLenient});
+  EXPECT_TRUE(lenient.applied) << lenient.error;
+  EXPECT_EQ(lenient.method, "git apply");
+  EXPECT_NE(ReadFileOrDie(repo + "/a.txt").find("line six\n"), std::string::npos);
+  EXPECT_TRUE(git.Apply(repo, patch, true).ok()) << "reverted exactly";
+  EXPECT_EQ(ReadFileOrDie(repo + "/a.txt"), lines);
+  // Context off by a line: only GNU patch's fuzz takes it.
+  const std::string fuzzy =
+      "--- a/a.txt\n+++ b/a.txt\n@@ -5,3 +5,3 @@\n line 4\n-line 6\n+line six\n line 7\n";
+  EXPECT_FALSE(git.Apply(repo, fuzzy).ok());
+  ApplyResult fuzzed = git.Apply(repo, fuzzy, ApplyOptions{Leniency::kLenient});
+  EXPECT_TRUE(fuzzed.applied) << fuzzed.error;
+  EXPECT_EQ(fuzzed.method, "patch --fuzz");
+  // What applies nowhere leaves the tree at HEAD; an empty patch applies.
+  ASSERT_TRUE(git.Run(repo, {"checkout", "-q", "--", "."}).ok());
+  ApplyResult none = git.Apply(repo, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-nope\n+x\n",
+                               ApplyOptions{Leniency::kLenient});
+  EXPECT_FALSE(none.applied);
+  EXPECT_EQ(ReadFileOrDie(repo + "/a.txt"), lines);
+  EXPECT_TRUE(git.Apply(repo, "", ApplyOptions{}).applied);
+}
+
+}  // namespace
+}  // namespace fbkit::runner

@@ -1,0 +1,125 @@
+#include "runner/sandbox.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace fbkit::runner {
+namespace {
+
+// The index of the first `a b c` run in args, or -1.
+int Find(const std::vector<std::string>& args, const std::vector<std::string>& run) {
+  auto it = std::search(args.begin(), args.end(), run.begin(), run.end());
+  return it == args.end() ? -1 : static_cast<int>(it - args.begin());
+}
+
+HostInfo Host(bool root) {
+  HostInfo h;
+  h.bwrap = "/usr/bin/bwrap";
+  h.setpriv = "/usr/bin/setpriv";
+  h.home = "/home/ada";
+  h.root = root;
+  h.system = {{"/usr", ""}, {"/etc", ""}, {"/bin", "usr/bin"}, {"/lib64", "usr/lib64"}};
+  return h;
+}
+
+TEST(SandboxTest, SystemByAllowListHomesPrivateWorkWritableNoNetwork) {
+  Sandbox s;
+  s.kind = SandboxKind::kBwrap;
+  s.read_only = {"/home/ada/repo", "/usr/lib/python3"};
+  s.writable = {"/srv/out/work"};
+  auto args = BwrapArgs(s, Host(false), "/home/ada/repo", {"python3", "-m", "pytest"});
+  EXPECT_EQ(args.front(), "/usr/bin/bwrap");
+  EXPECT_EQ(Find(args, {"--ro-bind", "/", "/"}), -1);  // never the whole system
+  EXPECT_GE(Find(args, {"--ro-bind", "/usr", "/usr"}), 0);
+  EXPECT_GE(Find(args, {"--ro-bind", "/etc", "/etc"}), 0);
+  EXPECT_GE(Find(args, {"--symlink", "usr/bin", "/bin"}), 0);
+  EXPECT_GE(Find(args, {"--unshare-all", "--unshare-user", "--disable-userns"}), 0);
+  EXPECT_EQ(Find(args, {"--share-net"}), -1);
+  EXPECT_GE(Find(args, {"--die-with-parent"}), 0);
+  EXPECT_EQ(Find(args, {"--cap-drop", "ALL"}), -1);  // not root: nothing to drop
+  EXPECT_EQ(Find(args, {"/usr/bin/setpriv"}), -1);
+  EXPECT_GE(Find(args, {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"}), 0);
+  std::string size = std::to_string(1024LL << 20);
+  for (const char* dir : {"/tmp", "/var/tmp", "/dev/shm", "/home/ada"}) {
+    EXPECT_GE(Find(args, {"--perms", "1777", "--size", size, "--tmpfs", dir}), 0) << dir;
+  }
+  int home = Find(args, {"--tmpfs", "/home/ada"});
+  int repo = Find(args, {"--ro-bind-try", "/home/ada/repo", "/home/ada/repo"});
+  int work = Find(args, {"--bind", "/srv/out/work", "/srv/out/work"});
+  ASSERT_GE(home, 0);
+  EXPECT_GT(repo, home);  // bound after the private home
+  EXPECT_GT(work, 0);
+  EXPECT_EQ(Find(args, {"--ro-bind-try", "/usr/lib/python3"}), -1);  // visible anyway
+  EXPECT_EQ(Find(args, {"--chdir", "/home/ada/repo", "--", "python3", "-m", "pytest"}),
+            static_cast<int>(args.size()) - 6);
+}
+
+TEST(SandboxTest, RootRunsTheCommandAsNobodyWithoutCapabilities) {
+  Sandbox s;
+  s.kind = SandboxKind::kBwrap;
+  s.network = true;
+  auto args = BwrapArgs(s, Host(true), "", {"true"}, 5);
+  EXPECT_EQ(Find(args, {"--unshare-all"}), -1);
+  EXPECT_EQ(Find(args, {"--unshare-net"}), -1);  // network allowed
+  EXPECT_GE(Find(args, {"--unshare-pid"}), 0);
+  EXPECT_GE(Find(args, {"--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"}), 0);
+  EXPECT_GE(Find(args, {"--seccomp", "5"}), 0);
+  EXPECT_EQ(Find(args, {"--chdir"}), -1);
+  EXPECT_EQ(Find(args, {"--", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                        "--clear-groups", "--inh-caps=-all", "--", "true"}),
+            static_cast<int>(args.size()) - 8);
+  s.network = false;
+  EXPECT_GE(Find(BwrapArgs(s, Host(true), "", {"true"}), {"--unshare-net"}), 0);
+}
+
+TEST(SandboxTest, APrivateCopyTakesTheRepositorysPlaceAndItsGitStaysReadOnly) {
+  Sandbox s;
+  s.kind = SandboxKind::kBwrap;
+  s.binds = {{"/tmp/work/root", "/srv/repo", true}, {"/srv/repo/.git", "/srv/repo/.git", false}};
+  s.read_only = {"/srv/repo", "/srv/repo/.venv", "/srv"};
+  s.writable = {"/tmp/work", "/tmp/copy"};
+  s.protect = {"/tmp/copy/.git"};
+  auto args = BwrapArgs(s, Host(false), "/srv/repo", {"pytest"});
+  int copy = Find(args, {"--bind", "/tmp/work/root", "/srv/repo"});
+  int git = Find(args, {"--ro-bind", "/srv/repo/.git", "/srv/repo/.git"});
+  int venv = Find(args, {"--ro-bind-try", "/srv/repo/.venv", "/srv/repo/.venv"});
+  ASSERT_GE(copy, 0);
+  EXPECT_GT(git, copy);
+  EXPECT_GT(venv, git);  // what the run needs from inside the original stays visible
+  // The original itself (or a parent of it) is never bound over the copy.
+  EXPECT_EQ(Find(args, {"--ro-bind-try", "/srv/repo", "/srv/repo"}), -1);
+  EXPECT_EQ(Find(args, {"--ro-bind-try", "/srv", "/srv"}), -1);
+  EXPECT_GT(Find(args, {"--bind", "/tmp/work", "/tmp/work"}), venv);
+  // Protected paths come last, over the writable tree they lie in.
+  EXPECT_GT(Find(args, {"--ro-bind-try", "/tmp/copy/.git", "/tmp/copy/.git"}),
+            Find(args, {"--bind", "/tmp/copy", "/tmp/copy"}));
+}
+
+TEST(SandboxTest, SystemPathsAreAnAllowList) {
+  const auto& paths = SystemPaths();
+  for (const char* never : {"/", "/home", "/root", "/run", "/tmp", "/var", "/srv", "/mnt", "/work"}) {
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), never), 0) << never;
+  }
+  EXPECT_EQ(std::count(paths.begin(), paths.end(), "/usr"), 1);
+}
+
+TEST(SandboxTest, EnvironmentIsScrubbed) {
+  const char* parent[] = {"PATH=/usr/bin", "AWS_SECRET_ACCESS_KEY=x", "GITHUB_TOKEN=y",
+                          "SSH_AUTH_SOCK=/run/ssh", "LANG=C.UTF-8", "LC_ALL=C", "HOME=/root",
+                          "PYTHONPATH=/evil", nullptr};
+  auto env = SandboxEnvironment(parent, "/root", {{"PYTHONPATH", "/agent"}, {"LANG", "en"}});
+  std::sort(env.begin(), env.end());
+  EXPECT_EQ(env, (std::vector<std::string>{"HOME=/root", "LANG=en", "LC_ALL=C", "PATH=/usr/bin",
+                                           "PYTHONPATH=/agent", "TMPDIR=/tmp"}));
+}
+
+TEST(SandboxTest, KindNames) {
+  EXPECT_EQ(*ParseSandboxKind("bwrap"), SandboxKind::kBwrap);
+  EXPECT_EQ(*ParseSandboxKind("none"), SandboxKind::kNone);
+  EXPECT_FALSE(ParseSandboxKind("docker").ok());
+  EXPECT_STREQ(SandboxKindName(SandboxKind::kBwrap), "bwrap");
+}
+
+}  // namespace
+}  // namespace fbkit::runner

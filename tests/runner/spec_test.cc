@@ -1,0 +1,95 @@
+#include "runner/spec.h"
+
+#include <gtest/gtest.h>
+
+namespace fbkit::runner {
+namespace {
+
+TEST(RepoSpecTest, ReadsEveryField) {
+  auto spec = ParseRepoSpec(R"(
+repo = "pallets/click"
+python = "/usr/bin/python3"
+pythonpath = ["src", "/opt/meta"]
+pytest_args = ["-m", "not stress"]
+tests = ["tests"]
+exclude = ["docs", "examples"]
+timeout = 120.5
+total_timeout = 3600
+install = ["$PYTHON -m venv $FBKIT_ENV"]
+install_inputs = ["requirements/tests.txt"]
+network = true
+sandbox = "none"
+image_name = "fbkit/click:latest"
+
+[env]
+ZED = "1"
+ALPHA = "two words"
+
+[limits]
+memory_mb = 2048
+processes = 100
+file_size_mb = 10
+)",
+                            "fbkit.toml");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  EXPECT_EQ(spec->repo, "pallets/click");
+  EXPECT_EQ(spec->python, "/usr/bin/python3");
+  EXPECT_EQ(spec->pythonpath, (std::vector<std::string>{"src", "/opt/meta"}));
+  EXPECT_EQ(spec->pytest_args, (std::vector<std::string>{"-m", "not stress"}));
+  EXPECT_EQ(spec->exclude.size(), 2u);
+  EXPECT_DOUBLE_EQ(spec->timeout, 120.5);
+  EXPECT_DOUBLE_EQ(spec->total_timeout, 3600);
+  EXPECT_TRUE(spec->network);
+  EXPECT_EQ(spec->sandbox, SandboxKind::kNone);
+  EXPECT_EQ(spec->env, (std::vector<std::pair<std::string, std::string>>{{"ALPHA", "two words"},
+                                                                         {"ZED", "1"}}));
+  EXPECT_EQ(spec->limits.memory_mb, 2048);
+  EXPECT_EQ(spec->limits.processes, 100);
+  EXPECT_EQ(spec->limits.file_size_mb, 10);
+  EXPECT_EQ(spec->image_name, "fbkit/click:latest");
+}
+
+TEST(RepoSpecTest, EmptyFileGivesTheDefaults) {
+  auto spec = ParseRepoSpec("", "f.toml");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->python, "python3");
+  EXPECT_EQ(spec->sandbox, SandboxKind::kBwrap);
+  EXPECT_FALSE(spec->network);
+  EXPECT_DOUBLE_EQ(spec->timeout, 600);
+  EXPECT_EQ(spec->limits.processes, 512);
+}
+
+TEST(RepoSpecTest, ErrorsNameFileLineAndKey) {
+  auto unknown = ParseRepoSpec("repo = \"a/b\"\n\npythn = \"x\"\n", "s.toml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().substr(0, 29), "s.toml:3: unknown key 'pythn'");
+  auto type = ParseRepoSpec("[limits]\nmemory_mb = 1.5\n", "s.toml");
+  ASSERT_FALSE(type.ok());
+  EXPECT_EQ(type.error(), "s.toml:2: key 'limits.memory_mb' must be a whole number");
+  auto syntax = ParseRepoSpec("repo = \n", "s.toml");
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_EQ(syntax.error().substr(0, 9), "s.toml:1:");
+}
+
+TEST(RepoSpecTest, JsonRoundTripKeepsWhatTasksNeedAndLeavesOutTheSandbox) {
+  auto spec = ParseRepoSpec(
+      "python = \"py\"\npythonpath = [\"src\"]\ninstall = [\"x\"]\nnetwork = true\n"
+      "sandbox = \"none\"\n[env]\nA = \"b\"\n[limits]\nprocesses = 7\n",
+      "s.toml");
+  ASSERT_TRUE(spec.ok());
+  std::string json = RepoSpecJson(*spec);
+  EXPECT_EQ(json.find("sandbox"), std::string::npos);
+  auto back = RepoSpecFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(RepoSpecJson(*back), json);
+  EXPECT_EQ(back->sandbox, SandboxKind::kBwrap);  // the runner's choice, not the task's
+  EXPECT_EQ(back->limits.processes, 7);
+  // Older tasks recorded four fields; the rest take their defaults.
+  auto old = RepoSpecFromJson(R"({"pytest_args":[],"python":"/usr/bin/python3","pythonpath":["src"],"timeout":600})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->python, "/usr/bin/python3");
+  EXPECT_TRUE(old->install.empty());
+}
+
+}  // namespace
+}  // namespace fbkit::runner

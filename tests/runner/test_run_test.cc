@@ -1,0 +1,59 @@
+// What a test run reports (runner/test_run.h): the combined outcome of a test's phases, the
+// id -> outcome map every caller reads, and one test's outcome inside a run.
+#include "runner/test_run.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/fake_test_runner.h"
+
+namespace fbkit::runner {
+namespace {
+
+TEST(TestRunTest, CombineOutcomeFollowsPytestsSummary) {
+  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "passed"}, {"teardown", ""}}), Outcome::kPassed);
+  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "failed"}, {"teardown", "error"}}),
+            Outcome::kError);
+  EXPECT_EQ(CombineOutcome({{"setup", "skipped"}, {"teardown", ""}}), Outcome::kSkipped);
+  EXPECT_EQ(CombineOutcome({{"setup", ""}, {"call", "xpassed"}}), Outcome::kXpassed);
+  EXPECT_EQ(CombineOutcome({{"setup", ""}}), Outcome::kError);  // never got to run its call
+}
+
+TEST(TestRunTest, OutcomesOfNamesEveryTestAndFilesThatReportedNone) {
+  TestRun run = testing::RunWith({{"a.py::x", "passed"}, {"a.py::y", "xfailed"}});
+  run.files["b.py"].status = FileStatus::kCollectError;
+  run.files["c.py"].status = FileStatus::kTimeout;
+  run.files["c.py"].tests["c.py::z"].outcome = Outcome::kFailed;
+  EXPECT_EQ(OutcomesOf(run), (std::map<std::string, std::string>{{"<file>b.py", "collect_error"},
+                                                                 {"a.py::x", "passed"},
+                                                                 {"a.py::y", "xfailed"},
+                                                                 {"c.py::z", "failed"}}));
+}
+
+TEST(TestRunTest, OutcomeOfFallsBackToTheFileThenMissing) {
+  TestRun run = testing::RunWith({{"a.py::x", "skipped"}});
+  run.files["b.py"].status = FileStatus::kCrashed;
+  EXPECT_EQ(OutcomeOf(run, "a.py::x"), "skipped");
+  EXPECT_EQ(OutcomeOf(run, "a.py::gone"), "missing");
+  EXPECT_EQ(OutcomeOf(run, "b.py::t[1]"), "crashed");
+  EXPECT_EQ(OutcomeOf(run, "c.py::t"), "missing");
+}
+
+TEST(TestRunTest, RunOutcomesPassesTheRequestAndItsError) {
+  testing::FakeTestRunner tests;
+  tests.respond = [](const TestRunRequest& r) -> util::Expected<TestRun> {
+    if (r.files.empty()) return util::Error{"nothing collected"};
+    return testing::RunWith({{r.files[0] + "::t", "passed"}});
+  };
+  TestRunRequest request;
+  request.files = {"t.py"};
+  auto ok = RunOutcomes(tests, request);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->at("t.py::t"), "passed");
+  auto bad = RunOutcomes(tests, TestRunRequest{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "nothing collected");
+  EXPECT_EQ(tests.requests.size(), 2u);
+}
+
+}  // namespace
+}  // namespace fbkit::runner
