@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
 #include "extract/export.h"
 #include "extract/select.h"
-#include "util/parallel.h"
+#include "util/batch.h"
 #include "util/random.h"
 #include "util/strings.h"
 
@@ -35,27 +34,26 @@ int RunExport(const ExportArgs& a) {
                                                         : extract::ExportFormat::kFeatureBench;
   auto scratch = MakeScratchDir("export");
   if (!scratch.ok()) return Fail(who, scratch.error());
-  std::vector<util::Expected<std::string>> rows(list.size(), util::Error{"not run"});
   Progress progress(who, !a.quiet);
-  size_t done = 0;
-  std::mutex mu;
-  util::ParallelFor(list.size(), std::max(1, a.jobs), [&](size_t i, int) {
-    rows[i] = extract::ExportRow(env, runner::RealLauncher(), list[i].second, format,
-                                 util::JoinPath(*scratch, std::to_string(i)));
-    std::lock_guard<std::mutex> lock(mu);
-    progress.Update(++done, list.size());
-  });
+  util::Batch<util::Expected<std::string>> batch;
+  batch.jobs = a.jobs;
+  batch.run = [&](size_t i, int) {
+    return extract::ExportRow(env, runner::RealLauncher(), list[i].second, format,
+                              util::JoinPath(*scratch, std::to_string(i)));
+  };
+  batch.report = [&](const auto& item) { progress.Update(item.done, item.total); };
+  auto rows = util::RunBatch(list.size(), batch);
   progress.Clear();
   (void)env.RemoveAll(*scratch);
   std::string out;
   size_t failed = 0;
   for (size_t i = 0; i < list.size(); ++i) {
-    if (rows[i].ok()) {
-      out += *rows[i] + "\n";
+    if (rows[i]->ok()) {
+      out += **rows[i] + "\n";
     } else {
       ++failed;
       std::fprintf(stderr, "%s: %s: %s\n", who.c_str(), list[i].second.c_str(),
-                   rows[i].error().c_str());
+                   rows[i]->error().c_str());
     }
   }
   if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(who, a.output + ": " + s.error());

@@ -121,6 +121,45 @@ void PrintHits(const graph::DepGraph& g, const std::vector<graph::DepGraph::Hit>
   std::fputs(out.c_str(), stdout);
 }
 
+// The test files that reach entity v, one per line or as a JSON array.
+std::string TestFilesText(const graph::DepGraph& g, uint32_t v, bool json) {
+  std::string out;
+  util::JsonWriter w(&out);
+  if (json) w.BeginArray();
+  for (uint32_t f : g.nodes()[v].test_files) {
+    if (json) {
+      w.String(g.test_files()[f]);
+    } else {
+      out += g.test_files()[f] + "\n";
+    }
+  }
+  if (json) w.EndArray(), out += '\n';
+  return out;
+}
+
+// A dependency path's edges, "from --kind--> to" per line or as JSON objects.
+std::string PathText(const graph::DepGraph& g, const std::vector<uint32_t>& path, bool json) {
+  std::string out;
+  util::JsonWriter w(&out);
+  if (json) w.BeginArray();
+  for (uint32_t e : path) {
+    const auto& edge = g.edges()[e];
+    const std::string& from = g.nodes()[edge.from].id;
+    const std::string& to = g.nodes()[edge.to].id;
+    if (json) {
+      w.BeginObject();
+      w.Key("from"), w.String(from);
+      w.Key("kind"), w.String(graph::EdgeKindName(edge.kind));
+      w.Key("to"), w.String(to);
+      w.EndObject();
+    } else {
+      out += from + " --" + graph::EdgeKindName(edge.kind) + "--> " + to + "\n";
+    }
+  }
+  if (json) w.EndArray(), out += '\n';
+  return out;
+}
+
 int RunQuery(const std::string& name, const QueryArgs& a) {
   std::string who = "fb-graph " + name;
   auto g = Load(a.graph);
@@ -132,46 +171,14 @@ int RunQuery(const std::string& name, const QueryArgs& a) {
     return kExitOk;
   }
   if (name == "tests") {
-    std::string out;
-    util::JsonWriter w(&out);
-    if (a.json) w.BeginArray();
-    for (uint32_t f : g->nodes()[*v].test_files) {
-      if (a.json) {
-        w.String(g->test_files()[f]);
-      } else {
-        out += g->test_files()[f] + "\n";
-      }
-    }
-    if (a.json) w.EndArray(), out += '\n';
-    std::fputs(out.c_str(), stdout);
+    std::fputs(TestFilesText(*g, *v, a.json).c_str(), stdout);
     return kExitOk;
   }
   auto to = Entity(*g, a.target);
   if (!to.ok()) return Fail(who, to.error());
   std::vector<uint32_t> path = g->Path(*v, *to);
-  if (path.empty()) {
-    std::fprintf(stderr, "%s: %s does not depend on %s\n", who.c_str(), a.id.c_str(), a.target.c_str());
-    return kExitFailure;
-  }
-  std::string out;
-  util::JsonWriter w(&out);
-  if (a.json) w.BeginArray();
-  for (uint32_t e : path) {
-    const auto& edge = g->edges()[e];
-    const std::string& from = g->nodes()[edge.from].id;
-    const std::string& to_id = g->nodes()[edge.to].id;
-    if (a.json) {
-      w.BeginObject();
-      w.Key("from"), w.String(from);
-      w.Key("kind"), w.String(graph::EdgeKindName(edge.kind));
-      w.Key("to"), w.String(to_id);
-      w.EndObject();
-    } else {
-      out += from + " --" + graph::EdgeKindName(edge.kind) + "--> " + to_id + "\n";
-    }
-  }
-  if (a.json) w.EndArray(), out += '\n';
-  std::fputs(out.c_str(), stdout);
+  if (path.empty()) return Fail(who, a.id + " does not depend on " + a.target);
+  std::fputs(PathText(*g, path, a.json).c_str(), stdout);
   return kExitOk;
 }
 

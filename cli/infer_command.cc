@@ -127,6 +127,14 @@ std::optional<int> AgentOptions(const InferArgs& a,
   return std::nullopt;
 }
 
+// What the agent must not see: every task directory and its neighbours, as each task's
+// parent (TASKS itself, or the directories a task list names tasks in).
+std::vector<std::string> Parents(const std::map<std::string, std::string>& tasks) {
+  std::set<std::string> parents;
+  for (const auto& [id, dir] : tasks) parents.insert(util::DirName(dir));
+  return {parents.begin(), parents.end()};
+}
+
 // The run's options from the command line; else the exit code to stop with.
 std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRunOptions* r) {
   auto shard = ParseShard(a.shard);
@@ -156,11 +164,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRun
   o.timeout = a.timeout;
   o.sandbox = a.sandbox == "none" ? runner::SandboxKind::kNone : runner::SandboxKind::kBwrap;
   if (a.network_option->count()) o.network = a.network;
-  // The agent sees none of the task directories (nor their neighbours): each task's parent is
-  // hidden (TASKS itself, or the directories a task list names tasks in).
-  std::set<std::string> parents;
-  for (const auto& [id, dir] : *tasks) parents.insert(util::DirName(dir));
-  o.hidden.assign(parents.begin(), parents.end());
+  o.hidden = Parents(*tasks);
   o.max_file_kb = a.max_file_kb;
   o.memory_mb = a.memory_mb;
   o.processes = a.processes;

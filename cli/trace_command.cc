@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -77,47 +78,48 @@ void Summarise(const tracer::TraceSet& t, double seconds, bool quiet) {
                t.accelerated ? "" : (t.accel_error ? ": " + *t.accel_error + ")" : ")").c_str());
 }
 
-int Run(TraceArgs& args) {
-  auto start = std::chrono::steady_clock::now();
-  util::Env& env = util::RealEnv();
+constexpr char kWho[] = "fb-graph trace";
+
+// args.options completed from the command line (root, spec, environment built, shard and its
+// weights); else the exit code to stop with.
+std::optional<int> Prepare(util::Env& env, TraceArgs& args) {
   auto root = env.RealPath(args.root);
-  if (!root.ok()) return Fail("fb-graph trace", root.error());
+  if (!root.ok()) return Fail(kWho, root.error());
   auto spec = ResolveSpec(args.spec, *root);
-  if (!spec.ok()) {
-    std::fprintf(stderr, "fb-graph trace: %s\n", spec.error().c_str());
-    return kExitUsage;
-  }
-  if (auto s = PrepareEnvironment(*spec, *root, "fb-graph trace", args.quiet); !s.ok()) {
-    return Fail("fb-graph trace", s.error());
+  if (!spec.ok()) return Fail(kWho, spec.error()), kExitUsage;
+  if (auto s = PrepareEnvironment(*spec, *root, kWho, args.quiet); !s.ok()) {
+    return Fail(kWho, s.error());
   }
   if (!args.shard.empty()) {
     auto shard = ParseShard(args.shard);
-    if (!shard.ok() || !args.options.isolate) {
-      std::fprintf(stderr, "fb-graph trace: %s\n",
-                   shard.ok() ? "--shard needs --isolate (one process per test file)"
-                              : shard.error().c_str());
-      return kExitUsage;
+    if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
+    if (!args.options.isolate) {
+      return Fail(kWho, "--shard needs --isolate (one process per test file)"), kExitUsage;
     }
     std::tie(args.options.shard_index, args.options.shard_count) = *shard;
   }
   if (!args.shard_weights.empty()) {
     auto weights = Durations(env, args.shard_weights);
-    if (!weights.ok()) return Fail("fb-graph trace", weights.error());
+    if (!weights.ok()) return Fail(kWho, weights.error());
     args.options.shard_weights = std::move(*weights);
   }
   args.options.root = *root;
   args.options.spec = std::move(*spec);
+  args.options.accel_cache_dir = UserCacheDir("accel").value_or("");
+  return std::nullopt;
+}
+
+int Run(TraceArgs& args) {
+  auto start = std::chrono::steady_clock::now();
+  util::Env& env = util::RealEnv();
+  if (auto stop = Prepare(env, args)) return *stop;
   std::string work = args.work_dir;
   if (work.empty()) {
-    char tmpl[] = "/tmp/fbkit-trace-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) {
-      std::fprintf(stderr, "fb-graph trace: cannot create a temporary directory\n");
-      return kExitFailure;
-    }
-    work = tmpl;
+    auto scratch = MakeScratchDir("trace");
+    if (!scratch.ok()) return Fail(kWho, scratch.error());
+    work = *scratch;
   }
   args.options.work_dir = work;
-  args.options.accel_cache_dir = UserCacheDir("accel").value_or("");
   Progress progress("fb-graph trace:", !args.quiet);
   auto trace = tracer::RunTrace(env, runner::RealLauncher(), args.options,
                                 [&](const tracer::TraceProgress& p) {
@@ -125,9 +127,9 @@ int Run(TraceArgs& args) {
                                 });
   progress.Clear();
   if (!args.keep_work && args.work_dir.empty()) std::filesystem::remove_all(work);
-  if (!trace.ok()) return Fail("fb-graph trace", trace.error());
+  if (!trace.ok()) return Fail(kWho, trace.error());
   util::Status written = WriteOutput(env, args.output, tracer::TraceDocument(*trace, args.details));
-  if (!written.ok()) return Fail("fb-graph trace", written.error());
+  if (!written.ok()) return Fail(kWho, written.error());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summarise(*trace, seconds, args.quiet);
   for (const auto& [name, f] : trace->files) {

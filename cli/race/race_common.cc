@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "util/parallel.h"
+#include "util/batch.h"
 
 namespace fbkit::cli::race {
 
@@ -57,15 +57,16 @@ Out RunInstances(
   for (size_t i = 0; i < all.size(); ++i) {
     if (InShard(i, shard)) mine.push_back(&all[i]);
   }
-  std::vector<Out> out(mine.size());
-  util::ParallelFor(mine.size(), a.jobs, [&](size_t k, int worker) {
-    out[k] = fn(*mine[k], util::JoinPath(work, std::to_string(k)), worker);
-  });
+  util::Batch<Out> batch;
+  batch.jobs = a.jobs;
+  batch.run = [&](size_t k, int worker) {
+    return fn(*mine[k], util::JoinPath(work, std::to_string(k)), worker);
+  };
   Out all_out;
-  for (const auto& o : out) {
-    all_out.text += o.text;
-    all_out.text2 += o.text2;
-    all_out.rc = std::max(all_out.rc, o.rc);
+  for (const auto& o : util::RunBatch(mine.size(), batch)) {
+    all_out.text += o->text;
+    all_out.text2 += o->text2;
+    all_out.rc = std::max(all_out.rc, o->rc);
   }
   return all_out;
 }

@@ -104,44 +104,61 @@ int InferAll(util::Env& env, const std::string& instances_path, const std::strin
   return rc;
 }
 
-int RunScore(const ScoreArgs& a) {
-  util::Env& env = util::RealEnv();
-  auto gts = LoadGroundTruths(env, a.gt);
-  if (!gts.ok()) return Fail(kWho, gts.error()), kExitUsage;
+// The agent runs named by --agent (fbkit.race-agent/1 files).
+util::Expected<std::vector<groundtruth::AgentRun>> LoadRuns(util::Env& env,
+                                                            const std::vector<std::string>& paths) {
   std::vector<groundtruth::AgentRun> runs;
-  for (const auto& path : a.agents) {
+  for (const auto& path : paths) {
     auto text = env.ReadFile(path);
-    if (!text.ok()) return Fail(kWho, text.error()), kExitUsage;
+    if (!text.ok()) return util::Error{text.error()};
     auto run = groundtruth::ParseAgentRun(*text, path);
-    if (!run.ok()) return Fail(kWho, run.error()), kExitUsage;
+    if (!run.ok()) return util::Error{run.error()};
     runs.push_back(std::move(*run));
   }
-  auto scratch = ScratchDir(a.work_dir, "score");
-  if (!scratch.ok()) return Fail(kWho, scratch.error());
-  std::string work = *scratch;
-  int rc = kExitOk;
-  if (!a.instances.empty()) rc = InferAll(env, a.instances, work, &runs);
-  if (rc == kExitUsage || rc == kExitFailure) return rc;
+  return runs;
+}
+
+// Scores every run; a warning other than a missing ground truth makes `rc` kExitFileErrors.
+std::vector<groundtruth::AgentScore> ScoreAll(util::Env& env, const ScoreArgs& a,
+                                              const std::vector<groundtruth::GroundTruth>& gts,
+                                              const std::string& work,
+                                              std::vector<groundtruth::AgentRun>* runs, int* rc) {
   groundtruth::Matcher matcher =
       a.llm_cmd.empty() ? groundtruth::LexicalMatcher(a.threshold)
                         : groundtruth::LlmMatcher(env, runner::RealLauncher(), a.llm_cmd, work);
   if (!a.llm_cmd.empty()) {
-    for (auto& run : runs) {
+    for (auto& run : *runs) {
       for (const auto& w :
-           groundtruth::JudgeRun(env, runner::RealLauncher(), a.llm_cmd, work, *gts, &run)) {
+           groundtruth::JudgeRun(env, runner::RealLauncher(), a.llm_cmd, work, gts, &run)) {
         std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
-        rc = kExitFileErrors;
+        *rc = kExitFileErrors;
       }
     }
   }
   std::vector<groundtruth::AgentScore> scores;
-  for (const auto& run : runs) {
-    scores.push_back(groundtruth::ScoreAgent(*gts, run, matcher));
+  for (const auto& run : *runs) {
+    scores.push_back(groundtruth::ScoreAgent(gts, run, matcher));
     for (const auto& w : scores.back().warnings) {
       std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
-      if (w.find("no ground truth") == std::string::npos) rc = kExitFileErrors;
+      if (w.find("no ground truth") == std::string::npos) *rc = kExitFileErrors;
     }
   }
+  return scores;
+}
+
+int RunScore(const ScoreArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto gts = LoadGroundTruths(env, a.gt);
+  if (!gts.ok()) return Fail(kWho, gts.error()), kExitUsage;
+  auto runs = LoadRuns(env, a.agents);
+  if (!runs.ok()) return Fail(kWho, runs.error()), kExitUsage;
+  auto scratch = ScratchDir(a.work_dir, "score");
+  if (!scratch.ok()) return Fail(kWho, scratch.error());
+  std::string work = *scratch;
+  int rc = kExitOk;
+  if (!a.instances.empty()) rc = InferAll(env, a.instances, work, &*runs);
+  if (rc == kExitUsage || rc == kExitFailure) return rc;
+  std::vector<groundtruth::AgentScore> scores = ScoreAll(env, a, *gts, work, &*runs, &rc);
   (void)env.RemoveAll(work);
   std::string out = a.format == "json"  ? groundtruth::ScoresJson(scores, a.per_instance)
                     : a.format == "csv" ? groundtruth::ScoresCsv(scores)

@@ -85,20 +85,13 @@ int ApplyReports(util::Env& env, const std::string& path, std::vector<groundtrut
   return kExitOk;
 }
 
-int RunSummarize(const SummarizeArgs& a) {
-  util::Env& env = util::RealEnv();
-  auto files = groundtruth::TrajectoryFiles(env, a.runs);
-  if (!files.ok()) return Fail(kWho, a.runs + ": " + files.error()), kExitUsage;
-  if (files->empty())
-    return Fail(kWho, a.runs + ": no trajectory files (*.traj.json, *.traj, output.jsonl)"),
-           kExitUsage;
-  std::string base = a.runs;
-  while (base.size() > 1 && base.ends_with("/")) base.pop_back();
-  std::string agent = a.agent.empty() ? base.substr(base.find_last_of('/') + 1) : a.agent;
-  std::vector<groundtruth::Summary> all;
+// The trajectories of `files` (one agent's run under `base`); unreadable files and instances
+// seen before are reported and make the result kExitFileErrors.
+int ReadRuns(util::Env& env, const SummarizeArgs& a, const std::string& base,
+             const std::vector<std::string>& files, std::vector<groundtruth::Summary>* all) {
   std::set<std::string> seen;
   int rc = kExitOk;
-  for (const auto& file : *files) {
+  for (const auto& file : files) {
     if (InsideAnAgentsTree(env, base, file)) continue;
     std::string display = file.starts_with(base + "/") ? file.substr(base.size() + 1) : file;
     auto read = ReadOneRun(env, file, display, a.format);
@@ -118,9 +111,24 @@ int RunSummarize(const SummarizeArgs& a) {
       s.agent.instance_id = t.instance_id;
       s.agent.patch = t.patch;
       s.trajectory = std::move(t);
-      all.push_back(std::move(s));
+      all->push_back(std::move(s));
     }
   }
+  return rc;
+}
+
+int RunSummarize(const SummarizeArgs& a) {
+  util::Env& env = util::RealEnv();
+  auto files = groundtruth::TrajectoryFiles(env, a.runs);
+  if (!files.ok()) return Fail(kWho, a.runs + ": " + files.error()), kExitUsage;
+  if (files->empty())
+    return Fail(kWho, a.runs + ": no trajectory files (*.traj.json, *.traj, output.jsonl)"),
+           kExitUsage;
+  std::string base = a.runs;
+  while (base.size() > 1 && base.ends_with("/")) base.pop_back();
+  std::string agent = a.agent.empty() ? base.substr(base.find_last_of('/') + 1) : a.agent;
+  std::vector<groundtruth::Summary> all;
+  int rc = ReadRuns(env, a, base, *files, &all);
   for (const auto& report : a.reports) {
     if (int r = ApplyReports(env, report, &all); r != kExitOk) return r;
   }

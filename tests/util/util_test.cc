@@ -2,9 +2,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <cstdlib>
 #include <vector>
 
+#include "util/batch.h"
 #include "util/env.h"
 #include "util/hash.h"
 #include "util/json_writer.h"
@@ -72,6 +76,49 @@ TEST(ParallelTest, EveryIndexOnce) {
   });
   for (auto& h : hits) EXPECT_EQ(h.load(), 1);
   ParallelFor(0, 4, [&](size_t, int) { FAIL(); });
+}
+
+// A batch resumes what an earlier run finished, runs the rest once each, reports every
+// item once with the running count, and returns the results in item order.
+TEST(BatchTest, ResumesRunsAndReportsEveryItemOnce) {
+  std::vector<std::atomic<int>> runs(50);
+  std::vector<int> reported(50, 0);
+  size_t last_done = 0;
+  Batch<std::string> b;
+  b.jobs = 3;
+  b.earlier = [](size_t i) -> std::optional<std::string> {
+    if (i % 5 == 0) return "earlier " + std::to_string(i);
+    return std::nullopt;
+  };
+  b.run = [&](size_t i, int worker) {
+    EXPECT_GE(worker, 0);
+    EXPECT_LT(worker, 3);
+    runs[i]++;
+    return "now " + std::to_string(i);
+  };
+  b.report = [&](const BatchItem<std::string>& item) {  // one call at a time
+    reported[item.index]++;
+    EXPECT_EQ(item.done, ++last_done);
+    EXPECT_EQ(item.total, 50u);
+    EXPECT_EQ(item.resumed, item.index % 5 == 0);
+  };
+  auto results = RunBatch(50, b);
+  ASSERT_EQ(results.size(), 50u);
+  for (size_t i = 0; i < 50; ++i) {
+    EXPECT_EQ(runs[i].load(), i % 5 == 0 ? 0 : 1) << i;
+    EXPECT_EQ(reported[i], 1) << i;
+    EXPECT_EQ(*results[i], (i % 5 == 0 ? "earlier " : "now ") + std::to_string(i));
+  }
+}
+
+// Once a result says the rest would fail alike, no further item starts.
+TEST(BatchTest, AStopLeavesTheItemsNotYetStarted) {
+  Batch<int> b;
+  b.jobs = 1;
+  b.run = [](size_t i, int) { return static_cast<int>(i); };
+  b.stops = [](const int& r) { return r == 3; };
+  auto results = RunBatch(10, b);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(results[i].has_value(), i <= 3) << i;
 }
 
 TEST(PathTest, JoinAndDirName) {
