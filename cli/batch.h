@@ -1,4 +1,4 @@
-// What a batch command (all, infer, eval) shows while util::RunBatch runs: a progress line on
+// What a batch command (infer, eval) shows while util::RunBatch runs: a progress line on
 // stderr and, unless quiet, one line per finished item: "[k/n] ID: what (earlier run)".
 #pragma once
 

@@ -71,7 +71,7 @@ util::Expected<std::string> MakeScratchDir(const std::string& what) {
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) return util::Error{"cannot create " + tmpl};
-  return std::string(buf.data());
+  return util::RealEnv().RealPath(buf.data());  // absolute, even under a relative $TMPDIR
 }
 
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data) {
@@ -89,30 +89,5 @@ util::Status WriteOutput(util::Env& env, const std::string& path, std::string_vi
   return util::Status::Ok();
 }
 
-util::Status WriteFiles(util::Env& env, const std::string& dir,
-                        const std::vector<std::pair<std::string, std::string>>& files) {
-  if (auto s = env.MakeDirs(dir); !s.ok()) return util::Error{dir + ": " + s.error()};
-  for (const auto& [name, content] : files) {
-    std::string path = util::JoinPath(dir, name);
-    if (auto s = env.WriteFileAtomic(path, content); !s.ok()) return util::Error{path + ": " + s.error()};
-  }
-  return util::Status::Ok();
-}
-
-util::Expected<std::pair<int, int>> ParseShard(const std::string& s) {
-  if (s.empty()) return std::pair{1, 1};
-  size_t slash = s.find('/');
-  try {
-    int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
-    if (slash == std::string::npos || k < 1 || n < 1 || k > n) throw std::invalid_argument(s);
-    return std::pair{k, n};
-  } catch (const std::exception&) {
-    return util::Error{"--shard must be K/N with 1 <= K <= N, got '" + s + "'"};
-  }
-}
-
-bool InShard(size_t index, const std::pair<int, int>& shard) {
-  return static_cast<int>(index % static_cast<size_t>(shard.second)) == shard.first - 1;
-}
 
 }  // namespace fbkit::cli

@@ -51,24 +51,15 @@ int Fail(const std::string& who, const std::string& message);
 // $XDG_CACHE_HOME/fbkit/SUB, else ~/.cache/fbkit/SUB; nullopt without either variable.
 std::optional<std::string> UserCacheDir(const std::string& sub);
 
-// A new private directory $TMPDIR/fbkit-WHAT-XXXXXX (or under /tmp), for scratch work.
+// A new private directory $TMPDIR/fbkit-WHAT-XXXXXX (or under /tmp), for scratch work; its
+// absolute path.
 util::Expected<std::string> MakeScratchDir(const std::string& what);
 
 // Writes `data` to `path`, or to stdout when path is "-".
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data);
 
-// DIR created and each (name, content) written into it atomically; the first failure, naming
-// the file (a result that cannot be written is an error, never dropped).
-util::Status WriteFiles(util::Env& env, const std::string& dir,
-                        const std::vector<std::pair<std::string, std::string>>& files);
-
 // The test runner of every command: pytest under fbkit's agent, in the sandbox the spec
 // says, on the real file system (tracer::AgentTestRunner).
 runner::TestRunner& AgentTests();
-
-// "K/N" -> {K, N} with 1 <= K <= N ("" -> {1, 1}); item i (0-based, in sorted order) belongs
-// to shard K when i % N == K - 1.
-util::Expected<std::pair<int, int>> ParseShard(const std::string& s);
-bool InShard(size_t index, const std::pair<int, int>& shard);
 
 }  // namespace fbkit::cli

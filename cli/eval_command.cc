@@ -13,6 +13,7 @@
 #include "extract/eval.h"
 #include "extract/eval_report.h"
 #include "extract/eval_run.h"
+#include "util/shard.h"
 
 namespace fbkit::cli {
 namespace {
@@ -73,13 +74,13 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::EvalRunOp
   if (a.gold == !a.predictions.empty()) {
     return Fail(kWho, "give either --predictions FILE or --gold"), kExitUsage;
   }
-  auto shard = ParseShard(a.shard);
-  if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   auto sandbox = runner::ParseSandboxKind(a.sandbox);
   if (!sandbox.ok()) return Fail(kWho, sandbox.error()), kExitUsage;
   if (*sandbox == runner::SandboxKind::kBwrap) {
     if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kWho, s.error());
   }
+  auto shard = util::ParseShard(a.shard);
+  if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(kWho, tasks.error());
   o->tasks = std::move(*tasks);
@@ -114,13 +115,13 @@ int RunEval(const EvalArgs& a) {
       "evaluating", a.quiet, [](const auto& item) { return item.result->instance_id; }, Describe);
   auto run = extract::EvaluateRun(env, runner::RealLauncher(), AgentTests(), o, std::ref(lines));
   lines.Done();
-  if (!run.ok()) return Fail(kWho, run.error());
-  for (const auto& e : run->write_errors) Fail(kWho, "writing a report: " + e);
-  if (auto s = WriteHtml(env, a, run->reports, name); !s.ok()) return Fail(kWho, s.error());
-  const auto& reports = run->reports;
-  std::fputs((a.format == "table" ? extract::SummaryTable(reports) : run->summary_json).c_str(),
+  for (const auto& e : run.write_errors) Fail(kWho, "writing a report: " + e);
+  if (!run.error.empty()) return Fail(kWho, run.error);
+  if (auto s = WriteHtml(env, a, run.reports, name); !s.ok()) return Fail(kWho, s.error());
+  const auto& reports = run.reports;
+  std::fputs((a.format == "table" ? extract::SummaryTable(reports) : run.summary_json).c_str(),
              stdout);
-  if (!run->write_errors.empty()) return kExitFailure;
+  if (!run.write_errors.empty()) return kExitFailure;
   return errors.empty() ? kExitOk : kExitFileErrors;
 }
 

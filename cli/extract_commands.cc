@@ -13,6 +13,7 @@
 #include "extract/workspace.h"
 #include "parser/python_parser.h"
 #include "util/json_writer.h"
+#include "util/shard.h"
 
 namespace fbkit::cli {
 namespace {
@@ -144,7 +145,7 @@ void PrintSummary(const extract::AllSummary& s) {
 
 int RunAll(const ExtractArgs& a) {
   const std::string who = "fb-extract all";
-  auto shard = ParseShard(a.shard);
+  auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(who, shard.error());
   auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());

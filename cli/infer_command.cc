@@ -1,12 +1,10 @@
 #include "cli/infer_command.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -17,8 +15,7 @@
 #include "extract/agents.h"
 #include "extract/infer.h"
 #include "extract/infer_run.h"
-#include "util/file_lock.h"
-#include "util/parallel.h"
+#include "util/shard.h"
 
 namespace fbkit::cli {
 namespace {
@@ -137,7 +134,7 @@ std::vector<std::string> Parents(const std::map<std::string, std::string>& tasks
 
 // The run's options from the command line; else the exit code to stop with.
 std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRunOptions* r) {
-  auto shard = ParseShard(a.shard);
+  auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   if (a.agent_cmd.empty() == a.agent.empty()) {
     return Fail(kWho, "give either --agent NAME or --agent-cmd CMD"), kExitUsage;
@@ -157,7 +154,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRun
   size_t index = 0;
   for (const auto& [id, dir] : *tasks) {
     bool chosen = a.only.empty() || std::find(a.only.begin(), a.only.end(), id) != a.only.end();
-    if (chosen && InShard(index++, *shard)) r->instances.emplace_back(id, dir);
+    if (chosen && util::InShard(index++, *shard)) r->instances.emplace_back(id, dir);
   }
   extract::InferOptions& o = r->infer;
   if (auto stop = AgentOptions(a, std::move(*agent_env), &o)) return stop;
@@ -186,12 +183,12 @@ int Run(const InferArgs& a) {
       kWho, a.quiet, [&](const auto& item) { return o.instances[item.index].first; }, Describe);
   auto run = extract::InferRun(env, runner::RealLauncher(), o, std::ref(lines));
   lines.Done();
-  if (!run.ok()) return Fail(kWho, run.error());
-  const auto& results = run->results;
+  const auto& results = run.results;
   auto failed = std::find_if(results.begin(), results.end(),
                              [](const auto& r) { return r.could_not_start; });
   if (failed != results.end()) Fail(kWho, "stopped: " + failed->instance_id + ": " + failed->error);
-  PrintTable(run->summary_json);
+  if (!run.error.empty()) return Fail(kWho, run.error);
+  PrintTable(run.summary_json);
   bool any_error = std::any_of(results.begin(), results.end(),
                                [](const auto& r) { return r.status == "error"; });
   return any_error ? kExitFailure : kExitOk;

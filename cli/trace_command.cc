@@ -15,6 +15,7 @@
 #include "cli/spec_options.h"
 #include "tracer/runner.h"
 #include "tracer/trace_json.h"
+#include "util/shard.h"
 
 namespace fbkit::cli {
 namespace {
@@ -31,20 +32,6 @@ struct TraceArgs {
   std::string shard;          // "K/N"
   std::string shard_weights;  // a previous trace (with --details)
 };
-
-// "K/N" -> (K, N), with 1 <= K <= N.
-util::Expected<std::pair<int, int>> ParseShard(const std::string& text) {
-  size_t slash = text.find('/');
-  try {
-    if (slash != std::string::npos) {
-      size_t a = 0, b = 0;
-      int k = std::stoi(text.substr(0, slash), &a), n = std::stoi(text.substr(slash + 1), &b);
-      if (a == slash && b == text.size() - slash - 1 && k >= 1 && k <= n) return std::make_pair(k, n);
-    }
-  } catch (const std::exception&) {
-  }
-  return util::Error{"--shard " + text + ": expected K/N with 1 <= K <= N (e.g. 2/4)"};
-}
 
 // Per test file, the sum of its tests' durations in a trace written with --details.
 util::Expected<std::map<std::string, double>> Durations(util::Env& env, const std::string& path) {
@@ -91,7 +78,7 @@ std::optional<int> Prepare(util::Env& env, TraceArgs& args) {
     return Fail(kWho, s.error());
   }
   if (!args.shard.empty()) {
-    auto shard = ParseShard(args.shard);
+    auto shard = util::ParseShard(args.shard);
     if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
     if (!args.options.isolate) {
       return Fail(kWho, "--shard needs --isolate (one process per test file)"), kExitUsage;

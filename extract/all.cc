@@ -12,7 +12,7 @@
 #include "util/json_read.h"
 #include "util/json_writer.h"
 #include "util/batch.h"
-#include "util/parallel.h"
+#include "util/shard.h"
 
 namespace fbkit::extract {
 namespace {
@@ -69,9 +69,7 @@ std::vector<const PassingFile*> Candidates(runner::Git& git, const AllInputs& in
   }
   std::vector<const PassingFile*> mine;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (static_cast<int>(i % static_cast<size_t>(all.shard.second)) == all.shard.first - 1) {
-      mine.push_back(candidates[i]);
-    }
+    if (util::InShard(i, all.shard)) mine.push_back(candidates[i]);
   }
   return mine;
 }
@@ -93,18 +91,21 @@ std::optional<TaskOutcome> Earlier(util::Env& env, const std::string& state_path
   if (!env.Stat(state_path, true).ok()) return std::nullopt;
   TaskOutcome o;
   o.f2p = f2p;
+  o.reason = "(earlier run) rejected";
   auto text = env.ReadFile(state_path);
   auto state = nlohmann::json::parse(text.ok() ? *text : "", nullptr, false);
-  if (!state.is_object()) {
+  if (!state.is_object()) return o;
+  try {
+    o.emitted = state.value("emitted", false);
+    o.reason = o.emitted ? "" : state.value("reason", o.reason);
+    o.detail = state.value("detail", "");
+    o.instance_ids = util::JsonStringList(state, "instance_ids");
+    o.repairs = util::JsonStringList(state, "repairs");
+  } catch (const nlohmann::json::exception&) {  // a field of the wrong type
+    o = TaskOutcome();
+    o.f2p = f2p;
     o.reason = "(earlier run) rejected";
-    return o;
   }
-  o.emitted = state.value("emitted", false);
-  o.reason = o.emitted ? "" : state.value("reason", "(earlier run) rejected");
-  o.detail = state.value("detail", "");
-  o.instance_ids = util::JsonStringList(state, "instance_ids");
-  o.repairs = util::JsonStringList(state, "repairs");
-  o.lines = state.value("lines", 0);
   return o;
 }
 
@@ -171,11 +172,11 @@ util::Expected<AllSummary> ExtractAll(
     TaskOutcome o = BuildTask(env, launcher, tests, *parsers[static_cast<size_t>(worker)],
                               inputs.ctx, *mine[i], options);
     std::string state = StatePath(options.out_dir, mine[i]->file);
-    auto written = env.MakeDirs(util::DirName(state));
-    if (written.ok()) written = env.WriteFileAtomic(state, StateJson(o));
+    std::string name = state.substr(state.find_last_of('/') + 1);
+    auto written = util::WriteFiles(env, util::DirName(state), {{name, StateJson(o)}});
     if (!written.ok()) {
       std::lock_guard<std::mutex> lock(mu);
-      s.write_errors.push_back(state + ": " + written.error());
+      s.write_errors.push_back(written.error());
     }
     return o;
   };
@@ -190,10 +191,7 @@ util::Expected<AllSummary> ExtractAll(
   }
   // Shards sharing OUT keep a summary each; a run without --shard over OUT afterwards finds
   // every candidate finished and writes the whole summary.
-  std::string name = all.shard.second == 1
-                         ? "summary.json"
-                         : "summary." + std::to_string(all.shard.first) + "-of-" +
-                               std::to_string(all.shard.second) + ".json";
+  std::string name = util::ShardFileName("summary", "json", all.shard);
   auto written = env.WriteFileAtomic(util::JoinPath(options.out_dir, name), AllSummaryJson(s));
   if (!written.ok()) return util::Error{written.error()};
   return s;

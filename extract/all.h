@@ -1,5 +1,5 @@
 // `fb-extract all` as one library call: the test files of a trace that can be a task's F2P
-// file (at least `min_points` passing tests; first committed after `after`, when given), this
+// file (at least `min_points` passing tests; first committed on or after `after`, when given), this
 // shard's share of them, `jobs` at a time; each one resumed from its state under
 // OUT/.fbkit/state unless `rerun`, else built now (BuildTask) and its state written; then
 // the shard's summary, written to OUT/summary.json (summary.K-of-N.json for a shard).
@@ -23,7 +23,7 @@ namespace fbkit::extract {
 
 struct AllOptions {
   int min_points = 10;
-  std::string after;                // ISO 8601; "" for any
+  std::string after;                // ISO 8601: first committed on or after it; "" for any
   std::pair<int, int> shard{1, 1};  // K/N: candidate i belongs to K when i % N == K - 1
   int jobs = 1;
   bool rerun = false;               // build every candidate again, ignoring earlier states

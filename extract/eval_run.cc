@@ -10,6 +10,7 @@
 #include "extract/infer.h"
 #include "util/file_lock.h"
 #include "util/hash.h"
+#include "util/shard.h"
 
 namespace fbkit::extract {
 namespace {
@@ -91,17 +92,11 @@ EvalReport EvaluateOne(util::Env& env, runner::Launcher& launcher, runner::TestR
                                             : InferAgentLog(env, infer_inst);
   EvalReport r = EvaluateInstance(env, launcher, tests, options.tasks.at(p.instance_id), p, o);
   AddUsage(env, infer_inst, &r);
-  std::string dir = util::JoinPath(options.run_dir, p.instance_id);
-  util::Status written = env.MakeDirs(dir);
-  for (const auto& [name, data] :
-       std::vector<std::pair<std::string, std::string>>{{"patch.diff", p.patch},
-                                                        {"test_output.txt", r.test_output},
-                                                        {"report.json", ReportJson(r)}}) {
-    std::string path = util::JoinPath(dir, name);
-    if (written.ok()) written = env.WriteFileAtomic(path, data);
-    if (!written.ok() && !*write_error) *write_error = path + ": " + written.error();
-  }
-  if (!written.ok() && !*write_error) *write_error = dir + ": " + written.error();
+  auto written = util::WriteFiles(env, util::JoinPath(options.run_dir, p.instance_id),
+                                 {{"patch.diff", p.patch},
+                                  {"test_output.txt", r.test_output},
+                                  {"report.json", ReportJson(r)}});
+  if (!written.ok()) *write_error = written.error();
   return r;
 }
 
@@ -148,7 +143,7 @@ std::string InferRunOf(util::Env& env, const std::string& predictions_path,
   return env.Stat(result, true).ok() ? dir : "";
 }
 
-util::Expected<EvalRunResult> EvaluateRun(
+EvalRunResult EvaluateRun(
     util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
     const EvalRunOptions& options,
     const std::function<void(const util::BatchItem<EvalReport>&)>& report) {
@@ -156,10 +151,7 @@ util::Expected<EvalRunResult> EvaluateRun(
   std::string sandbox = runner::SandboxKindName(options.eval.sandbox);
   std::vector<size_t> mine;  // this shard's predictions
   for (size_t i = 0; i < preds.size(); ++i) {
-    if (static_cast<int>(i % static_cast<size_t>(options.shard.second)) ==
-        options.shard.first - 1) {
-      mine.push_back(i);
-    }
+    if (util::InShard(i, options.shard)) mine.push_back(i);
   }
   EvalRunResult out;
   std::mutex mu;
@@ -193,7 +185,7 @@ util::Expected<EvalRunResult> EvaluateRun(
   out.summary_json = SummaryJson(out.reports, unpredicted);
   auto written = env.WriteFileAtomic(util::JoinPath(options.run_dir, "summary.json"),
                                      out.summary_json);
-  if (!written.ok()) return util::Error{written.error()};
+  if (!written.ok()) out.error = written.error();
   return out;
 }
 

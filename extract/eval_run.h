@@ -46,6 +46,7 @@ struct EvalRunResult {
   std::vector<EvalReport> reports;  // every finished report for the predictions
   std::string summary_json;         // as written to RUN_DIR/summary.json
   std::vector<std::string> write_errors;  // reports that could not be written
+  std::string error;                // why summary.json could not be written ("" when it was)
 };
 
 // The directory of the `fb-extract infer` run that wrote `predictions_path` (its
@@ -53,8 +54,8 @@ struct EvalRunResult {
 std::string InferRunOf(util::Env& env, const std::string& predictions_path,
                        const std::vector<Prediction>& predictions);
 
-// Fails only when the summary cannot be written.
-util::Expected<EvalRunResult> EvaluateRun(
+// Never fails: reports and the summary that cannot be written are named in the result.
+EvalRunResult EvaluateRun(
     util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
     const EvalRunOptions& options,
     const std::function<void(const util::BatchItem<EvalReport>&)>& report);

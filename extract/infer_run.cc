@@ -1,8 +1,10 @@
 #include "extract/infer_run.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "util/file_lock.h"
+#include "util/shard.h"
 
 namespace fbkit::extract {
 namespace {
@@ -74,8 +76,7 @@ std::string Summary(const std::vector<InferResult>& results, const std::string& 
   return j.dump(2) + "\n";
 }
 
-}  // namespace
-
+// A final result in an instance directory, with its patch.
 std::optional<InferResult> FinalResult(util::Env& env, const std::string& instance_dir) {
   std::optional<InferResult> r = Earlier(env, instance_dir);
   if (r) {
@@ -85,7 +86,9 @@ std::optional<InferResult> FinalResult(util::Env& env, const std::string& instan
   return r;
 }
 
-util::Expected<InferRunResult> InferRun(
+}  // namespace
+
+InferRunResult InferRun(
     util::Env& env, runner::Launcher& launcher, const InferRunOptions& options,
     const std::function<void(const util::BatchItem<InferResult>&)>& report) {
   const std::string& run = options.infer.run_dir;
@@ -98,17 +101,8 @@ util::Expected<InferRunResult> InferRun(
   };
   batch.run = [&](size_t i, int) {
     InferResult r = RunAgent(env, launcher, mine[i].second, options.infer);
-    std::string inst = util::JoinPath(run, mine[i].first);
-    util::Status s = env.MakeDirs(inst);
-    if (!s.ok()) s = util::Error{inst + ": " + s.error()};
-    for (const auto& [name, data] : std::vector<std::pair<std::string, std::string>>{
-             {"model", options.model}, {"result.json", InferResultJson(r)}}) {
-      std::string path = util::JoinPath(inst, name);
-      if (s.ok()) {
-        s = env.WriteFileAtomic(path, data);
-        if (!s.ok()) s = util::Error{path + ": " + s.error()};
-      }
-    }
+    util::Status s = util::WriteFiles(env, util::JoinPath(run, mine[i].first),
+                                      {{"model", options.model}, {"result.json", InferResultJson(r)}});
     if (!s.ok()) {
       r.status = "error";
       r.error = "writing the result: " + s.error();
@@ -124,15 +118,16 @@ util::Expected<InferRunResult> InferRun(
   }
   {
     util::FileLock lock(util::JoinPath(run, ".fbkit/lock"));  // shards sharing RUN_DIR
-    if (auto s = WritePredictions(env, run, options.tasks); !s.ok()) return util::Error{s.error()};
+    if (auto s = WritePredictions(env, run, options.tasks); !s.ok()) {
+      out.error = s.error();
+      return out;
+    }
   }
   const auto& [k, n] = options.shard;
   out.summary_json = Summary(out.results, std::to_string(k) + "/" + std::to_string(n));
-  std::string name = n == 1 ? "infer_summary.json"
-                            : "infer_summary." + std::to_string(k) + "-of-" + std::to_string(n) +
-                                  ".json";
+  std::string name = util::ShardFileName("infer_summary", "json", options.shard);
   auto written = env.WriteFileAtomic(util::JoinPath(run, name), out.summary_json);
-  if (!written.ok()) return util::Error{written.error()};
+  if (!written.ok()) out.error = written.error();
   return out;
 }
 

@@ -33,13 +33,12 @@ struct InferRunOptions {
 struct InferRunResult {
   std::vector<InferResult> results;  // of the instances started (or resumed), in order
   std::string summary_json;          // fbkit.infer-summary/1, as written
+  std::string error;  // why predictions.jsonl or the summary could not be written, or ""
 };
 
-// A final result (finished or timed out) in an instance directory, with its patch.
-std::optional<InferResult> FinalResult(util::Env& env, const std::string& instance_dir);
-
-// Fails when predictions.jsonl or the summary cannot be written.
-util::Expected<InferRunResult> InferRun(
+// Never fails: what cannot be written is named in the result (an instance's result.json in
+// its InferResult's error).
+InferRunResult InferRun(
     util::Env& env, runner::Launcher& launcher, const InferRunOptions& options,
     const std::function<void(const util::BatchItem<InferResult>&)>& report);
 

@@ -67,9 +67,11 @@ struct VerifyReport {
 VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
                         const std::string& task_dir, const VerifyOptions& options);
 
-// Runs the given test files in `root` with outcomes only; test id -> outcome ("passed",
-// "failed", ..., "missing" when a test was not collected). Fails when pytest cannot run.
-// `errors` (optional) gets each failed test's error line ("E   AssertionError: ...").
+// Runs the given test files in `root` with outcomes only: test id -> outcome name, as
+// runner::OutcomesOf (a test that was not collected is absent). Fails when pytest cannot
+// run. `seconds` (optional) is increased by the run's wall time; `errors` (optional) gets
+// each failed test's error line ("E   AssertionError: ..."), `messages` (optional) each
+// failed test's and each broken file's whole message.
 util::Expected<std::map<std::string, std::string>> RunTests(
     runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& settings,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,

@@ -29,7 +29,7 @@ struct WorkspaceRequest {
   std::string trace_path;  // fbkit.trace/1 (fb-graph trace)
   std::string out_dir;     // where tasks go; made when missing
   runner::RepoSpec spec;   // resolved: the spec file with the command line's overrides
-  std::vector<std::string> excludes;     // directories left out of the entity table
+  std::vector<std::string> excludes;     // globs of directories left out of the entity table
   std::optional<std::string> cache_dir;  // the entity table's content-hash cache
   std::string repo_name;   // "owner/repo"; "" for the spec's, else the origin's
 };

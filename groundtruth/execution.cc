@@ -40,9 +40,10 @@ util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
   request.files = files;
   request.extra_pythonpath = pythonpath;
   request.work_dir = work_dir;
-  auto outcomes = runner::RunOutcomes(tests, request);
+  auto run = tests.Run(request);
   (void)env.RemoveAll(work_dir);
-  return outcomes;
+  if (!run.ok()) return util::Error{run.error()};
+  return runner::OutcomesOf(*run);
 }
 
 void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Validation* v) {

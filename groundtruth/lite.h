@@ -2,7 +2,7 @@
 // configuration's Resolved Rate and Patch Apply Rate match its rates on the full set.
 // Objective: the largest absolute rate difference over configurations and both rates, ties
 // broken by their sum; moves swap one chosen and one unchosen instance and are kept when
-// the objective does not get worse. Deterministic for a seed (own SplitMix64 generator).
+// the objective does not get worse. Deterministic for a seed (util::Rng).
 #pragma once
 
 #include <cstdint>

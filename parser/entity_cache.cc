@@ -19,7 +19,8 @@ bool ParseNumber(std::string_view s, T* out) {
   return ec == std::errc() && ptr == s.data() + s.size();
 }
 
-std::vector<std::string_view> Split(std::string_view line, char sep, size_t max_fields) {
+// At most `max_fields` fields of `line` (the last one keeps the rest), as views into it.
+std::vector<std::string_view> Fields(std::string_view line, char sep, size_t max_fields) {
   std::vector<std::string_view> fields;
   while (fields.size() + 1 < max_fields) {
     size_t p = line.find(sep);
@@ -82,14 +83,14 @@ void EntityCache::Open() {
 bool EntityCache::Parse(std::string_view text) {
   std::string_view line;
   if (!NextLine(&text, &line)) return false;
-  auto header = Split(line, ' ', 3);
+  auto header = Fields(line, ' ', 3);
   if (header.size() != 3 || std::string(header[0]) + " " + std::string(header[1]) != kPackMagic ||
       !ParseNumber(header[2], &written_ns_)) {
     return false;
   }
   while (!text.empty()) {
     if (!NextLine(&text, &line)) return false;
-    auto f = Split(line, '\t', 9);
+    auto f = Fields(line, '\t', 9);
     Record r;
     size_t errors = 0, bytes = 0;
     if (f.size() != 9 || !ParseNumber(f[0], &r.size) || !ParseNumber(f[1], &r.mtime_ns) ||
@@ -102,7 +103,7 @@ bool EntityCache::Parse(std::string_view text) {
     r.path = std::string(f[8]);
     for (size_t i = 0; i < errors; ++i) {
       if (!NextLine(&text, &line)) return false;
-      auto e = Split(line, '\t', 3);
+      auto e = Fields(line, '\t', 3);
       ParseError pe;
       if (e.size() != 3 || !ParseNumber(e[0], &pe.line) || !ParseNumber(e[1], &pe.column)) {
         return false;

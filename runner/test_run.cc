@@ -35,13 +35,6 @@ std::map<std::string, std::string> OutcomesOf(const TestRun& run) {
   return out;
 }
 
-util::Expected<std::map<std::string, std::string>> RunOutcomes(TestRunner& tests,
-                                                               const TestRunRequest& request) {
-  auto run = tests.Run(request);
-  if (!run.ok()) return util::Error{run.error()};
-  return OutcomesOf(*run);
-}
-
 std::string OutcomeOf(const TestRun& run, const std::string& id) {
   auto f = run.files.find(id.substr(0, id.find("::")));
   if (f == run.files.end()) return "missing";

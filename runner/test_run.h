@@ -67,7 +67,7 @@ struct TestRun {
 
 // Runs test files for their outcomes. Fails when the interpreter or pytest cannot be run or
 // nothing could be collected; a file that crashes, hangs or fails to collect is reported in
-// the TestRun.
+// the TestRun. Run may be called from several threads at once (batch commands with -j).
 class TestRunner {
  public:
   virtual ~TestRunner() = default;
@@ -76,10 +76,6 @@ class TestRunner {
 
 // Test id -> outcome name; a test file that reported no test gets "<file>PATH" -> its status.
 std::map<std::string, std::string> OutcomesOf(const TestRun& run);
-
-// Runs `request` and returns OutcomesOf the run.
-util::Expected<std::map<std::string, std::string>> RunOutcomes(TestRunner& tests,
-                                                               const TestRunRequest& request);
 
 // The outcome name of test `id` in `run`: its own, else its file's status when the file did
 // not run normally, else "missing".

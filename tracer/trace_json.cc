@@ -1,6 +1,7 @@
 #include "tracer/trace_json.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -118,7 +119,11 @@ FileTrace ReadFile(const nlohmann::json& f) {
   for (const auto& test : f.at("tests")) {
     runner::TestResult r;
     r.nodeid = test.at("nodeid").get<std::string>();
-    r.outcome = runner::ParseOutcome(test.at("outcome").get<std::string>());
+    std::string outcome = test.at("outcome").get<std::string>();
+    r.outcome = runner::ParseOutcome(outcome);
+    if (std::string(runner::OutcomeName(r.outcome)) != outcome) {
+      throw std::invalid_argument("test " + r.nodeid + ": unknown outcome '" + outcome + "'");
+    }
     r.phases = test.at("phases").get<std::map<std::string, std::string>>();
     if (test.contains("duration")) r.duration = test.at("duration").get<double>();
     if (test.contains("message") && test.at("message").is_string()) {
@@ -167,6 +172,8 @@ util::Expected<TraceSet> ParseTraceDocument(std::string_view text) {
     return t;
   } catch (const nlohmann::json::exception& e) {
     return util::Error{std::string("invalid trace JSON: ") + e.what()};
+  } catch (const std::invalid_argument& e) {
+    return util::Error{std::string("invalid trace: ") + e.what()};
   }
 }
 

@@ -1,4 +1,6 @@
-// The loop of every batch command (all, infer, eval): items 0..n-1, `jobs` at a time; each
+// The loop of every batch command (all, infer, eval, export, RACE's instance commands):
+// items 0..n-1, `jobs` at a time (`earlier` and `run` are called from several threads at
+// once, each item by one); each
 // one resumed from an earlier run's result when `earlier` has one, else done now by `run`
 // (which writes its result; `worker` in [0, jobs) tells which thread's resources to use); `report` is told of each finished item, one call at a time;
 // once `stops` holds for a result, items not yet started are left undone.

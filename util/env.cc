@@ -263,6 +263,16 @@ std::string JoinPath(std::string_view a, std::string_view b) {
   return out;
 }
 
+Status WriteFiles(Env& env, const std::string& dir,
+                  const std::vector<std::pair<std::string, std::string>>& files) {
+  if (auto s = env.MakeDirs(dir); !s.ok()) return Error{dir + ": " + s.error()};
+  for (const auto& [name, content] : files) {
+    std::string path = JoinPath(dir, name);
+    if (auto s = env.WriteFileAtomic(path, content); !s.ok()) return Error{path + ": " + s.error()};
+  }
+  return Status::Ok();
+}
+
 std::string DirName(std::string_view path) {
   size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return "";

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -67,5 +68,11 @@ Env& RealEnv();
 std::string JoinPath(std::string_view a, std::string_view b);
 // Directory part of a path ("" for a bare name).
 std::string DirName(std::string_view path);
+
+// DIR made and each (name, content) written into it atomically, in order; the first failure
+// stops, naming the directory or the file (a result that cannot be written is an error,
+// never dropped).
+Status WriteFiles(Env& env, const std::string& dir,
+                  const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace fbkit::util

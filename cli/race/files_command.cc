@@ -15,6 +15,7 @@
 #include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
+#include "util/shard.h"
 
 namespace fbkit::cli::race {
 namespace {
@@ -61,7 +62,7 @@ int RunFiles(const FilesArgs& a) {
   util::Env& env = util::RealEnv();
   auto instances = LoadInstances(env, a.instances);
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
-  auto shard = ParseShard(a.shard);
+  auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   std::map<std::string, std::vector<std::string>> f2p;
   if (!a.validation.empty()) {

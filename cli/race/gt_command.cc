@@ -18,6 +18,7 @@
 #include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
+#include "util/shard.h"
 
 namespace fbkit::cli::race {
 namespace {
@@ -102,7 +103,7 @@ int RunGt(const GtArgs& a) {
   util::Env& env = util::RealEnv();
   auto instances = LoadInstances(env, a.instances);
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
-  auto shard = ParseShard(a.shard);
+  auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   auto options = GtOptionsOf(env, a);
   if (!options.ok()) return Fail(kWho, options.error()), kExitUsage;

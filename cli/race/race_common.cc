@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "util/batch.h"
+#include "util/shard.h"
 
 namespace fbkit::cli::race {
 
@@ -55,7 +56,7 @@ Out RunInstances(
     const std::function<Out(const groundtruth::Instance&, const std::string&, int)>& fn) {
   std::vector<const groundtruth::Instance*> mine;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (InShard(i, shard)) mine.push_back(&all[i]);
+    if (util::InShard(i, shard)) mine.push_back(&all[i]);
   }
   util::Batch<Out> batch;
   batch.jobs = a.jobs;

@@ -10,6 +10,7 @@
 #include "groundtruth/records.h"
 #include "runner/process.h"
 #include "util/env.h"
+#include "util/shard.h"
 
 namespace fbkit::cli::race {
 namespace {
@@ -18,7 +19,7 @@ int RunValidate(const RunArgs& a) {
   util::Env& env = util::RealEnv();
   auto instances = LoadInstances(env, a.instances);
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
-  auto shard = ParseShard(a.shard);
+  auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   auto scratch = ScratchDir(a.work_dir, "validate");
   if (!scratch.ok()) return Fail(kWho, scratch.error());

@@ -9,6 +9,8 @@
 #include "groundtruth/execution.h"
 #include "groundtruth/lite.h"
 #include "groundtruth/records.h"
+#include "tests/testing/fake_test_runner.h"
+#include "tests/testing/run.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -31,6 +33,32 @@ TEST(ClassifyTest, EveryCase) {
   EXPECT_EQ(v.removed, (std::vector<std::string>{"t::gone"}));
   EXPECT_EQ(v.flaky, (std::vector<std::string>{"t::flaky"}));
   EXPECT_EQ(v.ignored, (std::vector<std::string>{"t::skip", "t::xf"}));
+}
+
+// RACE's test runs go through the runner's TestRunner: the instance's pythonpath after the
+// spec's, outcomes by test id, the scratch directory removed, pytest's failure passed on.
+TEST(TestOutcomesTest, RunsThroughTheTestRunnerAndCleansUp) {
+  testing::ScratchDir tmp;
+  std::string work = tmp.path() + "/runs";
+  testing::FakeTestRunner tests;
+  tests.respond = [&](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    EXPECT_TRUE(util::RealEnv().MakeDirs(r.work_dir).ok());
+    if (r.files.empty()) return util::Error{"no tests ran"};
+    return testing::RunWith({{r.files[0] + "::t", "failed"}});
+  };
+  runner::RepoSpec spec;
+  spec.pythonpath = {"src"};
+  auto o = TestOutcomes(util::RealEnv(), tests, "/repo", spec, {"lib"}, {"t.py"}, work);
+  ASSERT_TRUE(o.ok()) << o.error();
+  EXPECT_EQ(*o, (Outcomes{{"t.py::t", "failed"}}));
+  ASSERT_EQ(tests.requests.size(), 1u);
+  EXPECT_EQ(tests.requests[0].root, "/repo");
+  EXPECT_EQ(tests.requests[0].spec.pythonpath, (std::vector<std::string>{"src"}));
+  EXPECT_EQ(tests.requests[0].extra_pythonpath, (std::vector<std::string>{"lib"}));
+  EXPECT_FALSE(util::RealEnv().Stat(work, false).ok()) << "the scratch directory is left";
+  auto bad = TestOutcomes(util::RealEnv(), tests, "/repo", spec, {}, {}, work);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "no tests ran");
 }
 
 TEST(ClassifyTest, RunnableTests) {

@@ -38,22 +38,5 @@ TEST(TestRunTest, OutcomeOfFallsBackToTheFileThenMissing) {
   EXPECT_EQ(OutcomeOf(run, "c.py::t"), "missing");
 }
 
-TEST(TestRunTest, RunOutcomesPassesTheRequestAndItsError) {
-  testing::FakeTestRunner tests;
-  tests.respond = [](const TestRunRequest& r) -> util::Expected<TestRun> {
-    if (r.files.empty()) return util::Error{"nothing collected"};
-    return testing::RunWith({{r.files[0] + "::t", "passed"}});
-  };
-  TestRunRequest request;
-  request.files = {"t.py"};
-  auto ok = RunOutcomes(tests, request);
-  ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(ok->at("t.py::t"), "passed");
-  auto bad = RunOutcomes(tests, TestRunRequest{});
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error(), "nothing collected");
-  EXPECT_EQ(tests.requests.size(), 2u);
-}
-
 }  // namespace
 }  // namespace fbkit::runner

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,16 @@ class FakeTestRunner : public runner::TestRunner {
   std::vector<runner::TestRunRequest> requests;
 
   util::Expected<runner::TestRun> Run(const runner::TestRunRequest& request) override {
-    requests.push_back(request);
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // Run may be called from several threads
+      requests.push_back(request);
+    }
     if (!respond) return util::Error{"FakeTestRunner: no response set"};
     return respond(request);
   }
+
+ private:
+  std::mutex mu_;
 };
 
 // A run whose tests (ids "FILE::NAME") have the given outcome names; each file collected
