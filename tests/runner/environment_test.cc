@@ -1,0 +1,114 @@
+// The environment cache (runner/environment.h) over a FakeLauncher: what its key depends on,
+// that an environment is built once and reused, and that a failing install step is named
+// with its output.
+#include "runner/environment.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/testing/fake_launcher.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::runner {
+namespace {
+
+using testing::FakeLauncher;
+using testing::ScratchDir;
+using testing::WriteFileOrDie;
+
+class EnvironmentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = tmp_.path() + "/repo";
+    std::filesystem::create_directories(root_ + "/deps");
+    WriteFileOrDie(root_ + "/pyproject.toml", "[project]\nname = 'x'\n");
+    WriteFileOrDie(root_ + "/README.md", "x\n");
+    WriteFileOrDie(root_ + "/deps/pins.txt", "a==1\n");
+    spec_.python = "/usr/bin/python3";
+    spec_.install = {"$PYTHON -m venv $FBKIT_ENV", "pip install -e ."};
+  }
+
+  std::string Key() {
+    auto key = EnvironmentKey(util::RealEnv(), spec_, root_);
+    EXPECT_TRUE(key.ok()) << key.error();
+    return key.ok() ? *key : "";
+  }
+
+  ScratchDir tmp_;
+  std::string root_;
+  RepoSpec spec_;
+};
+
+TEST_F(EnvironmentTest, TheKeyFollowsWhatTheEnvironmentIsBuiltFrom) {
+  std::string k0 = Key();
+  EXPECT_EQ(k0.size(), 16u);
+  EXPECT_EQ(Key(), k0);
+  WriteFileOrDie(root_ + "/README.md", "changed\n");
+  EXPECT_EQ(Key(), k0) << "a file no install reads changed the key";
+  WriteFileOrDie(root_ + "/deps/pins.txt", "a==2\n");
+  EXPECT_EQ(Key(), k0) << "not an install input yet";
+  spec_.install_inputs = {"deps"};
+  std::string k1 = Key();
+  EXPECT_NE(k1, k0);
+  WriteFileOrDie(root_ + "/deps/pins.txt", "a==3\n");
+  std::string k2 = Key();
+  EXPECT_NE(k2, k1) << "a file under install_inputs";
+  WriteFileOrDie(root_ + "/requirements-dev.txt", "pytest\n");
+  std::string k3 = Key();
+  EXPECT_NE(k3, k2) << "a requirements file";
+  WriteFileOrDie(root_ + "/pyproject.toml", "[project]\nname = 'y'\n");
+  std::string k4 = Key();
+  EXPECT_NE(k4, k3) << "pyproject.toml";
+  spec_.install.push_back("pip install pytest");
+  std::string k5 = Key();
+  EXPECT_NE(k5, k4) << "the install steps";
+  spec_.network = true;
+  EXPECT_NE(Key(), k5) << "network";
+}
+
+TEST_F(EnvironmentTest, BuiltOnceThenReusedFromTheCache) {
+  FakeLauncher launcher([](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+    bool check = p.argv.size() > 2 && p.argv[1] == "-m" && p.argv[2] == "pytest";
+    return FakeLauncher::Exit(0, check ? "t.py::a\n\n3 tests collected in 0.1s\n" : "");
+  });
+  std::string cache = tmp_.path() + "/cache";
+  auto first = EnsureEnvironment(util::RealEnv(), launcher, {spec_, root_, cache, nullptr});
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_FALSE(first->reused);
+  EXPECT_EQ(first->key, Key());
+  EXPECT_EQ(first->dir, cache + "/" + Key());
+  EXPECT_EQ(first->collected, "3 tests collected in 0.1s");
+  EXPECT_EQ(first->python, "/usr/bin/python3") << "no venv was made: the spec's interpreter";
+  auto specs = launcher.answered();
+  ASSERT_EQ(specs.size(), 4u);  // copy, two steps, the pytest check
+  EXPECT_EQ(specs[0].argv[0], "cp");
+  EXPECT_EQ(specs[1].argv, (std::vector<std::string>{"/bin/sh", "-c", spec_.install[0]}));
+  EXPECT_EQ(specs[1].cwd, first->dir + "/src");
+  EXPECT_EQ(specs[1].sandbox.writable, (std::vector<std::string>{first->dir}));
+  auto again = EnsureEnvironment(util::RealEnv(), launcher, {spec_, root_, cache, nullptr});
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_TRUE(again->reused);
+  EXPECT_EQ(again->collected, first->collected);
+  EXPECT_EQ(launcher.answered().size(), 4u) << "the cached environment was built again";
+}
+
+TEST_F(EnvironmentTest, AFailingStepIsNamedWithItsOutput) {
+  FakeLauncher launcher([](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+    bool pip = p.argv.size() == 3 && p.argv[2] == "pip install -e .";
+    return FakeLauncher::Exit(pip ? 1 : 0, pip ? "ERROR: No matching distribution for x\n" : "");
+  });
+  auto built = EnsureEnvironment(util::RealEnv(), launcher,
+                                 {spec_, root_, tmp_.path() + "/cache", nullptr});
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.error().find("install step 2 (pip install -e .) exited with 1"),
+            std::string::npos)
+      << built.error();
+  EXPECT_NE(built.error().find("No matching distribution for x"), std::string::npos)
+      << built.error();
+  EXPECT_EQ(launcher.answered().size(), 3u) << "the check ran after a failed step";
+}
+
+}  // namespace
+}  // namespace fbkit::runner
