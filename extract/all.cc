@@ -89,29 +89,36 @@ void CountLevel2(const std::string& f2p, const std::vector<std::string>& ids,
 std::optional<TaskOutcome> Earlier(util::Env& env, const std::string& state_path,
                                    const std::string& f2p) {
   if (!env.Stat(state_path, true).ok()) return std::nullopt;
-  TaskOutcome o;
-  o.f2p = f2p;
-  o.reason = "(earlier run) rejected";
+  TaskOutcome rejected;
+  rejected.f2p = f2p;
+  rejected.reason = "(earlier run) rejected";
   auto text = env.ReadFile(state_path);
   auto state = nlohmann::json::parse(text.ok() ? *text : "", nullptr, false);
-  if (!state.is_object()) return o;
+  if (!state.is_object()) return rejected;
   try {
+    TaskOutcome o = rejected;
     o.emitted = state.value("emitted", false);
     o.reason = o.emitted ? "" : state.value("reason", o.reason);
     o.detail = state.value("detail", "");
     o.instance_ids = util::JsonStringList(state, "instance_ids");
     o.repairs = util::JsonStringList(state, "repairs");
+    return o;
   } catch (const nlohmann::json::exception&) {  // a field of the wrong type
-    o = TaskOutcome();
-    o.f2p = f2p;
-    o.reason = "(earlier run) rejected";
+    return rejected;
   }
-  return o;
 }
 
-// Adds a candidate finished by an earlier run.
-void CountEarlier(const TaskOutcome& o, AllSummary* s) {
-  ++s->resumed;
+// Adds a candidate: built by this run (its times and task directories count), or finished
+// by an earlier run (`resumed`).
+void Count(const TaskOutcome& o, bool resumed, AllSummary* s) {
+  if (resumed) {
+    ++s->resumed;
+  } else {
+    ++s->tried;
+    s->fbkit_seconds += o.fbkit_seconds;
+    s->pytest_seconds += o.pytest_seconds;
+    s->pytest_runs += o.pytest_runs;
+  }
   if (!o.emitted) {
     s->rejected[o.reason]++;
     return;
@@ -119,23 +126,7 @@ void CountEarlier(const TaskOutcome& o, AllSummary* s) {
   ++s->emitted;
   s->repaired += !o.repairs.empty();
   s->repair_rounds += static_cast<int>(o.repairs.size());
-  CountLevel2(o.f2p, o.instance_ids, o.detail, s);
-}
-
-// Adds a candidate built by this run.
-void CountNow(const TaskOutcome& o, AllSummary* s) {
-  ++s->tried;
-  s->fbkit_seconds += o.fbkit_seconds;
-  s->pytest_seconds += o.pytest_seconds;
-  s->pytest_runs += o.pytest_runs;
-  if (!o.emitted) {
-    s->rejected[o.reason]++;
-    return;
-  }
-  ++s->emitted;
-  s->repaired += !o.repairs.empty();
-  s->repair_rounds += static_cast<int>(o.repairs.size());
-  s->instances += o.instance_ids.size();
+  if (!resumed) s->instances += o.instance_ids.size();
   CountLevel2(o.f2p, o.instance_ids, o.detail, s);
 }
 
@@ -183,11 +174,7 @@ util::Expected<AllSummary> ExtractAll(
   batch.report = report;
   auto outcomes = util::RunBatch(mine.size(), batch);
   for (size_t i = 0; i < mine.size(); ++i) {
-    if (resumed[i]) {
-      CountEarlier(*outcomes[i], &s);
-    } else {
-      CountNow(*outcomes[i], &s);
-    }
+    Count(*outcomes[i], resumed[i], &s);
   }
   // Shards sharing OUT keep a summary each; a run without --shard over OUT afterwards finds
   // every candidate finished and writes the whole summary.
