@@ -143,9 +143,8 @@ int RunImport(const ImportArgs& a) {
   return failed ? kExitFailure : kExitOk;
 }
 
-}  // namespace
-
-void AddExportCommands(CLI::App& app, int* exit_code) {
+// `export`: task directories as FeatureBench or SWE-bench dataset rows.
+void AddExportCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand(
       "export",
@@ -163,7 +162,10 @@ void AddExportCommands(CLI::App& app, int* exit_code) {
   cmd->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->callback([a, exit_code] { *exit_code = RunExport(*a); });
+}
 
+// `import`: FeatureBench dataset rows as task directories.
+void AddImportCommand(CLI::App& app, int* exit_code) {
   auto im = std::make_shared<ImportArgs>();
   CLI::App* imp = app.add_subcommand(
       "import",
@@ -180,7 +182,10 @@ void AddExportCommands(CLI::App& app, int* exit_code) {
   imp->add_flag("-q,--quiet", im->quiet, "No progress on stderr");
   AddSpecOptions(imp, &im->spec, kSpecRun);
   imp->callback([im, exit_code] { *exit_code = RunImport(*im); });
+}
 
+// `lite`: a seeded random subset of the tasks as a task list.
+void AddLiteCommand(CLI::App& app, int* exit_code) {
   auto l = std::make_shared<LiteArgs>();
   CLI::App* lite = app.add_subcommand(
       "lite",
@@ -193,6 +198,14 @@ void AddExportCommands(CLI::App& app, int* exit_code) {
   lite->add_option("--seed", l->seed, "Seed of the random choice (default 42)");
   lite->add_option("-o,--output", l->output, "Output file (default: stdout)");
   lite->callback([l, exit_code] { *exit_code = RunLite(*l); });
+}
+
+}  // namespace
+
+void AddExportCommands(CLI::App& app, int* exit_code) {
+  AddExportCommand(app, exit_code);
+  AddImportCommand(app, exit_code);
+  AddLiteCommand(app, exit_code);
 }
 
 }  // namespace fbkit::cli

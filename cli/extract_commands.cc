@@ -194,15 +194,8 @@ int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec,
   return kExitOk;
 }
 
-void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
-  cmd->add_option("ROOT", a->root, "Repository root (never modified)")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--graph", a->graph, "Graph from `fb-graph build` (JSON or binary)")->required();
-  cmd->add_option("--trace", a->trace, "Trace from `fb-graph trace` (test outcomes)")->required();
-  cmd->add_option("-o,--output", a->output, "Output directory for the task directories")
-      ->required();
-  AddSpecOptions(cmd, &a->spec, kSpecRun);
+// How the top objects and the P2P files are chosen (task and all).
+void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--p2p", a->select.p2p, "P2P test files per task (default 5)");
   cmd->add_option("--seed", a->select.seed, "Seed for P2P choice and line cap (default 42)");
   cmd->add_option("--min-cap", a->select.min_cap, "Smallest line cap (default 3000)");
@@ -223,6 +216,19 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_flag("--p2p-least-overlap", a->select.least_overlap,
                 "Choose the P2P files that share the fewest entities with the F2P file "
                 "(default: seeded random choice among the eligible ones)");
+}
+
+// The options task and all share: inputs, selection, checks and outputs.
+void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
+  cmd->add_option("ROOT", a->root, "Repository root (never modified)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--graph", a->graph, "Graph from `fb-graph build` (JSON or binary)")->required();
+  cmd->add_option("--trace", a->trace, "Trace from `fb-graph trace` (test outcomes)")->required();
+  cmd->add_option("-o,--output", a->output, "Output directory for the task directories")
+      ->required();
+  AddSpecOptions(cmd, &a->spec, kSpecRun);
+  AddSelectionOptions(cmd, a);
   cmd->add_option("--min-lines", a->min_lines, "Fewest lines to implement (default 100)");
   cmd->add_option("--f2p-max-pass", a->f2p_max_pass,
                   "Highest F2P pass rate allowed on the pre-solved code (default 0.3)");
@@ -285,9 +291,8 @@ int RunTops(ExtractArgs a) {
   return kExitOk;
 }
 
-}  // namespace
-
-void AddExtractCommands(CLI::App& app, int* exit_code) {
+// `tops`: the top-object choice per test file, as JSON lines.
+void AddTopsCommand(CLI::App& app, int* exit_code) {
   auto tp = std::make_shared<ExtractArgs>();
   CLI::App* tops = app.add_subcommand(
       "tops",
@@ -307,13 +312,19 @@ void AddExtractCommands(CLI::App& app, int* exit_code) {
   AddSpecOptions(tops, &tp->spec, 0);
   tops->add_flag("-q,--quiet", tp->quiet, "No notes on stderr");
   tops->callback([tp, exit_code] { *exit_code = RunTops(*tp); });
+}
 
+// `task`: the task of one F2P test file.
+void AddTaskCommand(CLI::App& app, int* exit_code) {
   auto t = std::make_shared<ExtractArgs>();
   CLI::App* task = app.add_subcommand("task", "Extract the task of one F2P test file");
   AddCommonOptions(task, t);
   task->add_option("--f2p", t->f2p, "The test file (root-relative)")->required()->expected(1);
   task->callback([t, exit_code] { *exit_code = RunTask(*t); });
+}
 
+// `all`: a task for every candidate test file (resumable).
+void AddAllCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ExtractArgs>();
   CLI::App* all =
       app.add_subcommand("all", "Extract a task for every candidate test file (resumable)");
@@ -326,7 +337,10 @@ void AddExtractCommands(CLI::App& app, int* exit_code) {
   all->add_option("--shard", a->shard, "Only the K-th of N shares of the candidates (K/N)");
   all->add_flag("--rerun", a->rerun, "Redo candidates an earlier run finished");
   all->callback([a, exit_code] { *exit_code = RunAll(*a); });
+}
 
+// `verify`: a task directory checked again by running its tests.
+void AddVerifyCommand(CLI::App& app, int* exit_code) {
   auto v = std::make_shared<std::pair<std::string, double>>("", 0.3);
   auto quiet = std::make_shared<bool>(false);
   auto vspec = std::make_shared<SpecArgs>();
@@ -342,6 +356,15 @@ void AddExtractCommands(CLI::App& app, int* exit_code) {
   verify->callback([v, quiet, vspec, exit_code] {
     *exit_code = RunVerify(v->first, v->second, *vspec, *quiet);
   });
+}
+
+}  // namespace
+
+void AddExtractCommands(CLI::App& app, int* exit_code) {
+  AddTopsCommand(app, exit_code);
+  AddTaskCommand(app, exit_code);
+  AddAllCommand(app, exit_code);
+  AddVerifyCommand(app, exit_code);
 }
 
 }  // namespace fbkit::cli

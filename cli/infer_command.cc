@@ -194,42 +194,39 @@ int Run(const InferArgs& a) {
   return any_error ? kExitFailure : kExitOk;
 }
 
-}  // namespace
+// What `infer --help` says after the options: the run, the sandbox, the patch, the exit status.
+constexpr const char* kInferFooter =
+    "Per instance (sorted by id): RUN_DIR/<id>/workspace is a fresh clone of the task's "
+    "presolved/ (L1: the feature removed, no F2P test file, a clean git state) or an empty "
+    "git project (L2); RUN_DIR/<id>/input/problem_statement.md is the statement. CMD runs "
+    "with sh -c in the workspace, inside the sandbox (the system read-only, homes, /tmp, "
+    "the task directories and the run directory hidden; only RUN_DIR/<id>/workspace and output writable; "
+    "network as the task's spec says, or --network), with FBKIT_INSTANCE_ID, "
+    "FBKIT_PROBLEM_STATEMENT, FBKIT_WORKSPACE, FBKIT_LEVEL, FBKIT_USAGE (write "
+    "{\"input_tokens\", \"output_tokens\", \"cost\"?} there) and FBKIT_OUTPUT_DIR (leave "
+    "trajectories there: SWE-agent .traj, mini-swe-agent .traj.json and OpenHands "
+    "output.jsonl are read for token usage) set, and {instance_id}, {workspace} and "
+    "{problem_statement} substituted in CMD. Its output goes to RUN_DIR/<id>/agent.log.\n\n"
+    "--agent NAME runs a coding-agent CLI headless instead (codex, claude-code, gemini-cli: "
+    "installed by FBKIT_AGENTS=NAME ./setup.sh into .deps/agents, else found on PATH, or "
+    "--agent-path), its installation exposed read-only, the statement as its prompt, its "
+    "home, configuration, sessions and JSON event stream (output/NAME.jsonl) kept in "
+    "output/, --model and --model-url passed the way it reads them, and its usage, cost, "
+    "model calls and trajectory read from its own logs. Give it its API key with --pass-env "
+    "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY) and --network for a real endpoint.\n\n"
+    "A command the sandbox cannot show (a script under /tmp, an install in a home) is an "
+    "error before any instance runs; one that does not start inside it (exit 126/127 and "
+    "the shell's message) stops the run at its first instance.\n\n"
+    "Afterwards the patch is the workspace's whole change against its start, new files "
+    "included; binary files and files over --max-file-kb are left out and listed. "
+    "RUN_DIR/predictions.jsonl ({instance_id, model_name_or_path, model_patch}) holds every "
+    "finished instance; `fb-extract eval TASKS --predictions RUN_DIR/predictions.jsonl` "
+    "scores it (agent logs and token usage are found beside it). Re-runs skip finished "
+    "instances.\n\n"
+    "Exit status: 0 ok (whatever the agents did); 1 an instance could not be run; 2 bad usage.";
 
-void AddInferCommand(CLI::App& app, int* exit_code) {
-  auto a = std::make_shared<InferArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "infer", "Run an agent on every task: workspace, problem statement, agent, patch");
-  cmd->footer(
-      "Per instance (sorted by id): RUN_DIR/<id>/workspace is a fresh clone of the task's "
-      "presolved/ (L1: the feature removed, no F2P test file, a clean git state) or an empty "
-      "git project (L2); RUN_DIR/<id>/input/problem_statement.md is the statement. CMD runs "
-      "with sh -c in the workspace, inside the sandbox (the system read-only, homes, /tmp, "
-      "the task directories and the run directory hidden; only RUN_DIR/<id>/workspace and output writable; "
-      "network as the task's spec says, or --network), with FBKIT_INSTANCE_ID, "
-      "FBKIT_PROBLEM_STATEMENT, FBKIT_WORKSPACE, FBKIT_LEVEL, FBKIT_USAGE (write "
-      "{\"input_tokens\", \"output_tokens\", \"cost\"?} there) and FBKIT_OUTPUT_DIR (leave "
-      "trajectories there: SWE-agent .traj, mini-swe-agent .traj.json and OpenHands "
-      "output.jsonl are read for token usage) set, and {instance_id}, {workspace} and "
-      "{problem_statement} substituted in CMD. Its output goes to RUN_DIR/<id>/agent.log.\n\n"
-      "--agent NAME runs a coding-agent CLI headless instead (codex, claude-code, gemini-cli: "
-      "installed by FBKIT_AGENTS=NAME ./setup.sh into .deps/agents, else found on PATH, or "
-      "--agent-path), its installation exposed read-only, the statement as its prompt, its "
-      "home, configuration, sessions and JSON event stream (output/NAME.jsonl) kept in "
-      "output/, --model and --model-url passed the way it reads them, and its usage, cost, "
-      "model calls and trajectory read from its own logs. Give it its API key with --pass-env "
-      "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY) and --network for a real endpoint.\n\n"
-      "A command the sandbox cannot show (a script under /tmp, an install in a home) is an "
-      "error before any instance runs; one that does not start inside it (exit 126/127 and "
-      "the shell's message) stops the run at its first instance.\n\n"
-      "Afterwards the patch is the workspace's whole change against its start, new files "
-      "included; binary files and files over --max-file-kb are left out and listed. "
-      "RUN_DIR/predictions.jsonl ({instance_id, model_name_or_path, model_patch}) holds every "
-      "finished instance; `fb-extract eval TASKS --predictions RUN_DIR/predictions.jsonl` "
-      "scores it (agent logs and token usage are found beside it). Re-runs skip finished "
-      "instances.\n\n"
-      "Exit status: 0 ok (whatever the agents did); 1 an instance could not be run; 2 bad usage.");
-  cmd->add_option("TASKS", a->tasks, "A task directory, or a directory of them")->required();
+// The agent: a preset CLI or any command, its model and what runs before it.
+void AddAgentOptions(CLI::App* cmd, const std::shared_ptr<InferArgs>& a) {
   std::string names;
   for (const auto& p : extract::AgentPresets()) names += (names.empty() ? "" : ", ") + p.name;
   auto* agent = cmd->add_option("--agent", a->agent,
@@ -249,11 +246,12 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
                   "A command run in the agent's sandbox before it (sh -c; must return once "
                   "ready, e.g. a local model server that detaches); the agent does not start "
                   "when it fails");
-  cmd->add_option("-o,--output", a->output, "Run directory")->required();
   cmd->add_option("--model", a->model, "The model: model_name_or_path of the predictions, and with --agent the model it "
                   "asks for (default: the agent's own; named by the agent)");
-  cmd->add_option("-j,--jobs", a->jobs, "Instances at once (default 1)")->check(CLI::Range(1, 256));
-  cmd->add_option("--shard", a->shard, "Only the K-th of N shares of the instances (K/N)");
+}
+
+// The agent's sandbox: time, isolation, network, environment and limits.
+void AddSandboxOptions(CLI::App* cmd, const std::shared_ptr<InferArgs>& a) {
   cmd->add_option("--timeout", a->timeout, "Seconds per agent run (default 3600; 0: none)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--sandbox", a->sandbox, "bwrap (default) or none")
@@ -266,7 +264,6 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
                   "Pass NAME from fbkit's environment to the agent, e.g. an API key (repeatable)");
   cmd->add_option("--read-only", a->read_only,
                   "A path the agent may read although hidden (its installation; repeatable)");
-  cmd->add_option("--max-file-kb", a->max_file_kb, "Larger files are left out of the patch (default 1024)");
   cmd->add_option("--memory-mb", a->memory_mb,
                   "Address space per agent process (default: the task's limits.memory_mb; 0: "
                   "none; agents on node or the JVM reserve more than they use)")
@@ -274,6 +271,22 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--processes", a->processes,
                   "Processes and threads of the agent's sandbox (default: the task's; 0: none)")
       ->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace
+
+void AddInferCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<InferArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "infer", "Run an agent on every task: workspace, problem statement, agent, patch");
+  cmd->footer(kInferFooter);
+  cmd->add_option("TASKS", a->tasks, "A task directory, or a directory of them")->required();
+  AddAgentOptions(cmd, a);
+  cmd->add_option("-o,--output", a->output, "Run directory")->required();
+  cmd->add_option("-j,--jobs", a->jobs, "Instances at once (default 1)")->check(CLI::Range(1, 256));
+  cmd->add_option("--shard", a->shard, "Only the K-th of N shares of the instances (K/N)");
+  AddSandboxOptions(cmd, a);
+  cmd->add_option("--max-file-kb", a->max_file_kb, "Larger files are left out of the patch (default 1024)");
   cmd->add_option("--instance", a->only, "Only this instance id (repeatable)");
   cmd->add_flag("--rerun", a->rerun, "Run again instances an earlier run finished");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
