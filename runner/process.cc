@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -195,12 +196,47 @@ struct DiskWatch {
   }
 };
 
+// Moves what a process writes to a pipe or socket (`from`, non-blocking) into a file fbkit
+// opened (`to`), keeping at most `left` bytes. The process holds only its end: it can add to
+// what it sent, never seek, truncate or read it back.
+struct Pump {
+  int from = -1;
+  int to = -1;
+  int64_t left = 0;
+
+  void Drain() {
+    if (from < 0) return;
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(from, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      int64_t keep = std::min<int64_t>(n, left);
+      for (int64_t done = 0; done < keep;) {
+        ssize_t w = ::write(to, buf + done, static_cast<size_t>(keep - done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += w;
+      }
+      left -= keep;
+    }
+  }
+
+  void Close() {
+    for (int* fd : {&from, &to}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
+    }
+  }
+};
+
 class PosixProcess : public Process {
  public:
-  PosixProcess(pid_t pid, std::vector<std::string> cgroups, bool sandboxed, int pipe_fd,
-               int log_fd, int64_t log_limit, DiskWatch disk)
-      : pid_(pid), cgroups_(std::move(cgroups)), sandboxed_(sandboxed), pipe_fd_(pipe_fd),
-        log_fd_(log_fd), log_left_(log_limit), disk_(std::move(disk)) {}
+  // `pumps`: the sandboxed process's output, then its channels.
+  PosixProcess(pid_t pid, std::vector<std::string> cgroups, bool sandboxed,
+               std::vector<Pump> pumps, DiskWatch disk)
+      : pid_(pid), cgroups_(std::move(cgroups)), sandboxed_(sandboxed), pumps_(std::move(pumps)),
+        disk_(std::move(disk)) {}
   ~PosixProcess() override {
     if (!done_) Kill();
     Release();
@@ -246,23 +282,8 @@ class PosixProcess : public Process {
     return info;
   }
 
-  // Moves what the process wrote to its pipe into the log, up to the limit.
   void Drain() {
-    if (pipe_fd_ < 0) return;
-    char buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(pipe_fd_, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      int64_t keep = std::min<int64_t>(n, log_left_);
-      for (int64_t done = 0; done < keep;) {
-        ssize_t w = ::write(log_fd_, buf + done, static_cast<size_t>(keep - done));
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        done += w;
-      }
-      log_left_ -= keep;
-    }
+    for (Pump& pump : pumps_) pump.Drain();
   }
 
   void Release() {
@@ -270,18 +291,13 @@ class PosixProcess : public Process {
     SandboxCgroups::Remove(cgroups_);
     cgroups_.clear();
     Drain();
-    for (int* fd : {&pipe_fd_, &log_fd_}) {
-      if (*fd >= 0) ::close(*fd);
-      *fd = -1;
-    }
+    for (Pump& pump : pumps_) pump.Close();
   }
 
   pid_t pid_;
   std::vector<std::string> cgroups_;
   bool sandboxed_;
-  int pipe_fd_;  // read end of the sandboxed process's output, -1 when it writes the log
-  int log_fd_;
-  int64_t log_left_;
+  std::vector<Pump> pumps_;
   DiskWatch disk_;
   bool done_ = false;
   ExitInfo info_;
@@ -293,7 +309,8 @@ struct Prepared {
   std::vector<std::string> env;  // complete environment (sandbox); empty: inherit + spec.env
   bool sandboxed = false;
   std::vector<std::string> cgroups;
-  std::vector<int> channels;     // descriptors to place at 3, 4, ...
+  std::vector<int> channels;     // the process's ends of its channels, placed at 3, 4, ...
+  std::vector<Pump> pumps;       // fbkit's ends of the channels, into their files
   int seccomp = -1;              // placed after the channels
 };
 
@@ -383,11 +400,36 @@ util::Expected<int> OpenOutput(const std::string& path) {
   return fd;
 }
 
+// A channel: the file `path` (created as OpenOutput does) fed through a socket pair whose
+// far end the process inherits, write-only. Unlike a file descriptor, the process cannot
+// seek back and rewrite what it sent, truncate it, or reopen it (through /proc/self/fd) to
+// read it: what fbkit reads is what was sent, in order.
+util::Status OpenChannel(const std::string& path, int64_t limit, Prepared* prepared) {
+  auto file = OpenOutput(path);
+  if (!file.ok()) return util::Error{file.error()};
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    ::close(*file);
+    return util::Error{path + ": cannot make its channel: " + std::strerror(errno)};
+  }
+  ::shutdown(pair[0], SHUT_WR);
+  ::shutdown(pair[1], SHUT_RD);
+  // Room for bursts between two drains (as root the system's cap does not apply).
+  int size = 4 << 20;
+  if (::setsockopt(pair[1], SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) != 0) {
+    ::setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  }
+  ::fcntl(pair[0], F_SETFL, O_NONBLOCK);
+  prepared->pumps.push_back(Pump{pair[0], *file, limit});
+  prepared->channels.push_back(pair[1]);
+  return {};
+}
+
 class PosixLauncher : public Launcher {
  public:
   util::Expected<std::unique_ptr<Process>> Start(const ProcessSpec& spec) override {
     if (spec.argv.empty()) return util::Error{"empty command"};
-    Prepared prepared{spec.argv, {}, false, {}, {}, -1};
+    Prepared prepared{spec.argv, {}, false, {}, {}, {}, -1};
     HostInfo host;
     DiskWatch disk;
     if (spec.sandbox.kind == SandboxKind::kBwrap) {
@@ -408,10 +450,13 @@ class PosixLauncher : public Launcher {
       if (host.root) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
     }
     Closer closer(&prepared);
+    // What a sandboxed process may keep of its output and of each channel (RLIMIT_FSIZE
+    // bounds files it writes itself).
+    int64_t limit = prepared.sandboxed && spec.sandbox.limits.file_size_mb > 0
+                        ? spec.sandbox.limits.file_size_mb << 20
+                        : INT64_MAX;
     for (const auto& path : spec.channels) {
-      auto fd = OpenOutput(path);
-      if (!fd.ok()) return util::Error{fd.error()};
-      prepared.channels.push_back(*fd);
+      if (auto opened = OpenChannel(path, limit, &prepared); !opened.ok()) return util::Error{opened.error()};
     }
     if (prepared.sandboxed) {
       int seccomp = prepared.seccomp >= 0 ? 3 + static_cast<int>(prepared.channels.size()) : -1;
@@ -433,19 +478,20 @@ class PosixLauncher : public Launcher {
     }
     if (pid == 0) ExecChild(spec, prepared, prepared.sandboxed ? pipe_fds[1] : log_fd);
     ::setpgid(pid, pid);  // also here: no race with a kill right after the fork
-    int64_t limit = spec.sandbox.limits.file_size_mb > 0 ? spec.sandbox.limits.file_size_mb << 20
-                                                         : INT64_MAX;
+    std::vector<Pump> pumps;
     if (prepared.sandboxed) {
       ::close(pipe_fds[1]);
       ::fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+      pumps.push_back(Pump{pipe_fds[0], log_fd, limit});
     } else {
       ::close(log_fd);
-      log_fd = -1;
     }
+    pumps.insert(pumps.end(), prepared.pumps.begin(), prepared.pumps.end());
+    prepared.pumps.clear();
     auto cgroups = std::move(prepared.cgroups);
     prepared.cgroups.clear();
     return std::unique_ptr<Process>(new PosixProcess(pid, std::move(cgroups), prepared.sandboxed,
-                                                     pipe_fds[0], log_fd, limit, std::move(disk)));
+                                                     std::move(pumps), std::move(disk)));
   }
 
  private:
@@ -456,6 +502,7 @@ class PosixLauncher : public Launcher {
     explicit Closer(Prepared* prepared) : p(prepared) {}
     ~Closer() {
       for (int fd : p->channels) ::close(fd);
+      for (Pump& pump : p->pumps) pump.Close();
       if (p->seccomp >= 0) ::close(p->seccomp);
       SandboxCgroups::Remove(p->cgroups);
     }

@@ -26,8 +26,10 @@ struct ProcessSpec {
   Sandbox sandbox;
   // Files the process appends records to through inherited descriptors 3, 4, ... in this
   // order (created or truncated by the launcher, never through a symlink): the caller tells
-  // the process which descriptor is which. What a sandboxed process may write then needs no
-  // path it could replace with a symlink or a FIFO.
+  // the process which descriptor is which. Each descriptor is the write-only end of a socket
+  // the launcher drains into its file while the process runs (Poll): what the process sent
+  // is final (no seek, truncate or reopening it to read back) and needs no path it could
+  // replace with a symlink or a FIFO. Sandboxed, each keeps at most limits.file_size_mb.
   std::vector<std::string> channels = {};
 };
 

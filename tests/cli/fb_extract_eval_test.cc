@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_tests",
-                               "forge_atexit_journal", "forge_fake_origin_hook"};
+                               "forge_atexit_journal", "forge_fake_origin_hook",
+                               "forge_rewrite_journal"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -86,11 +87,15 @@ class EvalE2E : public ::testing::Test {
         << r["forge_atexit_journal"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_fake_origin_hook"], "does not come from the file it names"))
         << r["forge_fake_origin_hook"].dump(1);
+    EXPECT_TRUE(AnyReason(r["forge_rewrite_journal"], "tried to reopen fbkit's journal through /proc/self/fd/"))
+        << r["forge_rewrite_journal"].dump(1);
     for (const char* name : kForged) {
       EXPECT_TRUE(r[name]["suspicious"]) << name;
       EXPECT_FALSE(r[name]["resolved"]) << name;
     }
+    // neither the records appended at exit nor those rewritten in place were believed
     EXPECT_LT(r["forge_atexit_journal"]["pass_rate"].get<double>(), 1.0);
+    EXPECT_LT(r["forge_rewrite_journal"]["pass_rate"].get<double>(), 1.0);
   }
 
   static ScratchDir* dir_;
@@ -142,7 +147,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 20u);
+  ASSERT_EQ(r.size(), 21u);
   for (const char* ok : {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold"}) {
     EXPECT_TRUE(r[ok]["resolved"]) << ok << r[ok].dump(1);
     EXPECT_FALSE(r[ok]["suspicious"]) << ok;

@@ -119,6 +119,30 @@ TEST(ProcessTest, SandboxedFileSizeLimitHolds) {
   EXPECT_NE(ReadFileOrDie(tmp / "log"), "0\n");
 }
 
+// What a process sent through a channel is final: it cannot seek back and rewrite it,
+// truncate it, or reopen its descriptor (/proc/self/fd/3) to read it back or write past
+// fbkit's end, sandboxed or not.
+TEST(SandboxHostile, AChannelCannotBeRewrittenTruncatedOrReadBack) {
+  for (SandboxKind kind : {SandboxKind::kBwrap, SandboxKind::kNone}) {
+    ScratchDir tmp;
+    ProcessSpec spec = Sandboxed(
+        tmp,
+        "echo '\"failed\"' >&3; "
+        "/usr/bin/python3 -c 'import os; os.pwrite(3, b\"\\\"passed\\\"\", 0)' 2>/dev/null "
+        "|| echo no-pwrite; "
+        "truncate -s 0 /proc/self/fd/3 2>/dev/null || echo no-truncate; "
+        "cat /proc/self/fd/3 2>/dev/null || echo no-read; "
+        "(echo forged > /proc/self/fd/3) 2>/dev/null || echo no-reopen; "
+        "echo second >&3");
+    spec.sandbox.kind = kind;
+    spec.channels = {tmp / "journal"};
+    auto info = RunToCompletion(RealLauncher(), spec, 60);
+    ASSERT_TRUE(info.ok()) << info.error();
+    EXPECT_EQ(ReadFileOrDie(tmp / "journal"), "\"failed\"\nsecond\n");
+    EXPECT_EQ(ReadFileOrDie(tmp / "log"), "no-pwrite\nno-truncate\nno-read\nno-reopen\n");
+  }
+}
+
 }  // namespace
 }  // namespace fbkit::runner
 

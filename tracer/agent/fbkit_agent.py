@@ -3,6 +3,7 @@ context as pytest collects and runs each test file, and journals every report. T
 recording itself and the journal format are in fbkit_core."""
 
 import os
+import re
 import sys
 
 import pytest
@@ -193,12 +194,26 @@ def _under(path, prefixes):
     return any(path == p or path.startswith(p + os.sep) for p in prefixes)
 
 
-def _audit_hook(own, no_links, home, integrity):
+_FD_PATH = re.compile(r"^/(?:proc/[^/]+(?:/task/[^/]+)?|dev)/fd/\d+$")
+
+
+def _audit_hook(own, no_links, home, integrity, channels=()):
     """An audit hook (sys.addaudithook: it cannot be removed) that reports escape attempts
     through `integrity`, before the call is made (a process that kills itself next has
     already reported). `own`: directories of fbkit that nothing may write; `no_links`:
-    directories where fbkit reads files others write (no link may be made there)."""
+    directories where fbkit reads files others write (no link may be made there);
+    `channels`: (st_dev, st_ino) of fbkit's channels, which nothing may reopen through
+    /proc/*/fd or /dev/fd."""
     busy = []
+
+    def reopens_channel(path):
+        if not channels or path is None or not _FD_PATH.match(path):
+            return False
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) in channels
 
     def path_of(value):
         if isinstance(value, int) or value is None:
@@ -226,6 +241,8 @@ def _audit_hook(own, no_links, home, integrity):
             mode, flags = args[1], args[2]
             writing = (any(c in mode for c in "wax+") if isinstance(mode, str)
                        else bool(flags & _WRITE_FLAGS))
+            if reopens_channel(path_of(args[0])):
+                return "tried to reopen fbkit's journal through " + path_of(args[0])
             return guarded(path_of(args[0]), writing)
         if event in ("os.listdir", "os.scandir"):
             return guarded(path_of(args[0]), False)
@@ -266,7 +283,15 @@ def _watch_escapes():
     children = os.environ.get("FBKIT_TRACE_CHILD_DIR")
     no_links = (os.path.abspath(children),) if children else ()
     home = os.path.abspath(os.environ.get("HOME", "") or "/nonexistent")
-    sys.addaudithook(_audit_hook(tuple(own), no_links, home, _integrity))
+    channels = set()
+    journal = os.environ.get("FBKIT_TRACE_JOURNAL", "")
+    if journal.startswith("fd:"):
+        try:
+            st = os.fstat(int(journal[3:]))
+            channels.add((st.st_dev, st.st_ino))
+        except (OSError, ValueError):
+            pass
+    sys.addaudithook(_audit_hook(tuple(own), no_links, home, _integrity, frozenset(channels)))
 
 
 def _start_from_environment():
