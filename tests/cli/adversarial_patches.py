@@ -184,6 +184,30 @@ def _rewrite_journal():
 _rewrite_journal()
 """
 
+# The library wraps fbkit's own journal writer: failed reports are written as passed, the
+# session's exit status as 0, and the process exits 0.
+WRAP_JOURNAL_WRITER = """
+def _wrap_writer():
+    import atexit, os, sys
+    core = sys.modules.get("fbkit_core")
+    if core is None:
+        return
+    original = core.Journal.write
+
+    def write(self, record, flush=False):
+        if record.get("type") == "report" and record.get("outcome") == "failed":
+            record = dict(record, outcome="passed", category="passed", message=None)
+        if record.get("type") == "finish":
+            record = dict(record, exitstatus=0)
+        return original(self, record, flush)
+
+    core.Journal.write = write
+    atexit.register(lambda: os._exit(0))
+
+
+_wrap_writer()
+"""
+
 # The library registers a plugin whose report hook claims to live in pytest's own runner.py.
 FAKE_ORIGIN_HOOK = """
 def _fake_plugin():
@@ -338,6 +362,7 @@ def main():
     cases["forge_atexit_journal"] = (l1_id, forged(ATEXIT_JOURNAL % json.dumps(f2p)))
     cases["forge_fake_origin_hook"] = (l1_id, forged(FAKE_ORIGIN_HOOK))
     cases["forge_rewrite_journal"] = (l1_id, forged(REWRITE_JOURNAL))
+    cases["forge_journal_writer"] = (l1_id, forged(WRAP_JOURNAL_WRITER))
 
     # An L2 package whose import (the grader's probe imports it with the repository) tries to
     # plant a git filter, which host-side git would run, and a conftest hook: raises where

@@ -38,9 +38,17 @@ _GUARDED = (
 )
 
 
-def _guarded_now():
+# fbkit's own journal writer, checked the same way: replaced, it could write any outcome.
+_GUARDED_WRITER = (
+    ("fbkit_core", "Journal.write"), ("fbkit_core", "Journal.flush"),
+    ("fbkit_core", "Journal._flush_locked"), ("fbkit_core", "Journal.close"),
+    ("fbkit_core", "json"), ("json", "dumps"),
+)
+
+
+def _guarded_now(table=_GUARDED):
     found = {}
-    for module, path in _GUARDED:
+    for module, path in table:
         obj = sys.modules.get(module)
         for part in path.split("."):
             obj = vars(obj).get(part) if obj is not None and hasattr(obj, "__dict__") else None
@@ -49,6 +57,7 @@ def _guarded_now():
 
 
 _guarded_at_start = _guarded_now()
+_writer_at_start = _guarded_now(_GUARDED_WRITER)
 
 
 def _loaded_code():
@@ -149,6 +158,36 @@ def _check_tests(session):
         if _code_from_file(code, rewrite) is False:
             _integrity("the code of %s differs from %s on disk (rewritten while it was imported?)"
                        % (item.nodeid, _relpath(code.co_filename)))
+
+
+def _check_writer():
+    """Finds fbkit's journal writer tampered with (its functions, the journal object, its
+    file), puts it back so that what follows reaches fbkit as written, and reports it."""
+    found = []
+    for name, obj in _guarded_now(_GUARDED_WRITER).items():
+        if obj is _writer_at_start[name]:
+            continue
+        found.append(name)
+        module, _, path = name.partition(".")
+        owner, parts = sys.modules.get(module), path.split(".")
+        for part in parts[:-1]:
+            owner = getattr(owner, part)
+        setattr(owner, parts[-1], _writer_at_start[name])
+    journal, file = _journal_at_start
+    if _agent.journal is not journal:
+        found.append("the agent's journal")
+        _agent.journal = journal
+    if type(journal) is not Journal:
+        found.append("the journal's class")
+        journal.__class__ = Journal
+    for name in sorted(set(vars(journal)) - {"_file", "_lock", "_pending"}):
+        found.append("the journal's " + name)
+        delattr(journal, name)
+    if journal._file is not file:
+        found.append("the journal's file")
+        journal._file = file
+    for name in found:
+        _integrity("fbkit's journal writer (%s) was replaced while the tests ran" % name)
 
 
 def _check_machinery(config):
@@ -461,6 +500,11 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     if _agent is None:
         return
+    if _checks:
+        try:
+            _check_writer()
+        except Exception as e:  # whatever was done to it, say so
+            _integrity("fbkit's journal writer could not be checked: %s" % type(e).__name__)
     _agent.stop()
     _agent.flush()
     _agent.journal.flush()
@@ -472,5 +516,6 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 _agent = _start_from_environment()
+_journal_at_start = (_agent.journal, _agent.journal._file) if _agent is not None else None
 if _checks and _agent is not None:
     _watch_escapes()
