@@ -95,7 +95,8 @@ install_tools() {
 check_agent_names() {
   local name entry names=" 1 all "
   for entry in "${AGENTS[@]}"; do names+="${entry%%=*} "; done
-  for name in ${FBKIT_AGENTS//,/ }; do
+  local wanted=${FBKIT_AGENTS:-}
+  for name in ${wanted//,/ }; do
     case "$names" in
       *" $name "*) ;;
       *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, mini-swe-agent, all)" >&2
