@@ -22,7 +22,7 @@ util::Expected<std::vector<std::string>> ChangedPaths(runner::Git& git, const st
   return paths;
 }
 
-util::Status RestorePaths(util::Env& env, runner::Git& git, const std::string& tree,
+util::Status RestorePaths(runner::Git& git, const std::string& tree,
                           const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
     if (git.Run(tree, {"cat-file", "-e", "HEAD:" + p}).ok()) {
@@ -31,8 +31,12 @@ util::Status RestorePaths(util::Env& env, runner::Git& git, const std::string& t
         return util::Error{r.error()};
       }
     } else {
+      // Removed by git (sandboxed where `git` is): the path may lead through a link the
+      // patch planted, which a host-side removal would follow.
       (void)git.Run(tree, {"rm", "-q", "--cached", "--ignore-unmatch", "--", p});
-      if (auto s = env.RemoveAll(util::JoinPath(tree, p)); !s.ok()) return s;
+      if (auto r = git.Run(tree, {"clean", "-q", "-f", "-d", "--", p}); !r.ok()) {
+        return util::Error{r.error()};
+      }
     }
   }
   return util::Status::Ok();

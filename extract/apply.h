@@ -15,8 +15,9 @@ namespace fbkit::extract {
 // and untracked files.
 util::Expected<std::vector<std::string>> ChangedPaths(runner::Git& git, const std::string& tree);
 
-// Puts `paths` back as they are at HEAD (deleting those HEAD does not have).
-util::Status RestorePaths(util::Env& env, runner::Git& git, const std::string& tree,
+// Puts `paths` back as they are at HEAD (deleting those HEAD does not have), all through
+// `git` (confined for an agent's tree).
+util::Status RestorePaths(runner::Git& git, const std::string& tree,
                           const std::vector<std::string>& paths);
 
 }  // namespace fbkit::extract

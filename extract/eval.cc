@@ -180,6 +180,9 @@ struct Context {
   std::string repo;
   std::vector<std::string> extra_path;
   std::set<std::string> changed;  // files the agent's patch changed (test files put back)
+  // What every command over the work copies runs in (git, patch, cp): the work dir writable,
+  // the task directories readable; kNone only when the user turned the sandbox off.
+  runner::Sandbox sandbox;
 };
 
 std::set<std::string> Originals(const Context& c) {
@@ -193,26 +196,47 @@ void Suspect(EvalReport* r, const std::string& reason) {
   r->suspicious_reasons.push_back(reason);
 }
 
+runner::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
+  runner::Sandbox s;
+  s.kind = c.info.settings.sandbox;
+  s.limits = c.info.settings.limits;
+  s.writable = {c.work};
+  s.read_only = {c.task};
+  if (!level1.empty()) {
+    auto real = c.env.RealPath(level1);
+    s.read_only.push_back(real.ok() ? *real : level1);
+  }
+  return s;
+}
+
 util::Status Clone(Context& c, const std::string& task_dir) {
   auto cloned = c.git.Run(c.work, {"clone", "-q", "--no-hardlinks",
                                    util::JoinPath(task_dir, "presolved"), c.repo});
   return cloned.ok() ? util::Status::Ok() : util::Status(util::Error{cloned.error()});
 }
 
-// L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
-util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
-  if (auto s = Clone(c, c.task); !s.ok()) return s;
-  runner::ApplyResult a = c.git.Apply(c.repo, p.patch, {runner::Leniency::kLenient});
+// The agent's patch applied to `tree` as SWE-bench's harness would (inside the sandbox);
+// false when it did not apply. A patch naming a path outside the tree or in a git
+// directory is refused and flagged.
+bool ApplyAgentPatch(Context& c, const std::string& tree, const Prediction& p, EvalReport* r) {
+  runner::ApplyResult a = c.git.Apply(tree, p.patch, {runner::Leniency::kLenient});
   r->applied = a.applied;
   r->apply_method = a.method;
   r->apply_error = util::Tail(a.error, 2000);
-  if (!a.applied) return util::Status::Ok();
+  if (a.unsafe_path) Suspect(r, a.error);
+  return a.applied;
+}
+
+// L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
+util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
+  if (auto s = Clone(c, c.task); !s.ok()) return s;
+  if (!ApplyAgentPatch(c, c.repo, p, r)) return util::Status::Ok();
   auto changed = ChangedPaths(c.git, c.repo);
   if (!changed.ok()) return util::Error{changed.error()};
   std::set<std::string> task_tests(c.info.f2p_files.begin(), c.info.f2p_files.end());
   task_tests.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
   r->test_files_reverted = TestFilesAmong(*changed, task_tests);
-  if (auto s = RestorePaths(c.env, c.git, c.repo, r->test_files_reverted); !s.ok()) return s;
+  if (auto s = RestorePaths(c.git, c.repo, r->test_files_reverted); !s.ok()) return s;
   for (const auto& t : r->test_files_reverted) {
     if (t == "conftest.py" || t.ends_with("/conftest.py")) {
       Suspect(r, "the patch edits " + t + " (put back before running)");
@@ -227,7 +251,7 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
     if (IsStartupFile(f)) Suspect(r, "the patch adds " + f + ", which changes how Python or pytest start");
     if (!IsPytestConfigFile(f)) continue;
     auto before = c.git.Run(c.repo, {"show", "HEAD:" + f});
-    auto after = c.env.ReadFile(util::JoinPath(c.repo, f));
+    auto after = c.env.ReadUntrusted(c.repo, f, 16u << 20);
     if (PytestConfig(before.ok() ? *before : "") != PytestConfig(after.ok() ? *after : "")) {
       Suspect(r, "the patch changes pytest's configuration in " + f);
     }
@@ -251,11 +275,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (auto g = c.git.Run(agent, {"commit", "-q", "--allow-empty", "-m", "empty"}); !g.ok()) {
     return util::Error{g.error()};
   }
-  runner::ApplyResult a = c.git.Apply(agent, p.patch, {runner::Leniency::kLenient});
-  r->applied = a.applied;
-  r->apply_method = a.method;
-  r->apply_error = util::Tail(a.error, 2000);
-  if (!a.applied) return util::Status::Ok();
+  if (!ApplyAgentPatch(c, agent, p, r)) return util::Status::Ok();
   std::string package;
   for (const char* where : {"agent_code", "src/agent_code"}) {
     std::string dir = util::JoinPath(agent, where);
@@ -272,6 +292,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   cp.argv = {"cp", "-R", package, util::JoinPath(site, "agent_code")};
   cp.cwd = c.work;
   cp.log_path = util::JoinPath(c.work, "cp.log");
+  cp.sandbox = c.sandbox;  // the agent's tree is read by a sandboxed cp, never on the host
   auto copied = Capture(c.env, c.launcher, cp, 0);
   if (!copied.ok() || copied->code != 0) return util::Error{"cannot install agent_code"};
   std::set<std::string> originals = Originals(c);
@@ -454,11 +475,13 @@ EvalReport EvaluateInstance(util::Env& env, runner::Launcher& launcher, runner::
   auto real = env.RealPath(task_dir);
   Context c{env, launcher, tests, runner::Git(env, launcher, options.work_dir), *info,
             real.ok() ? *real : task_dir, options.work_dir,
-            util::JoinPath(options.work_dir, "repo"), {}, {}};
+            util::JoinPath(options.work_dir, "repo"), {}, {}, {}};
   (void)env.RemoveAll(c.work);
   if (auto s = env.MakeDirs(c.work); !s.ok()) return r.error = s.error(), r;
   std::string level1 = options.level1_dir;
   if (level1.empty() && c.task.ends_with(".lv2")) level1 = c.task.substr(0, c.task.size() - 1) + "1";
+  c.sandbox = WorkSandbox(c, level1);
+  c.git.Confine(c.sandbox);
   util::Status prepared = r.level == 2 ? PrepareLevel2(c, prediction, level1, &r)
                                        : PrepareLevel1(c, prediction, &r);
   if (!prepared.ok()) r.error = prepared.error();

@@ -502,6 +502,14 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
       }
     }
   }
+  // From here on git reads a tree the agent wrote: inside the sandbox, the workspace
+  // read-only, only fbkit's snapshot (whose configuration is fixed) writable.
+  runner::Sandbox collect;
+  collect.kind = options.sandbox;
+  collect.limits = info->settings.limits;
+  collect.read_only = {l.workspace};
+  collect.writable = {l.base};
+  git.Confine(collect);
   if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {
     r.status = "error";
     r.error = "collecting the patch: " + s.error();

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <mutex>
 
 #include "util/strings.h"
@@ -37,7 +39,115 @@ const std::vector<std::string>& UserSafeDirectories(Launcher& launcher, util::En
   return dirs;
 }
 
+// What confined git reads as the work copy's own configuration: nothing but the defaults.
+constexpr std::string_view kFixedConfig =
+    "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfilemode = true\n";
+
+// The C-quoted file name git writes for unusual paths ("a/\303\251.py"), unquoted.
+std::string Unquote(std::string_view s) {
+  if (s.size() < 2 || s.front() != '"' || s.back() != '"') return std::string(s);
+  std::string out;
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    if (s[i] != '\\' || i + 2 >= s.size()) {
+      out.push_back(s[i]);
+      continue;
+    }
+    char c = s[++i];
+    if (c >= '0' && c <= '7') {
+      int v = 0;
+      for (int k = 0; k < 3 && i + 1 < s.size() && s[i] >= '0' && s[i] <= '7'; ++k, ++i) {
+        v = v * 8 + (s[i] - '0');
+      }
+      --i;
+      out.push_back(static_cast<char>(v));
+    } else {
+      out.push_back(c == 'n' ? '\n' : c == 't' ? '\t' : c);
+    }
+  }
+  return out;
+}
+
+// Why one file name of a patch header is unsafe, or "".
+std::string PathProblem(std::string path) {
+  if (path == "/dev/null") return "";
+  if (path.starts_with("/")) return "an absolute path (" + path + ")";
+  for (const auto& part : util::Split(path, '/')) {
+    std::string lower;
+    for (char ch : part) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    while (!lower.empty() && (lower.back() == '.' || lower.back() == ' ')) lower.pop_back();
+    if (part == "..") return "a path that climbs out of the work copy (" + path + ")";
+    if (lower == ".git") return "a path inside a git directory (" + path + ")";
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string PatchPathProblem(std::string_view patch) {
+  int64_t old_left = 0, new_left = 0;
+  for (const auto& line : util::Split(std::string(patch), '\n')) {
+    if (old_left > 0 || new_left > 0) {
+      char c = line.empty() ? ' ' : line[0];
+      if (c == ' ' || line.empty()) --old_left, --new_left;
+      else if (c == '-') --old_left;
+      else if (c == '+') --new_left;
+      else if (c != '\\') old_left = new_left = 0;  // a malformed hunk ends here
+      continue;
+    }
+    if (line.starts_with("@@ ")) {
+      auto count = [&](char sign) -> int64_t {
+        size_t at = line.find(sign, 3);
+        if (at == std::string::npos) return 0;
+        size_t comma = line.find_first_of(", ", at);
+        if (comma == std::string::npos || line[comma] != ',') return 1;
+        return std::atoll(line.c_str() + comma + 1);
+      };
+      old_left = count('-');
+      new_left = count('+');
+      continue;
+    }
+    std::string name;
+    for (const char* head : {"--- ", "+++ ", "rename from ", "rename to ", "copy from ",
+                             "copy to ", "Index: "}) {
+      if (line.starts_with(head)) name = line.substr(std::string_view(head).size());
+    }
+    if (line.starts_with("diff --git ")) {
+      // Both names, split at " b/" when unquoted; each checked whole and with its prefix.
+      std::string rest = line.substr(11);
+      size_t mid = rest.find(" b/");
+      for (const std::string& n : {rest.substr(0, mid), mid == std::string::npos ? "" : rest.substr(mid + 1)}) {
+        if (std::string why = PathProblem(Unquote(n)); !why.empty()) return why;
+      }
+      continue;
+    }
+    if (name.empty()) continue;
+    if (size_t tab = name.find('\t'); tab != std::string::npos) name.resize(tab);
+    if (std::string why = PathProblem(Unquote(name)); !why.empty()) return why;
+  }
+  return "";
+}
+
+util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
+                                            const std::vector<std::string>& args) {
+  Sandbox sandbox = sandbox_;
+  if (!confined()) return sandbox;
+  std::string fixed = util::JoinPath(scratch_, "fixed.gitconfig");
+  std::string global = util::JoinPath(scratch_, "fixed-global.gitconfig");
+  if (!env_.Stat(global, false).ok()) {
+    if (auto s = env_.WriteFileAtomic(fixed, kFixedConfig); !s.ok()) return util::Error{s.error()};
+    if (auto s = env_.WriteFileAtomic(global, "[safe]\n\tdirectory = *\n"); !s.ok()) {
+      return util::Error{s.error()};
+    }
+  }
+  sandbox.read_only.push_back(scratch_);
+  std::string git_dir = util::JoinPath(cwd, ".git");
+  for (const auto& a : args) {
+    if (a.starts_with("--git-dir=")) git_dir = a.substr(10);
+  }
+  std::string config = util::JoinPath(git_dir, "config");
+  if (env_.Stat(config, false).ok()) sandbox.overlays.push_back(Bind{fixed, config, false});
+  return sandbox;
+}
 
 std::pair<int, std::string> Git::Exec(const std::string& cwd,
                                       const std::vector<std::string>& args) {
@@ -67,8 +177,10 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
                "submodule.recurse=false",
                "-c",
                "core.attributesFile=/dev/null"};
-  for (const auto& dir : UserSafeDirectories(launcher_, env_, scratch_)) {
-    spec.argv.insert(spec.argv.end(), {"-c", "safe.directory=" + dir});
+  if (!confined()) {
+    for (const auto& dir : UserSafeDirectories(launcher_, env_, scratch_)) {
+      spec.argv.insert(spec.argv.end(), {"-c", "safe.directory=" + dir});
+    }
   }
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.cwd = cwd;
@@ -83,7 +195,18 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
               {"GIT_ATTR_NOSYSTEM", "1"},
               {"GIT_TERMINAL_PROMPT", "0"},
               {"LC_ALL", "C"}};
+  if (confined()) {
+    // Inside, git runs as another user over trees fbkit made, so ownership says nothing
+    // there: every directory is safe, through a global file (the `-c` settings do not reach
+    // the upload-pack of a local clone).
+    for (auto& [key, value] : spec.env) {
+      if (key == "GIT_CONFIG_GLOBAL") value = util::JoinPath(scratch_, "fixed-global.gitconfig");
+    }
+  }
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return {-1, s.error()};
+  auto sandbox = CommandSandbox(cwd, args);
+  if (!sandbox.ok()) return {-1, sandbox.error()};
+  spec.sandbox = *sandbox;
   spec.log_path = util::JoinPath(
       scratch_, "git-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".log");
   auto exit = RunToCompletion(launcher_, spec);
@@ -177,8 +300,13 @@ util::Status Git::Apply(const std::string& dir, const std::string& patch, bool r
 }
 
 ApplyResult Git::Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options) {
-  if (options.leniency == Leniency::kLenient) return ApplyLeniently(dir, patch);
   ApplyResult result;
+  if (std::string why = PatchPathProblem(patch); !why.empty()) {
+    result.unsafe_path = true;
+    result.error = "refused: the patch names " + why;
+    return result;
+  }
+  if (options.leniency == Leniency::kLenient) return ApplyLeniently(dir, patch);
   if (patch.empty()) {
     result.applied = true;
     return result;
@@ -210,10 +338,13 @@ util::Status Git::Reset(const std::string& tree) {
 
 util::Status Git::FuzzyPatch(const std::string& tree, const std::string& file) {
   ProcessSpec spec;
-  spec.argv = {"patch", "--batch", "--forward", "-p1", "--fuzz=3", "--no-backup-if-mismatch",
-               "--reject-file=-", "-i", file};
+  spec.argv = {"patch", "--batch", "--forward", "-u", "-p1", "--fuzz=3",
+               "--no-backup-if-mismatch", "--reject-file=-", "-i", file};
   spec.cwd = tree;
   spec.env = {{"LC_ALL", "C"}};
+  auto sandbox = CommandSandbox(tree, {});
+  if (!sandbox.ok()) return util::Error{sandbox.error()};
+  spec.sandbox = *sandbox;
   spec.log_path = util::JoinPath(scratch_, "patch-fuzz.log");
   auto exit = RunToCompletion(launcher_, spec);
   if (!exit.ok()) return util::Error{"patch: " + exit.error()};

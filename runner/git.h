@@ -37,10 +37,19 @@ struct ApplyResult {
   bool applied = false;
   std::string method;  // "git apply", "git apply --3way", "patch --fuzz", or "" when none
   std::string error;   // the last attempt's complaint when nothing applied
+  // The patch names a path outside the work copy or inside a git directory (refused before
+  // any attempt; a grader flags it).
+  bool unsafe_path = false;
 };
 
 // The patch text with CRLF line ends turned into LF and a final newline.
 std::string NormalizePatch(std::string_view patch);
+
+// Why a patch may not be applied to a work copy, or "": a file it names (in `---`/`+++`,
+// `diff --git`, rename, copy or `Index:` headers, C-quoted names unquoted) is absolute, climbs
+// out with `..`, or has a `.git` component (git's own configuration, hooks and index, whose
+// contents would make a later git command run a program). Hunk bodies are skipped by count.
+std::string PatchPathProblem(std::string_view patch);
 
 // Why a patch's binary parts are not applied, or "": its `literal N` hunks inflate to more
 // than `max_bytes` together, or it holds a `delta` hunk (a delta can copy its base many
@@ -54,6 +63,15 @@ class Git {
   // `scratch` is a directory for command logs and patch files (created on demand).
   Git(util::Env& env, Launcher& launcher, std::string scratch)
       : env_(env), launcher_(launcher), scratch_(std::move(scratch)) {}
+
+  // From now on every command (git, and GNU patch for a lenient application) runs inside
+  // `sandbox` when its kind is kBwrap: what git may change are its writable paths, the
+  // scratch dir is read-only, and the configuration git reads is fbkit's alone: none of the
+  // system, the user or the work copy (the .git/config of the command's directory, or of its
+  // --git-dir, is replaced by a fixed one, read-only). For work copies that repository or
+  // agent code has written: no host process ever interprets them (docs/repo-spec.md).
+  void Confine(Sandbox sandbox) { sandbox_ = std::move(sandbox); }
+  bool confined() const { return sandbox_.kind == SandboxKind::kBwrap; }
 
   // Runs `git ARGS` in `cwd`; its output on success, else an error naming the command and
   // the end of its output.
@@ -85,9 +103,15 @@ class Git {
   // GNU patch with fuzz; rejects discarded (a partial application counts as a failure).
   util::Status FuzzyPatch(const std::string& tree, const std::string& file);
 
+  // The sandbox of a confined command run in `cwd` with `args` (the fixed configuration
+  // written on first use); kNone when not confined.
+  util::Expected<Sandbox> CommandSandbox(const std::string& cwd,
+                                         const std::vector<std::string>& args);
+
   util::Env& env_;
   Launcher& launcher_;
   std::string scratch_;
+  Sandbox sandbox_;
   // Process-wide, so that Git objects sharing a scratch directory (threads of one run)
   // never write the same log file.
   static std::atomic<int> counter_;

@@ -203,6 +203,7 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
     a.insert(a.end(), {"--bind", p, p});
   }
   for (const auto& p : sandbox.protect) a.insert(a.end(), {"--ro-bind-try", p, p});
+  for (const auto& o : sandbox.overlays) a.insert(a.end(), {"--ro-bind", o.source, o.target});
   if (!cwd.empty()) a.insert(a.end(), {"--chdir", cwd});
   a.push_back("--");
   if (host.root) {

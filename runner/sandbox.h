@@ -59,6 +59,9 @@ struct Sandbox {
   // Paths inside writable ones bound read-only on top (a work copy's .git: what host-side
   // git reads back must not be changed by the code under test).
   std::vector<std::string> protect;
+  // Files or dirs mounted last, read-only, over what the sandbox sees (fbkit's fixed git
+  // configuration in place of a work copy's own .git/config, say).
+  std::vector<Bind> overlays;
 };
 
 // One entry of the system allow-list as it is on this host.
@@ -97,7 +100,7 @@ HostInfo CurrentHost();
 // bubblewrap's argv for running `argv` in `cwd` under `sandbox`: the system allow-list
 // read-only, /proc with /proc/sys read-only, private size-limited tmpfs for /tmp, /var/tmp,
 // /dev/shm and `home`, `hidden` empty, then `binds`, the `read_only` paths, the `writable`
-// paths and the `protect` paths over them; own PID/IPC/UTS/network namespaces (network
+// paths, the `protect` paths over them and the `overlays` last; own PID/IPC/UTS/network namespaces (network
 // shared when allowed), the seccomp filter read from `seccomp_fd` (-1: none), killed with
 // its parent. As root: no user namespace but all capabilities dropped and the command run
 // as kSandboxUid:kSandboxGid through setpriv; as a user: a user namespace, no nested ones.
