@@ -197,16 +197,12 @@ void Suspect(EvalReport* r, const std::string& reason) {
 }
 
 runner::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
-  runner::Sandbox s;
-  s.kind = c.info.settings.sandbox;
-  s.limits = c.info.settings.limits;
-  s.writable = {c.work};
-  s.read_only = {c.task};
+  std::vector<std::string> readable = {c.task};
   if (!level1.empty()) {
     auto real = c.env.RealPath(level1);
-    s.read_only.push_back(real.ok() ? *real : level1);
+    readable.push_back(real.ok() ? *real : level1);
   }
-  return s;
+  return runner::ToolSandbox(c.info.settings, {c.work}, readable);
 }
 
 util::Status Clone(Context& c, const std::string& task_dir) {

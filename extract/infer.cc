@@ -9,6 +9,7 @@
 
 #include "extract/verify.h"
 #include "groundtruth/trajectory.h"
+#include "runner/confine.h"
 #include "runner/git.h"
 #include "util/hash.h"
 #include "util/json_read.h"
@@ -504,12 +505,9 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   }
   // From here on git reads a tree the agent wrote: inside the sandbox, the workspace
   // read-only, only fbkit's snapshot (whose configuration is fixed) writable.
-  runner::Sandbox collect;
-  collect.kind = options.sandbox;
-  collect.limits = info->settings.limits;
-  collect.read_only = {l.workspace};
-  collect.writable = {l.base};
-  git.Confine(collect);
+  runner::RepoSpec tools = info->settings;
+  tools.sandbox = options.sandbox;
+  git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
   if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {
     r.status = "error";
     r.error = "collecting the patch: " + s.error();

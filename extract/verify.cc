@@ -4,6 +4,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "runner/confine.h"
 #include "runner/outcome.h"
 #include "util/json_read.h"
 
@@ -118,6 +119,8 @@ VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::Test
       return fail("an L2 task needs its L1 task beside it (" + base_task + ")");
     }
   }
+  // The repository's tests write the work copy: git over it runs sandboxed from the start.
+  git.Confine(runner::ToolSandbox(info->settings, {options.work_dir}, {abs_task, base_task}));
   auto cloned = git.Run(options.work_dir, {"clone", "-q", "--no-hardlinks",
                                            util::JoinPath(base_task, "presolved"), work});
   if (!cloned.ok()) return fail(cloned.error());

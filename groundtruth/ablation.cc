@@ -6,6 +6,7 @@
 #include <set>
 
 #include "groundtruth/patch.h"
+#include "runner/confine.h"
 #include "runner/git.h"
 #include "util/json_writer.h"
 
@@ -323,6 +324,8 @@ Localization Localize(util::Env& env, runner::Launcher& launcher, runner::TestRu
     if (!base->empty()) return fail("F2P " + *base + " does not pass with the gold patch");
   }
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  // The tests have written the checkout: git over it runs sandboxed.
+  git.Confine(runner::ToolSandbox(settings, {work_dir}, {instance.repo}));
   if (auto test_files = ParsePatch(instance.test_patch); test_files.ok()) {
     for (const auto& f : *test_files) l.test.push_back(f.path());
   }

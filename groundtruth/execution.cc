@@ -3,6 +3,7 @@
 #include <set>
 
 #include "groundtruth/patch.h"
+#include "runner/confine.h"
 #include "runner/git.h"
 #include "runner/outcome.h"
 #include "util/json_writer.h"
@@ -133,6 +134,8 @@ Validation Validate(util::Env& env, runner::Launcher& launcher, runner::TestRunn
   auto before = TestOutcomes(env, tests, repo, settings, instance.pythonpath, v.test_files, runs);
   if (!before.ok()) return done("error", "pytest before the gold patch: " + before.error());
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  // The tests have written the checkout: git over it runs sandboxed.
+  git.Confine(runner::ToolSandbox(settings, {work_dir}, {instance.repo}));
   if (auto s = git.Apply(repo, instance.patch); !s.ok()) {
     return done("discarded", "the gold patch does not apply: " + s.error());
   }

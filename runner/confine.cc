@@ -38,4 +38,14 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
   return c;
 }
 
+Sandbox ToolSandbox(const RepoSpec& spec, std::vector<std::string> writable,
+                    std::vector<std::string> readable) {
+  Sandbox s;
+  s.kind = spec.sandbox;
+  s.limits = spec.limits;
+  s.writable = std::move(writable);
+  s.read_only = std::move(readable);
+  return s;
+}
+
 }  // namespace fbkit::runner

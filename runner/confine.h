@@ -31,4 +31,11 @@ struct Confinement {
 util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
                                     const ConfineRequest& request);
 
+// The sandbox fbkit's own tools (git, GNU patch, cp) run in over work copies that repository
+// or agent code has written or will: `writable` (the work dir holding the copies) and
+// `readable` (task directories, say), the spec's kind and limits, no network. No host-side
+// tool interprets such a tree (runner::Git::Confine).
+Sandbox ToolSandbox(const RepoSpec& spec, std::vector<std::string> writable,
+                    std::vector<std::string> readable);
+
 }  // namespace fbkit::runner
