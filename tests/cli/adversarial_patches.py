@@ -280,6 +280,19 @@ def main():
     cases["not_applying"] = (l1_id, "diff --git a/nowhere.py b/nowhere.py\n--- a/nowhere.py\n"
                                     "+++ b/nowhere.py\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n")
 
+    # The gold patch bent so that only GNU patch's fuzz would apply it, with hunks that write
+    # the work copy's own git configuration (a filter driver) and the attributes naming it:
+    # the next git command over the tree would run the filter. Refused before any tool.
+    marker = "/tmp/fbkit-host-filter-ran"
+    cases["git_config_by_fuzz"] = (l1_id, "\n".join(bent) + (
+        "diff --git a/.gitattributes b/.gitattributes\nnew file mode 100644\n--- /dev/null\n"
+        "+++ b/.gitattributes\n@@ -0,0 +1 @@\n+* filter=fbkit\n"
+        "--- a/.git/config\n+++ b/.git/config\n@@ -1,1 +1,3 @@\n [core]\n"
+        "+[filter \"fbkit\"]\n+\tclean = touch %s; cat\n" % marker))
+    # A file beside the work copy, through a name that climbs out of it.
+    cases["escape_path"] = (l1_id, gold + "--- /dev/null\n+++ b/../fbkit-escaped.txt\n"
+                                          "@@ -0,0 +1 @@\n+outside\n")
+
     def break_import(tree):
         write(os.path.join(tree, "src/shapes/__init__.py"), "\nimport shapes_missing_dependency\n", "a")
     cases["breaks_import"] = (l1_id, diff_of(presolved, both(apply_gold(l1), break_import)))

@@ -150,7 +150,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 22u);
+  ASSERT_EQ(r.size(), 24u);
   for (const char* ok : {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold"}) {
     EXPECT_TRUE(r[ok]["resolved"]) << ok << r[ok].dump(1);
     EXPECT_FALSE(r[ok]["suspicious"]) << ok;
@@ -193,6 +193,16 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
   EXPECT_TRUE(AnyReason(r["plugin_by_entry_point"], "vanished from collection"));
   ExpectForgedResultsFlagged(r);
   EXPECT_FALSE(fs::exists("/tmp/fbkit-filter-ran"));
+  // Patches into git's own files or out of the work copy: refused before any tool reads
+  // them, flagged, and nothing ran or was written.
+  for (const char* name : {"git_config_by_fuzz", "escape_path"}) {
+    EXPECT_FALSE(r[name]["applied"]) << name;
+    EXPECT_TRUE(r[name]["suspicious"]) << name;
+  }
+  EXPECT_TRUE(AnyReason(r["git_config_by_fuzz"], "a path inside a git directory (a/.git/config)"))
+      << r["git_config_by_fuzz"].dump(1);
+  EXPECT_TRUE(AnyReason(r["escape_path"], "climbs out of the work copy")) << r["escape_path"].dump(1);
+  EXPECT_FALSE(fs::exists("/tmp/fbkit-host-filter-ran"));
   // The L2 code that tries to plant a git filter in the repository's .git/config (read-only:
   // it fails) is flagged for trying; otherwise the task would resolve.
   EXPECT_TRUE(AnyReason(r["l2_probe_escape"], "escape attempt: tried to write"))

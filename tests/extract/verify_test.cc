@@ -12,6 +12,7 @@
 #include "runner/process.h"
 #include "tests/testing/fake_test_runner.h"
 #include "tests/testing/run.h"
+#include "tests/testing/tiny_task.h"
 
 namespace fbkit::extract {
 namespace {
@@ -22,8 +23,8 @@ using testing::RunWith;
 using testing::ScratchDir;
 using testing::WriteFileOrDie;
 
-constexpr char kF2p[] = "tests/test_feature.py::test_g";
-constexpr char kP2p[] = "tests/test_core.py::test_f";
+constexpr const char* kF2p = testing::kTinyF2p;
+constexpr const char* kP2p = testing::kTinyP2p;
 
 // TASK/presolved (a git repository without g), patch.diff (adds g), test_patch.diff (adds
 // the F2P file) and instance.json.
@@ -31,42 +32,8 @@ class VerifyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     task_ = tmp_.path() + "/task.lv1";
-    std::string pre = task_ + "/presolved";
-    std::filesystem::create_directories(pre + "/pkg");
-    std::filesystem::create_directories(pre + "/tests");
-    WriteFileOrDie(pre + "/pkg/core.py", "def f():\n    return 1\n");
-    WriteFileOrDie(pre + "/tests/test_core.py", "def test_f():\n    pass\n");
-    runner::Git git(util::RealEnv(), runner::RealLauncher(), tmp_.path() + "/git");
-    ASSERT_TRUE(git.Run(pre, {"init", "-q"}).ok());
-    ASSERT_TRUE(git.Run(pre, {"add", "-A"}).ok());
-    ASSERT_TRUE(git.Run(pre, {"commit", "-q", "-m", "presolved"}).ok());
-    WriteFileOrDie(pre + "/pkg/core.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n");
-    auto gold = git.Run(pre, {"diff"});
-    ASSERT_TRUE(gold.ok()) << gold.error();
-    ASSERT_TRUE(git.Run(pre, {"checkout", "-q", "--", "."}).ok());
-    WriteFileOrDie(task_ + "/patch.diff", *gold);
-    WriteFileOrDie(task_ + "/test_patch.diff",
-                   "diff --git a/tests/test_feature.py b/tests/test_feature.py\nnew file mode "
-                   "100644\n--- /dev/null\n+++ b/tests/test_feature.py\n@@ -0,0 +1,2 @@\n+def "
-                   "test_g():\n+    pass\n");
-    runner::RepoSpec spec;
-    spec.python = "/usr/bin/python3";
-    WriteFileOrDie(task_ + "/instance.json",
-                   std::string("{\"instance_id\": \"x.lv1\", \"level\": 1, \"FAIL_TO_PASS\": "
-                               "[\"tests/test_feature.py\"], \"PASS_TO_PASS\": "
-                               "[\"tests/test_core.py\"], \"f2p_tests\": [\"") +
-                       kF2p + "\"], \"p2p_tests\": [\"" + kP2p + "\"], \"repo_settings\": " +
-                       Quoted(runner::RepoSpecJson(spec)) + "}");
+    ASSERT_TRUE(testing::WriteTinyTask(task_, tmp_.path() + "/git"));
     options_.work_dir = tmp_.path() + "/work";
-  }
-
-  static std::string Quoted(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    return out + "\"";
   }
 
   // Answers as a repository whose F2P test passes once g exists (and `f2p_without_g` says

@@ -146,3 +146,80 @@ TEST(GitTest, ExactAndLenientApplication) {
 
 }  // namespace
 }  // namespace fbkit::runner
+
+namespace fbkit::runner {
+namespace {
+
+// A patch may not name a path outside its work copy or inside a git directory, however the
+// name is spelled; hunk bodies that look like headers are not names.
+TEST(GitTest, PatchPathsOutsideTheTreeOrInGitDirectoriesAreRefused) {
+  auto file = [](const std::string& name) {
+    return "diff --git a/" + name + " b/" + name + "\n--- a/" + name + "\n+++ b/" + name +
+           "\n@@ -1 +1 @@\n-a\n+b\n";
+  };
+  EXPECT_EQ(PatchPathProblem(file("src/x.py")), "");
+  EXPECT_EQ(PatchPathProblem(file("a.git/x.py") + file("git/.gitignore")), "");
+  EXPECT_NE(PatchPathProblem(file(".git/config")).find("inside a git directory"), std::string::npos);
+  EXPECT_NE(PatchPathProblem(file("sub/.GIT/hooks/pre-commit")), "");
+  EXPECT_NE(PatchPathProblem(file(".git./config")), "");  // trailing dots, as on Windows
+  EXPECT_NE(PatchPathProblem("--- a/x\n+++ \"b/\\056git/config\"\n@@ -1 +1 @@\n-a\n+b\n"), "");
+  EXPECT_NE(PatchPathProblem(file("../outside.py")).find("climbs out"), std::string::npos);
+  EXPECT_NE(PatchPathProblem("--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+b\n")
+                .find("absolute"), std::string::npos);
+  EXPECT_NE(PatchPathProblem("diff --git a/x b/y\nrename from x\nrename to .git/config\n"), "");
+  EXPECT_NE(PatchPathProblem("Index: .git/config\n--- x\n+++ x\n"), "");
+  EXPECT_EQ(PatchPathProblem("--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n"), "");
+  // A removed line "-- .git/x" and an added line "++ ../y" inside a hunk are content.
+  EXPECT_EQ(PatchPathProblem("--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n--- .git/x\n+++ ../y\n"
+                             " same\n"), "");
+}
+
+// A work copy whose own .git/config defines a filter (as a patch applied by GNU patch could
+// write it) and whose .gitattributes names it: host-side git runs the filter on every file;
+// confined git, which sees fbkit's fixed configuration, does not, and refuses a patch that
+// writes into .git.
+TEST(GitTest, ConfinedGitReadsNoConfigurationOfTheWorkCopy) {
+  if (!CheckBwrap().ok()) GTEST_SKIP() << CheckBwrap().error();
+  ScratchDir tmp;
+  std::string tree = tmp / "work/tree", marker = tmp / "work/filter-ran";
+  fs::create_directories(tree);
+  WriteFileOrDie(tree + "/f.txt", "one\n");
+  Git host(util::RealEnv(), RealLauncher(), tmp / "scratch-host");
+  ASSERT_TRUE(host.Run(tree, {"init", "-q"}).ok());
+  ASSERT_TRUE(host.Run(tree, {"add", "-A"}).ok());
+  ASSERT_TRUE(host.Run(tree, {"commit", "-q", "-m", "one"}).ok());
+  std::string config = ReadFileOrDie(tree + "/.git/config");
+  WriteFileOrDie(tree + "/.git/config",
+                 config + "[filter \"x\"]\n\tclean = touch " + marker + " && cat\n");
+  WriteFileOrDie(tree + "/.gitattributes", "* filter=x\n");
+  WriteFileOrDie(tree + "/f.txt", "two\n");
+
+  Git confined(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  Sandbox sandbox;
+  sandbox.kind = SandboxKind::kBwrap;
+  sandbox.writable = {tmp / "work"};
+  confined.Confine(sandbox);
+  ASSERT_TRUE(confined.confined());
+  auto status = confined.Run(tree, {"status", "--porcelain"});
+  ASSERT_TRUE(status.ok()) << status.error();
+  ASSERT_TRUE(confined.Run(tree, {"add", "-A"}).ok());
+  auto diff = confined.Run(tree, {"diff", "--cached"});
+  ASSERT_TRUE(diff.ok()) << diff.error();
+  EXPECT_NE(diff->find("+two"), std::string::npos) << *diff;
+  EXPECT_FALSE(fs::exists(marker)) << "the work copy's own filter ran";
+  EXPECT_EQ(ReadFileOrDie(tree + "/.git/config").find("[filter \"x\"]") != std::string::npos, true);
+
+  ApplyResult refused = confined.Apply(tree, "--- a/.git/config\n+++ b/.git/config\n@@ -1 +1,2 @@\n"
+                                             " [core]\n+\tfsmonitor = touch /tmp/x\n",
+                                       {Leniency::kLenient});
+  EXPECT_FALSE(refused.applied);
+  EXPECT_TRUE(refused.unsafe_path);
+
+  // The same tree does run the filter for host-side git: the test can fail.
+  ASSERT_TRUE(host.Run(tree, {"reset", "-q"}).ok());
+  ASSERT_TRUE(host.Run(tree, {"add", "-A"}).ok());
+  EXPECT_TRUE(fs::exists(marker));
+}
+
+}  // namespace
+}  // namespace fbkit::runner
