@@ -109,7 +109,7 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& site
 // the original repository and agent_code's objects defined there, writes that to
 // $FBKIT_PROBE_OUT and ends the process.
 
-std::vector<std::string> RuntimeReexports(util::Env& env, runner::Launcher& launcher,
+util::Expected<std::vector<std::string>> RuntimeReexports(util::Env& env, runner::Launcher& launcher,
                                           const std::string& repo, const std::string& site,
                                           const runner::RepoSpec& settings, const std::string& work) {
   // The repository and agent_code are read-only to the probe (it runs the agent's code):
@@ -119,10 +119,10 @@ std::vector<std::string> RuntimeReexports(util::Env& env, runner::Launcher& laun
   std::string out = util::JoinPath(scratch, "result.json");
   if (!env.MakeDirs(scratch).ok() ||
       !env.WriteFileAtomic(util::JoinPath(dir, "fbkit_probe.py"), std::string(util::FindEmbedded(ExtractFiles(), "l2_probe.py"))).ok()) {
-    return {"cannot write the import probe"};
+    return util::Error{"cannot write the import probe"};
   }
   auto confined = runner::Confine(env, launcher, settings, {repo, false, work, scratch});
-  if (!confined.ok()) return {"the import probe could not run: " + confined.error()};
+  if (!confined.ok()) return util::Error{"the import probe could not run: " + confined.error()};
   confined->sandbox.read_only.insert(confined->sandbox.read_only.end(), {dir, site});
   runner::ProcessSpec spec;
   spec.argv = {confined->python, "-m", "pytest", "-p", "fbkit_probe", "-p", "no:cacheprovider",
@@ -141,13 +141,13 @@ std::vector<std::string> RuntimeReexports(util::Env& env, runner::Launcher& laun
   spec.log_path = util::JoinPath(dir, "probe.log");
   spec.sandbox = confined->sandbox;
   auto c = Capture(env, launcher, spec, settings.timeout > 0 ? settings.timeout : 600);
-  if (!c.ok()) return {"the import probe could not run: " + c.error()};
-  if (c->timed_out) return {"importing agent_code did not finish in time"};
+  if (!c.ok()) return util::Error{"the import probe could not run: " + c.error()};
+  if (c->timed_out) return util::Error{"importing agent_code did not finish in time"};
   auto text = env.ReadUntrusted(scratch, "result.json", 64 << 20);
-  if (!text.ok()) return {"the import probe failed: " + util::Tail(c->output, 500)};
+  if (!text.ok()) return util::Error{"the import probe failed: " + util::Tail(c->output, 500)};
   try {
     json j = json::parse(*text);
-    if (j.contains("error")) return {};  // an import error is the tests' business
+    if (j.contains("error")) return std::vector<std::string>{};  // the tests' business
     std::vector<std::string> reasons;
     auto list = [&](const char* key, const std::string& what) {
       auto items = j.at(key).get<std::vector<std::string>>();
@@ -163,7 +163,7 @@ std::vector<std::string> RuntimeReexports(util::Env& env, runner::Launcher& laun
     list("objects", "agent_code's objects come from the original library");
     return reasons;
   } catch (const json::exception&) {
-    return {"the import probe failed: " + util::Tail(c->output, 500)};
+    return util::Error{"the import probe failed: " + util::Tail(c->output, 500)};
   }
 }
 
@@ -295,10 +295,10 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   for (const auto& why : StaticReexports(c.env, site, originals)) {
     Suspect(r, why);
   }
-  for (const auto& why :
-       RuntimeReexports(c.env, c.launcher, c.repo, site, c.info.settings, c.work)) {
-    Suspect(r, why);
-  }
+  // A probe that cannot run or crashes decides nothing (the tests still do): it is noted.
+  auto runtime = RuntimeReexports(c.env, c.launcher, c.repo, site, c.info.settings, c.work);
+  if (!runtime.ok()) r->check_errors.push_back(runtime.error());
+  for (const auto& why : runtime.ok() ? *runtime : std::vector<std::string>{}) Suspect(r, why);
   return util::Status::Ok();
 }
 

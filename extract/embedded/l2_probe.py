@@ -7,13 +7,22 @@ def _under(root, path):
 
 
 def _defined_in(value):
-    code = getattr(getattr(value, "__func__", value), "__code__", None)
-    if code is not None:
-        return code.co_filename
-    if isinstance(value, type):
-        return getattr(sys.modules.get(value.__module__), "__file__", None)
-    if isinstance(value, types.ModuleType):
-        return getattr(value, "__file__", None)
+    """The file `value` was defined in, or None: only real code objects, classes and modules
+    say (whatever a module exposes as `__code__` or `__module__` may be anything)."""
+    try:
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if isinstance(code, types.CodeType):
+            return code.co_filename
+        if isinstance(value, type):
+            module = type.__dict__["__module__"].__get__(value)
+            path = getattr(sys.modules.get(module) if isinstance(module, str) else None,
+                           "__file__", None)
+            return path if isinstance(path, str) else None
+        if isinstance(value, types.ModuleType):
+            path = getattr(value, "__file__", None)
+            return path if isinstance(path, str) else None
+    except Exception:
+        return None
     return None
 
 

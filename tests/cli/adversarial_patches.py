@@ -340,6 +340,17 @@ def main():
     l2_gold = open(os.path.join(l2, "patch.diff")).read()
     cases["l2_gold"] = (l2_id, l2_gold)
 
+    # Honest L2 code whose modules expose objects with odd `__code__`/`__module__` attributes
+    # (a class whose `__code__` is a descriptor, an object whose `__module__` is not a
+    # string): the import probe must not crash on them, and the gold package resolves.
+    def odd_attributes(tree):
+        subprocess.run(["git", "apply", os.path.join(l2, "patch.diff")], cwd=tree, check=True)
+        write(os.path.join(tree, "agent_code/__init__.py"),
+              "\nimport types as _types\nFunctionType = _types.FunctionType\n\n\n"
+              "class _Odd:\n    __module__ = property(lambda self: 1)\n    __code__ = 3\n\n\n"
+              "odd = _Odd()\n", "a")
+    cases["l2_gold_odd_attributes"] = (l2_id, diff_of(None, odd_attributes))
+
     def reexport(template):
         def edit(tree):
             write(os.path.join(tree, "agent_code/__init__.py"), template % "shapes")

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tests/testing/e2e.h"
@@ -150,19 +151,21 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 24u);
-  for (const char* ok : {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold"}) {
+  ASSERT_EQ(r.size(), 25u);
+  const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
+                                        "l2_gold_odd_attributes"};
+  for (const auto& ok : honest) {
     EXPECT_TRUE(r[ok]["resolved"]) << ok << r[ok].dump(1);
     EXPECT_FALSE(r[ok]["suspicious"]) << ok;
+    EXPECT_EQ(r[ok]["check_errors"], json::array()) << ok << r[ok].dump(1);
   }
   EXPECT_EQ(r["gold_crlf"]["apply_method"], "git apply");
   EXPECT_EQ(r["gold_fuzzy"]["apply_method"], "patch --fuzz");
   EXPECT_EQ(r["edits_test_file"]["test_files_reverted"].size(), 1u);
   for (const auto& [name, report] : r) {
-    if (name == "gold_crlf" || name == "gold_fuzzy" || name == "edits_test_file" || name == "l2_gold") {
-      continue;
+    if (!honest.count(name)) {
+      EXPECT_FALSE(report["resolved"]) << name;
     }
-    EXPECT_FALSE(report["resolved"]) << name;
   }
   EXPECT_TRUE(r["empty"]["empty_patch"]);
   EXPECT_EQ(r["empty"]["pass_rate"], 0.0);
