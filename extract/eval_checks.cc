@@ -5,6 +5,7 @@
 
 #include "extract/select.h"
 #include "runner/outcome.h"
+#include "util/strings.h"
 
 namespace fbkit::extract {
 
@@ -54,6 +55,14 @@ std::string PytestConfig(std::string_view text) {
 bool IsStartupFile(const std::string& path) {
   std::string_view b = Base(path);
   if (b == "sitecustomize.py" || b == "usercustomize.py" || path.ends_with(".pth")) return true;
+  // A module named like fbkit's own (its plugin, core, boot script or probe): fbkit binds
+  // those names to its files, so such a module only shows an attempt to stand in for them.
+  for (const auto& part : util::Split(path, '/')) {
+    std::string stem = part.substr(0, part.find('.'));
+    for (const char* own : {"fbkit_agent", "fbkit_core", "fbkit_boot", "fbkit_probe", "_fbkit_accel"}) {
+      if (stem == own) return true;
+    }
+  }
   return path.find(".dist-info/") != std::string::npos ||
          path.find(".egg-info/") != std::string::npos;
 }

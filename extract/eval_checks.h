@@ -27,7 +27,8 @@ std::string PytestConfig(std::string_view text);
 bool IsPytestConfigFile(const std::string& path);
 
 // Files whose mere presence changes the interpreter or pytest (site hooks, .pth files,
-// distribution metadata that can declare pytest11 entry points).
+// distribution metadata that can declare pytest11 entry points), or stands in for fbkit's own
+// modules by name (fbkit_agent, fbkit_core, fbkit_boot, fbkit_probe, _fbkit_accel).
 bool IsStartupFile(const std::string& path);
 
 // Reasons from the hooks pytest found in files the patch changed.

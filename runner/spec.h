@@ -49,4 +49,11 @@ util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
 std::string RepoSpecJson(const RepoSpec& spec);
 util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json);
 
+// Whether `name` is one of the variables fbkit sets for its plugin and probe (FBKIT_TRACE_*,
+// FBKIT_PROBE_*: what to check and where to write): a spec's env never sets them, a task's
+// spec read back drops them.
+inline bool IsFbkitVariable(const std::string& name) {
+  return name.starts_with("FBKIT_TRACE_") || name.starts_with("FBKIT_PROBE_");
+}
+
 }  // namespace fbkit::runner

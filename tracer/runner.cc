@@ -252,7 +252,9 @@ class Runner {
         // Outcome runs (verification, evaluation, RACE) check that the outcomes are pytest's.
         {"FBKIT_TRACE_CHECKS", options_.record ? "0" : "1"},
     };
-    for (const auto& kv : options_.spec.env) env.push_back(kv);
+    for (const auto& kv : options_.spec.env) {
+      if (!runner::IsFbkitVariable(kv.first)) env.push_back(kv);
+    }
     return env;
   }
 
@@ -269,7 +271,9 @@ class Runner {
     run.journal = util::JoinPath(options_.work_dir, name + ".jsonl");
     // No `-o cache_dir=`: with the cache provider blocked the option is unknown, and pytest 8
     // warns about it (an error under `filterwarnings = error`, as pytest's own suite sets).
-    spec.argv = {python_, "-m", "pytest", "-p", "fbkit_agent", "-p", "no:cacheprovider",
+    // Started through fbkit_boot.py (by absolute path): pytest as `python -m pytest` runs it,
+    // with fbkit's plugin bound to its own files before any repository module can shadow it.
+    spec.argv = {python_, util::JoinPath(AgentDir(), "fbkit_boot.py"), "-p", "no:cacheprovider",
                  "-p", "no:xdist"};
     if (collect_only) spec.argv.push_back("--collect-only");
     spec.argv.insert(spec.argv.end(), options_.spec.pytest_args.begin(), options_.spec.pytest_args.end());

@@ -80,6 +80,9 @@ TEST(EvalChecks, PytestConfigSectionsOnly) {
   EXPECT_TRUE(IsStartupFile("src/x-1.0.dist-info/entry_points.txt"));
   EXPECT_TRUE(IsStartupFile("evil.pth"));
   EXPECT_TRUE(IsStartupFile("src/sitecustomize.py"));
+  EXPECT_TRUE(IsStartupFile("fbkit_agent.py"));
+  EXPECT_TRUE(IsStartupFile("src/fbkit_core/__init__.py"));
+  EXPECT_FALSE(IsStartupFile("src/fbkit_agentx.py"));
   EXPECT_FALSE(IsStartupFile("src/pkg/site.py"));
 }
 
