@@ -50,7 +50,7 @@ class SandboxCgroups {
     std::string name = "fbkit-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     std::vector<std::string> dirs;
     if (::access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
-      WriteValue("/sys/fs/cgroup/cgroup.subtree_control", "+pids +memory");
+      WriteValue("/sys/fs/cgroup/cgroup.subtree_control", "+pids +memory +cpu");
       std::string dir = "/sys/fs/cgroup/" + name;
       if (::mkdir(dir.c_str(), 0755) != 0) return {};
       bool ok = true;
@@ -58,6 +58,9 @@ class SandboxCgroups {
       if (limits.memory_mb > 0) {
         ok &= WriteValue(dir + "/memory.max", std::to_string(limits.memory_mb << 20));
         WriteValue(dir + "/memory.swap.max", "0");
+      }
+      if (int64_t quota = CpuQuota(limits); quota > 0) {
+        ok &= WriteValue(dir + "/cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriod));
       }
       if (!ok) return Remove({dir}), std::vector<std::string>{};
       return {dir};
@@ -81,7 +84,31 @@ class SandboxCgroups {
       }
       dirs.push_back(dir);
     }
+    if (int64_t quota = CpuQuota(limits); quota > 0) {
+      std::string dir = "/sys/fs/cgroup/cpu/" + name;
+      if (::mkdir(dir.c_str(), 0755) == 0) {
+        if (WriteValue(dir + "/cpu.cfs_period_us", std::to_string(kCpuPeriod)) &&
+            WriteValue(dir + "/cpu.cfs_quota_us", std::to_string(quota))) {
+          dirs.push_back(dir);
+        } else {
+          ::rmdir(dir.c_str());
+        }
+      }
+    }
     return dirs;
+  }
+
+  // The CPU time (microseconds) the sandbox may use per kCpuPeriod: limits.cpus CPUs, or all
+  // the host's but one (at least one) when 0; none (no limit) when negative.
+  static constexpr int64_t kCpuPeriod = 100000;
+  static int64_t CpuQuota(const Limits& limits) {
+    double cpus = limits.cpus;
+    if (cpus == 0) {
+      long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+      cpus = static_cast<double>(std::max(1L, online - 1));
+    }
+    if (cpus < 0) return 0;
+    return std::max<int64_t>(1000, static_cast<int64_t>(cpus * static_cast<double>(kCpuPeriod)));
   }
 
   // Which whole-sandbox limits its processes ran into, from the cgroups' event counters.
@@ -124,7 +151,8 @@ class SandboxCgroups {
   }
 
   static void SweepStale() {
-    for (const char* base : {"/sys/fs/cgroup", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory"}) {
+    for (const char* base : {"/sys/fs/cgroup", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory",
+                             "/sys/fs/cgroup/cpu"}) {
       DIR* d = ::opendir(base);
       if (d == nullptr) continue;
       std::vector<std::string> stale;

@@ -32,6 +32,10 @@ struct Limits {
   // What the sandbox may add to its writable trees together (their growth, measured by the
   // launcher four times a second; over it, the sandbox is killed).
   int64_t disk_mb = 10240;
+  // CPUs the whole sandbox may keep busy (a cgroup CPU quota, where cgroups bound it): 0 for
+  // all the host's but one (at least one), so a fork bomb cannot take the machine; negative
+  // for no limit.
+  double cpus = 0;
 };
 
 // The uid and gid sandboxed code runs as when fbkit runs as root (nobody:nogroup): never

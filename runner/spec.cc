@@ -1,6 +1,7 @@
 #include "runner/spec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -123,6 +124,12 @@ class SpecReader {
     for (const auto& [key, value] : *t) {
       std::string name(key.str());
       Limits& l = spec_->limits;
+      if (name == "cpus") {
+        auto cpus = value.value<double>();
+        if (!cpus) return Fail(value, "key 'limits.cpus' must be a number of CPUs");
+        l.cpus = *cpus;
+        continue;
+      }
       int64_t* field = name == "memory_mb"      ? &l.memory_mb
                        : name == "processes"    ? &l.processes
                        : name == "file_size_mb" ? &l.file_size_mb
@@ -130,7 +137,7 @@ class SpecReader {
                                                 : nullptr;
       if (!field) {
         return Fail(value, "unknown key 'limits." + name +
-                               "' (known: memory_mb, processes, file_size_mb, disk_mb)");
+                               "' (known: memory_mb, processes, file_size_mb, disk_mb, cpus)");
       }
       if (!Count("limits." + name, value, field)) return false;
     }
@@ -184,7 +191,13 @@ std::string RepoSpecJson(const RepoSpec& s) {
   w.Key("install"), w.StringArray(s.install);
   w.Key("install_inputs"), w.StringArray(s.install_inputs);
   w.Key("limits"), w.BeginObject();
-  // disk_mb only when set (task files written before it existed stay byte-identical).
+  // cpus and disk_mb only when set (task files written before they existed stay
+  // byte-identical).
+  if (s.limits.cpus != Limits{}.cpus) {
+    char buf[32];
+    auto end = std::to_chars(buf, buf + sizeof buf, s.limits.cpus).ptr;
+    w.Key("cpus"), w.Raw(std::string_view(buf, static_cast<size_t>(end - buf)));
+  }
   if (s.limits.disk_mb != Limits{}.disk_mb) w.Key("disk_mb"), w.Int(s.limits.disk_mb);
   w.Key("file_size_mb"), w.Int(s.limits.file_size_mb);
   w.Key("memory_mb"), w.Int(s.limits.memory_mb);
@@ -229,6 +242,7 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json) {
       s.limits.processes = l.value("processes", s.limits.processes);
       s.limits.file_size_mb = l.value("file_size_mb", s.limits.file_size_mb);
       s.limits.disk_mb = l.value("disk_mb", s.limits.disk_mb);
+      s.limits.cpus = l.value("cpus", s.limits.cpus);
     }
     return s;
   } catch (const nlohmann::json::exception& e) {

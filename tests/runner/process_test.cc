@@ -237,6 +237,33 @@ TEST(SandboxHostile, MemoryBoundsTheWholeSandboxNotEachProcess) {
   EXPECT_LT(held, 4u) << out;
 }
 
+// The CPU quota bounds the whole sandbox: two processes spinning for a second of wall time
+// get a fifth of a CPU between them (the kernel's accounting, read from inside), while the
+// same spin without a quota gets its full second each.
+TEST(SandboxHostile, CpuIsBoundedForTheWholeSandbox) {
+  if (::geteuid() != 0) GTEST_SKIP() << "cgroups are created as root";
+  ScratchDir tmp;
+  const std::string spin =
+      "for i in 1 2; do /usr/bin/python3 -c 'import os, time; t = time.time(); "
+      "[0 for _ in iter(lambda: time.time() - t < 1.5, False)]; "
+      "print(\"cpu\", os.times().user + os.times().system)' & done; wait";
+  auto cpu_seconds = [](const std::string& out) {
+    double total = 0;
+    for (size_t p = out.find("cpu "); p != std::string::npos; p = out.find("cpu ", p + 1)) {
+      total += std::atof(out.c_str() + p + 4);
+    }
+    return total;
+  };
+  Limits limited;
+  limited.cpus = 0.2;
+  double bounded = cpu_seconds(InSandbox(tmp, spin, limited));
+  Limits unlimited;
+  unlimited.cpus = -1;
+  double free = cpu_seconds(InSandbox(tmp, spin, unlimited));
+  EXPECT_LT(bounded, 0.6) << "the quota allows 0.3 s of CPU in 1.5 s";
+  EXPECT_GT(free, 1.2) << "without a quota each spinner gets its CPU";
+}
+
 // The cgroups' event counters say which whole-sandbox limit the processes ran into (the
 // grader flags it): forks refused at the process limit, a process killed at the memory limit.
 TEST(SandboxHostile, TheLimitsASandboxRanIntoAreReported) {
