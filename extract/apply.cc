@@ -7,8 +7,9 @@
 namespace fbkit::extract {
 
 util::Expected<std::vector<std::string>> ChangedPaths(runner::Git& git, const std::string& tree) {
+  // Ignored files too: a .gitignore the patch adds must not hide what else it adds.
   auto out = git.Run(tree, {"status", "--porcelain=v1", "-z", "--untracked-files=all",
-                            "--no-renames"});
+                            "--ignored=matching", "--no-renames"});
   if (!out.ok()) return util::Error{out.error()};
   std::vector<std::string> paths;
   size_t start = 0;
@@ -34,7 +35,7 @@ util::Status RestorePaths(runner::Git& git, const std::string& tree,
       // Removed by git (sandboxed where `git` is): the path may lead through a link the
       // patch planted, which a host-side removal would follow.
       (void)git.Run(tree, {"rm", "-q", "--cached", "--ignore-unmatch", "--", p});
-      if (auto r = git.Run(tree, {"clean", "-q", "-f", "-d", "--", p}); !r.ok()) {
+      if (auto r = git.Run(tree, {"clean", "-q", "-f", "-d", "-x", "--", p}); !r.ok()) {
         return util::Error{r.error()};
       }
     }

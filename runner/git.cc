@@ -81,13 +81,38 @@ std::string PathProblem(std::string path) {
   return "";
 }
 
+// Why a link at `link` ("b/dir/name") pointing to `target` leaves the tree or enters a git
+// directory, or "".
+std::string LinkProblem(const std::string& link, const std::string& target) {
+  if (target.starts_with("/")) return "an absolute target";
+  std::vector<std::string> parts = util::Split(link, '/');
+  int64_t depth = static_cast<int64_t>(parts.size()) - 2;  // the prefix and the name itself
+  for (const auto& part : util::Split(target, '/')) {
+    if (part == "..") --depth;
+    else if (!part.empty() && part != ".") ++depth;
+    if (depth < 0) return "it climbs out of the work copy";
+    if (part != ".." && !PathProblem(part).empty()) return "it enters a git directory";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string PatchPathProblem(std::string_view patch) {
   int64_t old_left = 0, new_left = 0;
+  bool symlink = false;  // the file of the current header is a symbolic link
+  std::string link;      // the current header's file (its new name)
   for (const auto& line : util::Split(std::string(patch), '\n')) {
     if (old_left > 0 || new_left > 0) {
       char c = line.empty() ? ' ' : line[0];
+      if (symlink && c == '+') {
+        // A link's target: one pointing out of the tree or into git's directory would let
+        // a later hunk (or GNU patch) write there through it.
+        std::string target = line.substr(1);
+        if (std::string why = LinkProblem(link, target); !why.empty()) {
+          return "a symbolic link " + link + " -> " + target + " (" + why + ")";
+        }
+      }
       if (c == ' ' || line.empty()) --old_left, --new_left;
       else if (c == '-') --old_left;
       else if (c == '+') --new_left;
@@ -111,7 +136,11 @@ std::string PatchPathProblem(std::string_view patch) {
                              "copy to ", "Index: "}) {
       if (line.starts_with(head)) name = line.substr(std::string_view(head).size());
     }
+    if (line.starts_with("new file mode 120000") || line.starts_with("new mode 120000")) {
+      symlink = true;
+    }
     if (line.starts_with("diff --git ")) {
+      symlink = false;
       // Both names, split at " b/" when unquoted; each checked whole and with its prefix.
       std::string rest = line.substr(11);
       size_t mid = rest.find(" b/");
@@ -122,6 +151,7 @@ std::string PatchPathProblem(std::string_view patch) {
     }
     if (name.empty()) continue;
     if (size_t tab = name.find('\t'); tab != std::string::npos) name.resize(tab);
+    if (line.starts_with("+++ ")) link = Unquote(name);
     if (std::string why = PathProblem(Unquote(name)); !why.empty()) return why;
   }
   return "";
@@ -345,6 +375,10 @@ util::Status Git::FuzzyPatch(const std::string& tree, const std::string& file) {
   auto sandbox = CommandSandbox(tree, {});
   if (!sandbox.ok()) return util::Error{sandbox.error()};
   spec.sandbox = *sandbox;
+  // GNU patch follows links a hunk created: git's directory stays out of its reach.
+  if (env_.Stat(util::JoinPath(tree, ".git"), false).ok()) {
+    spec.sandbox.protect.push_back(util::JoinPath(tree, ".git"));
+  }
   spec.log_path = util::JoinPath(scratch_, "patch-fuzz.log");
   auto exit = RunToCompletion(launcher_, spec);
   if (!exit.ok()) return util::Error{"patch: " + exit.error()};

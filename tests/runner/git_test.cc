@@ -169,6 +169,16 @@ TEST(GitTest, PatchPathsOutsideTheTreeOrInGitDirectoriesAreRefused) {
   EXPECT_NE(PatchPathProblem("diff --git a/x b/y\nrename from x\nrename to .git/config\n"), "");
   EXPECT_NE(PatchPathProblem("Index: .git/config\n--- x\n+++ x\n"), "");
   EXPECT_EQ(PatchPathProblem("--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n"), "");
+  // Symbolic links: into the tree is fine, out of it or into .git is not.
+  auto link = [](const std::string& name, const std::string& target) {
+    return "diff --git a/" + name + " b/" + name + "\nnew file mode 120000\nindex 0000000..1111111\n"
+           "--- /dev/null\n+++ b/" + name + "\n@@ -0,0 +1 @@\n+" + target +
+           "\n\\ No newline at end of file\n";
+  };
+  EXPECT_EQ(PatchPathProblem(link("docs/img", "../assets/img")), "");
+  EXPECT_NE(PatchPathProblem(link("lnk", ".git")).find("git directory"), std::string::npos);
+  EXPECT_NE(PatchPathProblem(link("a/lnk", "../..")).find("climbs out"), std::string::npos);
+  EXPECT_NE(PatchPathProblem(link("lnk", "/tmp")).find("absolute"), std::string::npos);
   // A removed line "-- .git/x" and an added line "++ ../y" inside a hunk are content.
   EXPECT_EQ(PatchPathProblem("--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n--- .git/x\n+++ ../y\n"
                              " same\n"), "");

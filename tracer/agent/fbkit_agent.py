@@ -20,7 +20,8 @@ _WATCHED_HOOKS = (
     "pytest_addoption", "pytest_configure", "pytest_collection", "pytest_collect_file",
     "pytest_collection_modifyitems", "pytest_deselected", "pytest_generate_tests",
     "pytest_ignore_collect", "pytest_itemcollected", "pytest_pycollect_makeitem",
-    "pytest_pycollect_makemodule", "pytest_report_teststatus", "pytest_runtest_call",
+    "pytest_pycollect_makemodule", "pytest_pyfunc_call", "pytest_report_teststatus",
+    "pytest_runtest_call",
     "pytest_runtest_logreport", "pytest_runtest_makereport", "pytest_runtest_protocol",
     "pytest_runtest_setup", "pytest_runtest_teardown", "pytest_sessionfinish",
     "pytest_unconfigure",
@@ -56,8 +57,34 @@ def _guarded_now(table=_GUARDED):
     return found
 
 
+def _innards(obj):
+    """What a guarded function runs, beside its identity: its code, defaults and closure
+    (a function's `__code__` can be replaced in place, keeping the object)."""
+    func = getattr(obj, "__func__", obj)
+    func = getattr(func, "fget", func)
+    try:
+        return (func.__code__, func.__defaults__, func.__kwdefaults__, func.__closure__)
+    except AttributeError:
+        return None
+
+
+def _innards_changed(table, at_start):
+    """The names of `table` whose function's code, defaults or closure are no longer what
+    they were at start (compared by identity)."""
+    changed = []
+    for name, obj in _guarded_now(table).items():
+        now, then = _innards(obj), at_start.get(name)
+        if now is None or then is None:
+            continue
+        if any(a is not b for a, b in zip(now, then)):
+            changed.append(name)
+    return changed
+
+
 _guarded_at_start = _guarded_now()
 _writer_at_start = _guarded_now(_GUARDED_WRITER)
+_guarded_innards = {n: _innards(o) for n, o in _guarded_at_start.items()}
+_writer_innards = {n: _innards(o) for n, o in _writer_at_start.items()}
 
 
 def _loaded_code():
@@ -164,6 +191,10 @@ def _check_writer():
     """Finds fbkit's journal writer tampered with (its functions, the journal object, its
     file), puts it back so that what follows reaches fbkit as written, and reports it."""
     found = []
+    for name in _innards_changed(_GUARDED_WRITER, _writer_innards):
+        found.append(name + ": its code")
+        func = getattr(_writer_at_start[name], "__func__", _writer_at_start[name])
+        func.__code__, func.__defaults__, func.__kwdefaults__ = _writer_innards[name][:3]
     for name, obj in _guarded_now(_GUARDED_WRITER).items():
         if obj is _writer_at_start[name]:
             continue
@@ -194,6 +225,8 @@ def _check_machinery(config):
     for name, obj in _guarded_now().items():
         if obj is not _guarded_at_start.get(name):
             _integrity("pytest's %s was replaced while the tests ran" % name)
+    for name in _innards_changed(_GUARDED, _guarded_innards):
+        _integrity("pytest's %s was replaced while the tests ran (its code, in place)" % name)
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "")) + os.sep
     for name in _WATCHED_HOOKS:
         hook = getattr(config.pluginmanager.hook, name, None)
