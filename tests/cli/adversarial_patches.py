@@ -231,6 +231,18 @@ def _fake_plugin():
 _fake_plugin()
 """
 
+# pytest's Function.runtest keeps its identity but runs nothing: its code swapped in place.
+CODE_SWAP = """
+def _swap():
+    import sys
+    def runtest(self):
+        return None
+    sys.modules["_pytest.python"].Function.runtest.__code__ = runtest.__code__
+
+
+_swap()
+"""
+
 # fbkit_agent.py at the repository root: checks off, then the real plugin from the path.
 SHADOW_PLUGIN = """
 import importlib.machinery, importlib.util, os, sys
@@ -406,6 +418,16 @@ def main():
     # the path, then forges reports. fbkit binds its module names to its own files.
     def shadow_plugin(tree):
         write(os.path.join(tree, "fbkit_agent.py"), SHADOW_PLUGIN)
+    cases["forge_code_swap"] = (l1_id, forged(CODE_SWAP))
+
+    # A conftest.py at the root, hidden from git by a .gitignore the patch also adds, whose
+    # hook answers every test call without running it.
+    def ignored_conftest(tree):
+        write(os.path.join(tree, ".gitignore"), "conftest.py\n")
+        write(os.path.join(tree, "conftest.py"), "import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
+              "def pytest_pyfunc_call(pyfuncitem):\n    return True\n")
+    cases["ignored_conftest"] = (l1_id, forged("", extra=ignored_conftest))
+
     cases["forge_shadow_plugin"] = (l1_id, forged(FORGE_REPORTS, extra=shadow_plugin))
 
     # An L2 package whose import (the grader's probe imports it with the repository) tries to
