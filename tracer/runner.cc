@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include <unistd.h>
@@ -162,7 +163,8 @@ class Runner {
   }
 
   // Edges of Python child processes (each wrote its own journal, in the sandbox's scratch):
-  // merged, never overwritten; read without following anything planted there.
+  // merged, never overwritten; read without following anything planted there. Only edges:
+  // the directory is the tests' to write, so what it says of outcomes is not evidence.
   void MergeChildJournals() {
     auto entries = env_.ListDir(util::JoinPath(Scratch(), "children"));
     if (!entries.ok()) return;
@@ -175,6 +177,13 @@ class Runner {
       reader.Feed(*data);
       reader.Feed("\n");
       child.exitstatus.reset();
+      child.process_exit.reset();
+      for (auto& [name, f] : child.files) {
+        f.status = runner::FileStatus::kOk;
+        f.error.reset();
+        f.nodeids.clear();
+        f.tests.clear();
+      }
       MergeTrace(child, &trace_);
     }
   }
@@ -311,7 +320,9 @@ class Runner {
       offset += FeedJournal(journal, offset, &reader);
       if (reader.current_file() != file) {
         file = reader.current_file();
-        file_start = Clock::now();
+        // The journal is the tested process's to write: a file's clock starts once, so
+        // records naming files over and over cannot reset it.
+        if (file && started_files_.insert(*file).second) file_start = Clock::now();
         ReportProgress(reader, file);
       }
       if (exit) {
@@ -631,6 +642,7 @@ class Runner {
   const TraceOptions& options_;
   const TraceProgressFn& progress_;
   Clock::time_point start_;
+  std::set<std::string> started_files_;  // files whose per-file clock has started
   TraceSet trace_;
   std::string python_;   // the interpreter the tests run with
   runner::Sandbox sandbox_;      // where they run

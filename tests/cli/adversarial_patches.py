@@ -426,6 +426,7 @@ def main():
         write(os.path.join(tree, ".gitignore"), "conftest.py\n")
         write(os.path.join(tree, "conftest.py"), "import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
               "def pytest_pyfunc_call(pyfuncitem):\n    return True\n")
+        git(tree, "add", "-f", "conftest.py")  # in the patch although ignored
     cases["ignored_conftest"] = (l1_id, forged("", extra=ignored_conftest))
 
     cases["forge_shadow_plugin"] = (l1_id, forged(FORGE_REPORTS, extra=shadow_plugin))

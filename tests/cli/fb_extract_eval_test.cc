@@ -23,7 +23,7 @@ using nlohmann::json;
 const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_tests",
                                "forge_atexit_journal", "forge_fake_origin_hook",
                                "forge_rewrite_journal", "forge_journal_writer",
-                               "forge_shadow_plugin", "forge_code_swap"};
+                               "forge_shadow_plugin", "forge_code_swap", "ignored_conftest"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -96,7 +96,9 @@ class EvalE2E : public ::testing::Test {
         << r["forge_journal_writer"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_code_swap"], "Function.runtest was replaced while the tests ran (its code"))
         << r["forge_code_swap"].dump(1);
-    // (ignored_conftest: not resolved, by the loop over every case in the caller)
+    EXPECT_TRUE(AnyReason(r["ignored_conftest"], "the patch edits conftest.py (put back"))
+        << r["ignored_conftest"].dump(1);
+    EXPECT_LT(r["ignored_conftest"]["pass_rate"].get<double>(), 1.0);
     EXPECT_TRUE(AnyReason(r["forge_shadow_plugin"], "the patch adds fbkit_agent.py"))
         << r["forge_shadow_plugin"].dump(1);
     // The checks stayed on: the forged reports were seen too.
@@ -232,6 +234,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
 // owns a copy of the tasks): the sandbox is then a user namespace, the grader the same.
 TEST_F(EvalE2E, AsAnOrdinaryUserForgedResultsAreFlaggedToo) {
   if (::geteuid() != 0) GTEST_SKIP() << "becoming another user takes root";
+  NobodyLock lock;
   ScratchDir tmp;
   ASSERT_EQ(RunCommand({"/bin/cp", "-r", *dir_ / "tasks", tmp / "tasks"}).exit_code, 0);
   std::string stats1, stats2;

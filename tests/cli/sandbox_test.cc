@@ -121,6 +121,7 @@ const json* File(const json& trace, const std::string& name) {
 // `as_user`, as an ordinary user (nobody, through setpriv), to whom the host directories it
 // attacks are writable and readable: only the sandbox stands in the way.
 void TraceHostileSuite(bool as_user) {
+  NobodyLock lock;
   Host host;
   ScratchDir tmp;
   std::string root = tmp / "repo";
@@ -203,6 +204,7 @@ TEST(SandboxE2E, SessionsThatDieBeforeAnyTestAreNotRestartedForEver) {
 // Hostile agent patches evaluated by fbkit running as root, or, with `as_user`, as an
 // ordinary user (nobody) who owns the tasks and may write the attacked host directories.
 void EvalHostilePatches(bool as_user) {
+  NobodyLock lock;
   Host host;
   ScratchDir tmp;
   std::string root = tmp / "repo";

@@ -1,6 +1,7 @@
 #include "tests/testing/run.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +57,15 @@ void WriteFileOrDie(const std::string& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary);
   out << data;
   if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+NobodyLock::NobodyLock() {
+  fd_ = ::open("/tmp/fbkit-tests-nobody.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+  if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+}
+
+NobodyLock::~NobodyLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace fbkit::testing

@@ -30,6 +30,21 @@ class ScratchDir {
   std::string path_;
 };
 
+// Held (an exclusive flock on a file under /tmp) by every test that runs fbkit as nobody
+// or starts a fork bomb in a sandbox (which runs as nobody when fbkit is root): nobody's
+// RLIMIT_NPROC counts every process of that uid on the machine, so such tests must not
+// overlap when ctest runs tests in parallel.
+class NobodyLock {
+ public:
+  NobodyLock();
+  ~NobodyLock();
+  NobodyLock(const NobodyLock&) = delete;
+  NobodyLock& operator=(const NobodyLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 std::string ReadFileOrDie(const std::string& path);
 void WriteFileOrDie(const std::string& path, const std::string& data);
 
