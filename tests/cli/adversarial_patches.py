@@ -231,6 +231,26 @@ def _fake_plugin():
 _fake_plugin()
 """
 
+# The library plants a journal among the child processes' journals (a directory the tests
+# may write) saying every F2P test passed.
+CHILD_JOURNAL = """
+def _forge_child():
+    import json, os
+    ids = %s
+    where = os.environ.get("FBKIT_TRACE_CHILD_DIR")
+    if not where:
+        return
+    with open(os.path.join(where, "child-999999-forged.jsonl"), "w") as f:
+        for i in ids:
+            for when in ("setup", "call", "teardown"):
+                f.write(json.dumps({"type": "report", "nodeid": i, "file": i.split("::")[0],
+                                    "when": when, "outcome": "passed", "category": "passed",
+                                    "duration": 0.0, "message": None}) + "\\n")
+
+
+_forge_child()
+"""
+
 # pytest's Function.runtest keeps its identity but runs nothing: its code swapped in place.
 CODE_SWAP = """
 def _swap():
@@ -419,6 +439,7 @@ def main():
     def shadow_plugin(tree):
         write(os.path.join(tree, "fbkit_agent.py"), SHADOW_PLUGIN)
     cases["forge_code_swap"] = (l1_id, forged(CODE_SWAP))
+    cases["forge_child_journal"] = (l1_id, forged(CHILD_JOURNAL % json.dumps(f2p)))
 
     # A conftest.py at the root, hidden from git by a .gitignore the patch also adds, whose
     # hook answers every test call without running it.

@@ -23,7 +23,8 @@ using nlohmann::json;
 const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_tests",
                                "forge_atexit_journal", "forge_fake_origin_hook",
                                "forge_rewrite_journal", "forge_journal_writer",
-                               "forge_shadow_plugin", "forge_code_swap", "ignored_conftest"};
+                               "forge_shadow_plugin", "forge_code_swap", "ignored_conftest",
+                               "forge_child_journal"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -96,6 +97,9 @@ class EvalE2E : public ::testing::Test {
         << r["forge_journal_writer"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_code_swap"], "Function.runtest was replaced while the tests ran (its code"))
         << r["forge_code_swap"].dump(1);
+    EXPECT_TRUE(AnyReason(r["forge_child_journal"], "journal (child-999999-forged.jsonl) holds test outcomes"))
+        << r["forge_child_journal"].dump(1);
+    EXPECT_LT(r["forge_child_journal"]["pass_rate"].get<double>(), 1.0);
     EXPECT_TRUE(AnyReason(r["ignored_conftest"], "the patch edits conftest.py (put back"))
         << r["ignored_conftest"].dump(1);
     EXPECT_LT(r["ignored_conftest"]["pass_rate"].get<double>(), 1.0);
@@ -162,7 +166,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 28u);
+  ASSERT_EQ(r.size(), 29u);
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
                                         "l2_gold_odd_attributes"};
   for (const auto& ok : honest) {
