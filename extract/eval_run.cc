@@ -16,15 +16,18 @@ namespace fbkit::extract {
 namespace {
 
 // The agent's log for an instance under `dir`: DIR/ID.{log,txt,json,jsonl,traj,md} or every
-// file of the directory DIR/ID.
+// file of the directory DIR/ID. An agent may have written these (infer's output/): read
+// without following links, regular files only, at most kMaxAgentLogBytes in all.
+constexpr uint64_t kMaxAgentLogBytes = 64ull << 20;
+
 std::string AgentLog(util::Env& env, const std::string& dir, const std::string& id) {
   if (dir.empty()) return "";
   for (const char* ext : {".log", ".txt", ".json", ".jsonl", ".traj", ".md", ""}) {
     std::string path = util::JoinPath(dir, id + ext);
-    auto st = env.Stat(path, true);
+    auto st = env.Stat(path, false);
     if (!st.ok()) continue;
     if (st->type != util::FileType::kDirectory) {
-      auto text = env.ReadFile(path);
+      auto text = env.ReadUntrusted(dir, id + ext, kMaxAgentLogBytes);
       return text.ok() ? *text : "";
     }
     auto entries = env.ListDir(path);
@@ -36,7 +39,8 @@ std::string AgentLog(util::Env& env, const std::string& dir, const std::string& 
     std::sort(names.begin(), names.end());
     std::string all;
     for (const auto& n : names) {
-      auto text = env.ReadFile(util::JoinPath(path, n));
+      if (all.size() >= kMaxAgentLogBytes) break;
+      auto text = env.ReadUntrusted(path, n, kMaxAgentLogBytes - all.size());
       if (text.ok()) all += *text + "\n";
     }
     return all;
