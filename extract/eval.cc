@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "extract/apply.h"
-#include "extract/embedded_files.h"
 #include "extract/eval_checks.h"
 #include "extract/verify.h"
 #include "parser/python_parser.h"
@@ -103,70 +102,6 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& site
   return out;
 }
 
-// The L2 import probe is extract/embedded/l2_probe.py, embedded at build time: a pytest
-// plugin that, once pytest has set sys.path up as it does for the tests (ini `pythonpath`,
-// conftests), imports agent_code and all its submodules, lists the modules this loaded from
-// the original repository and agent_code's objects defined there, writes that to
-// $FBKIT_PROBE_OUT and ends the process.
-
-util::Expected<std::vector<std::string>> RuntimeReexports(util::Env& env, runner::Launcher& launcher,
-                                          const std::string& repo, const std::string& site,
-                                          const runner::RepoSpec& settings, const std::string& work) {
-  // The repository and agent_code are read-only to the probe (it runs the agent's code):
-  // only its scratch directory, where it writes its answer, is writable.
-  std::string dir = util::JoinPath(work, "probe");
-  std::string scratch = util::JoinPath(dir, "out");
-  std::string out = util::JoinPath(scratch, "result.json");
-  if (!env.MakeDirs(scratch).ok() ||
-      !env.WriteFileAtomic(util::JoinPath(dir, "fbkit_probe.py"), std::string(util::FindEmbedded(ExtractFiles(), "l2_probe.py"))).ok()) {
-    return util::Error{"cannot write the import probe"};
-  }
-  auto confined = runner::Confine(env, launcher, settings, {repo, false, work, scratch});
-  if (!confined.ok()) return util::Error{"the import probe could not run: " + confined.error()};
-  confined->sandbox.read_only.insert(confined->sandbox.read_only.end(), {dir, site});
-  runner::ProcessSpec spec;
-  spec.argv = {confined->python, "-m", "pytest", "-p", "fbkit_probe", "-p", "no:cacheprovider",
-               "--collect-only", "-q"};
-  spec.argv.insert(spec.argv.end(), settings.pytest_args.begin(), settings.pytest_args.end());
-  std::string path = dir + ":" + site;
-  for (const auto& p : settings.pythonpath) {
-    path += ":" + (p.starts_with("/") ? p : util::JoinPath(repo, p));
-  }
-  spec.env = settings.env;
-  spec.env.insert(spec.env.end(), {{"PYTHONPATH", path},
-                                   {"PYTHONDONTWRITEBYTECODE", "1"},
-                                   {"FBKIT_PROBE_ROOT", repo},
-                                   {"FBKIT_PROBE_OUT", out}});
-  spec.cwd = repo;
-  spec.log_path = util::JoinPath(dir, "probe.log");
-  spec.sandbox = confined->sandbox;
-  auto c = Capture(env, launcher, spec, settings.timeout > 0 ? settings.timeout : 600);
-  if (!c.ok()) return util::Error{"the import probe could not run: " + c.error()};
-  if (c->timed_out) return util::Error{"importing agent_code did not finish in time"};
-  auto text = env.ReadUntrusted(scratch, "result.json", 64 << 20);
-  if (!text.ok()) return util::Error{"the import probe failed: " + util::Tail(c->output, 500)};
-  try {
-    json j = json::parse(*text);
-    if (j.contains("error")) return std::vector<std::string>{};  // the tests' business
-    std::vector<std::string> reasons;
-    auto list = [&](const char* key, const std::string& what) {
-      auto items = j.at(key).get<std::vector<std::string>>();
-      if (items.empty()) return;
-      std::string reason = what + ": ";
-      for (size_t i = 0; i < std::min<size_t>(items.size(), 3); ++i) {
-        reason += (i ? ", " : "") + items[i];
-      }
-      if (items.size() > 3) reason += ", ... (" + std::to_string(items.size()) + " in all)";
-      reasons.push_back(reason);
-    };
-    list("modules", "importing agent_code loads the original library");
-    list("objects", "agent_code's objects come from the original library");
-    return reasons;
-  } catch (const json::exception&) {
-    return util::Error{"the import probe failed: " + util::Tail(c->output, 500)};
-  }
-}
-
 // ---------------------------------------------------------------- the instance
 
 struct Context {
@@ -180,6 +115,7 @@ struct Context {
   std::string repo;
   std::vector<std::string> extra_path;
   std::set<std::string> changed;  // files the agent's patch changed (test files put back)
+  std::string l2_site;            // L2: the directory holding the agent's agent_code
   // What every command over the work copies runs in (git, patch, cp): the work dir writable,
   // the task directories readable; kNone only when the user turned the sandbox off.
   runner::Sandbox sandbox;
@@ -295,10 +231,9 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   for (const auto& why : StaticReexports(c.env, site, originals)) {
     Suspect(r, why);
   }
-  // A probe that cannot run or crashes decides nothing (the tests still do): it is noted.
-  auto runtime = RuntimeReexports(c.env, c.launcher, c.repo, site, c.info.settings, c.work);
-  if (!runtime.ok()) r->check_errors.push_back(runtime.error());
-  for (const auto& why : runtime.ok() ? *runtime : std::vector<std::string>{}) Suspect(r, why);
+  // At run time the plugin checks, inside the graded session itself, what of the original
+  // repository agent_code imports or re-exports (no separate probe agent_code could detect).
+  c.l2_site = site;
   return util::Status::Ok();
 }
 
@@ -366,6 +301,10 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   request.total_timeout = options.timeout;
   request.work_dir = run_dir;
   request.protect = grader;
+  if (!c.l2_site.empty()) {
+    request.l2_site = c.l2_site;
+    request.l2_originals = {c.repo};
+  }
   auto trace = c.tests.Run(request);
   for (const auto& [file, hash] : Hashes(c, grader)) {
     if (before[file] != hash) Suspect(r, "the tests changed " + file + " while they ran");
@@ -471,7 +410,7 @@ EvalReport EvaluateInstance(util::Env& env, runner::Launcher& launcher, runner::
   auto real = env.RealPath(task_dir);
   Context c{env, launcher, tests, runner::Git(env, launcher, options.work_dir), *info,
             real.ok() ? *real : task_dir, options.work_dir,
-            util::JoinPath(options.work_dir, "repo"), {}, {}, {}};
+            util::JoinPath(options.work_dir, "repo"), {}, {}, {}, {}};
   (void)env.RemoveAll(c.work);
   if (auto s = env.MakeDirs(c.work); !s.ok()) return r.error = s.error(), r;
   std::string level1 = options.level1_dir;

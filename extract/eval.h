@@ -64,9 +64,6 @@ struct EvalReport {
   double pass_rate = 0;
   bool suspicious = false;
   std::vector<std::string> suspicious_reasons;
-  // Checks of fbkit's that could not run or crashed (the L2 import probe): noted, never a
-  // reason to fail or flag the instance.
-  std::vector<std::string> check_errors;
   bool resolved = false;
   std::string sandbox;  // "bwrap" or "none": how the agent's code ran
   // Token IO the agent reported (from its infer run), when known.

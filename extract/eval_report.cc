@@ -140,7 +140,6 @@ std::string ReportJson(const EvalReport& r) {
             {"pass_rate", Round4(r.pass_rate)},
             {"suspicious", r.suspicious},
             {"suspicious_reasons", r.suspicious_reasons},
-            {"check_errors", r.check_errors},
             {"resolved", r.resolved},
             {"sandbox", r.sandbox},
             {"input_tokens", OrNull(r.input_tokens)},
@@ -175,9 +174,6 @@ util::Expected<EvalReport> ParseReport(const std::string& text) {
     r.pass_rate = j.at("pass_rate").get<double>();
     r.suspicious = j.at("suspicious").get<bool>();
     r.suspicious_reasons = j.at("suspicious_reasons").get<std::vector<std::string>>();
-    if (j.contains("check_errors")) {
-      r.check_errors = j.at("check_errors").get<std::vector<std::string>>();
-    }
     r.resolved = j.at("resolved").get<bool>();
     r.sandbox = j.value("sandbox", "");
     if (j.contains("input_tokens") && j["input_tokens"].is_number_integer()) {

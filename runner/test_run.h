@@ -51,6 +51,11 @@ struct TestRunRequest {
   std::string work_dir;                       // private to fbkit: agent, journals, logs
   // Root-relative files bound read-only over the writable root (the grader's test files).
   std::vector<std::string> protect;
+  // An L2 evaluation: the directory holding the agent's agent_code package and the original
+  // library's package directories (absolute). The plugin then reports, from inside the graded
+  // session itself, what of the original library agent_code imports or re-exports.
+  std::string l2_site;
+  std::vector<std::string> l2_originals;
 };
 
 struct TestRun {

@@ -268,6 +268,12 @@ class Runner {
         // Outcome runs (verification, evaluation, RACE) check that the outcomes are pytest's.
         {"FBKIT_TRACE_CHECKS", options_.record ? "0" : "1"},
     };
+    if (!options_.l2_site.empty()) {
+      std::string originals;
+      for (const auto& d : options_.l2_originals) originals += (originals.empty() ? "" : ":") + d;
+      env.push_back({"FBKIT_TRACE_L2_SITE", options_.l2_site});
+      env.push_back({"FBKIT_TRACE_L2_ORIGINALS", originals});
+    }
     for (const auto& kv : options_.spec.env) {
       if (!runner::IsFbkitVariable(kv.first)) env.push_back(kv);
     }
@@ -701,6 +707,8 @@ util::Expected<runner::TestRun> AgentTestRunner::Run(const runner::TestRunReques
   o.record = false;
   o.accelerate = false;
   o.work_dir = request.work_dir;
+  o.l2_site = request.l2_site;
+  o.l2_originals = request.l2_originals;
   auto trace = RunTrace(env_, launcher_, o, nullptr);
   if (!trace.ok()) return util::Error{trace.error()};
   return TestRunOf(*trace);

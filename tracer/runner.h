@@ -33,6 +33,9 @@ struct TraceOptions {
   std::string compiler = "cc";
   // Root-relative files bound read-only over a writable ROOT (the grader's test files).
   std::vector<std::string> protect;
+  // Outcome runs of an L2 evaluation (runner::TestRunRequest's l2_site, l2_originals).
+  std::string l2_site;
+  std::vector<std::string> l2_originals;
   // Isolate mode: run only part `shard_index` (1-based) of `shard_count` contiguous parts of
   // the runnable files (ShardBounds); a file weighs shard_weights[file] when given (a
   // previous run's durations; files it lacks weigh the mean), else its size in bytes.

@@ -172,7 +172,6 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
   for (const auto& ok : honest) {
     EXPECT_TRUE(r[ok]["resolved"]) << ok << r[ok].dump(1);
     EXPECT_FALSE(r[ok]["suspicious"]) << ok;
-    EXPECT_EQ(r[ok]["check_errors"], json::array()) << ok << r[ok].dump(1);
   }
   EXPECT_EQ(r["gold_crlf"]["apply_method"], "git apply");
   EXPECT_EQ(r["gold_fuzzy"]["apply_method"], "patch --fuzz");

@@ -366,6 +366,86 @@ def _watch_escapes():
     sys.addaudithook(_audit_hook(tuple(own), no_links, home, _integrity, frozenset(channels)))
 
 
+class _L2Check:
+    """An L2 evaluation's check, made inside the graded session (so agent_code cannot tell a
+    probe from the grading): which modules of the original library were first imported while
+    agent_code's code was on the stack (a finder first on sys.meta_path that answers nothing,
+    only looks), and which of agent_code's objects are defined in the original library."""
+
+    def __init__(self, site, originals):
+        self.site = os.path.realpath(site) + os.sep
+        self.originals = tuple(os.path.realpath(o) + os.sep for o in originals if o)
+        self.imported = set()
+
+    def _from_agent_code(self):
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(self.site):
+                return True
+            frame = frame.f_back
+        return False
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.imported and self._from_agent_code():
+            self.imported.add(name)
+        return None
+
+    def _original(self, path):
+        return (isinstance(path, str) and os.path.isabs(path)
+                and os.path.realpath(path).startswith(self.originals))
+
+    def report(self):
+        import types
+        modules = sorted(n for n in self.imported
+                         if self._original(getattr(sys.modules.get(n), "__file__", None)))
+        objects = []
+        for name, module in sorted(list(sys.modules.items()), key=lambda kv: kv[0]):
+            if name != "agent_code" and not name.startswith("agent_code."):
+                continue
+            for attr, value in sorted(list(getattr(module, "__dict__", {}).items()),
+                                      key=lambda kv: kv[0]):
+                path = _defined_in(value, types)
+                if self._original(path):
+                    objects.append("%s.%s" % (name, attr))
+        if modules:
+            _integrity("importing agent_code loads the original library: " + _few(modules))
+        if objects:
+            _integrity("agent_code's objects come from the original library: " + _few(objects))
+
+
+def _few(items):
+    return ", ".join(items[:3]) + (", ... (%d in all)" % len(items) if len(items) > 3 else "")
+
+
+def _defined_in(value, types):
+    """The file `value` was defined in, or None: only real code objects, classes and modules
+    say (whatever a module exposes as `__code__` or `__module__` may be anything)."""
+    try:
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if isinstance(code, types.CodeType):
+            return code.co_filename
+        if isinstance(value, type):
+            module = type.__dict__["__module__"].__get__(value)
+            path = getattr(sys.modules.get(module) if isinstance(module, str) else None,
+                           "__file__", None)
+            return path if isinstance(path, str) else None
+        if isinstance(value, types.ModuleType):
+            path = getattr(value, "__file__", None)
+            return path if isinstance(path, str) else None
+    except Exception:
+        return None
+    return None
+
+
+def _start_l2_check():
+    site = os.environ.get("FBKIT_TRACE_L2_SITE")
+    if not site:
+        return None
+    check = _L2Check(site, os.environ.get("FBKIT_TRACE_L2_ORIGINALS", "").split(":"))
+    sys.meta_path.insert(0, check)
+    return check
+
+
 def _start_from_environment():
     """Starts recording as soon as pytest imports this plugin (before conftests load)."""
     journal = os.environ.get("FBKIT_TRACE_JOURNAL")
@@ -544,6 +624,11 @@ def pytest_sessionfinish(session, exitstatus):
     _journal_hooks(session.config)
     if _checks:
         _check_machinery(session.config)
+        if _l2_check is not None:
+            try:
+                _l2_check.report()
+            except Exception as e:
+                _integrity("agent_code could not be checked: %s" % type(e).__name__)
     _agent.journal.write({"type": "finish", "exitstatus": int(exitstatus)})
     _agent.journal.close()
 
@@ -552,3 +637,4 @@ _agent = _start_from_environment()
 _journal_at_start = (_agent.journal, _agent.journal._file) if _agent is not None else None
 if _checks and _agent is not None:
     _watch_escapes()
+_l2_check = _start_l2_check() if _checks and _agent is not None else None
