@@ -1,4 +1,4 @@
-"""fbkit's tracing agent as a pytest plugin (`-p fbkit_agent`): switches the recording
+"""fbkit's tracing agent as a pytest plugin (handed to pytest by fbkit_boot.py): switches the recording
 context as pytest collects and runs each test file, and journals every report. The
 recording itself and the journal format are in fbkit_core."""
 

@@ -2,7 +2,7 @@
 is the pytest plugin around it. Together they record, per test file, which repository
 functions call which, and every test's outcome, into a JSON-lines journal.
 
-Loaded by `fb-graph trace` as `-p fbkit_agent` from a private directory; configured by
+Loaded by `fb-graph trace` (through fbkit_boot.py) from a private directory; configured by
 environment variables (FBKIT_TRACE_ROOT, FBKIT_TRACE_JOURNAL, FBKIT_TRACE_EXCLUDE,
 FBKIT_TRACE_ACCEL). It must not change what tests see: it emits no warnings, wraps no
 frames, and keeps its own state out of the tests' way.
