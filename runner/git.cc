@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 
 #include "util/strings.h"
@@ -82,17 +84,42 @@ std::string PathProblem(std::string path) {
 }
 
 // Why a link at `link` ("b/dir/name") pointing to `target` leaves the tree or enters a git
-// directory, or "".
-std::string LinkProblem(const std::string& link, const std::string& target) {
+// directory, or "": the target is resolved component by component from the link's
+// directory, through the links the patch made before (`links`: tree path -> target), so a
+// chain of links that each stay inside cannot lead out together.
+std::string LinkProblem(const std::string& link, const std::string& target,
+                        std::map<std::string, std::string>* links) {
+  std::vector<std::string> at = util::Split(link, '/');
+  if (at.size() < 2) return "";
+  at.erase(at.begin());  // the a/ or b/ prefix
+  std::string self;
+  for (const auto& p : at) self += (self.empty() ? "" : "/") + p;
+  at.pop_back();         // the link's own name
+  std::vector<std::string> pending = util::Split(target, '/');
+  std::reverse(pending.begin(), pending.end());
   if (target.starts_with("/")) return "an absolute target";
-  std::vector<std::string> parts = util::Split(link, '/');
-  int64_t depth = static_cast<int64_t>(parts.size()) - 2;  // the prefix and the name itself
-  for (const auto& part : util::Split(target, '/')) {
-    if (part == "..") --depth;
-    else if (!part.empty() && part != ".") ++depth;
-    if (depth < 0) return "it climbs out of the work copy";
-    if (part != ".." && !PathProblem(part).empty()) return "it enters a git directory";
+  for (int steps = 0; !pending.empty(); ++steps) {
+    if (steps > 1000) return "too many links to resolve";
+    std::string part = pending.back();
+    pending.pop_back();
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (at.empty()) return "it climbs out of the work copy";
+      at.pop_back();
+      continue;
+    }
+    if (!PathProblem(part).empty()) return "it enters a git directory";
+    at.push_back(part);
+    std::string here;
+    for (const auto& p : at) here += (here.empty() ? "" : "/") + p;
+    auto earlier = links->find(here);
+    if (earlier == links->end()) continue;
+    if (earlier->second.starts_with("/")) return "an absolute target";
+    at.pop_back();  // replaced by what the earlier link points to
+    std::vector<std::string> more = util::Split(earlier->second, '/');
+    for (auto it = more.rbegin(); it != more.rend(); ++it) pending.push_back(*it);
   }
+  (*links)[self] = target;
   return "";
 }
 
@@ -102,6 +129,7 @@ std::string PatchPathProblem(std::string_view patch) {
   int64_t old_left = 0, new_left = 0;
   bool symlink = false;  // the file of the current header is a symbolic link
   std::string link;      // the current header's file (its new name)
+  std::map<std::string, std::string> links;  // links the patch made so far: path -> target
   for (const auto& line : util::Split(std::string(patch), '\n')) {
     if (old_left > 0 || new_left > 0) {
       char c = line.empty() ? ' ' : line[0];
@@ -109,7 +137,7 @@ std::string PatchPathProblem(std::string_view patch) {
         // A link's target: one pointing out of the tree or into git's directory would let
         // a later hunk (or GNU patch) write there through it.
         std::string target = line.substr(1);
-        if (std::string why = LinkProblem(link, target); !why.empty()) {
+        if (std::string why = LinkProblem(link, target, &links); !why.empty()) {
           return "a symbolic link " + link + " -> " + target + " (" + why + ")";
         }
       }

@@ -309,6 +309,16 @@ class Runner {
     return run;
   }
 
+  // Whether a journal naming `file` may start its clock: when the run names its test files
+  // (outcome runs do), only one of them; else any.
+  bool Startable(const std::string& file) const {
+    const auto& tests = options_.spec.tests;
+    bool all_files = !tests.empty() && std::all_of(tests.begin(), tests.end(), [](const std::string& t) {
+      return t.ends_with(".py");
+    });
+    return !all_files || std::find(tests.begin(), tests.end(), file) != tests.end();
+  }
+
   // A run with no total timeout of its own still ends: kDefaultTotalTimeout.
   static constexpr double kDefaultTotalTimeout = 12 * 3600;
   bool TotalExpired() const {
@@ -327,15 +337,25 @@ class Runner {
     JournalReader reader(&result.trace);
     uint64_t offset = 0;
     std::optional<std::string> file;
+    std::optional<std::string> timed_file;  // the file whose clock runs
+    size_t begun_seen = 0;
     Clock::time_point file_start = Clock::now();
     for (;;) {
       std::optional<runner::ExitInfo> exit = (*process)->Poll();
       offset += FeedJournal(journal, offset, &reader);
+      if (reader.begun().size() != begun_seen) {
+        // The journal is the tested process's to write: a file's clock starts once, when
+        // its tests begin, so records naming files over and over cannot restart it.
+        begun_seen = reader.begun().size();
+        for (const auto& f : reader.begun()) {
+          if (!Startable(f) || !started_files_.insert(f).second) continue;
+          file_start = Clock::now();
+          // several began since the last poll: the one the journal is in runs now
+          if (!timed_file || timed_file != reader.current_file()) timed_file = f;
+        }
+      }
       if (reader.current_file() != file) {
         file = reader.current_file();
-        // The journal is the tested process's to write: a file's clock starts once, so
-        // records naming files over and over cannot reset it.
-        if (file && started_files_.insert(*file).second) file_start = Clock::now();
         ReportProgress(reader, file);
       }
       if (exit) {
@@ -355,7 +375,8 @@ class Runner {
     reader.Feed("\n");  // a last line the agent could not finish is simply malformed
     NoteLimits(result.exit, &result.trace);
     result.finished = reader.finished();
-    result.last_file = reader.current_file();
+    // A file killed at its time is the one whose clock ran out, whatever the journal named last.
+    result.last_file = result.timed_out && timed_file ? timed_file : reader.current_file();
     result.collected = reader.collected();
     result.selected = reader.selected();
     result.begun = reader.begun();

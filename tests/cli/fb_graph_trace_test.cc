@@ -158,6 +158,7 @@ TEST(FbGraphTrace, CrashExitAndHangAreIsolatedAndTheRestResumes) {
   EXPECT_EQ(status("tests/test_segfault.py"), "crashed");
   EXPECT_EQ(status("tests/test_exit.py"), "crashed");
   EXPECT_EQ(status("tests/test_hang.py"), "timeout");
+  EXPECT_EQ(status("tests/test_hang_forged_clock.py"), "timeout");
   EXPECT_EQ(status("tests/test_ok_last.py"), "ok");
   EXPECT_NE((*File(t.doc, "tests/test_segfault.py"))["error"].get<std::string>().find("signal 11"),
             std::string::npos);

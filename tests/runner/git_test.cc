@@ -179,6 +179,12 @@ TEST(GitTest, PatchPathsOutsideTheTreeOrInGitDirectoriesAreRefused) {
   EXPECT_NE(PatchPathProblem(link("lnk", ".git")).find("git directory"), std::string::npos);
   EXPECT_NE(PatchPathProblem(link("a/lnk", "../..")).find("climbs out"), std::string::npos);
   EXPECT_NE(PatchPathProblem(link("lnk", "/tmp")).find("absolute"), std::string::npos);
+  // A chain of links, each inside on its own, that leads out together.
+  EXPECT_NE(PatchPathProblem(link("u1", "d") + link("d/u2", "..") + link("u3", "u1/u2/..")),
+            "");
+  EXPECT_NE(PatchPathProblem(link("d/x", ".") + link("y", "d/x/x/x/../..")).find("climbs out"),
+            std::string::npos);
+  EXPECT_EQ(PatchPathProblem(link("d/x", "..") + link("y", "d/x/d")), "");
   // A removed line "-- .git/x" and an added line "++ ../y" inside a hunk are content.
   EXPECT_EQ(PatchPathProblem("--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n--- .git/x\n+++ ../y\n"
                              " same\n"), "");

@@ -35,7 +35,9 @@ _GUARDED = (
     ("_pytest.runner", "pytest_runtest_makereport"), ("_pytest.runner", "CallInfo.from_call"),
     ("_pytest.reports", "TestReport.from_item_and_call"), ("_pytest.reports", "TestReport.__init__"),
     ("_pytest.reports", "BaseReport.passed"), ("_pytest.python", "Function.runtest"),
-    ("_pytest.python", "pytest_pyfunc_call"),
+    ("_pytest.python", "pytest_pyfunc_call"), ("_pytest.runner", "call_runtest_hook"),
+    ("_pytest.runner", "check_interactive_exception"), ("_pytest.runner", "pytest_runtest_call"),
+    ("_pytest.runner", "get_reraise_exceptions"),
 )
 
 
@@ -108,6 +110,7 @@ def _loaded_code():
 _trusted_code = _loaded_code() if os.environ.get("FBKIT_TRACE_CHECKS") == "1" else ([], set())
 _checks = os.environ.get("FBKIT_TRACE_CHECKS") == "1"  # outcome runs: graders read these
 _raised = {}  # nodeid -> type name of the exception its call raised (not a skip or xfail)
+_called = set()  # nodeids whose call phase reached fbkit's pytest_runtest_call
 _compiled = {}
 _integrity_seen = set()
 
@@ -222,11 +225,14 @@ def _check_writer():
 
 
 def _check_machinery(config):
+    replaced = set()
     for name, obj in _guarded_now().items():
         if obj is not _guarded_at_start.get(name):
+            replaced.add(name)
             _integrity("pytest's %s was replaced while the tests ran" % name)
     for name in _innards_changed(_GUARDED, _guarded_innards):
-        _integrity("pytest's %s was replaced while the tests ran (its code, in place)" % name)
+        if name not in replaced:
+            _integrity("pytest's %s was replaced while the tests ran (its code, in place)" % name)
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "")) + os.sep
     for name in _WATCHED_HOOKS:
         hook = getattr(config.pluginmanager.hook, name, None)
@@ -386,7 +392,9 @@ class _L2Check:
         return False
 
     def find_spec(self, name, path=None, target=None):
-        if name not in self.imported and self._from_agent_code():
+        # A thread other than the main one imports for whoever started it (agent_code may
+        # import the original on a thread of its own, with none of its frames on the stack).
+        if name not in self.imported and (self._from_agent_code() or _off_main_thread()):
             self.imported.add(name)
         return None
 
@@ -404,13 +412,19 @@ class _L2Check:
                 continue
             for attr, value in sorted(list(getattr(module, "__dict__", {}).items()),
                                       key=lambda kv: kv[0]):
-                path = _defined_in(value, types)
-                if self._original(path):
+                # a class counts with its ancestors: subclassing the original reuses it
+                ancestors = type.__dict__["__mro__"].__get__(value) if isinstance(value, type) else (value,)
+                if any(self._original(_defined_in(v, types)) for v in ancestors):
                     objects.append("%s.%s" % (name, attr))
         if modules:
             _integrity("importing agent_code loads the original library: " + _few(modules))
         if objects:
             _integrity("agent_code's objects come from the original library: " + _few(objects))
+
+
+def _off_main_thread():
+    import threading
+    return threading.current_thread() is not threading.main_thread()
 
 
 def _few(items):
@@ -559,7 +573,9 @@ def pytest_fixture_setup(fixturedef, request):
 
 @pytest.hookimpl(hookwrapper=True, trylast=True)
 def pytest_runtest_call(item):
-    """Innermost around the test's own call: whether it raised, whatever reports say."""
+    """Innermost around the test's own call: that pytest called it, and whether it raised,
+    whatever reports say."""
+    _called.add(item.nodeid)
     outcome = yield
     excinfo = getattr(outcome, "excinfo", None)
     if _checks and excinfo is not None:
@@ -591,6 +607,9 @@ def pytest_runtest_logreport(report):
             and report.nodeid in _raised):
         _integrity("%s raised %s but was reported as passed"
                    % (report.nodeid, _raised[report.nodeid]))
+    if _checks and report.when == "call" and report.passed and report.nodeid not in _called:
+        _integrity("%s was reported as passed although pytest never called it (fbkit's "
+                   "pytest_runtest_call did not run)" % report.nodeid)
     if _agent is None or (report.passed and report.when != "call"):
         return  # a setup or teardown that passed: nothing to count or show
     category = report.outcome
