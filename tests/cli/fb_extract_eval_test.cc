@@ -24,7 +24,7 @@ const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_te
                                "forge_atexit_journal", "forge_fake_origin_hook",
                                "forge_rewrite_journal", "forge_journal_writer",
                                "forge_shadow_plugin", "forge_code_swap", "ignored_conftest",
-                               "forge_child_journal"};
+                               "forge_child_journal", "forge_runner_swap"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -97,6 +97,8 @@ class EvalE2E : public ::testing::Test {
         << r["forge_journal_writer"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_code_swap"], "Function.runtest was replaced while the tests ran (its code"))
         << r["forge_code_swap"].dump(1);
+    EXPECT_TRUE(AnyReason(r["forge_runner_swap"], "although pytest never called it"))
+        << r["forge_runner_swap"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_child_journal"], "journal (child-999999-forged.jsonl) holds test outcomes"))
         << r["forge_child_journal"].dump(1);
     EXPECT_LT(r["forge_child_journal"]["pass_rate"].get<double>(), 1.0);
@@ -166,7 +168,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 29u);
+  ASSERT_EQ(r.size(), 31u);
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
                                         "l2_gold_odd_attributes"};
   for (const auto& ok : honest) {
@@ -231,6 +233,9 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
   EXPECT_EQ(r["l2_reexport_dynamic"]["pass_rate"], 1.0);
   EXPECT_TRUE(AnyReason(r["l2_reexport_dynamic"], "loads the original library: shapes"));
   EXPECT_TRUE(AnyReason(r["l2_reexport_dynamic"], "objects come from the original library"));
+  EXPECT_EQ(r["l2_reexport_thread"]["pass_rate"], 1.0);
+  EXPECT_TRUE(AnyReason(r["l2_reexport_thread"], "loads the original library: shapes"))
+      << r["l2_reexport_thread"].dump(1);
 }
 
 // The forged results again, evaluated by fbkit running as an ordinary user (nobody, who
