@@ -24,7 +24,8 @@ const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_te
                                "forge_atexit_journal", "forge_fake_origin_hook",
                                "forge_rewrite_journal", "forge_journal_writer",
                                "forge_shadow_plugin", "forge_code_swap", "ignored_conftest",
-                               "forge_child_journal", "forge_runner_swap"};
+                               "forge_child_journal", "forge_runner_swap", "forge_builtin",
+                               "mute_journal"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -97,6 +98,11 @@ class EvalE2E : public ::testing::Test {
         << r["forge_journal_writer"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_code_swap"], "Function.runtest was replaced while the tests ran (its code"))
         << r["forge_code_swap"].dump(1);
+    EXPECT_TRUE(AnyReason(r["forge_builtin"], "the builtin isinstance was replaced"))
+        << r["forge_builtin"].dump(1);
+    EXPECT_TRUE(AnyReason(r["mute_journal"], "journal descriptor was pointed elsewhere"))
+        << r["mute_journal"].dump(1);
+    EXPECT_TRUE(AnyReason(r["mute_journal"], "escape attempt")) << r["mute_journal"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_runner_swap"], "although pytest never called it"))
         << r["forge_runner_swap"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_child_journal"], "journal (child-999999-forged.jsonl) holds test outcomes"))
@@ -168,7 +174,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 31u);
+  ASSERT_EQ(r.size(), 33u);
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
                                         "l2_gold_odd_attributes"};
   for (const auto& ok : honest) {

@@ -115,7 +115,31 @@ _compiled = {}
 _integrity_seen = set()
 
 
+def _journal_descriptor_check():
+    """fbkit's journal descriptor as it was at start: one pointed elsewhere (dup2 over it, to
+    mute the findings written while it was) is put back from a private copy and reported."""
+    if _journal_fd is None:
+        return
+    fd, identity, copy = _journal_fd
+    try:
+        st = os.fstat(fd)
+        same = (st.st_dev, st.st_ino) == identity
+    except OSError:
+        same = False
+    if not same:
+        try:
+            os.dup2(copy, fd)
+        except OSError:
+            return
+        if "descriptor" not in _integrity_seen:
+            _integrity_seen.add("descriptor")
+            _agent.journal.write({"type": "integrity", "message":
+                                  "fbkit's journal descriptor was pointed elsewhere while the "
+                                  "tests ran"}, flush=True)
+
+
 def _integrity(message, flush=False):
+    _journal_descriptor_check()
     if _agent is not None and message not in _integrity_seen:
         _integrity_seen.add(message)
         _agent.journal.write({"type": "integrity", "message": message}, flush=flush)
@@ -222,6 +246,17 @@ def _check_writer():
         journal._file = file
     for name in found:
         _integrity("fbkit's journal writer (%s) was replaced while the tests ran" % name)
+
+
+def _check_builtins():
+    """Builtins replaced or removed while the tests ran (the checks themselves call them;
+    a test that monkeypatches one puts it back before the session ends)."""
+    import builtins
+    now = vars(builtins)
+    for name, value in sorted(_builtins_at_start.items()):
+        if now.get(name, _builtins_at_start) is not value:
+            _integrity("the builtin %s was replaced while the tests ran" % name)
+            builtins.__dict__[name] = value
 
 
 def _check_machinery(config):
@@ -633,7 +668,9 @@ def pytest_sessionfinish(session, exitstatus):
     if _agent is None:
         return
     if _checks:
+        _journal_descriptor_check()
         try:
+            _check_builtins()
             _check_writer()
         except Exception as e:  # whatever was done to it, say so
             _integrity("fbkit's journal writer could not be checked: %s" % type(e).__name__)
@@ -654,6 +691,21 @@ def pytest_sessionfinish(session, exitstatus):
 
 _agent = _start_from_environment()
 _journal_at_start = (_agent.journal, _agent.journal._file) if _agent is not None else None
+_builtins_at_start = dict(vars(__import__("builtins")))
+
+
+def _journal_fd_at_start():
+    if not _checks or _agent is None:
+        return None
+    try:
+        fd = _agent.journal._file.fileno()
+        st = os.fstat(fd)
+        return fd, (st.st_dev, st.st_ino), os.dup(fd)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+_journal_fd = _journal_fd_at_start()
 if _checks and _agent is not None:
     _watch_escapes()
 _l2_check = _start_l2_check() if _checks and _agent is not None else None
