@@ -242,3 +242,47 @@ TEST(InferTest, ACommandThatDidNotStartIsNotAnAgentsExit127) {
 
 }  // namespace
 }  // namespace fbkit::extract
+
+namespace fbkit::extract {
+namespace {
+
+// Once the agent has run, its workspace is the agent's: the patch is collected by git
+// inside the sandbox (the fake launcher fails the test for a host-side process that names
+// the workspace), and holds what the agent wrote.
+TEST(InferTest, ThePatchIsCollectedInsideTheSandboxOnceTheAgentHasRun) {
+  if (!runner::CheckBwrap().ok()) GTEST_SKIP() << runner::CheckBwrap().error();
+  namespace fs = std::filesystem;
+  ScratchDir tmp;
+  std::string task = tmp / "tasks/t.lv2";
+  fs::create_directories(task);
+  WriteFileOrDie(task + "/instance.json", R"({"instance_id": "t.lv2", "level": 2, "repo_settings": "{}"})");
+  WriteFileOrDie(task + "/problem_statement.md", "Build it.\n");
+  InferOptions o;
+  o.agent_cmd = "my-agent";
+  o.sandbox = runner::SandboxKind::kBwrap;
+  o.run_dir = tmp / "run";
+  std::string workspace = tmp / "run/t.lv2/workspace";
+  bool agent_ran = false;
+  testing::FakeLauncher fake(
+      [&](const runner::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
+        if (!spec.argv.empty() && spec.argv[0] == "/bin/sh") {
+          fs::create_directories(workspace + "/agent_code");
+          WriteFileOrDie(workspace + "/agent_code/__init__.py", "X = 1\n");
+          agent_ran = true;
+          return testing::FakeLauncher::Exit(0);
+        }
+        bool touches = spec.cwd.starts_with(workspace);
+        for (const auto& a : spec.argv) touches = touches || a.find(workspace) != std::string::npos;
+        if (agent_ran && touches && spec.sandbox.kind == runner::SandboxKind::kNone) {
+          ADD_FAILURE() << "a host-side process over the agent's workspace: " << spec.argv[0];
+        }
+        return std::nullopt;
+      },
+      &runner::RealLauncher());
+  InferResult r = RunAgent(util::RealEnv(), fake, task, o);
+  EXPECT_EQ(r.status, "finished") << r.error;
+  EXPECT_NE(r.patch.find("+++ b/agent_code/__init__.py"), std::string::npos) << r.patch;
+}
+
+}  // namespace
+}  // namespace fbkit::extract
