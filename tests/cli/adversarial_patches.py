@@ -284,6 +284,26 @@ def _muted_escape():
 _muted_escape()
 """
 
+# pytest's report class answers "passed" whatever pytest set, and fbkit's plugin's own
+# functions and records are replaced (its findings muted, its record of raised tests a dict
+# that keeps nothing).
+REPORT_CLASS = """
+def _report_class():
+    import sys
+    from _pytest.reports import TestReport
+    TestReport.outcome = property(lambda self: "passed", lambda self, value: None)
+    plugin = sys.modules.get("fbkit_agent")
+    if plugin is not None:
+        class _Forget(dict):
+            def __setitem__(self, key, value):
+                pass
+        plugin._raised = _Forget()
+        plugin._integrity = lambda *a, **k: None
+
+
+_report_class()
+"""
+
 # pytest's runner never calls the test: its call phase is a CallInfo of a function that
 # returns, so every call "passes" without any hook of the call phase running.
 RUNNER_SWAP = """
@@ -498,6 +518,7 @@ def main():
     cases["forge_code_swap"] = (l1_id, forged(CODE_SWAP))
     cases["forge_runner_swap"] = (l1_id, forged(RUNNER_SWAP))
     cases["forge_builtin"] = (l1_id, forged(FORGE_REPORTS + REPLACE_BUILTIN))
+    cases["forge_report_class"] = (l1_id, forged(REPORT_CLASS))
     cases["mute_journal"] = (l1_id, forged(MUTE_JOURNAL))
     cases["forge_child_journal"] = (l1_id, forged(CHILD_JOURNAL % json.dumps(f2p)))
 

@@ -259,6 +259,36 @@ def _check_builtins():
             builtins.__dict__[name] = value
 
 
+def _check_own_state():
+    """fbkit's plugin's own module state (its functions, records and flags) and pytest's
+    report classes as they were when the plugin loaded: replaced or added names are put back
+    where they can be, and reported."""
+    module = sys.modules.get(__name__)
+    now = vars(module) if module is not None else {}
+    replaced = [name for name, value in sorted(_own_at_start.items())
+                if now.get(name, _own_at_start) is not value]
+    for name in replaced:  # all put back before any is reported (through _integrity)
+        now[name] = _own_at_start[name]
+    for name in replaced:
+        _integrity("fbkit's plugin's %s was replaced while the tests ran" % name)
+    for name in _innards_changed_in(_own_at_start):
+        _integrity("fbkit's plugin's %s was replaced while the tests ran (its code, in place)"
+                   % name)
+    for cls, attrs in _report_classes:
+        for name in sorted(set(vars(cls)) | set(attrs)):
+            if vars(cls).get(name, attrs) is not attrs.get(name, attrs):
+                _integrity("pytest's %s.%s was changed while the tests ran" % (cls.__name__, name))
+
+
+def _innards_changed_in(table):
+    changed = []
+    for name, obj in table.items():
+        then, now = _own_innards.get(name), _innards(obj)
+        if then is not None and now is not None and any(a is not b for a, b in zip(now, then)):
+            changed.append(name)
+    return changed
+
+
 def _check_machinery(config):
     replaced = set()
     for name, obj in _guarded_now().items():
@@ -645,10 +675,20 @@ def pytest_runtest_logreport(report):
     if _checks and report.when == "call" and report.passed and report.nodeid not in _called:
         _integrity("%s was reported as passed although pytest never called it (fbkit's "
                    "pytest_runtest_call did not run)" % report.nodeid)
-    if _agent is None or (report.passed and report.when != "call"):
+    # The outcome pytest set on the report itself: a class attribute (a property on
+    # TestReport, say) must not stand in for it.
+    real = vars(report).get("outcome") if hasattr(report, "__dict__") else None
+    forged = _checks and real != report.outcome
+    if forged and real is None:
+        real = "error"  # no outcome of pytest's own: nothing passed
+    if forged:
+        _integrity("%s: its report says %r but pytest set %r (the report's class was changed)"
+                   % (report.nodeid, report.outcome, real))
+    if _agent is None or (not forged and report.passed and report.when != "call"):
         return  # a setup or teardown that passed: nothing to count or show
-    category = report.outcome
-    status = _agent.config.hook.pytest_report_teststatus(report=report, config=_agent.config)
+    category = real if forged else report.outcome
+    status = None if forged else _agent.config.hook.pytest_report_teststatus(
+        report=report, config=_agent.config)
     if status:
         category = status[0]
     if category == "" and report.when != "call":
@@ -658,7 +698,7 @@ def pytest_runtest_logreport(report):
         message = str(report.longrepr)[-2000:]
     _agent.journal.write({"type": "report", "nodeid": report.nodeid,
                           "file": _agent.file_of.get(report.nodeid),
-                          "when": report.when, "outcome": report.outcome,
+                          "when": report.when, "outcome": real if forged else report.outcome,
                           "category": category, "duration": round(report.duration, 6),
                           "message": message})
 
@@ -670,6 +710,7 @@ def pytest_sessionfinish(session, exitstatus):
     if _checks:
         _journal_descriptor_check()
         try:
+            _check_own_state()  # first: the other checks report through what it puts back
             _check_builtins()
             _check_writer()
         except Exception as e:  # whatever was done to it, say so
@@ -706,6 +747,17 @@ def _journal_fd_at_start():
 
 
 _journal_fd = _journal_fd_at_start()
+
+
+def _report_classes_at_start():
+    from _pytest.reports import BaseReport, CollectReport, TestReport
+    return tuple((cls, dict(vars(cls))) for cls in (BaseReport, TestReport, CollectReport))
+
+
+_report_classes = _report_classes_at_start() if _checks else ()
 if _checks and _agent is not None:
     _watch_escapes()
 _l2_check = _start_l2_check() if _checks and _agent is not None else None
+# The plugin's own state as loaded (checked at session end by _check_own_state).
+_own_at_start = {k: v for k, v in globals().items() if not k.startswith("__")}
+_own_innards = {k: _innards(v) for k, v in _own_at_start.items() if callable(v) and not isinstance(v, type)}
