@@ -175,16 +175,22 @@ struct FakeAgentRun {
   bool config_written_first = false;
 };
 
-FakeAgentRun RunFakeAgent(const ScratchDir& tmp, testing::FakeLauncher::Outcome outcome) {
-  namespace fs = std::filesystem;
+// An L2 task t.lv2 under TMP/tasks and infer options (bwrap, run dir TMP/run) for `cmd`.
+std::string WriteFakeTask(const ScratchDir& tmp, const std::string& cmd, InferOptions* o) {
   std::string task = tmp / "tasks/t.lv2";
-  fs::create_directories(task);
+  std::filesystem::create_directories(task);
   WriteFileOrDie(task + "/instance.json", R"({"instance_id": "t.lv2", "level": 2, "repo_settings": "{}"})");
   WriteFileOrDie(task + "/problem_statement.md", "Build it.\n");
+  o->agent_cmd = cmd;
+  o->sandbox = runner::SandboxKind::kBwrap;
+  o->run_dir = tmp / "run";
+  return task;
+}
+
+FakeAgentRun RunFakeAgent(const ScratchDir& tmp, testing::FakeLauncher::Outcome outcome) {
+  namespace fs = std::filesystem;
   InferOptions o;
-  o.agent_cmd = "my-agent --task {instance_id}";
-  o.sandbox = runner::SandboxKind::kBwrap;
-  o.run_dir = tmp / "run";
+  std::string task = WriteFakeTask(tmp, "my-agent --task {instance_id}", &o);
   o.output_files = {{"home/.config/agent.toml", "model = \"m\"\n"}};
   FakeAgentRun run;
   testing::FakeLauncher fake(
@@ -253,14 +259,8 @@ TEST(InferTest, ThePatchIsCollectedInsideTheSandboxOnceTheAgentHasRun) {
   if (!runner::CheckBwrap().ok()) GTEST_SKIP() << runner::CheckBwrap().error();
   namespace fs = std::filesystem;
   ScratchDir tmp;
-  std::string task = tmp / "tasks/t.lv2";
-  fs::create_directories(task);
-  WriteFileOrDie(task + "/instance.json", R"({"instance_id": "t.lv2", "level": 2, "repo_settings": "{}"})");
-  WriteFileOrDie(task + "/problem_statement.md", "Build it.\n");
   InferOptions o;
-  o.agent_cmd = "my-agent";
-  o.sandbox = runner::SandboxKind::kBwrap;
-  o.run_dir = tmp / "run";
+  std::string task = WriteFakeTask(tmp, "my-agent", &o);
   std::string workspace = tmp / "run/t.lv2/workspace";
   bool agent_ran = false;
   testing::FakeLauncher fake(
