@@ -348,7 +348,8 @@ class Runner {
         // its tests begin, so records naming files over and over cannot restart it.
         begun_seen = reader.begun().size();
         for (const auto& f : reader.begun()) {
-          if (!Startable(f) || !started_files_.insert(f).second) continue;
+          if (started_files_.count(f) || !Startable(f)) continue;
+          started_files_.insert(f);
           file_start = Clock::now();
           // several began since the last poll: the one the journal is in runs now
           if (!timed_file || timed_file != reader.current_file()) timed_file = f;
