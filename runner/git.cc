@@ -89,11 +89,15 @@ std::string PathProblem(std::string path) {
 // chain of links that each stay inside cannot lead out together.
 std::string LinkProblem(const std::string& link, const std::string& target,
                         std::map<std::string, std::string>* links) {
+  auto joined = [](const std::vector<std::string>& parts) {
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : "/") + p;
+    return out;
+  };
   std::vector<std::string> at = util::Split(link, '/');
   if (at.size() < 2) return "";
   at.erase(at.begin());  // the a/ or b/ prefix
-  std::string self;
-  for (const auto& p : at) self += (self.empty() ? "" : "/") + p;
+  std::string self = joined(at);
   at.pop_back();         // the link's own name
   std::vector<std::string> pending = util::Split(target, '/');
   std::reverse(pending.begin(), pending.end());
@@ -110,9 +114,7 @@ std::string LinkProblem(const std::string& link, const std::string& target,
     }
     if (!PathProblem(part).empty()) return "it enters a git directory";
     at.push_back(part);
-    std::string here;
-    for (const auto& p : at) here += (here.empty() ? "" : "/") + p;
-    auto earlier = links->find(here);
+    auto earlier = links->find(joined(at));
     if (earlier == links->end()) continue;
     if (earlier->second.starts_with("/")) return "an absolute target";
     at.pop_back();  // replaced by what the earlier link points to
@@ -190,7 +192,7 @@ util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
   Sandbox sandbox = sandbox_;
   if (!confined()) return sandbox;
   std::string fixed = util::JoinPath(scratch_, "fixed.gitconfig");
-  std::string global = util::JoinPath(scratch_, "fixed-global.gitconfig");
+  std::string global = FixedGlobalConfig();
   if (!env_.Stat(global, false).ok()) {
     if (auto s = env_.WriteFileAtomic(fixed, kFixedConfig); !s.ok()) return util::Error{s.error()};
     if (auto s = env_.WriteFileAtomic(global, "[safe]\n\tdirectory = *\n"); !s.ok()) {
@@ -249,18 +251,13 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
               {"GIT_COMMITTER_EMAIL", "fbkit@localhost"},
               {"GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"},
               {"GIT_CONFIG_NOSYSTEM", "1"},
-              {"GIT_CONFIG_GLOBAL", "/dev/null"},
+              // Confined, git runs as another user over trees fbkit made, so ownership says
+              // nothing there: every directory is safe, through a global file of fbkit's
+              // (the `-c` settings do not reach the upload-pack of a local clone).
+              {"GIT_CONFIG_GLOBAL", confined() ? FixedGlobalConfig() : "/dev/null"},
               {"GIT_ATTR_NOSYSTEM", "1"},
               {"GIT_TERMINAL_PROMPT", "0"},
               {"LC_ALL", "C"}};
-  if (confined()) {
-    // Inside, git runs as another user over trees fbkit made, so ownership says nothing
-    // there: every directory is safe, through a global file (the `-c` settings do not reach
-    // the upload-pack of a local clone).
-    for (auto& [key, value] : spec.env) {
-      if (key == "GIT_CONFIG_GLOBAL") value = util::JoinPath(scratch_, "fixed-global.gitconfig");
-    }
-  }
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return {-1, s.error()};
   auto sandbox = CommandSandbox(cwd, args);
   if (!sandbox.ok()) return {-1, sandbox.error()};

@@ -107,6 +107,8 @@ class Git {
   // written on first use); kNone when not confined.
   util::Expected<Sandbox> CommandSandbox(const std::string& cwd,
                                          const std::vector<std::string>& args);
+  // The global configuration file of confined git (safe.directory=*), in the scratch dir.
+  std::string FixedGlobalConfig() const { return util::JoinPath(scratch_, "fixed-global.gitconfig"); }
 
   util::Env& env_;
   Launcher& launcher_;

@@ -5,6 +5,7 @@ recording itself and the journal format are in fbkit_core."""
 import os
 import re
 import sys
+import types
 
 import pytest
 
@@ -70,11 +71,11 @@ def _innards(obj):
         return None
 
 
-def _innards_changed(table, at_start):
-    """The names of `table` whose function's code, defaults or closure are no longer what
-    they were at start (compared by identity)."""
+def _innards_changed(objects, at_start):
+    """The names of `objects` (name -> object) whose function's code, defaults or closure
+    are no longer what `at_start` (name -> _innards) recorded (compared by identity)."""
     changed = []
-    for name, obj in _guarded_now(table).items():
+    for name, obj in objects.items():
         now, then = _innards(obj), at_start.get(name)
         if now is None or then is None:
             continue
@@ -93,7 +94,6 @@ def _loaded_code():
     """The code objects (by identity, kept alive) of pytest's and pluggy's functions and
     class methods as they are before any conftest loads: hooks pytest registers later from
     them need no compiling to be trusted."""
-    import types
     keep = []
     for name, module in list(sys.modules.items()):
         if not (name.startswith(("_pytest.", "pluggy.")) or name in ("_pytest", "pytest", "pluggy")):
@@ -152,7 +152,6 @@ def _codes_of(path, config=None):
     key = (path, config is not None)
     if key not in _compiled:
         import ast
-        import types
         codes = None
         try:
             with open(path, "rb") as f:
@@ -218,7 +217,7 @@ def _check_writer():
     """Finds fbkit's journal writer tampered with (its functions, the journal object, its
     file), puts it back so that what follows reaches fbkit as written, and reports it."""
     found = []
-    for name in _innards_changed(_GUARDED_WRITER, _writer_innards):
+    for name in _innards_changed(_guarded_now(_GUARDED_WRITER), _writer_innards):
         found.append(name + ": its code")
         func = getattr(_writer_at_start[name], "__func__", _writer_at_start[name])
         func.__code__, func.__defaults__, func.__kwdefaults__ = _writer_innards[name][:3]
@@ -271,7 +270,7 @@ def _check_own_state():
         now[name] = _own_at_start[name]
     for name in replaced:
         _integrity("fbkit's plugin's %s was replaced while the tests ran" % name)
-    for name in _innards_changed_in(_own_at_start):
+    for name in _innards_changed(_own_at_start, _own_innards):
         _integrity("fbkit's plugin's %s was replaced while the tests ran (its code, in place)"
                    % name)
     for cls, attrs in _report_classes:
@@ -280,22 +279,13 @@ def _check_own_state():
                 _integrity("pytest's %s.%s was changed while the tests ran" % (cls.__name__, name))
 
 
-def _innards_changed_in(table):
-    changed = []
-    for name, obj in table.items():
-        then, now = _own_innards.get(name), _innards(obj)
-        if then is not None and now is not None and any(a is not b for a, b in zip(now, then)):
-            changed.append(name)
-    return changed
-
-
 def _check_machinery(config):
     replaced = set()
     for name, obj in _guarded_now().items():
         if obj is not _guarded_at_start.get(name):
             replaced.add(name)
             _integrity("pytest's %s was replaced while the tests ran" % name)
-    for name in _innards_changed(_GUARDED, _guarded_innards):
+    for name in _innards_changed(_guarded_now(), _guarded_innards):
         if name not in replaced:
             _integrity("pytest's %s was replaced while the tests ran (its code, in place)" % name)
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "")) + os.sep
@@ -468,7 +458,6 @@ class _L2Check:
                 and os.path.realpath(path).startswith(self.originals))
 
     def report(self):
-        import types
         modules = sorted(n for n in self.imported
                          if self._original(getattr(sys.modules.get(n), "__file__", None)))
         objects = []
@@ -479,7 +468,7 @@ class _L2Check:
                                       key=lambda kv: kv[0]):
                 # a class counts with its ancestors: subclassing the original reuses it
                 ancestors = type.__dict__["__mro__"].__get__(value) if isinstance(value, type) else (value,)
-                if any(self._original(_defined_in(v, types)) for v in ancestors):
+                if any(self._original(_defined_in(v)) for v in ancestors):
                     objects.append("%s.%s" % (name, attr))
         if modules:
             _integrity("importing agent_code loads the original library: " + _few(modules))
@@ -496,7 +485,7 @@ def _few(items):
     return ", ".join(items[:3]) + (", ... (%d in all)" % len(items) if len(items) > 3 else "")
 
 
-def _defined_in(value, types):
+def _defined_in(value):
     """The file `value` was defined in, or None: only real code objects, classes and modules
     say (whatever a module exposes as `__code__` or `__module__` may be anything)."""
     try:
