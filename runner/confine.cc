@@ -28,9 +28,9 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
   for (const auto& p : spec.pythonpath) {
     if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
   }
-  if (request.root_writable) {
-    c.sandbox.writable.push_back(request.root);
-    // What host-side git reads back (config, hooks, index) stays as fbkit left it.
+  if (!request.copy_of.empty()) {
+    c.sandbox.copies.push_back({request.copy_of, request.root});
+    // Git's own files stay as fbkit made them, not copied: bound read-only.
     std::string dot_git = util::JoinPath(request.root, ".git");
     if (env.Stat(dot_git, false).ok()) c.sandbox.protect.push_back(dot_git);
   }

@@ -15,12 +15,15 @@ namespace fbkit::runner {
 // Where a process running repository or agent code starts: the interpreter (the spec's, or
 // the one its install steps built, built on first use under the work dir unless the spec
 // names a cache) and the sandbox (the spec's kind, network and limits; ROOT and the
-// interpreter readable, ROOT writable when asked with its .git read-only, the scratch dir
-// writable). Every such process fbkit starts gets its ProcessSpec::sandbox from here; what
-// fbkit reads back from a writable tree it reads with Env::ReadUntrusted.
+// interpreter readable; with `copy_of`, ROOT is a private copy of that tree, ROOT/.git
+// bound read-only; the scratch dir writable). Every such process fbkit starts gets its
+// ProcessSpec::sandbox from here; what fbkit reads back from a writable tree it reads with
+// Env::ReadUntrusted.
 struct ConfineRequest {
   std::string root;
-  bool root_writable = false;
+  // The tree the process sees at ROOT as its own copy (Sandbox::copies: what it writes is
+  // bounded by the kernel and never reaches the host); "" for ROOT read-only.
+  std::string copy_of;
   std::string work_dir;  // fbkit's own (never writable inside)
   std::string scratch;   // writable inside ("" for none)
 };

@@ -197,6 +197,9 @@ int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
     ::nftw(root.c_str(), [](const char* path, const struct stat* st, int type, FTW*) {
       if (type == FTW_NS) return 0;
       total += static_cast<int64_t>(st->st_blocks) * 512;
+      // A directory the tested code made unreadable (it runs as fbkit's user when fbkit is
+      // not root) is opened again for the next walk: what it holds is counted then.
+      if (type == FTW_DNR) (void)::chmod(path, (st->st_mode | S_IRWXU) & 07777);
       if (!sharing || type == FTW_SL || type == FTW_SLN) return 0;
       if (st->st_gid != kSandboxGid) (void)::lchown(path, static_cast<uid_t>(-1), kSandboxGid);
       mode_t want = st->st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st->st_mode) ? S_IXGRP : 0);
@@ -459,7 +462,8 @@ class PosixLauncher : public Launcher {
     if (spec.argv.empty()) return util::Error{"empty command"};
     Prepared prepared{spec.argv, {}, false, {}, {}, {}, -1};
     HostInfo host;
-    DiskWatch disk;
+    DiskWatch disk;  // the writable trees; copies are bounded by their tmpfs
+    std::vector<int64_t> copy_bytes;
     if (spec.sandbox.kind == SandboxKind::kBwrap) {
       host = CurrentHost();
       if (host.bwrap.empty()) {
@@ -475,6 +479,7 @@ class PosixLauncher : public Launcher {
       }
       disk.baseline = WalkWritable(disk.roots, host.root);
       disk.limit = spec.sandbox.limits.disk_mb << 20;
+      for (const auto& c : spec.sandbox.copies) copy_bytes.push_back(WalkWritable({c.source}, host.root));
       if (host.root) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
     }
     Closer closer(&prepared);
@@ -488,7 +493,7 @@ class PosixLauncher : public Launcher {
     }
     if (prepared.sandboxed) {
       int seccomp = prepared.seccomp >= 0 ? 3 + static_cast<int>(prepared.channels.size()) : -1;
-      prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd, spec.argv, seccomp);
+      prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd, spec.argv, seccomp, copy_bytes);
     }
     auto log = OpenOutput(spec.log_path);
     if (!log.ok()) return util::Error{log.error()};

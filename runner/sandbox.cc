@@ -68,7 +68,9 @@ bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path) {
   };
   if (under_any(sandbox.read_only) || under_any(sandbox.writable)) return true;
   if (std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
-                  [&](const Bind& b) { return Under(path, b.target); })) {
+                  [&](const Bind& b) { return Under(path, b.target); }) ||
+      std::any_of(sandbox.copies.begin(), sandbox.copies.end(),
+                  [&](const PrivateCopy& c) { return Under(path, c.target); })) {
     return true;
   }
   if (Under(path, "/dev") || Under(path, "/proc")) return true;  // its own /dev and /proc
@@ -79,6 +81,7 @@ HostInfo CurrentHost() {
   HostInfo host;
   host.bwrap = FindProgram("bwrap");
   host.setpriv = FindProgram("setpriv");
+  host.tar = FindProgram("tar");
   const char* home = std::getenv("HOME");
   host.home = home ? home : "";
   host.root = ::geteuid() == 0;
@@ -122,6 +125,15 @@ class Parents {
       a_->insert(a_->end(), {"--perms", "0755", "--dir", dir});
     }
   }
+  // The directories between `top` and `path` (a mount point below it), made writable for
+  // everyone: what a private copy holds there is written into them by the sandbox's user.
+  void Open(const std::string& path, const std::string& top) {
+    for (size_t slash = path.find('/', top.size() + 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      std::string dir = path.substr(0, slash);
+      if (made_.insert(dir).second) a_->insert(a_->end(), {"--perms", "0777", "--dir", dir});
+    }
+  }
 
  private:
   std::vector<std::string>* a_;
@@ -141,11 +153,91 @@ void AddNamespaces(std::vector<std::string>* a, const Sandbox& sandbox, const Ho
   }
 }
 
+// Where copy `i`'s source is bound read-only inside the sandbox, for the prelude to read.
+std::string CopySource(size_t i) { return "/.fbkit-copy/" + std::to_string(i); }
+
+// The mount points bubblewrap makes below `target` (protected paths, binds, other trees):
+// the prelude leaves them as mounted.
+std::vector<std::string> MountsBelow(const Sandbox& sandbox, const std::string& target) {
+  std::vector<std::string> below;
+  auto add = [&](const std::string& p) {
+    if (p != target && Under(p, target)) below.push_back(p);
+  };
+  for (const auto& p : sandbox.protect) add(p);
+  for (const auto& b : sandbox.binds) add(b.target);
+  for (const auto& p : sandbox.writable) add(p);
+  for (const auto& o : sandbox.overlays) add(o.target);
+  for (const auto& c : sandbox.copies) add(c.target);
+  return below;
+}
+
+// Each copy: its source read-only at CopySource(i), and at its target a tmpfs as large as
+// the source (with some room for the tmpfs's own rounding) plus the disk limit.
+void AddCopies(std::vector<std::string>* a, const Sandbox& sandbox,
+               const std::vector<int64_t>& copy_bytes, Parents* parents,
+               const std::function<bool(const std::string&)>& system) {
+  if (sandbox.copies.empty()) return;
+  a->insert(a->end(), {"--perms", "0755", "--dir", "/.fbkit-copy"});
+  for (size_t i = 0; i < sandbox.copies.size(); ++i) {
+    const PrivateCopy& c = sandbox.copies[i];
+    int64_t bytes = i < copy_bytes.size() ? copy_bytes[i] : 0;
+    int64_t size = bytes + bytes / 8 + (1 << 20) + std::max<int64_t>(sandbox.limits.disk_mb, 0) * (1 << 20);
+    a->insert(a->end(), {"--ro-bind", c.source, CopySource(i)});
+    parents->Before(c.target, system);
+    a->insert(a->end(), {"--perms", "0777", "--size", std::to_string(size), "--tmpfs", c.target});
+    for (const auto& m : MountsBelow(sandbox, c.target)) parents->Open(m, c.target);
+  }
+}
+
+// A find(1) -path pattern matching `path` literally.
+std::string FindPattern(const std::string& path) {
+  std::string out;
+  for (char ch : path) {
+    if (ch == '\\' || ch == '*' || ch == '?' || ch == '[') out += '\\';
+    out += ch;
+  }
+  return util::ShellQuote(out);
+}
+
+// The shell run first inside the sandbox (as the sandbox's user): fills each copy, every
+// stage's failure noted, then runs the command ("$@") in `cwd`. find lists the source's
+// entries but the mount points below the target (pruned) and the directories bubblewrap made
+// for them (their contents are listed: the entries alone would have tar change a directory
+// it does not own); tar copies what it lists. An incomplete copy fails with status 125.
+std::string CopyPrelude(const Sandbox& sandbox, const HostInfo& host, const std::string& cwd) {
+  std::string tar = util::ShellQuote(host.tar.empty() ? "tar" : host.tar);
+  std::string failed = "/tmp/.fbkit-copy-failed";
+  std::string script;
+  for (size_t i = 0; i < sandbox.copies.size(); ++i) {
+    const PrivateCopy& c = sandbox.copies[i];
+    std::string prune, skip = " \\! -path .";
+    std::set<std::string> made;
+    for (const auto& m : MountsBelow(sandbox, c.target)) {
+      std::string rel = "./" + m.substr(c.target.size() + 1);
+      prune += std::string(prune.empty() ? "" : " -o") + " -path " + FindPattern(rel);
+      for (size_t slash = rel.find('/', 2); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+        if (made.insert(rel.substr(0, slash)).second) skip += " \\! -path " + FindPattern(rel.substr(0, slash));
+      }
+    }
+    if (!prune.empty()) prune = " \\(" + prune + " \\) -prune -o";
+    std::string source = util::ShellQuote(CopySource(i));
+    std::string fail = "{ echo " + util::ShellQuote("fbkit: cannot copy " + c.source + " into the sandbox") +
+                       " >&2; exit 125; }";
+    script += "{ (cd " + source + " && find ." + prune + skip + " -print0) || : > " + failed + "; } | { " +
+              tar + " -C " + source + " --null --no-recursion -T - -cf - || : > " + failed + "; } | " +
+              tar + " -C " + util::ShellQuote(c.target) + " -xpf - || " + fail + "\n";
+    script += "[ -e " + failed + " ] && " + fail + "\n";
+  }
+  if (!cwd.empty()) script += "cd " + util::ShellQuote(cwd) + " || exit 125\n";
+  script += "exec \"$@\"\n";
+  return script;
+}
+
 }  // namespace
 
 std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
                                    const std::string& cwd, const std::vector<std::string>& argv,
-                                   int seccomp_fd) {
+                                   int seccomp_fd, const std::vector<int64_t>& copy_bytes) {
   std::vector<std::string> a = {host.bwrap, "--die-with-parent", "--new-session"};
   AddNamespaces(&a, sandbox, host);
   if (seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(seccomp_fd)});
@@ -174,6 +266,7 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
     parents.Before(dir, system);
     a.insert(a.end(), {"--tmpfs", dir});
   }
+  AddCopies(&a, sandbox, copy_bytes, &parents, system);
   for (const auto& b : sandbox.binds) {
     parents.Before(b.target, system);
     a.insert(a.end(), {b.writable ? "--bind" : "--ro-bind", b.source, b.target});
@@ -183,7 +276,9 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
   }
   auto covers_a_bind = [&](const std::string& p) {
     return std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
-                       [&](const Bind& b) { return Under(b.target, p); });
+                       [&](const Bind& b) { return Under(b.target, p); }) ||
+           std::any_of(sandbox.copies.begin(), sandbox.copies.end(),
+                       [&](const PrivateCopy& c) { return Under(c.target, p); });
   };
   auto in_a_bind = [&](const std::string& p) {
     return std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
@@ -193,8 +288,12 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
     return std::any_of(sandbox.hidden.begin(), sandbox.hidden.end(),
                        [&](const std::string& d) { return Under(p, d); });
   };
+  auto in_a_copy = [&](const std::string& p) {
+    return std::any_of(sandbox.copies.begin(), sandbox.copies.end(),
+                       [&](const PrivateCopy& c) { return Under(p, c.target); });
+  };
   for (const auto& p : sandbox.read_only) {
-    if (covers_a_bind(p) || (system(p) && !hidden(p) && !in_a_bind(p))) continue;
+    if (covers_a_bind(p) || in_a_copy(p) || (system(p) && !hidden(p) && !in_a_bind(p))) continue;
     parents.Before(p, system);
     a.insert(a.end(), {"--ro-bind-try", p, p});
   }
@@ -204,12 +303,15 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
   }
   for (const auto& p : sandbox.protect) a.insert(a.end(), {"--ro-bind-try", p, p});
   for (const auto& o : sandbox.overlays) a.insert(a.end(), {"--ro-bind", o.source, o.target});
-  if (!cwd.empty()) a.insert(a.end(), {"--chdir", cwd});
+  if (!cwd.empty() && sandbox.copies.empty()) a.insert(a.end(), {"--chdir", cwd});
   a.push_back("--");
   if (host.root) {
     a.insert(a.end(), {host.setpriv, "--reuid=" + std::to_string(kSandboxUid),
                        "--regid=" + std::to_string(kSandboxGid), "--clear-groups",
                        "--inh-caps=-all", "--"});
+  }
+  if (!sandbox.copies.empty()) {
+    a.insert(a.end(), {"/bin/sh", "-c", CopyPrelude(sandbox, host, cwd), "fbkit-copy"});
   }
   a.insert(a.end(), argv.begin(), argv.end());
   return a;

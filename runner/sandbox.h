@@ -52,6 +52,12 @@ struct Bind {
   bool writable = false;
 };
 
+// A tree the process sees at `target` as a private copy of `source` (Sandbox::copies).
+struct PrivateCopy {
+  std::string source;
+  std::string target;
+};
+
 struct Sandbox {
   SandboxKind kind = SandboxKind::kNone;
   bool network = false;
@@ -60,6 +66,13 @@ struct Sandbox {
   std::vector<Bind> binds;             // mounted first, in order
   std::vector<std::string> read_only;  // absolute paths the process must see (never written)
   std::vector<std::string> writable;   // absolute paths it may write (its work copy, scratch)
+  // Trees the process sees as its own copies: at each target a tmpfs holding the source's
+  // files (copied in, inside the sandbox, before the command starts) with room for
+  // limits.disk_mb more; mount points below the target (`protect` paths, binds) are not
+  // copied. What the process writes there, unlinked and unreadable files included, the
+  // kernel counts and refuses past that size, and it vanishes with the sandbox: nothing
+  // reaches the host. The memory the tmpfs takes is the sandbox's (limits.memory_mb).
+  std::vector<PrivateCopy> copies;
   // Paths inside writable ones bound read-only on top (a work copy's .git: what host-side
   // git reads back must not be changed by the code under test).
   std::vector<std::string> protect;
@@ -80,6 +93,7 @@ struct HostInfo {
   std::string setpriv = "setpriv";  // util-linux's setpriv: drops root inside the sandbox
   std::string home;                 // the invoking user's $HOME ("" when unset)
   bool root = false;                // fbkit runs as uid 0
+  std::string tar = "tar";          // GNU tar: fills a private copy inside the sandbox
   std::vector<SystemPath> system;   // the allow-listed system paths that exist (SystemPaths)
 };
 
@@ -103,14 +117,16 @@ HostInfo CurrentHost();
 
 // bubblewrap's argv for running `argv` in `cwd` under `sandbox`: the system allow-list
 // read-only, /proc with /proc/sys read-only, private size-limited tmpfs for /tmp, /var/tmp,
-// /dev/shm and `home`, `hidden` empty, then `binds`, the `read_only` paths, the `writable`
-// paths, the `protect` paths over them and the `overlays` last; own PID/IPC/UTS/network namespaces (network
+// /dev/shm and `home`, `hidden` empty, the `copies` (each sized for `copy_bytes[i]`, what its
+// source takes, and filled by a shell prelude before `argv` runs), then `binds`, the
+// `read_only` paths, the `writable` paths, the `protect` paths over them and the `overlays` last; own PID/IPC/UTS/network namespaces (network
 // shared when allowed), the seccomp filter read from `seccomp_fd` (-1: none), killed with
 // its parent. As root: no user namespace but all capabilities dropped and the command run
 // as kSandboxUid:kSandboxGid through setpriv; as a user: a user namespace, no nested ones.
 std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
                                    const std::string& cwd, const std::vector<std::string>& argv,
-                                   int seccomp_fd = -1);
+                                   int seccomp_fd = -1,
+                                   const std::vector<int64_t>& copy_bytes = {});
 
 // The environment of a sandboxed process: only PATH, locale, TZ and TERM of `parent`
 // ("K=V" strings), HOME (an empty private directory) and TMPDIR, then `extra` on top. No

@@ -83,11 +83,23 @@ class Runner {
   }
 
   // The interpreter (the spec's, or the one its install steps built) and the sandbox every
-  // pytest process of this run starts in.
+  // pytest process of this run starts in. Under bwrap the tests see ROOT as a private copy
+  // (Sandbox::copies): of the work copy itself in outcome runs, else of git's view of the
+  // user's checkout (PrivateCopy). Only traces give child processes a directory for their
+  // journals: outcome runs read nothing the tests can write.
   util::Status PrepareSandbox() {
-    if (auto s = env_.MakeDirs(util::JoinPath(Scratch(), "children")); !s.ok()) return s;
+    std::string copy_of;
+    if (options_.spec.sandbox == runner::SandboxKind::kBwrap) {
+      auto copy = options_.root_is_work_copy ? util::Expected<std::string>(options_.root) : PrivateCopy();
+      if (!copy.ok()) return util::Error{copy.error()};
+      copy_of = *copy;
+    }
+    std::string scratch = options_.record ? Scratch() : "";
+    if (!scratch.empty()) {
+      if (auto s = env_.MakeDirs(util::JoinPath(scratch, "children")); !s.ok()) return s;
+    }
     auto c = runner::Confine(env_, launcher_, options_.spec,
-                     {options_.root, options_.root_writable, options_.work_dir, Scratch()});
+                             {options_.root, copy_of, options_.work_dir, scratch});
     if (!c.ok()) return util::Error{c.error()};
     python_ = c->python;
     sandbox_ = c->sandbox;
@@ -96,28 +108,22 @@ class Runner {
       std::string path = util::JoinPath(options_.root, rel);
       if (env_.Stat(path, false).ok()) sandbox_.protect.push_back(path);
     }
-    if (sandbox_.kind == runner::SandboxKind::kBwrap && !options_.root_writable) {
-      return UsePrivateCopy();
-    }
     return util::Status::Ok();
   }
 
-  // The tests see ROOT at its own path, but what is mounted there is a private writable
-  // copy of the repository's files (git's view) with ROOT/.git read-only: the user's
-  // checkout is not even visible, and a suite that writes into its directory (caches,
-  // example databases) behaves as in the verification and evaluation copies.
-  util::Status UsePrivateCopy() {
+  // A copy of the repository's files (git's view) under the work dir, the source of what the
+  // tests see at ROOT: the user's checkout itself is not even visible, and a suite that
+  // writes into its directory (caches, example databases) behaves as in the verification
+  // and evaluation copies.
+  util::Expected<std::string> PrivateCopy() {
     std::string copy = util::JoinPath(options_.work_dir, "root");
     runner::Git git(env_, launcher_, util::JoinPath(options_.work_dir, "git"));
     auto files = runner::ListRepoFiles(env_, git, options_.root, options_.work_dir);
     if (!files.ok()) return util::Error{files.error()};
     (void)env_.RemoveAll(copy);
-    if (auto s = env_.MakeDirs(copy); !s.ok()) return s;
-    if (auto s = runner::CopyRepoFiles(options_.root, *files, copy); !s.ok()) return s;
-    sandbox_.binds.push_back({copy, options_.root, true});
-    std::string dot_git = util::JoinPath(options_.root, ".git");
-    if (env_.Stat(dot_git, false).ok()) sandbox_.binds.push_back({dot_git, dot_git, false});
-    return util::Status::Ok();
+    if (auto s = env_.MakeDirs(copy); !s.ok()) return util::Error{s.error()};
+    if (auto s = runner::CopyRepoFiles(options_.root, *files, copy); !s.ok()) return util::Error{s.error()};
+    return copy;
   }
 
   // Compiles tracer/agent/_fbkit_accel.c against the target interpreter's headers into the
@@ -166,6 +172,7 @@ class Runner {
   // merged, never overwritten; read without following anything planted there. Only edges:
   // the directory is the tests' to write, so what it says of outcomes is not evidence.
   void MergeChildJournals() {
+    if (!options_.record) return;
     auto entries = env_.ListDir(util::JoinPath(Scratch(), "children"));
     if (!entries.ok()) return;
     for (const auto& e : *entries) {
@@ -261,13 +268,13 @@ class Runner {
         {"FBKIT_TRACE_ROOT", options_.root},
         {"FBKIT_TRACE_JOURNAL", journal},
         {"FBKIT_TRACE_EXCLUDE", excludes},
-        {"FBKIT_TRACE_CHILD_DIR", util::JoinPath(Scratch(), "children")},
         {"FBKIT_TRACE_ACCEL", accel_path_},
         {"FBKIT_TRACE_ROLE", "main"},
         {"FBKIT_TRACE_RECORD", options_.record ? "1" : "0"},
         // Outcome runs (verification, evaluation, RACE) check that the outcomes are pytest's.
         {"FBKIT_TRACE_CHECKS", options_.record ? "0" : "1"},
     };
+    if (options_.record) env.push_back({"FBKIT_TRACE_CHILD_DIR", util::JoinPath(Scratch(), "children")});
     if (!options_.l2_site.empty()) {
       std::string originals;
       for (const auto& d : options_.l2_originals) originals += (originals.empty() ? "" : ":") + d;
@@ -446,7 +453,7 @@ class Runner {
     }
     if (r.exit.disk_exceeded) {
       return "the tests wrote more than [limits] disk_mb = " +
-             std::to_string(options_.spec.limits.disk_mb) + " MiB into their work copy";
+             std::to_string(options_.spec.limits.disk_mb) + " MiB into fbkit's scratch directory";
     }
     if (r.exit.signal) return "the interpreter was killed by signal " + std::to_string(r.exit.signal);
     return "the interpreter exited with status " + std::to_string(r.exit.code) +
@@ -725,7 +732,7 @@ util::Expected<runner::TestRun> AgentTestRunner::Run(const runner::TestRunReques
   o.spec.pytest_args.push_back("--continue-on-collection-errors");
   o.spec.tests = request.files;
   if (request.total_timeout > 0) o.spec.total_timeout = request.total_timeout;
-  o.root_writable = true;
+  o.root_is_work_copy = true;
   o.record = false;
   o.accelerate = false;
   o.work_dir = request.work_dir;

@@ -23,7 +23,9 @@ struct TraceOptions {
   // What the tests need: interpreter (or install steps building one), paths, env, pytest
   // arguments, tests, excluded dirs, timeouts, network, limits and the sandbox kind.
   runner::RepoSpec spec;
-  bool root_writable = false;     // false: the sandbox mounts ROOT read-only
+  // true: ROOT is fbkit's own work copy (outcome runs), the source of the private copy the
+  // tests see; false: the user's checkout, of which git's files are copied first.
+  bool root_is_work_copy = false;
   bool isolate = false;
   int jobs = 1;                   // processes at once in isolate mode
   std::string work_dir;           // private: agent sources, journals, logs
@@ -61,7 +63,7 @@ util::Expected<TraceSet> RunTrace(util::Env& env, runner::Launcher& launcher,
 runner::TestRun TestRunOf(const TraceSet& trace);
 
 // Runs test files for their outcomes under the agent: RunTrace with the request's files in
-// its writable root, no profiler and no accelerator, --continue-on-collection-errors.
+// a private copy of its root, no profiler and no accelerator, --continue-on-collection-errors.
 class AgentTestRunner final : public runner::TestRunner {
  public:
   AgentTestRunner(util::Env& env, runner::Launcher& launcher) : env_(env), launcher_(launcher) {}

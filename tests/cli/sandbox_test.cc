@@ -170,20 +170,17 @@ TEST(SandboxE2E, AsAnOrdinaryUserTheHostileSuiteIsContainedToo) {
   TraceHostileSuite(true);
 }
 
-// A suite whose first test kills its session and leaves a mark that makes every later
-// session end at once (its conftest exits on import): fbkit restarts a session to run the
-// remaining files, but not for ever.
+// A suite whose first test kills its session and whose conftest ends at once (on import)
+// every session named the remaining file: fbkit restarts a session to run the remaining
+// files, but not for ever.
 TEST(SandboxE2E, SessionsThatDieBeforeAnyTestAreNotRestartedForEver) {
   ScratchDir tmp;
   std::string root = tmp / "repo";
   fs::create_directories(root + "/tests");
   WriteFileOrDie(root + "/tests/conftest.py",
-                 "import os\n\nif os.path.exists(os.path.join(os.path.dirname(__file__), 'mark')):\n"
+                 "import os, sys\n\nif any(a.endswith('test_b.py') for a in sys.argv):\n"
                  "    os._exit(0)\n");
-  WriteFileOrDie(root + "/tests/test_a.py",
-                 "import os\n\ndef test_a():\n"
-                 "    open(os.path.join(os.path.dirname(__file__), 'mark'), 'w').close()\n"
-                 "    os._exit(1)\n");
+  WriteFileOrDie(root + "/tests/test_a.py", "import os\n\ndef test_a():\n    os._exit(1)\n");
   WriteFileOrDie(root + "/tests/test_b.py", "def test_b():\n    pass\n");
   RunResult r = RunCommand({kBinary, "trace", root, "--python", kPython, "--details", "-q", "-o",
                             tmp / "trace.json", "--work-dir", tmp / "work"});
@@ -255,9 +252,10 @@ void EvalHostilePatches(bool as_user) {
   // as well, hence not resolved; killing everything ends the tests, never the eval. As root,
   // the fork bomb runs into the sandbox's pids cgroup, whose counter flags it. The rest (a
   // secret or token that is not there, a connection or memory refused, a file size limit)
-  // leave nothing the grader can tell from an ordinary failure: stopped, not flagged.
-  std::set<std::string> flagged = {"write_outside", "sysctl",      "read_private",
-                                   "git_config",    "plant_links", "kill_all"};
+  // leave nothing the grader can tell from an ordinary failure: stopped, not flagged. Links
+  // where fbkit reads cannot even be tried: outcome runs give the tests no directory of
+  // fbkit's (plant_links finds none), and their work copy is a private copy.
+  std::set<std::string> flagged = {"write_outside", "sysctl", "read_private", "git_config", "kill_all"};
   if (!as_user) flagged.insert("fork_bomb");
   for (const auto& [name, report] : reports) {
     EXPECT_EQ(report["sandbox"], "bwrap") << name;

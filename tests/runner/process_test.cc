@@ -305,6 +305,52 @@ TEST(SandboxHostile, TheWorkCopyCannotGrowPastItsDiskLimit) {
   EXPECT_LT(files, 40u);  // killed within a quarter second of passing 8 MiB
 }
 
+// A private copy: the process sees the source's files at the target and may write there,
+// up to the disk limit, which the kernel holds (an unlinked file still open, a directory
+// made unreadable count); the source and the host see none of it, and a protected path
+// stays read-only and uncopied.
+TEST(SandboxHostile, APrivateCopyIsBoundedByTheKernelAndNeverReachesTheHost) {
+  ScratchDir tmp;
+  std::filesystem::create_directories(tmp / "src/pkg");
+  std::filesystem::create_directories(tmp / "src/.git");
+  testing::WriteFileOrDie(tmp / "src/pkg/mod.py", "x = 1\n");
+  testing::WriteFileOrDie(tmp / "src/.git/config", "[core]\n");
+  testing::WriteFileOrDie(tmp / "src/guarded.txt", "guarded\n");
+  std::filesystem::create_directories(tmp / "src/tests");
+  testing::WriteFileOrDie(tmp / "src/tests/test_a.py", "a\n");
+  testing::WriteFileOrDie(tmp / "src/tests/helper.py", "h\n");
+  std::string target = tmp / "src";
+  ProcessSpec spec{{"/bin/sh", "-c",
+                    "cat pkg/mod.py; echo y > pkg/new.py && echo wrote; "
+                    "(echo z > guarded.txt) 2>/dev/null || echo guarded-ro; "
+                    "(echo z > .git/config) 2>/dev/null || echo git-ro; "
+                    "(echo z > tests/test_a.py) 2>/dev/null || echo nested-ro; "
+                    "cat tests/helper.py && echo z > tests/helper.py && echo nested-rw; "
+                    // 6 MiB held open, unlinked; 3 MiB in a directory made unreadable: the
+                    // next 5 MiB exceed the 12 MiB limit however the host would list it.
+                    "exec 7>held; rm held; dd if=/dev/zero bs=1M count=6 >&7 2>/dev/null; "
+                    "mkdir -p hide && dd if=/dev/zero of=hide/f bs=1M count=3 2>/dev/null; "
+                    "chmod 000 hide; "
+                    "dd if=/dev/zero of=more bs=1M count=5 2>/dev/null && echo more-fit || echo full; "
+                    "pwd"},
+                   {}, target, tmp / "log", {}};
+  spec.sandbox.kind = SandboxKind::kBwrap;
+  spec.sandbox.copies = {{target, target}};
+  spec.sandbox.protect = {target + "/guarded.txt", target + "/.git", target + "/tests/test_a.py"};
+  spec.sandbox.limits.disk_mb = 12;
+  spec.sandbox.limits.file_size_mb = 8;
+  auto info = RunToCompletion(RealLauncher(), spec, 120);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(ReadFileOrDie(tmp / "log"),
+            "x = 1\nwrote\nguarded-ro\ngit-ro\nnested-ro\nh\nnested-rw\nfull\n" + target + "\n");
+  EXPECT_EQ(ReadFileOrDie(tmp / "src/tests/helper.py"), "h\n");
+  EXPECT_FALSE(std::filesystem::exists(tmp / "src/pkg/new.py"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "src/more"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "src/hide"));
+  EXPECT_EQ(ReadFileOrDie(tmp / "src/guarded.txt"), "guarded\n");
+  EXPECT_EQ(ReadFileOrDie(tmp / "src/.git/config"), "[core]\n");
+}
+
 TEST(SandboxHostile, TheProcessCannotTruncateOrReplaceItsLog) {
   ScratchDir tmp;
   std::string out = InSandbox(tmp,

@@ -330,12 +330,10 @@ def _under(path, prefixes):
 _FD_PATH = re.compile(r"^/(?:proc/[^/]+(?:/task/[^/]+)?|dev)/fd/\d+$")
 
 
-def _audit_hook(own, no_links, home, integrity, channels=()):
+def _audit_hook(own, home, integrity, channels=()):
     """An audit hook (sys.addaudithook: it cannot be removed) that reports escape attempts
     through `integrity`, before the call is made (a process that kills itself next has
-    already reported). `own`: directories of fbkit that nothing may write; `no_links`:
-    directories where fbkit reads files others write (no link may be made there);
-    `channels`: (st_dev, st_ino) of fbkit's channels, which nothing may reopen through
+    already reported). `own`: directories of fbkit that nothing may write; `channels`: (st_dev, st_ino) of fbkit's channels, which nothing may reopen through
     /proc/*/fd or /dev/fd."""
     busy = []
 
@@ -384,8 +382,6 @@ def _audit_hook(own, no_links, home, integrity, channels=()):
             return guarded(path_of(args[0]), True)
         if event in ("os.rename", "os.symlink", "os.link"):
             target = path_of(args[1])
-            if event != "os.rename" and target is not None and _under(target, no_links):
-                return "tried to link " + target
             return guarded(path_of(args[0]), event == "os.rename") or guarded(target, True)
         if event == "os.kill" and args[0] == -1:
             return "tried to signal every process (kill -1)"
@@ -412,9 +408,6 @@ def _audit_hook(own, no_links, home, integrity, channels=()):
 def _watch_escapes():
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "") or "/nonexistent")
     own = [os.path.join(root, ".git"), os.path.dirname(os.path.abspath(__file__))]
-    # Children write their journals there: a link in place of one is an attack.
-    children = os.environ.get("FBKIT_TRACE_CHILD_DIR")
-    no_links = (os.path.abspath(children),) if children else ()
     home = os.path.abspath(os.environ.get("HOME", "") or "/nonexistent")
     channels = set()
     journal = os.environ.get("FBKIT_TRACE_JOURNAL", "")
@@ -424,7 +417,7 @@ def _watch_escapes():
             channels.add((st.st_dev, st.st_ino))
         except (OSError, ValueError):
             pass
-    sys.addaudithook(_audit_hook(tuple(own), no_links, home, _integrity, frozenset(channels)))
+    sys.addaudithook(_audit_hook(tuple(own), home, _integrity, frozenset(channels)))
 
 
 class _L2Check:
