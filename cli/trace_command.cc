@@ -100,7 +100,8 @@ int Run(TraceArgs& args) {
   auto start = std::chrono::steady_clock::now();
   util::Env& env = util::RealEnv();
   if (auto stop = Prepare(env, args)) return *stop;
-  std::string work = args.work_dir;
+  // Absolute: the sandbox binds paths of the work dir and runs its processes elsewhere.
+  std::string work = args.work_dir.empty() ? "" : std::filesystem::absolute(args.work_dir).string();
   if (work.empty()) {
     auto scratch = MakeScratchDir("trace");
     if (!scratch.ok()) return Fail(kWho, scratch.error());

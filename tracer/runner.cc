@@ -217,7 +217,8 @@ class Runner {
                  "print(sysconfig.get_config_var('EXT_SUFFIX') or '.so')\n"
                  "print(sys.implementation.cache_tag, sys.version.replace('\\n', ' '))\n"
                  "import importlib.util\n"
-                 "if importlib.util.find_spec('pytest') is None: sys.exit('No module named pytest')\n"};
+                 "if importlib.util.find_spec('pytest') is None: sys.exit('No module named pytest')\n"
+                 "print('xdist' if importlib.util.find_spec('xdist') else 'no-xdist')\n"};
     spec.cwd = options_.root;
     spec.env = BaseEnv("");
     spec.log_path = util::JoinPath(options_.work_dir, "check.log");
@@ -226,8 +227,9 @@ class Runner {
     if (!info.ok()) return util::Error{info.error()};
     auto log = env_.ReadFile(spec.log_path);
     std::string text = log.ok() ? *log : "";
-    if (info->code == 0 && std::count(text.begin(), text.end(), '\n') >= 3) {
+    if (info->code == 0 && std::count(text.begin(), text.end(), '\n') >= 4) {
       interpreter_info_ = text;
+      xdist_ = text.find("\nxdist\n") != std::string::npos;
       return util::Status::Ok();
     }
     if (info->code == 0) {
@@ -302,8 +304,11 @@ class Runner {
     // warns about it (an error under `filterwarnings = error`, as pytest's own suite sets).
     // Started through fbkit_boot.py (by absolute path): pytest as `python -m pytest` runs it,
     // with fbkit's plugin bound to its own files before any repository module can shadow it.
-    spec.argv = {python_, util::JoinPath(AgentDir(), "fbkit_boot.py"), "-p", "no:cacheprovider",
-                 "-p", "no:xdist"};
+    spec.argv = {python_, util::JoinPath(AgentDir(), "fbkit_boot.py"), "-p", "no:cacheprovider"};
+    // One process per run, whatever the configuration asks: where pytest-xdist is installed
+    // (a configuration may force it, `addopts = -n auto`) it loads as usual, its options
+    // and `worker_id` fixture known, and runs no workers (the last -n wins over addopts).
+    if (xdist_) spec.argv.insert(spec.argv.end(), {"-n", "0"});
     if (collect_only) spec.argv.push_back("--collect-only");
     spec.argv.insert(spec.argv.end(), options_.spec.pytest_args.begin(), options_.spec.pytest_args.end());
     spec.argv.insert(spec.argv.end(), paths.begin(), paths.end());
@@ -689,6 +694,7 @@ class Runner {
   std::string python_;   // the interpreter the tests run with
   runner::Sandbox sandbox_;      // where they run
   std::string interpreter_info_;  // include dir, EXT_SUFFIX, cache tag and version
+  bool xdist_ = false;            // pytest-xdist is importable
   std::string accel_path_;
   std::optional<std::string> accel_error_;
   std::vector<std::string> collected_;

@@ -166,6 +166,22 @@ TEST(FbGraphTrace, CrashExitAndHangAreIsolatedAndTheRestResumes) {
   EXPECT_NE(t.run.err.find("tests/test_hang.py"), std::string::npos) << t.run.err;
 }
 
+// A configuration that forces pytest-xdist (`addopts = -n auto`): traced in one process
+// per run all the same (xdist's worker_id says no worker ran), outcomes and edges whole.
+TEST(FbGraphTrace, AConfigurationThatForcesXdistRunsInOneProcess) {
+  Traced t = Trace(Fixture("pytest_xdist_forced"), {"--details"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  for (const char* name : {"tests/test_scale.py", "tests/test_total.py"}) {
+    const json* f = File(t.doc, name);
+    ASSERT_NE(f, nullptr) << t.doc.dump(1);
+    EXPECT_EQ(f->at("status"), "ok") << name;
+    for (const auto& [id, test] : f->at("tests").items()) EXPECT_EQ(test["outcome"], "passed") << id;
+  }
+  EXPECT_EQ(File(t.doc, "tests/test_scale.py")->at("tests").size(), 2u);
+  auto names = Names(File(t.doc, "tests/test_total.py")->at("edges"));
+  EXPECT_TRUE(names.count({"total", "scale"})) << File(t.doc, "tests/test_total.py")->dump(1);
+}
+
 TEST(FbGraphTrace, NeverWritesIntoTheRepository) {
   ScratchDir tmp;
   std::filesystem::copy(Fixture("trace_basic"), tmp / "repo",
