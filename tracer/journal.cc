@@ -106,6 +106,8 @@ void JournalReader::Apply(std::string_view line) {
     } else if (type == "begin") {
       current_file_ = rec.at("file").get<std::string>();
       begun_.insert(*current_file_);
+    } else if (type == "test") {
+      if (current_file_) current_test_ = {*current_file_, rec.at("nodeid").get<std::string>()};
     } else if (type == "report") {
       ApplyReport(trace_, rec);
     } else if (type == "edges") {

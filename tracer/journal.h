@@ -23,6 +23,8 @@ class JournalReader {
 
   // The test file whose tests started last ("begin"), if any.
   const std::optional<std::string>& current_file() const { return current_file_; }
+  // The test that started last ("test") and the file it ran in, if any.
+  const std::optional<std::pair<std::string, std::string>>& current_test() const { return current_test_; }
   bool finished() const { return finished_; }
   // Test files in collection order, and those whose tests have started.
   const std::vector<std::string>& collected() const { return collected_; }
@@ -38,6 +40,7 @@ class JournalReader {
   std::string pending_;
   TraceSet* trace_;
   std::optional<std::string> current_file_;
+  std::optional<std::pair<std::string, std::string>> current_test_;  // (file, nodeid)
   std::vector<std::string> collected_;
   std::set<std::string> begun_;
   std::vector<std::string> selected_;

@@ -32,6 +32,7 @@ struct SessionResult {
   bool total_timeout = false;
   runner::ExitInfo exit;
   std::optional<std::string> last_file;  // the test file running when it ended
+  std::optional<std::pair<std::string, std::string>> last_test;  // (file, test) started last
   std::vector<std::string> collected;
   std::vector<std::string> selected;
   std::set<std::string> begun;
@@ -390,6 +391,7 @@ class Runner {
     result.finished = reader.finished();
     // A file killed at its time is the one whose clock ran out, whatever the journal named last.
     result.last_file = result.timed_out && timed_file ? timed_file : reader.current_file();
+    result.last_test = reader.current_test();
     result.collected = reader.collected();
     result.selected = reader.selected();
     result.begun = reader.begun();
@@ -448,7 +450,20 @@ class Runner {
     FileTrace& f = trace->files[file];
     f.file = file;
     f.status = r.timed_out ? runner::FileStatus::kTimeout : runner::FileStatus::kCrashed;
-    f.error = DescribeAbort(r) + "\n" + util::Tail(r.log, 3000);
+    f.error = DescribeAbort(r) + RunningTest(r, file) + "\n" + util::Tail(r.log, 3000);
+  }
+
+  // " in TEST": the test of `file` that started last in the session, when it had not ended
+  // (no teardown reported); "" when none was under way.
+  static std::string RunningTest(const SessionResult& r, const std::string& file) {
+    if (!r.last_test || r.last_test->first != file) return "";
+    const std::string& id = r.last_test->second;
+    auto f = r.trace.files.find(file);
+    if (f != r.trace.files.end()) {
+      auto t = f->second.tests.find(id);
+      if (t != f->second.tests.end() && t->second.phases.count("teardown")) return "";
+    }
+    return " in " + id;
   }
 
   std::string DescribeAbort(const SessionResult& r) const {

@@ -163,6 +163,13 @@ TEST(FbGraphTrace, CrashExitAndHangAreIsolatedAndTheRestResumes) {
   EXPECT_NE((*File(t.doc, "tests/test_segfault.py"))["error"].get<std::string>().find("signal 11"),
             std::string::npos);
   EXPECT_FALSE((*File(t.doc, "tests/test_ok_last.py"))["edges"].empty());
+  // A file that hung or crashed names the test it was in.
+  EXPECT_NE((*File(t.doc, "tests/test_hang.py"))["error"].get<std::string>().find(
+                "exceeded --timeout 3.000000 s in tests/test_hang.py::test_hang"),
+            std::string::npos) << (*File(t.doc, "tests/test_hang.py"))["error"];
+  EXPECT_NE((*File(t.doc, "tests/test_segfault.py"))["error"].get<std::string>().find(
+                "signal 11 in tests/test_segfault.py::test_segfault"),
+            std::string::npos);
   EXPECT_NE(t.run.err.find("tests/test_hang.py"), std::string::npos) << t.run.err;
 }
 

@@ -593,6 +593,8 @@ def pytest_runtest_protocol(item, nextitem):
         return
     rel = _item_file(item)
     _agent.enter_file(rel)
+    # Sent at once: a test that hangs or kills the interpreter is named by the runner.
+    _agent.journal.write({"type": "test", "nodeid": item.nodeid}, flush=True)
     if rel is not None:
         _agent.note_fixtures(item, rel)
     tracer_before = sys.gettrace()
