@@ -90,6 +90,7 @@ void PrintOutcome(const extract::TaskOutcome& o) {
     std::fprintf(stderr, "  emitted %s (%d lines):%s%s%s\n", o.f2p.c_str(), o.lines, ids.c_str(),
                  o.detail.empty() ? "" : "\n    note: ", o.detail.c_str());
     for (const auto& r : o.repairs) std::fprintf(stderr, "    repaired: %s\n", r.c_str());
+    for (const auto& t : o.flaky) std::fprintf(stderr, "    flaky, left out: %s\n", t.c_str());
   } else {
     std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(), o.reason.c_str(),
                  o.detail.c_str());
@@ -129,6 +130,7 @@ void PrintSummary(const extract::AllSummary& s) {
   std::printf("%-44s %8zu\n", "  with an L2 task", s.level2);
   std::printf("%-44s %8d\n", "  repaired after verification (rounds)", s.repaired);
   if (s.repair_rounds > 0) std::printf("%-44s %8d\n", "  repair rounds", s.repair_rounds);
+  if (s.flaky_tests > 0) std::printf("%-44s %8d\n", "  flaky tests left out", s.flaky_tests);
   for (const auto& [f2p, why] : s.l2_rejected) {
     std::printf("  no L2 task for %s: %s\n", f2p.c_str(), why.c_str());
   }

@@ -38,6 +38,7 @@ std::string StateJson(const TaskOutcome& o) {
   w.Key("detail"), w.String(o.detail);
   w.Key("emitted"), w.Bool(o.emitted);
   w.Key("f2p"), w.String(o.f2p);
+  w.Key("flaky"), w.StringArray(o.flaky);
   w.Key("instance_ids"), w.StringArray(o.instance_ids);
   w.Key("lines"), w.Int(o.lines);
   w.Key("reason"), w.String(o.reason);
@@ -102,6 +103,7 @@ std::optional<TaskOutcome> Earlier(util::Env& env, const std::string& state_path
     o.detail = state.value("detail", "");
     o.instance_ids = util::JsonStringList(state, "instance_ids");
     o.repairs = util::JsonStringList(state, "repairs");
+    o.flaky = util::JsonStringList(state, "flaky");
     return o;
   } catch (const nlohmann::json::exception&) {  // a field of the wrong type
     return rejected;
@@ -126,6 +128,7 @@ void Count(const TaskOutcome& o, bool resumed, AllSummary* s) {
   ++s->emitted;
   s->repaired += !o.repairs.empty();
   s->repair_rounds += static_cast<int>(o.repairs.size());
+  s->flaky_tests += static_cast<int>(o.flaky.size());
   if (!resumed) s->instances += o.instance_ids.size();
   CountLevel2(o.f2p, o.instance_ids, o.detail, s);
 }
@@ -191,6 +194,7 @@ std::string AllSummaryJson(const AllSummary& s) {
   w.Key("candidates"), w.Int(static_cast<int64_t>(s.candidates));
   w.Key("emitted"), w.Int(static_cast<int64_t>(s.emitted));
   w.Key("fbkit_ms"), w.Int(static_cast<int64_t>(s.fbkit_seconds * 1000));
+  w.Key("flaky_tests"), w.Int(s.flaky_tests);
   w.Key("instances_this_run"), w.Int(static_cast<int64_t>(s.instances));
   // Of the emitted F2P files: how many got an L2 task, and why the others did not (the first
   // failing test and its error line, when verification failed).

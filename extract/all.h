@@ -49,6 +49,7 @@ struct AllSummary {
   int pytest_runs = 0;
   int repaired = 0;       // emitted tasks whose plan was repaired after a failed verification
   int repair_rounds = 0;
+  int flaky_tests = 0;    // left out of emitted tasks: their outcome changed between two runs
   double fbkit_seconds = 0;
   double pytest_seconds = 0;
   std::map<std::string, size_t> rejected;                       // by reason

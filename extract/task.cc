@@ -343,6 +343,29 @@ std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
   return why;
 }
 
+// Where a candidate whose verification failed keeps its evidence: OUT/rejected/<the F2P
+// file's path, '/' as '.', without .py>.lv<level>.
+std::string RejectedDir(const std::string& out_dir, const std::string& f2p, int level) {
+  std::string name = f2p.ends_with(".py") ? f2p.substr(0, f2p.size() - 3) : f2p;
+  std::replace(name.begin(), name.end(), '/', '.');
+  return util::JoinPath(util::JoinPath(out_dir, "rejected"), name + ".lv" + std::to_string(level));
+}
+
+// Moves the task directory that failed verification to `evidence` (its instance.json, plan,
+// patches and statement) with verification.txt: why, the tests that did not behave, the
+// flaky ones and the failing run's messages.
+util::Status KeepEvidence(util::Env& env, const std::string& dir, const std::string& evidence,
+                          const VerifyReport& report) {
+  (void)env.RemoveAll(evidence);
+  if (auto s = env.MakeDirs(util::DirName(evidence)); !s.ok()) return s;
+  if (auto s = env.Rename(dir, evidence); !s.ok()) return s;
+  std::string text = "reason: " + report.reason + "\n";
+  for (const auto& f : report.failures) text += "failed: " + f + "\n";
+  for (const auto& id : report.flaky) text += "flaky: " + id + "\n";
+  for (const auto& m : report.messages) text += "\n" + m + (m.ends_with('\n') ? "" : "\n");
+  return env.WriteFileAtomic(util::JoinPath(evidence, "verification.txt"), text);
+}
+
 // The fields of instance.json that follow from the plan and its cut.
 InstanceFields Fields(const ExtractContext& ctx, const ExtractOptions& options,
                       const PassingFile& f2p, const CutPlan& cp) {
@@ -459,9 +482,20 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
     *report = VerifyTask(env, launcher, tests, dir, vo);
     o.pytest_runs += report->pytest_runs;
     o.pytest_seconds += report->pytest_seconds;
-    if (report->ok) return "";
-    (void)env.RemoveAll(dir);
-    return report->reason;
+    std::string evidence = RejectedDir(options.out_dir, f2p.file, level);
+    if (!report->ok) {
+      if (auto s = KeepEvidence(env, dir, evidence, *report); !s.ok()) return s.error();
+      return report->reason;
+    }
+    (void)env.RemoveAll(evidence);  // an earlier round's or run's
+    if (report->flaky.empty()) return "";
+    // Tests that changed their outcome between two runs of the same code leave the task.
+    auto flaky = [&](const std::string& id) { return report->flaky.count(id) > 0; };
+    std::erase_if(f.f2p_tests, flaky);
+    std::erase_if(f.p2p_tests, flaky);
+    o.flaky.insert(o.flaky.end(), report->flaky.begin(), report->flaky.end());
+    if (auto s = WriteTaskFiles(env, dir, f, options); !s.ok()) return s.error();
+    return "";
   };
   auto publish = [&]() -> util::Status {
     std::string final_dir = util::JoinPath(options.out_dir, f.id);

@@ -62,6 +62,7 @@ struct TaskOutcome {
   std::vector<std::string> instance_ids;
   int lines = 0;
   std::vector<std::string> repairs;  // one line per repair round (why and what changed)
+  std::vector<std::string> flaky;    // tests left out: their outcome changed between two runs
   int pytest_runs = 0;
   double pytest_seconds = 0;
   double fbkit_seconds = 0;

@@ -134,71 +134,110 @@ VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::Test
   files.insert(files.end(), info->p2p_files.begin(), info->p2p_files.end());
   r.f2p_points = info->f2p_tests.size();
   r.p2p_points = info->p2p_tests.size();
-  for (int round = 0; round < 2; ++round) {
-    std::map<std::string, std::string> errors, messages;
-    auto outcomes = RunTests(tests, work, info->settings, files,
-                             util::JoinPath(options.work_dir, "run" + std::to_string(round)),
-                             &r.pytest_seconds, &errors, &messages);
+  // One run of the round's tests (0: the pre-solved code, 1: with the gold patch).
+  struct Run {
+    std::map<std::string, std::string> outcomes, errors, messages;
+  };
+  auto run_tests = [&](int round, const std::string& name) -> util::Expected<Run> {
+    Run out;
+    auto outcomes = RunTests(tests, work, info->settings, files, util::JoinPath(options.work_dir, name),
+                             &r.pytest_seconds, &out.errors, &out.messages);
     ++r.pytest_runs;
     if (!outcomes.ok() && info->level == 2 && round == 0) {
       // Without agent_code a redirected conftest cannot even be loaded: nothing passes.
       outcomes = std::map<std::string, std::string>{};
     }
-    if (!outcomes.ok() && round == 0) {
-      // The pre-solved code breaks pytest itself (it imports what was removed before any
-      // test runs, or is pytest): a P2P failure whose output names what is missing.
-      r.messages.push_back(outcomes.error());
-      return fail("pytest: " + outcomes.error(), VerifyFailure::kP2P);
+    if (!outcomes.ok()) return util::Error{outcomes.error()};
+    out.outcomes = std::move(*outcomes);
+    return out;
+  };
+  auto outcome_in = [](const Run& run, const std::string& id) {
+    auto it = run.outcomes.find(id);
+    return it == run.outcomes.end() ? std::string("missing") : it->second;
+  };
+  // The round's verdict on `run`, flaky tests aside: "" when it holds, else why (`failure`
+  // says which check; r.failures and r.messages the evidence).
+  auto judge = [&](int round, const Run& run, VerifyFailure* failure) -> std::string {
+    r.failures.clear();
+    r.messages.clear();
+    auto outcome = [&](const std::string& id) { return outcome_in(run, id); };
+    size_t f2p_passed = 0, f2p_counted = 0;
+    for (const auto& id : info->f2p_tests) {
+      if (r.flaky.count(id)) continue;
+      ++f2p_counted;
+      f2p_passed += Passed(outcome(id));
     }
-    if (!outcomes.ok()) return fail("pytest: " + outcomes.error());
-    auto outcome = [&](const std::string& id) {
-      auto it = outcomes->find(id);
-      return it == outcomes->end() ? std::string("missing") : it->second;
-    };
-    size_t f2p_passed = 0;
-    for (const auto& id : info->f2p_tests) f2p_passed += Passed(outcome(id));
     for (const auto& id : info->p2p_tests) {
-      if (!Passed(outcome(id))) r.failures.push_back("P2P " + id + " " + outcome(id));
+      if (!r.flaky.count(id) && !Passed(outcome(id))) r.failures.push_back("P2P " + id + " " + outcome(id));
     }
     if (round == 0) {
-      r.f2p_pass_before = info->f2p_tests.empty() ? 0
-                                                  : static_cast<double>(f2p_passed) /
-                                                        static_cast<double>(info->f2p_tests.size());
+      r.f2p_pass_before = f2p_counted == 0 ? 0
+                                           : static_cast<double>(f2p_passed) / static_cast<double>(f2p_counted);
       if (!r.failures.empty()) {
         for (const auto& p2p : info->p2p_files) {
-          if (messages.count(p2p)) r.messages.push_back(messages[p2p]);
+          if (run.messages.count(p2p)) r.messages.push_back(run.messages.at(p2p));
         }
         for (const auto& id : info->p2p_tests) {
-          if (!Passed(outcome(id)) && messages.count(id)) r.messages.push_back(messages[id]);
+          if (!r.flaky.count(id) && !Passed(outcome(id)) && run.messages.count(id)) {
+            r.messages.push_back(run.messages.at(id));
+          }
         }
-        return fail("P2P tests fail on the pre-solved codebase (" +
-                        std::to_string(r.failures.size()) + ", first: " + r.failures.front() + ")",
-                    VerifyFailure::kP2P);
+        *failure = VerifyFailure::kP2P;
+        return "P2P tests fail on the pre-solved codebase (" + std::to_string(r.failures.size()) +
+               ", first: " + r.failures.front() + ")";
       }
       if (r.f2p_pass_before > options.f2p_max_pass) {
-        return fail("the F2P file still passes " + std::to_string(f2p_passed) + " of " +
-                        std::to_string(info->f2p_tests.size()) +
-                        " tests on the pre-solved codebase " + "(--f2p-max-pass " +
-                        std::to_string(options.f2p_max_pass) + ")",
-                    VerifyFailure::kF2PPasses);
+        *failure = VerifyFailure::kF2PPasses;
+        return "the F2P file still passes " + std::to_string(f2p_passed) + " of " +
+               std::to_string(f2p_counted) + " tests on the pre-solved codebase (--f2p-max-pass " +
+               std::to_string(options.f2p_max_pass) + ")";
       }
-      auto gold = git.Run(work, {"apply", util::JoinPath(abs_task, "patch.diff")});
-      if (!gold.ok()) return fail("patch.diff does not apply: " + gold.error());
-      continue;
+      return "";
     }
     std::string first_error;
     for (const auto& id : info->f2p_tests) {
-      if (Passed(outcome(id))) continue;
+      if (r.flaky.count(id) || Passed(outcome(id))) continue;
       r.failures.push_back("F2P " + id + " " + outcome(id));
-      if (first_error.empty() && errors.count(id)) first_error = errors[id];
+      if (first_error.empty() && run.errors.count(id)) first_error = run.errors.at(id);
     }
-    if (!r.failures.empty()) {
-      return fail("with patch.diff applied " + std::to_string(r.failures.size()) +
-                      " tests still fail (first: " + r.failures.front() +
-                      (first_error.empty() ? "" : ": " + first_error) + ")",
-                  VerifyFailure::kGold);
+    if (r.failures.empty()) return "";
+    *failure = VerifyFailure::kGold;
+    return "with patch.diff applied " + std::to_string(r.failures.size()) + " tests still fail (first: " +
+           r.failures.front() + (first_error.empty() ? "" : ": " + first_error) + ")";
+  };
+  for (int round = 0; round < 2; ++round) {
+    std::string name = "run" + std::to_string(round);
+    auto first = run_tests(round, name);
+    if (!first.ok() && round == 0) {
+      // The pre-solved code breaks pytest itself (it imports what was removed before any
+      // test runs, or is pytest): a P2P failure whose output names what is missing.
+      r.messages.push_back(first.error());
+      return fail("pytest: " + first.error(), VerifyFailure::kP2P);
+    }
+    if (!first.ok()) return fail("pytest: " + first.error());
+    VerifyFailure failure = VerifyFailure::kNone;
+    std::string why = judge(round, *first, &failure);
+    if (!why.empty()) {
+      // Once more before it decides: a test whose outcome differs between two runs of the
+      // same code is flaky, left out of the task instead of deciding it.
+      auto again = run_tests(round, name + "-again");
+      if (!again.ok()) return fail(why, failure);
+      for (const auto* ids : {&info->f2p_tests, &info->p2p_tests}) {
+        for (const auto& id : *ids) {
+          if (outcome_in(*first, id) != outcome_in(*again, id)) r.flaky.insert(id);
+        }
+      }
+      why = judge(round, *again, &failure);
+      if (!why.empty()) return fail(why, failure);
+    }
+    if (round == 0) {
+      auto gold = git.Run(work, {"apply", util::JoinPath(abs_task, "patch.diff")});
+      if (!gold.ok()) return fail("patch.diff does not apply: " + gold.error());
     }
   }
+  size_t f2p_left = 0;
+  for (const auto& id : info->f2p_tests) f2p_left += !r.flaky.count(id);
+  if (f2p_left == 0 && !info->f2p_tests.empty()) return fail("every F2P test is flaky", VerifyFailure::kGold);
   r.ok = true;
   (void)env.RemoveAll(options.work_dir);
   return r;

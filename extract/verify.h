@@ -1,10 +1,12 @@
 // Post-verification of a task directory, from its files alone: on a fresh clone of
 // `presolved/` with the test patch applied, the P2P tests pass and the F2P file's pass rate
 // is at most a threshold; with `patch.diff` applied too, every F2P and P2P test passes.
-// Two pytest invocations, outcomes from the agent's hooks (never from printed logs).
+// Two pytest invocations, outcomes from the agent's hooks (never from printed logs); a
+// round that fails runs once more, and tests whose outcomes differ are flaky (left out).
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,9 @@ struct VerifyReport {
   int pytest_runs = 0;
   double pytest_seconds = 0;
   std::vector<std::string> failures;  // test ids that did not behave, with their outcome
+  // Tests whose outcome differed between two runs of the same code (a failing round runs
+  // once more before it decides): left out of every check; the task should drop them.
+  std::set<std::string> flaky;
 };
 
 VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,

@@ -413,6 +413,52 @@ TEST(TopObjectsE2E, ASharedClassIsTestedThroughItsSpecificMethodsAndStays) {
   EXPECT_NE(statement.find("    def reconcile(self, other):"), std::string::npos) << statement;
 }
 
+// fixtures/flaky_p2p: verification runs a failing round once more and leaves out the tests
+// whose outcome changed (a P2P test that passes on odd runs only, its count kept outside the
+// sandbox: --sandbox none); a candidate rejected by verification keeps its evidence.
+TEST(FlakyE2E, AFlakyP2PTestIsLeftOutAndARejectionKeepsItsEvidence) {
+  ScratchDir dir;
+  std::string root = dir / "repo";
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("flaky_p2p"), root}).exit_code, 0);
+  std::string state = "FPKG_FLAKY_STATE=" + (dir / "state");
+  ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "--isolate", "-q", "-o",
+                        dir / "trace.json", "--sandbox", "none", "--env", state})
+                .exit_code, 0);
+  ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", dir / "trace.json", "-q", "-o",
+                        dir / "graph.json", "--no-cache"}).exit_code, 0);
+  auto all = RunCommand({kExtract, "all", root, "--graph", dir / "graph.json", "--trace",
+                         dir / "trace.json", "-o", dir / "out", "--python", kPython, "--p2p", "3",
+                         "--min-lines", "3", "--min-points", "1", "--no-l2", "--sandbox", "none",
+                         "--env", state});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const std::string flaky = "tests/test_flaky.py::test_triple_on_odd_runs";
+  EXPECT_NE(all.err.find("flaky, left out: " + flaky), std::string::npos) << all.err;
+  nlohmann::json words;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "out")) {
+    if (e.path().filename().string().find(".test_words.") != std::string::npos) {
+      words = nlohmann::json::parse(ReadFileOrDie(e.path() / "instance.json"));
+    }
+  }
+  ASSERT_TRUE(words.is_object()) << all.err;
+  std::vector<std::string> p2p = words["p2p_tests"];
+  EXPECT_EQ(std::count(p2p.begin(), p2p.end(), flaky), 0) << words["p2p_tests"];
+  EXPECT_EQ(words["p2p_test_points"], 6);
+  EXPECT_EQ(std::count(p2p.begin(), p2p.end(), "tests/test_flaky.py::test_triple"), 1);
+  auto summary = nlohmann::json::parse(ReadFileOrDie(dir / "out/summary.json"));
+  EXPECT_EQ(summary["flaky_tests"], 1);
+  EXPECT_EQ(summary["rejected"]["verification failed"], 1);
+  // The rejected candidate: its task directory and why, in full.
+  std::string evidence = dir / "out/rejected/tests.test_clamp.lv1";
+  EXPECT_TRUE(std::filesystem::exists(evidence + "/patch.diff"));
+  EXPECT_TRUE(std::filesystem::exists(evidence + "/instance.json"));
+  std::string why = ReadFileOrDie(evidence + "/verification.txt");
+  EXPECT_NE(why.find("failed: P2P tests/test_registry.py::test_numbers_offer_clamp failed"),
+            std::string::npos) << why;
+  EXPECT_NE(why.find("AssertionError: assert 'clamp' in"), std::string::npos) << why;
+  // Emitted candidates leave no evidence behind.
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/rejected/tests.test_words.lv1"));
+}
+
 // fixtures/featurebench_rules: what FeatureBench's method lets stay, keeps, repairs and shows.
 TEST(FeatureBenchRulesE2E, DanglingIntrospectionModuleAttributeAndRepair) {
   ScratchDir dir;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "runner/git.h"
@@ -81,7 +82,38 @@ TEST_F(VerifyTest, AFailingP2PTestFailsOnThePresolvedCode) {
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.failure, VerifyFailure::kP2P);
   EXPECT_EQ(r.failures, (std::vector<std::string>{std::string("P2P ") + kP2p + " error"}));
-  EXPECT_EQ(tests_.requests.size(), 1u);
+  // Run once more before it rejects, on the same code; failing both times is no flake.
+  ASSERT_EQ(tests_.requests.size(), 2u);
+  EXPECT_EQ(tests_.requests[0].root, tests_.requests[1].root);
+  EXPECT_NE(tests_.requests[0].work_dir, tests_.requests[1].work_dir);
+  EXPECT_TRUE(r.flaky.empty());
+}
+
+// A P2P test that fails once and passes when run again is flaky: left out, not decisive.
+TEST_F(VerifyTest, AP2PTestThatFailsOnceIsFlakyAndDoesNotDecide) {
+  int calls = 0;
+  tests_.respond = [&](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    return RunWith({{kF2p, has_g ? "passed" : "failed"}, {kP2p, ++calls == 1 ? "failed" : "passed"}});
+  };
+  VerifyReport r = Verify();
+  EXPECT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.flaky, (std::set<std::string>{kP2p}));
+  EXPECT_EQ(r.pytest_runs, 3);
+}
+
+// Flaky F2P tests are left out too; when none is left the task is rejected.
+TEST_F(VerifyTest, AnF2PFileWhoseEveryTestIsFlakyIsRejected) {
+  int calls = 0;
+  tests_.respond = [&](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    ++calls;
+    return RunWith({{kF2p, has_g && calls == 3 ? "passed" : "failed"}, {kP2p, "passed"}});
+  };
+  VerifyReport r = Verify();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.flaky, (std::set<std::string>{kF2p}));
+  EXPECT_EQ(r.reason, "every F2P test is flaky");
 }
 
 TEST_F(VerifyTest, AnF2PFileThatPassesBeforeIsUnderExtracted) {
