@@ -626,28 +626,6 @@ void ListEdits(const std::vector<std::pair<int64_t, int64_t>>& spans, const std:
   if (tail) out->push_back({spans[last_kept].second, spans.back().second, "", 0});
 }
 
-// The string literals of an `__all__` statement: their spans and values.
-std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> AllEntries(const std::string& src,
-                                                                            int64_t start,
-                                                                            int64_t end) {
-  std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> out;
-  for (int64_t p = start; p < end; ++p) {
-    char ch = src[static_cast<size_t>(p)];
-    if (ch == '#') {
-      while (p < end && src[static_cast<size_t>(p)] != '\n') ++p;
-    } else if (ch == '"' || ch == '\'') {
-      int64_t q = p + 1;
-      while (q < end && src[static_cast<size_t>(q)] != ch && src[static_cast<size_t>(q)] != '\n')
-        ++q;
-      if (q >= end || src[static_cast<size_t>(q)] != ch) return {};
-      out.push_back(
-          {{p, q + 1}, src.substr(static_cast<size_t>(p) + 1, static_cast<size_t>(q - p - 1))});
-      p = q;
-    }
-  }
-  return out;
-}
-
 // Applies non-overlapping-after-merge edits, then trims blank runs at each joint to what the
 // original had there and drops blank lines left at the end of the file.
 std::string Apply(const std::string& src, std::vector<ByteEdit> edits) {
@@ -734,20 +712,27 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
     }
   }
   std::set<int64_t> done_statements;
+  std::map<int64_t, parser::PythonParser::AllList> all_lists;
+  for (auto& list : parser.AllLists(src)) all_lists[list.statement_start] = std::move(list);
   for (size_t a = 0; a < t.assignments.size(); ++a) {
     const auto& as = t.assignments[a];
     if (c.removed_assignments.count(a)) {
       edits.push_back(StatementEdit(s, as.start_byte, as.end_byte));
-    } else if (as.name == "__all__" && done_statements.insert(as.start_byte).second) {
-      auto entries = AllEntries(src, as.start_byte, as.end_byte);
+    } else if (as.name == "__all__" && all_lists.count(as.start_byte) &&
+               done_statements.insert(as.start_byte).second) {
+      const auto& list = all_lists.at(as.start_byte);
+      const auto& entries = list.entries;
       std::vector<std::pair<int64_t, int64_t>> spans;
       std::vector<bool> drop;
       for (const auto& [span, name] : entries) {
         spans.push_back(span);
         drop.push_back(Lost(f, name) || c.star_lost.count(name) > 0);
       }
-      if (std::count(drop.begin(), drop.end(), true) == static_cast<long>(drop.size()) &&
-          !drop.empty()) {
+      bool all_dropped = !drop.empty() && std::count(drop.begin(), drop.end(), true) ==
+                                              static_cast<long>(drop.size());
+      if (all_dropped && list.bare) {
+        edits.push_back({list.value.first, list.value.second, "()", 0});  // `__all__ = 'a', 'b'`
+      } else if (all_dropped) {
         int64_t start = spans.front().first, end = spans.back().second;
         while (end < as.end_byte &&
                (src[static_cast<size_t>(end)] == ',' || src[static_cast<size_t>(end)] == ' ')) {

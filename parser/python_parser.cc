@@ -53,6 +53,7 @@ enum class Sym : uint8_t {
   kEscapeSequence,
   kList,
   kTuple,
+  kExpressionList,  // a tuple without parentheses (`a, b`)
   kBinaryOperator,
   kCall,
   kAttribute,
@@ -111,6 +112,7 @@ const std::unordered_map<std::string, Sym>& SymbolNames() {
       {"escape_sequence", Sym::kEscapeSequence},
       {"list", Sym::kList},
       {"tuple", Sym::kTuple},
+      {"expression_list", Sym::kExpressionList},
       {"binary_operator", Sym::kBinaryOperator},
       {"call", Sym::kCall},
       {"attribute", Sym::kAttribute},
@@ -179,8 +181,9 @@ class Walker {
   // `src` is the file's text after any BOM (what the tree's offsets index); `latin1` says
   // the file declares a Latin-1 coding, so text taken from it is decoded from Latin-1.
   Walker(const PythonParser::Impl& impl, std::string_view src, int64_t byte_offset, bool latin1,
-         FileTable* table)
-      : impl_(impl), src_(src), offset_(byte_offset), latin1_(latin1), table_(table) {}
+         FileTable* table, std::vector<PythonParser::AllList>* all_lists = nullptr)
+      : impl_(impl), src_(src), offset_(byte_offset), latin1_(latin1), table_(table),
+        all_lists_(all_lists) {}
 
   void Run(TSNode root, bool references) {
     AddModuleEntity(root);
@@ -670,7 +673,16 @@ class Walker {
       return;
     }
     std::vector<std::string> items;
-    bool literal = !ts_node_is_null(right) && LiteralStrings(right, &items);
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    bool literal = !ts_node_is_null(right) && LiteralStrings(right, &items, &spans);
+    if (literal && all_lists_) {
+      PythonParser::AllList list;
+      list.statement_start = Byte(ts_node_start_byte(assign));
+      list.value = {Byte(ts_node_start_byte(right)), Byte(ts_node_end_byte(right))};
+      list.bare = SymOf(right) == Sym::kExpressionList;
+      for (size_t i = 0; i < items.size(); ++i) list.entries.push_back({spans[i], items[i]});
+      all_lists_->push_back(std::move(list));
+    }
     if (SymOf(assign) == Sym::kAssignment) {
       all_dynamic_ = !literal;
       table_->all = literal ? std::optional(std::move(items)) : std::nullopt;
@@ -716,23 +728,26 @@ class Walker {
     return true;
   }
 
-  // A list or tuple of string literals, or a `+` of such.
-  bool LiteralStrings(TSNode n, std::vector<std::string>* out) const {
+  // A list or tuple (parenthesised or not) of string literals, or a `+` of such; `spans`
+  // (optional) gets each literal's bytes.
+  bool LiteralStrings(TSNode n, std::vector<std::string>* out,
+                      std::vector<std::pair<int64_t, int64_t>>* spans = nullptr) const {
     Sym kind = SymOf(n);
     if (kind == Sym::kParenthesizedExpression && ts_node_named_child_count(n) == 1) {
-      return LiteralStrings(ts_node_named_child(n, 0), out);
+      return LiteralStrings(ts_node_named_child(n, 0), out, spans);
     }
     if (kind == Sym::kBinaryOperator) {
       TSNode op = ts_node_child_by_field_id(n, impl_.f_operator);
       return !ts_node_is_null(op) && Text(op) == "+" &&
-             LiteralStrings(ts_node_child_by_field_id(n, impl_.f_left), out) &&
-             LiteralStrings(ts_node_child_by_field_id(n, impl_.f_right), out);
+             LiteralStrings(ts_node_child_by_field_id(n, impl_.f_left), out, spans) &&
+             LiteralStrings(ts_node_child_by_field_id(n, impl_.f_right), out, spans);
     }
-    if (kind != Sym::kList && kind != Sym::kTuple) return false;
+    if (kind != Sym::kList && kind != Sym::kTuple && kind != Sym::kExpressionList) return false;
     for (Children c(n); c.valid(); c.Next()) {
       TSNode item = c.node();
       if (!ts_node_is_named(item) || SymOf(item) == Sym::kComment) continue;
       if (!LiteralString(item, out)) return false;
+      if (spans) spans->emplace_back(Byte(ts_node_start_byte(item)), Byte(ts_node_end_byte(item)));
     }
     return true;
   }
@@ -774,6 +789,7 @@ class Walker {
   int64_t offset_;        // bytes skipped before src_ (a BOM)
   bool latin1_;
   FileTable* table_;
+  std::vector<PythonParser::AllList>* all_lists_;  // AllLists: the __all__ literals found
   std::unordered_map<std::string, int> qualname_count_;
   std::vector<TSNode> entity_nodes_;  // parallel to table_->entities
   bool all_dynamic_ = false;
@@ -973,6 +989,19 @@ std::vector<PythonParser::Block> PythonParser::Blocks(std::string_view source) {
   std::sort(blocks.begin(), blocks.end(),
             [](const Block& a, const Block& b) { return a.owner_start < b.owner_start; });
   return blocks;
+}
+
+std::vector<PythonParser::AllList> PythonParser::AllLists(std::string_view source) {
+  std::vector<AllList> lists;
+  int64_t offset = 0;
+  TSTree* tree = ParseTree(impl_->parser, source, &offset);
+  if (tree == nullptr) return lists;
+  FileTable scratch;
+  Walker walker(*impl_, source.substr(static_cast<size_t>(offset)), offset,
+                IsLatin1Coding(CodingCookie(source)), &scratch, &lists);
+  walker.Run(ts_tree_root_node(tree), false);
+  ts_tree_delete(tree);
+  return lists;
 }
 
 std::vector<std::pair<int64_t, int64_t>> PythonParser::StringTexts(std::string_view source,

@@ -35,6 +35,17 @@ class PythonParser {
   };
   std::vector<Block> Blocks(std::string_view source);
 
+  // The literal `__all__` statements of a module (`__all__ = [...]`, `(...)`, `'a', 'b'`,
+  // sums of such, `+=`), from its syntax tree: where each starts, its value's bytes, whether
+  // the value is a tuple without parentheses, and each string's bytes and value.
+  struct AllList {
+    int64_t statement_start = 0;
+    std::pair<int64_t, int64_t> value;
+    bool bare = false;
+    std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> entries;
+  };
+  std::vector<AllList> AllLists(std::string_view source);
+
   // The byte spans of the literal text of every str literal (f-strings' text between their
   // interpolations included; bytes literals excluded), in source order; with `bytes`, the
   // spans of the bytes literals instead.
