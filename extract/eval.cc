@@ -18,6 +18,7 @@
 #include "runner/outcome.h"
 #include "util/hash.h"
 #include "util/strings.h"
+#include "util/json_read.h"
 
 namespace fbkit::extract {
 
@@ -354,7 +355,7 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
                                          std::vector<std::string>* errors) {
   std::vector<Prediction> out;
   std::set<std::string> seen;
-  json whole = json::parse(text, nullptr, false);
+  json whole = util::ParseUntrustedJson(text);
   if (!whole.is_discarded() && whole.is_array()) {
     for (size_t i = 0; i < whole.size(); ++i) {
       AddPrediction(whole[i], path + "[" + std::to_string(i) + "]", &seen, &out, errors);
@@ -377,7 +378,7 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
     start = end + 1;
     if (Blank(row)) continue;
     std::string where = path + ":" + std::to_string(line);
-    json j = json::parse(row, nullptr, false);
+    json j = util::ParseUntrustedJson(row);
     if (j.is_discarded()) {
       errors->push_back(where + ": not valid JSON");
       continue;

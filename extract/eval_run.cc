@@ -52,7 +52,7 @@ std::string AgentLog(util::Env& env, const std::string& dir, const std::string& 
 // left in its output directory (trajectories record the commands it ran).
 std::string InferAgentLog(util::Env& env, const std::string& inst) {
   if (inst.empty()) return "";
-  auto log = env.ReadFile(util::JoinPath(inst, "agent.log"));
+  auto log = env.ReadTail(util::JoinPath(inst, "agent.log"), kMaxAgentLogBytes);
   std::string out = log.ok() ? *log : "";
   std::string trajectories = AgentLog(env, inst, "output");
   return out + (trajectories.empty() ? "" : "\n" + trajectories);

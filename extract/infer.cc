@@ -91,6 +91,32 @@ std::vector<std::string> SplitNul(const std::string& text) {
 }
 
 // The workspace's changes against its start, binary and oversized files left out.
+// The workspace's own git directory, kept for the user to inspect, holds only git's data
+// afterwards: its configuration (which the agent could have made name programs: an fsmonitor,
+// a pager, filters) replaced by a plain one and its hooks removed, inside `sandbox`, so that a
+// user's `git status` there runs nothing the agent left.
+util::Status DefuseWorkspaceGit(util::Env& env, runner::Launcher& launcher, const Layout& l,
+                                runner::Sandbox sandbox) {
+  std::string plain = util::JoinPath(l.scratch, "plain.gitconfig");
+  if (auto s = env.WriteFileAtomic(plain, runner::kPlainGitConfig); !s.ok()) return s;
+  sandbox.read_only.push_back(plain);
+  runner::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c",
+               "if [ -L .git ] || [ -f .git ]; then rm -f .git; "
+               "elif [ -d .git ]; then rm -rf .git/hooks && cp \"$1\" .git/config; fi",
+               "defuse", plain};
+  spec.cwd = l.workspace;
+  spec.log_path = util::JoinPath(l.scratch, "defuse.log");
+  spec.sandbox = std::move(sandbox);
+  auto exit = runner::RunToCompletion(launcher, spec, runner::Git::kConfinedSeconds);
+  if (!exit.ok()) return util::Error{exit.error()};
+  if (exit->code != 0 || exit->timed_out) {
+    auto log = env.ReadTail(spec.log_path, 2000);
+    return util::Error{"resetting the workspace's .git failed: " + (log.ok() ? *log : "")};
+  }
+  return util::Status::Ok();
+}
+
 util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int64_t max_kb,
                           InferResult* r) {
   if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
@@ -216,12 +242,12 @@ std::optional<Usage> TrajectoryUsage(const std::string& text) {
     }
     return std::nullopt;
   };
-  json whole = json::parse(text, nullptr, false);
+  json whole = util::ParseUntrustedJson(text);
   if (!whole.is_discarded()) return one(whole);
   for (size_t b = 0, e; b < text.size(); b = e + 1) {
     e = text.find('\n', b);
     if (e == std::string::npos) e = text.size();
-    json line = json::parse(text.substr(b, e - b), nullptr, false);
+    json line = util::ParseUntrustedJson(text.substr(b, e - b));
     if (line.is_discarded()) continue;
     if (auto u = one(line)) return u;
   }
@@ -321,9 +347,9 @@ bool VisibleOnPath(const runner::Sandbox& view, const std::string& name) {
 // last line, "sh: ..." or "/bin/sh: ..." saying not found or not executable; "" otherwise
 // (an agent that ran and exited 127 by itself says something else last).
 std::string StartFailure(util::Env& env, const std::string& log_path) {
-  auto log = env.ReadFile(log_path);
+  auto log = env.ReadTail(log_path, 4096);
   if (!log.ok()) return "";
-  std::string tail = log->substr(log->size() > 4096 ? log->size() - 4096 : 0);
+  const std::string& tail = *log;
   std::string last;
   for (const auto& [n, line] : util::NumberedLines(tail)) {
     if (!util::Trim(line).empty()) last = line;
@@ -387,24 +413,30 @@ std::string SubstituteCommand(const std::string& cmd, const std::string& instanc
 
 std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) {
   std::string output = util::JoinPath(instance_dir, "output");
-  auto text = env.ReadUntrusted(output, "usage.json", 64 << 20);
+  auto text = env.ReadUntrusted(output, "usage.json", 1 << 20);
   if (text.ok()) {
-    json j = json::parse(*text, nullptr, false);
+    json j = util::ParseUntrustedJson(*text);
     if (auto u = UsageFromJson(j, "usage.json")) return u;
   }
+  // What the agent left there is read within a budget: the first kMaxFiles files found
+  // (in name order), kMaxBytes together.
+  constexpr size_t kMaxFiles = 1000;
+  constexpr uint64_t kMaxBytes = 64u << 20;
   std::vector<std::string> files;
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator(output, ec);
-       it != std::filesystem::end(it); it.increment(ec)) {
+       it != std::filesystem::end(it) && files.size() < kMaxFiles; it.increment(ec)) {
     if (!it->is_symlink(ec) && it->is_regular_file(ec)) {
       files.push_back(std::filesystem::relative(it->path(), output, ec).string());
     }
   }
   std::sort(files.begin(), files.end());
+  uint64_t budget = kMaxBytes;
   for (const auto& rel : files) {
-    if (rel == "usage.json") continue;
-    auto data = env.ReadUntrusted(output, rel, 256u << 20);
+    if (rel == "usage.json" || budget == 0) continue;
+    auto data = env.ReadUntrusted(output, rel, budget);
     if (!data.ok()) continue;
+    budget -= std::min<uint64_t>(budget, data->size());
     if (auto u = rel.find('/') == std::string::npos ? AgentCliUsage(env, output, rel, *data)
                                                     : std::nullopt) {
       u->source = "output/" + rel;
@@ -511,6 +543,13 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {
     r.status = "error";
     r.error = "collecting the patch: " + s.error();
+  }
+  if (options.sandbox == runner::SandboxKind::kBwrap) {
+    if (auto s = DefuseWorkspaceGit(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}));
+        !s.ok() && r.error.empty()) {
+      r.status = "error";
+      r.error = s.error();
+    }
   }
   r.patch_sha256 = util::Sha256Hex(r.patch);
   if (auto s = env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r.patch); !s.ok()) {

@@ -7,6 +7,7 @@
 #include "groundtruth/json_docs.h"
 #include "groundtruth/trajectory_parts.h"
 #include "util/strings.h"
+#include "util/json_read.h"
 
 namespace fbkit::groundtruth::parts {
 namespace {
@@ -18,7 +19,7 @@ std::vector<json> Records(const std::string& text, const std::string& path) {
   std::vector<json> out;
   for (const auto& [line, l] : util::NumberedLines(text)) {
     if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j = json::parse(l, nullptr, false);
+    json j = util::ParseUntrustedJson(l);
     if (j.is_discarded() || !j.is_object()) {
       throw std::runtime_error(path + ":" + std::to_string(line) + ": not a JSON object");
     }

@@ -11,6 +11,7 @@
 #include "groundtruth/summarize.h"
 #include "groundtruth/trajectory_parts.h"
 #include "util/strings.h"
+#include "util/json_read.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -446,7 +447,7 @@ json StateOf(const json& step) {
   const json& s = step["state"];
   if (s.is_object()) return s;
   if (s.is_string()) {
-    json parsed = json::parse(s.get<std::string>(), nullptr, false);
+    json parsed = util::ParseUntrustedJson(s.get<std::string>());
     if (parsed.is_object()) return parsed;
   }
   return json::object();
@@ -722,7 +723,7 @@ std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sess
     auto text = env.ReadUntrusted(sessions, f.substr(sessions.size() + 1), 256u << 20);
     if (!text.ok()) return std::nullopt;
     for (const auto& [n, line] : util::NumberedLines(*text)) {
-      json j = json::parse(line, nullptr, false);
+      json j = util::ParseUntrustedJson(line);
       calls += j.is_object() && TextOr(j, "type") == "token_usage_record";
     }
   }
@@ -785,7 +786,7 @@ ShellEffects AnalyzeShell(const std::string& command, std::string* cwd) {
 }
 
 std::string DetectFormat(const std::string& text, const std::string& path) {
-  json j = json::parse(text, nullptr, false);
+  json j = util::ParseUntrustedJson(text);
   if (j.is_object()) {
     bool info = j.contains("info") && j["info"].is_object();
     if (info && j.contains("messages") && !j.contains("trajectory") && !j.contains("history")) {
@@ -798,7 +799,7 @@ std::string DetectFormat(const std::string& text, const std::string& path) {
     return "";
   }
   std::string first = text.substr(0, text.find('\n'));
-  json line = json::parse(first, nullptr, false);
+  json line = util::ParseUntrustedJson(first);
   if (line.is_object() && line.contains("instance_id") && line.contains("history"))
     return "openhands";
   if (line.is_object() && TextOr(line, "type") == "system" && TextOr(line, "subtype") == "init" &&
@@ -840,7 +841,9 @@ util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text
       ++line;
       if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
       try {
-        out.push_back(ReadOpenHands(json::parse(l), path));
+        json j = util::ParseUntrustedJson(l);
+        if (j.is_discarded()) j = json::parse(l);  // not JSON: throws, saying where
+        out.push_back(ReadOpenHands(j, path));
       } catch (const std::exception& e) {
         return util::Error{path + ":" + std::to_string(line) + ": " + e.what()};
       }
@@ -848,7 +851,8 @@ util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text
     return out;
   }
   try {
-    json j = json::parse(text);
+    json j = util::ParseUntrustedJson(text);
+    if (j.is_discarded()) j = json::parse(text);  // not JSON: throws, saying where
     if (format == "mini-swe-agent") {
       out.push_back(ReadMini(j, path));
     } else if (format == "swe-agent") {

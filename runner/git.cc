@@ -41,9 +41,6 @@ const std::vector<std::string>& UserSafeDirectories(Launcher& launcher, util::En
   return dirs;
 }
 
-// What confined git reads as the work copy's own configuration: nothing but the defaults.
-constexpr std::string_view kFixedConfig =
-    "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfilemode = true\n";
 
 // The C-quoted file name git writes for unusual paths ("a/\303\251.py"), unquoted.
 std::string Unquote(std::string_view s) {
@@ -194,7 +191,7 @@ util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
   std::string fixed = util::JoinPath(scratch_, "fixed.gitconfig");
   std::string global = FixedGlobalConfig();
   if (!env_.Stat(global, false).ok()) {
-    if (auto s = env_.WriteFileAtomic(fixed, kFixedConfig); !s.ok()) return util::Error{s.error()};
+    if (auto s = env_.WriteFileAtomic(fixed, kPlainGitConfig); !s.ok()) return util::Error{s.error()};
     if (auto s = env_.WriteFileAtomic(global, "[safe]\n\tdirectory = *\n"); !s.ok()) {
       return util::Error{s.error()};
     }
@@ -264,8 +261,9 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   spec.sandbox = *sandbox;
   spec.log_path = util::JoinPath(
       scratch_, "git-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".log");
-  auto exit = RunToCompletion(launcher_, spec);
+  auto exit = RunToCompletion(launcher_, spec, confined() ? kConfinedSeconds : 0);
   if (!exit.ok()) return {-1, "git: " + exit.error()};
+  if (exit->timed_out) return {-1, "git: killed after " + std::to_string(int(kConfinedSeconds)) + " s"};
   auto out = env_.ReadFile(spec.log_path);
   (void)env_.RemoveAll(spec.log_path);
   return {exit->code, out.ok() ? *out : ""};
@@ -405,8 +403,9 @@ util::Status Git::FuzzyPatch(const std::string& tree, const std::string& file) {
     spec.sandbox.protect.push_back(util::JoinPath(tree, ".git"));
   }
   spec.log_path = util::JoinPath(scratch_, "patch-fuzz.log");
-  auto exit = RunToCompletion(launcher_, spec);
+  auto exit = RunToCompletion(launcher_, spec, confined() ? kConfinedSeconds : 0);
   if (!exit.ok()) return util::Error{"patch: " + exit.error()};
+  if (exit->timed_out) return util::Error{"patch: killed after " + std::to_string(int(kConfinedSeconds)) + " s"};
   if (exit->code == 0) return util::Status::Ok();
   auto log = env_.ReadFile(spec.log_path);
   return util::Error{"patch --fuzz=3: " + util::Tail(log.ok() ? *log : "", 1500)};

@@ -58,11 +58,20 @@ std::string PatchPathProblem(std::string_view patch);
 std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes);
 inline constexpr uint64_t kMaxBinaryPatchBytes = 64ull << 20;
 
+// A repository configuration of git's defaults alone: what confined git reads as a work
+// copy's own, and what an agent's workspace keeps afterwards.
+inline constexpr std::string_view kPlainGitConfig =
+    "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfilemode = true\n";
+
 class Git {
  public:
   // `scratch` is a directory for command logs and patch files (created on demand).
   Git(util::Env& env, Launcher& launcher, std::string scratch)
       : env_(env), launcher_(launcher), scratch_(std::move(scratch)) {}
+
+  // How long a confined command may run: a tree the tested code wrote may hold what makes
+  // git wait for ever (a FIFO where git reads a file); then it is killed and fails.
+  static constexpr double kConfinedSeconds = 600;
 
   // From now on every command (git, and GNU patch for a lenient application) runs inside
   // `sandbox` when its kind is kBwrap: what git may change are its writable paths, the

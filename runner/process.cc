@@ -12,7 +12,9 @@
 
 #include <dirent.h>
 #include <ftw.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +25,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <iterator>
 #include <thread>
 
 extern char** environ;
@@ -184,6 +188,28 @@ int SeccompFd() {
   return fd;
 }
 
+// Makes the directory `path` below `root` readable for its owner again, resolving it without
+// following any link on the way (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): the tree is
+// the sandbox's to change, and a parent swapped for a link must not lead the change out.
+void ReopenDirectory(const std::string& root, const std::string& path) {
+  if (path.size() <= root.size() + 1 || path.compare(0, root.size() + 1, root + "/") != 0) return;
+  int base = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (base < 0) return;
+  struct open_how how = {};
+  how.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  std::string rel = path.substr(root.size() + 1);
+  long fd = ::syscall(SYS_openat2, base, rel.c_str(), &how, sizeof how);
+  ::close(base);
+  if (fd < 0) return;
+  struct stat st;
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  if (::fstat(static_cast<int>(fd), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+    (void)::chmod(self.c_str(), (st.st_mode | S_IRWXU) & 07777);  // the inode opened, no path
+  }
+  ::close(static_cast<int>(fd));
+}
+
 // Bytes the files and directories below `roots` take on disk (symlinks not followed); with
 // `share`, also makes them writable for kSandboxGid on the way (group write on every file
 // and directory, symlinks left alone): the sandbox runs as kSandboxUid when fbkit is root,
@@ -191,15 +217,18 @@ int SeccompFd() {
 int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
   static thread_local int64_t total;
   static thread_local bool sharing;
+  static thread_local const std::string* walked;
   total = 0;
   sharing = share;
   for (const auto& root : roots) {
+    walked = &root;
     ::nftw(root.c_str(), [](const char* path, const struct stat* st, int type, FTW*) {
       if (type == FTW_NS) return 0;
-      total += static_cast<int64_t>(st->st_blocks) * 512;
+      // Every entry takes a block at least: empty files still use up inodes.
+      total += std::max<int64_t>(static_cast<int64_t>(st->st_blocks) * 512, 4096);
       // A directory the tested code made unreadable (it runs as fbkit's user when fbkit is
       // not root) is opened again for the next walk: what it holds is counted then.
-      if (type == FTW_DNR) (void)::chmod(path, (st->st_mode | S_IRWXU) & 07777);
+      if (type == FTW_DNR) ReopenDirectory(*walked, path);
       if (!sharing || type == FTW_SL || type == FTW_SLN) return 0;
       if (st->st_gid != kSandboxGid) (void)::lchown(path, static_cast<uid_t>(-1), kSandboxGid);
       mode_t want = st->st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st->st_mode) ? S_IXGRP : 0);
@@ -210,20 +239,70 @@ int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
   return total;
 }
 
-// The disk a sandbox may fill: how much its writable trees may grow, checked at most four
-// times a second.
+// The processes descending from `pid` (itself included), from /proc: a sandbox's, whatever
+// session or group they moved to (bubblewrap's own init inherits orphans).
+std::set<pid_t> Descendants(pid_t pid) {
+  std::vector<std::pair<pid_t, pid_t>> parents;  // (process, its parent)
+  if (DIR* proc = ::opendir("/proc")) {
+    while (dirent* e = ::readdir(proc)) {
+      char* end = nullptr;
+      long p = std::strtol(e->d_name, &end, 10);
+      if (p <= 0 || *end != '\0') continue;
+      std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      size_t close = stat.rfind(')');
+      if (close == std::string::npos || close + 4 >= stat.size()) continue;
+      long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);  // ") S PPID"
+      parents.emplace_back(static_cast<pid_t>(p), static_cast<pid_t>(ppid));
+    }
+    ::closedir(proc);
+  }
+  std::set<pid_t> tree = {pid};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [p, pp] : parents) {
+      if (tree.count(pp) && tree.insert(p).second) grew = true;
+    }
+  }
+  return tree;
+}
+
+// Bytes of regular files on the devices `devices` that the processes below `pid` hold open
+// after unlinking them: no walk sees them, yet they take the disk until closed.
+int64_t UnlinkedOpenBytes(pid_t pid, const std::set<dev_t>& devices) {
+  std::set<std::pair<dev_t, ino_t>> seen;
+  int64_t total = 0;
+  for (pid_t p : Descendants(pid)) {
+    std::string dir = "/proc/" + std::to_string(p) + "/fd";
+    DIR* fds = ::opendir(dir.c_str());
+    if (!fds) continue;
+    while (dirent* e = ::readdir(fds)) {
+      if (e->d_name[0] == '.') continue;
+      struct stat st;
+      if (::stat((dir + "/" + e->d_name).c_str(), &st) != 0) continue;
+      if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || !devices.count(st.st_dev)) continue;
+      if (seen.insert({st.st_dev, st.st_ino}).second) total += static_cast<int64_t>(st.st_blocks) * 512;
+    }
+    ::closedir(fds);
+  }
+  return total;
+}
+
+// The disk a sandbox may fill: how much its writable trees may grow (files it unlinked but
+// keeps open included), checked at most four times a second.
 struct DiskWatch {
   std::vector<std::string> roots;
   int64_t limit = 0;     // bytes; 0: not watched
   int64_t baseline = 0;  // usage when the process started
+  std::set<dev_t> devices;  // the file systems of `roots`
   std::chrono::steady_clock::time_point next;
 
-  bool Exceeded() {
+  bool Exceeded(pid_t pid) {
     if (limit <= 0) return false;
     auto now = std::chrono::steady_clock::now();
     if (now < next) return false;
     next = now + std::chrono::milliseconds(250);
-    return WalkWritable(roots, false) - baseline > limit;
+    return WalkWritable(roots, false) + UnlinkedOpenBytes(pid, devices) - baseline > limit;
   }
 };
 
@@ -279,7 +358,7 @@ class PosixProcess : public Process {
     int status = 0;
     pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == 0) {
-      if (!disk_.Exceeded()) return std::nullopt;
+      if (!disk_.Exceeded(pid_)) return std::nullopt;
       Kill();
       info_.disk_exceeded = true;
       return info_;
@@ -478,6 +557,10 @@ class PosixLauncher : public Launcher {
         if (b.writable) disk.roots.push_back(b.source);
       }
       disk.baseline = WalkWritable(disk.roots, host.root);
+      for (const auto& r : disk.roots) {
+        struct stat st;
+        if (::stat(r.c_str(), &st) == 0) disk.devices.insert(st.st_dev);
+      }
       disk.limit = spec.sandbox.limits.disk_mb << 20;
       for (const auto& c : spec.sandbox.copies) copy_bytes.push_back(WalkWritable({c.source}, host.root));
       if (host.root) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);

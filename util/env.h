@@ -36,6 +36,13 @@ class Env {
   virtual Expected<std::string> ReadFile(const std::string& path) = 0;
   // The bytes from `offset` to the end (empty when the file is shorter).
   virtual Expected<std::string> ReadFileFrom(const std::string& path, uint64_t offset) = 0;
+  // The last `max_bytes` of a file (all of it when shorter): a log fbkit wrote of what
+  // untrusted code printed, read within a bound.
+  Expected<std::string> ReadTail(const std::string& path, uint64_t max_bytes) {
+    auto st = Stat(path, false);
+    if (!st.ok()) return Error{st.error()};
+    return ReadFileFrom(path, st->size > max_bytes ? st->size - max_bytes : 0);
+  }
   // A file that code fbkit does not trust wrote (inside a sandbox's writable tree): `rel`
   // below the trusted directory `base`, read only when no component of `rel` is a symlink
   // and it is a regular file (never a FIFO or device, so nothing blocks), at most

@@ -18,4 +18,20 @@ inline std::vector<std::string> JsonStringList(const nlohmann::json& j, const ch
   return out;
 }
 
+// Parses JSON that code fbkit does not trust wrote (an agent's logs, trajectories, usage):
+// never throws, and what it keeps is bounded: values nested deeper than `max_depth` and
+// every value after the first `max_values` are dropped (read as discarded), so a hostile
+// document can neither exhaust memory nor make a later dump() or walk recurse without end.
+// A document that is not JSON is discarded (is_discarded()).
+inline nlohmann::json ParseUntrustedJson(std::string_view text, int max_depth = 64,
+                                         size_t max_values = 1u << 20) {
+  size_t values = 0;
+  auto keep = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    if (event == nlohmann::json::parse_event_t::key) return true;
+    if (depth > max_depth) return false;
+    return ++values <= max_values;
+  };
+  return nlohmann::json::parse(text.begin(), text.end(), keep, false);
+}
+
 }  // namespace fbkit::util

@@ -305,6 +305,24 @@ TEST(SandboxHostile, TheWorkCopyCannotGrowPastItsDiskLimit) {
   EXPECT_LT(files, 40u);  // killed within a quarter second of passing 8 MiB
 }
 
+// Trees that outlive the process are host directories whose growth is measured: a file
+// unlinked but held open counts, and so does every entry (empty files use up inodes).
+TEST(SandboxHostile, TheDiskWatchCountsUnlinkedFilesAndEmptyOnes) {
+  for (const char* script :
+       {"exec 7>held; rm held; dd if=/dev/zero bs=1M count=40 >&7 2>/dev/null; sleep 3; echo survived",
+        "mkdir many; i=0; while [ $i -lt 6000 ]; do : > many/$i; i=$((i+1)); done; sleep 3; "
+        "echo survived"}) {
+    ScratchDir tmp;
+    ProcessSpec spec = Sandboxed(tmp, script);
+    spec.sandbox.limits.disk_mb = 8;
+    spec.sandbox.limits.file_size_mb = 64;
+    auto info = RunToCompletion(RealLauncher(), spec, 120);
+    ASSERT_TRUE(info.ok()) << info.error();
+    EXPECT_TRUE(info->disk_exceeded) << script;
+    EXPECT_EQ(ReadFileOrDie(tmp / "log").find("survived"), std::string::npos) << script;
+  }
+}
+
 // A private copy: the process sees the source's files at the target and may write there,
 // up to the disk limit, which the kernel holds (an unlinked file still open, a directory
 // made unreadable count); the source and the host see none of it, and a protected path
