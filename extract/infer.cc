@@ -366,11 +366,28 @@ std::string StartFailure(util::Env& env, const std::string& log_path) {
 
 util::Status CheckAgentCommand(const InferOptions& options) {
   if (options.sandbox != runner::SandboxKind::kBwrap) return util::Status::Ok();
+  // Paths compared as they resolve: a link must not show what its name does not.
+  auto real = [](const std::string& p) {
+    char* r = ::realpath(p.c_str(), nullptr);
+    std::string out = r ? r : p;
+    std::free(r);
+    return out;
+  };
+  auto overlaps = [](const std::string& a, const std::string& b) {
+    return a == b || (a + "/").starts_with(b == "/" ? b : b + "/") ||
+           (b + "/").starts_with(a == "/" ? a : a + "/");
+  };
   for (const auto& p : options.read_only) {
-    std::string dir = p.ends_with('/') ? p : p + "/";
-    if (!options.run_dir.empty() && (options.run_dir + "/").starts_with(dir)) {
+    std::string shown = real(p);
+    if (!options.run_dir.empty() && overlaps(real(options.run_dir), shown)) {
       return util::Error{"--read-only " + p + " would show the agent the run directory " +
                          options.run_dir + " (other instances, fbkit's records of their starts)"};
+    }
+    for (const auto& h : options.hidden) {
+      if (overlaps(real(h), shown)) {
+        return util::Error{"--read-only " + p + " would show the agent the task directory " + h +
+                           " (its gold patch and tests)"};
+      }
     }
   }
   runner::Sandbox view = AgentView(options);

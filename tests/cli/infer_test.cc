@@ -31,15 +31,23 @@ struct AgentRun {
   std::map<std::string, json> reports;  // eval's report.json by instance id
 };
 
+// A copy of the tasks the scripted agents may read (their answers): infer refuses to show an
+// agent the task directories themselves.
+std::string Answers(const ScratchDir& dir) {
+  if (!fs::exists(dir / "answers")) fs::copy(kTasks, dir / "answers", fs::copy_options::recursive);
+  return dir / "answers";
+}
+
 // infer with agent NAME into DIR/run, then eval of its predictions into DIR/eval.
 AgentRun InferAndEval(const ScratchDir& dir, const std::string& agent, std::vector<std::string> extra = {}) {
   AgentRun r;
+  std::string answers = Answers(dir);
   std::vector<std::string> argv = {kExtract, "infer", kTasks, "--agent-cmd", "sh " + kAgents + "/" + agent + ".sh",
                                    "-o", dir / "run", "-q", "--model", agent,
-                                   "--env", "FBKIT_TEST_TASKS=" + kTasks,
+                                   "--env", "FBKIT_TEST_TASKS=" + answers,
                                    "--env", "FBKIT_TEST_AGENTS=" + kAgents,
                                    "--env", "FBKIT_TEST_OUTSIDE=" + dir / "outside",
-                                   "--read-only", kTasks, "--read-only", kAgents};
+                                   "--read-only", answers, "--read-only", kAgents};
   argv.insert(argv.end(), extra.begin(), extra.end());
   fs::create_directories(dir / "outside");
   r.infer = RunCommand(argv);
@@ -187,9 +195,9 @@ TEST(InferE2E, ConcurrentShardsMergeIntoTheUnshardedRunByteForByte) {
   ASSERT_EQ(all.eval.exit_code, 0);
   std::vector<std::string> base = {kExtract, "infer", kTasks, "--agent-cmd", "sh " + kAgents + "/gold.sh",
                                    "-o", sharded / "run", "-q", "--model", "gold",
-                                   "--env", "FBKIT_TEST_TASKS=" + kTasks, "--env", "FBKIT_TEST_AGENTS=" + kAgents,
+                                   "--env", "FBKIT_TEST_TASKS=" + Answers(sharded), "--env", "FBKIT_TEST_AGENTS=" + kAgents,
                                    "--env", "FBKIT_TEST_OUTSIDE=" + sharded / "outside",
-                                   "--read-only", kTasks, "--read-only", kAgents};
+                                   "--read-only", Answers(sharded), "--read-only", kAgents};
   std::vector<std::vector<std::string>> infers, evals;
   for (const char* shard : {"1/3", "2/3", "3/3"}) {
     auto argv = base;
@@ -235,6 +243,14 @@ TEST(InferE2E, BadInputGetsClearErrors) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("unknown agent 'aider' (known: claude-code, codex, gemini-cli, mini-swe-agent)"),
             std::string::npos) << unknown.err;
+  // Nothing shows the agent its task directories, not even through a link.
+  fs::create_directory_symlink(kTasks, dir / "tasks-link");
+  for (std::string shown : {kTasks, fs::path(kTasks).parent_path().string(), std::string(dir / "tasks-link")}) {
+    RunResult gold = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "true", "-o", dir / "r",
+                                 "--read-only", shown});
+    EXPECT_EQ(gold.exit_code, 1) << shown;
+    EXPECT_NE(gold.err.find("would show the agent the task directory"), std::string::npos) << gold.err;
+  }
   RunResult both = RunCommand({kExtract, "infer", kTasks, "--agent", "codex", "--agent-cmd", "true", "-o", dir / "r"});
   EXPECT_EQ(both.exit_code, 2) << both.err;
   RunResult url = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "true", "--model-url", "http://x", "-o", dir / "r"});
