@@ -27,7 +27,8 @@ inline nlohmann::json ParseUntrustedJson(std::string_view text, int max_depth = 
                                          size_t max_values = 1u << 20) {
   size_t values = 0;
   auto keep = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    if (event == nlohmann::json::parse_event_t::key) return true;
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::key || event == E::object_end || event == E::array_end) return true;
     if (depth > max_depth) return false;
     return ++values <= max_values;
   };

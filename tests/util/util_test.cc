@@ -11,6 +11,7 @@
 #include "util/batch.h"
 #include "util/env.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/json_writer.h"
 #include "util/parallel.h"
 #include "util/strings.h"
@@ -36,6 +37,22 @@ TEST(JsonWriterTest, InvalidUtf8BecomesReplacementCharacter) {
   std::string out;
   AppendJsonString("caf\xE9 ok \xC3\xA9", &out);
   EXPECT_EQ(out, "\"caf\xEF\xBF\xBD ok \xC3\xA9\"");
+}
+
+// Agent-written JSON: a million levels of nesting or a million values come back bounded
+// (so dump() and walks terminate in bounded memory), an ordinary document whole.
+TEST(JsonReadTest, UntrustedJsonIsBoundedInDepthAndSize) {
+  std::string deep = "{\"a\": " + std::string(1000000, '[') + std::string(1000000, ']') + ", \"b\": 1}";
+  nlohmann::json j = util::ParseUntrustedJson(deep);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["b"], 1);
+  EXPECT_LT(j.dump().size(), 1000u);
+  std::string many = "[";
+  for (int i = 0; i < 3000; ++i) many += (i ? ",[]" : "[]");
+  many += "]";
+  EXPECT_EQ(util::ParseUntrustedJson(many, 64, 1000).size(), 999u);
+  EXPECT_EQ(util::ParseUntrustedJson("{\"x\": [1, {\"y\": \"z\"}]}").dump(), "{\"x\":[1,{\"y\":\"z\"}]}");
+  EXPECT_TRUE(util::ParseUntrustedJson("{not json").is_discarded());
 }
 
 TEST(Utf8Test, FindsFirstInvalidByte) {
