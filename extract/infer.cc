@@ -91,17 +91,20 @@ std::vector<std::string> SplitNul(const std::string& text) {
 }
 
 // The workspace's changes against its start, binary and oversized files left out.
-// The workspace's own git directory, kept for the user to inspect, holds only git's data
-// afterwards: its configuration (which the agent could have made name programs: an fsmonitor,
-// a pager, filters) replaced by a plain one and its hooks removed, inside `sandbox`, so that a
-// user's `git status` there runs nothing the agent left.
-util::Status DefuseWorkspaceGit(util::Env& env, runner::Launcher& launcher, const Layout& l,
+// Before the patch is collected, inside `sandbox`: the FIFOs and sockets the agent left go
+// (no patch holds them, and a FIFO where git reads a file would block it for ever), and the
+// workspace's own git directory, kept for the user to inspect, holds only git's data: its
+// configuration (which the agent could have made name programs: an fsmonitor, a pager,
+// filters) replaced by a plain one and its hooks removed, so that a user's `git status`
+// there runs nothing the agent left.
+util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const Layout& l,
                                 runner::Sandbox sandbox) {
   std::string plain = util::JoinPath(l.scratch, "plain.gitconfig");
   if (auto s = env.WriteFileAtomic(plain, runner::kPlainGitConfig); !s.ok()) return s;
   sandbox.read_only.push_back(plain);
   runner::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
+               "find . \\( -type p -o -type s \\) -delete && "
                "if [ -L .git ] || [ -f .git ]; then rm -f .git; "
                "elif [ -d .git ]; then rm -rf .git/hooks && cp \"$1\" .git/config; fi",
                "defuse", plain};
@@ -557,16 +560,15 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   runner::RepoSpec tools = info->settings;
   tools.sandbox = options.sandbox;
   git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
-  if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {
+  util::Status defused = options.sandbox == runner::SandboxKind::kBwrap
+                             ? DefuseWorkspace(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}))
+                             : util::Status::Ok();
+  if (!defused.ok()) {
+    r.status = "error";
+    r.error = defused.error();
+  } else if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {
     r.status = "error";
     r.error = "collecting the patch: " + s.error();
-  }
-  if (options.sandbox == runner::SandboxKind::kBwrap) {
-    if (auto s = DefuseWorkspaceGit(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}));
-        !s.ok() && r.error.empty()) {
-      r.status = "error";
-      r.error = s.error();
-    }
   }
   r.patch_sha256 = util::Sha256Hex(r.patch);
   if (auto s = env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r.patch); !s.ok()) {

@@ -71,7 +71,7 @@ class Git {
 
   // How long a confined command may run: a tree the tested code wrote may hold what makes
   // git wait for ever (a FIFO where git reads a file); then it is killed and fails.
-  static constexpr double kConfinedSeconds = 600;
+  static constexpr double kConfinedSeconds = 300;
 
   // From now on every command (git, and GNU patch for a lenient application) runs inside
   // `sandbox` when its kind is kBwrap: what git may change are its writable paths, the
