@@ -195,7 +195,8 @@ FakeAgentRun RunFakeAgent(const ScratchDir& tmp, testing::FakeLauncher::Outcome 
   FakeAgentRun run;
   testing::FakeLauncher fake(
       [&](const runner::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
-        if (spec.argv.empty() || spec.argv[0] != "/bin/sh") return std::nullopt;  // git: real
+        // The agent (sh -c CMD); git and fbkit's own shell steps run for real.
+        if (spec.argv.size() != 3 || spec.argv[0] != "/bin/sh") return std::nullopt;
         run.config_written_first = fs::exists(tmp / "run/t.lv2/output/home/.config/agent.toml");
         return outcome;
       },
