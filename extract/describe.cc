@@ -1,5 +1,7 @@
 #include "extract/describe.h"
 
+#include "parser/python_parser.h"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -112,10 +114,14 @@ bool HasKeyword(const std::string& body, const std::string& word) {
 }
 
 // The text of `e` minus its nested defs and classes (their code is theirs).
+// The entity's own code (its nested definitions left out), strings and comments blanked (a
+// help string saying "raise an exception" raises nothing).
 std::string OwnBody(const Repo& repo, EntityRef ref) {
   const auto& table = repo.files()[ref.file];
   const Entity& e = table.entities[ref.entity];
-  const std::string& src = repo.source(ref.file);
+  thread_local auto python = parser::PythonParser::Create();
+  const std::string& raw = repo.source(ref.file);
+  const std::string src = python.ok() ? (*python)->CodeOnly(raw) : raw;
   std::string out;
   int64_t pos = e.start_byte;
   for (const auto& n : table.entities) {

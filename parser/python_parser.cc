@@ -1004,6 +1004,32 @@ std::vector<PythonParser::AllList> PythonParser::AllLists(std::string_view sourc
   return lists;
 }
 
+std::string PythonParser::CodeOnly(std::string_view source) {
+  std::string out(source);
+  int64_t offset = 0;
+  TSTree* tree = ParseTree(impl_->parser, source, &offset);
+  if (tree == nullptr) return out;
+  auto blank = [&](TSNode n) {
+    for (size_t i = static_cast<size_t>(offset) + ts_node_start_byte(n);
+         i < static_cast<size_t>(offset) + ts_node_end_byte(n) && i < out.size(); ++i) {
+      if (out[i] != '\n') out[i] = ' ';
+    }
+  };
+  std::vector<TSNode> stack = {ts_tree_root_node(tree)};
+  while (!stack.empty()) {
+    TSNode node = stack.back();
+    stack.pop_back();
+    Sym sym = impl_->SymOf(node);
+    if (sym == Sym::kStringContent || (sym == Sym::kComment && ts_node_type(node) == std::string_view("comment"))) {
+      blank(node);
+      continue;
+    }
+    for (Children c(node); c.valid(); c.Next()) stack.push_back(c.node());
+  }
+  ts_tree_delete(tree);
+  return out;
+}
+
 std::vector<std::pair<int64_t, int64_t>> PythonParser::StringTexts(std::string_view source,
                                                                       bool want_bytes) {
   std::vector<std::pair<int64_t, int64_t>> spans;

@@ -46,6 +46,11 @@ class PythonParser {
   };
   std::vector<AllList> AllLists(std::string_view source);
 
+  // `source` with the text of every string literal (str and bytes; an f-string's
+  // interpolations kept) and every comment blanked to spaces, newlines and offsets kept:
+  // what a scan for keywords or names reads is code alone.
+  std::string CodeOnly(std::string_view source);
+
   // The byte spans of the literal text of every str literal (f-strings' text between their
   // interpolations included; bytes literals excluded), in source order; with `bytes`, the
   // spans of the bytes literals instead.

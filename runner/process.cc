@@ -298,7 +298,7 @@ struct DiskWatch {
   std::chrono::steady_clock::time_point next;
 
   bool Exceeded(pid_t pid) {
-    if (limit <= 0) return false;
+    if (limit <= 0 || roots.empty()) return false;
     auto now = std::chrono::steady_clock::now();
     if (now < next) return false;
     next = now + std::chrono::milliseconds(250);

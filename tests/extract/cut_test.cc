@@ -185,6 +185,22 @@ TEST_F(CutTest, AnAllListEmptiedOfEveryEntryKeepsNoWhitespaceOnlyLine) {
   EXPECT_EQ(r.texts.at("pkg/a.py"), "__all__ = [\n]\n");
 }
 
+// `__all__` as a tuple without parentheses: entries read from the syntax tree; emptied, the
+// value becomes `()` (text edits once left `__all__ = `, an unparsable line); a string that
+// merely mentions a name is no entry.
+TEST_F(CutTest, AnAllTupleWithoutParenthesesStaysValid) {
+  auto r = Cut({{"pkg/__init__.py", ""},
+                {"pkg/a.py",
+                 "__all__ = 'f', 'g'\nNOTE = \"'f' is gone\"\n\n\ndef f():\n    pass\n\n\n"
+                 "def g():\n    return NOTE\n"},
+                {"pkg/b.py", "__all__ = 'h', 'k'\n\n\ndef h():\n    pass\n\n\ndef k():\n    pass\n"}},
+               {"pkg/a.py::f", "pkg/b.py::h", "pkg/b.py::k"});
+  ASSERT_TRUE(r.conflicts.empty());
+  EXPECT_EQ(r.texts.at("pkg/a.py"),
+            "__all__ = 'g'\nNOTE = \"'f' is gone\"\n\n\ndef g():\n    return NOTE\n");
+  EXPECT_EQ(r.texts.at("pkg/b.py"), "__all__ = ()\n");
+}
+
 TEST_F(CutTest, OrphanImportsAndConstantsOfTheRemovedCodeGo) {
   auto r = Cut({{"m.py",
                  "import math\nimport os\n\n_FACTOR = 2.5\nLIMIT = 3\n\n\n"

@@ -92,5 +92,18 @@ TEST_F(DescribeTest, AClassItsBasesConstructorAttributesAndMethods) {
             "Method `Box.area`.\n\nTakes no arguments.\n\nReturns:\n    a value (not annotated)");
 }
 
+// What the scans read is code: a help string or a comment that says "raise" or "return"
+// raises and returns nothing (the words were once taken for an exception named `an`).
+TEST_F(DescribeTest, StringsAndCommentsAreNotCode) {
+  std::string d = Describe(
+      "def configure(parser):\n"
+      "    # return early? no: raise nothing here\n"
+      "    parser.add_argument('-W', help='raise an exception on warnings')\n"
+      "    parser.add_argument('-q', help=\"\"\"return quietly\"\"\")\n",
+      "pkg/m.py::configure");
+  EXPECT_EQ(d.find("Raises"), std::string::npos) << d;
+  EXPECT_NE(d.find("Returns:\n    None"), std::string::npos) << d;
+}
+
 }  // namespace
 }  // namespace fbkit::extract
