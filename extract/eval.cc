@@ -84,7 +84,8 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& site
   auto tree = parser::FindPythonFiles(env, site, {});
   if (!tree.ok()) return {"cannot list agent_code: " + tree.error()};
   for (const auto& file : tree->files) {
-    auto text = env.ReadFile(util::JoinPath(site, file.path));
+    // The agent's files: read without following links, regular files only, bounded.
+    auto text = env.ReadUntrusted(site, file.path, 16u << 20);
     if (!text.ok()) continue;
     parser::FileTable t = (*parser)->Parse(file.path, file.module, *text);
     for (const auto& imp : t.imports) {

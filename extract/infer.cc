@@ -92,22 +92,16 @@ std::vector<std::string> SplitNul(const std::string& text) {
 
 // The workspace's changes against its start, binary and oversized files left out.
 // Before the patch is collected, inside `sandbox`: the FIFOs and sockets the agent left go
-// (no patch holds them, and a FIFO where git reads a file would block it for ever), and the
-// workspace's own git directory, kept for the user to inspect, holds only git's data: its
-// configuration (which the agent could have made name programs: an fsmonitor, a pager,
-// filters) replaced by a plain one and its hooks removed, so that a user's `git status`
-// there runs nothing the agent left.
+// (no patch holds them, and a FIFO where git reads a file would block it for ever), and so
+// does the workspace's own git directory: the agent wrote it, and git reads programs from
+// more of it than a configuration file (commondir, worktrees, includes, hooks); a user's
+// `git status` in the kept workspace must run nothing the agent left. The patch is fbkit's
+// record of the change (patch.diff).
 util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const Layout& l,
                                 runner::Sandbox sandbox) {
-  std::string plain = util::JoinPath(l.scratch, "plain.gitconfig");
-  if (auto s = env.WriteFileAtomic(plain, runner::kPlainGitConfig); !s.ok()) return s;
-  sandbox.read_only.push_back(plain);
   runner::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
-               "find . \\( -type p -o -type s \\) -delete && "
-               "if [ -L .git ] || [ -f .git ]; then rm -f .git; "
-               "elif [ -d .git ]; then rm -rf .git/hooks && cp \"$1\" .git/config; fi",
-               "defuse", plain};
+               "find . \\( -type p -o -type s \\) -delete && rm -rf .git", "defuse"};
   spec.cwd = l.workspace;
   spec.log_path = util::JoinPath(l.scratch, "defuse.log");
   spec.sandbox = std::move(sandbox);

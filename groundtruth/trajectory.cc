@@ -717,11 +717,16 @@ std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sess
     return name.starts_with("rollout-") && name.ends_with(".jsonl");
   });
   if (!files.ok() || files->empty()) return std::nullopt;
+  // An agent wrote these: read within a budget (files and bytes), or not at all.
+  constexpr size_t kMaxFiles = 1000;
+  uint64_t budget = 64u << 20;
+  if (files->size() > kMaxFiles) return std::nullopt;
   int64_t calls = 0;
   for (const auto& f : *files) {
     if (!f.starts_with(sessions + "/")) return std::nullopt;
-    auto text = env.ReadUntrusted(sessions, f.substr(sessions.size() + 1), 256u << 20);
+    auto text = env.ReadUntrusted(sessions, f.substr(sessions.size() + 1), budget);
     if (!text.ok()) return std::nullopt;
+    budget -= std::min<uint64_t>(budget, text->size());
     for (const auto& [n, line] : util::NumberedLines(*text)) {
       json j = util::ParseUntrustedJson(line);
       calls += j.is_object() && TextOr(j, "type") == "token_usage_record";

@@ -163,7 +163,10 @@ std::string PatchPathProblem(std::string_view patch) {
                              "copy to ", "Index: "}) {
       if (line.starts_with(head)) name = line.substr(std::string_view(head).size());
     }
-    if (line.starts_with("new file mode 120000") || line.starts_with("new mode 120000")) {
+    // A link, by whichever header says so: its mode, or the mode on its `index` line (a
+    // second diff of a path can retarget a link with no mode line).
+    if (line.starts_with("new file mode 120000") || line.starts_with("new mode 120000") ||
+        (line.starts_with("index ") && line.ends_with(" 120000"))) {
       symlink = true;
     }
     if (line.starts_with("diff --git ")) {

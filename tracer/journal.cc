@@ -1,4 +1,5 @@
 #include "tracer/journal.h"
+#include "util/json_read.h"
 
 #include <nlohmann/json.hpp>
 
@@ -66,10 +67,17 @@ void JournalReader::Feed(std::string_view data) {
   pending_.erase(0, start);
 }
 
+// Longer than any record fbkit's agent writes (a file's edges included).
+constexpr size_t kMaxLineBytes = 64u << 20;
+
 void JournalReader::Apply(std::string_view line) {
   if (line.empty()) return;
   try {
-    json rec = json::parse(line);
+    // The tested process holds the journal's descriptor too: a line is parsed within
+    // bounds (nesting, values) and a longer line than any record fbkit writes is malformed.
+    if (line.size() > kMaxLineBytes) throw json::other_error::create(501, "line too long", nullptr);
+    json rec = util::ParseUntrustedJson(line, 64, SIZE_MAX);
+    if (rec.is_discarded()) throw json::other_error::create(501, "not JSON", nullptr);
     std::string type = rec.at("type").get<std::string>();
     if (finished_) {
       // The agent writes nothing after "finish": this came from the tested process's own

@@ -152,10 +152,9 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
     std::string patch = ReadFileOrDie(dir / ("run/" + id + "/patch.diff"));
     EXPECT_NE(patch.find("+++ b/NOTES.md"), std::string::npos) << id;  // new files are in
     EXPECT_EQ(patch.find("huge.txt"), std::string::npos) << id;
-    // The workspace kept holds git's data, not the agent's configuration or hooks.
-    std::string git = dir / ("run/" + id + "/workspace/.git");
-    EXPECT_EQ(ReadFileOrDie(git + "/config").find("fsmonitor"), std::string::npos) << id;
-    EXPECT_FALSE(fs::exists(git + "/hooks")) << id;
+    // The workspace is kept without the agent's git directory (its configuration, hooks,
+    // commondir could make git run programs).
+    EXPECT_FALSE(fs::exists(dir / ("run/" + id + "/workspace/.git"))) << id;
   }
 }
 

@@ -179,6 +179,11 @@ TEST(GitTest, PatchPathsOutsideTheTreeOrInGitDirectoriesAreRefused) {
   EXPECT_NE(PatchPathProblem(link("lnk", ".git")).find("git directory"), std::string::npos);
   EXPECT_NE(PatchPathProblem(link("a/lnk", "../..")).find("climbs out"), std::string::npos);
   EXPECT_NE(PatchPathProblem(link("lnk", "/tmp")).find("absolute"), std::string::npos);
+  // A second diff of the same link retargets it with only the index line's mode.
+  std::string retarget = "diff --git a/lnk b/lnk\nindex 1111111..2222222 120000\n--- a/lnk\n+++ b/lnk\n"
+                         "@@ -1 +1 @@\n-ok\n\\ No newline at end of file\n+/etc/shadow\n"
+                         "\\ No newline at end of file\n";
+  EXPECT_NE(PatchPathProblem(link("lnk", "ok") + retarget).find("absolute"), std::string::npos);
   // A chain of links, each inside on its own, that leads out together.
   EXPECT_NE(PatchPathProblem(link("u1", "d") + link("d/u2", "..") + link("u3", "u1/u2/..")),
             "");
