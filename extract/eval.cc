@@ -183,10 +183,13 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
     }
     c.changed.insert(f);
     if (IsStartupFile(f)) Suspect(r, "the patch adds " + f + ", which changes how Python or pytest start");
-    if (!IsPytestConfigFile(f)) continue;
+    if (!IsPytestConfigFile(f, task_tests)) continue;
     auto before = c.git.Run(c.repo, {"show", "HEAD:" + f});
     auto after = c.env.ReadUntrusted(c.repo, f, 16u << 20);
-    if (PytestConfig(before.ok() ? *before : "") != PytestConfig(after.ok() ? *after : "")) {
+    bool changed_config = DecidesAlone(f)
+                              ? before.ok() != after.ok() || (before.ok() && *before != *after)
+                              : PytestConfig(before.ok() ? *before : "") != PytestConfig(after.ok() ? *after : "");
+    if (changed_config) {
       Suspect(r, "the patch changes pytest's configuration in " + f);
     }
   }

@@ -28,10 +28,23 @@ std::vector<std::string> TestFilesAmong(const std::vector<std::string>& changed,
   return out;
 }
 
-bool IsPytestConfigFile(const std::string& path) {
+bool IsPytestConfigFile(const std::string& path, const std::set<std::string>& test_files) {
   std::string_view b = Base(path);
-  return path == b && (b == "pytest.ini" || b == ".pytest.ini" || b == "tox.ini" ||
-                       b == "setup.cfg" || b == "pyproject.toml");
+  if (b != "pytest.ini" && b != ".pytest.ini" && b != "tox.ini" && b != "setup.cfg" &&
+      b != "pyproject.toml") {
+    return false;
+  }
+  // pytest looks for its configuration from the test files' common directory upwards: a
+  // file in the root or in any directory above a test file may become it.
+  std::string dir = path.substr(0, path.size() - b.size());
+  if (dir.empty()) return true;
+  return std::any_of(test_files.begin(), test_files.end(),
+                     [&](const std::string& t) { return t.starts_with(dir); });
+}
+
+bool DecidesAlone(const std::string& path) {
+  std::string_view b = Base(path);
+  return b == "pytest.ini" || b == ".pytest.ini";
 }
 
 std::string PytestConfig(std::string_view text) {

@@ -24,7 +24,12 @@ std::vector<std::string> TestFilesAmong(const std::vector<std::string>& changed,
 // The [pytest]-related sections of a configuration file (pytest.ini, tox.ini, setup.cfg,
 // pyproject.toml), concatenated: a change in them changes how pytest collects.
 std::string PytestConfig(std::string_view text);
-bool IsPytestConfigFile(const std::string& path);
+// Whether `path` is a file pytest may take its configuration from when it runs
+// `test_files`: pytest.ini, .pytest.ini, tox.ini, setup.cfg or pyproject.toml in the root or
+// in a directory above one of them.
+bool IsPytestConfigFile(const std::string& path, const std::set<std::string>& test_files);
+// pytest.ini and .pytest.ini are pytest's configuration by their mere presence (even empty).
+bool DecidesAlone(const std::string& path);
 
 // Files whose mere presence changes the interpreter or pytest (site hooks, .pth files,
 // distribution metadata that can declare pytest11 entry points), or stands in for fbkit's own

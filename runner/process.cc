@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -284,6 +286,17 @@ int64_t UnlinkedOpenBytes(pid_t pid, const std::set<dev_t>& devices) {
       if (seen.insert({st.st_dev, st.st_ino}).second) total += static_cast<int64_t>(st.st_blocks) * 512;
     }
     ::closedir(fds);
+    // Mapped, its descriptor closed: the file lives on in the mapping ("(deleted)" in maps),
+    // at least as large as what is mapped of it.
+    std::ifstream maps("/proc/" + std::to_string(p) + "/maps");
+    for (std::string line; std::getline(maps, line);) {
+      if (!line.ends_with(" (deleted)")) continue;
+      unsigned long start = 0, end = 0, major = 0, minor = 0, inode = 0;
+      if (std::sscanf(line.c_str(), "%lx-%lx %*s %*s %lx:%lx %lu", &start, &end, &major, &minor, &inode) != 5) continue;
+      dev_t dev = makedev(major, minor);
+      if (inode == 0 || !devices.count(dev) || !seen.insert({dev, static_cast<ino_t>(inode)}).second) continue;
+      total += static_cast<int64_t>(end - start);
+    }
   }
   return total;
 }

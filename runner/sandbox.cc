@@ -131,7 +131,7 @@ class Parents {
     for (size_t slash = path.find('/', top.size() + 1); slash != std::string::npos;
          slash = path.find('/', slash + 1)) {
       std::string dir = path.substr(0, slash);
-      if (made_.insert(dir).second) a_->insert(a_->end(), {"--perms", "0777", "--dir", dir});
+      if (made_.insert(dir).second) a_->insert(a_->end(), {"--perms", "1777", "--dir", dir});
     }
   }
 
@@ -184,7 +184,9 @@ void AddCopies(std::vector<std::string>* a, const Sandbox& sandbox,
     int64_t size = bytes + bytes / 8 + (1 << 20) + std::max<int64_t>(sandbox.limits.disk_mb, 0) * (1 << 20);
     a->insert(a->end(), {"--ro-bind", c.source, CopySource(i)});
     parents->Before(c.target, system);
-    a->insert(a->end(), {"--perms", "0777", "--size", std::to_string(size), "--tmpfs", c.target});
+    // Sticky, like the directories made for mount points below: what bubblewrap made (the
+    // mount points' directories, root's when fbkit is) cannot be renamed away by the tests.
+    a->insert(a->end(), {"--perms", "1777", "--size", std::to_string(size), "--tmpfs", c.target});
     for (const auto& m : MountsBelow(sandbox, c.target)) parents->Open(m, c.target);
   }
 }

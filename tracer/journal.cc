@@ -106,6 +106,7 @@ void JournalReader::Apply(std::string_view line) {
         trace_->counts["error"]++;
       }
     } else if (type == "selected") {
+      selection_seen_ = true;
       for (const auto& entry : rec.at("files")) {
         std::string file = entry.at(0).get<std::string>();
         selected_.push_back(file);
@@ -117,7 +118,20 @@ void JournalReader::Apply(std::string_view line) {
     } else if (type == "test") {
       if (current_file_) current_test_ = {*current_file_, rec.at("nodeid").get<std::string>()};
     } else if (type == "report") {
-      ApplyReport(trace_, rec);
+      // Once pytest has said which tests it selected, a report of any other test was not
+      // written by pytest's run of it (a file that failed to collect has no tests).
+      std::string nodeid = rec.at("nodeid").get<std::string>();
+      bool known = !rec.at("file").is_string();
+      if (!known && selection_seen_) {
+        const auto& ids = File(trace_, rec.at("file").get<std::string>()).nodeids;
+        known = std::find(ids.begin(), ids.end(), nodeid) != ids.end();
+      }
+      if (!selection_seen_ || known) {
+        ApplyReport(trace_, rec);
+      } else if (unselected_++ == 0) {
+        trace_->integrity.push_back("a report of " + nodeid +
+                                    ", a test pytest did not select (written by the tested code?)");
+      }
     } else if (type == "edges") {
       ApplyEdges(trace_, rec);
     } else if (type == "uses") {

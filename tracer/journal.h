@@ -46,6 +46,8 @@ class JournalReader {
   std::vector<std::string> selected_;
   bool finished_ = false;
   int after_finish_ = 0;  // records after "finish": ignored, reported in TraceSet::integrity
+  bool selection_seen_ = false;  // pytest said which tests it selected ("selected")
+  int unselected_ = 0;    // reports of tests pytest did not select: ignored, reported
   int malformed_ = 0;
 };
 

@@ -107,7 +107,11 @@ class Runner {
     sandbox_.read_only.push_back(AgentDir());
     for (const auto& rel : options_.protect) {
       std::string path = util::JoinPath(options_.root, rel);
-      if (env_.Stat(path, false).ok()) sandbox_.protect.push_back(path);
+      if (!env_.Stat(path, false).ok()) continue;
+      sandbox_.protect.push_back(path);
+      // What the plugin checks the file against while the tests run.
+      auto bytes = env_.ReadFile(path);
+      if (bytes.ok()) protected_ += rel + "\t" + util::Sha256Hex(*bytes) + "\n";
     }
     return util::Status::Ok();
   }
@@ -278,6 +282,7 @@ class Runner {
         {"FBKIT_TRACE_CHECKS", options_.record ? "0" : "1"},
     };
     if (options_.record) env.push_back({"FBKIT_TRACE_CHILD_DIR", util::JoinPath(Scratch(), "children")});
+    if (!protected_.empty()) env.push_back({"FBKIT_TRACE_PROTECTED", protected_});
     if (!options_.l2_site.empty()) {
       std::string originals;
       for (const auto& d : options_.l2_originals) originals += (originals.empty() ? "" : ":") + d;
@@ -710,6 +715,7 @@ class Runner {
   runner::Sandbox sandbox_;      // where they run
   std::string interpreter_info_;  // include dir, EXT_SUFFIX, cache tag and version
   bool xdist_ = false;            // pytest-xdist is importable
+  std::string protected_;         // "REL\tSHA256\n" of the grader's files (FBKIT_TRACE_PROTECTED)
   std::string accel_path_;
   std::optional<std::string> accel_error_;
   std::vector<std::string> collected_;

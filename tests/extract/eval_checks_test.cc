@@ -74,9 +74,16 @@ TEST(EvalChecks, PytestConfigSectionsOnly) {
   EXPECT_EQ(PytestConfig("[project]\nname='x'\n[tool.pytest.ini_options]\npythonpath=['src']\n"),
             "[tool.pytest.ini_options]\npythonpath=['src']\n");
   EXPECT_EQ(PytestConfig("[metadata]\nname = y\n"), "");
-  EXPECT_TRUE(IsPytestConfigFile("pytest.ini"));
-  EXPECT_TRUE(IsPytestConfigFile("pyproject.toml"));
-  EXPECT_FALSE(IsPytestConfigFile("sub/pytest.ini"));  // pytest reads the root's
+  const std::set<std::string> tests = {"tests/unit/test_a.py"};
+  EXPECT_TRUE(IsPytestConfigFile("pytest.ini", tests));
+  EXPECT_TRUE(IsPytestConfigFile("pyproject.toml", tests));
+  // Above a test file, pytest may take it (it starts from the test files' directory).
+  EXPECT_TRUE(IsPytestConfigFile("tests/pytest.ini", tests));
+  EXPECT_TRUE(IsPytestConfigFile("tests/unit/tox.ini", tests));
+  EXPECT_FALSE(IsPytestConfigFile("docs/pytest.ini", tests));
+  EXPECT_FALSE(IsPytestConfigFile("tests/unit/x/pytest.ini", tests));
+  EXPECT_TRUE(DecidesAlone("tests/pytest.ini"));
+  EXPECT_FALSE(DecidesAlone("setup.cfg"));
   EXPECT_TRUE(IsStartupFile("src/x-1.0.dist-info/entry_points.txt"));
   EXPECT_TRUE(IsStartupFile("evil.pth"));
   EXPECT_TRUE(IsStartupFile("src/sitecustomize.py"));

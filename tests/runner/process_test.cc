@@ -311,7 +311,11 @@ TEST(SandboxHostile, TheDiskWatchCountsUnlinkedFilesAndEmptyOnes) {
   for (const char* script :
        {"exec 7>held; rm held; dd if=/dev/zero bs=1M count=40 >&7 2>/dev/null; sleep 3; echo survived",
         "mkdir many; i=0; while [ $i -lt 6000 ]; do : > many/$i; i=$((i+1)); done; sleep 3; "
-        "echo survived"}) {
+        "echo survived",
+        // Mapped, unlinked, its descriptor closed: alive in the mapping alone.
+        "/usr/bin/python3 -c \"import mmap, os, time\n"
+        "f = open('m', 'w+b'); f.truncate(40 << 20); m = mmap.mmap(f.fileno(), 40 << 20)\n"
+        "m[:] = b'x' * (40 << 20); f.close(); os.unlink('m'); time.sleep(3); print('survived')\""}) {
     ScratchDir tmp;
     ProcessSpec spec = Sandboxed(tmp, script);
     spec.sandbox.limits.disk_mb = 8;

@@ -63,6 +63,20 @@ TEST(JournalReaderTest, AppliesEveryRecordKind) {
   EXPECT_EQ(trace.counts.at("xfailed"), 1);
 }
 
+// Reports of tests pytest did not select (the file failed to collect, or no such test) are
+// not outcomes: written by the tested code, ignored and reported.
+TEST(JournalReaderTest, ReportsOfUnselectedTestsAreIgnoredAndReported) {
+  TraceSet trace;
+  JournalReader reader(&trace);
+  reader.Feed(std::string(kJournal).substr(0, std::string(kJournal).find(R"({"type": "finish")")) +
+              R"({"type": "report", "nodeid": "tests/test_bad.py::test_forged", "file": "tests/test_bad.py", "when": "call", "outcome": "passed", "category": "passed", "duration": 0, "message": null})"
+              "\n");
+  EXPECT_TRUE(trace.files.at("tests/test_bad.py").tests.empty());
+  ASSERT_EQ(trace.integrity.size(), 1u);
+  EXPECT_NE(trace.integrity[0].find("tests/test_bad.py::test_forged, a test pytest did not select"),
+            std::string::npos);
+}
+
 TEST(JournalReaderTest, PartialLinesWaitForTheRest) {
   TraceSet trace;
   JournalReader reader(&trace);

@@ -197,13 +197,49 @@ def _code_from_file(code, config=None):
     return False if named or all(t is None for t in tables) else None
 
 
+def _protected():
+    """The grader's files (test files, conftests) and the sha256 fbkit saw of each before the
+    run: FBKIT_TRACE_PROTECTED, "REL<TAB>SHA256" lines."""
+    out = {}
+    for line in os.environ.get("FBKIT_TRACE_PROTECTED", "").splitlines():
+        rel, _, digest = line.partition("\t")
+        if rel and digest:
+            out[rel] = digest
+    return out
+
+
+_PROTECTED = _protected()
+
+
+def _check_protected(when):
+    """The grader's files must be at their paths with the bytes fbkit put there: moving their
+    directory aside and writing others in their place is caught here."""
+    import hashlib
+    root = os.environ.get("FBKIT_TRACE_ROOT", "")
+    for rel, digest in sorted(_PROTECTED.items()):
+        try:
+            with open(os.path.join(root, rel), "rb") as f:
+                same = hashlib.sha256(f.read()).hexdigest() == digest
+        except OSError:
+            same = False
+        if not same:
+            _integrity("the grader's file %s is not what fbkit put there %s (moved or replaced)"
+                       % (rel, when))
+
+
 def _check_tests(session):
     """Each test function's code must be its file's: a library that rewrites test modules
-    while they are imported is caught here."""
+    while they are imported is caught here, and so is a test of a grader's file whose
+    function was compiled anywhere else (a module put in the test module's place)."""
     config = session.config
     rewrite = config if getattr(config.option, "assertmode", "plain") == "rewrite" else None
     for item in session.items:
         code = _function_code(getattr(item, "obj", None))
+        graded = _relpath(str(item.path)) in _PROTECTED
+        if graded and (code is None or os.path.realpath(code.co_filename) != os.path.realpath(str(item.path))):
+            _integrity("the test function of %s was not compiled from %s (a module put in its place?)"
+                       % (item.nodeid, _relpath(str(item.path))))
+            continue
         if code is None or _relpath(code.co_filename) is None:
             continue
         if os.path.realpath(code.co_filename) != os.path.realpath(str(item.path)):
@@ -565,6 +601,7 @@ def pytest_collection_finish(session):
     if _checks:
         _check_machinery(session.config)
         _check_tests(session)
+        _check_protected("when the tests were collected")
 
 
 def _journal_hooks(config):
@@ -705,6 +742,7 @@ def pytest_sessionfinish(session, exitstatus):
     _journal_hooks(session.config)
     if _checks:
         _check_machinery(session.config)
+        _check_protected("when the tests had run")
         if _l2_check is not None:
             try:
                 _l2_check.report()
