@@ -57,18 +57,28 @@ void ApplyReport(TraceSet* trace, const json& rec) {
 
 }  // namespace
 
+// Longer than any record fbkit's agent writes (a file's edges included).
+constexpr size_t kMaxLineBytes = 64u << 20;
+
 void JournalReader::Feed(std::string_view data) {
   pending_.append(data);
   size_t start = 0;
   for (size_t nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n', start)) {
-    Apply(std::string_view(pending_).substr(start, nl - start));
+    if (overlong_) {
+      overlong_ = false;  // the end of a line already counted as malformed
+    } else {
+      Apply(std::string_view(pending_).substr(start, nl - start));
+    }
     start = nl + 1;
   }
   pending_.erase(0, start);
+  if (pending_.size() > kMaxLineBytes) {
+    // A line longer than any record: malformed, and not kept while it goes on.
+    if (!overlong_) ++malformed_;
+    overlong_ = true;
+    pending_.clear();
+  }
 }
-
-// Longer than any record fbkit's agent writes (a file's edges included).
-constexpr size_t kMaxLineBytes = 64u << 20;
 
 void JournalReader::Apply(std::string_view line) {
   if (line.empty()) return;
@@ -106,6 +116,12 @@ void JournalReader::Apply(std::string_view line) {
         trace_->counts["error"]++;
       }
     } else if (type == "selected") {
+      if (selection_seen_) {
+        // pytest selects once per session: another selection was written by the tested code.
+        trace_->integrity.push_back("a second selection of tests in one session's journal "
+                                    "(written by the tested code?)");
+        return;
+      }
       selection_seen_ = true;
       for (const auto& entry : rec.at("files")) {
         std::string file = entry.at(0).get<std::string>();
@@ -118,19 +134,20 @@ void JournalReader::Apply(std::string_view line) {
     } else if (type == "test") {
       if (current_file_) current_test_ = {*current_file_, rec.at("nodeid").get<std::string>()};
     } else if (type == "report") {
-      // Once pytest has said which tests it selected, a report of any other test was not
-      // written by pytest's run of it (a file that failed to collect has no tests).
+      // pytest runs tests only once it has said which it selected: a report before that, or
+      // of a test it did not select (a file that failed to collect has none), was not written
+      // by pytest's run of it.
       std::string nodeid = rec.at("nodeid").get<std::string>();
-      bool known = !rec.at("file").is_string();
-      if (!known && selection_seen_) {
+      bool known = false;
+      if (selection_seen_ && rec.at("file").is_string()) {
         const auto& ids = File(trace_, rec.at("file").get<std::string>()).nodeids;
         known = std::find(ids.begin(), ids.end(), nodeid) != ids.end();
       }
-      if (!selection_seen_ || known) {
-        ApplyReport(trace_, rec);
+      if (known || (selection_seen_ && !rec.at("file").is_string())) {
+        ApplyReport(trace_, rec);  // a test outside the repository only counts
       } else if (unselected_++ == 0) {
         trace_->integrity.push_back("a report of " + nodeid +
-                                    ", a test pytest did not select (written by the tested code?)");
+                                    ", a test pytest had not selected (written by the tested code?)");
       }
     } else if (type == "edges") {
       ApplyEdges(trace_, rec);

@@ -47,6 +47,7 @@ class JournalReader {
   bool finished_ = false;
   int after_finish_ = 0;  // records after "finish": ignored, reported in TraceSet::integrity
   bool selection_seen_ = false;  // pytest said which tests it selected ("selected")
+  bool overlong_ = false;         // inside a line over the length limit (dropped)
   int unselected_ = 0;    // reports of tests pytest did not select: ignored, reported
   int malformed_ = 0;
 };

@@ -25,6 +25,24 @@ inline std::vector<std::string> JsonStringList(const nlohmann::json& j, const ch
 // A document that is not JSON is discarded (is_discarded()).
 inline nlohmann::json ParseUntrustedJson(std::string_view text, int max_depth = 64,
                                          size_t max_values = 1u << 20) {
+  // The parser keeps a stack entry per open bracket, kept or not: a document nested past
+  // any real one's depth is refused before it is parsed (discarded).
+  constexpr int kRefusedDepth = 1024;
+  int open = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++open > kRefusedDepth) return nlohmann::json(nlohmann::json::value_t::discarded);
+    } else if (c == ']' || c == '}') {
+      --open;
+    }
+  }
   size_t values = 0;
   auto keep = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
     using E = nlohmann::json::parse_event_t;

@@ -73,7 +73,7 @@ TEST(JournalReaderTest, ReportsOfUnselectedTestsAreIgnoredAndReported) {
               "\n");
   EXPECT_TRUE(trace.files.at("tests/test_bad.py").tests.empty());
   ASSERT_EQ(trace.integrity.size(), 1u);
-  EXPECT_NE(trace.integrity[0].find("tests/test_bad.py::test_forged, a test pytest did not select"),
+  EXPECT_NE(trace.integrity[0].find("tests/test_bad.py::test_forged, a test pytest had not selected"),
             std::string::npos);
 }
 
