@@ -165,7 +165,7 @@ void JournalReader::Apply(std::string_view line) {
       trace_->exitstatus = rec.at("exitstatus").get<int>();
       finished_ = true;
     }
-  } catch (const nlohmann::json::exception&) {
+  } catch (const std::exception&) {  // a field of the wrong type, an index out of range
     ++malformed_;
   }
 }

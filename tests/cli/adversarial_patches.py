@@ -251,6 +251,54 @@ def _forge_child():
 _forge_child()
 """
 
+# Passed call reports for the F2P tests written straight to the journal's descriptor while
+# the library is imported (collection: before pytest selected any test), no stubs at all, so
+# the F2P file cannot even be collected.
+REPORTS_BEFORE_SELECTION = """
+def _forge_early():
+    import json, os
+    ids = %s
+    where = os.environ.get("FBKIT_TRACE_JOURNAL", "")
+    if where.startswith("fd:"):
+        os.write(int(where[3:]), "".join(
+            json.dumps({"type": "report", "nodeid": i, "file": i.split("::")[0], "when": "call",
+                        "outcome": "passed", "category": "passed", "duration": 0.0,
+                        "message": None}) + "\\n" for i in ids).encode())
+
+
+_forge_early()
+"""
+
+# A pytest.ini beside the test files (pytest takes it: it starts from their directory) loading
+# a repository module before collection, which moves the test directory aside in the work
+# copy and writes the F2P file again with its asserts gone.
+SUBDIR_INI_SWAP = """
+import os, re, shutil
+_here = os.path.dirname(os.path.abspath(__file__))
+_tests = os.path.join(_here, "tests")
+try:
+    os.rename(_tests, _tests + ".orig")
+    shutil.copytree(_tests + ".orig", _tests)
+    _f = os.path.join(_tests, "%s")
+    _src = open(_f).read()
+    os.remove(_f)
+    open(_f, "w").write(re.sub(r"(?m)^(\\s+)assert\\b.*$", r"\\1pass", _src))
+except OSError:
+    pass
+"""
+
+# The F2P test module put in sys.modules before pytest imports it: a test of each of its
+# names that does nothing, compiled under another file name, its __file__ the real one.
+FAKE_TEST_MODULE = """
+import os, sys, types
+_here = os.path.dirname(os.path.abspath(__file__))
+_m = types.ModuleType("%s")
+_m.__file__ = os.path.join(_here, "tests", "%s")
+exec(compile("".join("def %%s():\\n    pass\\n" %% n for n in %s),
+             os.path.join(_here, "elsewhere.py"), "exec"), _m.__dict__)
+sys.modules["%s"] = _m
+"""
+
 # A builtin the grader's checks call, replaced by the library (beside forged reports).
 REPLACE_BUILTIN = """
 def _replace_builtin():
@@ -519,6 +567,31 @@ def main():
     cases["forge_runner_swap"] = (l1_id, forged(RUNNER_SWAP))
     cases["forge_builtin"] = (l1_id, forged(FORGE_REPORTS + REPLACE_BUILTIN))
     cases["forge_report_class"] = (l1_id, forged(REPORT_CLASS))
+
+    f2p_ids = json.load(open(os.path.join(l1, "instance.json")))["f2p_tests"]
+
+    # Reports on the journal before pytest's selection (the F2P file cannot be collected).
+    def early_reports(tree):
+        write(os.path.join(tree, "src/shapes/__init__.py"),
+              "\n" + REPORTS_BEFORE_SELECTION % json.dumps(f2p_ids) + "\n", "a")
+    cases["forge_reports_before_selection"] = (l1_id, diff_of(presolved, early_reports))
+
+    # A tests/pytest.ini that loads a root module early: the test directory swapped, or the
+    # test module replaced in sys.modules.
+    f2p_file = f2p_ids[0].split("::")[0]
+    f2p_name = os.path.basename(f2p_file)
+    f2p_module = f2p_name[:-3]
+
+    def subdir_ini(code):
+        def edit(tree):
+            write(os.path.join(tree, os.path.dirname(f2p_file), "pytest.ini"),
+                  "[pytest]\npythonpath = ../src\naddopts = -p zz_early\n")
+            write(os.path.join(tree, "zz_early.py"), code)
+        return edit
+    cases["subdir_ini_swap"] = (l1_id, forged("", extra=subdir_ini(SUBDIR_INI_SWAP % f2p_name)))
+    names = sorted({i.split("::")[1].split("[")[0] for i in f2p_ids})
+    cases["fake_test_module"] = (l1_id, forged("", extra=subdir_ini(
+        FAKE_TEST_MODULE % (f2p_module, f2p_name, json.dumps(names), f2p_module))))
     cases["mute_journal"] = (l1_id, forged(MUTE_JOURNAL))
     cases["forge_child_journal"] = (l1_id, forged(CHILD_JOURNAL % json.dumps(f2p)))
 

@@ -25,7 +25,9 @@ const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_te
                                "forge_rewrite_journal", "forge_journal_writer",
                                "forge_shadow_plugin", "forge_code_swap", "ignored_conftest",
                                "forge_runner_swap", "forge_builtin",
-                               "mute_journal", "forge_report_class"};
+                               "mute_journal", "forge_report_class",
+                               "forge_reports_before_selection", "subdir_ini_swap",
+                               "fake_test_module"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -109,6 +111,12 @@ class EvalE2E : public ::testing::Test {
     EXPECT_TRUE(AnyReason(r["mute_journal"], "escape attempt")) << r["mute_journal"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_runner_swap"], "although pytest never called it"))
         << r["forge_runner_swap"].dump(1);
+    EXPECT_TRUE(AnyReason(r["forge_reports_before_selection"], "a test pytest had not selected"))
+        << r["forge_reports_before_selection"].dump(1);
+    EXPECT_TRUE(AnyReason(r["subdir_ini_swap"], "changes pytest's configuration in tests/pytest.ini"))
+        << r["subdir_ini_swap"].dump(1);
+    EXPECT_TRUE(AnyReason(r["fake_test_module"], "was not compiled from tests/test_stats.py"))
+        << r["fake_test_module"].dump(1);
     EXPECT_TRUE(AnyReason(r["ignored_conftest"], "the patch edits conftest.py (put back"))
         << r["ignored_conftest"].dump(1);
     EXPECT_LT(r["ignored_conftest"]["pass_rate"].get<double>(), 1.0);
@@ -175,7 +183,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 34u);
+  ASSERT_EQ(r.size(), 37u);
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
                                         "l2_gold_odd_attributes"};
   for (const auto& ok : honest) {
