@@ -587,6 +587,16 @@ class PosixLauncher : public Launcher {
     for (const auto& path : spec.channels) {
       if (auto opened = OpenChannel(path, limit, &prepared); !opened.ok()) return util::Error{opened.error()};
     }
+    if (!spec.secret.empty()) {
+      int pipe_fds[2];
+      if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return util::Error{std::string("pipe failed: ") + std::strerror(errno)};
+      bool whole = spec.secret.size() <= 4096 &&
+                   ::write(pipe_fds[1], spec.secret.data(), spec.secret.size()) ==
+                       static_cast<ssize_t>(spec.secret.size());
+      ::close(pipe_fds[1]);
+      prepared.channels.push_back(pipe_fds[0]);  // closed in the parent with the channels
+      if (!whole) return util::Error{"cannot hand the process its secret"};
+    }
     if (prepared.sandboxed) {
       int seccomp = prepared.seccomp >= 0 ? 3 + static_cast<int>(prepared.channels.size()) : -1;
       prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd, spec.argv, seccomp, copy_bytes);

@@ -31,6 +31,10 @@ struct ProcessSpec {
   // is final (no seek, truncate or reopening it to read back) and needs no path it could
   // replace with a symlink or a FIFO. Sandboxed, each keeps at most limits.file_size_mb.
   std::vector<std::string> channels = {};
+  // Bytes the process reads once on the descriptor after the channels (3 + channels.size()):
+  // a pipe holding them, its writing end closed. Nothing else of the process sees them (not
+  // its environment, not a file): a key its own code uses before anything else runs.
+  std::string secret = {};
 };
 
 struct ExitInfo {

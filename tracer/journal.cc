@@ -1,4 +1,5 @@
 #include "tracer/journal.h"
+#include "util/hash.h"
 #include "util/json_read.h"
 
 #include <nlohmann/json.hpp>
@@ -82,6 +83,27 @@ void JournalReader::Feed(std::string_view data) {
 
 void JournalReader::Apply(std::string_view line) {
   if (line.empty()) return;
+  if (!key_.empty()) {
+    // Signed by fbkit's writer, numbered in order: anything else was written by the tested
+    // code on the journal's descriptor.
+    size_t tab = line.rfind('\t');
+    bool signed_ok = tab != std::string_view::npos &&
+                     util::HmacSha256Hex(key_, line.substr(0, tab)) == line.substr(tab + 1);
+    if (signed_ok) {
+      json seq = util::ParseUntrustedJson(line.substr(0, tab), 64, SIZE_MAX);
+      signed_ok = seq.is_object() && seq.contains("seq") && seq["seq"].is_number_integer() &&
+                  seq["seq"].get<int64_t>() == seq_ + 1;
+    }
+    if (!signed_ok) {
+      if (unsigned_++ == 0) {
+        trace_->integrity.push_back("a journal record fbkit's plugin did not write, or not in "
+                                    "its order (first: " + std::string(line.substr(0, 200)) + ")");
+      }
+      return;
+    }
+    ++seq_;
+    line = line.substr(0, tab);
+  }
   try {
     // The tested process holds the journal's descriptor too: a line is parsed within
     // bounds (nesting, values) and a longer line than any record fbkit writes is malformed.

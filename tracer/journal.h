@@ -15,7 +15,10 @@ namespace fbkit::tracer {
 
 class JournalReader {
  public:
-  explicit JournalReader(TraceSet* trace) : trace_(trace) {}
+  // With a `key`, only records signed with it in order count (fbkit_core.Journal: a `seq`
+  // from 1 and a TAB then the HMAC-SHA256 of the JSON text); any other line is ignored and
+  // reported once in TraceSet::integrity.
+  explicit JournalReader(TraceSet* trace, std::string key = "") : trace_(trace), key_(std::move(key)) {}
 
   // Applies every complete line of `data` (appended bytes of one journal); a partial last
   // line is kept for the next call. Malformed lines are counted, not fatal.
@@ -49,6 +52,9 @@ class JournalReader {
   bool selection_seen_ = false;  // pytest said which tests it selected ("selected")
   bool overlong_ = false;         // inside a line over the length limit (dropped)
   int unselected_ = 0;    // reports of tests pytest did not select: ignored, reported
+  std::string key_;       // "" : records are not signed
+  int64_t seq_ = 0;       // the last signed record's number
+  int unsigned_ = 0;      // lines not signed in order: ignored, reported
   int malformed_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <random>
 #include <thread>
 
 #include <unistd.h>
@@ -319,12 +320,25 @@ class Runner {
     spec.argv.insert(spec.argv.end(), options_.spec.pytest_args.begin(), options_.spec.pytest_args.end());
     spec.argv.insert(spec.argv.end(), paths.begin(), paths.end());
     spec.cwd = options_.root;
-    // The journal is written through descriptor 3: no path inside the sandbox to replace.
+    // The journal is written through descriptor 3: no path inside the sandbox to replace;
+    // each record signed with a key of this process's own, handed over on descriptor 4 and
+    // closed before repository code runs (JournalReader takes only records signed in order).
     spec.env = BaseEnv("fd:3");
     spec.channels = {run.journal};
+    spec.secret = SessionKey();
+    spec.env.push_back({"FBKIT_TRACE_KEY_FD", "4"});
     spec.log_path = util::JoinPath(options_.work_dir, name + ".log");
     spec.sandbox = sandbox_;
     return run;
+  }
+
+  // A fresh random key for one pytest process's journal (64 hex digits).
+  static std::string SessionKey() {
+    std::random_device random;
+    std::string key;
+    static const char* kHex = "0123456789abcdef";
+    for (int i = 0; i < 64; ++i) key += kHex[random() % 16];
+    return key;
   }
 
   // Whether a journal naming `file` may start its clock: when the run names its test files
@@ -352,7 +366,7 @@ class Runner {
     auto process = launcher_.Start(spec);
     if (!process.ok()) return util::Error{process.error()};
     SessionResult result;
-    JournalReader reader(&result.trace);
+    JournalReader reader(&result.trace, spec.secret);
     uint64_t offset = 0;
     std::optional<std::string> file;
     std::optional<std::string> timed_file;  // the file whose clock runs

@@ -1,6 +1,7 @@
 #include "util/hash.h"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <stdexcept>
 
@@ -28,5 +29,21 @@ std::string DigestHex(std::string_view data, const EVP_MD* md, const char* name)
 std::string Sha256Hex(std::string_view data) { return DigestHex(data, EVP_sha256(), "sha256"); }
 
 std::string Md5Hex(std::string_view data) { return DigestHex(data, EVP_md5(), "md5"); }
+
+std::string HmacSha256Hex(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len) == nullptr) {
+    throw std::runtime_error("OpenSSL HMAC(sha256) failed");
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += kHex[mac[i] >> 4];
+    out += kHex[mac[i] & 15];
+  }
+  return out;
+}
 
 }  // namespace fbkit::util

@@ -9,5 +9,7 @@ namespace fbkit::util {
 
 std::string Sha256Hex(std::string_view data);
 std::string Md5Hex(std::string_view data);
+// HMAC-SHA256 of `data` under `key`, as lowercase hex.
+std::string HmacSha256Hex(std::string_view key, std::string_view data);
 
 }  // namespace fbkit::util

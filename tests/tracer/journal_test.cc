@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tracer/trace_json.h"
+#include "util/hash.h"
 
 namespace fbkit::tracer {
 namespace {
@@ -75,6 +76,23 @@ TEST(JournalReaderTest, ReportsOfUnselectedTestsAreIgnoredAndReported) {
   ASSERT_EQ(trace.integrity.size(), 1u);
   EXPECT_NE(trace.integrity[0].find("tests/test_bad.py::test_forged, a test pytest had not selected"),
             std::string::npos);
+}
+
+// With a key, only records signed with it, numbered in order, count: a forged line (no
+// signature, a wrong one, or a replayed number) is ignored and reported once.
+TEST(JournalReaderTest, WithAKeyOnlyRecordsSignedInOrderCount) {
+  const std::string key = "k3y";
+  auto sign = [&](const std::string& json) { return json + "\t" + util::HmacSha256Hex(key, json) + "\n"; };
+  std::string start = R"({"seq": 1, "type": "start", "pid": 1, "python": "3.11", "accelerated": false, "preloaded": []})";
+  std::string finish = R"({"seq": 2, "type": "finish", "exitstatus": 0})";
+  TraceSet trace;
+  JournalReader reader(&trace, key);
+  reader.Feed(sign(start) + R"({"type": "finish", "exitstatus": 5})" "\n" +
+              R"({"seq": 1, "type": "finish", "exitstatus": 4})" "\t00\n" + sign(finish) +
+              sign(R"({"seq": 2, "type": "finish", "exitstatus": 3})"));
+  EXPECT_EQ(trace.exitstatus, 0);
+  ASSERT_EQ(trace.integrity.size(), 1u);
+  EXPECT_NE(trace.integrity[0].find("a journal record fbkit's plugin did not write"), std::string::npos);
 }
 
 TEST(JournalReaderTest, PartialLinesWaitForTheRest) {

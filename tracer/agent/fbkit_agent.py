@@ -273,7 +273,7 @@ def _check_writer():
     if type(journal) is not Journal:
         found.append("the journal's class")
         journal.__class__ = Journal
-    for name in sorted(set(vars(journal)) - {"_file", "_lock", "_pending"}):
+    for name in sorted(set(vars(journal)) - {"_file", "_lock", "_pending", "_key", "_seq"}):
         found.append("the journal's " + name)
         delattr(journal, name)
     if journal._file is not file:

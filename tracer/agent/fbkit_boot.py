@@ -27,7 +27,24 @@ class _FbkitModules:
 
 
 sys.meta_path.insert(0, _FbkitModules)
-import fbkit_agent  # noqa: E402,F401  (sys.path[0] is still this directory)
+import fbkit_core  # noqa: E402  (sys.path[0] is still this directory)
+
+# The session's key: on the descriptor FBKIT_TRACE_KEY_FD names, read and closed now, before
+# any repository code runs; only fbkit's journal writer keeps it.
+_key_fd = os.environ.pop("FBKIT_TRACE_KEY_FD", "")
+if _key_fd.isdigit():
+    _chunks = []
+    while True:
+        _chunk = os.read(int(_key_fd), 4096)
+        if not _chunk:
+            break
+        _chunks.append(_chunk)
+    os.close(int(_key_fd))
+    fbkit_core.SESSION_KEY = b"".join(_chunks)
+    del _chunks, _chunk
+del _key_fd
+
+import fbkit_agent  # noqa: E402,F401
 
 sys.path[0] = os.getcwd()
 

@@ -30,6 +30,7 @@ import os
 import sys
 import threading
 import time
+from hmac import new as _hmac_new
 
 IMPORT_CONTEXT = "<import>"
 SESSION_CONTEXT = "<session>"
@@ -178,23 +179,38 @@ class Recorder:
         return {"type": "edges", "context": context, "codes": codes, "edges": rows}
 
 
+# The session's key (bytes), read by fbkit_boot.py from the descriptor fbkit handed it and
+# closed before any repository code ran: never in the environment or a file.
+SESSION_KEY = None
+
+
 class Journal:
     """Appends JSON lines to the journal file. Records are buffered and reach the file on
     flush() (the agent flushes at least every quarter second between tests, and at once for
-    records the runner waits for), so a crash loses little and the per-test cost stays low."""
+    records the runner waits for), so a crash loses little and the per-test cost stays low.
+    With a key, each record carries its number (`seq`, from 1) and the line ends with a TAB
+    and the HMAC-SHA256 of the JSON text: fbkit takes only records signed in order."""
 
-    def __init__(self, path):
+    def __init__(self, path, key=None):
         # errors="replace": a lone surrogate in a message must not break the run. "fd:N":
         # the descriptor fbkit opened for this process (no path the tests could replace).
         target = int(path[3:]) if path.startswith("fd:") else path
         self._file = open(target, "a", encoding="utf-8", errors="replace")
         self._lock = threading.Lock()
         self._pending = []
+        self._key = key
+        self._seq = 0
 
     def write(self, record, flush=False):
-        line = json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
         with self._lock:
-            self._pending.append(line)
+            if self._key is not None:
+                self._seq += 1
+                record = dict(record, seq=self._seq)
+            line = json.dumps(record, sort_keys=True, ensure_ascii=False)
+            if self._key is not None:
+                data = line.encode("utf-8", "replace")
+                line += "\t" + _hmac_new(self._key, data, "sha256").hexdigest()
+            self._pending.append(line + "\n")
             if flush:
                 self._flush_locked()
 
@@ -233,7 +249,7 @@ class Agent:
     def __init__(self, root, journal_path, excludes=(), accel_path=None, track_imports=True):
         accel, self.accel_error = load_accelerator(accel_path)
         self.recorder = Recorder(root, excludes, accel, track_imports)
-        self.journal = Journal(journal_path)
+        self.journal = Journal(journal_path, SESSION_KEY if journal_path.startswith("fd:") else None)
         tracer = self.recorder.tracer
         self.profile = tracer if tracer is not None else self.recorder.profile
         self.accelerated = tracer is not None
