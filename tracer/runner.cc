@@ -668,7 +668,7 @@ class Runner {
         if (!p.ok()) return util::Error{p.error()};
         job->process = std::move(*p);
         job->start = Clock::now();
-        job->reader = std::make_unique<JournalReader>(&(*results)[next]);
+        job->reader = std::make_unique<JournalReader>(&(*results)[next], job->run.spec.secret);
         running.push_back(std::move(job));
         ++next;
       }
