@@ -178,6 +178,18 @@ TEST(InferE2E, TokenUsageReachesTheEvalSummary) {
   EXPECT_EQ(traj.summary["mean_output_tokens"], 243.0);
 }
 
+// What an agent leaves for fbkit's host side to read (a stream nested a million levels, a
+// usage file of a million values, a FIFO where git reads a repository's HEAD) neither
+// crashes, hangs nor swells infer: every instance finishes, its patch collected, resolved.
+TEST(InferE2E, WhatAnAgentLeavesCannotCrashOrHangTheRun) {
+  ScratchDir dir;
+  AgentRun r = InferAndEval(dir, "bomb", {"--timeout", "120"});
+  ASSERT_EQ(r.infer.exit_code, 0) << r.infer.err;
+  EXPECT_EQ(r.results.size(), 4u);
+  for (const auto& [id, result] : r.results) EXPECT_EQ(result["status"], "finished") << id << result;
+  EXPECT_EQ(r.summary["resolved"], 4) << r.summary.dump(1);
+}
+
 // Runs the commands as concurrent processes and returns their results in order.
 std::vector<RunResult> Concurrently(const std::vector<std::vector<std::string>>& commands) {
   std::vector<RunResult> out(commands.size());
