@@ -113,15 +113,24 @@ bool HasKeyword(const std::string& body, const std::string& word) {
   return false;
 }
 
-// The text of `e` minus its nested defs and classes (their code is theirs).
+// A file's code with strings and comments blanked (parser::PythonParser::CodeOnly), kept
+// for the last file asked: a class's methods are described one after another.
+const std::string& CodeOf(const std::string& raw) {
+  thread_local auto python = parser::PythonParser::Create();
+  thread_local std::string last_raw, last_code;
+  if (last_raw != raw || last_code.empty()) {
+    last_raw = raw;
+    last_code = python.ok() ? (*python)->CodeOnly(raw) : raw;
+  }
+  return last_code;
+}
+
 // The entity's own code (its nested definitions left out), strings and comments blanked (a
 // help string saying "raise an exception" raises nothing).
 std::string OwnBody(const Repo& repo, EntityRef ref) {
   const auto& table = repo.files()[ref.file];
   const Entity& e = table.entities[ref.entity];
-  thread_local auto python = parser::PythonParser::Create();
-  const std::string& raw = repo.source(ref.file);
-  const std::string src = python.ok() ? (*python)->CodeOnly(raw) : raw;
+  const std::string& src = CodeOf(repo.source(ref.file));
   std::string out;
   int64_t pos = e.start_byte;
   for (const auto& n : table.entities) {

@@ -90,7 +90,6 @@ std::vector<std::string> SplitNul(const std::string& text) {
   return out;
 }
 
-// The workspace's changes against its start, binary and oversized files left out.
 // Before the patch is collected, inside `sandbox`: the FIFOs and sockets the agent left go
 // (no patch holds them, and a FIFO where git reads a file would block it for ever), and so
 // does the workspace's own git directory: the agent wrote it, and git reads programs from
@@ -98,7 +97,7 @@ std::vector<std::string> SplitNul(const std::string& text) {
 // `git status` in the kept workspace must run nothing the agent left. The patch is fbkit's
 // record of the change (patch.diff).
 util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const Layout& l,
-                                runner::Sandbox sandbox) {
+                             runner::Sandbox sandbox) {
   runner::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
                "find . \\( -type p -o -type s \\) -delete && rm -rf .git", "defuse"};
@@ -109,11 +108,13 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
   if (!exit.ok()) return util::Error{exit.error()};
   if (exit->code != 0 || exit->timed_out) {
     auto log = env.ReadTail(spec.log_path, 2000);
-    return util::Error{"resetting the workspace's .git failed: " + (log.ok() ? *log : "")};
+    return util::Error{"clearing the workspace's FIFOs, sockets and .git failed: " +
+                       (log.ok() ? *log : "")};
   }
   return util::Status::Ok();
 }
 
+// The workspace's changes against its start, binary and oversized files left out.
 util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int64_t max_kb,
                           InferResult* r) {
   if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};

@@ -41,6 +41,9 @@ const std::vector<std::string>& UserSafeDirectories(Launcher& launcher, util::En
   return dirs;
 }
 
+// What confined git reads as the work copy's own configuration: nothing but the defaults.
+constexpr std::string_view kPlainGitConfig =
+    "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfilemode = true\n";
 
 // The C-quoted file name git writes for unusual paths ("a/\303\251.py"), unquoted.
 std::string Unquote(std::string_view s) {

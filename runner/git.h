@@ -58,11 +58,6 @@ std::string PatchPathProblem(std::string_view patch);
 std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes);
 inline constexpr uint64_t kMaxBinaryPatchBytes = 64ull << 20;
 
-// A repository configuration of git's defaults alone: what confined git reads as a work
-// copy's own, and what an agent's workspace keeps afterwards.
-inline constexpr std::string_view kPlainGitConfig =
-    "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfilemode = true\n";
-
 class Git {
  public:
   // `scratch` is a directory for command logs and patch files (created on demand).

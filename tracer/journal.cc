@@ -83,33 +83,34 @@ void JournalReader::Feed(std::string_view data) {
 
 void JournalReader::Apply(std::string_view line) {
   if (line.empty()) return;
+  // With a key: signed by fbkit's writer and numbered in order, else written by the tested
+  // code on the journal's descriptor (ignored, the first reported).
+  auto refuse = [&]() {
+    if (unsigned_++ == 0) {
+      trace_->integrity.push_back("a journal record fbkit's plugin did not write, or not in "
+                                  "its order (first: " + std::string(line.substr(0, 200)) + ")");
+    }
+  };
+  std::string_view body = line;
   if (!key_.empty()) {
-    // Signed by fbkit's writer, numbered in order: anything else was written by the tested
-    // code on the journal's descriptor.
     size_t tab = line.rfind('\t');
-    bool signed_ok = tab != std::string_view::npos &&
-                     util::HmacSha256Hex(key_, line.substr(0, tab)) == line.substr(tab + 1);
-    if (signed_ok) {
-      json seq = util::ParseUntrustedJson(line.substr(0, tab), 64, SIZE_MAX);
-      signed_ok = seq.is_object() && seq.contains("seq") && seq["seq"].is_number_integer() &&
-                  seq["seq"].get<int64_t>() == seq_ + 1;
+    if (tab == std::string_view::npos || util::HmacSha256Hex(key_, line.substr(0, tab)) != line.substr(tab + 1)) {
+      return refuse();
     }
-    if (!signed_ok) {
-      if (unsigned_++ == 0) {
-        trace_->integrity.push_back("a journal record fbkit's plugin did not write, or not in "
-                                    "its order (first: " + std::string(line.substr(0, 200)) + ")");
-      }
-      return;
-    }
-    ++seq_;
-    line = line.substr(0, tab);
+    body = line.substr(0, tab);
   }
   try {
     // The tested process holds the journal's descriptor too: a line is parsed within
     // bounds (nesting, values) and a longer line than any record fbkit writes is malformed.
-    if (line.size() > kMaxLineBytes) throw json::other_error::create(501, "line too long", nullptr);
-    json rec = util::ParseUntrustedJson(line, 64, SIZE_MAX);
+    if (body.size() > kMaxLineBytes) throw json::other_error::create(501, "line too long", nullptr);
+    json rec = util::ParseUntrustedJson(body, 64, SIZE_MAX);
     if (rec.is_discarded()) throw json::other_error::create(501, "not JSON", nullptr);
+    if (!key_.empty()) {
+      if (!rec.contains("seq") || !rec["seq"].is_number_integer() || rec["seq"].get<int64_t>() != seq_ + 1) {
+        return refuse();
+      }
+      ++seq_;
+    }
     std::string type = rec.at("type").get<std::string>();
     if (finished_) {
       // The agent writes nothing after "finish": this came from the tested process's own
