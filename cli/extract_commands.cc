@@ -196,6 +196,15 @@ int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec,
   return kExitOk;
 }
 
+// How deep top-object candidates are looked for (task, all, tops).
+void AddDepthOption(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
+  cmd->add_option("--depth", a->select.depth,
+                  "Candidates up to this many calls deep through library code (default 5; 1: "
+                  "only what the test file links to). The default chooser weighs the deeper "
+                  "ones when its direct choice leaves too little to cut")
+      ->check(CLI::Range(1, 50));
+}
+
 // How the top objects and the P2P files are chosen (task and all).
 void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--p2p", a->select.p2p, "P2P test files per task (default 5)");
@@ -212,6 +221,7 @@ void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "method the test code calls but builders of inputs, as FeatureBench's model "
                   "is told to choose (see docs/llm-cmd.md)")
       ->check(CLI::IsMember({"specific", "share", "featurebench"}));
+  AddDepthOption(cmd, a);
   cmd->add_flag("--p2p-anywhere", a->select.p2p_anywhere,
                 "Choose the P2P files at random among all eligible ones, as FeatureBench does "
                 "(default: those in the F2P file's directory first, then at random)");
@@ -268,7 +278,7 @@ int RunTops(ExtractArgs a) {
   }
   for (const auto& file : l->graph.test_files()) {  // passing or not: the choice is static
     if (!a.f2p.empty() && std::find(a.f2p.begin(), a.f2p.end(), file) == a.f2p.end()) continue;
-    auto candidates = extract::TopCandidates(*l->repo, l->graph, file);
+    auto candidates = extract::TopCandidates(*l->repo, l->graph, file, a.select.depth);
     auto choices = extract::ChooseTopObjects(*l->repo, l->graph, file, candidates, a.select);
     std::string out;
     util::JsonWriter w(&out);
@@ -278,6 +288,7 @@ int RunTops(ExtractArgs a) {
       w.BeginObject();
       w.Key("calls"), w.Int(candidates[i].calls);
       w.Key("chosen"), w.Bool(choices[i].chosen);
+      w.Key("depth"), w.Int(candidates[i].depth);
       w.Key("id"), w.String(choices[i].id);
       w.Key("members"), w.StringArray(choices[i].members);
       w.Key("spread"), w.Int(static_cast<int64_t>(candidates[i].spread));
@@ -299,7 +310,7 @@ void AddTopsCommand(CLI::App& app, int* exit_code) {
   CLI::App* tops = app.add_subcommand(
       "tops",
       "Show the top-object choice for test files: one JSON line per test file of the graph "
-      "with its candidates (spread, direct calls) and whether and why each is chosen");
+      "with its candidates (spread, direct calls, depth) and whether and why each is chosen");
   tops->add_option("ROOT", tp->root, "Repository root (never modified)")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -310,6 +321,10 @@ void AddTopsCommand(CLI::App& app, int* exit_code) {
   tops->add_option("--top-chooser", tp->select.chooser, "specific (default) or share")
       ->check(CLI::IsMember({"specific", "share"}));
   tops->add_option("--max-share", tp->select.max_share, "As for task and all (default 0.25)");
+  AddDepthOption(tops, tp);
+  tops->add_flag("--deep", tp->select.deep,
+                 "Choose as the retry does when the direct choice leaves too little to cut: "
+                 "the deeper candidates weighed too");
   tops->add_option("--exclude", tp->excludes, "Paths to leave out of the entity table (glob)");
   AddSpecOptions(tops, &tp->spec, 0);
   tops->add_flag("-q,--quiet", tp->quiet, "No notes on stderr");

@@ -26,6 +26,7 @@ std::string Request(const Repo& repo, const std::string& f2p,
     }
     w.BeginObject();
     w.Key("calls"), w.Int(c.calls);
+    w.Key("depth"), w.Int(c.depth);
     w.Key("id"), w.String(c.id);
     w.Key("source"), w.String(source);
     w.Key("spread"), w.Int(static_cast<int64_t>(c.spread));

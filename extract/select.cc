@@ -263,8 +263,49 @@ class Extractor {
 
 }  // namespace
 
+namespace {
+
+// The entities outside test code that test file t's run reaches by calls, each with the
+// fewest calls through library code it takes (1: called by test code; calls between test
+// code, the file's helpers, fixtures and conftests, cost nothing), at most `depth`.
+std::map<uint32_t, int> ReachedThroughLibrary(const DepGraph& g, uint32_t t, int depth) {
+  std::set<std::string> tests = TestFileSet(g);
+  const auto& nodes = g.nodes();
+  std::vector<int> dist(nodes.size(), depth + 1);
+  std::vector<int8_t> test_code(nodes.size(), -1);
+  auto is_test = [&](uint32_t v) {
+    if (test_code[v] < 0) test_code[v] = IsTestCode(nodes[v].path, tests);
+    return test_code[v] == 1;
+  };
+  std::deque<uint32_t> queue;  // 0-1 breadth first
+  for (uint32_t v = 0; v < nodes.size(); ++v) {
+    if (nodes[v].path == g.test_files()[t]) dist[v] = 0, queue.push_back(v);
+  }
+  std::map<uint32_t, int> out;
+  while (!queue.empty()) {
+    uint32_t v = queue.front();
+    queue.pop_front();
+    auto [b, e] = OutEdges(g, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind != EdgeKind::kCall ||
+          !std::binary_search(x->test_files.begin(), x->test_files.end(), t)) {
+        continue;
+      }
+      bool library = !is_test(x->to);
+      int d = dist[v] + (library ? 1 : 0);
+      if (d > depth || d >= dist[x->to]) continue;
+      dist[x->to] = d;
+      if (library) out[x->to] = d;
+      library ? queue.push_back(x->to) : queue.push_front(x->to);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
-                                        const std::string& f2p) {
+                                        const std::string& f2p, int depth) {
   std::vector<TopCandidate> out;
   auto t = TestFileIndex(g, f2p);
   if (!t) return out;
@@ -279,14 +320,27 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
       if (top) weight[*top] += x->kind == EdgeKind::kCall ? x->count : 1;
     }
   }
-  for (const auto& [v, w] : weight) {
+  std::map<uint32_t, int> deeper;  // top-level object -> the fewest calls it takes to reach
+  if (depth > 1) {
+    for (const auto& [v, d] : ReachedThroughLibrary(g, *t, depth)) {
+      auto top = TopLevel(g, repo, v);
+      if (!top || weight.count(*top) || d < 2) continue;
+      auto [it, fresh] = deeper.insert({*top, d});
+      if (!fresh) it->second = std::min(it->second, d);
+    }
+  }
+  auto add = [&](uint32_t v, int64_t calls, int d) {
     const graph::Node& n = g.nodes()[v];
     std::set<uint32_t> users = UsedBy(g, repo, v);
-    if (users.count(*t)) out.push_back({n.id, w, users.size(), Lines(n)});
-  }
+    if (users.count(*t)) out.push_back({n.id, calls, users.size(), Lines(n), d});
+  };
+  for (const auto& [v, w] : weight) add(v, w, 1);
+  for (const auto& [v, d] : deeper) add(v, 0, d);
   std::sort(out.begin(), out.end(), [](const TopCandidate& a, const TopCandidate& b) {
+    if ((a.depth > 1) != (b.depth > 1)) return a.depth < b.depth;
     if (a.spread != b.spread) return a.spread < b.spread;
     if (a.calls != b.calls) return a.calls > b.calls;
+    if (a.depth != b.depth) return a.depth < b.depth;
     return a.id < b.id;
   });
   return out;
@@ -465,6 +519,49 @@ size_t UtilityLimit(const DepGraph& g, const SelectOptions& options) {
       1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
 }
 
+// The choice of a candidate found deeper than the test file's own links (see
+// ChooseTopObjects); `deep` false: never chosen, and the reason says when it would be.
+TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
+                     std::optional<uint32_t> t, const TestUse& use, size_t limit, bool deep) {
+  TopChoice choice{c.id, false, {}, ""};
+  const std::string where = "reached " + std::to_string(c.depth) +
+                            " calls deep through library code; " + std::to_string(c.spread) +
+                            " of " + std::to_string(g.test_files().size()) +
+                            " test files use it";
+  auto ref = repo.Find(c.id);
+  auto v = g.Find(c.id);
+  if (!ref || !v || !t) {
+    choice.why = "not in the entity table";
+  } else if (!deep) {
+    choice.why = where + " (weighed when the direct choice leaves too little to cut)";
+  } else if (IsExceptionClass(repo, g, repo.entity(*ref))) {
+    choice.why = where + ": an exception class";
+  } else if (BuildsInputs(use.calls, *v, *t)) {
+    choice.why = where + ", but the tests of many files call it directly: it builds inputs";
+  } else if (c.spread <= limit) {
+    choice.chosen = true;
+    choice.why = where + " (at most " + std::to_string(limit) + ")";
+  } else if (repo.entity(*ref).kind == EntityKind::kClass) {
+    for (const auto& m : repo.files()[ref->file].entities) {
+      if (m.parent != c.id || m.kind != EntityKind::kMethod || IsBuildOrCheck(m.name)) continue;
+      auto mv = g.Find(m.id);
+      if (!mv || IsDunder(m.name) || !Reaches(g.nodes()[*mv], *t)) continue;
+      if (g.nodes()[*mv].test_files.size() > limit) continue;
+      auto callers = use.entity_calls.find(*mv);
+      bool others_call = callers != use.entity_calls.end() &&
+                         std::any_of(callers->second.begin(), callers->second.end(),
+                                     [&](const auto& fc) { return fc.first != *t; });
+      if (!others_call) choice.members.push_back(m.id);
+    }
+    choice.chosen = !choice.members.empty();
+    choice.why = where + (choice.chosen ? "; its methods this file reaches and few others do"
+                                        : ", and no method of it is specific to this file");
+  } else {
+    choice.why = where + ": a utility";
+  }
+  return choice;
+}
+
 }  // namespace
 
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
@@ -499,6 +596,10 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     auto v = g.Find(c.id);
     const std::string n = std::to_string(c.spread) + " of " +
                           std::to_string(g.test_files().size()) + " test files use it";
+    if (c.depth > 1) {
+      out.push_back(ChooseDeep(repo, g, c, t, use, limit, options.deep));
+      continue;
+    }
     if (!specific) {
       choice.chosen = c.spread <= limit;
       choice.why = n + (choice.chosen ? " (at most " + std::to_string(limit) + ")" : ": a utility");
@@ -690,8 +791,10 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   plan.f2p = f2p.file;
   plan.utility_limit = UtilityLimit(g, options);
   plan.f2p_tests = f2p.tests;
-  std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file);
-  if (candidates.empty()) return util::Error{"no repository object is tested directly"};
+  std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file, options.depth);
+  if (candidates.empty() || (candidates.front().depth > 1 && !options.deep)) {
+    return util::Error{"no repository object is tested directly"};
+  }
   if (chooser) {
     auto chosen = chooser(f2p.file, candidates);
     if (!chosen.ok()) return util::Error{"--llm-cmd: " + chosen.error()};

@@ -51,6 +51,13 @@ struct SelectOptions {
   // Classes chosen through their specific methods become top objects whole (the retry when
   // the methods alone leave fewer lines than --min-lines).
   bool whole_classes = false;
+  // How many calls deep through library code candidates are looked for (FeatureBench's
+  // classifier sees the objects the tests reach up to five calls deep).
+  int depth = 5;
+  // The default chooser also takes the specific objects found deeper than the test file's
+  // own links (the retry when the direct choice leaves too few lines or nothing to cut: the
+  // feature is reached through the application).
+  bool deep = false;
 };
 
 struct TopCandidate {
@@ -58,6 +65,9 @@ struct TopCandidate {
   int64_t calls = 0;  // direct calls and static links from the test file into it
   size_t spread = 0;  // test files that reach it
   int lines = 0;
+  // 1: the test file links to it; k > 1: first reached k calls deep, through library code,
+  // in the test file's run.
+  int depth = 1;
 };
 
 // Why the default chooser took or left a candidate (for `fb-extract plan`).
@@ -92,6 +102,10 @@ struct TopChoice {
 //   - an object whose direct test calls (its members included) come at least half from this
 //     file's test functions is chosen: this is the file where it is tested;
 //   - anything else is a utility.
+// Candidates deeper than the file's own links (depth > 1) are chosen only with
+// SelectOptions::deep: a function or class used by at most `limit` files (exception classes
+// and builders of inputs never), a shared class through its non-dunder methods that this
+// file reaches, at most `limit` files reach and no other file's tests call directly.
 // "share" (fbkit's rule before): every candidate used by at most `limit` test files.
 // When nothing is chosen the caller takes the most specific candidate.
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph& g,
@@ -123,10 +137,12 @@ struct Plan {
 // A seed for one task: the run's seed mixed with the test file's path.
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
 
-// The candidates a test file could test directly: repository objects (module-level
-// functions and classes outside test code) it links to and reaches, most specific first.
+// The candidates a test file could test: repository objects (module-level functions and
+// classes outside test code) it links to and reaches (depth 1), then with depth > 1 those
+// its run reaches at most `depth` calls deep through library code; each group most specific
+// (fewest test files) first.
 std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph& g,
-                                        const std::string& f2p);
+                                        const std::string& f2p, int depth = 1);
 
 // Steps 2-4 for one F2P file. Fails with the reason when no task can be planned.
 util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,

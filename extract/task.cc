@@ -278,6 +278,39 @@ CutPlan PlanAndCut(parser::PythonParser& parser, const ExtractContext& ctx, cons
   return cp;
 }
 
+// PlanAndCut with the default choice, then the retries when it leaves too little: the
+// members chosen of a shared class leave too few lines (the class itself is tested), then
+// the objects found deeper than the test file's own links (the feature is reached through
+// the application). `detail` says which retry made the plan.
+CutPlan PlanWithRetries(parser::PythonParser& parser, const ExtractContext& ctx,
+                        const PassingFile& f2p, const ExtractOptions& options,
+                        std::string* detail) {
+  CutPlan cp = PlanAndCut(parser, ctx, f2p, options, options.select);
+  if (cp.reason == "too few lines" && cp.plan && cp.plan->member_tops) {
+    SelectOptions whole = options.select;
+    whole.whole_classes = true;
+    CutPlan wide = PlanAndCut(parser, ctx, f2p, options, whole);
+    if (wide.reason.empty()) {
+      *detail = "classes taken whole (their specific methods alone: " + cp.detail + ")";
+      return wide;
+    }
+  }
+  bool too_little = cp.reason == "too few lines" || cp.reason == "no plan" ||
+                    cp.reason == "still used";
+  if (too_little && !options.chooser && options.select.chooser != "featurebench" &&
+      options.select.depth > 1 && !options.select.deep) {
+    SelectOptions deep = options.select;
+    deep.deep = true;
+    CutPlan deeper = PlanAndCut(parser, ctx, f2p, options, deep);
+    if (deeper.reason.empty()) {
+      *detail = "objects up to " + std::to_string(deep.depth) +
+                " calls deep chosen (the direct choice: " + cp.reason + ", " + cp.detail + ")";
+      return deeper;
+    }
+  }
+  return cp;
+}
+
 // Why verification failed, read as names: the P2P failures' tracebacks name what is missing
 // (NameError, AttributeError, ImportError); the extracted entities of those names must stay.
 std::set<std::string> MissingNames(const std::vector<std::string>& messages) {
@@ -408,17 +441,7 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
         std::chrono::duration<double>(Clock::now() - start).count() - o.pytest_seconds;
     return o;
   };
-  CutPlan cp = PlanAndCut(parser, ctx, f2p, options, options.select);
-  if (cp.reason == "too few lines" && cp.plan && cp.plan->member_tops) {
-    // The members chosen of a shared class leave too little: the class itself is tested.
-    SelectOptions whole = options.select;
-    whole.whole_classes = true;
-    CutPlan wide = PlanAndCut(parser, ctx, f2p, options, whole);
-    if (wide.reason.empty()) {
-      o.detail = "classes taken whole (their specific methods alone: " + cp.detail + ")";
-      cp = std::move(wide);
-    }
-  }
+  CutPlan cp = PlanWithRetries(parser, ctx, f2p, options, &o.detail);
   if (!cp.reason.empty()) return finish(cp.reason, cp.detail);
   std::string staging = util::JoinPath(options.out_dir, ".staging");
   std::string work = util::JoinPath(options.out_dir, ".work");

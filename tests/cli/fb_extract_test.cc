@@ -413,6 +413,55 @@ TEST(TopObjectsE2E, ASharedClassIsTestedThroughItsSpecificMethodsAndStays) {
   EXPECT_NE(statement.find("    def reconcile(self, other):"), std::string::npos) << statement;
 }
 
+// fixtures/app_driven: a test file that only calls the application's entry point; its
+// feature (a markup module) is reached 2 to 5 calls deep.
+TEST(AppDrivenE2E, TheFeatureBehindTheApplicationIsFoundDeeperThanTheTestsLinks) {
+  ScratchDir dir;
+  std::string root = dir / "repo";
+  TraceFixtureCopy("app_driven", dir, root);
+  if (::testing::Test::HasFatalFailure()) return;
+  auto tops = RunCommand({kExtract, "tops", root, "--graph", dir / "graph.json", "--trace",
+                          dir / "trace.json", "--f2p", "tests/test_render.py", "--deep", "-q"});
+  ASSERT_EQ(tops.exit_code, 0) << tops.err;
+  std::map<std::string, nlohmann::json> by_id;
+  const auto line = nlohmann::json::parse(tops.out);
+  for (const auto& c : line["candidates"]) {
+    by_id[c["id"].get<std::string>()] = c;
+  }
+  EXPECT_FALSE(by_id["src/sitegen/app.py::main"]["chosen"]);  // every file runs it
+  EXPECT_EQ(by_id["src/sitegen/app.py::main"]["depth"], 1);
+  EXPECT_TRUE(by_id["src/sitegen/markup.py::Parser"]["chosen"]);
+  EXPECT_EQ(by_id["src/sitegen/markup.py::Parser"]["depth"], 4);
+  EXPECT_EQ(by_id["src/sitegen/markup.py::render"]["depth"], 3);
+  EXPECT_EQ(by_id["src/sitegen/markup.py::Parser"]["spread"], 1);
+  EXPECT_EQ(by_id.count("src/sitegen/store.py::Store"), 1u);
+
+  auto task = [&](const std::string& out, const std::string& depth) {
+    return RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
+                       dir / "trace.json", "-o", dir / out, "--python", kPython, "--p2p", "2",
+                       "--min-lines", "30", "--no-l2", "--depth", depth,
+                       "--f2p", "tests/test_render.py"});
+  };
+  auto shallow = task("shallow", "1");
+  EXPECT_NE(shallow.exit_code, 0);
+  EXPECT_NE(shallow.err.find("too few lines"), std::string::npos) << shallow.err;
+  auto deep = task("deep", "5");
+  ASSERT_EQ(deep.exit_code, 0) << deep.err;
+  EXPECT_NE(deep.err.find("objects up to 5 calls deep chosen"), std::string::npos) << deep.err;
+  std::string id = deep.out.substr(0, deep.out.find('\n'));
+  auto inst = nlohmann::json::parse(ReadFileOrDie(dir / ("deep/" + id + "/instance.json")));
+  std::set<std::string> extracted = inst["extracted"];
+  EXPECT_TRUE(extracted.count("src/sitegen/markup.py::Parser.parse"));
+  EXPECT_TRUE(extracted.count("src/sitegen/markup.py::render"));
+  // The command table names run_render when app.py is imported: it stays.
+  EXPECT_FALSE(extracted.count("src/sitegen/commands.py::run_render"));
+  EXPECT_FALSE(extracted.count("src/sitegen/app.py::main"));
+  std::string presolved = ReadFileOrDie(dir / ("deep/" + id + "/presolved/src/sitegen/markup.py"));
+  EXPECT_EQ(presolved.find("class Parser"), std::string::npos) << presolved;
+  std::string statement = inst["problem_statement"];
+  EXPECT_NE(statement.find("class Parser:"), std::string::npos) << statement;
+}
+
 // fixtures/flaky_p2p: verification runs a failing round once more and leaves out the tests
 // whose outcome changed (a P2P test that passes on odd runs only, its count kept outside the
 // sandbox: --sandbox none); a candidate rejected by verification keeps its evidence.
