@@ -166,22 +166,31 @@ class Extractor {
   Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
             const std::set<std::string>& kept, int cap, size_t utility_limit)
       : g_(g), repo_(repo), t_(t), p2p_(p2p), kept_(kept), cap_(cap),
-        utility_limit_(utility_limit) {}
+        utility_limit_(utility_limit), tests_(TestFileSet(g)) {}
 
   void Run(const std::vector<uint32_t>& tops, Plan* plan) {
-    std::deque<std::pair<uint32_t, bool>> queue;  // (node, inside an extracted entity)
-    for (uint32_t v : tops) queue.push_back({v, false});
+    std::deque<Item> queue;
+    for (uint32_t v : tops) queue.push_back({v, false, false});
     const std::set<uint32_t> top_set(tops.begin(), tops.end());
     std::set<uint32_t> seen;
     while (!queue.empty()) {
-      auto [v, inside] = queue.front();
+      auto [v, inside, stands_in] = queue.front();
       queue.pop_front();
       if (!seen.insert(v).second) continue;
       const graph::Node& n = g_.nodes()[v];
       if (n.kind == EntityKind::kModule || (!inside && !Cuttable(n.id))) continue;
+      if (!inside && IsTestCode(n.path, tests_)) continue;  // callbacks the tests pass
       if (!inside &&
           (ReachedByP2P(v) || kept_.count(n.id) || (!top_set.count(v) && Utility(n)))) {
         if (n.kind == EntityKind::kClass) Children(v, false, &queue);
+        // A function that stays only because code that stays names it (a registry filled
+        // at import time, an import by name) and that no P2P file runs: what it calls
+        // for this test file may still go (FeatureBench lets code no P2P test runs name
+        // what is removed).
+        if (n.kind != EntityKind::kClass && kept_.count(n.id) && !ReachedByP2P(v) &&
+            !Utility(n)) {
+          Follow(v, seen, stands_in || top_set.count(v), &queue);
+        }
         continue;
       }
       if (!inside) {
@@ -192,15 +201,9 @@ class Extractor {
         lines_ += Lines(n);
       }
       plan->extracted.insert(n.id);
+      if (stands_in && !inside) plan->stand_ins.insert(n.id);
       Children(v, true, &queue);
-      auto [b, e] = OutEdges(g_, v);
-      for (const Edge* x = b; x != e; ++x) {
-        bool follow = x->kind == EdgeKind::kCall
-                          ? std::binary_search(x->test_files.begin(), x->test_files.end(), t_)
-                          : (x->kind == EdgeKind::kReference || x->kind == EdgeKind::kInherits) &&
-                                Reaches(g_.nodes()[x->to], t_);
-        if (follow && !seen.count(x->to)) queue.push_back({x->to, false});
-      }
+      Follow(v, seen, false, &queue);
     }
   }
 
@@ -225,11 +228,31 @@ class Extractor {
   }
 
  private:
-  void Children(uint32_t v, bool inside, std::deque<std::pair<uint32_t, bool>>* queue) {
+  struct Item {
+    uint32_t node;
+    bool inside;     // in an extracted entity
+    bool stands_in;  // reached from a top object that stays, through what stays
+  };
+
+  // Queues what v calls in the F2P file's run and what it names or inherits that the run
+  // reaches.
+  void Follow(uint32_t v, const std::set<uint32_t>& seen, bool stands_in,
+              std::deque<Item>* queue) {
+    auto [b, e] = OutEdges(g_, v);
+    for (const Edge* x = b; x != e; ++x) {
+      bool follow = x->kind == EdgeKind::kCall
+                        ? std::binary_search(x->test_files.begin(), x->test_files.end(), t_)
+                        : (x->kind == EdgeKind::kReference || x->kind == EdgeKind::kInherits) &&
+                              Reaches(g_.nodes()[x->to], t_);
+      if (follow && !seen.count(x->to)) queue->push_back({x->to, false, stands_in});
+    }
+  }
+
+  void Children(uint32_t v, bool inside, std::deque<Item>* queue) {
     auto [b, e] = OutEdges(g_, v);
     for (const Edge* x = b; x != e; ++x) {
       if (x->kind != EdgeKind::kContains) continue;
-      if (inside || Reaches(g_.nodes()[x->to], t_)) queue->push_back({x->to, inside});
+      if (inside || Reaches(g_.nodes()[x->to], t_)) queue->push_back({x->to, inside, false});
     }
   }
 
@@ -257,6 +280,7 @@ class Extractor {
   const std::set<std::string>& kept_;
   int cap_;
   size_t utility_limit_;
+  const std::set<std::string> tests_;
   int lines_ = 0;
   std::map<uint32_t, bool> memo_;
 };
@@ -265,10 +289,12 @@ class Extractor {
 
 namespace {
 
-// The entities outside test code that test file t's run reaches by calls, each with the
-// fewest calls through library code it takes (1: called by test code; calls between test
-// code, the file's helpers, fixtures and conftests, cost nothing), at most `depth`.
-std::map<uint32_t, int> ReachedThroughLibrary(const DepGraph& g, uint32_t t, int depth) {
+// The entities outside test code that test file t's run reaches by calls (imports aside),
+// each with the fewest calls through library code it takes (1: called by test code; calls between test
+// code, the file's helpers, fixtures and conftests, cost nothing), at most `depth`; what
+// `stop` holds is reached but not followed.
+std::map<uint32_t, int> ReachedThroughLibrary(const DepGraph& g, uint32_t t, int depth,
+                                              const std::set<uint32_t>& stop = {}) {
   std::set<std::string> tests = TestFileSet(g);
   const auto& nodes = g.nodes();
   std::vector<int> dist(nodes.size(), depth + 1);
@@ -285,9 +311,12 @@ std::map<uint32_t, int> ReachedThroughLibrary(const DepGraph& g, uint32_t t, int
   while (!queue.empty()) {
     uint32_t v = queue.front();
     queue.pop_front();
+    if (stop.count(v)) continue;
+    // Imports are no calls: a library module's code runs for every file that imports it.
+    if (nodes[v].kind == EntityKind::kModule && !is_test(v)) continue;
     auto [b, e] = OutEdges(g, v);
     for (const Edge* x = b; x != e; ++x) {
-      if (x->kind != EdgeKind::kCall ||
+      if (x->kind != EdgeKind::kCall || nodes[x->to].kind == EntityKind::kModule ||
           !std::binary_search(x->test_files.begin(), x->test_files.end(), t)) {
         continue;
       }
@@ -562,6 +591,46 @@ TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
   return choice;
 }
 
+// The graph nodes a choice takes: its chosen members, else the object and everything in it.
+std::vector<uint32_t> ChosenNodes(const Repo& repo, const DepGraph& g, const TopChoice& c) {
+  std::vector<uint32_t> out;
+  auto add = [&](const std::string& id) {
+    if (auto v = g.Find(id)) out.push_back(*v);
+  };
+  for (const auto& m : c.members) add(m);
+  if (!c.members.empty()) return out;
+  add(c.id);
+  if (auto ref = repo.Find(c.id)) {
+    for (const auto& e : repo.files()[ref->file].entities) {
+      if (e.id.starts_with(c.id + ".")) add(e.id);
+    }
+  }
+  return out;
+}
+
+// FeatureBench's classifier goes down from the tests layer by layer and does not look below
+// an object it chose: a deeper choice reached only through chosen objects is dropped.
+void DropShadowed(const Repo& repo, const DepGraph& g, uint32_t t, int depth,
+                  const std::vector<TopCandidate>& candidates, std::vector<TopChoice>* choices) {
+  std::set<uint32_t> chosen;
+  for (const auto& c : *choices) {
+    if (!c.chosen) continue;
+    for (uint32_t v : ChosenNodes(repo, g, c)) chosen.insert(v);
+  }
+  std::map<uint32_t, int> open = ReachedThroughLibrary(g, t, depth, chosen);
+  for (size_t i = 0; i < choices->size(); ++i) {
+    TopChoice& c = (*choices)[i];
+    if (!c.chosen || candidates[i].depth < 2) continue;
+    std::vector<uint32_t> nodes = ChosenNodes(repo, g, c);
+    if (std::any_of(nodes.begin(), nodes.end(), [&](uint32_t v) { return open.count(v); })) {
+      continue;
+    }
+    c.chosen = false;
+    c.members.clear();
+    c.why += "; but reached only through objects chosen nearer the tests";
+  }
+}
+
 }  // namespace
 
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
@@ -696,6 +765,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     }
     out.push_back(std::move(choice));
   }
+  if (options.deep && t) DropShadowed(repo, g, *t, options.depth, candidates, &out);
   return out;
 }
 
@@ -877,6 +947,7 @@ util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
     if (auto v = g.Find(id)) tops.push_back(*v);
   }
   plan->extracted.clear();
+  plan->stand_ins.clear();
   plan->capped = false;
   Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap, plan->utility_limit).Run(tops, plan);
   if (plan->extracted.empty()) {

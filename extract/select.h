@@ -105,7 +105,9 @@ struct TopChoice {
 // Candidates deeper than the file's own links (depth > 1) are chosen only with
 // SelectOptions::deep: a function or class used by at most `limit` files (exception classes
 // and builders of inputs never), a shared class through its non-dunder methods that this
-// file reaches, at most `limit` files reach and no other file's tests call directly.
+// file reaches, at most `limit` files reach and no other file's tests call directly; and,
+// as FeatureBench's classifier does not look below what it chose, only those the run reaches
+// by a path through no other chosen object.
 // "share" (fbkit's rule before): every candidate used by at most `limit` test files.
 // When nothing is chosen the caller takes the most specific candidate.
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph& g,
@@ -126,6 +128,9 @@ struct Plan {
   std::vector<std::string> p2p;          // test files, sorted
   std::set<std::string> extracted;       // entity ids (nested ones included)
   std::set<std::string> kept;            // entities that must stay (code that stays uses them)
+  // Extracted objects that stand for a top object that stays (a function code that stays
+  // names, e.g. in a registry filled at import time): the first removed ones below it.
+  std::set<std::string> stand_ins;
   int cap = 0;
   bool capped = false;
   // A helper (anything but a top object) that more test files than this reach stays: it is

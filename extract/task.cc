@@ -253,6 +253,9 @@ void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
     if (it != cp.plan->extracted.end() && (*it == id || it->starts_with(id + ".")))
       cp.tops.push_back(id);
   }
+  for (const auto& id : cp.plan->stand_ins) {
+    if (std::find(cp.tops.begin(), cp.tops.end(), id) == cp.tops.end()) cp.tops.push_back(id);
+  }
   if (cp.tops.empty()) return fail("still used", "no top-level object could be removed");
   cp.lines = ExtractedLines(ctx.repo, cp.plan->extracted);
 }

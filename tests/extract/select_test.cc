@@ -126,9 +126,23 @@ TEST_F(SelectTest, AKeptClassStaysAsAShellWhoseTestedMembersAreStillExtracted) {
                                         "pkg/m.py::helper"}));
 }
 
-TEST_F(SelectTest, AKeptFunctionStaysWholeAndItsCalleesAreNotReachedThroughIt) {
+TEST_F(SelectTest, AKeptFunctionNoP2PFileRunsStaysWholeAndWhatItCallsStillGoes) {
   auto got = Extract({"pkg/m.py::Shell"}, {}, {"pkg/m.py::Shell", "pkg/m.py::Shell.feature"});
-  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell.used"}));
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell.used", "pkg/m.py::helper"}));
+  EXPECT_TRUE(plan_.stand_ins.empty());
+  // A top object that stays: the first removed object below it stands in for it.
+  got = Extract({"pkg/m.py::Shell.feature"}, {}, {"pkg/m.py::Shell.feature"});
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::helper"}));
+  EXPECT_EQ(plan_.stand_ins, (std::set<std::string>{"pkg/m.py::helper"}));
+}
+
+TEST_F(SelectTest, NothingIsReachedThroughAKeptFunctionAP2PFileRuns) {
+  std::vector<Node> nodes = graph_.nodes();
+  nodes[3].test_files = {kF2P, kP2P};
+  graph_ = graph::DepGraph::FromParts(std::move(nodes), graph_.edges(), graph_.test_files());
+  auto got = Extract({"pkg/m.py::Shell"}, {"tests/test_b.py"},
+                     {"pkg/m.py::Shell", "pkg/m.py::Shell.feature"});
+  EXPECT_FALSE(got.count("pkg/m.py::helper"));
 }
 
 TEST_F(SelectTest, AHelperMoreTestFilesReachThanTheUtilityLimitStaysThoughNoP2PFileRunsIt) {
