@@ -122,9 +122,15 @@ class Parents {
          slash = path.find('/', slash + 1)) {
       std::string dir = path.substr(0, slash);
       if (system(dir) || !made_.insert(dir).second) continue;
-      a_->insert(a_->end(), {"--perms", "0755", "--dir", dir});
+      bool in_scratch = std::any_of(scratch_.begin(), scratch_.end(),
+                                    [&](const std::string& r) { return dir != r && Under(dir, r); });
+      a_->insert(a_->end(), {"--perms", in_scratch ? "1777" : "0755", "--dir", dir});
     }
   }
+  // `root` is a tmpfs every process may write (/tmp, HOME): the parents made in it stay
+  // writable for everyone, sticky (HOME/.cache above a bound environment: tools make their
+  // caches beside it).
+  void Scratch(const std::string& root) { scratch_.push_back(root); }
   // The directories between `top` and `path` (a mount point below it), made writable for
   // everyone: what a private copy holds there is written into them by the sandbox's user.
   void Open(const std::string& path, const std::string& top) {
@@ -138,6 +144,7 @@ class Parents {
  private:
   std::vector<std::string>* a_;
   std::set<std::string> made_;
+  std::vector<std::string> scratch_;
 };
 
 void AddNamespaces(std::vector<std::string>* a, const Sandbox& sandbox, const HostInfo& host) {
@@ -259,10 +266,13 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
   AddTmpfs(&a, "/tmp", tmpfs_mb);
   AddTmpfs(&a, "/var/tmp", tmpfs_mb);
   Parents parents(&a);
+  parents.Scratch("/tmp");
+  parents.Scratch("/var/tmp");
   if (!host.home.empty() && host.home != "/" && host.home != "/tmp" && host.home != "/var/tmp" &&
       !system(host.home)) {
     parents.Before(host.home, system);
     AddTmpfs(&a, host.home, tmpfs_mb);
+    parents.Scratch(host.home);
   }
   for (const auto& dir : sandbox.hidden) {
     parents.Before(dir, system);
@@ -326,8 +336,13 @@ std::vector<std::string> SandboxEnvironment(
   for (const char* const* e = parent; e && *e; ++e) {
     std::string kv = *e;
     std::string key = kv.substr(0, kv.find('='));
+    // Trust anchors (the machine's CA bundle, for tools that bring their own otherwise)
+    // name files, not secrets.
+    static const std::set<std::string> kCaBundles = {
+        "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "PIP_CERT", "CURL_CA_BUNDLE",
+        "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO"};
     if (key == "PATH" || key == "LANG" || key == "TZ" || key == "TERM" ||
-        key.starts_with("LC_")) {
+        key.starts_with("LC_") || kCaBundles.count(key)) {
       env.push_back(kv);
     }
   }

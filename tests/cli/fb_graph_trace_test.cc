@@ -189,6 +189,19 @@ TEST(FbGraphTrace, AConfigurationThatForcesXdistRunsInOneProcess) {
   EXPECT_TRUE(names.count({"total", "scale"})) << File(t.doc, "tests/test_total.py")->dump(1);
 }
 
+// Workers multiprocessing starts with spawn or forkserver import the main script again:
+// fbkit's boot file must not run a second pytest session in them.
+TEST(FbGraphTrace, SpawnedWorkersDoNotRunTheSessionAgain) {
+  Traced t = Trace(Fixture("trace_spawn"), {"--timeout", "60"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  const json* f = File(t.doc, "tests/test_workers.py");
+  ASSERT_NE(f, nullptr) << t.doc.dump(1);
+  EXPECT_EQ(f->at("status"), "ok");
+  EXPECT_EQ(f->at("tests").size(), 2u);
+  for (const auto& [id, test] : f->at("tests").items()) EXPECT_EQ(test["outcome"], "passed") << id;
+  EXPECT_EQ(t.doc["counts"], json::parse(R"({"passed": 2})"));
+}
+
 TEST(FbGraphTrace, NeverWritesIntoTheRepository) {
   ScratchDir tmp;
   std::filesystem::copy(Fixture("trace_basic"), tmp / "repo",

@@ -109,6 +109,32 @@ TEST(ProcessTest, SandboxedExitSignalEnvironmentAndWrites) {
   EXPECT_EQ(info->code, -1);
 }
 
+// What is bound below the private HOME (an environment in HOME/.cache/fbkit/env/KEY) leaves
+// the directories made above it writable, sticky: tools make their caches beside it
+// (uv's HOME/.cache/uv), and cannot move what fbkit bound.
+TEST(ProcessTest, ADirectoryBoundBelowHomeLeavesItsParentsWritableForTheSandboxsUser) {
+  ASSERT_TRUE(CheckBwrap().ok()) << CheckBwrap().error();
+  ScratchDir tmp;
+  std::string home = tmp / "home";
+  std::string env = home + "/.cache/fbkit/env/KEY";
+  std::filesystem::create_directories(env);
+  testing::WriteFileOrDie(env + "/marker", "env\n");
+  std::string saved = std::getenv("HOME") ? std::getenv("HOME") : "";
+  ::setenv("HOME", home.c_str(), 1);
+  ProcessSpec spec = Sandboxed(tmp, "cat \"$HOME/.cache/fbkit/env/KEY/marker\"; "
+                                    "mkdir \"$HOME/.cache/uv\" && echo cache-made; "
+                                    "mv \"$HOME/.cache/fbkit\" \"$HOME/.cache/moved\" 2>/dev/null || "
+                                    "echo bound-stays");
+  spec.sandbox.writable.clear();
+  spec.sandbox.read_only = {env};
+  spec.cwd = "/tmp";
+  auto info = RunToCompletion(RealLauncher(), spec);
+  ::setenv("HOME", saved.c_str(), 1);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(ReadFileOrDie(tmp / "log"), "env\ncache-made\nbound-stays\n");
+  EXPECT_FALSE(std::filesystem::exists(home + "/.cache/uv"));  // the sandbox's own HOME
+}
+
 TEST(ProcessTest, SandboxedFileSizeLimitHolds) {
   ScratchDir tmp;
   auto info = RunToCompletion(

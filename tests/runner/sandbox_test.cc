@@ -107,11 +107,13 @@ TEST(SandboxTest, SystemPathsAreAnAllowList) {
 TEST(SandboxTest, EnvironmentIsScrubbed) {
   const char* parent[] = {"PATH=/usr/bin", "AWS_SECRET_ACCESS_KEY=x", "GITHUB_TOKEN=y",
                           "SSH_AUTH_SOCK=/run/ssh", "LANG=C.UTF-8", "LC_ALL=C", "HOME=/root",
-                          "PYTHONPATH=/evil", nullptr};
+                          "PYTHONPATH=/evil", "SSL_CERT_FILE=/etc/ssl/certs/ca.crt",
+                          "HTTPS_PROXY=http://user:pw@proxy:3128", nullptr};
   auto env = SandboxEnvironment(parent, "/root", {{"PYTHONPATH", "/agent"}, {"LANG", "en"}});
   std::sort(env.begin(), env.end());
   EXPECT_EQ(env, (std::vector<std::string>{"HOME=/root", "LANG=en", "LC_ALL=C", "PATH=/usr/bin",
-                                           "PYTHONPATH=/agent", "TMPDIR=/tmp"}));
+                                           "PYTHONPATH=/agent", "SSL_CERT_FILE=/etc/ssl/certs/ca.crt",
+                                           "TMPDIR=/tmp"}));
 }
 
 TEST(SandboxTest, KindNames) {

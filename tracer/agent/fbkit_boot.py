@@ -26,36 +26,45 @@ class _FbkitModules:
         return None
 
 
-sys.meta_path.insert(0, _FbkitModules)
-import fbkit_core  # noqa: E402  (sys.path[0] is still this directory)
-
-# The session's key: on the descriptor FBKIT_TRACE_KEY_FD names, read and closed now, before
-# any repository code runs; only fbkit's journal writer keeps it.
-_key_fd = os.environ.pop("FBKIT_TRACE_KEY_FD", "")
-if _key_fd.isdigit():
-    _chunks = []
+def _read_key(fbkit_core):
+    """The session's key: on the descriptor FBKIT_TRACE_KEY_FD names, read and closed now,
+    before any repository code runs; only fbkit's journal writer keeps it."""
+    key_fd = os.environ.pop("FBKIT_TRACE_KEY_FD", "")
+    if not key_fd.isdigit():
+        return
+    chunks = []
     while True:
-        _chunk = os.read(int(_key_fd), 4096)
-        if not _chunk:
+        chunk = os.read(int(key_fd), 4096)
+        if not chunk:
             break
-        _chunks.append(_chunk)
-    os.close(int(_key_fd))
-    fbkit_core.SESSION_KEY = b"".join(_chunks)
-    del _chunks, _chunk
-del _key_fd
+        chunks.append(chunk)
+    os.close(int(key_fd))
+    fbkit_core.SESSION_KEY = b"".join(chunks)
 
-import fbkit_agent  # noqa: E402,F401
 
-sys.path[0] = os.getcwd()
+def _main():
+    sys.meta_path.insert(0, _FbkitModules)
+    import fbkit_core  # sys.path[0] is still this directory
 
-import pytest  # noqa: E402
+    _read_key(fbkit_core)
+    import fbkit_agent
 
-sys.argv[0] = os.path.join(os.path.dirname(pytest.__file__), "__main__.py")
-try:
-    _code = pytest.main(sys.argv[1:], plugins=[fbkit_agent])
-    sys.stdout.flush()
-except BrokenPipeError:  # as pytest's console_main: output piped to a closed reader
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    _code = 1
-raise SystemExit(int(_code))
+    sys.path[0] = os.getcwd()
+    import pytest
+
+    sys.argv[0] = os.path.join(os.path.dirname(pytest.__file__), "__main__.py")
+    try:
+        code = pytest.main(sys.argv[1:], plugins=[fbkit_agent])
+        sys.stdout.flush()
+    except BrokenPipeError:  # as pytest's console_main: output piped to a closed reader
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 1
+    raise SystemExit(int(code))
+
+
+# Only as the main script: a worker multiprocessing starts with "spawn" (or "forkserver")
+# imports this file again as __mp_main__, and must not run pytest a second time (pytest's
+# own __main__ is guarded the same way).
+if __name__ == "__main__":
+    _main()
