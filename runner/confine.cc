@@ -9,6 +9,8 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
                                     const ConfineRequest& request) {
   Confinement c;
   c.python = spec.python;
+  std::string built_dir;
+  std::vector<std::string> built_files;
   c.sandbox.kind = spec.sandbox;
   c.sandbox.network = spec.network;
   c.sandbox.limits = spec.limits;
@@ -22,6 +24,8 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
     if (!built.ok()) return util::Error{built.error()};
     c.python = built->python;
     c.sandbox.read_only.push_back(built->dir);
+    built_dir = util::JoinPath(built->dir, "src");
+    built_files = built->built_files;
   }
   c.sandbox.read_only.push_back(request.root);
   for (const auto& dir : InterpreterDirs(c.python)) c.sandbox.read_only.push_back(dir);
@@ -29,7 +33,7 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
     if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
   }
   if (!request.copy_of.empty()) {
-    c.sandbox.copies.push_back({request.copy_of, request.root});
+    c.sandbox.copies.push_back({request.copy_of, request.root, built_dir, built_files});
     // Git's own files stay as fbkit made them, not copied: bound read-only.
     std::string dot_git = util::JoinPath(request.root, ".git");
     if (env.Stat(dot_git, false).ok()) c.sandbox.protect.push_back(dot_git);

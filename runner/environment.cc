@@ -48,6 +48,11 @@ util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& di
   b.dir = dir;
   b.python = j.value("python", "");
   b.collected = j.value("collected", "");
+  if (j.contains("built_files") && j["built_files"].is_array()) {
+    for (const auto& f : j["built_files"]) {
+      if (f.is_string()) b.built_files.push_back(f.get<std::string>());
+    }
+  }
   b.reused = true;
   return b;
 }
@@ -81,6 +86,23 @@ util::Status RunLogged(util::Env& env, Launcher& launcher, ProcessSpec spec, dou
                      util::Tail(log.ok() ? *log : "", 2000)};
 }
 
+// Extension modules the install steps built into `src` (the environment's copy of `root`)
+// where `root` has none, root-relative and sorted.
+std::vector<std::string> BuiltExtensions(const std::string& src, const std::string& root) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(src, ec); it != fs::end(it); it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    std::string name = it->path().filename();
+    if (!name.ends_with(".so") && !name.ends_with(".pyd")) continue;
+    std::string rel = fs::relative(it->path(), src, ec).string();
+    if (ec || rel.starts_with("build/")) continue;  // setuptools' staging, never imported
+    if (!fs::exists(fs::path(root) / rel, ec)) out.push_back(rel);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const EnvRequest& r,
                                        const std::string& key, const std::string& dir) {
   const RepoSpec& spec = r.spec;
@@ -112,6 +134,7 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   BuiltEnvironment b;
   b.key = key;
   b.dir = dir;
+  b.built_files = BuiltExtensions(src, r.root);
   std::string own = util::JoinPath(venv, "bin/python");
   b.python = env.Stat(own, true).ok() ? own : spec.python;
   if (r.say) r.say("checking that pytest imports and collects with " + b.python);
@@ -138,6 +161,7 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
+  w.Key("built_files"), w.StringArray(b.built_files);
   w.Key("collected"), w.String(b.collected);
   w.Key("install"), w.StringArray(spec.install);
   w.Key("key"), w.String(key);

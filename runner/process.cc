@@ -578,7 +578,14 @@ class PosixLauncher : public Launcher {
       // The first count a quarter second in: a short command (git over a work copy) is never
       // walked twice.
       disk.next = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
-      for (const auto& c : spec.sandbox.copies) copy_bytes.push_back(WalkWritable({c.source}, host.root));
+      for (const auto& c : spec.sandbox.copies) {
+        int64_t bytes = WalkWritable({c.source}, host.root);
+        for (const auto& f : c.built_files) {
+          struct stat st;
+          if (::stat((c.built_dir + "/" + f).c_str(), &st) == 0) bytes += st.st_size;
+        }
+        copy_bytes.push_back(bytes);
+      }
       if (host.root) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
     }
     Closer closer(&prepared);

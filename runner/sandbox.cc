@@ -236,6 +236,12 @@ std::string CopyPrelude(const Sandbox& sandbox, const HostInfo& host, const std:
               tar + " -C " + source + " --null --no-recursion -T - -cf - || : > " + failed + "; } | " +
               tar + " -C " + util::ShellQuote(c.target) + " -xpf - || " + fail + "\n";
     script += "[ -e " + failed + " ] && " + fail + "\n";
+    if (!c.built_files.empty()) {
+      std::string files;
+      for (const auto& f : c.built_files) files += " " + util::ShellQuote(f);
+      script += tar + " -C " + util::ShellQuote(c.built_dir) + " -cf -" + files + " | " + tar +
+                " -C " + util::ShellQuote(c.target) + " -xpf - || " + fail + "\n";
+    }
   }
   if (!cwd.empty()) script += "cd " + util::ShellQuote(cwd) + " || exit 125\n";
   script += "exec \"$@\"\n";

@@ -56,6 +56,10 @@ struct Bind {
 struct PrivateCopy {
   std::string source;
   std::string target;
+  // Files laid over the copy from `built_dir` (same relative paths): what the environment's
+  // install steps built in its own copy of the repository, e.g. compiled extension modules.
+  std::string built_dir;
+  std::vector<std::string> built_files;
 };
 
 struct Sandbox {

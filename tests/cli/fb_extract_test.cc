@@ -470,6 +470,36 @@ TEST(AppDrivenE2E, TheFeatureBehindTheApplicationIsFoundDeeperThanTheTestsLinks)
   EXPECT_NE(statement.find("def render(text):"), std::string::npos) << statement;
 }
 
+// fixtures/c_extension: the spec's install steps build a C extension in place, once; every
+// copy fbkit runs the tests in (trace, verification) gets it and imports its own tree.
+TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
+  ScratchDir dir;
+  std::string root = dir / "repo";
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("c_extension"), root}).exit_code, 0);
+  auto trace = RunCommand({kBinary, "trace", root, "--python", kPython, "--isolate", "-q",
+                           "--details", "-o", dir / "trace.json"});
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  auto doc = nlohmann::json::parse(ReadFileOrDie(dir / "trace.json"));
+  EXPECT_EQ(doc["counts"], nlohmann::json::parse(R"({"passed": 8})")) << doc["counts"];
+  // Nothing was built into the user's checkout.
+  EXPECT_FALSE(std::filesystem::exists(root + "/build"));
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    EXPECT_FALSE(e.path().string().ends_with(".so")) << e.path();
+  }
+  ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", dir / "trace.json", "-q", "-o",
+                        dir / "graph.json", "--no-cache"}).exit_code, 0);
+  auto task = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
+                          dir / "trace.json", "-o", dir / "out", "--p2p", "2", "--min-lines",
+                          "10", "--no-l2", "--f2p", "tests/test_stats.py"});
+  ASSERT_EQ(task.exit_code, 0) << task.err;
+  std::string id = task.out.substr(0, task.out.find('\n'));
+  auto inst = nlohmann::json::parse(ReadFileOrDie(dir / ("out/" + id + "/instance.json")));
+  std::set<std::string> extracted = inst["extracted"];
+  EXPECT_TRUE(extracted.count("src/cext/stats.py::variance"));
+  std::vector<std::string> p2p = inst["PASS_TO_PASS"];
+  EXPECT_NE(std::find(p2p.begin(), p2p.end(), "tests/test_speedups.py"), p2p.end());
+}
+
 // fixtures/flaky_p2p: verification runs a failing round once more and leaves out the tests
 // whose outcome changed (a P2P test that passes on odd runs only, its count kept outside the
 // sandbox: --sandbox none); a candidate rejected by verification keeps its evidence.

@@ -383,7 +383,7 @@ TEST(SandboxHostile, APrivateCopyIsBoundedByTheKernelAndNeverReachesTheHost) {
                     "pwd"},
                    {}, target, tmp / "log", {}};
   spec.sandbox.kind = SandboxKind::kBwrap;
-  spec.sandbox.copies = {{target, target}};
+  spec.sandbox.copies = {{target, target, "", {}}};
   spec.sandbox.protect = {target + "/guarded.txt", target + "/.git", target + "/tests/test_a.py"};
   spec.sandbox.limits.disk_mb = 12;
   spec.sandbox.limits.file_size_mb = 8;
