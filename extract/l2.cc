@@ -48,14 +48,22 @@ Edits StringEdits(const Repo& repo, const std::string& src, const std::string& p
   return edits;
 }
 
-// The edits that redirect a file's absolute imports of the package to agent_code.
-util::Expected<Edits> ImportEdits(const parser::FileTable& t, const std::string& src,
-                                  const std::string& package) {
+// A module of the package's own tests (xarray/tests/__init__.py): no part of agent_code, so
+// its imports stay (the original package is still there beside agent_code).
+bool TestModule(const Repo& repo, const std::string& module) {
+  auto f = repo.ModuleFile(module);
+  return f && IsTestCode(repo.files()[*f].path, {});
+}
+
+// The edits that redirect a file's absolute imports of the package to agent_code (imports
+// of the package's test modules aside).
+util::Expected<Edits> ImportEdits(const Repo& repo, const parser::FileTable& t,
+                                  const std::string& src, const std::string& package) {
   Edits edits;
   for (const auto& imp : t.imports) {
     if (imp.level != 0) continue;
     if (imp.is_from) {
-      if (!InPackage(imp.module, package)) continue;
+      if (!InPackage(imp.module, package) || TestModule(repo, imp.module)) continue;
       std::string stmt = src.substr(static_cast<size_t>(imp.start_byte),
                                     static_cast<size_t>(imp.end_byte - imp.start_byte));
       size_t at = stmt.find(imp.module);
@@ -68,7 +76,7 @@ util::Expected<Edits> ImportEdits(const parser::FileTable& t, const std::string&
       continue;
     }
     for (const auto& n : imp.names) {
-      if (!InPackage(n.name, package)) continue;
+      if (!InPackage(n.name, package) || TestModule(repo, n.name)) continue;
       std::string text =
           n.alias ? Renamed(n.name, package) + " as " + *n.alias : "agent_code as " + package;
       if (!n.alias && n.name != package) {
@@ -89,7 +97,7 @@ util::Expected<Edits> ImportEdits(const parser::FileTable& t, const std::string&
 util::Expected<std::string> RewritePackageFile(const Repo& repo, parser::PythonParser& python,
                                                const parser::FileTable& t, const std::string& src,
                                                const std::string& package) {
-  auto edits = ImportEdits(t, src, package);
+  auto edits = ImportEdits(repo, t, src, package);
   if (!edits.ok()) return util::Error{edits.error()};
   Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
   edits->insert(edits->end(), strings.begin(), strings.end());
@@ -147,7 +155,7 @@ util::Expected<std::string> Redirect(const Repo& repo, parser::PythonParser& pyt
                                      const std::string& package, bool need_import) {
   const parser::FileTable& t = repo.files()[file];
   const std::string& src = repo.source(file);
-  auto edits = ImportEdits(t, src, package);
+  auto edits = ImportEdits(repo, t, src, package);
   if (!edits.ok()) return util::Error{edits.error()};
   if (need_import && edits->empty()) return util::Error{t.path + " does not import " + package};
   Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
@@ -159,12 +167,13 @@ util::Expected<std::string> Redirect(const Repo& repo, parser::PythonParser& pyt
 
 // What a test file reads from the package, as agent_code names: imported names and dotted
 // uses of imported modules.
-void TestUses(const parser::FileTable& t, const std::string& package,
+void TestUses(const Repo& repo, const parser::FileTable& t, const std::string& package,
               std::set<std::string>* names) {
   std::set<std::string> heads;
   for (const auto& imp : t.imports) {
     std::string base = parser::AbsoluteModule(t, imp);
     for (const auto& n : imp.names) {
+      if (TestModule(repo, imp.is_from ? base : n.name)) continue;
       if (imp.is_from && InPackage(base, package) && n.name != "*") {
         names->insert("from " + Renamed(base, package) + " import " + n.name);
       } else if (!imp.is_from && InPackage(n.name, package)) {
@@ -209,7 +218,7 @@ util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::Python
   auto out = Redirect(repo, python, *tf, package, true);
   if (!out.ok()) return out;
   std::set<std::string> names;
-  TestUses(repo.files()[*tf], package, &names);
+  TestUses(repo, repo.files()[*tf], package, &names);
   if (uses) uses->assign(names.begin(), names.end());
   return out;
 }
@@ -283,7 +292,7 @@ util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo&
     if (!text.ok()) return util::Error{text.error()};
     if (*text == repo.source(file)) continue;
     conftests.emplace_back(path, *text);
-    TestUses(repo.files()[file], l2.package, &uses);
+    TestUses(repo, repo.files()[file], l2.package, &uses);
   }
   l2.test_uses.assign(uses.begin(), uses.end());
   l2.conftests.reserve(conftests.size());

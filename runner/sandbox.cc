@@ -238,7 +238,7 @@ std::string CopyPrelude(const Sandbox& sandbox, const HostInfo& host, const std:
     script += "[ -e " + failed + " ] && " + fail + "\n";
     if (!c.built_files.empty()) {
       std::string files;
-      for (const auto& f : c.built_files) files += " " + util::ShellQuote(f);
+      for (const auto& f : c.built_files) files += " " + util::ShellQuote("./" + f);
       script += tar + " -C " + util::ShellQuote(c.built_dir) + " -cf -" + files + " | " + tar +
                 " -C " + util::ShellQuote(c.target) + " -xpf - || " + fail + "\n";
     }
