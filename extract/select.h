@@ -22,10 +22,14 @@ struct PassingFile {
   std::string file;
   std::vector<std::string> tests;  // passed, xfailed or xpassed test ids, in collection order
   size_t skipped = 0;
+  // Tests left out because their ids name the checkout's absolute path (parametrised with
+  // it): in another copy they have other ids.
+  size_t path_ids = 0;
 };
 
 // Test files that ran completely with every test passed or xfailed (skipped ones allowed,
-// at least one point), sorted by path; `rejected` gets the others with the reason.
+// at least one point; tests whose ids name the checkout's path left out), sorted by path;
+// `rejected` gets the others with the reason.
 std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
                                       std::map<std::string, std::string>* rejected);
 

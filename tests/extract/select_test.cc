@@ -381,3 +381,33 @@ TEST(AbstractTest, AnImplementationOfAnAbstractMethodStaysWithItsClass) {
 
 }  // namespace
 }  // namespace fbkit::extract
+
+namespace fbkit::extract {
+namespace {
+
+// Ids that name the checkout's absolute path (parametrised with it) are left out: in another
+// copy the same test has another id. The rest of the file still counts.
+TEST(PassingFilesTest, TestsWhoseIdsNameTheCheckoutsPathAreLeftOut) {
+  tracer::TraceSet trace;
+  trace.root = "/tmp/optuna";
+  tracer::FileTrace& f = trace.files["tests/test_log.py"];
+  f.file = "tests/test_log.py";
+  const std::string plain = "tests/test_log.py::test_plain";
+  const std::string pathy = "tests/test_log.py::test_read[/tmp/optuna/tests/assets/a.log]";
+  f.nodeids = {plain, pathy};
+  for (const auto& id : f.nodeids) f.tests[id].outcome = runner::Outcome::kPassed;
+  std::map<std::string, std::string> rejected;
+  auto passing = PassingFiles(trace, &rejected);
+  ASSERT_EQ(passing.size(), 1u);
+  EXPECT_EQ(passing[0].tests, std::vector<std::string>{plain});
+  EXPECT_EQ(passing[0].path_ids, 1u);
+  // Only such tests: nothing can be graded.
+  f.nodeids = {pathy};
+  passing = PassingFiles(trace, &rejected);
+  EXPECT_TRUE(passing.empty());
+  EXPECT_EQ(rejected["tests/test_log.py"],
+            "its tests' ids name the checkout's path (they differ in every copy)");
+}
+
+}  // namespace
+}  // namespace fbkit::extract
