@@ -573,7 +573,7 @@ TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
     choice.why = where + " (weighed when the direct choice leaves too little to cut)";
   } else if (IsExceptionClass(repo, g, repo.entity(*ref))) {
     choice.why = where + ": an exception class";
-  } else if (BuildsInputs(use.calls, *v, *t)) {
+  } else if (c.spread <= limit && BuildsInputs(use.calls, *v, *t)) {
     choice.why = where + ", but the tests of many files call it directly: it builds inputs";
   } else if (c.spread <= limit) {
     choice.chosen = true;
@@ -666,6 +666,14 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     auto it = use.entity_calls.find(v);
     return it != use.entity_calls.end() && t && it->second.count(*t) > 0;
   };
+  // The deeper candidates are many where the tests drive an application: only the most
+  // specific count, those used by at most twice as few files as the most specific of them
+  // (and never more than `limit`).
+  size_t fewest = limit;
+  for (const auto& c : candidates) {
+    if (c.depth > 1 && c.spread > 0) fewest = std::min(fewest, c.spread);
+  }
+  const size_t deep_limit = std::min(limit, std::max<size_t>(2, 2 * fewest));
   std::vector<TopChoice> out;
   for (const auto& c : candidates) {
     TopChoice choice{c.id, false, {}, ""};
@@ -674,7 +682,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     const std::string n = std::to_string(c.spread) + " of " +
                           std::to_string(g.test_files().size()) + " test files use it";
     if (c.depth > 1) {
-      out.push_back(ChooseDeep(repo, g, c, t, use, limit, options.deep));
+      out.push_back(ChooseDeep(repo, g, c, t, use, deep_limit, options.deep));
       continue;
     }
     if (!specific) {

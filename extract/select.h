@@ -107,9 +107,11 @@ struct TopChoice {
 //     file's test functions is chosen: this is the file where it is tested;
 //   - anything else is a utility.
 // Candidates deeper than the file's own links (depth > 1) are chosen only with
-// SelectOptions::deep: a function or class used by at most `limit` files (exception classes
-// and builders of inputs never), a shared class through its non-dunder methods that this
-// file reaches, at most `limit` files reach and no other file's tests call directly; and,
+// SelectOptions::deep, and only the most specific: with `fewest` the smallest spread among
+// them, deep_limit = min(limit, max(2, 2 * fewest)); a function or class used by at most
+// deep_limit files (exception classes and builders of inputs never), a shared class through
+// its non-dunder methods that this file reaches, at most deep_limit files reach and no
+// other file's tests call directly; and,
 // as FeatureBench's classifier does not look below what it chose, only those the run reaches
 // by a path through no other chosen object.
 // "share" (fbkit's rule before): every candidate used by at most `limit` test files.
