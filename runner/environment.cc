@@ -141,6 +141,7 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   ProcessSpec check;
   check.argv = {b.python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"};
   check.argv.insert(check.argv.end(), spec.pytest_args.begin(), spec.pytest_args.end());
+  check.argv.push_back("--color=no");  // over a configuration's --color=yes: the line is shown
   check.argv.insert(check.argv.end(), spec.tests.begin(), spec.tests.end());
   std::string pythonpath;
   for (const auto& p : spec.pythonpath) {
