@@ -14,6 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr uint64_t kMaxLogBytes = 64 << 20;  // what is read back of a step's log
+
 // Root-relative files whose contents key the cache: the usual dependency declarations, and
 // every regular file under the spec's install_inputs (sorted).
 std::vector<std::string> KeyFiles(const RepoSpec& spec, const std::string& root) {
@@ -38,7 +40,15 @@ std::vector<std::string> KeyFiles(const RepoSpec& spec, const std::string& root)
   return files;
 }
 
-util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& dir) {
+// A finished cache entry. Its env.json is fbkit's, written after the last sandboxed step;
+// what it names is checked all the same (the steps could write the directory): the
+// interpreter is the entry's own or the spec's, the built files lie inside src/.
+util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& dir,
+                                           const std::string& spec_python) {
+  auto info = env.Stat(util::JoinPath(dir, "env.json"), false);
+  if (!info.ok() || info->type != util::FileType::kRegular) {
+    return util::Error{dir + "/env.json: no such file"};
+  }
   auto text = env.ReadFile(util::JoinPath(dir, "env.json"));
   if (!text.ok()) return util::Error{text.error()};
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
@@ -50,8 +60,16 @@ util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& di
   b.collected = j.value("collected", "");
   if (j.contains("built_files") && j["built_files"].is_array()) {
     for (const auto& f : j["built_files"]) {
-      if (f.is_string()) b.built_files.push_back(f.get<std::string>());
+      if (!f.is_string()) continue;
+      std::string rel = f.get<std::string>();
+      if (rel.empty() || rel.starts_with("/") || ("/" + rel + "/").find("/../") != std::string::npos) {
+        return util::Error{dir + "/env.json: a built file outside the copy: " + rel};
+      }
+      b.built_files.push_back(rel);
     }
+  }
+  if (b.python != util::JoinPath(dir, "env/bin/python") && b.python != spec_python) {
+    return util::Error{dir + "/env.json: an interpreter of neither the entry nor the spec"};
   }
   b.reused = true;
   return b;
@@ -78,7 +96,9 @@ util::Status RunLogged(util::Env& env, Launcher& launcher, ProcessSpec spec, dou
   auto exit = RunToCompletion(launcher, spec, timeout);
   if (!exit.ok()) return util::Error{what + ": " + exit.error()};
   if (exit->code == 0) return util::Status::Ok();
-  auto log = env.ReadFile(spec.log_path);
+  // The log lies in the entry the steps could write: read without following links.
+  auto log = env.ReadUntrusted(util::DirName(spec.log_path),
+                               spec.log_path.substr(spec.log_path.rfind('/') + 1), kMaxLogBytes);
   std::string how = exit->timed_out ? "timed out after " + std::to_string(static_cast<int>(timeout)) + " s"
                     : exit->signal ? "was killed by signal " + std::to_string(exit->signal)
                                    : "exited with " + std::to_string(exit->code);
@@ -155,7 +175,7 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   if (auto s = RunLogged(env, launcher, check, timeout, "the pytest check (collect-only)"); !s.ok()) {
     return util::Error{s.error()};
   }
-  auto log = env.ReadFile(check.log_path);
+  auto log = env.ReadUntrusted(dir, "check.log", kMaxLogBytes);
   std::string text = log.ok() ? *log : "";
   text = text.substr(0, text.find_last_not_of("\n") + 1);
   b.collected = text.substr(text.find_last_of('\n') + 1);
@@ -203,11 +223,15 @@ util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& lau
   auto key = EnvironmentKey(env, request.spec, request.root);
   if (!key.ok()) return util::Error{key.error()};
   std::string dir = util::JoinPath(request.cache_dir, *key);
-  if (auto cached = ReadEntry(env, dir); cached.ok()) return cached;
+  const std::string& python = request.spec.python;
+  if (auto cached = ReadEntry(env, dir, python); cached.ok()) return cached;
   if (auto s = env.MakeDirs(request.cache_dir); !s.ok()) return util::Error{s.error()};
   util::FileLock lock(dir + ".lock");
-  if (auto cached = ReadEntry(env, dir); cached.ok()) return cached;  // built meanwhile
-  return Build(env, launcher, request, *key, dir);
+  if (auto cached = ReadEntry(env, dir, python); cached.ok()) return cached;  // built meanwhile
+  auto built = Build(env, launcher, request, *key, dir);
+  // A failed build leaves its logs, never an entry: what its steps wrote is not reused.
+  if (!built.ok()) (void)env.RemoveAll(util::JoinPath(dir, "env.json"));
+  return built;
 }
 
 }  // namespace fbkit::runner

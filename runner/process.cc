@@ -582,7 +582,10 @@ class PosixLauncher : public Launcher {
         int64_t bytes = WalkWritable({c.source}, host.root);
         for (const auto& f : c.built_files) {
           struct stat st;
-          if (::stat((c.built_dir + "/" + f).c_str(), &st) == 0) bytes += st.st_size;
+          // Not followed: the entry's steps could have made the file a link to a host file.
+          if (::lstat((c.built_dir + "/" + f).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            bytes += st.st_size;
+          }
         }
         copy_bytes.push_back(bytes);
       }

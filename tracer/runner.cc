@@ -147,7 +147,24 @@ class Runner {
       lines.push_back(info->substr(b, e - b));
     }
     if (lines.size() < 3) return util::Error{"unexpected sysconfig output: " + *info};
+    // The interpreter's answer is the sandboxed code's word: the host compiler reads only
+    // headers outside every tree that code could write (the environment's cache entry, the
+    // repository, the work dir), and the suffix names a file, nothing more.
     const std::string& include = lines[0];
+    auto real = env_.RealPath(include);
+    if (!real.ok() || !include.starts_with("/")) return util::Error{"no interpreter headers at " + include};
+    for (const std::string& tree : {options_.spec.env_cache, options_.root, options_.work_dir}) {
+      auto resolved = tree.empty() ? util::Expected<std::string>(std::string()) : env_.RealPath(tree);
+      std::string t = resolved.ok() ? *resolved : tree;
+      if (!t.empty() && (*real == t || real->starts_with(t + "/"))) {
+        return util::Error{"the interpreter's headers (" + include + ") lie in a tree the tests "
+                           "could write: not compiled against"};
+      }
+    }
+    if (lines[1].empty() || lines[1].find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos) {
+      return util::Error{"unexpected extension suffix: " + lines[1]};
+    }
     if (!env_.Stat(util::JoinPath(include, "Python.h"), true).ok()) {
       return util::Error{include + "/Python.h not found (install the interpreter's headers, "
                          "e.g. python3-dev)"};
@@ -165,7 +182,7 @@ class Runner {
     runner::ProcessSpec cc;
     cc.argv = {options_.compiler, "-shared", "-fPIC", "-O2", "-I" + include, "-o", tmp, c_file};
     cc.log_path = util::JoinPath(options_.work_dir, "accel-build.log");
-    auto built = runner::RunToCompletion(launcher_, cc);
+    auto built = runner::RunToCompletion(launcher_, cc, 300);
     if (!built.ok() || built->code != 0) {
       auto log = env_.ReadFile(cc.log_path);
       return util::Error{"compiling the accelerator failed: " + (log.ok() ? util::Tail(*log, 1000) : "")};

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <random>
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
@@ -135,10 +136,20 @@ class PosixEnv : public Env {
   }
 
   Status WriteFileAtomic(const std::string& path, std::string_view data) override {
+    // A fresh file of an unpredictable name, never one found there: the directory may be
+    // one sandboxed code could write (an environment's cache entry), where a link planted
+    // under a guessable name would have fbkit write through it onto the host.
     static std::atomic<uint64_t> counter{0};
-    std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                      std::to_string(counter.fetch_add(1));
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    static const uint64_t salt = std::random_device{}() * 0x9E3779B97F4A7C15ULL ^
+                                 static_cast<uint64_t>(::getpid());
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+      uint64_t n = (salt + counter.fetch_add(1)) * 0xBF58476D1CE4E5B9ULL ^ std::random_device{}();
+      tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(n);
+      fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0) return ErrnoError(tmp, "cannot create");
     size_t done = 0;
     while (done < data.size()) {

@@ -330,6 +330,24 @@ TEST(SandboxE2E, InstallStepsBuildTheEnvironmentOnceAndTheTestsUseIt) {
   host.ExpectUntouched();
 }
 
+// fixtures/env_hostile: an interpreter the install steps made names headers they planted;
+// the host compiler does not read them (the accelerator is not built, the test still runs).
+TEST(SandboxE2E, HeadersTheInstallStepsPlantedNeverReachTheHostCompiler) {
+  Host host;
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  fs::copy(Fixture("env_hostile"), root, fs::copy_options::recursive);
+  RunResult trace = RunCommand(host.Env({kBinary, "trace", root, "--python", kPython, "-o",
+                                         tmp / "trace.json"}));
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  json doc = json::parse(ReadFileOrDie(tmp / "trace.json"));
+  EXPECT_FALSE(doc["accelerated"]);
+  EXPECT_NE(doc["accel_error"].get<std::string>().find("lie in a tree the tests could write"),
+            std::string::npos) << doc["accel_error"];
+  EXPECT_EQ(doc["counts"], json({{"passed", 1}}));
+  host.ExpectUntouched();
+}
+
 TEST(SandboxE2E, BadSpecsNameFileLineAndKeyAndExitNonZero) {
   ScratchDir tmp;
   std::string root = tmp / "repo";

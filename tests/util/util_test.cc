@@ -186,6 +186,27 @@ TEST_F(RealEnvTest, WriteReadStatList) {
   EXPECT_FALSE(env.WriteFileAtomic(dir_ + "/no/such/dir/f", "x").ok());
 }
 
+// A directory sandboxed code could write (an environment's cache entry) may hold links
+// planted under every name a temporary file could have had: the write goes through none of
+// them, and a link at the destination is replaced, not followed.
+TEST_F(RealEnvTest, AnAtomicWriteFollowsNoPlantedLink) {
+  Env& env = RealEnv();
+  ASSERT_TRUE(env.MakeDirs(dir_ + "/entry").ok());
+  ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/victim", "host file").ok());
+  std::string pid = std::to_string(::getpid());
+  for (int n = 0; n < 200; ++n) {
+    std::string link = dir_ + "/entry/env.json.tmp." + pid + "." + std::to_string(n);
+    ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), link.c_str()), 0);
+  }
+  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/entry/env.json").c_str()), 0);
+  ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/entry/env.json", "{}").ok());
+  EXPECT_EQ(*env.ReadFile(dir_ + "/victim"), "host file");
+  auto info = env.Stat(dir_ + "/entry/env.json", false);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->type, FileType::kRegular);
+  EXPECT_EQ(*env.ReadFile(dir_ + "/entry/env.json"), "{}");
+}
+
 }  // namespace
 }  // namespace fbkit::util
 
