@@ -114,7 +114,7 @@ int Run(TraceArgs& args) {
                                   progress.Update(p.files_done, p.files_total);
                                 });
   progress.Clear();
-  if (!args.keep_work && args.work_dir.empty()) std::filesystem::remove_all(work);
+  if (!args.keep_work && args.work_dir.empty()) (void)env.RemoveAll(work);
   if (!trace.ok()) return Fail(kWho, trace.error());
   util::Status written = WriteOutput(env, args.output, tracer::TraceDocument(*trace, args.details));
   if (!written.ok()) return Fail(kWho, written.error());

@@ -212,6 +212,40 @@ void ReopenDirectory(const std::string& root, const std::string& path) {
   ::close(static_cast<int>(fd));
 }
 
+// Gives group kSandboxGid read and write on the entry `path` below `root` (and search on a
+// directory), resolving it as ReopenDirectory does: the tests of another sandbox sharing the
+// tree may swap a parent for a link meanwhile, which must not lead the change onto a host
+// file. The root itself is fbkit's and is changed by path.
+void ShareEntry(const std::string& root, const std::string& path) {
+  if (path == root) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (st.st_gid != kSandboxGid) (void)::lchown(path.c_str(), static_cast<uid_t>(-1), kSandboxGid);
+    (void)::chmod(path.c_str(), (st.st_mode | S_IRGRP | S_IWGRP | S_IXGRP) & 07777);
+    return;
+  }
+  if (path.size() <= root.size() + 1 || path.compare(0, root.size() + 1, root + "/") != 0) return;
+  int base = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (base < 0) return;
+  struct open_how how = {};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  std::string rel = path.substr(root.size() + 1);
+  long fd = ::syscall(SYS_openat2, base, rel.c_str(), &how, sizeof how);
+  ::close(base);
+  if (fd < 0) return;
+  struct stat st;
+  if (::fstat(static_cast<int>(fd), &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+    if (st.st_gid != kSandboxGid) {
+      (void)::fchownat(static_cast<int>(fd), "", static_cast<uid_t>(-1), kSandboxGid, AT_EMPTY_PATH);
+    }
+    mode_t want = st.st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st.st_mode) ? S_IXGRP : 0);
+    std::string self = "/proc/self/fd/" + std::to_string(fd);
+    if ((want & 07777) != (st.st_mode & 07777)) (void)::chmod(self.c_str(), want & 07777);
+  }
+  ::close(static_cast<int>(fd));
+}
+
 // Bytes the files and directories below `roots` take on disk (symlinks not followed); with
 // `share`, also makes them writable for kSandboxGid on the way (group write on every file
 // and directory, symlinks left alone): the sandbox runs as kSandboxUid when fbkit is root,
@@ -232,9 +266,10 @@ int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
       // not root) is opened again for the next walk: what it holds is counted then.
       if (type == FTW_DNR) ReopenDirectory(*walked, path);
       if (!sharing || type == FTW_SL || type == FTW_SLN) return 0;
-      if (st->st_gid != kSandboxGid) (void)::lchown(path, static_cast<uid_t>(-1), kSandboxGid);
-      mode_t want = st->st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st->st_mode) ? S_IXGRP : 0);
-      if ((want & 07777) != (st->st_mode & 07777)) (void)::chmod(path, want & 07777);
+      bool shared = st->st_gid == kSandboxGid &&
+                    (st->st_mode & (S_IRGRP | S_IWGRP)) == (S_IRGRP | S_IWGRP) &&
+                    (!S_ISDIR(st->st_mode) || (st->st_mode & S_IXGRP));
+      if (!shared) ShareEntry(*walked, path);
       return 0;
     }, 64, FTW_PHYS);
   }

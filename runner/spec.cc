@@ -166,6 +166,34 @@ util::Expected<RepoSpec> ParseRepoSpec(const std::string& text, const std::strin
   return spec;
 }
 
+namespace {
+
+// What a spec may not set when the repository wrote it: whatever widens what the
+// repository's own code reaches (an interpreter's prefix or absolute paths bound into the
+// sandbox, the network, higher limits). "" when it sets none of them.
+std::string Widening(const RepoSpec& s) {
+  const RepoSpec defaults;
+  std::vector<std::string> keys;
+  if (s.python != defaults.python) keys.push_back("python");
+  if (std::any_of(s.pythonpath.begin(), s.pythonpath.end(),
+                  [](const std::string& p) { return p.starts_with("/"); })) {
+    keys.push_back("absolute pythonpath entries");
+  }
+  if (s.network) keys.push_back("network");
+  if (s.sandbox != defaults.sandbox) keys.push_back("sandbox");
+  const Limits& l = s.limits;
+  const Limits& d = defaults.limits;
+  if (l.memory_mb > d.memory_mb || l.processes > d.processes || l.file_size_mb > d.file_size_mb ||
+      l.disk_mb > d.disk_mb || l.cpus < 0) {
+    keys.push_back("limits above the defaults");
+  }
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+}  // namespace
+
 util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
                                       const std::string& root) {
   std::string path = file;
@@ -176,7 +204,19 @@ util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
   }
   auto text = env.ReadFile(path);
   if (!text.ok()) return util::Error{"--spec: " + text.error()};
-  return ParseRepoSpec(*text, path);
+  auto spec = ParseRepoSpec(*text, path);
+  if (!spec.ok()) return spec;
+  // A spec inside the repository is the repository's word, no more trusted than its code.
+  auto real_path = env.RealPath(path);
+  auto real_root = env.RealPath(root);
+  bool inside = real_path.ok() && real_root.ok() && real_path->starts_with(*real_root + "/");
+  if (std::string keys = Widening(*spec); inside && !keys.empty()) {
+    return util::Error{path + ": a spec inside the repository may not set " + keys +
+                       " (they widen what the repository's own code may reach): give them in "
+                       "a spec outside it (--spec FILE) or on the command line (--python, "
+                       "--network)"};
+  }
+  return spec;
 }
 
 std::string RepoSpecJson(const RepoSpec& s) {

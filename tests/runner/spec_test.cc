@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/env.h"
+
 namespace fbkit::runner {
 namespace {
 
@@ -89,6 +91,41 @@ TEST(RepoSpecTest, JsonRoundTripKeepsWhatTasksNeedAndLeavesOutTheSandbox) {
   ASSERT_TRUE(old.ok());
   EXPECT_EQ(old->python, "/usr/bin/python3");
   EXPECT_TRUE(old->install.empty());
+}
+
+}  // namespace
+}  // namespace fbkit::runner
+
+namespace fbkit::runner {
+namespace {
+
+// A spec inside the repository is the repository's: it may not widen what the repository's
+// own code reaches. The same text outside the repository is the user's.
+TEST(RepoSpecTest, ASpecInsideTheRepositoryMayNotWidenTheSandbox) {
+  char tmpl[] = "/tmp/fbkit-spec-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::string dir = tmpl;
+  util::Env& env = util::RealEnv();
+  ASSERT_TRUE(env.MakeDirs(dir + "/repo").ok());
+  const std::string wide =
+      "python = \"/home/ada/bin/python3\"\npythonpath = [\"src\", \"/home\"]\nnetwork = true\n"
+      "sandbox = \"none\"\n[limits]\nmemory_mb = 999999\n";
+  ASSERT_TRUE(env.WriteFileAtomic(dir + "/repo/fbkit.toml", wide).ok());
+  auto inside = LoadRepoSpec(env, "", dir + "/repo");
+  ASSERT_FALSE(inside.ok());
+  EXPECT_NE(inside.error().find("fbkit.toml: a spec inside the repository may not set python, "
+                                "absolute pythonpath entries, network, sandbox, limits above "
+                                "the defaults"),
+            std::string::npos) << inside.error();
+  EXPECT_FALSE(LoadRepoSpec(env, dir + "/repo/fbkit.toml", dir + "/repo").ok());  // named too
+  ASSERT_TRUE(env.WriteFileAtomic(dir + "/user.toml", wide).ok());
+  auto outside = LoadRepoSpec(env, dir + "/user.toml", dir + "/repo");
+  EXPECT_TRUE(outside.ok()) << outside.error();
+  // What stays within the repository's own reach is allowed inside it.
+  ASSERT_TRUE(env.WriteFileAtomic(dir + "/repo/fbkit.toml",
+                                  "pythonpath = [\"src\"]\n[limits]\nmemory_mb = 1024\n").ok());
+  EXPECT_TRUE(LoadRepoSpec(env, "", dir + "/repo").ok());
+  (void)env.RemoveAll(dir);
 }
 
 }  // namespace

@@ -221,3 +221,24 @@ TEST(StringsTest, SplitKeepsEmptyPieces) {
 
 }  // namespace
 }  // namespace fbkit::util
+
+namespace fbkit::util {
+namespace {
+
+// Tests running as fbkit's user can leave directories it cannot list or empty: removing the
+// tree gives them their owner's permissions back (through descriptors) and succeeds.
+TEST(RealEnvRemoveTest, RemovesDirectoriesMadeUnreadableAndUnwritable) {
+  char tmpl[] = "/tmp/fbkit-rm-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::string dir = tmpl;
+  Env& env = RealEnv();
+  ASSERT_TRUE(env.MakeDirs(dir + "/locked/inner").ok());
+  ASSERT_TRUE(env.WriteFileAtomic(dir + "/locked/inner/f", "x").ok());
+  ASSERT_EQ(::chmod((dir + "/locked/inner").c_str(), 0), 0);
+  ASSERT_EQ(::chmod((dir + "/locked").c_str(), 0500), 0);
+  EXPECT_TRUE(env.RemoveAll(dir).ok());
+  EXPECT_FALSE(env.Stat(dir, false).ok());
+}
+
+}  // namespace
+}  // namespace fbkit::util
