@@ -190,30 +190,36 @@ int SeccompFd() {
   return fd;
 }
 
-// Makes the directory `path` below `root` readable for its owner again, resolving it without
-// following any link on the way (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): the tree is
-// the sandbox's to change, and a parent swapped for a link must not lead the change out.
-void ReopenDirectory(const std::string& root, const std::string& path) {
-  if (path.size() <= root.size() + 1 || path.compare(0, root.size() + 1, root + "/") != 0) return;
+// Opens `path` below `root` (O_PATH with `flags`) without following any link on the way
+// (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): the tree is the sandbox's to change, and
+// a parent swapped for a link must not lead fbkit's change out. -1 when it cannot.
+int OpenBeneath(const std::string& root, const std::string& path, int flags) {
+  if (path.size() <= root.size() + 1 || path.compare(0, root.size() + 1, root + "/") != 0) return -1;
   int base = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (base < 0) return;
+  if (base < 0) return -1;
   struct open_how how = {};
-  how.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  how.flags = static_cast<uint64_t>(O_PATH | O_NOFOLLOW | O_CLOEXEC | flags);
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   std::string rel = path.substr(root.size() + 1);
   long fd = ::syscall(SYS_openat2, base, rel.c_str(), &how, sizeof how);
   ::close(base);
+  return static_cast<int>(fd);
+}
+
+// Makes the directory `path` below `root` readable for its owner again (OpenBeneath).
+void ReopenDirectory(const std::string& root, const std::string& path) {
+  int fd = OpenBeneath(root, path, O_DIRECTORY);
   if (fd < 0) return;
   struct stat st;
   std::string self = "/proc/self/fd/" + std::to_string(fd);
-  if (::fstat(static_cast<int>(fd), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
     (void)::chmod(self.c_str(), (st.st_mode | S_IRWXU) & 07777);  // the inode opened, no path
   }
-  ::close(static_cast<int>(fd));
+  ::close(fd);
 }
 
 // Gives group kSandboxGid read and write on the entry `path` below `root` (and search on a
-// directory), resolving it as ReopenDirectory does: the tests of another sandbox sharing the
+// directory), opened with OpenBeneath: the tests of another sandbox sharing the
 // tree may swap a parent for a link meanwhile, which must not lead the change onto a host
 // file. The root itself is fbkit's and is changed by path.
 void ShareEntry(const std::string& root, const std::string& path) {
@@ -224,26 +230,18 @@ void ShareEntry(const std::string& root, const std::string& path) {
     (void)::chmod(path.c_str(), (st.st_mode | S_IRGRP | S_IWGRP | S_IXGRP) & 07777);
     return;
   }
-  if (path.size() <= root.size() + 1 || path.compare(0, root.size() + 1, root + "/") != 0) return;
-  int base = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (base < 0) return;
-  struct open_how how = {};
-  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  std::string rel = path.substr(root.size() + 1);
-  long fd = ::syscall(SYS_openat2, base, rel.c_str(), &how, sizeof how);
-  ::close(base);
+  int fd = OpenBeneath(root, path, 0);
   if (fd < 0) return;
   struct stat st;
-  if (::fstat(static_cast<int>(fd), &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+  if (::fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
     if (st.st_gid != kSandboxGid) {
-      (void)::fchownat(static_cast<int>(fd), "", static_cast<uid_t>(-1), kSandboxGid, AT_EMPTY_PATH);
+      (void)::fchownat(fd, "", static_cast<uid_t>(-1), kSandboxGid, AT_EMPTY_PATH);
     }
     mode_t want = st.st_mode | S_IRGRP | S_IWGRP | (S_ISDIR(st.st_mode) ? S_IXGRP : 0);
     std::string self = "/proc/self/fd/" + std::to_string(fd);
     if ((want & 07777) != (st.st_mode & 07777)) (void)::chmod(self.c_str(), want & 07777);
   }
-  ::close(static_cast<int>(fd));
+  ::close(fd);
 }
 
 // Bytes the files and directories below `roots` take on disk (symlinks not followed); with
