@@ -556,6 +556,14 @@ size_t UtilityLimit(const DepGraph& g, const SelectOptions& options) {
       1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
 }
 
+// Whether the test functions of a file other than t call entity v directly.
+bool OtherFilesCall(const TestUse& use, uint32_t v, std::optional<uint32_t> t) {
+  auto callers = use.entity_calls.find(v);
+  return callers != use.entity_calls.end() &&
+         std::any_of(callers->second.begin(), callers->second.end(),
+                     [&](const auto& fc) { return !t || fc.first != *t; });
+}
+
 // The choice of a candidate found deeper than the test file's own links (see
 // ChooseTopObjects); `deep` false: never chosen, and the reason says when it would be.
 TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
@@ -584,11 +592,7 @@ TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
       auto mv = g.Find(m.id);
       if (!mv || IsDunder(m.name) || !Reaches(g.nodes()[*mv], *t)) continue;
       if (g.nodes()[*mv].test_files.size() > limit) continue;
-      auto callers = use.entity_calls.find(*mv);
-      bool others_call = callers != use.entity_calls.end() &&
-                         std::any_of(callers->second.begin(), callers->second.end(),
-                                     [&](const auto& fc) { return fc.first != *t; });
-      if (!others_call) choice.members.push_back(m.id);
+      if (!OtherFilesCall(use, *mv, t)) choice.members.push_back(m.id);
     }
     choice.chosen = !choice.members.empty();
     choice.why = where + (choice.chosen ? "; its methods this file reaches and few others do"
@@ -708,12 +712,8 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
         const auto& reach = g.nodes()[*mv].test_files;
         // Reached by this file and by hardly any other: this file is where it is tested,
         // even when the tests reach it through the library's entry points.
-        auto callers = use.entity_calls.find(*mv);
-        bool others_call = callers != use.entity_calls.end() &&
-                           std::any_of(callers->second.begin(), callers->second.end(),
-                                       [&](const auto& fc) { return !t || fc.first != *t; });
         if (public_method && t && Reaches(g.nodes()[*mv], *t) && reach.size() <= reach_limit &&
-            !others_call) {
+            !OtherFilesCall(use, *mv, t)) {
           specific_members.push_back(m.id);
           continue;
         }

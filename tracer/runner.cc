@@ -154,9 +154,10 @@ class Runner {
     auto real = env_.RealPath(include);
     if (!real.ok() || !include.starts_with("/")) return util::Error{"no interpreter headers at " + include};
     for (const std::string& tree : {options_.spec.env_cache, options_.root, options_.work_dir}) {
-      auto resolved = tree.empty() ? util::Expected<std::string>(std::string()) : env_.RealPath(tree);
+      if (tree.empty()) continue;
+      auto resolved = env_.RealPath(tree);
       std::string t = resolved.ok() ? *resolved : tree;
-      if (!t.empty() && (*real == t || real->starts_with(t + "/"))) {
+      if (*real == t || real->starts_with(t + "/")) {
         return util::Error{"the interpreter's headers (" + include + ") lie in a tree the tests "
                            "could write: not compiled against"};
       }

@@ -9,12 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <random>
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
 #include <cstring>
+#include <random>
 
 namespace fbkit::util {
 namespace {
@@ -139,14 +138,11 @@ class PosixEnv : public Env {
     // A fresh file of an unpredictable name, never one found there: the directory may be
     // one sandboxed code could write (an environment's cache entry), where a link planted
     // under a guessable name would have fbkit write through it onto the host.
-    static std::atomic<uint64_t> counter{0};
-    static const uint64_t salt = std::random_device{}() * 0x9E3779B97F4A7C15ULL ^
-                                 static_cast<uint64_t>(::getpid());
+    thread_local std::mt19937_64 random{std::random_device{}()};
     std::string tmp;
     int fd = -1;
     for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-      uint64_t n = (salt + counter.fetch_add(1)) * 0xBF58476D1CE4E5B9ULL ^ std::random_device{}();
-      tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(n);
+      tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(random());
       fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (fd < 0 && errno != EEXIST) break;
     }
