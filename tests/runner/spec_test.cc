@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/run.h"
 #include "util/env.h"
 
 namespace fbkit::runner {
@@ -102,9 +103,8 @@ namespace {
 // A spec inside the repository is the repository's: it may not widen what the repository's
 // own code reaches. The same text outside the repository is the user's.
 TEST(RepoSpecTest, ASpecInsideTheRepositoryMayNotWidenTheSandbox) {
-  char tmpl[] = "/tmp/fbkit-spec-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  std::string dir = tmpl;
+  testing::ScratchDir scratch;
+  const std::string& dir = scratch.path();
   util::Env& env = util::RealEnv();
   ASSERT_TRUE(env.MakeDirs(dir + "/repo").ok());
   const std::string wide =
@@ -125,7 +125,6 @@ TEST(RepoSpecTest, ASpecInsideTheRepositoryMayNotWidenTheSandbox) {
   ASSERT_TRUE(env.WriteFileAtomic(dir + "/repo/fbkit.toml",
                                   "pythonpath = [\"src\"]\n[limits]\nmemory_mb = 1024\n").ok());
   EXPECT_TRUE(LoadRepoSpec(env, "", dir + "/repo").ok());
-  (void)env.RemoveAll(dir);
 }
 
 }  // namespace

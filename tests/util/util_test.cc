@@ -227,10 +227,8 @@ namespace {
 
 // Tests running as fbkit's user can leave directories it cannot list or empty: removing the
 // tree gives them their owner's permissions back (through descriptors) and succeeds.
-TEST(RealEnvRemoveTest, RemovesDirectoriesMadeUnreadableAndUnwritable) {
-  char tmpl[] = "/tmp/fbkit-rm-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  std::string dir = tmpl;
+TEST_F(RealEnvTest, RemovesDirectoriesMadeUnreadableAndUnwritable) {
+  std::string dir = dir_ + "/tree";
   Env& env = RealEnv();
   ASSERT_TRUE(env.MakeDirs(dir + "/locked/inner").ok());
   ASSERT_TRUE(env.WriteFileAtomic(dir + "/locked/inner/f", "x").ok());
