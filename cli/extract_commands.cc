@@ -8,6 +8,7 @@
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
 #include "extract/all.h"
+#include "cli/model_options.h"
 #include "extract/llm.h"
 #include "extract/task.h"
 #include "extract/workspace.h"
@@ -26,7 +27,7 @@ struct ExtractArgs {
   std::vector<std::string> f2p;
   std::string repo_name;
   std::string after;
-  std::string llm_cmd;
+  ModelArgs model;
   std::string shard;
   std::string id_scheme = "featurebench";
   std::vector<std::string> excludes;
@@ -74,11 +75,12 @@ util::Expected<extract::Workspace> Load(const ExtractArgs& a) {
   o.strict_references = a.strict_references;
   o.id_scheme =
       a.id_scheme == "fbkit" ? extract::IdScheme::kFbkit : extract::IdScheme::kFeatureBench;
-  if (!a.llm_cmd.empty()) {
-    std::string work = util::JoinPath(o.out_dir, ".work/llm");
-    o.chooser = extract::LlmTopChooser(env, runner::RealLauncher(), a.llm_cmd, *w->repo, work);
-    o.statement_model = extract::LlmStatementModel(env, runner::RealLauncher(), a.llm_cmd,
-                                                   *w->repo, o.repo_name, work);
+  auto model = MakeModel(a.model, util::JoinPath(o.out_dir, ".work/llm"));
+  if (!model.ok()) return util::Error{model.error()};
+  if (*model) {
+    o.model = *model;
+    o.chooser = extract::LlmTopChooser(*o.model, *w->repo);
+    o.statement_model = extract::LlmStatementModel(*o.model, *w->repo, o.repo_name);
   }
   return w;
 }
@@ -116,6 +118,7 @@ int RunTask(const ExtractArgs& a) {
       extract::BuildTask(util::RealEnv(), runner::RealLauncher(), AgentTests(), **parser, ctx, *it,
                          l->options);
   PrintOutcome(o);
+  ReportModel(who, l->options.model.get());
   if (!o.emitted) return kExitFailure;
   for (const auto& id : o.instance_ids) std::printf("%s\n", id.c_str());
   return kExitOk;
@@ -163,6 +166,7 @@ int RunAll(const ExtractArgs& a) {
         progress.Update(item.done, item.total);
       });
   progress.Clear();
+  ReportModel(who, l->options.model.get());
   if (!summary.ok()) return Fail(who, summary.error());
   PrintSummary(*summary);
   for (const auto& e : summary->write_errors) Fail(who, "writing a resume state: " + e);
@@ -248,10 +252,8 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "owner/repo for ids (default: the spec's repo, else from origin)");
   cmd->add_option("--exclude", a->excludes,
                   "Paths to leave out of the entity table (glob; added to the spec's exclude)");
-  cmd->add_option(
-      "--llm-cmd", a->llm_cmd,
-      "Model command (JSON request on stdin, JSON answer on stdout; see docs/llm-cmd.md): chooses the "
-      "top-level objects, writes missing docstrings and the Task section");
+  AddModelOptions(cmd, &a->model,
+                  "the top-level objects, missing docstrings and the Task section");
   cmd->add_flag("--strict-references", a->strict_references,
                 "No code that stays may name what is removed (default: FeatureBench's rule, "
                 "code that the P2P tests never execute may; the post-verification judges)");

@@ -181,6 +181,7 @@ util::Expected<AllSummary> ExtractAll(
   }
   // Shards sharing OUT keep a summary each; a run without --shard over OUT afterwards finds
   // every candidate finished and writes the whole summary.
+  if (options.model) s.model = runner::UsageJson(*options.model);
   std::string name = util::ShardFileName("summary", "json", all.shard);
   auto written = env.WriteFileAtomic(util::JoinPath(options.out_dir, name), AllSummaryJson(s));
   if (!written.ok()) return util::Error{written.error()};
@@ -206,6 +207,7 @@ std::string AllSummaryJson(const AllSummary& s) {
   }
   w.EndArray();
   w.EndObject();
+  if (!s.model.empty()) w.Key("model"), w.Raw(s.model);
   w.Key("pytest_ms"), w.Int(static_cast<int64_t>(s.pytest_seconds * 1000));
   w.Key("pytest_runs"), w.Int(s.pytest_runs);
   w.Key("rejected"), w.BeginObject();

@@ -55,6 +55,7 @@ struct AllSummary {
   std::map<std::string, size_t> rejected;                       // by reason
   std::vector<std::pair<std::string, std::string>> l2_rejected;  // F2P file, why no L2 task
   std::vector<std::string> write_errors;  // resume states that could not be written
+  std::string model;  // the model's usage this run (runner::UsageJson), "" without one
 };
 
 // `report` is told of each finished candidate (util::RunBatch: one call at a time; resumed

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "runner/llm_cmd.h"
+#include "runner/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::extract {
@@ -148,20 +148,18 @@ util::Expected<std::string> AnswerText(const std::string& text, const char* key)
 
 }  // namespace
 
-StatementModel LlmStatementModel(util::Env& env, runner::Launcher& launcher, std::string cmd,
-                                 const Repo& repo, std::string repo_name, std::string work_dir) {
+StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
+                                 std::string repo_name) {
   StatementModel m;
-  m.docstring = [&env, &launcher, cmd, &repo, repo_name,
-                 work_dir](EntityRef r) -> util::Expected<std::string> {
-    auto out = runner::RunLlmCommand(env, launcher, cmd, DocstringRequest(repo, repo_name, r),
-                                     work_dir);
-    if (!out.ok()) return util::Error{out.error()};
-    auto doc = AnswerText(*out, "docstring");
-    if (!doc.ok()) return util::Error{"--llm-cmd (docstring of " + repo.entity(r).id + "): " + doc.error()};
-    return doc;
+  m.docstring = [&model, &repo, repo_name](EntityRef r) -> util::Expected<std::string> {
+    std::function<util::Expected<std::string>(const std::string&)> read =
+        [](const std::string& a) { return AnswerText(a, "docstring"); };
+    auto doc = runner::AskFor(model, DocstringRequest(repo, repo_name, r), read);
+    if (!doc.ok()) return util::Error{"docstring of " + repo.entity(r).id + ": " + doc.error()};
+    return doc->value_or("");  // blank: the description from the code
   };
-  m.task_statement = [&env, &launcher, cmd, repo_name, work_dir](
-                         const std::string& interfaces, int level) -> util::Expected<std::string> {
+  m.task_statement = [&model, repo_name](const std::string& interfaces,
+                                         int level) -> util::Expected<std::string> {
     std::string req;
     util::JsonWriter w(&req);
     w.BeginObject();
@@ -171,23 +169,24 @@ StatementModel LlmStatementModel(util::Env& env, runner::Launcher& launcher, std
     w.Key("schema"), w.String("fbkit.llm-statement/1");
     w.Key("task"), w.String("task_statement");
     w.EndObject();
-    auto out = runner::RunLlmCommand(env, launcher, cmd, req + "\n", work_dir);
-    if (!out.ok()) return util::Error{out.error()};
-    auto text = AnswerText(*out, "task_statement");
-    if (!text.ok()) return util::Error{"--llm-cmd (task statement): " + text.error()};
-    return text;
+    std::function<util::Expected<std::string>(const std::string&)> read =
+        [](const std::string& a) { return AnswerText(a, "task_statement"); };
+    auto text = runner::AskFor(model, req + "\n", read);
+    if (!text.ok()) return util::Error{"task statement: " + text.error()};
+    return text->value_or("");  // blank: fbkit's own Task section
   };
   return m;
 }
 
-TopChooser LlmTopChooser(util::Env& env, runner::Launcher& launcher, std::string cmd,
-                         const Repo& repo, std::string work_dir) {
-  return [&env, &launcher, cmd, &repo, work_dir](
+TopChooser LlmTopChooser(runner::Model& model, const Repo& repo) {
+  return [&model, &repo](
              const std::string& f2p,
              const std::vector<TopCandidate>& cands) -> util::Expected<std::vector<std::string>> {
-    auto out = runner::RunLlmCommand(env, launcher, cmd, Request(repo, f2p, cands), work_dir);
-    if (!out.ok()) return util::Error{out.error()};
-    return Answer(*out, cands);
+    std::function<util::Expected<std::vector<std::string>>(const std::string&)> read =
+        [&cands](const std::string& a) { return Answer(a, cands); };
+    auto ids = runner::AskFor(model, Request(repo, f2p, cands), read);
+    if (!ids.ok()) return util::Error{ids.error()};
+    return ids->value_or(std::vector<std::string>{});  // empty: the default rule chooses
   };
 }
 

@@ -1,5 +1,5 @@
-// The --llm-cmd protocol of fb-extract: fbkit writes one JSON request on the command's stdin
-// and reads one JSON answer on its stdout. The request's "task" says what is asked:
+// The model steps of fb-extract (runner/model.h: the --llm-cmd command or a built-in
+// provider): one JSON request, one JSON answer. The request's "task" says what is asked:
 //   choosing top-level objects:
 //   request: {"schema": "fbkit.llm-top/1", "task": "classify_top_objects", "test_file": PATH,
 //             "test_source": TEXT, "candidates": [{"id", "source", "calls", "spread"}]}
@@ -21,16 +21,16 @@
 #include "extract/repo.h"
 #include "extract/select.h"
 #include "extract/statement.h"
-#include "runner/process.h"
-#include "util/env.h"
+#include "runner/model.h"
 
 namespace fbkit::extract {
 
-TopChooser LlmTopChooser(util::Env& env, runner::Launcher& launcher, std::string cmd,
-                         const Repo& repo, std::string work_dir);
+// The model's choice of top-level objects; an empty choice when its answers stayed invalid
+// and it falls back (PlanTask then uses the default rule).
+TopChooser LlmTopChooser(runner::Model& model, const Repo& repo);
 
-// Docstrings and task statements from the command; `repo_name` is sent along.
-StatementModel LlmStatementModel(util::Env& env, runner::Launcher& launcher, std::string cmd,
-                                 const Repo& repo, std::string repo_name, std::string work_dir);
+// Docstrings and task statements from the model; `repo_name` is sent along. A blank text
+// when its answers stayed invalid and it falls back (fbkit's own text is used).
+StatementModel LlmStatementModel(runner::Model& model, const Repo& repo, std::string repo_name);
 
 }  // namespace fbkit::extract

@@ -881,10 +881,12 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   if (candidates.empty() || (candidates.front().depth > 1 && !options.deep)) {
     return util::Error{"no repository object is tested directly"};
   }
-  if (chooser) {
+  if (chooser) {  // a model; an empty choice leaves it to the rule below
     auto chosen = chooser(f2p.file, candidates);
-    if (!chosen.ok()) return util::Error{"--llm-cmd: " + chosen.error()};
+    if (!chosen.ok()) return util::Error{chosen.error()};
     plan.top_objects = *chosen;
+  }
+  if (!plan.top_objects.empty()) {
   } else if (options.chooser == "featurebench") {
     plan.top_objects = DirectlyTested(repo, g, *t);
     plan.member_tops = true;

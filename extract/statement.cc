@@ -315,10 +315,11 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
   if (in.model && in.model->task_statement) {
     auto t = in.model->task_statement(interfaces, in.level);
     if (!t.ok()) return t;
-    task = *t + (t->ends_with("\n") ? "" : "\n");
-  } else {
-    task = OwnTaskSection(repo, in, tops);
+    if (t->find_first_not_of(" \t\r\n") != std::string::npos) {
+      task = *t + (t->ends_with("\n") ? "" : "\n");
+    }
   }
+  if (task.empty()) task = OwnTaskSection(repo, in, tops);
   std::string out = "## Task\n\n" + task + NoteSection(in);
   out += "\n## Interface Descriptions\n\n";
   if (in.level == 1) {

@@ -166,6 +166,9 @@ std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f)
   w.Key("interfaces"), w.StringArray(std::vector<std::string>(f.interfaces.begin(), f.interfaces.end()));
   w.Key("level"), w.Int(f.level);
   w.Key("lines"), w.Int(f.lines);
+  if (std::string m = options.model ? runner::ModelJson(*options.model) : ""; !m.empty()) {
+    w.Key("model"), w.Raw(m);  // who wrote the choice and the words
+  }
   w.Key("orphans_removed"), w.StringArray(f.orphans);
   w.Key("p2p_test_points"), w.Int(static_cast<int64_t>(p2p_tests.size()));
   w.Key("p2p_tests"), w.StringArray(p2p_tests);

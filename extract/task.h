@@ -15,6 +15,7 @@
 #include "extract/statement.h"
 #include "extract/verify.h"
 #include "graph/dep_graph.h"
+#include "runner/model.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
 #include "util/env.h"
@@ -41,8 +42,11 @@ struct ExtractOptions {
   // fbkit's rule before: no code that stays may name what is removed (CutRules::strict).
   // Default: FeatureBench's, code no P2P test executes may keep a dangling reference.
   bool strict_references = false;
-  TopChooser chooser;  // --llm-cmd, or empty for the deterministic default
-  StatementModel statement_model;  // --llm-cmd's docstrings and task statements, or empty
+  // The model of the model steps (--llm-cmd or --llm), or null for the deterministic
+  // defaults; `chooser` and `statement_model` ask it (extract/llm.h).
+  std::shared_ptr<runner::Model> model;
+  TopChooser chooser;
+  StatementModel statement_model;
   IdScheme id_scheme = IdScheme::kFeatureBench;
 };
 

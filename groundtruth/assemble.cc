@@ -5,7 +5,7 @@
 
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/json_docs.h"
-#include "runner/llm_cmd.h"
+#include "runner/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -68,16 +68,21 @@ std::string IssueRequest(const Instance& instance) {
   return out + "\n";
 }
 
+// The model's answer read by `read` (which may throw on a JSON that is not the answer);
+// nullopt when it stays invalid and the model falls back.
 template <typename T, typename F>
-util::Expected<T> AskLlm(util::Env& env, runner::Launcher& launcher, const std::string& cmd,
-                         const std::string& request, const std::string& work, F read) {
-  auto answer = runner::RunLlmCommand(env, launcher, cmd, request, work);
-  if (!answer.ok()) return util::Error{answer.error()};
-  try {
-    return read(json::parse(*answer));
-  } catch (const std::exception& e) {
-    return util::Error{std::string("--llm-cmd answer is not the expected JSON: ") + e.what()};
-  }
+util::Expected<std::optional<T>> AskModel(runner::Model& model, const std::string& request,
+                                          F read) {
+  std::function<util::Expected<T>(const std::string&)> reader =
+      [&read](const std::string& answer) -> util::Expected<T> {
+    try {
+      return read(json::parse(answer));
+    } catch (const std::exception& e) {
+      return util::Error{std::string("the model's answer is not the expected JSON: ") +
+                         e.what()};
+    }
+  };
+  return runner::AskFor(model, request, reader);
 }
 
 template <typename T, typename F>
@@ -97,17 +102,21 @@ util::Expected<std::map<std::string, T>> ByInstance(const std::string& text,
   return out;
 }
 
-void AddSteps(util::Env& env, runner::Launcher& launcher, const Instance& instance,
-              const GtOptions& o, const std::string& work, GtResult* r) {
+void AddSteps(const Instance& instance, const GtOptions& o, GtResult* r) {
   std::vector<Step> steps;
   if (auto it = o.steps.find(instance.instance_id); it != o.steps.end()) {
     steps = it->second;
-  } else if (!o.llm_cmd.empty()) {
-    auto got =
-        AskLlm<std::vector<Step>>(env, launcher, o.llm_cmd, StepsRequest(instance, r->gt.tasks),
-                                  work, [](const json& j) { return StepsFrom(j.at("steps")); });
+  } else if (o.model) {
+    const auto& tasks = r->gt.tasks;
+    auto got = AskModel<std::vector<Step>>(
+        *o.model, StepsRequest(instance, tasks),
+        [&tasks](const json& j) -> util::Expected<std::vector<Step>> {
+          auto read = StepsFrom(j.at("steps"));
+          if (auto s = CheckSteps(tasks, &read); !s.ok()) return util::Error{s.error()};
+          return read;
+        });
     if (!got.ok()) return r->problems.push_back("steps: " + got.error());
-    steps = std::move(*got);
+    if (*got) steps = std::move(**got);
   }
   if (auto s = CheckSteps(r->gt.tasks, &steps); !s.ok()) {
     return r->problems.push_back("steps rejected: " + s.error());
@@ -115,16 +124,17 @@ void AddSteps(util::Env& env, runner::Launcher& launcher, const Instance& instan
   r->gt.steps = std::move(steps);
 }
 
-void AddIssue(util::Env& env, runner::Launcher& launcher, const Instance& instance,
-              const GtOptions& o, const std::string& work, GtResult* r) {
+void AddIssue(const Instance& instance, const GtOptions& o, GtResult* r) {
   IssueTexts texts;
   if (auto it = o.issues.find(instance.instance_id); it != o.issues.end()) {
     texts = it->second;
-  } else if (!o.llm_cmd.empty()) {
-    auto got =
-        AskLlm<IssueTexts>(env, launcher, o.llm_cmd, IssueRequest(instance), work, IssueFrom);
+  } else if (o.model) {
+    auto got = AskModel<IssueTexts>(*o.model, IssueRequest(instance),
+                                    [](const json& j) -> util::Expected<IssueTexts> {
+                                      return IssueFrom(j);
+                                    });
     if (!got.ok()) return r->problems.push_back("issue: " + got.error());
-    texts = std::move(*got);
+    if (*got) texts = std::move(**got);
   }
   r->gt.goal = texts.goal;
   r->gt.concepts = texts.concepts;
@@ -171,24 +181,26 @@ util::Expected<std::map<std::string, std::string>> EntityCode(util::Env& env,
   return out;
 }
 
-// Each task without a purpose gets one from --llm-cmd: the feature request and the entity's
+// Each task without a purpose gets one from the model: the feature request and the entity's
 // own code go out, a behaviour-level sentence comes back.
 void AddPurposes(util::Env& env, runner::Launcher& launcher, parser::PythonParser& parser,
                  const Instance& instance, const GtOptions& o, const std::string& work,
                  GtResult* r) {
-  if (o.llm_cmd.empty()) return;
+  if (!o.model) return;
   auto code = EntityCode(env, launcher, parser, instance, util::JoinPath(work, "code"));
   if (!code.ok()) return r->problems.push_back("purposes: " + code.error());
   for (auto& t : r->gt.tasks) {
     if (!t.purpose.empty()) continue;
-    auto got = AskLlm<std::string>(
-        env, launcher, o.llm_cmd, PurposeRequest(instance, t, (*code)[t.entity]), work,
-        [](const json& j) { return j.at("purpose").get<std::string>(); });
+    auto got = AskModel<std::string>(
+        *o.model, PurposeRequest(instance, t, (*code)[t.entity]),
+        [](const json& j) -> util::Expected<std::string> {
+          return j.at("purpose").get<std::string>();
+        });
     if (!got.ok()) {
       r->problems.push_back("purpose of " + t.entity + ": " + got.error());
       continue;
     }
-    t.purpose = *got;
+    if (*got) t.purpose = **got;
   }
 }
 
@@ -245,8 +257,9 @@ GtResult BuildGroundTruth(util::Env& env, runner::Launcher& launcher, runner::Te
   r.gt.fail_to_pass = r.validation.fail_to_pass;
   r.gt.pass_to_pass = r.validation.pass_to_pass;
   AddPurposes(env, launcher, parser, instance, options, util::JoinPath(work_dir, "llm"), &r);
-  AddSteps(env, launcher, instance, options, util::JoinPath(work_dir, "llm"), &r);
-  AddIssue(env, launcher, instance, options, util::JoinPath(work_dir, "llm"), &r);
+  AddSteps(instance, options, &r);
+  AddIssue(instance, options, &r);
+  if (options.model) r.gt.model = runner::ModelJson(*options.model);
   (void)env.RemoveAll(work_dir);
   return r;
 }

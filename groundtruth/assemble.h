@@ -23,6 +23,7 @@
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
+#include "runner/model.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
 
@@ -38,7 +39,7 @@ struct GtOptions {
   int repeat = 1;
   bool entities = true;
   bool whole_files = false;                        // ablation reruns whole F2P files
-  std::string llm_cmd;                             // steps and issue texts when set
+  runner::Model* model = nullptr;  // steps, issue texts and purposes when set (not owned)
   std::map<std::string, std::vector<Step>> steps;  // --steps FILE, by instance
   std::map<std::string, IssueTexts> issues;        // --issue FILE, by instance
 };

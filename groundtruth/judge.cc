@@ -3,7 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "runner/llm_cmd.h"
+#include "runner/model.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -24,32 +24,34 @@ util::Status Read(const json& answer, const char* key, double max, std::optional
   return util::Status::Ok();
 }
 
-util::Status Judge(util::Env& env, runner::Launcher& launcher, const std::string& cmd,
-                   const std::string& work, const GroundTruth& gt, AgentInstance* a) {
+util::Status Judge(runner::Model& model, const GroundTruth& gt, AgentInstance* a) {
   json request = {{"schema", "fbkit.llm-judge/1"},
                   {"task", "judge_understanding"},
                   {"instance_id", gt.instance_id},
                   {"truth", Texts(gt.goal, gt.concepts)},
                   {"agent", Texts(a->goal, a->concepts)}};
-  auto answer = runner::RunLlmCommand(env, launcher, cmd, request.dump(), work);
-  if (!answer.ok()) return util::Error{answer.error()};
-  json j = json::parse(*answer, nullptr, false);
-  if (!j.is_object()) return util::Error{"--llm-cmd: the answer is not a JSON object"};
-  AgentInstance judged = *a;
-  for (auto [key, max, field] : {std::tuple{"goal_score", 10.0, &judged.goal_score},
-                                 std::tuple{"concept_recall", 1.0, &judged.concept_recall},
-                                 std::tuple{"concept_accuracy", 1.0, &judged.concept_accuracy}}) {
-    if (auto s = Read(j, key, max, field); !s.ok()) return util::Error{"--llm-cmd: " + s.error()};
-  }
-  *a = judged;
+  std::function<util::Expected<AgentInstance>(const std::string&)> read =
+      [a](const std::string& answer) -> util::Expected<AgentInstance> {
+    json j = json::parse(answer, nullptr, false);
+    if (!j.is_object()) return util::Error{"the answer is not a JSON object"};
+    AgentInstance judged = *a;
+    for (auto [key, max, field] : {std::tuple{"goal_score", 10.0, &judged.goal_score},
+                                   std::tuple{"concept_recall", 1.0, &judged.concept_recall},
+                                   std::tuple{"concept_accuracy", 1.0, &judged.concept_accuracy}}) {
+      if (auto s = Read(j, key, max, field); !s.ok()) return util::Error{s.error()};
+    }
+    return judged;
+  };
+  auto judged = runner::AskFor(model, request.dump(), read);
+  if (!judged.ok()) return util::Error{judged.error()};
+  if (*judged) *a = std::move(**judged);  // else no judgement, as without a model
   return util::Status::Ok();
 }
 
 }  // namespace
 
-std::vector<std::string> JudgeRun(util::Env& env, runner::Launcher& launcher,
-                                  const std::string& cmd, const std::string& work_dir,
-                                  const std::vector<GroundTruth>& gts, AgentRun* run) {
+std::vector<std::string> JudgeRun(runner::Model& model, const std::vector<GroundTruth>& gts,
+                                  AgentRun* run) {
   std::map<std::string, const GroundTruth*> by_id;
   for (const auto& gt : gts) by_id[gt.instance_id] = &gt;
   std::vector<std::string> warnings;
@@ -60,7 +62,7 @@ std::vector<std::string> JudgeRun(util::Env& env, runner::Launcher& launcher,
     bool truth = gt.goal || !gt.concepts.empty();
     bool agent = a.goal || !a.concepts.empty();
     if (!truth || !agent) continue;
-    if (auto s = Judge(env, launcher, cmd, work_dir, gt, &a); !s.ok()) {
+    if (auto s = Judge(model, gt, &a); !s.ok()) {
       warnings.push_back(a.instance_id + ": judgements: " + s.error());
     }
   }

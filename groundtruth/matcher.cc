@@ -6,7 +6,7 @@
 #include <set>
 
 #include "groundtruth/json_docs.h"
-#include "runner/llm_cmd.h"
+#include "runner/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -133,16 +133,16 @@ Matcher LexicalMatcher(double threshold) {
       };
 }
 
-Matcher LlmMatcher(util::Env& env, runner::Launcher& launcher, std::string cmd,
-                   std::string work_dir) {
-  return [&env, &launcher, cmd, work_dir](
+Matcher LlmMatcher(runner::Model& model, Matcher fallback) {
+  return [&model, fallback](
              const MatchRequest& r) -> util::Expected<std::vector<std::pair<size_t, size_t>>> {
     if (r.candidates.empty()) return std::vector<std::pair<size_t, size_t>>{};
-    auto answer = runner::RunLlmCommand(env, launcher, cmd, RequestJson(r), work_dir);
-    if (!answer.ok()) return util::Error{answer.error()};
-    auto pairs = ParseAnswer(*answer, r);
-    if (!pairs.ok()) return util::Error{"--llm-cmd: " + pairs.error()};
-    return pairs;
+    std::function<util::Expected<std::vector<std::pair<size_t, size_t>>>(const std::string&)>
+        read = [&r](const std::string& answer) { return ParseAnswer(answer, r); };
+    auto pairs = runner::AskFor(model, RequestJson(r), read);
+    if (!pairs.ok()) return util::Error{pairs.error()};
+    if (!*pairs) return fallback(r);
+    return std::move(**pairs);
   };
 }
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "runner/process.h"
+#include "runner/model.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -47,8 +47,8 @@ double Similarity(const std::vector<std::string>& a, const std::vector<std::stri
 // (ties: lower truth index, then lower predicted index).
 Matcher LexicalMatcher(double threshold);
 
-// The --llm-cmd matcher; `work_dir` holds the request/answer files.
-Matcher LlmMatcher(util::Env& env, runner::Launcher& launcher, std::string cmd,
-                   std::string work_dir);
+// The model's matcher (--llm-cmd or --llm); `fallback` matches when the model's answers
+// stayed invalid and it falls back.
+Matcher LlmMatcher(runner::Model& model, Matcher fallback);
 
 }  // namespace fbkit::groundtruth

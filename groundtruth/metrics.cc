@@ -360,7 +360,8 @@ AgentScore ScoreAgent(const std::vector<GroundTruth>& gts, const AgentRun& run,
   return out;
 }
 
-std::string ScoresJson(const std::vector<AgentScore>& agents, bool per_instance) {
+std::string ScoresJson(const std::vector<AgentScore>& agents, bool per_instance,
+                       const std::string& model) {
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
@@ -380,6 +381,7 @@ std::string ScoresJson(const std::vector<AgentScore>& agents, bool per_instance)
     w.EndObject();
   }
   w.EndArray();
+  if (!model.empty()) w.Key("model"), w.Raw(model);
   w.Key("schema"), w.String("fbkit.race-scores/1");
   w.EndObject();
   return out + "\n";

@@ -91,7 +91,9 @@ std::string MetricCell(const GroupScore& g, const std::string& metric);
 const std::vector<std::string>& MetricHeaders();
 
 // fbkit.race-scores/1 (keys sorted; ratios rounded to 6 decimals).
-std::string ScoresJson(const std::vector<AgentScore>& agents, bool per_instance);
+// `model`: the usage of the model that matched and judged (runner::UsageJson), or "".
+std::string ScoresJson(const std::vector<AgentScore>& agents, bool per_instance,
+                       const std::string& model = "");
 // One row per agent and group; percentages with one decimal, "-" when missing.
 std::string ScoresTable(const std::vector<AgentScore>& agents);
 std::string ScoresCsv(const std::vector<AgentScore>& agents);

@@ -8,7 +8,7 @@
 
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/patch.h"
-#include "runner/llm_cmd.h"
+#include "runner/model.h"
 #include "util/json_writer.h"
 #include "util/strings.h"
 
@@ -151,10 +151,8 @@ std::string ProblemStatement(const MinedPr& pr, const std::vector<std::string>& 
   return s;
 }
 
-// The intent from --llm-cmd, or an error saying why the answer was not used.
-util::Expected<std::string> IntentByModel(util::Env& env, runner::Launcher& launcher,
-                                          const std::string& cmd, const MinedPr& pr,
-                                          const std::string& work_dir) {
+// The intent from the model, or an error saying why the answer was not used.
+util::Expected<std::string> IntentByModel(runner::Model& model, const MinedPr& pr) {
   json files = json::array();
   for (const auto* list : {&pr.source_files, &pr.test_files, &pr.other_files}) {
     for (const auto& f : *list) files.push_back(f);
@@ -165,18 +163,23 @@ util::Expected<std::string> IntentByModel(util::Env& env, runner::Launcher& laun
               {"body", pr.body},
               {"files", files},
               {"intents", Intents()}};
-  auto out = runner::RunLlmCommand(env, launcher, cmd, req.dump(), work_dir);
-  if (!out.ok()) return util::Error{out.error()};
-  json ans = json::parse(*out, nullptr, false);
-  if (!ans.is_object() || !ans.contains("intent") || !ans["intent"].is_string()) {
-    return util::Error{"answer has no \"intent\" string"};
-  }
-  std::string intent = Lower(ans["intent"].get<std::string>());
-  const auto& all = Intents();
-  if (std::find(all.begin(), all.end(), intent) == all.end()) {
-    return util::Error{"unknown intent \"" + intent + "\""};
-  }
-  return intent;
+  std::function<util::Expected<std::string>(const std::string&)> read =
+      [](const std::string& out) -> util::Expected<std::string> {
+    json ans = json::parse(out, nullptr, false);
+    if (!ans.is_object() || !ans.contains("intent") || !ans["intent"].is_string()) {
+      return util::Error{"answer has no \"intent\" string"};
+    }
+    std::string intent = Lower(ans["intent"].get<std::string>());
+    const auto& all = Intents();
+    if (std::find(all.begin(), all.end(), intent) == all.end()) {
+      return util::Error{"unknown intent \"" + intent + "\""};
+    }
+    return intent;
+  };
+  auto intent = runner::AskFor(model, req.dump(), read);
+  if (!intent.ok()) return util::Error{intent.error()};
+  if (!*intent) return util::Error{model.source() + ": its answers stayed invalid"};
+  return **intent;
 }
 
 std::string Join(const std::vector<std::string>& v, const char* sep) {
@@ -271,14 +274,14 @@ struct Miner {
   }
 
   void Decide(MinedPr* pr) {
-    if (!o.llm_cmd.empty()) {
-      auto intent = IntentByModel(env, launcher, o.llm_cmd, *pr, work_dir);
+    if (o.model) {
+      auto intent = IntentByModel(*o.model, *pr);
       if (intent.ok()) {
         pr->intent = *intent;
         pr->intent_source = "llm";
         return;
       }
-      report.warnings.push_back(pr->instance_id + ": --llm-cmd: " + intent.error() +
+      report.warnings.push_back(pr->instance_id + ": " + intent.error() +
                                 " (the rule decides)");
     }
     pr->intent = IntentByRule(pr->title, pr->new_public, &pr->intent_reason);

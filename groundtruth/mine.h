@@ -21,6 +21,7 @@
 
 #include "parser/python_parser.h"
 #include "runner/git.h"
+#include "runner/model.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -35,7 +36,7 @@ struct MineOptions {
   int max = 0;               // stop after N kept PRs (0: no limit)
   std::vector<std::string> intents = {"new feature"};  // empty: every intent
   bool require_issue = false;  // keep only PRs whose messages refer to an issue
-  std::string llm_cmd;
+  runner::Model* model = nullptr;  // intent by model when set (not owned)
   std::string repo_name;  // "owner/name" for instance ids ("local/dir" when unknown)
   std::string ref = "HEAD";
 };

@@ -273,6 +273,7 @@ std::string GroundTruthJson(const GroundTruth& gt) {
   w.EndObject();
   if (gt.goal) w.Key("goal"), w.String(*gt.goal);
   w.Key("instance_id"), w.String(gt.instance_id);
+  if (!gt.model.empty()) w.Key("model"), w.Raw(gt.model);
   w.Key("schema"), w.String("fbkit.race-gt/1");
   w.Key("steps"), WriteSteps(w, gt.steps);
   w.Key("tasks"), WriteTasks(w, gt.tasks);

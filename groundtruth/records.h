@@ -44,6 +44,7 @@ struct GroundTruth {
   std::vector<std::string> pass_to_pass;
   std::optional<std::string> goal;    // Goal Expectation text
   std::vector<std::string> concepts;  // Concept Explanations
+  std::string model;  // {"name", "prompts"} of the built-in model that wrote texts, or ""
 };
 
 struct AgentTask {

@@ -8,7 +8,7 @@
 
 #include "groundtruth/json_docs.h"
 #include "groundtruth/trajectory.h"
-#include "runner/llm_cmd.h"
+#include "runner/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -163,16 +163,22 @@ util::Status ApplySummary(const std::string& answer, Summary* s) {
   return {};
 }
 
-std::vector<std::string> SummarizeAll(util::Env& env, runner::Launcher& launcher,
-                                      const std::string& cmd, const std::string& agent,
-                                      const std::string& work_dir, std::vector<Summary>* all) {
+std::vector<std::string> SummarizeAll(runner::Model& model, const std::string& agent,
+                                      std::vector<Summary>* all) {
   std::vector<std::string> warnings;
   for (auto& s : *all) {
-    auto answer =
-        runner::RunLlmCommand(env, launcher, cmd, SummarizeRequest(s.trajectory, agent), work_dir);
-    util::Status st =
-        answer.ok() ? ApplySummary(*answer, &s) : util::Status(util::Error{answer.error()});
-    if (!st.ok()) warnings.push_back(s.trajectory.instance_id + ": --llm-cmd: " + st.error());
+    std::function<util::Expected<Summary>(const std::string&)> read =
+        [&s](const std::string& answer) -> util::Expected<Summary> {
+      Summary out = s;
+      if (auto st = ApplySummary(answer, &out); !st.ok()) return util::Error{st.error()};
+      return out;
+    };
+    auto got = runner::AskFor(model, SummarizeRequest(s.trajectory, agent), read);
+    if (!got.ok()) {
+      warnings.push_back(s.trajectory.instance_id + ": " + got.error());
+    } else if (*got) {
+      s = std::move(**got);
+    }  // else the trajectory's own reading stays, as without a model
   }
   return warnings;
 }
@@ -225,7 +231,8 @@ util::Expected<int> ApplyEvaluation(const std::string& text, const std::string& 
   return set;
 }
 
-std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& all) {
+std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& all,
+                         const std::string& model) {
   std::vector<const Summary*> sorted;
   for (const auto& s : all) sorted.push_back(&s);
   std::stable_sort(sorted.begin(), sorted.end(), [](const Summary* a, const Summary* b) {
@@ -275,6 +282,7 @@ std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& a
     w.EndObject();
   }
   w.EndArray();
+  if (!model.empty()) w.Key("model"), w.Raw(model);
   w.Key("schema"), w.String("fbkit.race-agent/1");
   w.EndObject();
   return out + "\n";

@@ -16,6 +16,7 @@
 
 #include "groundtruth/records.h"
 #include "groundtruth/trajectory.h"
+#include "runner/model.h"
 #include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -44,10 +45,10 @@ std::string SummarizeRequest(const Trajectory& t, const std::string& agent);
 // Fills `s->agent` from a summarizer's answer; an error says what is wrong with it.
 util::Status ApplySummary(const std::string& answer, Summary* s);
 
-// Asks `cmd` for each summary (warnings "ID: why" for rejected answers).
-std::vector<std::string> SummarizeAll(util::Env& env, runner::Launcher& launcher,
-                                      const std::string& cmd, const std::string& agent,
-                                      const std::string& work_dir, std::vector<Summary>* all);
+// Asks the model for each summary (warnings "ID: why" for rejected answers; a model that
+// falls back leaves the trajectory's own reading).
+std::vector<std::string> SummarizeAll(runner::Model& model, const std::string& agent,
+                                      std::vector<Summary>* all);
 
 // Sets `applied` and `resolved` from a SWE-bench evaluation: its run report
 // (<model>.<run_id>.json: resolved_ids, completed_ids, empty_patch_ids, error_ids, ...;
@@ -60,6 +61,7 @@ util::Expected<int> ApplyEvaluation(const std::string& text, const std::string& 
 
 // fbkit.race-agent/1 with a "trajectory" object per instance (format, source, root, opened,
 // edited, patch_files, tokens, api_calls, cost, exit_status); keys sorted, instances by id.
-std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& all);
+std::string AgentRunJson(const std::string& agent, const std::vector<Summary>& all,
+                         const std::string& model = "");
 
 }  // namespace fbkit::groundtruth

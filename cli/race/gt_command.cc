@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cli/cli_common.h"
+#include "cli/model_options.h"
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
 #include "groundtruth/ablation.h"
@@ -37,7 +38,7 @@ struct GtArgs : RunArgs {
   bool whole_files = false;
   std::string steps;
   std::string issue;
-  std::string llm_cmd;
+  ModelArgs model;
   bool no_entities = false;
 };
 
@@ -47,7 +48,6 @@ util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs&
   o.repeat = a.repeat;
   o.entities = !a.no_entities;
   o.whole_files = a.whole_files;
-  o.llm_cmd = a.llm_cmd;
   if (!a.steps.empty()) {
     auto text = env.ReadFile(a.steps);
     if (!text.ok()) return util::Error{text.error()};
@@ -110,14 +110,19 @@ int RunGt(const GtArgs& a) {
   auto parsers = Parsers(a.jobs);
   if (!parsers.ok()) return Fail(kWho, parsers.error());
   if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(kWho, s.error());
+  if (auto m = MakeModel(a.model, ""); !m.ok()) return Fail(kWho, m.error()), kExitUsage;
   auto scratch = ScratchDir(a.work_dir, "gt");
   if (!scratch.ok()) return Fail(kWho, scratch.error());
   std::string work = *scratch;
+  auto model = MakeModel(a.model, util::JoinPath(work, "llm"));
+  if (!model.ok()) return Fail(kWho, model.error()), kExitUsage;
+  options->model = model->get();
   auto p = RunInstances(*instances, a, *shard, work,
                         [&](const groundtruth::Instance& i, const std::string& dir, int worker) {
                           return GtOne(env, *(*parsers)[worker], a, *options, i, dir);
                         });
   (void)env.RemoveAll(work);
+  ReportModel(kWho, model->get());
   std::string suffix = a.shard.empty() ? ".jsonl"
                                        : "." + std::to_string(shard->first) + "-of-" +
                                              std::to_string(shard->second) + ".jsonl";
@@ -145,7 +150,7 @@ void AddGt(CLI::App& app, int* exit_code) {
   cmd->add_option("--steps", a->steps, "Steps by instance: {instance_id, steps: [...]} records");
   cmd->add_option("--issue", a->issue,
                   "Goal and concepts by instance: {instance_id, goal, concepts}");
-  cmd->add_option("--llm-cmd", a->llm_cmd, "Command for steps and issue texts (fbkit.llm-gt/1)");
+  AddModelOptions(cmd, &a->model, "steps, issue texts and purposes (fbkit.llm-gt/1)");
   cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
   cmd->add_flag("--whole-files", a->whole_files,
                 "Ablation reruns the F2P tests' whole files (default: only the F2P tests, when "

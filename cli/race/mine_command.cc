@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/cli_common.h"
+#include "cli/model_options.h"
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
 #include "groundtruth/mine.h"
@@ -25,6 +26,7 @@ struct MineArgs {
   std::string name;
   std::vector<std::string> intents = {"new feature"};
   groundtruth::MineOptions options;
+  ModelArgs model;
   bool quiet = false;
 };
 
@@ -38,9 +40,13 @@ int RunMine(MineArgs& a) {
   if (!repo.ok()) return Fail(kWho, a.repo + ": " + repo.error()), kExitUsage;
   auto parser = parser::PythonParser::Create();
   if (!parser.ok()) return Fail(kWho, parser.error());
+  if (auto m = MakeModel(a.model, ""); !m.ok()) return Fail(kWho, m.error()), kExitUsage;
   auto scratch = ScratchDir(a.work_dir, "mine");
   if (!scratch.ok()) return Fail(kWho, scratch.error());
   std::string work = *scratch;
+  auto model = MakeModel(a.model, util::JoinPath(work, "llm"));
+  if (!model.ok()) return (void)env.RemoveAll(work), Fail(kWho, model.error()), kExitUsage;
+  a.options.model = model->get();
   runner::Git git(env, runner::RealLauncher(), work);
   if (auto top = git.Run(*repo, {"rev-parse", "--git-dir"}); !top.ok()) {
     (void)env.RemoveAll(work);
@@ -54,6 +60,7 @@ int RunMine(MineArgs& a) {
   auto r = groundtruth::Mine(env, runner::RealLauncher(), **parser, *repo, a.options, work,
                              a.quiet ? nullptr : MineProgress);
   (void)env.RemoveAll(work);
+  ReportModel(kWho, model->get());
   if (!r.ok()) return Fail(kWho, a.repo + ": " + r.error()), kExitUsage;
   if (!a.quiet) std::fputs(groundtruth::MineReportText(r->report).c_str(), stderr);
   int rc = kExitOk;
@@ -83,7 +90,7 @@ void AddMine(CLI::App& app, int* exit_code) {
       "A PR is a merge commit 'Merge pull request #N' or a commit (merge or squash) whose subject\n"
       "ends in '(#N)', on the first-parent history of --ref; its change is the diff against the\n"
       "first parent. It is kept when it changes a test file and a non-test Python source file,\n"
-      "and its intent is one of --intent. Intent rule (without --llm-cmd): a conventional prefix\n"
+      "and its intent is one of --intent. Intent rule (without a model): a conventional prefix\n"
       "(feat:, fix:, docs:, refactor:, chore:) decides; else title words: "
       "fix/bug/crash/regression\n"
       "-> bug fix; add/support/new/allow/implement/introduce/enable -> new feature; refactor/\n"
@@ -108,8 +115,7 @@ void AddMine(CLI::App& app, int* exit_code) {
   cmd->add_flag("--require-issue", a->options.require_issue,
                 "Keep only PRs whose messages refer to an issue (#N, fixes #N, .../issues/N)");
   cmd->add_option("--ref", a->options.ref, "The history to walk (default HEAD)");
-  cmd->add_option("--llm-cmd", a->options.llm_cmd,
-                  "Command classifying intent (fbkit.llm-mine/1 classify_intent)");
+  AddModelOptions(cmd, &a->model, "the intent (fbkit.llm-mine/1 classify_intent)");
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress or funnel on stderr");
   cmd->callback([a, exit_code] { *exit_code = RunMine(*a); });

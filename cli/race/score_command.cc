@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/cli_common.h"
+#include "cli/model_options.h"
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
 #include "groundtruth/infer.h"
@@ -32,7 +33,7 @@ struct ScoreArgs {
   std::string output = "-";
   std::string format = "table";
   std::string html, svg;
-  std::string llm_cmd;
+  ModelArgs model;
   std::string work_dir;
   double threshold = 0.5;
   bool per_instance = false;
@@ -119,17 +120,15 @@ util::Expected<std::vector<groundtruth::AgentRun>> LoadRuns(util::Env& env,
 }
 
 // Scores every run; a warning other than a missing ground truth makes `rc` kExitFileErrors.
-std::vector<groundtruth::AgentScore> ScoreAll(util::Env& env, const ScoreArgs& a,
+std::vector<groundtruth::AgentScore> ScoreAll(const ScoreArgs& a, runner::Model* model,
                                               const std::vector<groundtruth::GroundTruth>& gts,
-                                              const std::string& work,
                                               std::vector<groundtruth::AgentRun>* runs, int* rc) {
   groundtruth::Matcher matcher =
-      a.llm_cmd.empty() ? groundtruth::LexicalMatcher(a.threshold)
-                        : groundtruth::LlmMatcher(env, runner::RealLauncher(), a.llm_cmd, work);
-  if (!a.llm_cmd.empty()) {
+      model ? groundtruth::LlmMatcher(*model, groundtruth::LexicalMatcher(a.threshold))
+            : groundtruth::LexicalMatcher(a.threshold);
+  if (model) {
     for (auto& run : *runs) {
-      for (const auto& w :
-           groundtruth::JudgeRun(env, runner::RealLauncher(), a.llm_cmd, work, gts, &run)) {
+      for (const auto& w : groundtruth::JudgeRun(*model, gts, &run)) {
         std::fprintf(stderr, "fb-race: %s: %s\n", run.agent.c_str(), w.c_str());
         *rc = kExitFileErrors;
       }
@@ -152,15 +151,20 @@ int RunScore(const ScoreArgs& a) {
   if (!gts.ok()) return Fail(kWho, gts.error()), kExitUsage;
   auto runs = LoadRuns(env, a.agents);
   if (!runs.ok()) return Fail(kWho, runs.error()), kExitUsage;
+  if (auto m = MakeModel(a.model, ""); !m.ok()) return Fail(kWho, m.error()), kExitUsage;
   auto scratch = ScratchDir(a.work_dir, "score");
   if (!scratch.ok()) return Fail(kWho, scratch.error());
   std::string work = *scratch;
+  auto model = MakeModel(a.model, util::JoinPath(work, "llm"));
+  if (!model.ok()) return Fail(kWho, model.error()), kExitUsage;
   int rc = kExitOk;
   if (!a.instances.empty()) rc = InferAll(env, a.instances, work, &*runs);
   if (rc == kExitUsage || rc == kExitFailure) return rc;
-  std::vector<groundtruth::AgentScore> scores = ScoreAll(env, a, *gts, work, &*runs, &rc);
+  std::vector<groundtruth::AgentScore> scores = ScoreAll(a, model->get(), *gts, &*runs, &rc);
   (void)env.RemoveAll(work);
-  std::string out = a.format == "json"  ? groundtruth::ScoresJson(scores, a.per_instance)
+  ReportModel(kWho, model->get());
+  std::string usage = *model ? runner::UsageJson(**model) : "";
+  std::string out = a.format == "json"  ? groundtruth::ScoresJson(scores, a.per_instance, usage)
                     : a.format == "csv" ? groundtruth::ScoresCsv(scores)
                                         : groundtruth::ScoresTable(scores);
   if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(kWho, s.error());
@@ -189,9 +193,9 @@ void AddScore(CLI::App& app, int* exit_code) {
   cmd->add_option("--threshold", a->threshold,
                   "Lexical similarity needed for a semantic match (default 0.5)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--llm-cmd", a->llm_cmd,
-                  "Command for semantic matching (fbkit.llm-match/1) and for judging the agent's "
-                  "goal and concepts when its file has no judgements (fbkit.llm-judge/1)");
+  AddModelOptions(cmd, &a->model,
+                  "semantic matching (fbkit.llm-match/1) and judging the agent's goal and "
+                  "concepts when its file has no judgements (fbkit.llm-judge/1)");
   cmd->add_flag("--per-instance", a->per_instance, "JSON: include per-instance scores");
   cmd->add_option(
       "--html", a->html,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/cli_common.h"
+#include "cli/model_options.h"
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
 #include "groundtruth/summarize.h"
@@ -25,7 +26,7 @@ struct SummarizeArgs {
   std::vector<std::string> reports;
   std::string format = "auto";
   std::string agent;
-  std::string llm_cmd;
+  ModelArgs model;
   std::string output = "-";
   std::string work_dir;
   bool quiet = false;
@@ -132,23 +133,28 @@ int RunSummarize(const SummarizeArgs& a) {
   for (const auto& report : a.reports) {
     if (int r = ApplyReports(env, report, &all); r != kExitOk) return r;
   }
-  if (!a.llm_cmd.empty()) {
+  std::string model_json;
+  if (auto m = MakeModel(a.model, ""); !m.ok()) return Fail(kWho, m.error()), kExitUsage;
+  if (!a.model.cmd.empty() || !a.model.llm.empty()) {
     auto scratch = ScratchDir(a.work_dir, "summarize");
     if (!scratch.ok()) return Fail(kWho, scratch.error());
     std::string work = *scratch;
-    for (const auto& w :
-         groundtruth::SummarizeAll(env, runner::RealLauncher(), a.llm_cmd, agent, work, &all)) {
+    auto model = MakeModel(a.model, work);
+    if (!model.ok()) return (void)env.RemoveAll(work), Fail(kWho, model.error()), kExitUsage;
+    for (const auto& w : groundtruth::SummarizeAll(**model, agent, &all)) {
       std::fprintf(stderr, "fb-race summarize: %s\n", w.c_str());
       rc = kExitFileErrors;
     }
     (void)env.RemoveAll(work);
+    ReportModel(kWho, model->get());
+    model_json = runner::ModelJson(**model);
   }
   if (!a.quiet) {
     std::fprintf(stderr, "fb-race summarize: %zu instances from %zu files (agent %s)\n", all.size(),
                  files->size(), agent.c_str());
   }
   if (all.empty()) return Fail(kWho, a.runs + ": no instance could be read");
-  if (auto s = WriteOutput(env, a.output, groundtruth::AgentRunJson(agent, all)); !s.ok()) {
+  if (auto s = WriteOutput(env, a.output, groundtruth::AgentRunJson(agent, all, model_json)); !s.ok()) {
     return Fail(kWho, s.error());
   }
   return rc;
@@ -166,15 +172,16 @@ void AddSummarize(CLI::App& app, int* exit_code) {
       "codex and gemini-cli streams, RUN_DIR/<id>/output/<agent>.jsonl, with the instance's\n"
       "patch.diff). Without a model: the final patch, the files the agent opened and\n"
       "edited (from its tool calls and shell commands, relative to its repository root),\n"
-      "tokens, API calls, cost and exit status, under \"trajectory\". With --llm-cmd\n"
-      "(fbkit.llm-summarize/1 summarize_trajectory): goal, concepts, files, tasks and steps.");
+      "tokens, API calls, cost and exit status, under \"trajectory\". With a model (--llm or\n"
+      "--llm-cmd; fbkit.llm-summarize/1 summarize_trajectory): goal, concepts, files, tasks\n"
+      "and steps.");
   cmd->add_option("RUNS", a->runs, "A run directory (searched recursively) or one trajectory file")
       ->required();
   cmd->add_option("--format", a->format, "auto (default), mini-swe-agent, swe-agent, openhands, claude-code, codex or gemini-cli")
       ->check(CLI::IsMember({"auto", "mini-swe-agent", "swe-agent", "openhands", "claude-code",
                              "codex", "gemini-cli"}));
   cmd->add_option("--agent", a->agent, "The agent's name (default: RUNS's name)");
-  cmd->add_option("--llm-cmd", a->llm_cmd, "Summarizer command (fbkit.llm-summarize/1)");
+  AddModelOptions(cmd, &a->model, "the summaries (fbkit.llm-summarize/1)");
   cmd->add_option("--swebench-report", a->reports,
                   "applied/resolved from a SWE-bench evaluation: its run report "
                   "(<model>.<run_id>.json) or report.json files (a directory is searched); "

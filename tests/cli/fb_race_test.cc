@@ -140,7 +140,7 @@ TEST_F(RaceE2E, StepsAndIssueFromFilesAndLlm) {
   auto bad = RunCommand({kRace, "gt", *dir_ / "race1.jsonl", "--python", kPython, "-o",
                          *dir_ / "gt-llm", "-q", "--no-entities", "--llm-cmd", llm});
   EXPECT_EQ(bad.exit_code, 3) << bad.err;
-  EXPECT_NE(bad.err.find("steps rejected: step S1 names x.py::nope, which is no task"),
+  EXPECT_NE(bad.err.find("steps: --llm-cmd: step S1 names x.py::nope, which is no task"),
             std::string::npos)
       << bad.err;
   auto g2 = nlohmann::json::parse(ReadFileOrDie(*dir_ / "gt-llm/race-1.json"));

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runner/model.h"
 #include "runner/process.h"
 #include "tests/testing/run.h"
 
@@ -22,7 +23,8 @@ struct JudgeTest : ::testing::Test {
     run.instances = {a};
   }
   std::vector<std::string> Judge(const std::string& cmd) {
-    return JudgeRun(util::RealEnv(), runner::RealLauncher(), cmd, dir.path(), {gt}, &run);
+    auto model = runner::CommandModel(util::RealEnv(), runner::RealLauncher(), cmd, dir.path());
+    return JudgeRun(*model, {gt}, &run);
   }
   testing::ScratchDir dir;
   GroundTruth gt;

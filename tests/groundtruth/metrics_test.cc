@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runner/model.h"
 #include "runner/process.h"
 #include "util/env.h"
 
@@ -146,13 +147,16 @@ TEST(MetricsTest, LlmMatcherProtocol) {
   std::string dir = "/tmp/fbkit-llm-test-" + std::to_string(::getpid());
   auto gt = Gt();
   auto a = Agent();
-  auto good = LlmMatcher(util::RealEnv(), runner::RealLauncher(),
-                         "grep -q match_ && echo '{\"matches\": [[\"a.py::g\", \"a.py::zzz\"]]}'", dir);
+  auto good_model = runner::CommandModel(
+      util::RealEnv(), runner::RealLauncher(),
+      "grep -q match_ && echo '{\"matches\": [[\"a.py::g\", \"a.py::zzz\"]]}'", dir);
+  auto good = LlmMatcher(*good_model, LexicalMatcher(0.5));
   auto s = ScoreInstance(gt, &a, good);
   EXPECT_EQ(s.error, "");
   EXPECT_DOUBLE_EQ(*s.tasks.recall, 0.75);  // g now matched with zzz instead
-  auto bad = LlmMatcher(util::RealEnv(), runner::RealLauncher(),
-                        "echo '{\"matches\": [[\"a.py::f\", \"nope\"]]}'", dir);
+  auto bad_model = runner::CommandModel(util::RealEnv(), runner::RealLauncher(),
+                                        "echo '{\"matches\": [[\"a.py::f\", \"nope\"]]}'", dir);
+  auto bad = LlmMatcher(*bad_model, LexicalMatcher(0.5));
   auto e = ScoreInstance(gt, &a, bad);
   EXPECT_NE(e.error.find("no candidate"), std::string::npos) << e.error;
   EXPECT_FALSE(e.tasks.recall.has_value());
