@@ -34,6 +34,10 @@ void AddModelOptions(CLI::App* cmd, ModelArgs* a, const std::string& steps) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--llm-jobs", a->jobs, "--llm requests in flight at once (default 4)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--llm-retries", a->retries,
+                  "Retries of an --llm request refused with 408, 409, 429 or 5xx or left "
+                  "unanswered, waiting as Retry-After says or 1, 2, 4... s (default 4)")
+      ->check(CLI::Range(0, 20));
 }
 
 namespace {
@@ -89,6 +93,7 @@ util::Expected<std::shared_ptr<runner::Model>> MakeModel(const ModelArgs& a,
   }
   o->timeout_s = a.timeout;
   o->concurrency = a.jobs;
+  o->attempts = a.retries + 1;
   return std::shared_ptr<runner::Model>(
       runner::ProviderModel(util::RealEnv(), runner::CurlHttp(), std::move(*o)));
 }

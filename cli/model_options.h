@@ -1,7 +1,7 @@
 // The model options every command with a model step shares: --llm-cmd CMD (the JSON
 // protocol of docs/llm-cmd.md) or --llm PROVIDER:MODEL (a built-in provider with our
 // prompts), with --llm-url, --llm-cache, --llm-offline, --llm-price, --llm-timeout,
-// --llm-jobs.
+// --llm-jobs, --llm-retries.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@ struct ModelArgs {
   bool offline = false;
   int timeout = 120;
   int jobs = 4;
+  int retries = 4;
 };
 
 // Adds the options; `steps` says what the model does for this command (in --help).

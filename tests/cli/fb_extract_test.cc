@@ -12,6 +12,7 @@
 
 #include "tests/testing/e2e.h"
 #include "tests/testing/run.h"
+#include "tests/testing/scripted_model.h"
 
 namespace fbkit::testing {
 namespace {
@@ -307,6 +308,151 @@ esac
            {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify", "--llm-cmd", "sh " + model}));
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("no candidate"), std::string::npos) << bad.err;
+}
+
+// The replies of a model for the fixture: test_stats' top objects after one 429, docstrings
+// in a Markdown fence, the Task section; everything else gets a text that is no JSON (the
+// step falls back to its default after asking twice).
+nlohmann::json StatsReplies() {
+  using nlohmann::json;
+  auto usage = [](int in, int out) { return json{{"input_tokens", in}, {"output_tokens", out}}; };
+  return json::array(
+      {{{"match", "classify_top_objects"}, {"status", 429}, {"times", 1}},
+       {{"match", "Step: write the docstring"},
+        {"text", "```json\n{\"docstring\": \"MODEL DOCSTRING\"}\n```"},
+        {"usage", usage(300, 12)}},
+       {{"match", "Step: write the Task section"},
+        {"text", "{\"task_statement\": \"**Task Statement: MODEL TITLE**\"}"},
+        {"usage", usage(500, 40)}},
+       {{"match", "\"test_file\": \"tests/test_stats.py\""},
+        {"text",
+         "{\"top_objects\": [\"src/shapes/stats.py::describe\", \"src/shapes/stats.py::median\"]}"},
+        {"usage", usage(1200, 30)}}});
+}
+
+std::map<std::string, std::string> TaskFiles(const std::string& out) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(out)) {
+    if (!e.is_directory() || e.path().filename().string().starts_with(".")) continue;
+    for (const auto& f : std::filesystem::directory_iterator(e.path())) {
+      if (f.is_regular_file()) {
+        files[e.path().filename().string() + "/" + f.path().filename().string()] =
+            ReadFileOrDie(f.path().string());
+      }
+    }
+  }
+  return files;
+}
+
+TEST_F(ExtractE2E, BuiltInModelAnswersEveryStepThenTheCacheDoes) {
+  ScriptedModel server(*dir_ / "model", StatsReplies());
+  ASSERT_TRUE(server.ok());
+  std::string cache = *dir_ / "llm-cache";
+  auto run = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--no-verify", "-j", "2", "--llm", "openai:scripted-1",
+                                     "--llm-cache", cache, "--llm-price", "1,2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunCommand(Args("all", out, args));
+  };
+  auto first = run(*dir_ / "llm-1", {"--llm-url", server.url("/v1")});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  size_t asked = server.requests().size();
+  auto log = server.requests();
+  EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                          [](const nlohmann::json& r) { return r["status"] == 429; }),
+            1)
+      << "a refused request is asked again";
+
+  std::string id = "local__extract_features." + Commit8() + ".test_stats.8a32a05c.lv1";
+  auto inst = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("llm-1/" + id + "/instance.json")));
+  EXPECT_EQ(inst["top_objects"], nlohmann::json::array({"src/shapes/stats.py::describe",
+                                                        "src/shapes/stats.py::median"}));
+  EXPECT_EQ(inst["model"]["name"], "openai:scripted-1");
+  EXPECT_TRUE(inst["model"]["prompts"].get<std::string>().starts_with("fbkit-prompts/1-"));
+  std::string statement = inst["problem_statement"];
+  EXPECT_NE(statement.find("## Task\n\n**Task Statement: MODEL TITLE**\n"), std::string::npos);
+  EXPECT_NE(statement.find("def median(values):\n    \"\"\"MODEL DOCSTRING\"\"\""),
+            std::string::npos)
+      << statement;
+
+  // Usage per step: the scripted tokens; the other files' top objects fell back to the rule.
+  auto summary = nlohmann::json::parse(ReadFileOrDie(*dir_ / "llm-1/summary.json"));
+  const auto& steps = summary["model"]["steps"];
+  const auto& top = steps["fbkit.llm-top/1 classify_top_objects"];
+  // The script's 1200 tokens, and 1 for each answer it had no reply for (not JSON).
+  EXPECT_EQ(top["input_tokens"], 1200 + top["invalid"].get<int>()) << summary.dump(1);
+  EXPECT_GE(top["fallbacks"], 1) << "files the script has no answer for keep the rule's choice";
+  EXPECT_EQ(top["invalid"], 2 * top["fallbacks"].get<int>());
+  const auto& doc = steps["fbkit.llm-docstring/1 docstring"];
+  EXPECT_EQ(doc["input_tokens"], 300 * doc["answers"].get<int>());
+  EXPECT_EQ(doc["fallbacks"], 0);
+  EXPECT_EQ(summary["model"]["name"], "openai:scripted-1");
+  int64_t in = summary["model"]["input_tokens"], out = summary["model"]["output_tokens"];
+  EXPECT_EQ(summary["model"]["cost_usd"].get<double>(), (in * 1.0 + out * 2.0) / 1e6);
+
+  // A second run asks nothing and writes the same tasks; so does an offline one.
+  auto second = run(*dir_ / "llm-2", {"--llm-url", server.url("/v1")});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(server.requests().size(), asked);
+  EXPECT_NE(second.err.find("(0 requests,"), std::string::npos) << second.err;
+  auto offline = run(*dir_ / "llm-3", {"--llm-offline", "--llm-url", "http://127.0.0.1:9"});
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  auto files = TaskFiles(*dir_ / "llm-1");
+  ASSERT_FALSE(files.empty());
+  EXPECT_EQ(files, TaskFiles(*dir_ / "llm-2"));
+  EXPECT_EQ(files, TaskFiles(*dir_ / "llm-3"));
+  auto summary2 = nlohmann::json::parse(ReadFileOrDie(*dir_ / "llm-2/summary.json"));
+  EXPECT_EQ(summary2["model"], summary["model"]);
+}
+
+TEST_F(ExtractE2E, AnthropicAndGeminiSpeakTheirOwnApis) {
+  ScriptedModel server(*dir_ / "model-2", StatsReplies());
+  ASSERT_TRUE(server.ok());
+  for (const auto& [llm, path] : {std::pair{"anthropic:scripted", "/v1/messages"},
+                                  std::pair{"gemini:scripted", "/v1beta/models/scripted:generateContent"}}) {
+    std::string out = *dir_ / ("llm-" + std::string(llm).substr(0, 6));
+    auto r = RunCommand(Args("task", out,
+                             {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify", "--llm", llm,
+                              "--llm-url", server.url(), "--llm-cache", out + "-cache"}));
+    ASSERT_EQ(r.exit_code, 0) << llm << r.err;
+    std::string id = r.out.substr(0, r.out.find('\n'));
+    auto inst = nlohmann::json::parse(ReadFileOrDie(out + "/" + id + "/instance.json"));
+    EXPECT_EQ(inst["top_objects"].size(), 2u) << llm;
+    EXPECT_NE(inst["problem_statement"].get<std::string>().find("MODEL TITLE"), std::string::npos);
+    EXPECT_EQ(server.requests().back()["path"], path) << llm;
+  }
+}
+
+TEST_F(ExtractE2E, BuiltInModelFailuresAreClear) {
+  ScriptedModel server(*dir_ / "model-3",
+                       nlohmann::json::array({{{"match", "classify_top_objects"}, {"status", 401}},
+                                              {{"match", "nothing"}, {"delay", 3}}}));
+  ASSERT_TRUE(server.ok());
+  auto task = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunCommand(Args("task", *dir_ / "llm-fail", args));
+  };
+  auto refused = task({"--llm", "openai:m", "--llm-url", server.url("/v1"), "--llm-cache", *dir_ / "c1"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("openai:m: HTTP 401 from " + server.url("/v1") +
+                             "/chat/completions: {\"error\""),
+            std::string::npos)
+      << refused.err;
+  ScriptedModel slow(*dir_ / "model-4",
+                     nlohmann::json::array({{{"match", "classify_top_objects"}, {"delay", 4}}}));
+  ASSERT_TRUE(slow.ok());
+  auto late = task({"--llm", "gemini:m", "--llm-url", slow.url(), "--llm-timeout", "1",
+                    "--llm-retries", "1", "--llm-cache", *dir_ / "c2"});
+  EXPECT_EQ(late.exit_code, 1);
+  EXPECT_NE(late.err.find("gemini:m: HTTP: " + slow.url()), std::string::npos) << late.err;
+  EXPECT_NE(late.err.find("after 2 attempts"), std::string::npos) << late.err;
+  auto uncached = task({"--llm", "anthropic:m", "--llm-offline", "--llm-cache", *dir_ / "c3"});
+  EXPECT_EQ(uncached.exit_code, 1);
+  EXPECT_NE(uncached.err.find("anthropic:m: no cached answer for a fbkit.llm-top/1 "
+                              "classify_top_objects request (--llm-offline)"),
+            std::string::npos)
+      << uncached.err;
 }
 
 // Copies fixture NAME to ROOT and writes DIR/trace.json (--isolate) and DIR/graph.json.
