@@ -101,6 +101,7 @@ void PrintOutcome(const extract::TaskOutcome& o) {
 
 int RunTask(const ExtractArgs& a) {
   const std::string who = "fb-extract task";
+  if (auto m = MakeModel(a.model, ""); !m.ok()) return Fail(who, m.error()), kExitUsage;
   auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());
   auto it = std::find_if(l->passing.begin(), l->passing.end(),
@@ -152,6 +153,7 @@ int RunAll(const ExtractArgs& a) {
   const std::string who = "fb-extract all";
   auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(who, shard.error());
+  if (auto m = MakeModel(a.model, ""); !m.ok()) return Fail(who, m.error()), kExitUsage;
   auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());
   extract::AllOptions all{a.min_points, a.after, *shard, a.jobs, a.rerun};

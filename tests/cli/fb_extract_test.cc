@@ -794,6 +794,21 @@ TEST(ExtractErrors, BadInputGetsAClearErrorAndANonZeroExit) {
   EXPECT_NE(not_a_task.err.find("instance.json"), std::string::npos) << not_a_task.err;
   EXPECT_EQ(RunCommand({kExtract}).exit_code, 2);
   EXPECT_EQ(RunCommand({kExtract, "task", root}).exit_code, 2);
+  // Model options: each mistake named, before anything is loaded.
+  for (const auto& [extra, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--llm", "mistral:large"}, "unknown provider 'mistral'"},
+           {{"--llm", "openai"}, "expected PROVIDER:MODEL"},
+           {{"--llm-offline"}, "--llm-offline needs --llm PROVIDER:MODEL"},
+           {{"--llm", "openai:m", "--llm-url", "http://127.0.0.1:9", "--llm-price", "cheap"},
+            "--llm-price cheap: expected IN,OUT"},
+           {{"--llm", "openai:m", "--llm-cmd", "cat"}, "excludes"}}) {
+    std::vector<std::string> argv = {kExtract, "all", root, "--graph", dir / "bad.json",
+                                     "--trace", dir / "bad.json", "-o", dir / "out"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << extra[0] << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "tests/testing/e2e.h"
 #include "tests/testing/run.h"
+#include "tests/testing/scripted_model.h"
 
 namespace fbkit::testing {
 namespace {
@@ -99,6 +100,66 @@ TEST(RaceSummarize, ModelSummaryFeedsScore) {
   EXPECT_EQ(scored["files"]["recall"], 1);
   EXPECT_EQ(scored["tasks"]["recall"], 1);
   EXPECT_EQ(scored["tasks"]["overpred"], 0);
+}
+
+TEST(RaceSummarize, BuiltInModelSummarizesAndJudges) {
+  ScratchDir dir;
+  std::string f = "tests/missing_colon.py";
+  json summary = {{"goal", "Fix the colon"},
+                  {"concepts", {"syntax"}},
+                  {"files", {f}},
+                  {"tasks", {{{"entity", f + "::division"}, {"change", "modified"}}}},
+                  {"steps", {{{"type", "change existing semantics"},
+                              {"related_tasks", {f + "::division"}},
+                              {"description", "repair"}}}}};
+  ScriptedModel server(dir / "model",
+                       json::array({{{"match", "Step: summarise a coding agent"},
+                                     {"text", summary.dump()},
+                                     {"usage", {{"input_tokens", 900}, {"output_tokens", 90}}}},
+                                    {{"match", "Step: judge an agent's understanding"},
+                                     {"text", R"({"goal_score": 8, "concept_recall": 1, )"
+                                              R"("concept_accuracy": 0.5})"},
+                                     {"usage", {{"input_tokens", 100}, {"output_tokens", 10}}}}}));
+  ASSERT_TRUE(server.ok());
+  std::vector<std::string> llm = {"--llm", "gemini:scripted", "--llm-url", server.url(),
+                                  "--llm-cache", dir / "cache"};
+  auto summarize = [&](const std::string& out) {
+    std::vector<std::string> argv = {kRace, "summarize", Fixture("race_trajectories/swe-agent"),
+                                     "-o", dir / out, "-q"};
+    argv.insert(argv.end(), llm.begin(), llm.end());
+    return RunCommand(argv);
+  };
+  auto r = summarize("agent.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto agent = json::parse(ReadFileOrDie(dir / "agent.json"));
+  EXPECT_EQ(agent["model"]["name"], "gemini:scripted");
+  const json& inst = agent["instances"][0];
+  EXPECT_EQ(inst["goal"], "Fix the colon");
+  EXPECT_EQ(inst["steps"][0]["description"], "repair");
+  size_t asked = server.requests().size();
+  ASSERT_EQ(summarize("agent-2.json").exit_code, 0);
+  EXPECT_EQ(server.requests().size(), asked);
+  EXPECT_EQ(ReadFileOrDie(dir / "agent.json"), ReadFileOrDie(dir / "agent-2.json"));
+
+  json gt = {{"instance_id", "SWE-agent__test-repo-i1"},
+             {"goal", "Repair the division's syntax"},
+             {"concepts", {"syntax error", "division"}},
+             {"files", {{"necessary", {f}}, {"other", json::array()}, {"test", json::array()}}},
+             {"tasks", {{{"entity", f + "::division"}, {"change", "modified"}, {"necessary", true}}}}};
+  WriteFileOrDie(dir / "gt.json", gt.dump());
+  std::vector<std::string> argv = {kRace, "score", "--gt", dir / "gt.json", "--agent",
+                                   dir / "agent.json", "--format", "json", "--per-instance"};
+  argv.insert(argv.end(), llm.begin(), llm.end());
+  auto s = RunCommand(argv);
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto scores = json::parse(s.out);
+  EXPECT_EQ(scores["agents"][0]["instances"][0]["judgements"],
+            json({{"accuracy_concept", 0.5}, {"recall_concept", 1}, {"score_goal", 8}}))
+      << s.out;
+  const json& judge = scores["model"]["steps"]["fbkit.llm-judge/1 judge_understanding"];
+  EXPECT_EQ(judge["answers"], 1) << scores["model"].dump();
+  EXPECT_EQ(judge["input_tokens"], 100);
+  EXPECT_EQ(judge["output_tokens"], 10);
 }
 
 TEST(RaceSummarize, SweBenchEvaluationSetsAppliedAndResolved) {

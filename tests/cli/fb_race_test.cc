@@ -11,6 +11,7 @@
 
 #include "tests/testing/e2e.h"
 #include "tests/testing/run.h"
+#include "tests/testing/scripted_model.h"
 
 namespace fbkit::testing {
 namespace {
@@ -148,6 +149,44 @@ TEST_F(RaceE2E, StepsAndIssueFromFilesAndLlm) {
   EXPECT_EQ(g2["goal"], "G");
 }
 
+TEST_F(RaceE2E, BuiltInModelWritesStepsIssueTextsAndPurposesThenTheCacheDoes) {
+  using nlohmann::json;
+  ScriptedModel server(*dir_ / "model",
+                       json::array({{{"match", "Step: order a feature PR"},
+                                     {"text", R"({"steps": [{"type": "introduce new capability", )"
+                                              R"("related_tasks": ["calc/core.py::power"], )"
+                                              R"("description": "Add power"}]})"}},
+                                    {{"match", "Step: the goal and the key concepts"},
+                                     {"text", R"({"goal": "Powers work", "concepts": ["power"]})"}},
+                                    {{"match", "\"entity\": \"calc/core.py::power\""},
+                                     {"text", R"({"purpose": "Raises a number to a power"})"}},
+                                    {{"match", "Step: the purpose"},
+                                     {"text", R"({"purpose": "Serves the feature"})"}}}));
+  ASSERT_TRUE(server.ok());
+  auto gt = [&](const std::string& out) {
+    return RunCommand({kRace, "gt", *dir_ / "race1.jsonl", "--python", kPython, "-o", *dir_ / out,
+                       "-q", "--no-entities", "--llm", "anthropic:scripted", "--llm-url",
+                       server.url(), "--llm-cache", *dir_ / "gt-cache"});
+  };
+  auto r = gt("gt-model");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t asked = server.requests().size();
+  auto g = json::parse(ReadFileOrDie(*dir_ / "gt-model/race-1.json"));
+  EXPECT_EQ(g["steps"][0]["related_tasks"], json::array({"calc/core.py::power"}));
+  EXPECT_EQ(g["goal"], "Powers work");
+  EXPECT_EQ(g["model"]["name"], "anthropic:scripted");
+  for (const auto& t : g["tasks"]) {
+    EXPECT_EQ(t["purpose"], t["entity"] == "calc/core.py::power" ? "Raises a number to a power"
+                                                                  : "Serves the feature")
+        << t.dump();
+  }
+  auto again = gt("gt-model-2");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(server.requests().size(), asked) << "the second run is served from the cache";
+  EXPECT_EQ(ReadFileOrDie(*dir_ / "gt-model/race-1.json"),
+            ReadFileOrDie(*dir_ / "gt-model-2/race-1.json"));
+}
+
 TEST_F(RaceE2E, LiteIsDeterministic) {
   for (int k = 0; k < 2; ++k) {
     nlohmann::json run = {{"agent", "a" + std::to_string(k)}, {"instances", nlohmann::json::array()}};
@@ -198,6 +237,13 @@ TEST_F(RaceE2E, BadInputExitCodes) {
        "bad.json:2"},
       {{kRace, "lite", "--results", *dir_ / "bad.json", "--size", "1"}, 2, "bad.json:2"},
       {{kRace, "lite", "--results", *dir_ / "small.json", "--size", "500"}, 2, "cannot choose 500 of 1"},
+      {{kRace, "gt", *dir_ / "race1.jsonl", "-o", *dir_ / "x", "--llm", "claude"}, 2,
+       "--llm claude: expected PROVIDER:MODEL"},
+      {{kRace, "score", "--gt", *dir_ / "gt", "--agent", *dir_ / "small.json", "--llm-cache",
+        *dir_ / "c"}, 2, "--llm-cache needs --llm"},
+      {{kRace, "mine", *dir_ / "h/repo", "--llm", "cohere:x"}, 2, "unknown provider 'cohere'"},
+      {{kRace, "summarize", Fixture("race_trajectories/swe-agent"), "--llm", "openai:m", "--llm-offline",
+        "--llm-cache", *dir_ / "empty-cache"}, 3, "no cached answer"},
   };
   for (const auto& c : cases) {
     auto r = RunCommand(c.argv);
