@@ -225,7 +225,7 @@ void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "tests call and few other files' tests call; share: only objects used by at "
                   "most --max-share of the test files; featurebench: every function and "
                   "method the test code calls but builders of inputs, as FeatureBench's model "
-                  "is told to choose (see docs/llm-cmd.md)")
+                  "is told to choose (see docs/models.md)")
       ->check(CLI::IsMember({"specific", "share", "featurebench"}));
   AddDepthOption(cmd, a);
   cmd->add_flag("--p2p-anywhere", a->select.p2p_anywhere,

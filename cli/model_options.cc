@@ -13,7 +13,7 @@ void AddModelOptions(CLI::App* cmd, ModelArgs* a, const std::string& steps) {
   cmd->add_option("--llm-cmd", a->cmd,
                   "Model command for " + steps +
                       ": one JSON request on stdin, one JSON answer on stdout "
-                      "(docs/llm-cmd.md)");
+                      "(docs/models.md)");
   cmd->add_option("--llm", a->llm,
                   "Built-in model for " + steps +
                       ": openai:MODEL, anthropic:MODEL or gemini:MODEL, with fbkit's prompts; "

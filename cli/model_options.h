@@ -1,5 +1,5 @@
 // The model options every command with a model step shares: --llm-cmd CMD (the JSON
-// protocol of docs/llm-cmd.md) or --llm PROVIDER:MODEL (a built-in provider with our
+// protocol of docs/models.md) or --llm PROVIDER:MODEL (a built-in provider with our
 // prompts), with --llm-url, --llm-cache, --llm-offline, --llm-price, --llm-timeout,
 // --llm-jobs, --llm-retries.
 #pragma once

@@ -1,4 +1,4 @@
-// A model step's transport: one JSON request of docs/llm-cmd.md in, one JSON answer out,
+// A model step's transport: one JSON request of docs/models.md in, one JSON answer out,
 // from the --llm-cmd command (CommandModel) or a built-in provider (llm_provider.h). Every
 // model step of fb-extract and fb-race asks through a Model with AskFor, which parses the
 // answer with the step's own reader and counts what each step used.
