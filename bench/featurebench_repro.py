@@ -14,7 +14,9 @@ class shown with no method counts for the methods its source defines); at level 
 keyed "module:Qual.name", at level 2 (no paths shown) "Qual.name".
 
 usage: featurebench_repro.py --featurebench SRC --cases CASES.json --work DIR
-           [--fbkit build/cli] [--report OUT.json] [--only CASE ...]
+           [--fbkit build/cli] [--report OUT.json] [--only CASE ...] [--llm PROVIDER:MODEL]
+With --llm the same cases are made with a model (skipped when the provider's key is unset),
+so a user with a key sees the model's agreement beside the deterministic rule's.
 Each repository entry of CASES.json names a checkout (a clone at the case's commit, which
 is never written), a spec, and the test paths to trace. Exit status 1 when a case cannot be
 found (bad input); rejected tasks are data.
@@ -178,8 +180,19 @@ def main():
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--extract-arg", action="append", default=[],
                     help="extra fb-extract task argument (repeatable)")
+    ap.add_argument("--llm", help="PROVIDER:MODEL: the tasks are made with this model (its "
+                    "top objects, docstrings and Task sections; docs/models.md), in a task "
+                    "directory of their own; skipped when the provider has no key")
     args = ap.parse_args()
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
+    if args.llm:
+        keys = {"openai": ["OPENAI_API_KEY"], "anthropic": ["ANTHROPIC_API_KEY"],
+                "gemini": ["GEMINI_API_KEY", "GOOGLE_API_KEY"]}.get(args.llm.split(":")[0], [])
+        local = any(a.startswith("--llm-url") for a in args.extract_arg)
+        if not local and not any(os.environ.get(k) for k in keys):
+            log(f"skipped: --llm {args.llm} needs {' or '.join(keys) or 'a known provider'}")
+            return
+        args.extract_arg += ["--llm", args.llm]
     cfg = json.load(open(args.cases))
     published = published_paths(args.featurebench)
     results = []
@@ -199,7 +212,8 @@ def main():
             f2p = f2p_by_hash(repo["checkout"], stem, md5_8)
             if not f2p:
                 sys.exit(f"{args.cases}: no test file of {repo['checkout']} matches {case}")
-            tasks = os.path.join(out, "tasks")
+            tasks = os.path.join(out, "tasks" + ("-" + args.llm.replace(":", "-").replace("/", "-")
+                                                 if args.llm else ""))
             lv1_dir = os.path.join(tasks, f"{prefix}.{stem}.{md5_8}.lv1")
             t = time.monotonic()
             if not os.path.exists(lv1_dir):
