@@ -116,6 +116,9 @@ TEST(RaceSummarize, BuiltInModelSummarizesAndJudges) {
                        json::array({{{"match", "Step: summarise a coding agent"},
                                      {"text", summary.dump()},
                                      {"usage", {{"input_tokens", 900}, {"output_tokens", 90}}}},
+                                    {{"match", "Step: match an agent's predictions"},
+                                     {"text", R"({"matches": [["S1", "P1"]]})"},
+                                     {"usage", {{"input_tokens", 50}, {"output_tokens", 5}}}},
                                     {{"match", "Step: judge an agent's understanding"},
                                      {"text", R"({"goal_score": 8, "concept_recall": 1, )"
                                               R"("concept_accuracy": 0.5})"},
@@ -145,7 +148,10 @@ TEST(RaceSummarize, BuiltInModelSummarizesAndJudges) {
              {"goal", "Repair the division's syntax"},
              {"concepts", {"syntax error", "division"}},
              {"files", {{"necessary", {f}}, {"other", json::array()}, {"test", json::array()}}},
-             {"tasks", {{{"entity", f + "::division"}, {"change", "modified"}, {"necessary", true}}}}};
+             {"tasks", {{{"entity", f + "::division"}, {"change", "modified"}, {"necessary", true}}}},
+             {"steps", {{{"id", "S1"}, {"type", "change existing semantics"},
+                         {"related_tasks", {f + "::division"}},
+                         {"description", "Make the division parse"}}}}};
   WriteFileOrDie(dir / "gt.json", gt.dump());
   std::vector<std::string> argv = {kRace, "score", "--gt", dir / "gt.json", "--agent",
                                    dir / "agent.json", "--format", "json", "--per-instance"};
@@ -160,6 +166,14 @@ TEST(RaceSummarize, BuiltInModelSummarizesAndJudges) {
   EXPECT_EQ(judge["answers"], 1) << scores["model"].dump();
   EXPECT_EQ(judge["input_tokens"], 100);
   EXPECT_EQ(judge["output_tokens"], 10);
+  EXPECT_EQ(scores["model"]["steps"]["fbkit.llm-match/1 match_steps"]["answers"], 1);
+  EXPECT_EQ(scores["agents"][0]["instances"][0]["steps"]["matched"], 1)
+      << "the model matched the steps (their words differ)";
+  asked = server.requests().size();
+  auto again = RunCommand(argv);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, s.out);
+  EXPECT_EQ(server.requests().size(), asked);
 }
 
 TEST(RaceSummarize, SweBenchEvaluationSetsAppliedAndResolved) {
