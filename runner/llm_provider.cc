@@ -9,6 +9,7 @@
 
 #include "runner/prompt_files.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 
 namespace fbkit::runner {
 
@@ -107,6 +108,11 @@ struct Reply {
   int64_t output_tokens = 0;
 };
 
+// JSON text that never throws: bytes that are not UTF-8 become U+FFFD.
+std::string Dump(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 int64_t IntAt(const json& j, const char* a, const char* b) {
   if (!j.is_object() || !j.contains(a) || !j[a].is_object()) return 0;
   const json& u = j[a];
@@ -148,7 +154,7 @@ class Api : public Model {
     auto system = SystemPrompt(req["task"].get<std::string>());
     if (!system.ok()) return util::Error{Name() + ": " + system.error()};
     std::string key = util::Sha256Hex(Name() + "\n" + PromptsVersion() + "\n" +
-                                       std::to_string(attempt) + "\n" + req.dump());
+                                       std::to_string(attempt) + "\n" + Dump(req, -1));
     std::string step = StepOf(request);
     if (auto hit = FromCache(key)) {
       ++traffic_hits_;
@@ -159,7 +165,7 @@ class Api : public Model {
       return util::Error{Name() + ": no cached answer for a " + step +
                          " request (--llm-offline)"};
     }
-    std::string user = "The request:\n" + req.dump(2) + "\n";
+    std::string user = "The request:\n" + Dump(req, 2) + "\n";
     if (attempt > 0) {
       user += "\nYour previous answer to this request could not be read. Answer again with "
               "exactly one JSON object of the shape asked.\n";
@@ -189,7 +195,7 @@ class Api : public Model {
     if (o_.cache_dir.empty()) return std::nullopt;
     auto text = env_.ReadFile(CachePath(key));
     if (!text.ok()) return std::nullopt;
-    json j = json::parse(*text, nullptr, false);
+    json j = util::ParseUntrustedJson(*text);
     if (!j.is_object() || !j.contains("answer") || !j["answer"].is_string()) return std::nullopt;
     Reply r;
     r.text = j["answer"].get<std::string>();
@@ -209,7 +215,7 @@ class Api : public Model {
               {"output_tokens", r.output_tokens},
               {"model", Name()},
               {"prompts", PromptsVersion()}};
-    return env_.WriteFileAtomic(path, j.dump(1) + "\n");
+    return env_.WriteFileAtomic(path, Dump(j, 1) + "\n");
   }
 
   HttpRequest Render(const std::string& system, const std::string& user) const {
@@ -245,13 +251,13 @@ class Api : public Model {
                  {{"temperature", 0}, {"responseMimeType", "application/json"}}}};
         break;
     }
-    h.body = body.dump();
+    h.body = Dump(body, -1);
     return h;
   }
 
   // The model's text and token counts from a 200 answer.
   util::Expected<Reply> Parse(const std::string& body) const {
-    json j = json::parse(body, nullptr, false);
+    json j = util::ParseUntrustedJson(body);  // an endpoint's answer, bounded
     Reply r;
     try {
       switch (o_.provider) {
