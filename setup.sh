@@ -6,8 +6,8 @@
 # e.g. "-DFBKIT_SANITIZE=ON", or "-DCMAKE_BUILD_TYPE=RelWithDebInfo" for debug information,
 # which makes the build a third slower), FBKIT_AGENTS (agent CLIs for `fb-extract infer
 # --agent`, installed with npm at pinned versions into .deps/agents/: "1" or "all" for every
-# one, or names separated by commas: claude-code, codex, gemini-cli, mini-swe-agent; none by
-# default, they are 100-700 MB each).
+# one, or names separated by commas: claude-code, codex, gemini-cli, mini-swe-agent,
+# trae-agent; none by default, they are 100-700 MB each).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -49,9 +49,62 @@ fetch_grammar() {
 # name=npm package@version (pip: a virtual environment's pinned requirements), the versions
 # fb-extract's presets were tested with. mini-swe-agent's litellm needs mcp once tools are
 # offered; litellm is pinned to the release whose dependencies this index has.
+# src: a git repository at a pinned commit, installed with its own lock file's versions
+# (uv.lock) as pip constraints, by Python >= 3.12 (FBKIT_PYTHON, else python3.13 or python3.12
+# on PATH); FBKIT_AGENT_SRC_<name with _> names a local checkout of that commit instead (a
+# machine that cannot reach GitHub).
 readonly AGENTS=(claude-code=@anthropic-ai/claude-code@2.1.330 codex=@openai/codex@0.169.0
   gemini-cli=@google/gemini-cli@0.61.0
-  "mini-swe-agent=pip:mini-swe-agent==2.4.6 litellm==1.106.2 mcp==2.3.0")
+  "mini-swe-agent=pip:mini-swe-agent==2.4.6 litellm==1.106.2 mcp==2.3.0"
+  "trae-agent=src:https://github.com/bytedance/trae-agent@e839e559ac61bdd0e057c375dd1dee391fee797d docker pexpect unidiff")
+
+# A Python >= 3.12 for agents that need one, or nothing.
+modern_python() {
+  local p
+  for p in ${FBKIT_PYTHON:-} python3.13 python3.12; do
+    if "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+}
+
+# Installs a src: entry ($2: "URL@COMMIT EXTRA..." ) for agent $1 into $3.
+install_from_source() {
+  local name=$1 spec=${2#src:} dest=$3 url commit src python var
+  url=${spec%% *} commit=${url##*@} url=${url%@*}
+  python=$(modern_python)
+  if [ -z "$python" ]; then
+    echo "setup: $name needs Python >= 3.12 (Debian 12 has 3.11): install one (python3.12 on PATH, or FBKIT_PYTHON=/path/to/python3.12)" >&2
+    exit 2
+  fi
+  var=FBKIT_AGENT_SRC_${name//-/_}
+  src=${!var:-}
+  if [ -z "$src" ]; then
+    src=$dest/src
+    git clone --quiet "$url" "$src" && git -C "$src" checkout --quiet "$commit" || {
+      echo "setup: cannot fetch $url at $commit; clone it elsewhere and set $var=DIR" >&2
+      exit 2
+    }
+  elif [ "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$commit" ] &&
+    [ ! -f "$src/pyproject.toml" ]; then
+    echo "setup: $var=$src is not a checkout of $url" >&2
+    exit 2
+  fi
+  "$python" -m venv "$dest/venv"
+  /usr/bin/python3 - "$src/uv.lock" >"$dest/constraints.txt" <<'PY'
+import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    lock = tomllib.load(f)
+root = {p["name"] for p in lock["package"] if p.get("source", {}).get("editable") or p.get("source", {}).get("virtual")}
+for p in sorted(lock["package"], key=lambda p: p["name"]):
+    if p["name"] not in root and "version" in p:
+        print(f"{p['name']}=={p['version']}")
+PY
+  # shellcheck disable=SC2086
+  "$dest/venv/bin/pip" install --quiet --disable-pip-version-check -c "$dest/constraints.txt" \
+    "$src" ${spec#* }
+}
 
 install_agents() {
   local wanted=${FBKIT_AGENTS:-} entry name package dest
@@ -67,7 +120,9 @@ install_agents() {
     echo "setup: installing the agent $name ($package) into $dest"
     rm -rf "$dest"
     mkdir -p "$dest"
-    if [[ $package == pip:* ]]; then
+    if [[ $package == src:* ]]; then
+      install_from_source "$name" "$package" "$dest"
+    elif [[ $package == pip:* ]]; then
       /usr/bin/python3 -m venv "$dest/venv"
       # shellcheck disable=SC2086
       "$dest/venv/bin/pip" install --quiet --disable-pip-version-check ${package#pip:}
@@ -99,7 +154,7 @@ check_agent_names() {
   for name in ${wanted//,/ }; do
     case "$names" in
       *" $name "*) ;;
-      *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, mini-swe-agent, all)" >&2
+      *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, mini-swe-agent, trae-agent, all)" >&2
         exit 2 ;;
     esac
   done

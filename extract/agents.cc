@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
+#include <fstream>
 
 #include "runner/sandbox.h"
 #include "util/env.h"
@@ -134,6 +136,61 @@ util::Status MiniSweAgent(const AgentChoice& c, const AgentPreset& p, const std:
   return util::Status::Ok();
 }
 
+// A YAML (and JSON) string.
+std::string Quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Trae Agent (trae-cli run; bytedance/trae-agent e839e559, Python >= 3.12): the model named
+// PROVIDER/MODEL as its configuration names providers (openai speaks the Responses API;
+// openrouter, doubao and azure chat completions), its key from PROVIDER_API_KEY (its own
+// override of the configuration); the configuration in output/ without Lakeview (whose model
+// calls its trajectory does not record); the statement file as the task, the workspace as
+// its working directory, its trajectory output/trae-agent.json (rewritten after every step),
+// its console output/trae-agent.log. It exits 0 whether or not it finished: the trajectory's
+// "success" says.
+util::Status TraeAgent(const AgentChoice& c, const AgentPreset& p, const std::string& program,
+                       AgentLaunch* l) {
+  size_t slash = c.model.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == c.model.size()) {
+    return util::Error{"agent trae-agent: --model must name PROVIDER/MODEL (openai/gpt-4o, "
+                       "anthropic/claude-sonnet-4-5, ...), as its configuration does"};
+  }
+  std::string provider = c.model.substr(0, slash), model = c.model.substr(slash + 1);
+  std::string key_var;
+  for (char ch : provider) key_var += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  key_var += "_API_KEY";
+  std::string config =
+      "# written by fb-extract infer --agent trae-agent\n"
+      "agents:\n  trae_agent:\n    enable_lakeview: false\n    model: fbkit_model\n"
+      "    max_steps: 200\n    tools: [bash, str_replace_based_edit_tool, sequentialthinking, "
+      "task_done]\n"
+      "model_providers:\n  " + Quoted(provider) + ":\n    provider: " + Quoted(provider) +
+      "\n    api_key: \"set by " + key_var + "\"\n";
+  if (!c.model_url.empty()) config += "    base_url: " + Quoted(c.model_url) + "\n";
+  config += "models:\n  fbkit_model:\n    model_provider: " + Quoted(provider) +
+            "\n    model: " + Quoted(model) +
+            "\n    max_tokens: 8192\n    temperature: 0\n    top_p: 1\n    top_k: 0\n"
+            "    max_retries: 3\n    parallel_tool_calls: false\n";
+  l->output_files.emplace_back("trae_config.yaml", config);
+  std::vector<std::string> args = c.extra_args;
+  l->command = kHome + " exec " + util::ShellQuote(program) +
+               " run --file \"$FBKIT_PROBLEM_STATEMENT\" --working-dir \"$FBKIT_WORKSPACE\" "
+               "--config-file \"$FBKIT_OUTPUT_DIR/trae_config.yaml\" --trajectory-file "
+               "\"$FBKIT_OUTPUT_DIR/trae-agent.json\" --console-type simple" +
+               Args(args) + " < /dev/null > \"$FBKIT_OUTPUT_DIR/" + p.stream_file + "\"";
+  return util::Status::Ok();
+}
+
 // gemini -p: its home (settings, tmp/<project>/chats) under output/home; the workspace
 // trusted, every tool approved (-y).
 util::Status GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& program,
@@ -178,6 +235,24 @@ std::string InstallRoot(const std::string& executable) {
   return dir;
 }
 
+// The installation of the interpreter a virtual environment `root` was made from (its
+// pyvenv.cfg's `home` is that installation's bin/), or "" when `root` is none or it is the
+// system's: a venv's python is a link into it, and its standard library lives there.
+std::string VenvBase(const std::string& root) {
+  std::ifstream cfg(util::JoinPath(root, "pyvenv.cfg"));
+  for (std::string line; std::getline(cfg, line);) {
+    if (!line.starts_with("home")) continue;
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) return "";
+    std::string home = line.substr(line.find_first_not_of(" \t", eq + 1));
+    std::error_code ec;
+    std::string real = std::filesystem::canonical(home, ec).string();
+    std::string base = util::DirName(ec ? home : real);
+    return base.starts_with("/usr") || base == "/" || base.empty() ? "" : base;
+  }
+  return "";
+}
+
 }  // namespace
 
 const std::vector<AgentPreset>& AgentPresets() {
@@ -188,6 +263,8 @@ const std::vector<AgentPreset>& AgentPresets() {
       {"gemini-cli", "gemini", "npm @google/gemini-cli", "GEMINI_API_KEY", "gemini-cli.jsonl",
        GeminiCli},
       {"mini-swe-agent", "mini", "mini-swe-agent (PyPI)", "", "mini-swe-agent.log", MiniSweAgent},
+      {"trae-agent", "trae-cli", "trae-agent (its source at a pinned commit; Python >= 3.12)", "",
+       "trae-agent.log", TraeAgent},
   };
   return presets;
 }
@@ -222,6 +299,7 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
   l.key_env = preset->key_env;
   l.output_files.emplace_back("home/.gitconfig", kGitConfig);
   l.read_only.push_back(InstallRoot(program));
+  if (std::string base = VenvBase(l.read_only.back()); !base.empty()) l.read_only.push_back(base);
   std::string node = runner::FindProgram("node");
   if (!node.empty()) l.read_only.push_back(InstallRoot(node));
   if (auto s = preset->configure(c, *preset, program, &l); !s.ok()) return util::Error{s.error()};

@@ -6,6 +6,7 @@
 
 #include "groundtruth/json_docs.h"
 #include "groundtruth/trajectory_parts.h"
+#include "util/env.h"
 #include "util/strings.h"
 #include "util/json_read.h"
 
@@ -307,6 +308,109 @@ Trajectory ReadGeminiCli(const std::string& text, const std::string& path) {
   } else {
     t.exit_status = "incomplete: no result record";
   }
+  col.Finish(&t);
+  return t;
+}
+
+}  // namespace fbkit::groundtruth::parts
+
+namespace fbkit::groundtruth::parts {
+
+namespace {
+
+// A Trae Agent tool call's effect on the files and its action text: `bash` runs in one
+// persistent shell; str_replace_based_edit_tool views (opens) or creates, replaces and
+// inserts (edits) `path`; json_edit_tool views or changes `file_path`.
+std::string TraeTool(const json& call, Collector* col, std::string* cwd) {
+  std::string name = TextOr(call, "name");
+  const json& in = Obj(call, "arguments");
+  if (name == "bash") {
+    std::string command = TextOr(in, "command");
+    col->Shell(command, cwd);
+    return command;
+  }
+  std::string command = TextOr(in, "command", TextOr(in, "operation"));
+  std::string file = TextOr(in, "path", TextOr(in, "file_path"));
+  if ((name == "str_replace_based_edit_tool" || name == "json_edit_tool") && !file.empty()) {
+    if (command == "view") {
+      col->Open(file, *cwd);
+    } else {
+      col->Edit(file, *cwd);
+    }
+  }
+  return name + (command.empty() ? "" : " " + command) + (file.empty() ? "" : " " + file);
+}
+
+// The repository root Trae Agent was given: "[Project root path]:\nPATH" in its first
+// user message.
+std::string TraeRoot(const json& interactions) {
+  const std::string mark = "[Project root path]:\n";
+  for (const json& i : interactions) {
+    for (const json& m : i.value("input_messages", json::array())) {
+      std::string content = TextOr(m, "content");
+      size_t at = content.find(mark);
+      if (at == std::string::npos) continue;
+      std::string rest = content.substr(at + mark.size());
+      return rest.substr(0, rest.find('\n'));
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+Trajectory ReadTraeAgent(const std::string& text, const std::string& path) {
+  Trajectory t = Begin("trae-agent", path);
+  std::string base = path.substr(path.find_last_of('/') + 1), dir = util::DirName(path);
+  if (!dir.ends_with("/output") && dir != "output" && base.ends_with(".json")) {
+    t.instance_id = base.substr(0, base.size() - 5);  // Trae's own <id>.json
+  }
+  json j = util::ParseUntrustedJson(text);
+  if (!j.is_object()) throw std::runtime_error(path + ": not a Trae Agent trajectory");
+  const json interactions = j.value("llm_interactions", json::array());
+  Collector col;
+  col.root = TraeRoot(interactions);
+  std::string cwd = col.root;
+  t.problem_statement = Clip(TextOr(j, "task"), 20000);
+  for (const json& step : j.value("agent_steps", json::array())) {
+    const json& response = Obj(step, "llm_response");
+    std::string thought = Clip(TextOr(response, "content"), 1500);
+    std::map<std::string, std::string> results;
+    for (const json& r : step.value("tool_results", json::array())) {
+      if (r.is_object()) {
+        results[TextOr(r, "call_id")] = TextOr(r, "result") + TextOr(r, "error");
+      }
+    }
+    bool any = false;
+    for (const json& call : step.value("tool_calls", json::array())) {
+      if (!call.is_object()) continue;
+      any = true;
+      std::string action = TraeTool(call, &col, &cwd);
+      t.turns.push_back({thought, action, Clip(results[TextOr(call, "call_id")], 1500)});
+      thought.clear();
+    }
+    if (!any && !thought.empty()) t.turns.push_back({thought, "", ""});
+  }
+  // Usage: each model call's response. Anthropic counts cached input apart from
+  // input_tokens; OpenAI's input_tokens already include it.
+  bool anthropic = TextOr(j, "provider") == "anthropic";
+  int64_t prompt = 0, completion = 0;
+  for (const json& i : interactions) {
+    const json& u = Obj(Obj(i, "response"), "usage");
+    prompt += Int(u, "input_tokens").value_or(0);
+    if (anthropic) {
+      prompt += Int(u, "cache_creation_input_tokens").value_or(0) +
+                Int(u, "cache_read_input_tokens").value_or(0);
+    }
+    completion += Int(u, "output_tokens").value_or(0);
+  }
+  if (!interactions.empty()) {
+    t.prompt_tokens = prompt, t.completion_tokens = completion;
+    t.api_calls = static_cast<int64_t>(interactions.size());
+  }
+  bool success = j.value("success", false);
+  std::string result = TextOr(j, "final_result");
+  t.exit_status = success ? "task_done" : "unfinished: " + result.substr(0, result.find('\n'));
   col.Finish(&t);
   return t;
 }

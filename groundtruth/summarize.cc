@@ -24,7 +24,9 @@ const std::vector<std::string>& Changes() {
 bool IsTrajectoryName(const std::string& name) {
   if (name.ends_with(".traj.json") || name.ends_with(".traj") || name == "output.jsonl") return true;
   const auto& cli = AgentCliReaders();  // `infer --agent` streams: output/<format>.jsonl
-  return std::any_of(cli.begin(), cli.end(), [&](const auto& r) { return name == r.first + ".jsonl"; });
+  return std::any_of(cli.begin(), cli.end(), [&](const auto& r) {
+    return name == r.first + ".jsonl" || name == r.first + ".json";  // trae-agent.json
+  });
 }
 
 util::Status Walk(util::Env& env, const std::string& dir,
@@ -95,7 +97,18 @@ util::Expected<std::vector<std::string>> FilesUnder(
 }
 
 util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs) {
-  return FilesUnder(env, runs, IsTrajectoryName);
+  auto files = FilesUnder(env, runs, [](const std::string& name) {
+    return IsTrajectoryName(name) || name.ends_with(".json");
+  });
+  if (!files.ok()) return files;
+  // Of other JSON files, only Trae Agent's harness's <id>/<id>.json.
+  std::erase_if(*files, [&](const std::string& f) {
+    std::string name = f.substr(f.find_last_of('/') + 1);
+    if (IsTrajectoryName(name) || f == runs) return false;
+    std::string dir = util::DirName(f);
+    return dir.substr(dir.find_last_of('/') + 1) + ".json" != name;
+  });
+  return files;
 }
 
 std::string SummarizeRequest(const Trajectory& t, const std::string& agent) {

@@ -30,8 +30,9 @@ util::Expected<std::vector<std::string>> FilesUnder(
     const std::function<bool(const std::string&)>& name_ok);
 
 // The trajectory files under `runs` (itself when a file): *.traj.json, *.traj,
-// output.jsonl and the agent CLIs' streams of `fb-extract infer --agent` (claude-code.jsonl,
-// codex.jsonl, gemini-cli.jsonl), sorted; symlinks are not followed.
+// output.jsonl, the agent CLIs' streams of `fb-extract infer --agent` (claude-code.jsonl,
+// codex.jsonl, gemini-cli.jsonl, trae-agent.json) and Trae Agent's own <id>/<id>.json,
+// sorted; symlinks are not followed.
 util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs);
 
 struct Summary {

@@ -698,7 +698,8 @@ AgentCliReaders() {
   static const std::vector<std::pair<std::string, Trajectory (*)(const std::string&, const std::string&)>>
       readers = {{"claude-code", parts::ReadClaudeCode},
                  {"codex", parts::ReadCodex},
-                 {"gemini-cli", parts::ReadGeminiCli}};
+                 {"gemini-cli", parts::ReadGeminiCli},
+                 {"trae-agent", parts::ReadTraeAgent}};
   return readers;
 }
 
@@ -764,6 +765,13 @@ std::optional<std::string> InferInstanceOf(util::Env& env, const std::string& fi
 }
 
 void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t) {
+  if (t->format == "trae-agent" && t->patch.empty() && file.ends_with(".json")) {
+    // Trae's own harness writes <id>.patch beside <id>.json.
+    std::string base = file.substr(file.find_last_of('/') + 1);
+    auto patch = env.ReadUntrusted(util::DirName(file), base.substr(0, base.size() - 5) + ".patch",
+                                   64u << 20);
+    if (patch.ok()) SetPatch(t, *patch);
+  }
   auto inst = InferInstanceOf(env, file);
   if (!inst) return;
   // Read as files the agent could have planted: no links, no FIFOs, bounded.
@@ -793,6 +801,7 @@ ShellEffects AnalyzeShell(const std::string& command, std::string* cwd) {
 std::string DetectFormat(const std::string& text, const std::string& path) {
   json j = util::ParseUntrustedJson(text);
   if (j.is_object()) {
+    if (j.contains("llm_interactions") && j.contains("agent_steps")) return "trae-agent";
     bool info = j.contains("info") && j["info"].is_object();
     if (info && j.contains("messages") && !j.contains("trajectory") && !j.contains("history")) {
       return "mini-swe-agent";

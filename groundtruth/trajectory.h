@@ -19,6 +19,16 @@
 //                   cache creation + cache reads, and output; API calls: distinct messages.
 //   codex           codex exec --json events (see agent_cli_logs.cc).
 //   gemini-cli      gemini -p --output-format stream-json events (see agent_cli_logs.cc).
+//   trae-agent      Trae Agent's --trajectory-file (bytedance/trae-agent e839e559,
+//                   trajectory_recorder.py): {task, provider, model, llm_interactions:
+//                   [{input_messages, response: {content, usage, tool_calls}}], agent_steps:
+//                   [{llm_response, tool_calls: [{call_id, name, arguments}], tool_results:
+//                   [{call_id, result, error}]}], success, final_result}; bash runs in one
+//                   persistent shell, str_replace_based_edit_tool views (opens) or changes
+//                   `path`; the root is the "[Project root path]" of its first message.
+//                   Tokens: the responses' usage (Anthropic's cached input added); API
+//                   calls: the interactions. output/trae-agent.json in an infer run, else
+//                   Trae's own <id>.json.
 //                   The streams carry no instance id: RUN_DIR/<id>/output/<stream> names it.
 //   openhands       output.jsonl, one {instance_id, instruction, history, test_result,
 //                   metrics, error} per line; read/edit/write actions with args.path, run with
@@ -71,7 +81,8 @@ std::optional<std::string> InferInstanceOf(util::Env& env, const std::string& fi
 
 // When `file` sits in an infer instance's output/ (InferInstanceOf): the instance's
 // patch.diff as the patch and its problem statement, where `t` has none (read as untrusted
-// files: no links, no FIFOs, bounded).
+// files: no links, no FIFOs, bounded); for a Trae Agent <id>.json, the <id>.patch its own
+// harness writes beside it.
 void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t);
 
 // `patch` as the trajectory's final patch (patch_files from it).

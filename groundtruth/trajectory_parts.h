@@ -39,5 +39,6 @@ void PatchFiles(Trajectory* t);
 Trajectory ReadClaudeCode(const std::string& text, const std::string& path);
 Trajectory ReadCodex(const std::string& text, const std::string& path);
 Trajectory ReadGeminiCli(const std::string& text, const std::string& path);
+Trajectory ReadTraeAgent(const std::string& text, const std::string& path);
 
 }  // namespace fbkit::groundtruth::parts

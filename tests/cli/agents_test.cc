@@ -91,7 +91,9 @@ TEST_P(AgentCliE2E, ScriptedModelSolvesWhatItsScriptSolvesWithItsUsageAndTraject
     EXPECT_EQ(result["usage"]["input_tokens"], want.in) << id;
     EXPECT_EQ(result["usage"]["output_tokens"], want.out) << id;
     EXPECT_EQ(result["usage"]["api_calls"], want.calls) << id;
-    std::string source = cli.name == "mini-swe-agent" ? id + ".traj.json" : cli.name + ".jsonl";
+    std::string source = cli.name == "mini-swe-agent" ? id + ".traj.json"
+                         : cli.name == "trae-agent"   ? cli.name + ".json"
+                                                      : cli.name + ".jsonl";
     EXPECT_EQ(result["usage"]["source"], "output/" + source) << id;
     EXPECT_EQ(result["usage"]["cost"].is_number(), cli.reports_cost) << id;
   }
@@ -139,7 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
         Cli{"claude-code", "node_modules/.bin/claude", "claude-sonnet-4-5", "", "ANTHROPIC_API_KEY", true},
         Cli{"codex", "node_modules/.bin/codex", "gpt-5.5", "/v1", "OPENAI_API_KEY"},
         Cli{"gemini-cli", "node_modules/.bin/gemini", "gemini-2.5-pro", "", "GEMINI_API_KEY"},
-        Cli{"mini-swe-agent", "venv/bin/mini", "openai/scripted", "/v1", "OPENAI_API_KEY", true}),
+        Cli{"mini-swe-agent", "venv/bin/mini", "openai/scripted", "/v1", "OPENAI_API_KEY", true},
+        Cli{"trae-agent", "venv/bin/trae-cli", "openai/scripted", "/v1", "OPENAI_API_KEY"}),
     PrintName);
 
 }  // namespace
