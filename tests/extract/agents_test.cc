@@ -116,6 +116,38 @@ TEST(AgentPresets, MiniSweAgentRunsFromItsVirtualEnvironmentWithAProviderModel) 
   EXPECT_NE(l->command.find("-o \"$FBKIT_OUTPUT_DIR/$FBKIT_INSTANCE_ID.traj.json\""), std::string::npos);
 }
 
+TEST(AgentPresets, TraeAgentGetsItsConfigurationAndItsInterpretersInstallation) {
+  ScratchDir dir;
+  // A venv made from an interpreter outside /usr: its installation must be shown too.
+  std::filesystem::create_directories(dir / "py312/bin");
+  std::filesystem::create_directories(dir / "trae-agent/venv/bin");
+  WriteFileOrDie(dir / "trae-agent/venv/pyvenv.cfg", "home = " + dir / "py312/bin" + "\n");
+  WriteFileOrDie(dir / "trae-agent/venv/bin/trae-cli", "#!/usr/bin/env python3\n");
+  ::chmod((dir / "trae-agent/venv/bin/trae-cli").c_str(), 0755);
+  auto bare = PrepareAgent({"trae-agent", "", dir.path(), "gpt-4o", "", {}});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.error().find("PROVIDER/MODEL"), std::string::npos) << bare.error();
+  auto l = PrepareAgent({"trae-agent", "", dir.path(), "openai/gpt-4o", "http://h:3/v1", {"--max-steps", "9"}});
+  ASSERT_TRUE(l.ok()) << l.error();
+  EXPECT_EQ(l->read_only[0], dir / "trae-agent/venv");
+  EXPECT_EQ(l->read_only[1], dir / "py312") << "the interpreter the venv links to";
+  std::string config = FileOf(*l, "trae_config.yaml");
+  EXPECT_NE(config.find("enable_lakeview: false"), std::string::npos) << config;
+  EXPECT_NE(config.find("  \"openai\":\n    provider: \"openai\"\n    api_key: \"set by OPENAI_API_KEY\"\n"
+                        "    base_url: \"http://h:3/v1\"\n"),
+            std::string::npos)
+      << config;
+  EXPECT_NE(config.find("    model: \"gpt-4o\"\n"), std::string::npos) << config;
+  EXPECT_NE(l->command.find("run --file \"$FBKIT_PROBLEM_STATEMENT\" --working-dir \"$FBKIT_WORKSPACE\""),
+            std::string::npos)
+      << l->command;
+  EXPECT_NE(l->command.find("--trajectory-file \"$FBKIT_OUTPUT_DIR/trae-agent.json\" "
+                            "--console-type simple '--max-steps' '9' < /dev/null > "
+                            "\"$FBKIT_OUTPUT_DIR/trae-agent.log\""),
+            std::string::npos)
+      << l->command;
+}
+
 TEST(AgentPresets, ASidecarStartsFirstAndAFailedOneStopsTheAgent) {
   EXPECT_EQ(WithSidecar("", "agent"), "agent");
   std::string both = WithSidecar("server --detach", "agent");
