@@ -7,7 +7,7 @@
 # which makes the build a third slower), FBKIT_AGENTS (agent CLIs for `fb-extract infer
 # --agent`, installed with npm at pinned versions into .deps/agents/: "1" or "all" for every
 # one, or names separated by commas: claude-code, codex, gemini-cli, mini-swe-agent,
-# trae-agent; none by default, they are 100-700 MB each).
+# trae-agent, auto-code-rover; none by default, they are 100-700 MB each).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -56,7 +56,8 @@ fetch_grammar() {
 readonly AGENTS=(claude-code=@anthropic-ai/claude-code@2.1.330 codex=@openai/codex@0.169.0
   gemini-cli=@google/gemini-cli@0.61.0
   "mini-swe-agent=pip:mini-swe-agent==2.4.6 litellm==1.106.2 mcp==2.3.0"
-  "trae-agent=src:https://github.com/bytedance/trae-agent@e839e559ac61bdd0e057c375dd1dee391fee797d docker pexpect unidiff")
+  "trae-agent=src:https://github.com/bytedance/trae-agent@e839e559ac61bdd0e057c375dd1dee391fee797d docker pexpect unidiff"
+  "auto-code-rover=app:https://github.com/nus-apr/auto-code-rover@3536ac292e3062ffb3f6e98457958e2b803228d6 loguru==0.7.2 tenacity==8.2.3 openai==1.109.1 litellm==1.53.9 natsort==8.4.0 unidiff==0.7.5 pylint==3.2.3 astroid==3.2.3 coverage==7.5.3 rich==13.7.1 requests==2.34.2 timeout-decorator==0.5.0 ollama==0.3.3 emojis==0.7.0 docker==7.0.0")
 
 # A Python >= 3.12 for agents that need one, or nothing.
 modern_python() {
@@ -69,9 +70,10 @@ modern_python() {
   done
 }
 
-# Installs a src: entry ($2: "URL@COMMIT EXTRA..." ) for agent $1 into $3.
-install_from_source() {
-  local name=$1 spec=${2#src:} dest=$3 url commit src python var
+# The checkout of a src:/app: entry ($2: "URL@COMMIT ...") for agent $1 in $3/src (or the
+# local one FBKIT_AGENT_SRC_<name> names), with a Python >= 3.12 venv in $3/venv.
+checkout_source() {
+  local name=$1 spec=${2#*:} dest=$3 url commit src python var
   url=${spec%% *} commit=${url##*@} url=${url%@*}
   python=$(modern_python)
   if [ -z "$python" ]; then
@@ -86,12 +88,38 @@ install_from_source() {
       echo "setup: cannot fetch $url at $commit; clone it elsewhere and set $var=DIR" >&2
       exit 2
     }
-  elif [ "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$commit" ] &&
-    [ ! -f "$src/pyproject.toml" ]; then
-    echo "setup: $var=$src is not a checkout of $url" >&2
+  elif [ ! -d "$src" ]; then
+    echo "setup: $var=$src is no directory" >&2
     exit 2
   fi
   "$python" -m venv "$dest/venv"
+  SOURCE=$src
+}
+
+# An app: entry: a program run from its checkout (AutoCodeRover's app/main.py), copied into
+# the venv (so the agent's sandbox, which shows the venv, sees it), its requirements pinned
+# in the entry, started by venv/bin/<name>.
+install_app() {
+  local name=$1 spec=${2#app:} dest=$3
+  checkout_source "$name" "$2" "$dest"
+  mkdir -p "$dest/venv/app-src"
+  cp -r "$SOURCE/app" "$dest/venv/app-src/"
+  # shellcheck disable=SC2086
+  "$dest/venv/bin/pip" install --quiet --disable-pip-version-check ${spec#* }
+  cat >"$dest/venv/bin/$name" <<'SH'
+#!/bin/sh
+# Written by setup.sh: runs the agent's app/main.py from its copy in this venv.
+here=$(dirname "$(readlink -f "$0")")
+PYTHONPATH="$here/../app-src" exec "$here/python" "$here/../app-src/app/main.py" "$@"
+SH
+  chmod +x "$dest/venv/bin/$name"
+}
+
+# Installs a src: entry ($2: "URL@COMMIT EXTRA..." ) for agent $1 into $3.
+install_from_source() {
+  local name=$1 spec=${2#src:} dest=$3 src
+  checkout_source "$name" "$2" "$dest"
+  src=$SOURCE
   /usr/bin/python3 - "$src/uv.lock" >"$dest/constraints.txt" <<'PY'
 import sys, tomllib
 with open(sys.argv[1], "rb") as f:
@@ -122,6 +150,8 @@ install_agents() {
     mkdir -p "$dest"
     if [[ $package == src:* ]]; then
       install_from_source "$name" "$package" "$dest"
+    elif [[ $package == app:* ]]; then
+      install_app "$name" "$package" "$dest"
     elif [[ $package == pip:* ]]; then
       /usr/bin/python3 -m venv "$dest/venv"
       # shellcheck disable=SC2086
@@ -154,7 +184,7 @@ check_agent_names() {
   for name in ${wanted//,/ }; do
     case "$names" in
       *" $name "*) ;;
-      *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, mini-swe-agent, trae-agent, all)" >&2
+      *) echo "setup: FBKIT_AGENTS: unknown agent '$name' (claude-code, codex, gemini-cli, mini-swe-agent, trae-agent, auto-code-rover, all)" >&2
         exit 2 ;;
     esac
   done

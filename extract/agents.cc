@@ -191,6 +191,36 @@ util::Status TraeAgent(const AgentChoice& c, const AgentPreset& p, const std::st
   return util::Status::Ok();
 }
 
+// AutoCodeRover (app/main.py local-issue; nus-apr/auto-code-rover 3536ac29, Python >= 3.12):
+// --model one of its registered names (gpt-4o-2024-05-13, ...), its OpenAI client's key in
+// OPENAI_KEY and endpoint in OPENAI_BASE_URL; the workspace as its local repository (it
+// resets and cleans it before and after: its patch is only in its output), its task
+// directory's files moved up into output/, then the patch it selected applied to the
+// workspace. It exits 0 whether or not it made a patch: output/selected_patch.json says.
+util::Status AutoCodeRover(const AgentChoice& c, const AgentPreset& p, const std::string& program,
+                           AgentLaunch* l) {
+  if (c.model.empty() || c.model.find('/') != std::string::npos) {
+    return util::Error{"agent auto-code-rover: --model must name one of its models "
+                       "(gpt-4o-2024-05-13, gpt-4o-mini-2024-07-18, claude-3-5-sonnet-20240620, "
+                       "...; see its app/model/register.py)"};
+  }
+  if (!c.model_url.empty()) l->env.emplace_back("OPENAI_BASE_URL", c.model_url);
+  std::vector<std::string> args = {"local-issue", "--model", c.model, "--no-print"};
+  args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
+  l->command =
+      kHome + " " + util::ShellQuote(program) + Args(args) +
+      " --output-dir \"$FBKIT_OUTPUT_DIR/acr\" --task-id \"$FBKIT_INSTANCE_ID\" --local-repo "
+      "\"$FBKIT_WORKSPACE\" --issue-file \"$FBKIT_PROBLEM_STATEMENT\" < /dev/null > "
+      "\"$FBKIT_OUTPUT_DIR/" + p.stream_file + "\"; rc=$?\n"
+      "for d in \"$FBKIT_OUTPUT_DIR\"/acr/*/; do [ -d \"$d\" ] && mv \"$d\"* \"$FBKIT_OUTPUT_DIR\"/; "
+      "done; rm -rf \"$FBKIT_OUTPUT_DIR/acr\"\n"
+      "p=$(sed -n 's/.*\"selected_patch\": *\"\\([^\"]*\\)\".*/\\1/p' "
+      "\"$FBKIT_OUTPUT_DIR/selected_patch.json\" 2>/dev/null)\n"
+      "if [ -n \"$p\" ]; then git -C \"$FBKIT_WORKSPACE\" apply \"$FBKIT_OUTPUT_DIR/$p\" || rc=1; fi\n"
+      "exit $rc";
+  return util::Status::Ok();
+}
+
 // gemini -p: its home (settings, tmp/<project>/chats) under output/home; the workspace
 // trusted, every tool approved (-y).
 util::Status GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& program,
@@ -265,6 +295,9 @@ const std::vector<AgentPreset>& AgentPresets() {
       {"mini-swe-agent", "mini", "mini-swe-agent (PyPI)", "", "mini-swe-agent.log", MiniSweAgent},
       {"trae-agent", "trae-cli", "trae-agent (its source at a pinned commit; Python >= 3.12)", "",
        "trae-agent.log", TraeAgent},
+      {"auto-code-rover", "auto-code-rover",
+       "AutoCodeRover (its source at a pinned commit; Python >= 3.12)", "OPENAI_KEY",
+       "auto-code-rover.log", AutoCodeRover},
   };
   return presets;
 }

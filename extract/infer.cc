@@ -231,11 +231,24 @@ std::optional<Usage> OpenHandsUsage(const json& j) {
   return u;
 }
 
+// AutoCodeRover's cost.json: {model, total_input_tokens, total_output_tokens, total_cost}
+// (app/main.py, nus-apr/auto-code-rover 3536ac29); it counts no calls.
+std::optional<Usage> AutoCodeRoverUsage(const json& j) {
+  if (!j.is_object() || !j.contains("total_input_tokens") || !j.contains("total_output_tokens")) {
+    return std::nullopt;
+  }
+  Usage u;
+  u.input_tokens = Int(j, "total_input_tokens");
+  u.output_tokens = Int(j, "total_output_tokens");
+  u.cost = Number(j, "total_cost");
+  return u;
+}
+
 // The usage in a trajectory file of a format fbkit reads (a JSON document, or JSON Lines
 // whose first record with usage counts).
 std::optional<Usage> TrajectoryUsage(const std::string& text) {
   auto one = [](const json& j) -> std::optional<Usage> {
-    for (auto reader : {SweAgentUsage, MiniSweAgentUsage, OpenHandsUsage}) {
+    for (auto reader : {SweAgentUsage, MiniSweAgentUsage, OpenHandsUsage, AutoCodeRoverUsage}) {
       if (auto u = reader(j)) return u;
     }
     return std::nullopt;

@@ -416,3 +416,20 @@ Trajectory ReadTraeAgent(const std::string& text, const std::string& path) {
 }
 
 }  // namespace fbkit::groundtruth::parts
+
+namespace fbkit::groundtruth::parts {
+
+Trajectory ReadAutoCodeRoverMeta(const std::string& text, const std::string& path) {
+  Trajectory t = Begin("auto-code-rover", path);
+  json j = util::ParseUntrustedJson(text);
+  if (!j.is_object()) throw std::runtime_error(path + ": not an AutoCodeRover meta.json");
+  const json& task = Obj(j, "task_info");
+  std::string id = TextOr(task, "instance_id"), dir = util::DirName(path);
+  bool infer = dir.ends_with("/output") || dir == "output";  // the run's directory names it
+  if (!id.empty() && !infer) t.instance_id = id;
+  t.problem_statement = Clip(TextOr(task, "problem_statement"), 20000);
+  t.root = TextOr(Obj(j, "setup_info"), "repo_path");
+  return t;
+}
+
+}  // namespace fbkit::groundtruth::parts

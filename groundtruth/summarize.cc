@@ -101,11 +101,16 @@ util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const s
     return IsTrajectoryName(name) || name.ends_with(".json");
   });
   if (!files.ok()) return files;
-  // Of other JSON files, only Trae Agent's harness's <id>/<id>.json.
+  // Of other JSON files, only Trae Agent's harness's <id>/<id>.json and the meta.json of an
+  // AutoCodeRover task directory (beside its output_0/; not the copies inside output_N/).
   std::erase_if(*files, [&](const std::string& f) {
     std::string name = f.substr(f.find_last_of('/') + 1);
     if (IsTrajectoryName(name) || f == runs) return false;
     std::string dir = util::DirName(f);
+    if (name == "meta.json") {
+      auto out = env.Stat(util::JoinPath(dir, "output_0"), false);
+      return !out.ok() || out->type != util::FileType::kDirectory;
+    }
     return dir.substr(dir.find_last_of('/') + 1) + ".json" != name;
   });
   return files;

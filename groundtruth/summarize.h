@@ -31,8 +31,8 @@ util::Expected<std::vector<std::string>> FilesUnder(
 
 // The trajectory files under `runs` (itself when a file): *.traj.json, *.traj,
 // output.jsonl, the agent CLIs' streams of `fb-extract infer --agent` (claude-code.jsonl,
-// codex.jsonl, gemini-cli.jsonl, trae-agent.json) and Trae Agent's own <id>/<id>.json,
-// sorted; symlinks are not followed.
+// codex.jsonl, gemini-cli.jsonl, trae-agent.json), Trae Agent's own <id>/<id>.json and
+// the meta.json of AutoCodeRover's task directories, sorted; symlinks are not followed.
 util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs);
 
 struct Summary {

@@ -699,7 +699,8 @@ AgentCliReaders() {
       readers = {{"claude-code", parts::ReadClaudeCode},
                  {"codex", parts::ReadCodex},
                  {"gemini-cli", parts::ReadGeminiCli},
-                 {"trae-agent", parts::ReadTraeAgent}};
+                 {"trae-agent", parts::ReadTraeAgent},
+                 {"auto-code-rover", parts::ReadAutoCodeRoverMeta}};
   return readers;
 }
 
@@ -736,6 +737,78 @@ std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sess
   return calls;
 }
 
+// A JSON file of an AutoCodeRover task directory, read as untrusted (bounded, no links).
+json AcrJson(util::Env& env, const std::string& dir, const std::string& rel) {
+  auto text = env.ReadUntrusted(dir, rel, 16u << 20);
+  return text.ok() ? util::ParseUntrustedJson(*text) : json();
+}
+
+// What one AutoCodeRover search call reads: the file it names, if any.
+std::string AcrCallFile(const json& call) {
+  const json& args = call.contains("arguments") && call["arguments"].is_object()
+                         ? call["arguments"]
+                         : json::object();
+  return TextOr(args, "file_path", TextOr(args, "file_name"));
+}
+
+// The rest of an AutoCodeRover task directory `dir` (app/main.py local-issue, nus-apr/auto-
+// code-rover 3536ac29): the search calls (output_N/search/tool_call_layers.json; files
+// named by *_in_file and get_code_around_line opened, with the bug locations' files), the
+// extracted patches' files edited, the selected patch (selected_patch.json) as the patch,
+// tokens and cost (cost.json; it counts no calls), and the status.
+void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) {
+  Collector col;
+  col.root = t->root;
+  auto entries = env.ListDir(dir);
+  std::vector<std::string> outputs;
+  if (entries.ok()) {
+    for (const auto& e : *entries) {
+      if (e.type == util::FileType::kDirectory && e.name.starts_with("output_")) outputs.push_back(e.name);
+    }
+  }
+  for (const auto& out : outputs) {
+    json layers = AcrJson(env, dir, out + "/search/tool_call_layers.json");
+    for (const json& layer : layers.is_array() ? layers : json::array()) {
+      for (const json& call : layer.is_array() ? layer : json::array()) {
+        if (!call.is_object()) continue;
+        std::string file = AcrCallFile(call);
+        if (!file.empty()) col.Open(file, col.root);
+        json args = call.contains("arguments") ? call["arguments"] : json::object();
+        t->turns.push_back({"", TextOr(call, "func_name") + " " + args.dump(),
+                            call.value("call_ok", false) ? "ok" : "failed"});
+      }
+    }
+    json locations = AcrJson(env, dir, out + "/search/bug_locations_after_process.json");
+    for (const json& loc : locations.is_array() ? locations : json::array()) {
+      std::string file = TextOr(loc, "rel_file_path");
+      if (!file.empty()) col.Open(file, col.root);
+    }
+    auto files = env.ListDir(util::JoinPath(dir, out));
+    for (const auto& f : files.ok() ? *files : std::vector<util::DirEntry>{}) {
+      if (f.type != util::FileType::kRegular || !f.name.starts_with("extracted_patch_")) continue;
+      auto diff = env.ReadUntrusted(dir, out + "/" + f.name, 16u << 20);
+      auto parsed = ParsePatch(diff.ok() ? *diff : "");
+      for (const auto& p : parsed.ok() ? *parsed : std::vector<FilePatch>{}) {
+        col.Edit(util::JoinPath(col.root, p.path()), col.root);
+      }
+    }
+  }
+  col.Finish(t);
+  json selected = AcrJson(env, dir, "selected_patch.json");
+  std::string chosen = TextOr(selected, "selected_patch");
+  bool inside = !chosen.starts_with("/") && chosen.find("..") == std::string::npos;
+  auto patch = chosen.empty() || !inside ? util::Expected<std::string>(util::Error{""})
+                              : env.ReadUntrusted(dir, chosen, 64u << 20);
+  if (patch.ok()) SetPatch(t, *patch);
+  t->exit_status = patch.ok() ? "patch selected: " + TextOr(selected, "reason") : "no patch";
+  json cost = AcrJson(env, dir, "cost.json");
+  if (cost.is_object() && cost.contains("total_input_tokens")) {
+    t->prompt_tokens = Int(cost, "total_input_tokens");
+    t->completion_tokens = Int(cost, "total_output_tokens");
+    t->cost = Double(cost, "total_cost");
+  }
+}
+
 }  // namespace
 
 util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& text,
@@ -748,6 +821,7 @@ util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& te
   if (read->size() != 1) return util::Error{display + ": not one trajectory"};
   Trajectory t = std::move(read->front());
   t.source = display;
+  if (format == "auto-code-rover") AddAutoCodeRoverRun(env, util::DirName(path), &t);
   if (format == "codex" && !t.api_calls) {
     t.api_calls = CodexSessionCalls(env, util::JoinPath(util::DirName(path), "codex/sessions"));
   }
@@ -802,6 +876,7 @@ std::string DetectFormat(const std::string& text, const std::string& path) {
   json j = util::ParseUntrustedJson(text);
   if (j.is_object()) {
     if (j.contains("llm_interactions") && j.contains("agent_steps")) return "trae-agent";
+    if (j.contains("task_info") && j.contains("setup_info")) return "auto-code-rover";
     bool info = j.contains("info") && j["info"].is_object();
     if (info && j.contains("messages") && !j.contains("trajectory") && !j.contains("history")) {
       return "mini-swe-agent";

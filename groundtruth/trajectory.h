@@ -29,6 +29,13 @@
 //                   Tokens: the responses' usage (Anthropic's cached input added); API
 //                   calls: the interactions. output/trae-agent.json in an infer run, else
 //                   Trae's own <id>.json.
+//   auto-code-rover AutoCodeRover's task directory (app/main.py local-issue, nus-apr/
+//                   auto-code-rover 3536ac29), found by its meta.json {task_info:
+//                   {instance_id, problem_statement}, setup_info: {repo_path}}: the search
+//                   calls of output_N/search/tool_call_layers.json (files named by *_in_file
+//                   and get_code_around_line opened, with the bug locations' files), the
+//                   files of output_N/extracted_patch_*.diff edited, selected_patch.json's
+//                   patch, cost.json's tokens and cost (no call count).
 //                   The streams carry no instance id: RUN_DIR/<id>/output/<stream> names it.
 //   openhands       output.jsonl, one {instance_id, instruction, history, test_result,
 //                   metrics, error} per line; read/edit/write actions with args.path, run with

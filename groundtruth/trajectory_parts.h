@@ -40,5 +40,8 @@ Trajectory ReadClaudeCode(const std::string& text, const std::string& path);
 Trajectory ReadCodex(const std::string& text, const std::string& path);
 Trajectory ReadGeminiCli(const std::string& text, const std::string& path);
 Trajectory ReadTraeAgent(const std::string& text, const std::string& path);
+// AutoCodeRover's meta.json alone (instance, statement, root); the rest of its task
+// directory is AddAutoCodeRoverRun's (trajectory.cc).
+Trajectory ReadAutoCodeRoverMeta(const std::string& text, const std::string& path);
 
 }  // namespace fbkit::groundtruth::parts
