@@ -172,6 +172,12 @@ int RunAll(const ExtractArgs& a) {
   if (!summary.ok()) return Fail(who, summary.error());
   PrintSummary(*summary);
   for (const auto& e : summary->write_errors) Fail(who, "writing a resume state: " + e);
+  if (auto it = summary->rejected.find(extract::kModelUnavailable); it != summary->rejected.end()) {
+    Fail(who, std::to_string(it->second) +
+                  " candidates left undecided: the model could not answer (see above); a rerun "
+                  "builds them again");
+    return kExitFailure;
+  }
   return summary->write_errors.empty() ? kExitOk : kExitFailure;
 }
 

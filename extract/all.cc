@@ -163,8 +163,15 @@ util::Expected<AllSummary> ExtractAll(
     return o;
   };
   batch.run = [&](size_t i, int worker) {
+    int64_t down = options.model ? options.model->unavailable() : 0;
     TaskOutcome o = BuildTask(env, launcher, tests, *parsers[static_cast<size_t>(worker)],
                               inputs.ctx, *mine[i], options);
+    if (!o.emitted && options.model && options.model->unavailable() > down) {
+      // The model could not answer (its endpoint, its command): no verdict on this
+      // candidate, so nothing a rerun would take as final.
+      o.reason = kModelUnavailable;
+      return o;
+    }
     std::string state = StatePath(options.out_dir, mine[i]->file);
     std::string name = state.substr(state.find_last_of('/') + 1);
     auto written = util::WriteFiles(env, util::DirName(state), {{name, StateJson(o)}});

@@ -37,6 +37,10 @@ struct AllInputs {
   size_t test_files = 0;
 };
 
+// The rejection reason of a candidate left undecided because the model could not answer
+// (no resume state is written for it: a rerun builds it again). `all` fails when any is.
+inline constexpr const char* kModelUnavailable = "model unavailable";
+
 struct AllSummary {
   std::pair<int, int> shard{1, 1};
   size_t test_files = 0;

@@ -53,7 +53,7 @@ util::Expected<std::vector<std::string>> Answer(const std::string& text,
       bool known = std::any_of(cands.begin(), cands.end(),
                                [&](const TopCandidate& c) { return c.id == id; });
       if (!known) return util::Error{"answer names '" + id + "', which is no candidate"};
-      ids.push_back(id);
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
     if (ids.empty()) return util::Error{"answer names no top-level object"};
     return ids;
@@ -130,7 +130,8 @@ std::string DocstringRequest(const Repo& repo, const std::string& repo_name, Ent
 }
 
 // The string `key` of a JSON object answer.
-util::Expected<std::string> AnswerText(const std::string& text, const char* key) {
+// The answer's string `key`, non-blank and at most `max` bytes.
+util::Expected<std::string> AnswerText(const std::string& text, const char* key, size_t max) {
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     if (!j.is_object() || !j.contains(key) || !j.at(key).is_string()) {
@@ -139,6 +140,10 @@ util::Expected<std::string> AnswerText(const std::string& text, const char* key)
     std::string s = j.at(key).get<std::string>();
     if (s.find_first_not_of(" \t\r\n") == std::string::npos) {
       return util::Error{std::string("answer's \"") + key + "\" is empty"};
+    }
+    if (s.size() > max) {
+      return util::Error{std::string("answer's \"") + key + "\" is over " +
+                         std::to_string(max / 1024) + " KiB"};
     }
     return s;
   } catch (const nlohmann::json::exception& e) {
@@ -153,7 +158,7 @@ StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
   StatementModel m;
   m.docstring = [&model, &repo, repo_name](EntityRef r) -> util::Expected<std::string> {
     std::function<util::Expected<std::string>(const std::string&)> read =
-        [](const std::string& a) { return AnswerText(a, "docstring"); };
+        [](const std::string& a) { return AnswerText(a, "docstring", 16u << 10); };
     auto doc = runner::AskFor(model, DocstringRequest(repo, repo_name, r), read);
     if (!doc.ok()) return util::Error{"docstring of " + repo.entity(r).id + ": " + doc.error()};
     return doc->value_or("");  // blank: the description from the code
@@ -170,7 +175,7 @@ StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
     w.Key("task"), w.String("task_statement");
     w.EndObject();
     std::function<util::Expected<std::string>(const std::string&)> read =
-        [](const std::string& a) { return AnswerText(a, "task_statement"); };
+        [](const std::string& a) { return AnswerText(a, "task_statement", 64u << 10); };
     auto text = runner::AskFor(model, req + "\n", read);
     if (!text.ok()) return util::Error{"task statement: " + text.error()};
     return text->value_or("");  // blank: fbkit's own Task section

@@ -27,6 +27,46 @@ std::string Indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
+// Text fbkit or a model wrote (not a docstring from the source) as the body of a Python
+// string literal: control characters other than newline and tab dropped, backslashes
+// escaped (a model's "C:\\Users" or a trailing backslash would end or break the literal).
+std::string LiteralBody(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) continue;
+    if (c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// A model's Task section as Markdown that stays inside "## Task": control characters
+// dropped, its level-1 and level-2 headings made level 3 (no "## Interface Descriptions" of
+// its own), an unclosed code fence closed, at most 64 KiB.
+std::string TaskSection(const std::string& text) {
+  std::string out;
+  bool in_fence = false;
+  size_t b = 0;
+  while (b < text.size() && out.size() < (64u << 10)) {
+    size_t e = text.find('\n', b);
+    std::string line = text.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    b = e == std::string::npos ? text.size() : e + 1;
+    std::string clean;
+    for (char c : line) {
+      auto u = static_cast<unsigned char>(c);
+      if ((u >= 0x20 && u != 0x7f) || c == '\t') clean += c;
+    }
+    if (clean.starts_with("```")) in_fence = !in_fence;
+    if (!in_fence && (clean.starts_with("# ") || clean.starts_with("## "))) {
+      clean = "### " + clean.substr(clean.find(' ') + 1);
+    }
+    out += clean + "\n";
+  }
+  if (in_fence) out += "```\n";
+  return out;
+}
+
 std::string Docstring(const std::string& doc) {
   std::string d = doc;
   // Keep it a valid literal: escape a closing triple quote inside.
@@ -261,6 +301,7 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
                                           : util::Expected<std::string>(DescribeFromCode(repo, r));
     if (!doc.ok()) return doc;
     if (doc->find_first_not_of(" \t\r\n") == std::string::npos) *doc = DescribeFromCode(repo, r);
+    *doc = LiteralBody(*doc);
     written[e.id] = *doc;
     return doc;
   };
@@ -315,9 +356,7 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
   if (in.model && in.model->task_statement) {
     auto t = in.model->task_statement(interfaces, in.level);
     if (!t.ok()) return t;
-    if (t->find_first_not_of(" \t\r\n") != std::string::npos) {
-      task = *t + (t->ends_with("\n") ? "" : "\n");
-    }
+    if (t->find_first_not_of(" \t\r\n") != std::string::npos) task = TaskSection(*t);
   }
   if (task.empty()) task = OwnTaskSection(repo, in, tops);
   std::string out = "## Task\n\n" + task + NoteSection(in);

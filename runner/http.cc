@@ -72,7 +72,11 @@ class Curl : public HttpClient {
     curl_easy_setopt(h.get(), CURLOPT_HEADERDATA, &r);
     curl_easy_setopt(h.get(), CURLOPT_ERRORBUFFER, error);
     CURLcode rc = curl_easy_perform(h.get());
-    if (r.too_big) return util::Error{"HTTP: the answer of " + req.url + " is over 32 MiB"};
+    if (r.too_big) {
+      HttpResponse big;
+      big.too_big = true;
+      return big;
+    }
     if (rc != CURLE_OK) {
       return util::Error{"HTTP: " + req.url + ": " +
                          (error[0] ? std::string(error) : curl_easy_strerror(rc))};

@@ -21,13 +21,14 @@ struct HttpResponse {
   long status = 0;
   std::string body;
   std::string retry_after;  // the Retry-After header, when sent
+  bool too_big = false;     // the answer was over 32 MiB and was cut off (no status, no body)
 };
 
 class HttpClient {
  public:
   virtual ~HttpClient() = default;
-  // The response, whatever its status; an error when no response came (no connection, a
-  // timeout, an answer over 32 MiB), naming the URL.
+  // The response, whatever its status (too_big for an answer over 32 MiB); an error when
+  // no response came (no connection, a timeout), naming the URL.
   virtual util::Expected<HttpResponse> Post(const HttpRequest& request) = 0;
 };
 

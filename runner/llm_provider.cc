@@ -1,5 +1,6 @@
 #include "runner/llm_provider.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -9,6 +10,7 @@
 
 #include "runner/prompt_files.h"
 #include "util/hash.h"
+#include "util/strings.h"
 #include "util/json_read.h"
 
 namespace fbkit::runner {
@@ -39,6 +41,24 @@ std::string FileText(const std::string& name) {
   return std::string(util::FindEmbedded(PromptFiles(), name));
 }
 
+// `url` without user:password@ (for messages and documents).
+std::string Redacted(const std::string& url) {
+  size_t scheme = url.find("://");
+  size_t host = scheme == std::string::npos ? 0 : scheme + 3;
+  size_t at = url.find('@', host), slash = url.find('/', host);
+  if (at == std::string::npos || (slash != std::string::npos && at > slash)) return url;
+  return url.substr(0, host) + url.substr(at + 1);
+}
+
+// Whether plain-http `url` reaches this machine only (localhost, 127.x, [::1]).
+bool Loopback(const std::string& url) {
+  std::string rest = Redacted(url).substr(std::string("http://").size());
+  std::string host = rest.substr(0, rest.find_first_of("/?#"));
+  if (host.starts_with("[")) return host.starts_with("[::1]");
+  host = host.substr(0, host.find(':'));
+  return host == "localhost" || host.starts_with("127.");
+}
+
 }  // namespace
 
 util::Expected<ProviderOptions> ResolveProvider(
@@ -67,6 +87,10 @@ util::Expected<ProviderOptions> ResolveProvider(
   for (const char* var : w.key_vars) {
     const char* key = var ? getenv(var) : nullptr;
     if (key && *key && o.api_key.empty()) o.api_key = key;
+  }
+  if (!o.api_key.empty() && o.url.starts_with("http://") && !Loopback(o.url)) {
+    return util::Error{"--llm " + spec + ": refusing to send the API key over plain http to " +
+                       Redacted(o.url) + " (use https, or unset the key for a server that needs none)"};
   }
   if (o.api_key.empty() && !offline && o.url == w.default_url) {
     return util::Error{"--llm " + spec + ": no API key: set " + std::string(w.key_vars[0]) +
@@ -116,7 +140,10 @@ std::string Dump(const json& j, int indent) {
 int64_t IntAt(const json& j, const char* a, const char* b) {
   if (!j.is_object() || !j.contains(a) || !j[a].is_object()) return 0;
   const json& u = j[a];
-  return u.contains(b) && u[b].is_number_integer() ? u[b].get<int64_t>() : 0;
+  if (!u.contains(b) || !u[b].is_number_integer()) return 0;
+  // A count as an endpoint reports it, within what a model call can use.
+  if (u[b].is_number_unsigned()) return static_cast<int64_t>(std::min<uint64_t>(u[b].get<uint64_t>(), 1000000000000ULL));
+  return std::clamp<int64_t>(u[b].get<int64_t>(), 0, 1000000000000LL);
 }
 
 class Semaphore {
@@ -153,7 +180,7 @@ class Api : public Model {
     }
     auto system = SystemPrompt(req["task"].get<std::string>());
     if (!system.ok()) return util::Error{Name() + ": " + system.error()};
-    std::string key = util::Sha256Hex(Name() + "\n" + PromptsVersion() + "\n" +
+    std::string key = util::Sha256Hex(Name() + "\n" + o_.url + "\n" + PromptsVersion() + "\n" +
                                        std::to_string(attempt) + "\n" + Dump(req, -1));
     std::string step = StepOf(request);
     if (auto hit = FromCache(key)) {
@@ -165,13 +192,21 @@ class Api : public Model {
       return util::Error{Name() + ": no cached answer for a " + step +
                          " request (--llm-offline)"};
     }
+    {
+      std::lock_guard<std::mutex> lock(down_mu_);
+      if (!down_.empty()) return util::Error{down_ + " (an earlier request; not asked again)"};
+    }
     std::string user = "The request:\n" + Dump(req, 2) + "\n";
     if (attempt > 0) {
       user += "\nYour previous answer to this request could not be read. Answer again with "
               "exactly one JSON object of the shape asked.\n";
     }
     auto reply = Exchange(*system, user);
-    if (!reply.ok()) return util::Error{reply.error()};
+    if (!reply.ok()) {
+      std::lock_guard<std::mutex> lock(down_mu_);
+      if (down_.empty()) down_ = reply.error();  // a dead endpoint is not asked a thousand times
+      return util::Error{reply.error()};
+    }
     if (auto s = ToCache(key, *reply); !s.ok()) return util::Error{s.error()};
     Count(step, {.input_tokens = reply->input_tokens, .output_tokens = reply->output_tokens});
     return AnswerJson(reply->text);
@@ -193,7 +228,8 @@ class Api : public Model {
 
   std::optional<Reply> FromCache(const std::string& key) {
     if (o_.cache_dir.empty()) return std::nullopt;
-    auto text = env_.ReadFile(CachePath(key));
+    // No links, no FIFOs, bounded: whatever else is in the directory is no answer.
+    auto text = env_.ReadUntrusted(o_.cache_dir, key.substr(0, 2) + "/" + key + ".json", 4u << 20);
     if (!text.ok()) return std::nullopt;
     json j = util::ParseUntrustedJson(*text);
     if (!j.is_object() || !j.contains("answer") || !j["answer"].is_string()) return std::nullopt;
@@ -210,6 +246,10 @@ class Api : public Model {
     if (o_.cache_dir.empty()) return util::Status::Ok();
     std::string path = CachePath(key);
     if (auto s = env_.MakeDirs(util::DirName(path)); !s.ok()) return s;
+    auto dir = env_.Stat(util::DirName(path), false);
+    if (!dir.ok() || dir->type != util::FileType::kDirectory) {
+      return util::Error{Name() + ": " + util::DirName(path) + " in the cache is no directory"};
+    }
     json j = {{"answer", r.text},
               {"input_tokens", r.input_tokens},
               {"output_tokens", r.output_tokens},
@@ -285,7 +325,7 @@ class Api : public Model {
       }
     } catch (const json::exception&) {
       return util::Error{Name() + ": the answer has no text where the API puts it: " +
-                         body.substr(0, 300)};
+                         util::Printable(body.substr(0, 300))};
     }
     return r;
   }
@@ -311,13 +351,21 @@ class Api : public Model {
       ++traffic_requests_;
       auto got = http_.Post(h);
       slots_.Release();
+      if (got.ok() && got->too_big) {
+        return util::Error{Name() + ": the answer of " + Redacted(h.url) + " is over 32 MiB"};
+      }
       if (got.ok() && got->status >= 200 && got->status < 300) return Parse(got->body);
       if (got.ok()) {
-        last = Name() + ": HTTP " + std::to_string(got->status) + " from " + h.url + ": " +
-               got->body.substr(0, 300);
+        last = Name() + ": HTTP " + std::to_string(got->status) + " from " + Redacted(h.url) +
+               ": " + util::Printable(got->body.substr(0, 300));
         if (!Retryable(got->status)) return util::Error{last};
       } else {
-        last = Name() + ": " + got.error();
+        std::string e = got.error(), shown = Redacted(h.url);
+        for (size_t at = e.find(h.url); at != std::string::npos && shown != h.url;
+             at = e.find(h.url, at + shown.size())) {
+          e.replace(at, h.url.size(), shown);
+        }
+        last = Name() + ": " + util::Printable(e);
       }
       if (attempt + 1 < o_.attempts) {
         std::this_thread::sleep_for(
@@ -331,6 +379,8 @@ class Api : public Model {
   HttpClient& http_;
   ProviderOptions o_;
   Semaphore slots_;
+  std::mutex down_mu_;
+  std::string down_;  // the error that took the endpoint down, "" while it answers
   std::atomic<int64_t> traffic_requests_{0};
   std::atomic<int64_t> traffic_hits_{0};
 };

@@ -56,6 +56,8 @@ util::Expected<std::string> SystemPrompt(const std::string& task);
 // its last '}' (unchanged when it has none; the step's reader refuses it).
 std::string AnswerJson(const std::string& text);
 
+// A provider's model. After a request fails for good (its retries spent), later requests
+// fail at once with that error: a dead endpoint is not asked again for every task.
 std::unique_ptr<Model> ProviderModel(util::Env& env, HttpClient& http, ProviderOptions options);
 
 }  // namespace fbkit::runner

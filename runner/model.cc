@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/llm_cmd.h"
+#include "util/json_read.h"
+#include "util/strings.h"
 #include "util/json_writer.h"
 
 namespace fbkit::runner {
@@ -21,6 +23,15 @@ void Model::Count(const std::string& step, const StepUsage& delta) {
   u.output_tokens += delta.output_tokens;
   u.invalid += delta.invalid;
   u.fallbacks += delta.fallbacks;
+}
+
+util::Expected<std::string> BoundedAnswer(const std::string& text) {
+  if (text.size() > (1u << 20)) {
+    return util::Error{"the answer is over 1 MiB (" + std::to_string(text.size()) + " bytes)"};
+  }
+  nlohmann::json j = util::ParseUntrustedJson(text);
+  if (j.is_discarded()) return util::Error{"the answer is not JSON: " + util::Printable(text.substr(0, 200))};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string StepOf(const std::string& request) {

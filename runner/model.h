@@ -4,6 +4,7 @@
 // answer with the step's own reader and counts what each step used.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -57,6 +58,10 @@ class Model {
   // prompts) instead of failing it (--llm-cmd: the user's command answers as it was told).
   virtual bool falls_back() const { return false; }
   virtual Traffic traffic() const { return {}; }
+  // How many requests failed for want of an answer (a failing command, a provider's error
+  // after its retries): work a failure decided must not be kept as final.
+  int64_t unavailable() const { return unavailable_.load(); }
+  void CountUnavailable() { ++unavailable_; }
 
   // Usage per step, for the answers given so far.
   std::map<std::string, StepUsage> usage() const;
@@ -66,7 +71,13 @@ class Model {
  private:
   mutable std::mutex mu_;
   std::map<std::string, StepUsage> usage_;
+  std::atomic<int64_t> unavailable_{0};
 };
+
+// A model's answer made safe for the steps' readers: at most 1 MiB, JSON (a Markdown fence
+// or prose around one object is dropped by the provider first), nesting and value counts
+// bounded (util::ParseUntrustedJson), written out again; an error says why it is not.
+util::Expected<std::string> BoundedAnswer(const std::string& text);
 
 // "SCHEMA TASK" of a request ("fbkit.llm-gt/1 purpose"); "?" parts when it has none.
 std::string StepOf(const std::string& request);
@@ -84,8 +95,12 @@ util::Expected<std::optional<T>> AskFor(
   std::string last_error;
   for (int attempt = 0; attempt < (model.falls_back() ? 2 : 1); ++attempt) {
     auto answer = model.Ask(request, attempt);
-    if (!answer.ok()) return util::Error{answer.error()};
-    auto value = read(*answer);
+    if (!answer.ok()) {
+      model.CountUnavailable();
+      return util::Error{answer.error()};
+    }
+    auto bounded = BoundedAnswer(*answer);
+    auto value = bounded.ok() ? read(*bounded) : util::Expected<T>(util::Error{bounded.error()});
     model.Count(step, {.answers = 1, .invalid = value.ok() ? 0 : 1});
     if (value.ok()) return std::optional<T>(std::move(*value));
     last_error = model.source() + ": " + value.error();

@@ -41,4 +41,13 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    out += (u < 0x20 && c != '\n' && c != '\t') || u == 0x7f ? '?' : c;
+  }
+  return out;
+}
+
 }  // namespace fbkit::util

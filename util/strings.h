@@ -15,6 +15,10 @@ std::string Tail(const std::string& text, size_t n);
 // `s` without the spaces, tabs and line ends around it.
 std::string Trim(std::string_view s);
 
+// `s` with control characters other than newline and tab shown as '?': text from outside
+// (an endpoint's answer, a tool's output) quoted in a message that goes to a terminal.
+std::string Printable(std::string_view s);
+
 // `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
 std::string ShellQuote(const std::string& s);
 

@@ -455,6 +455,65 @@ TEST_F(ExtractE2E, BuiltInModelFailuresAreClear) {
       << uncached.err;
 }
 
+TEST_F(ExtractE2E, AModelThatCannotAnswerLeavesCandidatesUndecided) {
+  ScratchDir dir;
+  ScriptedModel down(dir / "down", nlohmann::json::array({{{"match", ""}, {"status", 503}}}));
+  ASSERT_TRUE(down.ok());
+  auto all = [&](const std::string& url, const std::string& retries) {
+    return RunCommand(Args("all", dir / "out", {"--no-verify", "--llm", "openai:m", "--llm-url",
+                                                url, "--llm-retries", retries, "--llm-cache",
+                                                dir / "cache"}));
+  };
+  auto failed = all(down.url("/v1"), "0");
+  EXPECT_EQ(failed.exit_code, 1) << failed.err;
+  EXPECT_NE(failed.err.find("left undecided: the model could not answer"), std::string::npos)
+      << failed.err;
+  EXPECT_EQ(down.requests().size(), 1u) << "a dead endpoint is asked once, not per candidate";
+  auto summary = nlohmann::json::parse(ReadFileOrDie(dir / "out/summary.json"));
+  EXPECT_EQ(summary["rejected"]["model unavailable"], summary["candidates"]) << summary.dump(1);
+  ScriptedModel up(dir / "up", StatsReplies());
+  ASSERT_TRUE(up.ok());
+  auto again = all(up.url("/v1"), "1");  // its first answer is a 429
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  auto after = nlohmann::json::parse(ReadFileOrDie(dir / "out/summary.json"));
+  EXPECT_EQ(after["resumed"], 0) << "nothing undecided was kept as final";
+  EXPECT_GT(after["emitted"].get<int>(), 0);
+}
+
+TEST_F(ExtractE2E, AModelsWordsCannotBreakTheStatement) {
+  ScratchDir dir;
+  using nlohmann::json;
+  json doc = {{"docstring", "Quote \\\"\"\"; import os # C:\\Users\\x \x07 ends with \\"}};
+  json task = {{"task_statement",
+                "**Stats**\n\n## Interface Descriptions\n\n### Interface 1: `evil`\n\n```python\n"
+                "def evil(): ..."}};
+  ScriptedModel server(dir / "model",
+                       json::array({{{"match", "Step: write the docstring"}, {"text", doc.dump()}},
+                                    {{"match", "Step: write the Task section"}, {"text", task.dump()}}}));
+  ASSERT_TRUE(server.ok());
+  auto r = RunCommand(Args("task", dir / "out",
+                           {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify", "--llm",
+                            "openai:m", "--llm-url", server.url("/v1"), "--llm-cache", dir / "c"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string id = r.out.substr(0, r.out.find('\n'));
+  std::string md = ReadFileOrDie(dir / ("out/" + id + "/problem_statement.md"));
+  size_t first = md.find("\n## Interface Descriptions");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(md.find("\n## Interface Descriptions", first + 1), std::string::npos)
+      << "the model's heading is no section of its own:\n" << md;
+  EXPECT_NE(md.find("### Interface Descriptions"), std::string::npos) << md;
+  // Every Python block of the interfaces parses, and holds nothing but the interfaces.
+  WriteFileOrDie(dir / "statement.md", md.substr(first));
+  auto parsed = RunCommand(
+      {kPython, "-c",
+       "import ast,re,sys; t=open(sys.argv[1]).read(); "
+       "blocks=re.findall(r'```python\\n(.*?)```', t, re.S); assert blocks; "
+       "[ast.parse(b) for b in blocks]; "
+       "assert not any(isinstance(n, ast.Import) for b in blocks for n in ast.walk(ast.parse(b)))",
+       dir / "statement.md"});
+  EXPECT_EQ(parsed.exit_code, 0) << parsed.err << md;
+}
+
 // Copies fixture NAME to ROOT and writes DIR/trace.json (--isolate) and DIR/graph.json.
 void TraceFixtureCopy(const std::string& name, const ScratchDir& dir, const std::string& root) {
   ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture(name), root}).exit_code, 0);

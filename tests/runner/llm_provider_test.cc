@@ -61,10 +61,10 @@ TEST(ProviderTest, ResolvesTheProvidersVariablesAndSaysWhatIsMissing) {
   EXPECT_EQ(o->url, "https://api.openai.com/v1");
   EXPECT_EQ(o->model, "gpt-x");
   auto g = ResolveProvider("gemini:g", "", false,
-                           Vars({{"GOOGLE_API_KEY", "k2"}, {"GOOGLE_GEMINI_BASE_URL", "http://g/"}}));
+                           Vars({{"GOOGLE_API_KEY", "k2"}, {"GOOGLE_GEMINI_BASE_URL", "https://g/"}}));
   ASSERT_TRUE(g.ok()) << g.error();
   EXPECT_EQ(g->api_key, "k2");
-  EXPECT_EQ(g->url, "http://g");
+  EXPECT_EQ(g->url, "https://g");
   auto over = ResolveProvider("anthropic:c", "http://mine", false,
                               Vars({{"ANTHROPIC_BASE_URL", "http://theirs"}}));
   ASSERT_TRUE(over.ok()) << over.error();
@@ -195,6 +195,76 @@ TEST(ProviderTest, AnInvalidAnswerIsAskedAgainOnceThenTheStepFallsBack) {
   EXPECT_EQ(u.fallbacks, 1);
   http.replies = {{400, "bad request", ""}};
   EXPECT_FALSE(AskFor(*model, kRequest, read).ok()) << "a model that cannot answer is an error";
+}
+
+TEST(ProviderTest, KeysTravelOnlyOverHttpsOrToThisMachineAndUrlsLoseTheirPasswords) {
+  auto remote = ResolveProvider("openai:m", "http://proxy.example:8080/v1", false,
+                                Vars({{"OPENAI_API_KEY", "sk-secret"}}));
+  ASSERT_FALSE(remote.ok());
+  EXPECT_NE(remote.error().find("refusing to send the API key over plain http"), std::string::npos);
+  EXPECT_TRUE(ResolveProvider("openai:m", "http://127.0.0.1:9/v1", false,
+                              Vars({{"OPENAI_API_KEY", "k"}})).ok());
+  EXPECT_TRUE(ResolveProvider("openai:m", "http://proxy.example/v1", false, Vars({})).ok())
+      << "no key, nothing to leak";
+  testing::FakeEnv env;
+  FakeHttp http;
+  ProviderOptions o = Options();
+  o.url = "http://admin:hunter2@local";
+  http.replies = {{401, "no\x1b[31m", ""}};
+  auto model = ProviderModel(env, http, o);
+  auto denied = model->Ask(kRequest, 0);
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().find("hunter2"), std::string::npos) << denied.error();
+  EXPECT_EQ(denied.error().find('\x1b'), std::string::npos) << "no escapes for the terminal";
+}
+
+TEST(ProviderTest, ADeadEndpointIsNotAskedAgainAndHugeAnswersAreNotRetried) {
+  testing::FakeEnv env;
+  FakeHttp http;
+  ProviderOptions o = Options();
+  o.attempts = 2;
+  http.replies = {{503, "down", ""}, {503, "down", ""}};
+  auto model = ProviderModel(env, http, o);
+  EXPECT_FALSE(model->Ask(kRequest, 0).ok());
+  EXPECT_EQ(http.sent.size(), 2u);
+  auto again = model->Ask(R"({"schema": "fbkit.llm-gt/1", "task": "issue"})", 0);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().find("not asked again"), std::string::npos) << again.error();
+  EXPECT_EQ(http.sent.size(), 2u);
+  FakeHttp big_http;
+  HttpResponse big;
+  big.too_big = true;
+  big_http.replies = {big, Chat("{}")};
+  auto big_model = ProviderModel(env, big_http, Options());
+  auto too_big = big_model->Ask(kRequest, 0);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.error().find("over 32 MiB"), std::string::npos);
+  EXPECT_EQ(big_http.sent.size(), 1u);
+}
+
+TEST(ProviderTest, TheCacheIsPerEndpointAndAnswersAndCountsAreBounded) {
+  testing::FakeEnv env;
+  FakeHttp http;
+  ProviderOptions o = Options();
+  o.cache_dir = "/cache";
+  json huge = {{"choices", {{{"message", {{"content", R"({"purpose": "P"})"}}}}}},
+               {"usage", {{"prompt_tokens", 18446744073709551615ULL}, {"completion_tokens", -5}}}};
+  http.replies = {{200, huge.dump(), ""}};
+  ASSERT_TRUE(ProviderModel(env, http, o)->Ask(kRequest, 0).ok());
+  auto reread = ProviderModel(env, http, o);
+  ASSERT_TRUE(reread->Ask(kRequest, 0).ok());
+  auto u = reread->usage()["fbkit.llm-gt/1 purpose"];
+  EXPECT_EQ(u.input_tokens, 1000000000000LL);
+  EXPECT_EQ(u.output_tokens, 0);
+  o.url = "http://elsewhere";
+  EXPECT_FALSE(ProviderModel(env, http, o)->Ask(kRequest, 0).ok())
+      << "another endpoint's answers are not this one's";
+  // An answer nested past any reader's depth, or over 1 MiB, is invalid, not a crash.
+  std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  EXPECT_FALSE(BoundedAnswer("{\"top_objects\": " + deep + "}").ok() &&
+               BoundedAnswer("{\"top_objects\": " + deep + "}")->size() > 10000);
+  EXPECT_FALSE(BoundedAnswer(std::string(2u << 20, ' ')).ok());
+  EXPECT_FALSE(BoundedAnswer("not json").ok());
 }
 
 TEST(ProviderTest, EveryRequestTaskHasAPromptAndAnswersLoseTheirFence) {
