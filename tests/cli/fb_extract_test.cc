@@ -395,8 +395,11 @@ TEST_F(ExtractE2E, BuiltInModelAnswersEveryStepThenTheCacheDoes) {
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(server.requests().size(), asked);
   EXPECT_NE(second.err.find("(0 requests,"), std::string::npos) << second.err;
-  auto offline = run(*dir_ / "llm-3", {"--llm-offline", "--llm-url", "http://127.0.0.1:9"});
+  auto offline = run(*dir_ / "llm-3", {"--llm-offline", "--llm-url", server.url("/v1")});
   ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  EXPECT_EQ(server.requests().size(), asked);
+  auto elsewhere = run(*dir_ / "llm-4", {"--llm-offline", "--llm-url", "http://127.0.0.1:9"});
+  EXPECT_EQ(elsewhere.exit_code, 1) << "another endpoint's cache is empty: " << elsewhere.err;
   auto files = TaskFiles(*dir_ / "llm-1");
   ASSERT_FALSE(files.empty());
   EXPECT_EQ(files, TaskFiles(*dir_ / "llm-2"));

@@ -254,7 +254,7 @@ TEST(InferE2E, BadInputGetsClearErrors) {
   EXPECT_NE(env.err.find("FBKIT_SURELY_UNSET_VARIABLE"), std::string::npos) << env.err;
   RunResult unknown = RunCommand({kExtract, "infer", kTasks, "--agent", "aider", "-o", dir / "r"});
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.err.find("unknown agent 'aider' (known: claude-code, codex, gemini-cli, mini-swe-agent, trae-agent)"),
+  EXPECT_NE(unknown.err.find("unknown agent 'aider' (known: claude-code, codex, gemini-cli, mini-swe-agent, trae-agent, auto-code-rover)"),
             std::string::npos) << unknown.err;
   // Nothing shows the agent its task directories, not even through a link.
   fs::create_directory_symlink(kTasks, dir / "tasks-link");

@@ -39,7 +39,7 @@ std::string FileOf(const AgentLaunch& l, const std::string& rel) {
 TEST(AgentPresets, UnknownAndMissingAgentsSayWhatToDo) {
   auto unknown = PrepareAgent({"aider", "", "/nowhere", "", "", {}});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error(), "unknown agent 'aider' (known: claude-code, codex, gemini-cli, mini-swe-agent, trae-agent)");
+  EXPECT_EQ(unknown.error(), "unknown agent 'aider' (known: claude-code, codex, gemini-cli, mini-swe-agent, trae-agent, auto-code-rover)");
   auto missing = PrepareAgent({"codex", "/nowhere/codex", "/nowhere", "", "", {}});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("FBKIT_AGENTS=codex ./setup.sh"), std::string::npos) << missing.error();
