@@ -59,6 +59,47 @@ void WriteScripts(const std::string& dir) {
   std::ofstream(dir + "/" + kUnsolved + ".json") << unsolved.dump(1);
 }
 
+// RACE on an infer run of the two fixture tasks: the ground truth of each is its gold patch
+// (its files necessary, its entity changes the tasks), the agent's tasks are back-inferred
+// from its patch; the solved task is found whole, the other not at all.
+void ExpectRaceScores(const std::string& run, const std::string& dir) {
+  fs::create_directories(dir);
+  json gts = json::array(), instances = json::array();
+  for (const std::string& id : {kSolved, kUnsolved}) {
+    std::string task = kTasks + "/" + id;
+    RunResult head = RunCommand({"/usr/bin/git", "-C", task + "/presolved", "rev-parse", "HEAD"});
+    ASSERT_EQ(head.exit_code, 0) << head.err;
+    RunResult entities = RunCommand({kRace, "entities", task + "/presolved", "--base", "HEAD",
+                                     "--patch", task + "/patch.diff"});
+    ASSERT_EQ(entities.exit_code, 0) << entities.err;
+    json e = json::parse(entities.out), tasks = json::array(), files = json::array();
+    for (const auto& c : e["changes"]) {
+      tasks.push_back({{"entity", c["entity"]}, {"change", c["change"]}, {"necessary", true}});
+    }
+    for (const auto& f : e["files"]) files.push_back(f["path"]);
+    gts.push_back({{"instance_id", id}, {"tasks", tasks},
+                   {"files", {{"necessary", files}, {"other", json::array()}, {"test", json::array()}}}});
+    instances.push_back({{"instance_id", id}, {"repo", task + "/presolved"},
+                         {"base_commit", head.out.substr(0, 40)},
+                         {"patch", ReadFileOrDie(task + "/patch.diff")}});
+  }
+  std::string lines;
+  for (const auto& i : instances) lines += i.dump() + "\n";
+  WriteFileOrDie(dir + "/instances.jsonl", lines);
+  WriteFileOrDie(dir + "/gt.json", gts.dump());
+  RunResult summary = RunCommand({kRace, "summarize", run, "-q", "-o", dir + "/agent.json"});
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  RunResult score = RunCommand({kRace, "score", "--gt", dir + "/gt.json", "--agent", dir + "/agent.json",
+                                "--instances", dir + "/instances.jsonl", "--format", "json",
+                                "--per-instance"});
+  ASSERT_EQ(score.exit_code, 0) << score.err;
+  for (const auto& i : json::parse(score.out)["agents"][0]["instances"]) {
+    double want = i["instance_id"] == kSolved ? 1.0 : 0.0;
+    EXPECT_EQ(i["files"]["recall"], want) << i.dump();
+    EXPECT_EQ(i["tasks"]["recall"], want) << i.dump();
+  }
+}
+
 class AgentCliE2E : public ::testing::TestWithParam<Cli> {};
 
 TEST_P(AgentCliE2E, ScriptedModelSolvesWhatItsScriptSolvesWithItsUsageAndTrajectory) {
@@ -133,6 +174,49 @@ TEST_P(AgentCliE2E, ScriptedModelSolvesWhatItsScriptSolvesWithItsUsageAndTraject
       EXPECT_EQ(t["edited"], json::array());
     }
   }
+  if (cli.name == "trae-agent") ExpectRaceScores(dir / "run", dir / "race");
+}
+
+// AutoCodeRover (no tools: a conversation per role) walked by recorded replies
+// (fixtures/agents/model/acr_script.py): the gold patch in its own patch format for one task,
+// no patch for the other.
+TEST(AutoCodeRoverE2E, ScriptedRepliesSolveWhatTheyPatchAndRaceScoresTheRun) {
+  if (!fs::exists(kSource + "/.deps/agents/auto-code-rover/venv/bin/auto-code-rover")) {
+    GTEST_SKIP() << "auto-code-rover is not installed (FBKIT_AGENTS=auto-code-rover ./setup.sh)";
+  }
+  ScratchDir dir;
+  fs::create_directories(dir / "scripts");
+  for (const auto& [id, args] : std::map<std::string, std::vector<std::string>>{
+           {kSolved, {"--patch", kTasks + "/" + kSolved + "/patch.diff", "--location", "src/shapes/stats.py"}},
+           {kUnsolved, {"--give-up", "--location", "src/shapes/vectors.py"}}}) {
+    std::vector<std::string> argv = {kPython, kModel + "/acr_script.py", "--tokens", "100,10"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult script = RunCommand(argv);
+    ASSERT_EQ(script.exit_code, 0) << script.err;
+    WriteFileOrDie(dir / ("scripts/" + id + ".json"), script.out);
+  }
+  const std::string port = "18433";
+  std::string sidecar = "/usr/bin/python3 " + kModel + "/scripted_model.py serve --port " + port +
+                        " --scripts " + dir / "scripts" + " --log \"$FBKIT_OUTPUT_DIR/model.log\"";
+  RunResult infer = RunCommand(
+      {kExtract, "infer", kTasks, "--agent", "auto-code-rover", "--instance", kSolved, "--instance",
+       kUnsolved, "-o", dir / "run", "-q", "--model", "gpt-4o-2024-05-13", "--model-url",
+       "http://127.0.0.1:" + port + "/v1", "--env", "OPENAI_KEY=scripted", "--read-only", kModel,
+       "--read-only", dir / "scripts", "--sidecar", sidecar, "--timeout", "300"});
+  ASSERT_EQ(infer.exit_code, 0) << infer.err << infer.out;
+  json solved = json::parse(ReadFileOrDie(dir / ("run/" + kSolved + "/result.json")));
+  EXPECT_EQ(solved["status"], "finished");
+  EXPECT_EQ(solved["usage"]["input_tokens"], 400) << "four calls: reproducer, search, proxy, patch";
+  EXPECT_EQ(solved["usage"]["output_tokens"], 40);
+  EXPECT_EQ(solved["usage"]["source"], "output/cost.json");
+  EXPECT_EQ(ReadFileOrDie(dir / ("run/" + kUnsolved + "/patch.diff")), "");
+  RunResult eval = RunCommand({kExtract, "eval", kTasks, "--predictions", dir / "run/predictions.jsonl",
+                               "-o", dir / "eval", "-q"});
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  json summary = json::parse(ReadFileOrDie(dir / "eval/summary.json"));
+  EXPECT_EQ(summary["resolved"], 1) << summary.dump(1);
+  EXPECT_TRUE(json::parse(ReadFileOrDie(dir / ("eval/" + kSolved + "/report.json")))["resolved"]);
+  ExpectRaceScores(dir / "run", dir.path());
 }
 
 INSTANTIATE_TEST_SUITE_P(
