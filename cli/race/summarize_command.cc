@@ -42,7 +42,7 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
   std::string f = format == "auto" ? groundtruth::DetectFormat(*text, file) : format;
   if (f.empty()) {
     return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent, openhands, "
-                                 "claude-code, codex, gemini-cli or trae-agent"};
+                                 "claude-code, codex, gemini-cli, trae-agent or auto-code-rover"};
   }
   util::Expected<std::vector<groundtruth::Trajectory>> read = std::vector<groundtruth::Trajectory>{};
   if (groundtruth::IsAgentCliFormat(f)) {
@@ -170,7 +170,8 @@ void AddSummarize(CLI::App& app, int* exit_code) {
       "Reads mini-swe-agent (*.traj.json), SWE-agent (*.traj, 0.x and 1.x) and OpenHands\n"
       "(output.jsonl) runs, and `fb-extract infer --agent` run directories (claude-code,\n"
       "codex and gemini-cli streams, RUN_DIR/<id>/output/<agent>.jsonl, and Trae Agent's\n"
-      "trajectory, output/trae-agent.json or its own harness's <id>.json, with the instance's\n"
+      "trajectory, output/trae-agent.json or its own harness's <id>.json, and AutoCodeRover's\n"
+      "task directories (their meta.json), with the instance's\n"
       "patch.diff). Without a model: the final patch, the files the agent opened and\n"
       "edited (from its tool calls and shell commands, relative to its repository root),\n"
       "tokens, API calls, cost and exit status, under \"trajectory\". With a model (--llm or\n"
@@ -178,9 +179,9 @@ void AddSummarize(CLI::App& app, int* exit_code) {
       "and steps.");
   cmd->add_option("RUNS", a->runs, "A run directory (searched recursively) or one trajectory file")
       ->required();
-  cmd->add_option("--format", a->format, "auto (default), mini-swe-agent, swe-agent, openhands, claude-code, codex, gemini-cli or trae-agent")
+  cmd->add_option("--format", a->format, "auto (default), mini-swe-agent, swe-agent, openhands, claude-code, codex, gemini-cli, trae-agent or auto-code-rover (its task directory's meta.json)")
       ->check(CLI::IsMember({"auto", "mini-swe-agent", "swe-agent", "openhands", "claude-code",
-                             "codex", "gemini-cli", "trae-agent"}));
+                             "codex", "gemini-cli", "trae-agent", "auto-code-rover"}));
   cmd->add_option("--agent", a->agent, "The agent's name (default: RUNS's name)");
   AddModelOptions(cmd, &a->model, "the summaries (fbkit.llm-summarize/1)");
   cmd->add_option("--swebench-report", a->reports,
