@@ -316,9 +316,14 @@ void Collector::Finish(Trajectory* t) const {
 }
 
 std::optional<int64_t> Int(const json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<int64_t>();
+  // A count as an agent's log states it: 0..1e12 (a token count past that, a negative or a
+  // float out of range is no count; converting it would overflow).
+  double v = it->get<double>();
+  if (!(v >= 0 && v <= 1e12)) return std::nullopt;
+  return static_cast<int64_t>(v);
 }
 
 std::optional<double> Double(const json& j, const char* key) {
@@ -775,7 +780,10 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
         if (!file.empty()) col.Open(file, col.root);
         json args = call.contains("arguments") ? call["arguments"] : json::object();
         t->turns.push_back({"", TextOr(call, "func_name") + " " + args.dump(),
-                            call.value("call_ok", false) ? "ok" : "failed"});
+                            call.contains("call_ok") && call["call_ok"].is_boolean() &&
+                                    call["call_ok"].get<bool>()
+                                ? "ok"
+                                : "failed"});
       }
     }
     json locations = AcrJson(env, dir, out + "/search/bug_locations_after_process.json");
@@ -811,9 +819,26 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
 
 }  // namespace
 
+util::Expected<Trajectory> ReadAgentStreamOrThrow(util::Env& env, const std::string& text,
+                                                  const std::string& file,
+                                                  const std::string& display,
+                                                  const std::string& format);
+
 util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& text,
                                            const std::string& file, const std::string& display,
                                            const std::string& format) {
+  // Agents wrote these files: whatever they hold is a reason to skip this one, never to stop.
+  try {
+    return ReadAgentStreamOrThrow(env, text, file, display, format);
+  } catch (const std::exception& e) {
+    return util::Error{display + ": " + e.what()};
+  }
+}
+
+util::Expected<Trajectory> ReadAgentStreamOrThrow(util::Env& env, const std::string& text,
+                                                  const std::string& file,
+                                                  const std::string& display,
+                                                  const std::string& format) {
   auto real = env.RealPath(file);
   std::string path = real.ok() ? *real : file;
   auto read = ReadTrajectories(text, path, format);
@@ -839,18 +864,21 @@ std::optional<std::string> InferInstanceOf(util::Env& env, const std::string& fi
 }
 
 void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t) {
-  if (t->format == "trae-agent" && t->patch.empty() && file.ends_with(".json")) {
-    // Trae's own harness writes <id>.patch beside <id>.json.
-    std::string base = file.substr(file.find_last_of('/') + 1);
-    auto patch = env.ReadUntrusted(util::DirName(file), base.substr(0, base.size() - 5) + ".patch",
-                                   64u << 20);
-    if (patch.ok()) SetPatch(t, *patch);
-  }
   auto inst = InferInstanceOf(env, file);
-  if (!inst) return;
-  // Read as files the agent could have planted: no links, no FIFOs, bounded.
+  if (!inst) {
+    if (t->format == "trae-agent" && t->patch.empty() && file.ends_with(".json")) {
+      // Trae's own harness writes <id>.patch beside <id>.json.
+      std::string base = file.substr(file.find_last_of('/') + 1);
+      auto patch = env.ReadUntrusted(util::DirName(file),
+                                     base.substr(0, base.size() - 5) + ".patch", 64u << 20);
+      if (patch.ok()) SetPatch(t, *patch);
+    }
+    return;
+  }
+  // Read as files the agent could have planted: no links, no FIFOs, bounded. The patch is
+  // fbkit's own diff of the workspace, whatever the agent's files name.
   auto patch = env.ReadUntrusted(*inst, "patch.diff", 64u << 20);
-  if (patch.ok() && t->patch.empty()) SetPatch(t, *patch);
+  if (patch.ok()) SetPatch(t, *patch);
   auto statement = env.ReadUntrusted(*inst, "input/problem_statement.md", 16u << 20);
   if (statement.ok() && t->problem_statement.empty()) t->problem_statement = *statement;
 }
@@ -915,7 +943,8 @@ util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text
     try {
       out.push_back(reader(text, path));
     } catch (const std::exception& e) {
-      return util::Error{e.what()};
+      std::string what = e.what();
+      return util::Error{what.starts_with(path) ? what : path + ": " + what};
     }
     return out;
   }

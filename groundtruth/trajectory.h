@@ -87,9 +87,9 @@ util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& te
 std::optional<std::string> InferInstanceOf(util::Env& env, const std::string& file);
 
 // When `file` sits in an infer instance's output/ (InferInstanceOf): the instance's
-// patch.diff as the patch and its problem statement, where `t` has none (read as untrusted
-// files: no links, no FIFOs, bounded); for a Trae Agent <id>.json, the <id>.patch its own
-// harness writes beside it.
+// patch.diff as the patch (over whatever the agent's own files named) and its problem
+// statement where `t` has none (read as untrusted files: no links, no FIFOs, bounded);
+// outside an infer run, for a Trae Agent <id>.json, the <id>.patch its harness writes.
 void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t);
 
 // `patch` as the trajectory's final patch (patch_files from it).

@@ -37,6 +37,11 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
                                                                 const std::string& file,
                                                                 const std::string& display,
                                                                 const std::string& format) {
+  // Agents wrote these: a file past any real run's size is refused, not read whole.
+  constexpr uint64_t kMaxTrajectory = 256u << 20;
+  if (auto st = env.Stat(file, false); st.ok() && st->size > kMaxTrajectory) {
+    return util::Error{display + ": over 256 MiB, not read"};
+  }
   auto text = env.ReadFile(file);
   if (!text.ok()) return util::Error{text.error()};
   std::string f = format == "auto" ? groundtruth::DetectFormat(*text, file) : format;

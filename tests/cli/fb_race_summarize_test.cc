@@ -180,6 +180,49 @@ TEST(RaceSummarize, BuiltInModelSummarizesAndJudges) {
   EXPECT_EQ(server.requests().size(), asked);
 }
 
+// Agents write these files: a field of the wrong type skips nothing but itself, a patch the
+// agent names never replaces fbkit's diff of its workspace, a malformed file is named.
+TEST(RaceSummarize, AgentsFilesAreReadWithoutTrust) {
+  namespace fs = std::filesystem;
+  ScratchDir dir;
+  const std::string acr = "fbkit-fixtures__extract_features.ce05f7f2.test_stats.8a32a05c.lv1";
+  fs::create_directories(dir / "acr");
+  fs::copy(Fixture("race_trajectories/auto-code-rover/" + acr + "_2026-11-26_18-05-56"),
+           dir / "acr/a", fs::copy_options::recursive);
+  WriteFileOrDie(dir / "acr/a/output_0/search/tool_call_layers.json",
+                 R"([[{"func_name": "f", "arguments": {}, "call_ok": "yes"}]])");
+  WriteFileOrDie(dir / "acr/a/cost.json",
+                 R"({"total_input_tokens": -5, "total_output_tokens": 1e300, "total_cost": 0})");
+  auto read = RunCommand({kRace, "summarize", dir / "acr", "-q"});
+  ASSERT_EQ(read.exit_code, 0) << read.err;
+  json got = json::parse(read.out);
+  const json& t = got["instances"][0]["trajectory"];
+  EXPECT_TRUE(t["tokens"]["prompt"].is_null() && t["tokens"]["completion"].is_null()) << t.dump();
+
+  // An infer run's instance: its patch.diff is the patch, not the agent's trae-agent.patch.
+  fs::create_directories(dir / "run/inst1/output");
+  WriteFileOrDie(dir / "run/inst1/result.json", "{}");
+  WriteFileOrDie(dir / "run/inst1/patch.diff", "diff --git a/REAL.py b/REAL.py\n");
+  fs::copy(Fixture("race_trajectories/trae-agent/" + acr + "/" + acr + ".json"),
+           dir / "run/inst1/output/trae-agent.json");
+  WriteFileOrDie(dir / "run/inst1/output/trae-agent.patch",
+                 "diff --git a/FAKE.py b/FAKE.py\n--- a/FAKE.py\n+++ b/FAKE.py\n@@ -0,0 +1 @@\n+x\n");
+  auto infer = RunCommand({kRace, "summarize", dir / "run", "-q"});
+  ASSERT_EQ(infer.exit_code, 0) << infer.err;
+  json run = json::parse(infer.out);
+  const json& inst = run["instances"][0];
+  EXPECT_EQ(inst["instance_id"], "inst1");
+  EXPECT_EQ(inst["patch"], "diff --git a/REAL.py b/REAL.py\n");
+
+  json bad = json::parse(ReadFileOrDie(dir / "run/inst1/output/trae-agent.json"));
+  bad["agent_steps"] = json::array({"s", 3});
+  fs::create_directories(dir / "bad/x");
+  WriteFileOrDie(dir / "bad/x/x.json", bad.dump());
+  auto named = RunCommand({kRace, "summarize", dir / "bad", "-q"});
+  EXPECT_NE(named.exit_code, 0);
+  EXPECT_NE(named.err.find("bad/x/x.json: "), std::string::npos) << named.err;
+}
+
 TEST(RaceSummarize, SweBenchEvaluationSetsAppliedAndResolved) {
   std::string eval = Fixture("race_trajectories/swebench-eval");
   auto mini = RunCommand({kRace, "summarize", Fixture("race_trajectories/mini-swe-agent"),
