@@ -38,11 +38,16 @@ const std::string kHome = "HOME=\"$FBKIT_OUTPUT_DIR/home\"";
 const char* kGitConfig =
     "[safe]\n\tdirectory = *\n[user]\n\tname = fbkit agent\n\temail = agent@fbkit.invalid\n";
 
-// A TOML basic string.
-std::string Toml(const std::string& s) {
+// A quoted string that TOML (a basic string) and YAML (a double-quoted one) both read back
+// as `s`.
+std::string Quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     out += c;
   }
   return out + "\"";
@@ -59,13 +64,13 @@ util::Status Codex(const AgentChoice& c, const AgentPreset& p, const std::string
       "# written by fb-extract infer --agent codex\n"
       "approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n"
       "check_for_update_on_startup = false\nweb_search = \"disabled\"\n";
-  if (!c.model.empty()) config += "model = " + Toml(c.model) + "\n";
+  if (!c.model.empty()) config += "model = " + Quoted(c.model) + "\n";
   if (!c.model_url.empty()) config += "model_provider = \"fbkit\"\n";
   config += "\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n"
             "unbounded_connection_retries = false\n";
   if (!c.model_url.empty()) {
-    config += "\n[model_providers.fbkit]\nname = \"fbkit\"\nbase_url = " + Toml(c.model_url) +
-              "\nenv_key = " + Toml(p.key_env) + "\nwire_api = \"responses\"\n";
+    config += "\n[model_providers.fbkit]\nname = \"fbkit\"\nbase_url = " + Quoted(c.model_url) +
+              "\nenv_key = " + Quoted(p.key_env) + "\nwire_api = \"responses\"\n";
   }
   l->output_files.emplace_back("codex/config.toml", config);
   std::vector<std::string> args = {"exec", "--json", "--skip-git-repo-check", "--sandbox",
@@ -136,20 +141,6 @@ util::Status MiniSweAgent(const AgentChoice& c, const AgentPreset& p, const std:
   return util::Status::Ok();
 }
 
-// A YAML (and JSON) string.
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 // Trae Agent (trae-cli run; bytedance/trae-agent e839e559, Python >= 3.12): the model named
 // PROVIDER/MODEL as its configuration names providers (openai speaks the Responses API;
 // openrouter, doubao and azure chat completions), its key from PROVIDER_API_KEY (its own
@@ -182,12 +173,11 @@ util::Status TraeAgent(const AgentChoice& c, const AgentPreset& p, const std::st
             "\n    max_tokens: 8192\n    temperature: 0\n    top_p: 1\n    top_k: 0\n"
             "    max_retries: 3\n    parallel_tool_calls: false\n";
   l->output_files.emplace_back("trae_config.yaml", config);
-  std::vector<std::string> args = c.extra_args;
   l->command = kHome + " exec " + util::ShellQuote(program) +
                " run --file \"$FBKIT_PROBLEM_STATEMENT\" --working-dir \"$FBKIT_WORKSPACE\" "
                "--config-file \"$FBKIT_OUTPUT_DIR/trae_config.yaml\" --trajectory-file "
                "\"$FBKIT_OUTPUT_DIR/trae-agent.json\" --console-type simple" +
-               Args(args) + " < /dev/null > \"$FBKIT_OUTPUT_DIR/" + p.stream_file + "\"";
+               Args(c.extra_args) + " < /dev/null > \"$FBKIT_OUTPUT_DIR/" + p.stream_file + "\"";
   return util::Status::Ok();
 }
 
