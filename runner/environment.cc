@@ -106,15 +106,16 @@ util::Status RunLogged(util::Env& env, Launcher& launcher, ProcessSpec spec, dou
                      util::Tail(log.ok() ? *log : "", 2000)};
 }
 
-// Extension modules the install steps built into `src` (the environment's copy of `root`)
-// where `root` has none, root-relative and sorted.
-std::vector<std::string> BuiltExtensions(const std::string& src, const std::string& root) {
+// What the install steps built into `src` (the environment's copy of `root`) for Python to
+// import, where `root` has none: extension modules and generated modules (a version file
+// setuptools_scm writes), root-relative and sorted.
+std::vector<std::string> BuiltFiles(const std::string& src, const std::string& root) {
   std::vector<std::string> out;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(src, ec); it != fs::end(it); it.increment(ec)) {
     if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
     std::string name = it->path().filename();
-    if (!name.ends_with(".so") && !name.ends_with(".pyd")) continue;
+    if (!name.ends_with(".so") && !name.ends_with(".pyd") && !name.ends_with(".py")) continue;
     std::string rel = fs::relative(it->path(), src, ec).string();
     if (ec || rel.starts_with("build/")) continue;  // setuptools' staging, never imported
     if (!fs::exists(fs::path(root) / rel, ec)) out.push_back(rel);
@@ -154,7 +155,7 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   BuiltEnvironment b;
   b.key = key;
   b.dir = dir;
-  b.built_files = BuiltExtensions(src, r.root);
+  b.built_files = BuiltFiles(src, r.root);
   std::string own = util::JoinPath(venv, "bin/python");
   b.python = env.Stat(own, true).ok() ? own : spec.python;
   if (r.say) r.say("checking that pytest imports and collects with " + b.python);

@@ -26,9 +26,10 @@ struct BuiltEnvironment {
   std::string python;     // the interpreter the tests run with
   bool reused = false;    // found in the cache
   std::string collected;  // the check's last line (pytest's collection summary)
-  // Extension modules (*.so) the install steps built in the environment's copy of the
-  // repository (src/) where the repository has none, root-relative: every copy the tests
-  // run in gets them (an in-place build: `python setup.py build_ext --inplace`).
+  // Extension modules (*.so) and generated Python modules (*.py: a version file) the install
+  // steps built in the environment's copy of the repository (src/) where the repository has
+  // none, root-relative: every copy the tests run in gets them (an in-place build: `python
+  // setup.py build_ext --inplace`).
   std::vector<std::string> built_files;
 };
 
