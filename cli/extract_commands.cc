@@ -11,6 +11,7 @@
 #include "cli/model_options.h"
 #include "extract/llm.h"
 #include "extract/task.h"
+#include "extract/task_dir.h"
 #include "extract/workspace.h"
 #include "parser/python_parser.h"
 #include "util/json_writer.h"
@@ -186,7 +187,7 @@ int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec,
   util::Env& env = util::RealEnv();
   auto abs = env.RealPath(dir);
   if (!abs.ok()) return Fail(who, abs.error());
-  if (!env.Stat(util::JoinPath(*abs, "instance.json"), true).ok()) {
+  if (!extract::IsTaskDir(env, *abs)) {
     return Fail(who, dir + ": no instance.json (not a task directory)");
   }
   extract::VerifyOptions vo;

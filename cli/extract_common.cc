@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "extract/verify.h"
+#include "extract/task_dir.h"
 #include "util/strings.h"
 
 namespace fbkit::cli {
@@ -22,7 +22,7 @@ util::Expected<std::vector<std::string>> ReadTaskList(util::Env& env, const std:
     if (line.empty() || line[0] == '#') continue;
     std::string dir = line[0] == '/' ? line : util::JoinPath(util::DirName(list), line);
     auto real = env.RealPath(dir);
-    if (!real.ok() || !env.Stat(util::JoinPath(*real, "instance.json"), true).ok()) {
+    if (!real.ok() || !extract::IsTaskDir(env, *real)) {
       return util::Error{list + ":" + std::to_string(line_no) + ": " + line +
                          " is no task directory"};
     }
@@ -43,25 +43,22 @@ util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
     auto listed = ReadTaskList(env, *root);
     if (!listed.ok()) return util::Error{listed.error()};
     dirs = std::move(*listed);
-  } else if (env.Stat(util::JoinPath(*root, "instance.json"), true).ok()) {
+  } else if (extract::IsTaskDir(env, *root)) {
     dirs.push_back(*root);
   } else {
     auto entries = env.ListDir(*root);
     if (!entries.ok()) return util::Error{tasks + ": " + entries.error()};
     for (const auto& e : *entries) {
       std::string dir = util::JoinPath(*root, e.name);
-      if (e.type == util::FileType::kDirectory &&
-          env.Stat(util::JoinPath(dir, "instance.json"), true).ok()) {
+      if (e.type == util::FileType::kDirectory && extract::IsTaskDir(env, dir)) {
         dirs.push_back(dir);
       }
     }
   }
   std::map<std::string, std::string> out;
   for (const auto& dir : dirs) {
-    auto text = env.ReadFile(util::JoinPath(dir, "instance.json"));
-    auto info = text.ok() ? extract::ReadInstance(*text)
-                          : util::Expected<extract::InstanceInfo>(util::Error{text.error()});
-    if (!info.ok()) return util::Error{util::JoinPath(dir, "instance.json") + ": " + info.error()};
+    auto info = extract::ReadInstance(env, extract::TaskDir{dir});
+    if (!info.ok()) return util::Error{info.error()};
     out[info->instance_id] = dir;
   }
   if (out.empty()) return util::Error{tasks + ": no task directories (with instance.json) found"};

@@ -10,6 +10,7 @@
 
 #include "extract/apply.h"
 #include "extract/eval_checks.h"
+#include "extract/task_dir.h"
 #include "extract/verify.h"
 #include "parser/python_parser.h"
 #include "parser/source_files.h"
@@ -111,7 +112,7 @@ struct Context {
   runner::Launcher& launcher;
   runner::TestRunner& tests;
   runner::Git git;
-  InstanceInfo info;
+  Instance info;
   std::string task;  // absolute
   std::string work;
   std::string repo;
@@ -144,8 +145,7 @@ runner::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
 }
 
 util::Status Clone(Context& c, const std::string& task_dir) {
-  auto cloned = c.git.Run(c.work, {"clone", "-q", "--no-hardlinks",
-                                   util::JoinPath(task_dir, "presolved"), c.repo});
+  auto cloned = c.git.Run(c.work, {"clone", "-q", "--no-hardlinks", TaskDir{task_dir}.presolved(), c.repo});
   return cloned.ok() ? util::Status::Ok() : util::Status(util::Error{cloned.error()});
 }
 
@@ -199,11 +199,10 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
 // L2: the original repository restored beside the agent's agent_code package.
 util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& level1,
                            EvalReport* r) {
-  if (!c.env.Stat(util::JoinPath(level1, "presolved"), true).ok()) {
-    return util::Error{"an L2 task needs its L1 task beside it (" + level1 + ")"};
-  }
-  if (auto s = Clone(c, level1); !s.ok()) return s;
-  if (auto a = c.git.Run(c.repo, {"apply", util::JoinPath(level1, "patch.diff")}); !a.ok()) {
+  auto l1 = Level1Task(c.env, TaskDir{c.task}, level1);
+  if (!l1.ok()) return util::Error{l1.error()};
+  if (auto s = Clone(c, l1->dir); !s.ok()) return s;
+  if (auto a = c.git.Run(c.repo, {"apply", l1->patch()}); !a.ok()) {
     return util::Error{"the L1 patch.diff does not apply: " + a.error()};
   }
   std::string agent = util::JoinPath(c.work, "agent");
@@ -400,10 +399,8 @@ EvalReport EvaluateInstance(util::Env& env, runner::Launcher& launcher, runner::
   r.model = prediction.model;
   r.patch_sha256 = util::Sha256Hex(prediction.patch);
   r.empty_patch = Blank(prediction.patch);
-  auto text = env.ReadFile(util::JoinPath(task_dir, "instance.json"));
-  if (!text.ok()) return r.error = text.error(), r;
-  auto info = ReadInstance(*text);
-  if (!info.ok()) return r.error = util::JoinPath(task_dir, "instance.json") + ": " + info.error(), r;
+  auto info = ReadInstance(env, TaskDir{task_dir});
+  if (!info.ok()) return r.error = info.error(), r;
   info->settings.sandbox = options.sandbox;
   info->settings.env_cache = options.env_cache;
   r.sandbox = runner::SandboxKindName(options.sandbox);
@@ -426,7 +423,7 @@ EvalReport EvaluateInstance(util::Env& env, runner::Launcher& launcher, runner::
                                        : PrepareLevel1(c, prediction, &r);
   if (!prepared.ok()) r.error = prepared.error();
   if (prepared.ok() && r.applied) {
-    auto t = c.git.Run(c.repo, {"apply", util::JoinPath(c.task, "test_patch.diff")});
+    auto t = c.git.Run(c.repo, {"apply", TaskDir{c.task}.test_patch()});
     if (!t.ok()) r.error = "test_patch.diff does not apply: " + t.error();
     else Score(c, options, &r);
   }

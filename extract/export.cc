@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "extract/task_dir.h"
 #include "extract/verify.h"
 #include "runner/git.h"
 #include "runner/outcome.h"
@@ -36,26 +37,16 @@ util::Status Commit(runner::Git& git, const std::string& dir, const std::string&
   return util::Status::Ok();
 }
 
-util::Expected<nlohmann::json> ReadJson(util::Env& env, const std::string& path) {
-  auto text = env.ReadFile(path);
-  if (!text.ok()) return util::Error{text.error()};
-  try {
-    return nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::exception& e) {
-    return util::Error{path + ": " + e.what()};
-  }
-}
-
 // The original repository rebuilt from an L1 task in `repo`: commits P (pre-solved), A (the
 // gold fix applied: the original without the F2P file) and B (the original), HEAD at B.
-util::Status RebuildOriginal(runner::Git& git, const std::string& level1, const std::string& repo) {
-  auto cloned = git.Run(util::DirName(repo), {"clone", "-q", "--no-hardlinks",
-                                              util::JoinPath(level1, "presolved"), repo});
+util::Status RebuildOriginal(runner::Git& git, const TaskDir& level1, const std::string& repo) {
+  auto cloned = git.Run(util::DirName(repo), {"clone", "-q", "--no-hardlinks", level1.presolved(), repo});
   if (!cloned.ok()) return util::Error{cloned.error()};
-  for (const char* step : {"patch.diff", "test_patch.diff"}) {
-    auto applied = git.Run(repo, {"apply", util::JoinPath(level1, step)});
-    if (!applied.ok()) return util::Error{std::string(step) + " does not apply: " + applied.error()};
-    if (auto s = Commit(git, repo, step); !s.ok()) return s;
+  for (const std::string& step : {level1.patch(), level1.test_patch()}) {
+    std::string name = step.substr(step.rfind('/') + 1);
+    auto applied = git.Run(repo, {"apply", step});
+    if (!applied.ok()) return util::Error{name + " does not apply: " + applied.error()};
+    if (auto s = Commit(git, repo, name); !s.ok()) return s;
   }
   return util::Status::Ok();
 }
@@ -67,32 +58,32 @@ util::Expected<std::string> L2TestsInOriginal(runner::Git& git, const std::strin
   if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
     return util::Error{r.error()};
   }
-  auto applied = git.Run(repo, {"apply", util::JoinPath(task_dir, "test_patch.diff")});
+  auto applied = git.Run(repo, {"apply", TaskDir{task_dir}.test_patch()});
   if (!applied.ok()) return util::Error{"test_patch.diff does not apply: " + applied.error()};
   if (auto s = Commit(git, repo, "L2 tests"); !s.ok()) return util::Error{s.error()};
   return git.Run(repo, Diff("main", "HEAD"));
 }
 
 // repo_settings for FeatureBench: fbkit's spec with the keys FeatureBench's harness reads.
-std::string FeatureBenchSettings(const nlohmann::json& inst) {
-  nlohmann::json s = nlohmann::json::parse(inst.value("repo_settings", "{}"), nullptr, false);
+std::string FeatureBenchSettings(const Instance& inst) {
+  nlohmann::json s = nlohmann::json::parse(inst.settings_json, nullptr, false);
   if (!s.is_object()) s = nlohmann::json::object();
   std::string cmd = "pytest -rA -p no:cacheprovider --color=no";
   for (const auto& a : util::JsonStringList(s, "pytest_args")) cmd += " " + util::ShellQuote(a);
   s["test_cmd"] = cmd;
   s["timeout_run"] = s.value("timeout", 600);
   s["timeout_one"] = 0;  // no per-test timeout (it needs pytest-timeout)
-  s["repository"] = inst.value("repo", "");
-  s["commit"] = inst.value("base_commit", "");
+  s["repository"] = inst.repo;
+  s["commit"] = inst.base_commit;
   return s.dump();
 }
 
-util::Expected<std::string> FeatureBenchRow(runner::Git& git, const nlohmann::json& inst,
+util::Expected<std::string> FeatureBenchRow(runner::Git& git, const Instance& inst,
                                             const std::string& task_dir,
                                             const std::string& repo) {
-  int level = inst.value("level", 1);
+  int level = inst.level;
   Json row;
-  row["instance_id"] = inst.value("instance_id", "");
+  row["instance_id"] = inst.instance_id;
   std::string test_patch;
   if (level == 1) {
     auto mask = git.Run(repo, Diff("HEAD~1", "HEAD~2"));  // A -> P
@@ -106,17 +97,16 @@ util::Expected<std::string> FeatureBenchRow(runner::Git& git, const nlohmann::js
     // in B. Its `patch` (never read by its harness) carries the gold agent_code package.
     auto rewrite = L2TestsInOriginal(git, repo, task_dir);
     if (!rewrite.ok()) return rewrite;
-    row["patch"] = inst.value("patch", "");
+    row["patch"] = inst.patch;
     test_patch = *rewrite;
   }
   row["test_patch"] = test_patch;
-  row["FAIL_TO_PASS"] = util::JsonStringList(inst, "FAIL_TO_PASS");
-  row["PASS_TO_PASS"] =
-      level == 1 ? util::JsonStringList(inst, "PASS_TO_PASS") : std::vector<std::string>{};
-  row["image_name"] = inst.value("image_name", "");
-  row["repo"] = inst.value("repo", "");
-  row["base_commit"] = inst.value("base_commit", "");
-  row["problem_statement"] = inst.value("problem_statement", "");
+  row["FAIL_TO_PASS"] = inst.f2p_files;
+  row["PASS_TO_PASS"] = level == 1 ? inst.p2p_files : std::vector<std::string>{};
+  row["image_name"] = inst.image_name;
+  row["repo"] = inst.repo;
+  row["base_commit"] = inst.base_commit;
+  row["problem_statement"] = inst.problem_statement;
   row["repo_settings"] = FeatureBenchSettings(inst);
   return row.dump();
 }
@@ -128,42 +118,36 @@ std::string IsoTime(const std::string& t) {
   return iso + "Z";
 }
 
-util::Expected<std::string> SweBenchRow(runner::Git& git, const nlohmann::json& inst,
+util::Expected<std::string> SweBenchRow(runner::Git& git, const Instance& inst,
                                         const std::string& task_dir, const std::string& repo) {
-  int level = inst.value("level", 1);
-  std::vector<std::string> f2p = util::JsonStringList(inst, "f2p_tests");
-  std::vector<std::string> p2p = util::JsonStringList(inst, "p2p_tests");
-  if (inst.contains("f2p_test_points") && inst.at("f2p_test_points").is_array()) {
-    f2p = util::JsonStringList(inst, "f2p_test_points");  // fbkit.task/1
-    p2p = util::JsonStringList(inst, "p2p_test_points");
-  }
+  int level = inst.level;
   Json row;
-  row["instance_id"] = inst.value("instance_id", "");
-  row["repo"] = inst.value("repo", "");
-  std::string base = inst.value("base_commit", "");
+  row["instance_id"] = inst.instance_id;
+  row["repo"] = inst.repo;
+  std::string base = inst.base_commit;
   if (level == 1) {
     // The starting state is the pre-solved codebase: the commit of the task's presolved/.
-    auto head = git.Run(util::JoinPath(task_dir, "presolved"), {"rev-parse", "HEAD"});
+    auto head = git.Run(TaskDir{task_dir}.presolved(), {"rev-parse", "HEAD"});
     if (!head.ok()) return util::Error{head.error()};
     row["base_commit"] = head->substr(0, 40);
-    row["patch"] = inst.value("patch", "");
-    row["test_patch"] = inst.value("test_patch", "");
+    row["patch"] = inst.patch;
+    row["test_patch"] = inst.test_patch;
   } else {
     // L2 starts from the original repository: the gold agent_code package and the tests
     // rewritten to use it (the F2P file exists there, so the test patch modifies it).
     auto rewrite = L2TestsInOriginal(git, repo, task_dir);
     if (!rewrite.ok()) return rewrite;
     row["base_commit"] = base;
-    row["patch"] = inst.value("patch", "");
+    row["patch"] = inst.patch;
     row["test_patch"] = *rewrite;
   }
-  row["problem_statement"] = inst.value("problem_statement", "");
+  row["problem_statement"] = inst.problem_statement;
   row["hints_text"] = "";
-  row["created_at"] = IsoTime(inst.value("create_time", ""));
+  row["created_at"] = IsoTime(inst.create_time);
   row["version"] = base.substr(0, std::min<size_t>(8, base.size()));
   row["environment_setup_commit"] = base;
-  row["FAIL_TO_PASS"] = Json(f2p).dump();
-  row["PASS_TO_PASS"] = Json(p2p).dump();
+  row["FAIL_TO_PASS"] = Json(inst.f2p_tests).dump();
+  row["PASS_TO_PASS"] = Json(inst.p2p_tests).dump();
   return row.dump();
 }
 
@@ -223,16 +207,15 @@ util::Expected<std::vector<std::string>> PassingIds(runner::TestRunner& tests,
 util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
                                       const std::string& task_dir, ExportFormat format,
                                       const std::string& work_dir) {
-  auto inst = ReadJson(env, util::JoinPath(task_dir, "instance.json"));
+  auto inst = ReadInstance(env, TaskDir{task_dir});
   if (!inst.ok()) return util::Error{inst.error()};
-  int level = inst->value("level", 1);
-  std::string level1 = task_dir;
+  int level = inst->level;
+  TaskDir level1{task_dir};
   if (level == 2) {
     if (!task_dir.ends_with(".lv2")) return util::Error{task_dir + ": an L2 id ends in .lv2"};
-    level1 = task_dir.substr(0, task_dir.size() - 1) + "1";
-    if (!env.Stat(util::JoinPath(level1, "presolved"), true).ok()) {
-      return util::Error{"an L2 task needs its L1 task beside it (" + level1 + ")"};
-    }
+    auto l1 = Level1Task(env, TaskDir{task_dir});
+    if (!l1.ok()) return util::Error{l1.error()};
+    level1 = *l1;
   }
   (void)env.RemoveAll(work_dir);
   if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
@@ -280,7 +263,7 @@ util::Expected<ImportedFiles> ImportLevel1(util::Env& env, runner::TestRunner& t
   auto test_diff = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, false));
   if (!gold.ok()) return util::Error{gold.error()};
   if (!test_diff.ok()) return util::Error{test_diff.error()};
-  std::string pre = util::JoinPath(dir, "presolved");
+  std::string pre = TaskDir{dir}.presolved();
   if (auto s = WritePresolvedCopy(env, git, repo, pre); !s.ok()) return util::Error{s.error()};
   // The patches are written again from presolved/'s own small repository, as fbkit writes
   // them when it extracts (same abbreviated blob ids), then presolved/ is reset.
@@ -319,7 +302,7 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& t
                                            const ImportOptions& o, const std::string& id,
                                            const std::string& repo, const std::string& work) {
   std::string level1 = util::JoinPath(o.out_dir, id.substr(0, id.size() - 1) + "1");
-  auto l1 = ReadJson(env, util::JoinPath(level1, "instance.json"));
+  auto l1 = ReadInstance(env, TaskDir{level1});
   if (!l1.ok()) return util::Error{"an L2 row needs its L1 task imported first (" + level1 + ")"};
   auto base = git.Run(repo, {"rev-parse", "HEAD"});
   if (!base.ok()) return util::Error{base.error()};
@@ -368,7 +351,7 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& t
   ImportedFiles out;
   out.patch = row.value("patch", "");
   out.test_patch = *again;
-  out.f2p_tests = util::JsonStringList(*l1, "f2p_tests");
+  out.f2p_tests = l1->f2p_tests;
   if (out.patch.find("+++ b/agent_code/") == std::string::npos) return out;
   // A row that carries a gold agent_code (fbkit's export does): the F2P ids are those that
   // pass with it, as the rewritten test file names them.
@@ -386,33 +369,28 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& t
   return out;
 }
 
-std::string ImportedInstance(const nlohmann::json& row, const std::string& id, int level,
-                             const std::vector<std::string>& f2p,
-                             const std::vector<std::string>& p2p, const ImportedFiles& files,
-                             const runner::RepoSpec& spec) {
-  Json j;
-  j["FAIL_TO_PASS"] = f2p;
-  j["PASS_TO_PASS"] = level == 1 ? p2p : std::vector<std::string>{};
-  j["base_commit"] = row.value("base_commit", "");
-  j["f2p_test_points"] = files.f2p_tests.size();
-  j["f2p_tests"] = files.f2p_tests;
-  j["featurebench_repo_settings"] = row.contains("repo_settings") && row["repo_settings"].is_string()
-                                        ? row["repo_settings"].get<std::string>()
-                                        : row.value("repo_settings", nlohmann::json::object()).dump();
-  j["image_name"] = row.value("image_name", "");
-  j["imported"] = true;
-  j["instance_id"] = id;
-  j["level"] = level;
-  j["p2p_test_points"] = files.p2p_tests.size();
-  j["p2p_tests"] = files.p2p_tests;
-  j["patch"] = files.patch;
-  j["problem_statement"] = row.value("problem_statement", "");
-  j["repo"] = row.value("repo", "");
-  j["repo_settings"] = runner::RepoSpecJson(spec);
-  j["schema"] = "fbkit.task/2";
-  j["test_patch"] = files.test_patch;
-  j["top_objects"] = Json::array();
-  return j.dump(-1) + "\n";
+Instance ImportedInstance(const nlohmann::json& row, const std::string& id, int level,
+                          const std::vector<std::string>& f2p, const std::vector<std::string>& p2p,
+                          const ImportedFiles& files, const runner::RepoSpec& spec) {
+  Instance i;
+  i.imported = true;
+  i.instance_id = id;
+  i.level = level;
+  i.f2p_files = f2p;
+  if (level == 1) i.p2p_files = p2p;
+  i.f2p_tests = files.f2p_tests;
+  i.p2p_tests = files.p2p_tests;
+  i.base_commit = row.value("base_commit", "");
+  i.image_name = row.value("image_name", "");
+  i.repo = row.value("repo", "");
+  i.patch = files.patch;
+  i.test_patch = files.test_patch;
+  i.problem_statement = row.value("problem_statement", "");
+  i.settings = spec;
+  i.featurebench_repo_settings = row.contains("repo_settings") && row["repo_settings"].is_string()
+                                     ? row["repo_settings"].get<std::string>()
+                                     : row.value("repo_settings", nlohmann::json::object()).dump();
+  return i;
 }
 
 }  // namespace
@@ -445,14 +423,9 @@ util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launche
     (void)env.RemoveAll(dir);
     return util::Error{id + ": " + files.error()};
   }
-  for (const auto& [name, data] : std::vector<std::pair<std::string, std::string>>{
-           {"patch.diff", files->patch},
-           {"test_patch.diff", files->test_patch},
-           {"problem_statement.md", row.value("problem_statement", "")},
-           {"instance.json", ImportedInstance(row, id, level, f2p, p2p, *files, o.spec)}}) {
-    if (auto s = env.WriteFileAtomic(util::JoinPath(dir, name), data); !s.ok()) {
-      return util::Error{s.error()};
-    }
+  if (auto s = WriteTaskFiles(env, dir, ImportedInstance(row, id, level, f2p, p2p, *files, o.spec));
+      !s.ok()) {
+    return util::Error{s.error()};
   }
   return ImportResult{id, files->f2p_tests.size(), files->p2p_tests.size()};
 }

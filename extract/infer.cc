@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "extract/verify.h"
+#include "extract/task_dir.h"
 #include "groundtruth/trajectory.h"
 #include "runner/confine.h"
 #include "runner/git.h"
@@ -58,8 +58,7 @@ util::Expected<std::string> Base(runner::Git& git, const Layout& l,
 util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
                               const std::string& task_dir, int level) {
   if (level == 1) {
-    auto c = git.Run(l.inst, {"clone", "-q", "--no-hardlinks",
-                              util::JoinPath(task_dir, "presolved"), l.workspace});
+    auto c = git.Run(l.inst, {"clone", "-q", "--no-hardlinks", TaskDir{task_dir}.presolved(), l.workspace});
     if (!c.ok()) return util::Error{c.error()};
     // The clone must not point back at the task directory (its patch.diff is the answer).
     if (auto r = git.Run(l.workspace, {"remote", "remove", "origin"}); !r.ok()) {
@@ -483,10 +482,8 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   auto start = Clock::now();
   InferResult r;
   r.status = "error";
-  auto text = env.ReadFile(util::JoinPath(task_dir, "instance.json"));
-  if (!text.ok()) return r.error = text.error(), r;
-  auto info = ReadInstance(*text);
-  if (!info.ok()) return r.error = util::JoinPath(task_dir, "instance.json") + ": " + info.error(), r;
+  auto info = ReadInstance(env, TaskDir{task_dir});
+  if (!info.ok()) return r.error = info.error(), r;
   r.instance_id = info->instance_id;
   r.level = info->level;
   Layout l = LayoutOf(options.run_dir, r.instance_id);
@@ -504,7 +501,7 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   if (auto s = PrepareWorkspace(env, git, l, task_dir, r.level); !s.ok()) {
     return r.error = "preparing the workspace: " + s.error(), r;
   }
-  auto statement = env.ReadFile(util::JoinPath(task_dir, "problem_statement.md"));
+  auto statement = env.ReadFile(TaskDir{task_dir}.statement());
   if (!statement.ok()) return r.error = statement.error(), r;
   if (auto s = env.WriteFileAtomic(l.statement, *statement); !s.ok()) return r.error = s.error(), r;
   for (const auto& [rel, content] : options.output_files) {

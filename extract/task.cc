@@ -7,10 +7,10 @@
 
 #include "extract/l2.h"
 #include "extract/statement.h"
+#include "extract/task_dir.h"
 #include "runner/git.h"
 #include "runner/repo_files.h"
 #include "util/hash.h"
-#include "util/json_writer.h"
 
 namespace fbkit::extract {
 
@@ -42,18 +42,18 @@ std::vector<FilePolicy> Policies(const Repo& repo, const graph::DepGraph& g, con
   return policy;
 }
 
-struct TaskFiles {
+struct Patches {
   std::string patch;
   std::string test_patch;
 };
 
 // Writes `presolved/` (the cut repository without the F2P file, committed) and derives the
 // gold patch and the test patch from it with git.
-util::Expected<TaskFiles> WritePresolved(util::Env& env, runner::Git& git, const Repo& repo,
+util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const Repo& repo,
                                          const ExtractOptions& options, const std::string& dir,
                                          const std::string& f2p,
                                          const std::map<std::string, std::string>& texts) {
-  std::string pre = util::JoinPath(dir, "presolved");
+  std::string pre = TaskDir{dir}.presolved();
   // Every file as it is (executable bits and symlinks kept), the cut ones with their new text
   // (and their original mode).
   std::vector<std::string> unchanged;
@@ -78,7 +78,7 @@ util::Expected<TaskFiles> WritePresolved(util::Env& env, runner::Git& git, const
            {"commit", "-q", "--no-verify", "-m", "fbkit: pre-solved codebase"}}) {
     if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
   }
-  TaskFiles out;
+  Patches out;
   for (const auto& [path, text] : texts) {
     auto data = env.ReadFile(util::JoinPath(repo.root(), path));
     if (!data.ok()) return util::Error{data.error()};
@@ -116,7 +116,7 @@ struct InstanceFields {
   std::vector<std::string> f2p_tests;  // L2: as the redirected test file's ids read
   std::vector<std::string> p2p_tests;
   std::string statement;
-  TaskFiles patches;
+  Patches patches;
   std::vector<std::string> orphans;
   std::vector<std::string> dangling;
   std::set<std::string> interfaces;  // what the statement shows
@@ -139,63 +139,37 @@ std::pair<std::string, std::string> FileTimes(runner::Git& git, const std::strin
   return {first, text.substr(0, text.find('\n'))};
 }
 
-// instance.json: FeatureBench's fields with its types (counts as numbers, repo_settings as a
-// JSON string as in its dataset rows), and fbkit's own lists beside them.
-std::string InstanceJson(const ExtractOptions& options, const InstanceFields& f) {
-  const std::vector<std::string> none;
-  const std::vector<std::string>& p2p_files = f.level == 1 ? f.plan->p2p : none;
-  const std::vector<std::string>& p2p_tests = f.level == 1 ? f.p2p_tests : none;
-  std::string out;
-  util::JsonWriter w(&out);
-  w.BeginObject();
-  w.Key("FAIL_TO_PASS"), w.BeginArray(), w.String(f.plan->f2p), w.EndArray();
-  w.Key("PASS_TO_PASS"), w.StringArray(p2p_files);
-  w.Key("base_commit"), w.String(options.base_commit);
-  w.Key("cap"), w.Int(f.plan->cap);
-  w.Key("create_time"), w.String(f.create_time);
-  w.Key("dangling_references"), w.StringArray(f.dangling);
-  w.Key("demoted_top_objects"), w.StringArray(f.plan->demoted);
-  w.Key("extracted"), w.StringArray(f.extracted);
-  w.Key("extracted_files"), w.StringArray(f.files);
-  w.Key("f2p_test_points"), w.Int(static_cast<int64_t>(f.f2p_tests.size()));
-  w.Key("f2p_tests"), w.StringArray(f.f2p_tests);
-  w.Key("files"), w.Int(static_cast<int64_t>(f.files.size()));
-  w.Key("functions"), w.Int(f.functions);
-  w.Key("image_name"), w.String(options.settings.image_name);
-  w.Key("instance_id"), w.String(f.id);
-  w.Key("interfaces"), w.StringArray(std::vector<std::string>(f.interfaces.begin(), f.interfaces.end()));
-  w.Key("level"), w.Int(f.level);
-  w.Key("lines"), w.Int(f.lines);
-  if (std::string m = options.model ? runner::ModelJson(*options.model) : ""; !m.empty()) {
-    w.Key("model"), w.Raw(m);  // who wrote the choice and the words
-  }
-  w.Key("orphans_removed"), w.StringArray(f.orphans);
-  w.Key("p2p_test_points"), w.Int(static_cast<int64_t>(p2p_tests.size()));
-  w.Key("p2p_tests"), w.StringArray(p2p_tests);
-  w.Key("patch"), w.String(f.patches.patch);
-  w.Key("problem_statement"), w.String(f.statement);
-  w.Key("references"), w.String(f.strict_references ? "strict" : "featurebench");
-  w.Key("repo"), w.String(options.repo_name);
-  w.Key("repo_settings"), w.String(runner::RepoSpecJson(options.settings));
-  w.Key("schema"), w.String("fbkit.task/2");
-  w.Key("seed"), w.Int(static_cast<int64_t>(options.select.seed));
-  w.Key("test_patch"), w.String(f.patches.test_patch);
-  w.Key("top_objects"), w.StringArray(f.tops);
-  w.Key("upd_time"), w.String(f.upd_time);
-  w.EndObject();
-  return out + "\n";
-}
-
-util::Status WriteTaskFiles(util::Env& env, const std::string& dir, const InstanceFields& f,
-                            const ExtractOptions& options) {
-  for (const auto& [name, data] : std::vector<std::pair<std::string, std::string>>{
-           {"patch.diff", f.patches.patch},
-           {"test_patch.diff", f.patches.test_patch},
-           {"problem_statement.md", f.statement},
-           {"instance.json", InstanceJson(options, f)}}) {
-    if (auto s = env.WriteFileAtomic(util::JoinPath(dir, name), data); !s.ok()) return s;
-  }
-  return util::Status::Ok();
+// The task's instance.json (fields FeatureBench's and fbkit's own).
+Instance ToInstance(const ExtractOptions& options, const InstanceFields& f) {
+  Instance i;
+  i.instance_id = f.id;
+  i.repo = options.repo_name;
+  i.base_commit = options.base_commit;
+  i.image_name = options.settings.image_name;
+  i.level = f.level;
+  i.f2p_files = {f.plan->f2p};
+  if (f.level == 1) i.p2p_files = f.plan->p2p, i.p2p_tests = f.p2p_tests;
+  i.f2p_tests = f.f2p_tests;
+  i.top_objects = f.tops;
+  i.patch = f.patches.patch;
+  i.test_patch = f.patches.test_patch;
+  i.problem_statement = f.statement;
+  i.settings = options.settings;
+  i.cap = f.plan->cap;
+  i.create_time = f.create_time;
+  i.upd_time = f.upd_time;
+  i.dangling_references = f.dangling;
+  i.demoted_top_objects = f.plan->demoted;
+  i.extracted = f.extracted;
+  i.extracted_files = f.files;
+  i.interfaces.assign(f.interfaces.begin(), f.interfaces.end());
+  i.orphans_removed = f.orphans;
+  i.functions = f.functions;
+  i.lines = f.lines;
+  if (options.model) i.model_json = runner::ModelJson(*options.model);
+  i.strict_references = f.strict_references;
+  i.seed = options.select.seed;
+  return i;
 }
 
 // What the fbkit id scheme hashes: the F2P file, line cap, P2P files and extracted entities.
@@ -497,7 +471,7 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
       return statement.error();
     }
     f.statement = *statement;
-    if (auto s = WriteTaskFiles(env, dir, f, options); !s.ok()) return s.error();
+    if (auto s = WriteTaskFiles(env, dir, ToInstance(options, f)); !s.ok()) return s.error();
     *category = "verification failed";
     if (!options.verify) return "";
     VerifyOptions vo;
@@ -523,7 +497,7 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
     std::erase_if(f.f2p_tests, flaky);
     std::erase_if(f.p2p_tests, flaky);
     o.flaky.insert(o.flaky.end(), report->flaky.begin(), report->flaky.end());
-    if (auto s = WriteTaskFiles(env, dir, f, options); !s.ok()) return s.error();
+    if (auto s = WriteTaskFiles(env, dir, ToInstance(options, f)); !s.ok()) return s.error();
     return "";
   };
   auto publish = [&]() -> util::Status {

@@ -35,30 +35,6 @@ std::string ErrorLine(const std::string& message) {
 
 }  // namespace
 
-util::Expected<InstanceInfo> ReadInstance(const std::string& json) {
-  try {
-    nlohmann::json j = nlohmann::json::parse(json);
-    InstanceInfo info;
-    info.instance_id = j.at("instance_id").get<std::string>();
-    info.level = j.value("level", 1);
-    info.repo = j.value("repo", "");
-    info.top_objects = util::JsonStringList(j, "top_objects");
-    info.f2p_files = util::JsonStringList(j, "FAIL_TO_PASS");
-    info.p2p_files = util::JsonStringList(j, "PASS_TO_PASS");
-    // fbkit.task/2 keeps the test ids in f2p_tests/p2p_tests (the *_test_points are counts,
-    // as FeatureBench's); fbkit.task/1 had the ids in *_test_points.
-    bool v1 = j.contains("f2p_test_points") && j.at("f2p_test_points").is_array();
-    info.f2p_tests = util::JsonStringList(j, v1 ? "f2p_test_points" : "f2p_tests");
-    info.p2p_tests = util::JsonStringList(j, v1 ? "p2p_test_points" : "p2p_tests");
-    auto settings = runner::RepoSpecFromJson(j.at("repo_settings").get<std::string>());
-    if (!settings.ok()) return util::Error{settings.error()};
-    info.settings = std::move(*settings);
-    return info;
-  } catch (const nlohmann::json::exception& e) {
-    return util::Error{std::string("instance.json: ") + e.what()};
-  }
-}
-
 util::Expected<std::map<std::string, std::string>> RunTests(
     runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& settings,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
@@ -94,9 +70,7 @@ VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::Test
     (void)env.RemoveAll(options.work_dir);
     return r;
   };
-  auto text = env.ReadFile(util::JoinPath(task_dir, "instance.json"));
-  if (!text.ok()) return fail(text.error());
-  auto info = ReadInstance(*text);
+  auto info = ReadInstance(env, TaskDir{task_dir});
   if (!info.ok()) return fail(info.error());
   info->settings.sandbox = options.sandbox;
   info->settings.env_cache = options.env_cache;
@@ -108,27 +82,21 @@ VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::Test
   std::string abs_task = real_task.ok() ? *real_task : task_dir;
   // L1 starts from presolved/; L2 from the original repository, rebuilt from the sibling
   // L1 task (its presolved/ with its patch.diff applied).
-  std::string base_task = abs_task;
+  TaskDir task{abs_task}, base{abs_task};
   if (info->level == 2) {
-    if (!options.level1_dir.empty()) {
-      base_task = options.level1_dir;
-    } else if (base_task.ends_with(".lv2")) {
-      base_task = base_task.substr(0, base_task.size() - 1) + "1";
-    }
-    if (!env.Stat(util::JoinPath(base_task, "presolved"), true).ok()) {
-      return fail("an L2 task needs its L1 task beside it (" + base_task + ")");
-    }
+    auto l1 = Level1Task(env, task, options.level1_dir);
+    if (!l1.ok()) return fail(l1.error());
+    base = *l1;
   }
   // The repository's tests write the work copy: git over it runs sandboxed from the start.
-  git.Confine(runner::ToolSandbox(info->settings, {options.work_dir}, {abs_task, base_task}));
-  auto cloned = git.Run(options.work_dir, {"clone", "-q", "--no-hardlinks",
-                                           util::JoinPath(base_task, "presolved"), work});
+  git.Confine(runner::ToolSandbox(info->settings, {options.work_dir}, {task.dir, base.dir}));
+  auto cloned = git.Run(options.work_dir, {"clone", "-q", "--no-hardlinks", base.presolved(), work});
   if (!cloned.ok()) return fail(cloned.error());
   if (info->level == 2) {
-    auto restored = git.Run(work, {"apply", util::JoinPath(base_task, "patch.diff")});
+    auto restored = git.Run(work, {"apply", base.patch()});
     if (!restored.ok()) return fail("the L1 patch.diff does not apply: " + restored.error());
   }
-  auto applied = git.Run(work, {"apply", util::JoinPath(abs_task, "test_patch.diff")});
+  auto applied = git.Run(work, {"apply", task.test_patch()});
   if (!applied.ok()) return fail("test_patch.diff does not apply: " + applied.error());
   std::vector<std::string> files = info->f2p_files;
   files.insert(files.end(), info->p2p_files.begin(), info->p2p_files.end());
@@ -231,7 +199,7 @@ VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::Test
       if (!why.empty()) return fail(why, failure);
     }
     if (round == 0) {
-      auto gold = git.Run(work, {"apply", util::JoinPath(abs_task, "patch.diff")});
+      auto gold = git.Run(work, {"apply", task.patch()});
       if (!gold.ok()) return fail("patch.diff does not apply: " + gold.error());
     }
   }

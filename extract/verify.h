@@ -13,25 +13,11 @@
 #include "runner/git.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
+#include "extract/task_dir.h"
 #include "util/env.h"
 #include "util/expected.h"
 
 namespace fbkit::extract {
-
-// The parts of instance.json verification and evaluation read.
-struct InstanceInfo {
-  std::string instance_id;
-  std::string repo;
-  std::vector<std::string> top_objects;
-  int level = 1;
-  std::vector<std::string> f2p_files;
-  std::vector<std::string> p2p_files;
-  std::vector<std::string> f2p_tests;
-  std::vector<std::string> p2p_tests;
-  runner::RepoSpec settings;  // how its tests run: instance.json's repo_settings
-};
-
-util::Expected<InstanceInfo> ReadInstance(const std::string& json);
 
 struct VerifyOptions {
   double f2p_max_pass = 0.3;
