@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -90,6 +91,26 @@ util::Expected<Edits> ImportEdits(const Repo& repo, const parser::FileTable& t,
   return edits;
 }
 
+// Whether the str literal whose text starts at `text_start` is the first argument of a call
+// that reads a distribution's installed metadata (importlib.metadata's version(),
+// metadata(), distribution(), requires(), files(); pkg_resources' get_distribution(),
+// require()), as in `__version__ = version("xarray")`.
+bool DistributionArgument(const std::string& src, int64_t text_start) {
+  size_t i = static_cast<size_t>(text_start);
+  while (i > 0 && (src[i - 1] == '"' || src[i - 1] == '\'')) --i;
+  while (i > 0 && std::strchr("rRbBuU", src[i - 1])) --i;
+  while (i > 0 && std::isspace(static_cast<unsigned char>(src[i - 1]))) --i;
+  if (i == 0 || src[i - 1] != '(') return false;
+  --i;
+  while (i > 0 && std::isspace(static_cast<unsigned char>(src[i - 1]))) --i;
+  size_t end = i;
+  while (i > 0 && IdentChar(src[i - 1])) --i;
+  static const std::set<std::string, std::less<>> kReaders = {
+      "version", "_version", "metadata", "distribution", "requires", "files",
+      "get_distribution", "require"};
+  return kReaders.count(std::string_view(src.data() + i, end - i)) > 0;
+}
+
 // One package file with its absolute imports of the package redirected to agent_code.
 // Module paths of the package named in its own str literals move along too: code it
 // generates or loads by name ("from jinja2.runtime import ..." in a template compiler,
@@ -99,9 +120,83 @@ util::Expected<std::string> RewritePackageFile(const Repo& repo, parser::PythonP
                                                const std::string& package) {
   auto edits = ImportEdits(repo, t, src, package);
   if (!edits.ok()) return util::Error{edits.error()};
-  Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
+  auto spans = python.StringTexts(src);
+  Edits strings = StringEdits(repo, src, package, spans);
   edits->insert(edits->end(), strings.begin(), strings.end());
+  // A literal that is the package's own name names it too: a logger, a configuration
+  // section, an importlib target (two packages sharing one logger break each other); but
+  // not the distribution whose installed metadata it reads.
+  for (const auto& [b, e] : spans) {
+    if (std::string_view(src.data() + b, static_cast<size_t>(e - b)) == package &&
+        !DistributionArgument(src, b)) {
+      edits->push_back({{b, e}, "agent_code"});
+    }
+  }
   return ApplyEdits(src, std::move(*edits));
+}
+
+// Whether pytest would collect `path` as a test file or load it as a conftest.
+bool TestFileName(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') + 1);
+  return base == "conftest.py" || (base.starts_with("test_") && base.ends_with(".py")) ||
+         base.ends_with("_test.py");
+}
+
+// The package's Python files agent_code copies: those outside its tests, and the modules
+// inside its test directories (not test files) that those import, with their packages'
+// __init__.py files; file indexes, sorted.
+std::vector<size_t> PackageModules(const Repo& repo, const std::string& package,
+                                   const std::string& pkg_dir) {
+  std::set<size_t> kept;
+  std::vector<size_t> todo;
+  auto keep = [&](size_t f) {
+    if (kept.insert(f).second) todo.push_back(f);
+  };
+  for (size_t f = 0; f < repo.files().size(); ++f) {
+    const std::string& path = repo.files()[f].path;
+    if (path.starts_with(pkg_dir + "/") && !IsTestCode(path, {})) keep(f);
+  }
+  while (!todo.empty()) {
+    const parser::FileTable& t = repo.files()[todo.back()];
+    todo.pop_back();
+    for (const auto& imp : t.imports) {
+      std::string base = parser::AbsoluteModule(t, imp);
+      std::vector<std::string> modules = {base};
+      for (const auto& n : imp.names) modules.push_back(imp.is_from ? base + "." + n.name : n.name);
+      for (const auto& m : modules) {
+        if (!InPackage(m, package)) continue;
+        // The module and the packages above it, up to the package itself.
+        for (std::string up = m; up.size() > package.size(); up = up.substr(0, up.rfind('.'))) {
+          auto f = repo.ModuleFile(up);
+          if (f && !TestFileName(repo.files()[*f].path)) keep(*f);
+        }
+      }
+    }
+  }
+  return {kept.begin(), kept.end()};
+}
+
+// agent_code's files besides the package's Python modules: its other files outside its tests
+// (data it reads), and the files the environment built into it.
+util::Status CopyPackageData(util::Env& env, const Repo& repo, const PackageSources& sources,
+                             const std::string& pkg_dir, const std::string& agent_dir) {
+  constexpr uint64_t kMaxBuiltFile = 256u << 20;
+  auto put = [&](const std::string& rel, const util::Expected<std::string>& data) -> util::Status {
+    if (!data.ok()) return util::Error{data.error()};
+    std::string dst = util::JoinPath(agent_dir, rel.substr(pkg_dir.size() + 1));
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
+    return env.WriteFileAtomic(dst, *data);
+  };
+  for (const auto& rel : sources.files) {
+    if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {}) || rel.ends_with(".py")) continue;
+    if (auto s = put(rel, env.ReadFile(util::JoinPath(repo.root(), rel))); !s.ok()) return s;
+  }
+  for (const auto& rel : sources.built_files) {
+    if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {})) continue;
+    auto data = env.ReadUntrusted(sources.built_dir, rel, kMaxBuiltFile);
+    if (auto s = put(rel, data); !s.ok()) return s;
+  }
+  return util::Status::Ok();
 }
 
 // Pickles of the package's classes written as bytes literals (protocols 0-2 name a class
@@ -240,7 +335,8 @@ std::vector<std::string> ConftestChain(const Repo& repo, const std::string& f2p)
 util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
                                    parser::PythonParser& parser, const std::string& f2p,
                                    const std::vector<std::string>& f2p_tests,
-                                   const std::vector<std::string>& tops, const std::string& dir) {
+                                   const std::vector<std::string>& tops,
+                                   const PackageSources& sources, const std::string& dir) {
   Level2 l2;
   for (const auto& id : tops) {
     auto r = repo.Find(id);
@@ -262,16 +358,19 @@ util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo&
            {"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "fbkit: empty project"}}) {
     if (auto r = git.Run(work, args); !r.ok()) return util::Error{r.error()};
   }
-  for (size_t f = 0; f < repo.files().size(); ++f) {
+  // Tests kept inside the package (sympy/core/tests/) are no part of agent_code.
+  for (size_t f : PackageModules(repo, l2.package, pkg_dir)) {
     const auto& t = repo.files()[f];
-    // Tests kept inside the package (sympy/core/tests/) are no part of agent_code.
-    if (!t.path.starts_with(pkg_dir + "/") || IsTestCode(t.path, {})) continue;
     auto text = RewritePackageFile(repo, parser, t, repo.source(f), l2.package);
     if (!text.ok()) return util::Error{text.error()};
     std::string dst =
         util::JoinPath(util::JoinPath(work, "agent_code"), t.path.substr(pkg_dir.size() + 1));
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
     if (auto s = env.WriteFileAtomic(dst, *text); !s.ok()) return util::Error{s.error()};
+  }
+  if (auto s = CopyPackageData(env, repo, sources, pkg_dir, util::JoinPath(work, "agent_code"));
+      !s.ok()) {
+    return util::Error{s.error()};
   }
   if (auto r = git.Run(work, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
   auto patch = git.Run(work, {"diff", "--no-color", "--no-ext-diff", "--binary"});

@@ -1,7 +1,10 @@
 // The level-2 variant of a task: the feature built from scratch as a package `agent_code`.
 // The gold patch creates `agent_code/`, a copy of the original top-level package with its
-// imports of itself (and its module paths in str literals) redirected to `agent_code` (tests
-// kept inside the package left out); the test patch adds the F2P file with its
+// imports of itself (and its module paths and its own name in str literals) redirected to
+// `agent_code`: its files (data too) with tests kept inside the package left out, but with
+// the modules in its test directories that its own code imports (astropy/tests/runner.py),
+// and what the environment's install steps built into it (extension modules, a generated
+// version file), so that a compiled package's gold runs; the test patch adds the F2P file with its
 // imports (and dotted uses) of the top-level objects redirected to `agent_code`, and
 // redirects the same way the conftest files pytest loads for it (their fixtures and hooks
 // then build agent_code's objects); pickles of the package's classes written as bytes
@@ -28,10 +31,20 @@ struct Level2 {
   std::vector<std::string> conftests;  // the conftest files the test patch redirects
 };
 
+// What agent_code is copied from beyond the Python files of `repo`.
+struct PackageSources {
+  std::vector<std::string> files;  // every file of the repository, root-relative
+  // What the install steps built into the environment's copy of the repository: read
+  // (never through a link) from `built_dir`, root-relative `built_files`.
+  std::string built_dir;
+  std::vector<std::string> built_files;
+};
+
 util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
                                    parser::PythonParser& parser, const std::string& f2p,
                                    const std::vector<std::string>& f2p_tests,
-                                   const std::vector<std::string>& tops, const std::string& dir);
+                                   const std::vector<std::string>& tops,
+                                   const PackageSources& sources, const std::string& dir);
 
 // `text` with every mention of one of the package's modules ("pkg.sub", regex-escaped
 // "pkg\\.sub") renamed to agent_code ("agent_code.sub"). Used on the F2P file's str literals

@@ -26,6 +26,10 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
       reject(std::string("test file ") + runner::FileStatusName(f.status));
       continue;
     }
+    if (tracer::DoctestsOnly(f)) {
+      reject("library code collected for its doctests (not a test file)");
+      continue;
+    }
     PassingFile p{path, {}, 0, 0};
     std::string bad;
     for (const auto& id : f.nodeids) {

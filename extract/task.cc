@@ -8,6 +8,7 @@
 #include "extract/l2.h"
 #include "extract/statement.h"
 #include "extract/task_dir.h"
+#include "runner/environment.h"
 #include "runner/git.h"
 #include "runner/repo_files.h"
 #include "util/hash.h"
@@ -137,6 +138,24 @@ std::pair<std::string, std::string> FileTimes(runner::Git& git, const std::strin
   size_t last_nl = text.find_last_of('\n');
   std::string first = text.substr(last_nl == std::string::npos ? 0 : last_nl + 1);
   return {first, text.substr(0, text.find('\n'))};
+}
+
+// What an L2 gold's agent_code copies besides the package's Python modules: the repository's
+// files, and what the environment's install steps built (the environment is cached: made
+// by the trace already).
+util::Expected<PackageSources> PackageSourcesOf(util::Env& env, runner::Launcher& launcher,
+                                                const std::string& root,
+                                                const ExtractOptions& options) {
+  PackageSources sources{options.files, "", {}};
+  if (options.settings.install.empty()) return sources;
+  std::string cache = options.settings.env_cache.empty()
+                          ? util::JoinPath(options.out_dir, ".work/env")
+                          : options.settings.env_cache;
+  auto built = runner::EnsureEnvironment(env, launcher, {options.settings, root, cache, nullptr});
+  if (!built.ok()) return util::Error{"the environment: " + built.error()};
+  sources.built_dir = util::JoinPath(built->dir, "src");
+  sources.built_files = built->built_files;
+  return sources;
 }
 
 // The task's instance.json (fields FeatureBench's and fbkit's own).
@@ -452,7 +471,10 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
       f.patches = *patches;
       f.f2p_tests = plan.f2p_tests;
     } else {
-      auto l2 = WriteLevel2(env, git, ctx.repo, parser, f2p.file, plan.f2p_tests, cp.tops, dir);
+      auto sources = PackageSourcesOf(env, launcher, ctx.repo.root(), options);
+      auto l2 = sources.ok() ? WriteLevel2(env, git, ctx.repo, parser, f2p.file, plan.f2p_tests,
+                                           cp.tops, *sources, dir)
+                             : util::Expected<Level2>(util::Error{sources.error()});
       if (!l2.ok()) {
         (void)env.RemoveAll(dir);
         *category = "L2";

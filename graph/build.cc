@@ -231,11 +231,19 @@ class Builder {
   }
 
   void AddTrace(JoinStats* stats) {
-    for (const auto& [name, f] : trace_->files) TestFile(name);
+    // Library modules pytest collected for their doctests are no test files: what their
+    // doctests ran is kept as calls no test file owns.
+    for (const auto& [name, f] : trace_->files) {
+      if (!tracer::DoctestsOnly(f)) TestFile(name);
+    }
     // Import-time edges: each file whose static import closure holds the module that ran.
     std::vector<std::set<uint32_t>> closures(test_files_.size());
     for (size_t i = 0; i < test_files_.size(); ++i) closures[i] = Closure(test_files_[i]);
     for (const auto& [name, f] : trace_->files) {
+      if (tracer::DoctestsOnly(f)) {
+        AddCallEdges(f.edges, {});
+        continue;
+      }
       AddCallEdges(f.edges, {TestFile(name)});
       for (const auto& ctx : f.fixture_contexts) {
         auto it = trace_->contexts.find(ctx);
@@ -246,7 +254,13 @@ class Builder {
       if (ctx == "<import>") {
         AddImportEdges(edges, closures);
       } else if (ctx.starts_with("<import>")) {
-        AddCallEdges(edges, {TestFile(ctx.substr(8))});
+        auto file = trace_->files.find(ctx.substr(8));
+        bool doctests = file != trace_->files.end() && tracer::DoctestsOnly(file->second);
+        if (doctests) {
+          AddCallEdges(edges, {});
+        } else {
+          AddCallEdges(edges, {TestFile(ctx.substr(8))});
+        }
       } else if (!ctx.starts_with("<fixture>")) {
         AddCallEdges(edges, {});
       }

@@ -5,6 +5,35 @@
 
 namespace fbkit::tracer {
 
+bool DoctestsOnly(const FileTrace& f) {
+  if (!f.file.ends_with(".py")) return false;
+  std::string base = f.file.substr(f.file.rfind('/') + 1);
+  if (base.starts_with("test") || base.ends_with("_test.py") || base == "conftest.py") return false;
+  // A doctest is named after the module as Python imports it: its dotted path ("pkg.mod" for
+  // pkg/mod.py and pkg/mod/__init__.py) or a suffix of it (src/ layouts), and an object in
+  // it ("pkg.mod.func"); test functions and classes have no dots in their names and start
+  // with "test".
+  std::string dotted = f.file.substr(0, f.file.size() - 3);
+  std::replace(dotted.begin(), dotted.end(), '/', '.');
+  if (dotted.ends_with(".__init__")) dotted.resize(dotted.size() - 9);
+  std::vector<std::string> modules = {dotted};
+  for (size_t dot = dotted.find('.'); dot != std::string::npos; dot = dotted.find('.', dot + 1)) {
+    modules.push_back(dotted.substr(dot + 1));
+  }
+  return std::all_of(f.nodeids.begin(), f.nodeids.end(), [&](const std::string& id) {
+    size_t sep = id.find("::");
+    if (sep == std::string::npos) return false;
+    std::string name = id.substr(sep + 2);
+    if (name.find("::") != std::string::npos || name.find('[') != std::string::npos ||
+        name.starts_with("test")) {
+      return false;
+    }
+    return std::any_of(modules.begin(), modules.end(), [&](const std::string& m) {
+      return name == m || name.starts_with(m + ".");
+    });
+  });
+}
+
 void MergeTrace(const TraceSet& src, TraceSet* dst) {
   for (const auto& [name, f] : src.files) {
     FileTrace& d = dst->files[name];

@@ -680,6 +680,34 @@ TEST(AppDrivenE2E, TheFeatureBehindTheApplicationIsFoundDeeperThanTheTestsLinks)
 
 // fixtures/c_extension: the spec's install steps build a C extension in place, once; every
 // copy fbkit runs the tests in (trace, verification) gets it and imports its own tree.
+// A library module pytest collects for its doctests (--doctest-modules) is code, not a test
+// file: the graph's test files are the tests/ files alone, and the feature a test file tests
+// is cut from that module.
+TEST(DoctestModulesE2E, LibraryModulesWithDoctestsAreCodeNotTestFiles) {
+  ScratchDir dir;
+  std::string root = Fixture("doctest_modules");
+  auto trace = RunCommand({kBinary, "trace", root, "--python", kPython, "-q", "-o",
+                           dir / "trace.json"});
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  auto traced = nlohmann::json::parse(ReadFileOrDie(dir / "trace.json"));
+  EXPECT_EQ(traced["counts"], nlohmann::json::parse(R"({"passed": 11})")) << traced["counts"];
+  ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", dir / "trace.json", "-q", "-o",
+                        dir / "graph.json", "--no-cache"}).exit_code, 0);
+  auto graph = nlohmann::json::parse(ReadFileOrDie(dir / "graph.json"));
+  EXPECT_EQ(graph["test_files"],
+            nlohmann::json::parse(R"(["tests/test_convert.py", "tests/test_timing.py"])"));
+  auto task = RunCommand({kExtract, "task", root, "--python", kPython, "--graph",
+                          dir / "graph.json", "--trace", dir / "trace.json", "-o", dir / "out",
+                          "--p2p", "1", "--min-lines", "5", "--no-l2", "--f2p",
+                          "tests/test_convert.py"});
+  ASSERT_EQ(task.exit_code, 0) << task.err;
+  std::string id = task.out.substr(0, task.out.find('\n'));
+  auto inst = nlohmann::json::parse(ReadFileOrDie(dir / ("out/" + id + "/instance.json")));
+  std::set<std::string> extracted = inst["extracted"];
+  EXPECT_TRUE(extracted.count("src/units/convert.py::to_meters")) << inst["extracted"];
+  EXPECT_EQ(inst["PASS_TO_PASS"], nlohmann::json::parse(R"(["tests/test_timing.py"])"));
+}
+
 TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
   ScratchDir dir;
   std::string root = dir / "repo";
@@ -698,7 +726,7 @@ TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
                         dir / "graph.json", "--no-cache"}).exit_code, 0);
   auto task = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
                           dir / "trace.json", "-o", dir / "out", "--p2p", "2", "--min-lines",
-                          "10", "--no-l2", "--f2p", "tests/test_stats.py"});
+                          "10", "--f2p", "tests/test_stats.py"});
   ASSERT_EQ(task.exit_code, 0) << task.err;
   std::string id = task.out.substr(0, task.out.find('\n'));
   auto inst = nlohmann::json::parse(ReadFileOrDie(dir / ("out/" + id + "/instance.json")));
@@ -706,6 +734,21 @@ TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
   EXPECT_TRUE(extracted.count("src/cext/stats.py::variance"));
   std::vector<std::string> p2p = inst["PASS_TO_PASS"];
   EXPECT_NE(std::find(p2p.begin(), p2p.end(), "tests/test_speedups.py"), p2p.end());
+  // The L2 task, verified with its gold: agent_code is the whole package as it runs, with
+  // the extension and the version file the install steps built, the data it reads at import
+  // and the runner its own code imports from its tests directory (but not its tests), its
+  // logger renamed with it.
+  std::string l2 = id.substr(0, id.size() - 1) + "2";
+  ASSERT_NE(task.out.find(l2), std::string::npos) << task.out << task.err;
+  std::string gold = ReadFileOrDie(dir / ("out/" + l2 + "/patch.diff"));
+  for (const char* part : {"+++ b/agent_code/_version.py", "+++ b/agent_code/stopwords.txt",
+                           "+++ b/agent_code/tests/runner.py", "+++ b/agent_code/tests/__init__.py",
+                           "getLogger(\"agent_code\")", "return version(\"cext\")"}) {
+    EXPECT_NE(gold.find(part), std::string::npos) << part;
+  }
+  EXPECT_NE(gold.find("diff --git a/agent_code/_speedups."), std::string::npos);
+  EXPECT_NE(gold.find("GIT binary patch"), std::string::npos);
+  EXPECT_EQ(gold.find("test_inner"), std::string::npos);
 }
 
 // fixtures/flaky_p2p: verification runs a failing round once more and leaves out the tests

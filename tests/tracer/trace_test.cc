@@ -49,5 +49,29 @@ TEST(MergeShardsTest, MergesInShardOrderAndRefusesIncompleteSets) {
   EXPECT_FALSE(MergeShards({Shard(1, 2, all, {"a.py", "b.py"}), other}).ok());
 }
 
+FileTrace Collected(const std::string& file, std::vector<std::string> names) {
+  FileTrace f;
+  f.file = file;
+  for (const auto& n : names) f.nodeids.push_back(file + "::" + n);
+  return f;
+}
+
+TEST(DoctestsOnlyTest, LibraryModulesCollectedForTheirDoctestsAreNoTestFiles) {
+  EXPECT_TRUE(DoctestsOnly(Collected("astropy/io/fits/header.py",
+                                     {"astropy.io.fits.header.Header.fromstring",
+                                      "astropy.io.fits.header.Header"})));
+  EXPECT_TRUE(DoctestsOnly(Collected("src/units/convert.py", {"units.convert.to_meters"})));
+  EXPECT_TRUE(DoctestsOnly(Collected("src/units/__init__.py", {"units"})));
+  EXPECT_TRUE(DoctestsOnly(Collected("pkg/util.py", {})));  // collected, no doctests in it
+  // Test modules and their functions, classes and parameters are tests whatever they hold.
+  EXPECT_FALSE(DoctestsOnly(Collected("tests/test_foo.py", {"test_foo"})));
+  EXPECT_FALSE(DoctestsOnly(Collected("tests/test_foo.py", {"tests.test_foo.helper"})));
+  EXPECT_FALSE(DoctestsOnly(Collected("pkg/checks.py", {"test_a", "pkg.checks.f"})));
+  EXPECT_FALSE(DoctestsOnly(Collected("pkg/checks.py", {"TestA::test_b"})));
+  EXPECT_FALSE(DoctestsOnly(Collected("pkg/checks.py", {"pkg.checks.f[1]"})));
+  EXPECT_FALSE(DoctestsOnly(Collected("pkg/checks.py", {"other.module.f"})));
+  EXPECT_FALSE(DoctestsOnly(Collected("docs/index.rst", {"index.rst"})));
+}
+
 }  // namespace
 }  // namespace fbkit::tracer
