@@ -95,8 +95,8 @@ void PrintOutcome(const extract::TaskOutcome& o) {
     for (const auto& r : o.repairs) std::fprintf(stderr, "    repaired: %s\n", r.c_str());
     for (const auto& t : o.flaky) std::fprintf(stderr, "    flaky, left out: %s\n", t.c_str());
   } else {
-    std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(), o.reason.c_str(),
-                 o.detail.c_str());
+    std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(),
+                 std::string(extract::RejectionName(o.rejection)).c_str(), o.detail.c_str());
   }
 }
 
@@ -173,7 +173,9 @@ int RunAll(const ExtractArgs& a) {
   if (!summary.ok()) return Fail(who, summary.error());
   PrintSummary(*summary);
   for (const auto& e : summary->write_errors) Fail(who, "writing a resume state: " + e);
-  if (auto it = summary->rejected.find(extract::kModelUnavailable); it != summary->rejected.end()) {
+  if (auto it = summary->rejected.find(std::string(
+          extract::RejectionName(extract::Rejection::kModelUnavailable)));
+      it != summary->rejected.end()) {
     Fail(who, std::to_string(it->second) +
                   " candidates left undecided: the model could not answer (see above); a rerun "
                   "builds them again");

@@ -41,7 +41,7 @@ std::string StateJson(const TaskOutcome& o) {
   w.Key("flaky"), w.StringArray(o.flaky);
   w.Key("instance_ids"), w.StringArray(o.instance_ids);
   w.Key("lines"), w.Int(o.lines);
-  w.Key("reason"), w.String(o.reason);
+  w.Key("reason"), w.String(RejectionName(o.rejection));
   w.Key("repairs"), w.StringArray(o.repairs);
   w.EndObject();
   return out + "\n";
@@ -92,14 +92,14 @@ std::optional<TaskOutcome> Earlier(util::Env& env, const std::string& state_path
   if (!env.Stat(state_path, true).ok()) return std::nullopt;
   TaskOutcome rejected;
   rejected.f2p = f2p;
-  rejected.reason = "(earlier run) rejected";
+  rejected.rejection = Rejection::kEarlierRun;
   auto text = env.ReadFile(state_path);
   auto state = nlohmann::json::parse(text.ok() ? *text : "", nullptr, false);
   if (!state.is_object()) return rejected;
   try {
     TaskOutcome o = rejected;
     o.emitted = state.value("emitted", false);
-    o.reason = o.emitted ? "" : state.value("reason", o.reason);
+    o.rejection = o.emitted ? Rejection::kNone : RejectionFromName(state.value("reason", ""));
     o.detail = state.value("detail", "");
     o.instance_ids = util::JsonStringList(state, "instance_ids");
     o.repairs = util::JsonStringList(state, "repairs");
@@ -122,7 +122,7 @@ void Count(const TaskOutcome& o, bool resumed, AllSummary* s) {
     s->pytest_runs += o.pytest_runs;
   }
   if (!o.emitted) {
-    s->rejected[o.reason]++;
+    s->rejected[std::string(RejectionName(o.rejection))]++;
     return;
   }
   ++s->emitted;
@@ -169,7 +169,7 @@ util::Expected<AllSummary> ExtractAll(
     if (!o.emitted && options.model && options.model->unavailable() > down) {
       // The model could not answer (its endpoint, its command): no verdict on this
       // candidate, so nothing a rerun would take as final.
-      o.reason = kModelUnavailable;
+      o.rejection = Rejection::kModelUnavailable;
       return o;
     }
     std::string state = StatePath(options.out_dir, mine[i]->file);

@@ -37,10 +37,6 @@ struct AllInputs {
   size_t test_files = 0;
 };
 
-// The rejection reason of a candidate left undecided because the model could not answer
-// (no resume state is written for it: a rerun builds it again). `all` fails when any is.
-inline constexpr const char* kModelUnavailable = "model unavailable";
-
 struct AllSummary {
   std::pair<int, int> shard{1, 1};
   size_t test_files = 0;
@@ -56,7 +52,10 @@ struct AllSummary {
   int flaky_tests = 0;    // left out of emitted tasks: their outcome changed between two runs
   double fbkit_seconds = 0;
   double pytest_seconds = 0;
-  std::map<std::string, size_t> rejected;                       // by reason
+  // By reason: RejectionName, or why a test file is no candidate. Candidates left undecided
+  // because the model could not answer (Rejection::kModelUnavailable) keep no resume state
+  // (a rerun builds them again); `all` fails when any is.
+  std::map<std::string, size_t> rejected;
   std::vector<std::pair<std::string, std::string>> l2_rejected;  // F2P file, why no L2 task
   std::vector<std::string> write_errors;  // resume states that could not be written
   std::string model;  // the model's usage this run (runner::UsageJson), "" without one

@@ -144,12 +144,15 @@ bool TestFileName(const std::string& path) {
 
 // The package's Python files agent_code copies: those outside its tests, and the modules
 // inside its test directories (not test files) that those import, with their packages'
-// __init__.py files; file indexes, sorted.
-std::vector<size_t> PackageModules(const Repo& repo, const std::string& package,
+// __init__.py files; file indexes, sorted. Links are left out (a link could name any host
+// file, and the gold is published with the task).
+std::vector<size_t> PackageModules(util::Env& env, const Repo& repo, const std::string& package,
                                    const std::string& pkg_dir) {
   std::set<size_t> kept;
   std::vector<size_t> todo;
   auto keep = [&](size_t f) {
+    auto st = env.Stat(util::JoinPath(repo.root(), repo.files()[f].path), false);
+    if (!st.ok() || st->type != util::FileType::kRegular) return;
     if (kept.insert(f).second) todo.push_back(f);
   };
   for (size_t f = 0; f < repo.files().size(); ++f) {
@@ -177,10 +180,12 @@ std::vector<size_t> PackageModules(const Repo& repo, const std::string& package,
 }
 
 // agent_code's files besides the package's Python modules: its other files outside its tests
-// (data it reads), and the files the environment built into it.
+// (data it reads), and the files the environment built into it. Both are read without
+// following links (a link in the repository or the environment could name any host file):
+// a repository's links are left out, like any file that is not a regular one.
 util::Status CopyPackageData(util::Env& env, const Repo& repo, const PackageSources& sources,
                              const std::string& pkg_dir, const std::string& agent_dir) {
-  constexpr uint64_t kMaxBuiltFile = 256u << 20;
+  constexpr uint64_t kMaxFile = 256u << 20;
   auto put = [&](const std::string& rel, const util::Expected<std::string>& data) -> util::Status {
     if (!data.ok()) return util::Error{data.error()};
     std::string dst = util::JoinPath(agent_dir, rel.substr(pkg_dir.size() + 1));
@@ -189,12 +194,13 @@ util::Status CopyPackageData(util::Env& env, const Repo& repo, const PackageSour
   };
   for (const auto& rel : sources.files) {
     if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {}) || rel.ends_with(".py")) continue;
-    if (auto s = put(rel, env.ReadFile(util::JoinPath(repo.root(), rel))); !s.ok()) return s;
+    auto st = env.Stat(util::JoinPath(repo.root(), rel), false);
+    if (!st.ok() || st->type != util::FileType::kRegular) continue;
+    if (auto s = put(rel, env.ReadUntrusted(repo.root(), rel, kMaxFile)); !s.ok()) return s;
   }
   for (const auto& rel : sources.built_files) {
     if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {})) continue;
-    auto data = env.ReadUntrusted(sources.built_dir, rel, kMaxBuiltFile);
-    if (auto s = put(rel, data); !s.ok()) return s;
+    if (auto s = put(rel, env.ReadUntrusted(sources.built_dir, rel, kMaxFile)); !s.ok()) return s;
   }
   return util::Status::Ok();
 }
@@ -359,7 +365,7 @@ util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo&
     if (auto r = git.Run(work, args); !r.ok()) return util::Error{r.error()};
   }
   // Tests kept inside the package (sympy/core/tests/) are no part of agent_code.
-  for (size_t f : PackageModules(repo, l2.package, pkg_dir)) {
+  for (size_t f : PackageModules(env, repo, l2.package, pkg_dir)) {
     const auto& t = repo.files()[f];
     auto text = RewritePackageFile(repo, parser, t, repo.source(f), l2.package);
     if (!text.ok()) return util::Error{text.error()};

@@ -202,6 +202,34 @@ std::string Digest(const std::string& f2p, const Plan& plan,
 
 }  // namespace
 
+std::string_view RejectionName(Rejection r) {
+  switch (r) {
+    case Rejection::kNone: return "";
+    case Rejection::kNoPlan: return "no plan";
+    case Rejection::kStillUsed: return "still used";
+    case Rejection::kTooFewLines: return "too few lines";
+    case Rejection::kUnparsableCut: return "unparsable cut";
+    case Rejection::kVerificationFailed: return "verification failed";
+    case Rejection::kStatement: return "statement";
+    case Rejection::kLevel2: return "L2";
+    case Rejection::kIo: return "io";
+    case Rejection::kModelUnavailable: return "model unavailable";
+    case Rejection::kEarlierRun: return "(earlier run) rejected";
+  }
+  return "";
+}
+
+Rejection RejectionFromName(std::string_view name) {
+  for (Rejection r : {Rejection::kNone, Rejection::kNoPlan, Rejection::kStillUsed,
+                      Rejection::kTooFewLines, Rejection::kUnparsableCut,
+                      Rejection::kVerificationFailed,
+                      Rejection::kStatement, Rejection::kLevel2, Rejection::kIo,
+                      Rejection::kModelUnavailable}) {
+    if (RejectionName(r) == name) return r;
+  }
+  return Rejection::kEarlierRun;
+}
+
 std::string InstanceId(IdScheme scheme, const std::string& repo_name, const std::string& commit,
                        const std::string& f2p, const std::string& content_digest, int level) {
   std::string repo = repo_name;
@@ -213,21 +241,22 @@ std::string InstanceId(IdScheme scheme, const std::string& repo_name, const std:
 
 namespace {
 
-// A planned task and its cut, or why there is none (reason "" when there is).
+// A planned task and its cut, or why there is none (kNone when there is).
 struct CutPlan {
   std::optional<Plan> plan;
   CutResult cut;
   std::vector<std::string> tops;  // the top objects the cut removes
   int lines = 0;
-  std::string reason, detail;
+  Rejection rejection = Rejection::kNone;
+  std::string detail;
 };
 
 // Cuts the planned extraction until no code that runs uses what goes (re-planning with what
 // must stay), then finds the top objects removed and the lines to implement.
 void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
                     const ExtractOptions& options, CutPlan& cp) {
-  auto fail = [&](std::string reason, std::string detail) {
-    cp.reason = std::move(reason);
+  auto fail = [&](Rejection rejection, std::string detail) {
+    cp.rejection = rejection;
     cp.detail = std::move(detail);
   };
   cp.tops.clear();
@@ -238,12 +267,12 @@ void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
     cp.cut = PlanCut(ctx.repo, ctx.index, cp.plan->extracted, policy, parser, rules);
     if (cp.cut.conflicts.empty()) break;
     cp.plan->kept.insert(cp.cut.conflicts.begin(), cp.cut.conflicts.end());
-    if (round > 200) return fail("still used", cp.cut.reasons.front());
+    if (round > 200) return fail(Rejection::kStillUsed, cp.cut.reasons.front());
     if (auto s = Reextract(ctx.repo, ctx.graph, &*cp.plan); !s.ok()) {
-      return fail("still used", s.error() + " (" + cp.cut.reasons.front() + ")");
+      return fail(Rejection::kStillUsed, s.error() + " (" + cp.cut.reasons.front() + ")");
     }
   }
-  if (!cp.cut.problems.empty()) return fail("unparsable cut", cp.cut.problems.front());
+  if (!cp.cut.problems.empty()) return fail(Rejection::kUnparsableCut, cp.cut.problems.front());
   for (const auto& id : cp.plan->top_objects) {
     auto it = cp.plan->extracted.lower_bound(id);
     if (it != cp.plan->extracted.end() && (*it == id || it->starts_with(id + ".")))
@@ -252,7 +281,7 @@ void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
   for (const auto& id : cp.plan->stand_ins) {
     if (std::find(cp.tops.begin(), cp.tops.end(), id) == cp.tops.end()) cp.tops.push_back(id);
   }
-  if (cp.tops.empty()) return fail("still used", "no top-level object could be removed");
+  if (cp.tops.empty()) return fail(Rejection::kStillUsed, "no top-level object could be removed");
   cp.lines = ExtractedLines(ctx.repo, cp.plan->extracted);
 }
 
@@ -260,18 +289,18 @@ void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
 CutPlan PlanAndCut(parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
                    const ExtractOptions& options, const SelectOptions& select) {
   CutPlan cp;
-  auto fail = [&](std::string reason, std::string detail) {
-    cp.reason = std::move(reason);
+  auto fail = [&](Rejection rejection, std::string detail) {
+    cp.rejection = rejection;
     cp.detail = std::move(detail);
     return std::move(cp);
   };
   auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, select, options.chooser);
-  if (!plan.ok()) return fail("no plan", plan.error());
+  if (!plan.ok()) return fail(Rejection::kNoPlan, plan.error());
   cp.plan = std::move(*plan);
   CutUntilStable(parser, ctx, options, cp);
-  if (!cp.reason.empty()) return cp;
+  if (cp.rejection != Rejection::kNone) return cp;
   if (cp.lines < options.min_lines) {
-    return fail("too few lines", std::to_string(cp.lines) + " lines to implement (--min-lines " +
+    return fail(Rejection::kTooFewLines, std::to_string(cp.lines) + " lines to implement (--min-lines " +
                                      std::to_string(options.min_lines) + ")");
   }
   return cp;
@@ -285,25 +314,26 @@ CutPlan PlanWithRetries(parser::PythonParser& parser, const ExtractContext& ctx,
                         const PassingFile& f2p, const ExtractOptions& options,
                         std::string* detail) {
   CutPlan cp = PlanAndCut(parser, ctx, f2p, options, options.select);
-  if (cp.reason == "too few lines" && cp.plan && cp.plan->member_tops) {
+  if (cp.rejection == Rejection::kTooFewLines && cp.plan && cp.plan->member_tops) {
     SelectOptions whole = options.select;
     whole.whole_classes = true;
     CutPlan wide = PlanAndCut(parser, ctx, f2p, options, whole);
-    if (wide.reason.empty()) {
+    if (wide.rejection == Rejection::kNone) {
       *detail = "classes taken whole (their specific methods alone: " + cp.detail + ")";
       return wide;
     }
   }
-  bool too_little = cp.reason == "too few lines" || cp.reason == "no plan" ||
-                    cp.reason == "still used";
+  bool too_little = cp.rejection == Rejection::kTooFewLines || cp.rejection == Rejection::kNoPlan ||
+                    cp.rejection == Rejection::kStillUsed;
   if (too_little && !options.chooser && options.select.chooser != "featurebench" &&
       options.select.depth > 1 && !options.select.deep) {
     SelectOptions deep = options.select;
     deep.deep = true;
     CutPlan deeper = PlanAndCut(parser, ctx, f2p, options, deep);
-    if (deeper.reason.empty()) {
+    if (deeper.rejection == Rejection::kNone) {
       *detail = "objects up to " + std::to_string(deep.depth) +
-                " calls deep chosen (the direct choice: " + cp.reason + ", " + cp.detail + ")";
+                " calls deep chosen (the direct choice: " + std::string(RejectionName(cp.rejection)) + ", " +
+                cp.detail + ")";
       return deeper;
     }
   }
@@ -371,7 +401,7 @@ std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
   }
   if (auto s = Reextract(ctx.repo, ctx.graph, &plan); !s.ok()) return "";
   CutUntilStable(parser, ctx, options, cp);
-  if (!cp.reason.empty()) return "";
+  if (cp.rejection != Rejection::kNone) return "";
   return why;
 }
 
@@ -433,15 +463,15 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
   auto start = Clock::now();
   TaskOutcome o;
   o.f2p = f2p.file;
-  auto finish = [&](std::string reason, std::string detail) {
-    o.reason = std::move(reason);
+  auto finish = [&](Rejection rejection, std::string detail) {
+    o.rejection = rejection;
     o.detail = std::move(detail);
     o.fbkit_seconds =
         std::chrono::duration<double>(Clock::now() - start).count() - o.pytest_seconds;
     return o;
   };
   CutPlan cp = PlanWithRetries(parser, ctx, f2p, options, &o.detail);
-  if (!cp.reason.empty()) return finish(cp.reason, cp.detail);
+  if (cp.rejection != Rejection::kNone) return finish(cp.rejection, cp.detail);
   std::string staging = util::JoinPath(options.out_dir, ".staging");
   std::string work = util::JoinPath(options.out_dir, ".work");
   std::string create_time, upd_time;
@@ -453,13 +483,13 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
   // Writes one level's task directory into the staging area and verifies it; "" when it holds,
   // else the failure (`report` says how it failed).
   auto write_and_verify = [&](int level, VerifyReport* report,
-                              std::string* category) -> std::string {
+                              Rejection* category) -> std::string {
     f.id = InstanceId(options.id_scheme, options.repo_name, options.base_commit, f2p.file,
                       f.digest, level);
     f.level = level;
     std::string dir = util::JoinPath(staging, f.id);
     (void)env.RemoveAll(dir);
-    *category = "io";
+    *category = Rejection::kIo;
     if (auto s = env.MakeDirs(dir); !s.ok()) return s.error();
     runner::Git git(env, launcher, dir);
     const Plan& plan = *cp.plan;
@@ -477,7 +507,7 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
                              : util::Expected<Level2>(util::Error{sources.error()});
       if (!l2.ok()) {
         (void)env.RemoveAll(dir);
-        *category = "L2";
+        *category = Rejection::kLevel2;
         return l2.error();
       }
       f.patches = {l2->patch, l2->test_patch};
@@ -489,12 +519,12 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
     auto statement = ProblemStatement(ctx.repo, si);
     if (!statement.ok()) {
       (void)env.RemoveAll(dir);
-      *category = "statement";
+      *category = Rejection::kStatement;
       return statement.error();
     }
     f.statement = *statement;
     if (auto s = WriteTaskFiles(env, dir, ToInstance(options, f)); !s.ok()) return s.error();
-    *category = "verification failed";
+    *category = Rejection::kVerificationFailed;
     if (!options.verify) return "";
     VerifyOptions vo;
     vo.f2p_max_pass = options.f2p_max_pass;
@@ -537,10 +567,10 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
     f.upd_time = upd_time;
     f.digest = Digest(f2p.file, *cp.plan, f.extracted);
     VerifyReport report;
-    std::string category;
+    Rejection category = Rejection::kNone;
     std::string failure = write_and_verify(1, &report, &category);
     if (failure.empty()) break;
-    std::string repaired = category == "verification failed" && round < kMaxRepairs
+    std::string repaired = category == Rejection::kVerificationFailed && round < kMaxRepairs
                                ? RepairPlan(parser, ctx, options, report, cp)
                                : "";
     if (repaired.empty()) {
@@ -550,21 +580,21 @@ TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRu
     o.repairs.push_back(repaired);
   }
   o.lines = f.lines;
-  if (auto s = publish(); !s.ok()) return finish("io", s.error());
+  if (auto s = publish(); !s.ok()) return finish(Rejection::kIo, s.error());
   if (options.level2) {
     VerifyReport report;
-    std::string category;
+    Rejection category = Rejection::kNone;
     std::string failure = write_and_verify(2, &report, &category);
     if (failure.empty()) {
-      if (auto s = publish(); !s.ok()) return finish("io", s.error());
-    } else if (category == "io" || category == "statement") {
+      if (auto s = publish(); !s.ok()) return finish(Rejection::kIo, s.error());
+    } else if (category == Rejection::kIo || category == Rejection::kStatement) {
       return finish(category, failure);
     } else {
       o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + failure;
     }
   }
   o.emitted = true;
-  return finish("", o.detail);
+  return finish(Rejection::kNone, o.detail);
 }
 
 }  // namespace fbkit::extract

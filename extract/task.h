@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "extract/cut.h"
@@ -58,10 +59,30 @@ struct ExtractContext {
   const std::vector<PassingFile>& passing;
 };
 
+// Why a candidate made no task; RejectionName is what summaries, state files and progress
+// lines say.
+enum class Rejection {
+  kNone,                // emitted
+  kNoPlan,              // "no plan": no top objects, no P2P files (select.h)
+  kStillUsed,           // "still used": code that stays needs all that would go
+  kTooFewLines,         // "too few lines": fewer than --min-lines to implement
+  kUnparsableCut,       // "unparsable cut": a file the cut rewrote no longer parses
+  kVerificationFailed,  // "verification failed" (after the repair rounds)
+  kStatement,           // "statement": the problem statement could not be written
+  kLevel2,              // "L2": the L2 variant could not be written (the L1 task stands)
+  kIo,                  // "io": the task directory could not be written
+  kModelUnavailable,    // "model unavailable": undecided, the model could not answer
+  kEarlierRun,          // "(earlier run) rejected": a state file that cannot be read
+};
+
+std::string_view RejectionName(Rejection r);
+// kEarlierRun for a name no Rejection has.
+Rejection RejectionFromName(std::string_view name);
+
 struct TaskOutcome {
   std::string f2p;
   bool emitted = false;
-  std::string reason;  // the rejection's short category ("" when emitted)
+  Rejection rejection = Rejection::kNone;
   std::string detail;  // the rejection's details
   std::vector<std::string> instance_ids;
   int lines = 0;

@@ -712,6 +712,12 @@ TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
   ScratchDir dir;
   std::string root = dir / "repo";
   ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("c_extension"), root}).exit_code, 0);
+  // Links in the package to files outside the repository (a host's secrets) stay out of the
+  // L2 gold, which is published with the task.
+  WriteFileOrDie(dir / "host-secret", "SECRET-OF-THE-HOST\n");
+  WriteFileOrDie(dir / "host-secret.py", "SECRET = 'SECRET-OF-THE-HOST-PY'\n");
+  std::filesystem::create_symlink(dir / "host-secret", root + "/src/cext/notes.txt");
+  std::filesystem::create_symlink(dir / "host-secret.py", root + "/src/cext/secret.py");
   auto trace = RunCommand({kBinary, "trace", root, "--python", kPython, "--isolate", "-q",
                            "--details", "-o", dir / "trace.json"});
   ASSERT_EQ(trace.exit_code, 0) << trace.err;
@@ -749,6 +755,7 @@ TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
   EXPECT_NE(gold.find("diff --git a/agent_code/_speedups."), std::string::npos);
   EXPECT_NE(gold.find("GIT binary patch"), std::string::npos);
   EXPECT_EQ(gold.find("test_inner"), std::string::npos);
+  EXPECT_EQ(gold.find("SECRET-OF-THE-HOST"), std::string::npos);
 }
 
 // fixtures/flaky_p2p: verification runs a failing round once more and leaves out the tests
