@@ -477,6 +477,115 @@ std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) 
   return std::nullopt;
 }
 
+namespace {
+
+// The instance's directories made afresh, the workspace prepared, the problem statement and
+// the preset's output files written; an error says which step failed.
+util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
+                             const std::string& task_dir, int level, const InferOptions& options) {
+  // An earlier run's leftovers must go entirely: its output/ was the agent's (a link left
+  // there would be written through below).
+  if (auto s = env.RemoveAll(l.inst); !s.ok()) {
+    return util::Error{"removing the earlier run's " + l.inst + ": " + s.error()};
+  }
+  (void)env.RemoveAll(l.base);
+  (void)env.RemoveAll(l.scratch);
+  for (const auto& dir : {l.inst, util::DirName(l.statement), l.output}) {
+    if (auto s = env.MakeDirs(dir); !s.ok()) return s;
+  }
+  if (auto s = PrepareWorkspace(env, git, l, task_dir, level); !s.ok()) {
+    return util::Error{"preparing the workspace: " + s.error()};
+  }
+  auto statement = env.ReadFile(TaskDir{task_dir}.statement());
+  if (!statement.ok()) return util::Error{statement.error()};
+  if (auto s = env.WriteFileAtomic(l.statement, *statement); !s.ok()) return s;
+  for (const auto& [rel, content] : options.output_files) {
+    std::string path = util::JoinPath(l.output, rel);
+    if (auto s = env.MakeDirs(util::DirName(path)); !s.ok()) return s;
+    if (auto s = env.WriteFileAtomic(path, content); !s.ok()) return s;
+  }
+  return util::Status::Ok();
+}
+
+// The agent's process: its command in the workspace, fbkit's variables, and a sandbox that
+// may write only the workspace and output/.
+runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l, const Instance& info) {
+  runner::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c",
+               SubstituteCommand(options.agent_cmd, info.instance_id, l.workspace, l.statement)};
+  spec.cwd = l.workspace;
+  // git in the workspace (which belongs to fbkit's user, not the agent's) not refused as
+  // "dubious ownership"; the agent's own variables come after and may say otherwise.
+  spec.env = {{"GIT_CONFIG_COUNT", "1"},
+              {"GIT_CONFIG_KEY_0", "safe.directory"},
+              {"GIT_CONFIG_VALUE_0", "*"}};
+  spec.env.insert(spec.env.end(), options.env.begin(), options.env.end());
+  spec.env.insert(spec.env.end(), {{"FBKIT_INSTANCE_ID", info.instance_id},
+                                   {"FBKIT_PROBLEM_STATEMENT", l.statement},
+                                   {"FBKIT_WORKSPACE", l.workspace},
+                                   {"FBKIT_LEVEL", std::to_string(info.level)},
+                                   {"FBKIT_USAGE", util::JoinPath(l.output, "usage.json")},
+                                   {"FBKIT_OUTPUT_DIR", l.output}});
+  spec.log_path = util::JoinPath(l.inst, "agent.log");
+  spec.sandbox.kind = options.sandbox;
+  spec.sandbox.network = options.network.value_or(info.settings.network);
+  spec.sandbox.limits = info.settings.limits;
+  if (options.memory_mb >= 0) spec.sandbox.limits.memory_mb = options.memory_mb;
+  if (options.processes >= 0) spec.sandbox.limits.processes = options.processes;
+  spec.sandbox.hidden = options.hidden;
+  spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
+  spec.sandbox.read_only = options.read_only;
+  spec.sandbox.read_only.push_back(util::DirName(l.statement));
+  // Only its workspace and output: its log, result and patch beside them are fbkit's.
+  spec.sandbox.writable = {l.workspace, l.output};
+  return spec;
+}
+
+// An agent command the shell could not start (126, 127): an error naming the first line of
+// its log, and what the sandbox shows.
+void ExplainStartFailure(util::Env& env, const std::string& log_path, int code, InferResult* r) {
+  if (code != 126 && code != 127) return;
+  std::string line = StartFailure(env, log_path);
+  if (line.empty()) return;
+  r->status = "error";
+  r->could_not_start = true;
+  r->error = "the agent command could not start (exit " + std::to_string(code) + ": " + line +
+             "); " + kSandboxShows + ". Expose what it needs with --read-only PATH";
+  if (line.find("Permission denied") != std::string::npos && ::geteuid() == 0) {
+    r->error += " (when fbkit runs as root the agent runs as nobody, uid " +
+                std::to_string(runner::kSandboxUid) + ": its files must be readable, and its "
+                "programs executable, by others)";
+  }
+}
+
+// What the agent left: the workspace defused, its patch collected and written, its usage.
+void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, const Layout& l,
+                const runner::RepoSpec& settings, const InferOptions& options, InferResult* r) {
+  // From here on git reads a tree the agent wrote: inside the sandbox, the workspace
+  // read-only, only fbkit's snapshot (whose configuration is fixed) writable.
+  runner::RepoSpec tools = settings;
+  tools.sandbox = options.sandbox;
+  git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
+  util::Status defused = options.sandbox == runner::SandboxKind::kBwrap
+                             ? DefuseWorkspace(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}))
+                             : util::Status::Ok();
+  if (!defused.ok()) {
+    r->status = "error";
+    r->error = defused.error();
+  } else if (auto s = CollectPatch(env, git, l, options.max_file_kb, r); !s.ok()) {
+    r->status = "error";
+    r->error = "collecting the patch: " + s.error();
+  }
+  r->patch_sha256 = util::Sha256Hex(r->patch);
+  if (auto s = env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r->patch); !s.ok()) {
+    r->status = "error";
+    r->error = "writing patch.diff: " + s.error();
+  }
+  r->usage = ReadUsage(env, l.inst);
+}
+
+}  // namespace
+
 InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
                      const InferOptions& options) {
   auto start = Clock::now();
@@ -487,57 +596,11 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   r.instance_id = info->instance_id;
   r.level = info->level;
   Layout l = LayoutOf(options.run_dir, r.instance_id);
-  // An earlier run's leftovers must go entirely: its output/ was the agent's (a link left
-  // there would be written through below).
-  if (auto s = env.RemoveAll(l.inst); !s.ok()) {
-    return r.error = "removing the earlier run's " + l.inst + ": " + s.error(), r;
-  }
-  (void)env.RemoveAll(l.base);
-  (void)env.RemoveAll(l.scratch);
-  for (const auto& dir : {l.inst, util::DirName(l.statement), l.output}) {
-    if (auto s = env.MakeDirs(dir); !s.ok()) return r.error = s.error(), r;
-  }
   runner::Git git(env, launcher, l.scratch);
-  if (auto s = PrepareWorkspace(env, git, l, task_dir, r.level); !s.ok()) {
-    return r.error = "preparing the workspace: " + s.error(), r;
+  if (auto s = PrepareInstance(env, git, l, task_dir, r.level, options); !s.ok()) {
+    return r.error = s.error(), r;
   }
-  auto statement = env.ReadFile(TaskDir{task_dir}.statement());
-  if (!statement.ok()) return r.error = statement.error(), r;
-  if (auto s = env.WriteFileAtomic(l.statement, *statement); !s.ok()) return r.error = s.error(), r;
-  for (const auto& [rel, content] : options.output_files) {
-    std::string path = util::JoinPath(l.output, rel);
-    if (auto s = env.MakeDirs(util::DirName(path)); !s.ok()) return r.error = s.error(), r;
-    if (auto s = env.WriteFileAtomic(path, content); !s.ok()) return r.error = s.error(), r;
-  }
-
-  runner::ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c",
-               SubstituteCommand(options.agent_cmd, r.instance_id, l.workspace, l.statement)};
-  spec.cwd = l.workspace;
-  // git in the workspace (which belongs to fbkit's user, not the agent's) not refused as
-  // "dubious ownership"; the agent's own variables come after and may say otherwise.
-  spec.env = {{"GIT_CONFIG_COUNT", "1"},
-              {"GIT_CONFIG_KEY_0", "safe.directory"},
-              {"GIT_CONFIG_VALUE_0", "*"}};
-  spec.env.insert(spec.env.end(), options.env.begin(), options.env.end());
-  spec.env.insert(spec.env.end(), {{"FBKIT_INSTANCE_ID", r.instance_id},
-                                   {"FBKIT_PROBLEM_STATEMENT", l.statement},
-                                   {"FBKIT_WORKSPACE", l.workspace},
-                                   {"FBKIT_LEVEL", std::to_string(r.level)},
-                                   {"FBKIT_USAGE", util::JoinPath(l.output, "usage.json")},
-                                   {"FBKIT_OUTPUT_DIR", l.output}});
-  spec.log_path = util::JoinPath(l.inst, "agent.log");
-  spec.sandbox.kind = options.sandbox;
-  spec.sandbox.network = options.network.value_or(info->settings.network);
-  spec.sandbox.limits = info->settings.limits;
-  if (options.memory_mb >= 0) spec.sandbox.limits.memory_mb = options.memory_mb;
-  if (options.processes >= 0) spec.sandbox.limits.processes = options.processes;
-  spec.sandbox.hidden = options.hidden;
-  spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
-  spec.sandbox.read_only = options.read_only;
-  spec.sandbox.read_only.push_back(util::DirName(l.statement));
-  // Only its workspace and output: its log, result and patch beside them are fbkit's.
-  spec.sandbox.writable = {l.workspace, l.output};
+  runner::ProcessSpec spec = AgentSpec(options, l, *info);
   double prepared = Since(start);
   auto agent_start = Clock::now();
   auto exit = runner::RunToCompletion(launcher, spec, options.timeout);
@@ -547,40 +610,8 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   r.exit_code = exit->code;
   r.signal = exit->signal;
   r.status = exit->timed_out ? "timed_out" : "finished";
-  if (exit->code == 126 || exit->code == 127) {
-    if (std::string line = StartFailure(env, spec.log_path); !line.empty()) {
-      r.status = "error";
-      r.could_not_start = true;
-      r.error = "the agent command could not start (exit " + std::to_string(exit->code) + ": " +
-                line + "); " + kSandboxShows + ". Expose what it needs with --read-only PATH";
-      if (line.find("Permission denied") != std::string::npos && ::geteuid() == 0) {
-        r.error += " (when fbkit runs as root the agent runs as nobody, uid " +
-                   std::to_string(runner::kSandboxUid) + ": its files must be readable, and its "
-                   "programs executable, by others)";
-      }
-    }
-  }
-  // From here on git reads a tree the agent wrote: inside the sandbox, the workspace
-  // read-only, only fbkit's snapshot (whose configuration is fixed) writable.
-  runner::RepoSpec tools = info->settings;
-  tools.sandbox = options.sandbox;
-  git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
-  util::Status defused = options.sandbox == runner::SandboxKind::kBwrap
-                             ? DefuseWorkspace(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}))
-                             : util::Status::Ok();
-  if (!defused.ok()) {
-    r.status = "error";
-    r.error = defused.error();
-  } else if (auto s = CollectPatch(env, git, l, options.max_file_kb, &r); !s.ok()) {
-    r.status = "error";
-    r.error = "collecting the patch: " + s.error();
-  }
-  r.patch_sha256 = util::Sha256Hex(r.patch);
-  if (auto s = env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r.patch); !s.ok()) {
-    r.status = "error";
-    r.error = "writing patch.diff: " + s.error();
-  }
-  r.usage = ReadUsage(env, l.inst);
+  ExplainStartFailure(env, spec.log_path, exit->code, &r);
+  CollectRun(env, launcher, git, l, info->settings, options, &r);
   (void)env.RemoveAll(l.scratch);
   r.fbkit_seconds = prepared + Since(collect_start);
   return r;

@@ -454,147 +454,194 @@ InstanceFields Fields(const ExtractContext& ctx, const ExtractOptions& options,
   return f;
 }
 
+// One F2P file's task run: the plan and its cut, then each level's task directory written
+// into the staging area, verified (level 1 repaired up to kMaxRepairs times) and published.
+class TaskRun {
+ public:
+  TaskRun(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+          parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
+          const ExtractOptions& options)
+      : env_(env), launcher_(launcher), tests_(tests), parser_(parser), ctx_(ctx), f2p_(f2p),
+        options_(options), staging_(util::JoinPath(options.out_dir, ".staging")),
+        work_(util::JoinPath(options.out_dir, ".work")), start_(Clock::now()) {
+    o_.f2p = f2p.file;
+  }
+
+  TaskOutcome Run() {
+    cp_ = PlanWithRetries(parser_, ctx_, f2p_, options_, &o_.detail);
+    if (cp_.rejection != Rejection::kNone) return Finish(cp_.rejection, cp_.detail);
+    if (!options_.base_commit.empty()) {
+      runner::Git log(env_, launcher_, util::JoinPath(work_, "log"));
+      std::tie(create_time_, upd_time_) = FileTimes(log, ctx_.repo.root(), f2p_.file);
+    }
+    if (auto failed = Level1(); failed) return *failed;
+    o_.lines = f_.lines;
+    if (auto s = Publish(); !s.ok()) return Finish(Rejection::kIo, s.error());
+    if (options_.level2) {
+      Rejection category = Rejection::kNone;
+      std::string failure = WriteAndVerify(2, &category, nullptr);
+      if (failure.empty()) {
+        if (auto s = Publish(); !s.ok()) return Finish(Rejection::kIo, s.error());
+      } else if (category == Rejection::kIo || category == Rejection::kStatement) {
+        return Finish(category, failure);
+      } else {
+        o_.detail += (o_.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + failure;
+      }
+    }
+    o_.emitted = true;
+    return Finish(Rejection::kNone, o_.detail);
+  }
+
+ private:
+  static constexpr int kMaxRepairs = 3;
+
+  TaskOutcome Finish(Rejection rejection, std::string detail) {
+    o_.rejection = rejection;
+    o_.detail = std::move(detail);
+    o_.fbkit_seconds =
+        std::chrono::duration<double>(Clock::now() - start_).count() - o_.pytest_seconds;
+    return o_;
+  }
+
+  // Level 1, repaired and verified again up to kMaxRepairs times; the outcome when it fails.
+  std::optional<TaskOutcome> Level1() {
+    for (int round = 0;; ++round) {
+      f_ = Fields(ctx_, options_, f2p_, cp_);
+      f_.create_time = create_time_;
+      f_.upd_time = upd_time_;
+      f_.digest = Digest(f2p_.file, *cp_.plan, f_.extracted);
+      VerifyReport report;
+      Rejection category = Rejection::kNone;
+      std::string failure = WriteAndVerify(1, &category, &report);
+      if (failure.empty()) return std::nullopt;
+      std::string repaired = category == Rejection::kVerificationFailed && round < kMaxRepairs
+                                 ? RepairPlan(parser_, ctx_, options_, report, cp_)
+                                 : "";
+      if (repaired.empty()) {
+        if (!o_.repairs.empty()) {
+          failure += " (after " + std::to_string(o_.repairs.size()) + " repairs)";
+        }
+        return Finish(category, failure);
+      }
+      o_.repairs.push_back(repaired);
+    }
+  }
+
+  // Writes one level's task directory into the staging area and verifies it; "" when it
+  // holds, else the failure (`category` says which step failed, `report` how verification did).
+  std::string WriteAndVerify(int level, Rejection* category, VerifyReport* report) {
+    f_.id = InstanceId(options_.id_scheme, options_.repo_name, options_.base_commit, f2p_.file,
+                       f_.digest, level);
+    f_.level = level;
+    std::string dir = util::JoinPath(staging_, f_.id);
+    if (std::string failure = Write(level, dir, category); !failure.empty()) return failure;
+    *category = Rejection::kVerificationFailed;
+    if (!options_.verify) return "";
+    VerifyReport local;
+    return Verify(level, dir, report ? report : &local);
+  }
+
+  // The task directory of one level: its patches, problem statement and instance.json.
+  std::string Write(int level, const std::string& dir, Rejection* category) {
+    (void)env_.RemoveAll(dir);
+    *category = Rejection::kIo;
+    if (auto s = env_.MakeDirs(dir); !s.ok()) return s.error();
+    runner::Git git(env_, launcher_, dir);
+    const Plan& plan = *cp_.plan;
+    StatementInput si{options_.repo_name, f2p_.file, cp_.tops, plan.extracted, f_.interfaces,
+                      level, "", {}};
+    if (level == 1) {
+      auto patches = WritePresolved(env_, git, ctx_.repo, options_, dir, f2p_.file, cp_.cut.texts);
+      if (!patches.ok()) return patches.error();
+      f_.patches = *patches;
+      f_.f2p_tests = plan.f2p_tests;
+    } else {
+      auto sources = PackageSourcesOf(env_, launcher_, ctx_.repo.root(), options_);
+      auto l2 = sources.ok() ? WriteLevel2(env_, git, ctx_.repo, parser_, f2p_.file,
+                                           plan.f2p_tests, cp_.tops, *sources, dir)
+                             : util::Expected<Level2>(util::Error{sources.error()});
+      if (!l2.ok()) {
+        (void)env_.RemoveAll(dir);
+        *category = Rejection::kLevel2;
+        return l2.error();
+      }
+      f_.patches = {l2->patch, l2->test_patch};
+      f_.f2p_tests = l2->f2p_tests;
+      si.package = l2->package;
+      si.test_uses = l2->test_uses;
+    }
+    si.model = &options_.statement_model;
+    auto statement = ProblemStatement(ctx_.repo, si);
+    if (!statement.ok()) {
+      (void)env_.RemoveAll(dir);
+      *category = Rejection::kStatement;
+      return statement.error();
+    }
+    f_.statement = *statement;
+    if (auto s = WriteTaskFiles(env_, dir, ToInstance(options_, f_)); !s.ok()) return s.error();
+    return "";
+  }
+
+  // Verifies the staged task directory; keeps the evidence of a failure, leaves flaky tests
+  // out of a task that holds.
+  std::string Verify(int level, const std::string& dir, VerifyReport* report) {
+    VerifyOptions vo;
+    vo.f2p_max_pass = options_.f2p_max_pass;
+    vo.work_dir = util::JoinPath(work_, f_.id);
+    vo.sandbox = options_.settings.sandbox;
+    vo.env_cache = options_.settings.env_cache;
+    if (level == 2 && !o_.instance_ids.empty()) {
+      vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
+    }
+    *report = VerifyTask(env_, launcher_, tests_, dir, vo);
+    o_.pytest_runs += report->pytest_runs;
+    o_.pytest_seconds += report->pytest_seconds;
+    std::string evidence = RejectedDir(options_.out_dir, f2p_.file, level);
+    if (!report->ok) {
+      if (auto s = KeepEvidence(env_, dir, evidence, *report); !s.ok()) return s.error();
+      return report->reason;
+    }
+    (void)env_.RemoveAll(evidence);  // an earlier round's or run's
+    if (report->flaky.empty()) return "";
+    // Tests that changed their outcome between two runs of the same code leave the task.
+    auto flaky = [&](const std::string& id) { return report->flaky.count(id) > 0; };
+    std::erase_if(f_.f2p_tests, flaky);
+    std::erase_if(f_.p2p_tests, flaky);
+    o_.flaky.insert(o_.flaky.end(), report->flaky.begin(), report->flaky.end());
+    if (auto s = WriteTaskFiles(env_, dir, ToInstance(options_, f_)); !s.ok()) return s.error();
+    return "";
+  }
+
+  util::Status Publish() {
+    std::string final_dir = util::JoinPath(options_.out_dir, f_.id);
+    (void)env_.RemoveAll(final_dir);
+    if (auto s = env_.Rename(util::JoinPath(staging_, f_.id), final_dir); !s.ok()) return s;
+    o_.instance_ids.push_back(f_.id);
+    return util::Status::Ok();
+  }
+
+  util::Env& env_;
+  runner::Launcher& launcher_;
+  runner::TestRunner& tests_;
+  parser::PythonParser& parser_;
+  const ExtractContext& ctx_;
+  const PassingFile& f2p_;
+  const ExtractOptions& options_;
+  const std::string staging_, work_;
+  const Clock::time_point start_;
+  TaskOutcome o_;
+  CutPlan cp_;
+  InstanceFields f_;
+  std::string create_time_, upd_time_;
+};
+
 }  // namespace
 
 TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
                       parser::PythonParser& parser,
                       const ExtractContext& ctx, const PassingFile& f2p,
                       const ExtractOptions& options) {
-  auto start = Clock::now();
-  TaskOutcome o;
-  o.f2p = f2p.file;
-  auto finish = [&](Rejection rejection, std::string detail) {
-    o.rejection = rejection;
-    o.detail = std::move(detail);
-    o.fbkit_seconds =
-        std::chrono::duration<double>(Clock::now() - start).count() - o.pytest_seconds;
-    return o;
-  };
-  CutPlan cp = PlanWithRetries(parser, ctx, f2p, options, &o.detail);
-  if (cp.rejection != Rejection::kNone) return finish(cp.rejection, cp.detail);
-  std::string staging = util::JoinPath(options.out_dir, ".staging");
-  std::string work = util::JoinPath(options.out_dir, ".work");
-  std::string create_time, upd_time;
-  if (!options.base_commit.empty()) {
-    runner::Git log(env, launcher, util::JoinPath(work, "log"));
-    std::tie(create_time, upd_time) = FileTimes(log, ctx.repo.root(), f2p.file);
-  }
-  InstanceFields f;
-  // Writes one level's task directory into the staging area and verifies it; "" when it holds,
-  // else the failure (`report` says how it failed).
-  auto write_and_verify = [&](int level, VerifyReport* report,
-                              Rejection* category) -> std::string {
-    f.id = InstanceId(options.id_scheme, options.repo_name, options.base_commit, f2p.file,
-                      f.digest, level);
-    f.level = level;
-    std::string dir = util::JoinPath(staging, f.id);
-    (void)env.RemoveAll(dir);
-    *category = Rejection::kIo;
-    if (auto s = env.MakeDirs(dir); !s.ok()) return s.error();
-    runner::Git git(env, launcher, dir);
-    const Plan& plan = *cp.plan;
-    StatementInput si{options.repo_name, f2p.file, cp.tops, plan.extracted, f.interfaces,
-                      level, "", {}};
-    if (level == 1) {
-      auto patches = WritePresolved(env, git, ctx.repo, options, dir, f2p.file, cp.cut.texts);
-      if (!patches.ok()) return patches.error();
-      f.patches = *patches;
-      f.f2p_tests = plan.f2p_tests;
-    } else {
-      auto sources = PackageSourcesOf(env, launcher, ctx.repo.root(), options);
-      auto l2 = sources.ok() ? WriteLevel2(env, git, ctx.repo, parser, f2p.file, plan.f2p_tests,
-                                           cp.tops, *sources, dir)
-                             : util::Expected<Level2>(util::Error{sources.error()});
-      if (!l2.ok()) {
-        (void)env.RemoveAll(dir);
-        *category = Rejection::kLevel2;
-        return l2.error();
-      }
-      f.patches = {l2->patch, l2->test_patch};
-      f.f2p_tests = l2->f2p_tests;
-      si.package = l2->package;
-      si.test_uses = l2->test_uses;
-    }
-    si.model = &options.statement_model;
-    auto statement = ProblemStatement(ctx.repo, si);
-    if (!statement.ok()) {
-      (void)env.RemoveAll(dir);
-      *category = Rejection::kStatement;
-      return statement.error();
-    }
-    f.statement = *statement;
-    if (auto s = WriteTaskFiles(env, dir, ToInstance(options, f)); !s.ok()) return s.error();
-    *category = Rejection::kVerificationFailed;
-    if (!options.verify) return "";
-    VerifyOptions vo;
-    vo.f2p_max_pass = options.f2p_max_pass;
-    vo.work_dir = util::JoinPath(work, f.id);
-    vo.sandbox = options.settings.sandbox;
-    vo.env_cache = options.settings.env_cache;
-    if (level == 2 && !o.instance_ids.empty()) {
-      vo.level1_dir = util::JoinPath(options.out_dir, o.instance_ids.front());
-    }
-    *report = VerifyTask(env, launcher, tests, dir, vo);
-    o.pytest_runs += report->pytest_runs;
-    o.pytest_seconds += report->pytest_seconds;
-    std::string evidence = RejectedDir(options.out_dir, f2p.file, level);
-    if (!report->ok) {
-      if (auto s = KeepEvidence(env, dir, evidence, *report); !s.ok()) return s.error();
-      return report->reason;
-    }
-    (void)env.RemoveAll(evidence);  // an earlier round's or run's
-    if (report->flaky.empty()) return "";
-    // Tests that changed their outcome between two runs of the same code leave the task.
-    auto flaky = [&](const std::string& id) { return report->flaky.count(id) > 0; };
-    std::erase_if(f.f2p_tests, flaky);
-    std::erase_if(f.p2p_tests, flaky);
-    o.flaky.insert(o.flaky.end(), report->flaky.begin(), report->flaky.end());
-    if (auto s = WriteTaskFiles(env, dir, ToInstance(options, f)); !s.ok()) return s.error();
-    return "";
-  };
-  auto publish = [&]() -> util::Status {
-    std::string final_dir = util::JoinPath(options.out_dir, f.id);
-    (void)env.RemoveAll(final_dir);
-    if (auto s = env.Rename(util::JoinPath(staging, f.id), final_dir); !s.ok()) return s;
-    o.instance_ids.push_back(f.id);
-    return util::Status::Ok();
-  };
-  // Level 1, repaired and verified again up to kMaxRepairs times.
-  constexpr int kMaxRepairs = 3;
-  for (int round = 0;; ++round) {
-    f = Fields(ctx, options, f2p, cp);
-    f.create_time = create_time;
-    f.upd_time = upd_time;
-    f.digest = Digest(f2p.file, *cp.plan, f.extracted);
-    VerifyReport report;
-    Rejection category = Rejection::kNone;
-    std::string failure = write_and_verify(1, &report, &category);
-    if (failure.empty()) break;
-    std::string repaired = category == Rejection::kVerificationFailed && round < kMaxRepairs
-                               ? RepairPlan(parser, ctx, options, report, cp)
-                               : "";
-    if (repaired.empty()) {
-      if (!o.repairs.empty()) failure += " (after " + std::to_string(o.repairs.size()) + " repairs)";
-      return finish(category, failure);
-    }
-    o.repairs.push_back(repaired);
-  }
-  o.lines = f.lines;
-  if (auto s = publish(); !s.ok()) return finish(Rejection::kIo, s.error());
-  if (options.level2) {
-    VerifyReport report;
-    Rejection category = Rejection::kNone;
-    std::string failure = write_and_verify(2, &report, &category);
-    if (failure.empty()) {
-      if (auto s = publish(); !s.ok()) return finish(Rejection::kIo, s.error());
-    } else if (category == Rejection::kIo || category == Rejection::kStatement) {
-      return finish(category, failure);
-    } else {
-      o.detail += (o.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + failure;
-    }
-  }
-  o.emitted = true;
-  return finish(Rejection::kNone, o.detail);
+  return TaskRun(env, launcher, tests, parser, ctx, f2p, options).Run();
 }
 
 }  // namespace fbkit::extract

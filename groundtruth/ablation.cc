@@ -277,6 +277,57 @@ util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const Fil
   return Checked(parser, file.path, out);
 }
 
+namespace {
+
+// Whether the F2P tests are run by id (they pass alone on the gold checkout) or as whole
+// files (ids pytest cannot select, or tests that need their file's other tests first); ""
+// when the gold checkout passes them, else why not.
+std::string ChooseSelection(Ctx& c, bool whole_files) {
+  if (!whole_files) {
+    auto alone = TestOutcomes(c.env, c.tests, c.repo, c.settings, c.instance.pythonpath,
+                              c.f2p, c.runs);
+    c.by_id = alone.ok();
+    for (const auto& id : c.f2p) {
+      c.by_id = c.by_id && alone->count(id) && alone->at(id) == "passed";
+    }
+  }
+  if (c.by_id) return "";
+  auto base = FirstFailing(c.env, c.tests, c.repo, c.settings, c.instance, c.f2p,
+                           c.runs, false);
+  if (!base.ok()) return base.error();
+  if (!base->empty()) return "F2P " + *base + " does not pass with the gold patch";
+  return "";
+}
+
+// Each file of the gold patch ablated (tests and documentation set aside), then the
+// redundant ones found; "" when the checkout could be restored after each, else why not.
+std::string AblateGoldFiles(Ctx& c, runner::Git& git, std::vector<FilePatch> files,
+                            Localization* l) {
+  std::sort(files.begin(), files.end(),
+            [](const FilePatch& a, const FilePatch& b) { return a.path() < b.path(); });
+  for (const auto& f : files) {
+    if (IsTestPath(f.path())) {
+      l->test.push_back(f.path());
+    } else if (IsDocPath(f.path())) {
+      l->files.push_back({f.path(), "other", "documentation"});
+    } else if (!AblateFile(c, git, f, l)) {
+      return "cannot restore " + f.path() + " after its ablation";
+    }
+  }
+  if (!RedundantFiles(c, git, files, l)) return "cannot restore the checkout after a joint revert";
+  for (const auto& a : l->files) {
+    (a.verdict == "necessary" ? l->necessary
+     : a.verdict == "unknown" ? l->unknown
+                              : l->other)
+        .push_back(a.target);
+  }
+  std::sort(l->test.begin(), l->test.end());
+  l->test.erase(std::unique(l->test.begin(), l->test.end()), l->test.end());
+  return "";
+}
+
+}  // namespace
+
 Localization Localize(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
                       parser::PythonParser& parser,
                       const Instance& instance, const runner::RepoSpec& settings,
@@ -307,50 +358,14 @@ Localization Localize(util::Env& env, runner::Launcher& launcher, runner::TestRu
         util::JoinPath(work_dir, "run")};
   if (auto s = PrepareCheckout(env, launcher, instance, c.repo, true); !s.ok())
     return fail(s.error());
-  // The F2P tests alone when they pass alone on the gold checkout (ids pytest cannot select,
-  // or tests that need their file's other tests first, fall back to whole files).
-  if (!whole_files) {
-    auto alone =
-        TestOutcomes(env, tests, c.repo, settings, instance.pythonpath, fail_to_pass, c.runs);
-    c.by_id = alone.ok();
-    for (const auto& id : fail_to_pass) {
-      c.by_id = c.by_id && alone->count(id) && alone->at(id) == "passed";
-    }
-  }
-  if (!c.by_id) {
-    auto base =
-        FirstFailing(env, tests, c.repo, settings, instance, fail_to_pass, c.runs, false);
-    if (!base.ok()) return fail(base.error());
-    if (!base->empty()) return fail("F2P " + *base + " does not pass with the gold patch");
-  }
+  if (std::string why = ChooseSelection(c, whole_files); !why.empty()) return fail(why);
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   // The tests have written the checkout: git over it runs sandboxed.
   git.Confine(runner::ToolSandbox(settings, {work_dir}, {instance.repo}));
   if (auto test_files = ParsePatch(instance.test_patch); test_files.ok()) {
     for (const auto& f : *test_files) l.test.push_back(f.path());
   }
-  std::vector<FilePatch> files = *gold;
-  std::sort(files.begin(), files.end(),
-            [](const FilePatch& a, const FilePatch& b) { return a.path() < b.path(); });
-  for (const auto& f : files) {
-    if (IsTestPath(f.path())) {
-      l.test.push_back(f.path());
-    } else if (IsDocPath(f.path())) {
-      l.files.push_back({f.path(), "other", "documentation"});
-    } else if (!AblateFile(c, git, f, &l)) {
-      return fail("cannot restore " + f.path() + " after its ablation");
-    }
-  }
-  if (!RedundantFiles(c, git, files, &l))
-    return fail("cannot restore the checkout after a joint revert");
-  for (const auto& a : l.files) {
-    (a.verdict == "necessary" ? l.necessary
-     : a.verdict == "unknown" ? l.unknown
-                              : l.other)
-        .push_back(a.target);
-  }
-  std::sort(l.test.begin(), l.test.end());
-  l.test.erase(std::unique(l.test.begin(), l.test.end()), l.test.end());
+  if (std::string why = AblateGoldFiles(c, git, *gold, &l); !why.empty()) return fail(why);
   if (entities) AblateEntities(c, *versions, set, &l);
   BuildTasks(set, &l);
   (void)env.RemoveAll(work_dir);

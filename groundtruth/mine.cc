@@ -371,6 +371,51 @@ std::vector<int> IssueNumbers(const std::string& text, int pr) {
   return {out.begin(), out.end()};
 }
 
+namespace {
+
+// One first-parent commit: the PR it merges kept in r->prs, or counted in the report's
+// dropped reasons (one commit git cannot diff or show never stops the others).
+void MinePr(Miner& miner, const Commit& c, const MineOptions& o, MineResult* r) {
+  MinedPr pr;
+  pr.pr = PrNumber(c, &pr.kind);
+  if (pr.pr == 0) {
+    r->report.dropped[pr.kind == "merge" ? "merge without a PR number" : "no PR number"]++;
+    return;
+  }
+  pr.commit = c.hash;
+  pr.base = c.parents.empty() ? "" : c.parents.front();
+  pr.date = c.date;
+  pr.instance_id = InstanceId(o.repo_name, pr.pr);
+  TitleAndBody(c, &pr);
+  if (pr.title.starts_with("Merge ")) {  // "Merge stable into main (#N)": many PRs at once
+    r->report.dropped["branch merge"]++;
+    return;
+  }
+  r->report.stages[1].count++;
+  if (pr.base.empty()) {
+    r->report.dropped["root commit"]++;
+    return;
+  }
+  std::string drop;
+  auto kept = miner.Fill(c, &pr, &drop);
+  if (!kept.ok()) {
+    r->report.dropped["error (see the warnings)"]++;
+    r->report.warnings.push_back(pr.instance_id + " (" + c.hash.substr(0, 12) + "): " + kept.error());
+    return;
+  }
+  if (!*kept) {
+    r->report.dropped[drop]++;
+    return;
+  }
+  if (o.max > 0 && static_cast<int>(r->prs.size()) >= o.max) {
+    r->report.dropped["beyond --max"]++;
+    return;
+  }
+  r->prs.push_back(std::move(pr));
+}
+
+}  // namespace
+
 util::Expected<MineResult> Mine(util::Env& env, runner::Launcher& launcher,
                                 parser::PythonParser& parser, const std::string& repo,
                                 const MineOptions& o, const std::string& work_dir,
@@ -398,43 +443,7 @@ util::Expected<MineResult> Mine(util::Env& env, runner::Launcher& launcher,
       progress(std::to_string(done) + "/" + std::to_string(commits->size()) + " commits, " +
                std::to_string(r.prs.size()) + " kept");
     }
-    MinedPr pr;
-    pr.pr = PrNumber(c, &pr.kind);
-    if (pr.pr == 0) {
-      r.report.dropped[pr.kind == "merge" ? "merge without a PR number" : "no PR number"]++;
-      continue;
-    }
-    pr.commit = c.hash;
-    pr.base = c.parents.empty() ? "" : c.parents.front();
-    pr.date = c.date;
-    pr.instance_id = InstanceId(o.repo_name, pr.pr);
-    TitleAndBody(c, &pr);
-    if (pr.title.starts_with("Merge ")) {  // "Merge stable into main (#N)": many PRs at once
-      r.report.dropped["branch merge"]++;
-      continue;
-    }
-    r.report.stages[1].count++;
-    if (pr.base.empty()) {
-      r.report.dropped["root commit"]++;
-      continue;
-    }
-    std::string drop;
-    auto kept = miner.Fill(c, &pr, &drop);
-    if (!kept.ok()) {  // one commit git cannot diff or show never stops the others
-      r.report.dropped["error (see the warnings)"]++;
-      r.report.warnings.push_back(pr.instance_id + " (" + c.hash.substr(0, 12) +
-                                  "): " + kept.error());
-      continue;
-    }
-    if (!*kept) {
-      r.report.dropped[drop]++;
-      continue;
-    }
-    if (o.max > 0 && static_cast<int>(r.prs.size()) >= o.max) {
-      r.report.dropped["beyond --max"]++;
-      continue;
-    }
-    r.prs.push_back(std::move(pr));
+    MinePr(miner, c, o, &r);
   }
   r.report.stages.back().count = static_cast<int>(r.prs.size());
   return r;

@@ -89,6 +89,19 @@ TEST_F(VerifyTest, AFailingP2PTestFailsOnThePresolvedCode) {
   EXPECT_TRUE(r.flaky.empty());
 }
 
+// The gold patch must keep the P2P tests passing too.
+TEST_F(VerifyTest, AP2PTestTheGoldPatchBreaksFailsTheGoldRound) {
+  tests_.respond = [](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    return RunWith({{kF2p, has_g ? "passed" : "failed"}, {kP2p, has_g ? "failed" : "passed"}});
+  };
+  VerifyReport r = Verify();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, VerifyFailure::kGold);
+  EXPECT_EQ(r.failures, (std::vector<std::string>{std::string("P2P ") + kP2p + " failed"}));
+  EXPECT_NE(r.reason.find("with patch.diff applied 1 tests still fail"), std::string::npos) << r.reason;
+}
+
 // A P2P test that fails once and passes when run again is flaky: left out, not decisive.
 TEST_F(VerifyTest, AP2PTestThatFailsOnceIsFlakyAndDoesNotDecide) {
   int calls = 0;
