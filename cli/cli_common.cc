@@ -16,6 +16,8 @@ runner::TestRunner& AgentTests() {
   return tests;
 }
 
+runner::Services RealServices() { return {util::RealEnv(), runner::RealLauncher(), AgentTests()}; }
+
 Progress::Progress(std::string label, bool enabled)
     : label_(std::move(label)), enabled_(enabled && ::isatty(STDERR_FILENO)) {}
 

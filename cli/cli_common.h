@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "runner/services.h"
 #include "runner/test_run.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -61,5 +62,9 @@ util::Status WriteOutput(util::Env& env, const std::string& path, std::string_vi
 // The test runner of every command: pytest under fbkit's agent, in the sandbox the spec
 // says, on the real file system (tracer::AgentTestRunner).
 runner::TestRunner& AgentTests();
+
+// The real side effects every pipeline stage is given: the file system, processes and
+// AgentTests().
+runner::Services RealServices();
 
 }  // namespace fbkit::cli

@@ -113,7 +113,7 @@ int RunEval(const EvalArgs& a) {
   if (auto stop = Prepare(env, a, &o, &name, &errors)) return *stop;
   BatchLines<extract::EvalReport> lines(
       "evaluating", a.quiet, [](const auto& item) { return item.result->instance_id; }, Describe);
-  auto run = extract::EvaluateRun(env, runner::RealLauncher(), AgentTests(), o, std::ref(lines));
+  auto run = extract::EvaluateRun(RealServices(), o, std::ref(lines));
   lines.Done();
   for (const auto& e : run.write_errors) Fail(kWho, "writing a report: " + e);
   if (!run.error.empty()) return Fail(kWho, run.error);

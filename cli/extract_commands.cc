@@ -117,7 +117,7 @@ int RunTask(const ExtractArgs& a) {
   if (!parser.ok()) return Fail(who, parser.error());
   extract::ExtractContext ctx = l->Context();
   extract::TaskOutcome o =
-      extract::BuildTask(util::RealEnv(), runner::RealLauncher(), AgentTests(), **parser, ctx, *it,
+      extract::BuildTask(RealServices(), **parser, ctx, *it,
                          l->options);
   PrintOutcome(o);
   ReportModel(who, l->options.model.get());
@@ -160,8 +160,7 @@ int RunAll(const ExtractArgs& a) {
   extract::AllOptions all{a.min_points, a.after, *shard, a.jobs, a.rerun};
   extract::ExtractContext ctx = l->Context();
   Progress progress(who, !a.quiet);
-  auto summary = extract::ExtractAll(
-      util::RealEnv(), runner::RealLauncher(), AgentTests(),
+  auto summary = extract::ExtractAll(RealServices(),
       {ctx, l->not_passing, l->trace.files.size()}, l->options, all,
       [&](const util::BatchItem<extract::TaskOutcome>& item) {
         progress.Clear();
@@ -200,7 +199,7 @@ int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec,
   vo.sandbox = *sandbox;
   vo.env_cache = EnvCacheDir();
   extract::VerifyReport r =
-      extract::VerifyTask(env, runner::RealLauncher(), AgentTests(), *abs, vo);
+      extract::VerifyTask(RealServices(), *abs, vo);
   if (!r.ok) return Fail(who, dir + ": " + r.reason);
   if (!quiet) {
     std::fprintf(stderr,

@@ -136,9 +136,10 @@ void Count(const TaskOutcome& o, bool resumed, AllSummary* s) {
 }  // namespace
 
 util::Expected<AllSummary> ExtractAll(
-    util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+    const runner::Services& services,
     const AllInputs& inputs, const ExtractOptions& options, const AllOptions& all,
     const std::function<void(const util::BatchItem<TaskOutcome>&)>& report) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
   AllSummary s;
   s.shard = all.shard;
   s.test_files = inputs.test_files;
@@ -164,7 +165,7 @@ util::Expected<AllSummary> ExtractAll(
   };
   batch.run = [&](size_t i, int worker) {
     int64_t down = options.model ? options.model->unavailable() : 0;
-    TaskOutcome o = BuildTask(env, launcher, tests, *parsers[static_cast<size_t>(worker)],
+    TaskOutcome o = BuildTask({env, launcher, tests}, *parsers[static_cast<size_t>(worker)],
                               inputs.ctx, *mine[i], options);
     if (!o.emitted && options.model && options.model->unavailable() > down) {
       // The model could not answer (its endpoint, its command): no verdict on this

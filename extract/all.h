@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "extract/task.h"
+#include "runner/services.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
 #include "util/batch.h"
@@ -65,7 +66,7 @@ struct AllSummary {
 // for one an earlier run finished). Fails when a parser cannot be made or the summary cannot
 // be written; a state that cannot be written is reported in the summary's write_errors.
 util::Expected<AllSummary> ExtractAll(
-    util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+    const runner::Services& services,
     const AllInputs& inputs, const ExtractOptions& options, const AllOptions& all,
     const std::function<void(const util::BatchItem<TaskOutcome>&)>& report);
 

@@ -391,9 +391,10 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
   return out;
 }
 
-EvalReport EvaluateInstance(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+EvalReport EvaluateInstance(const runner::Services& services,
                             const std::string& task_dir, const Prediction& prediction,
                             const EvalOptions& options) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
   EvalReport r;
   r.instance_id = prediction.instance_id;
   r.model = prediction.model;

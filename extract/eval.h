@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/services.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
 #include "util/env.h"
@@ -76,7 +77,7 @@ struct EvalReport {
 };
 
 // Never fails: problems are reported in the EvalReport.
-EvalReport EvaluateInstance(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+EvalReport EvaluateInstance(const runner::Services& services,
                             const std::string& task_dir, const Prediction& prediction,
                             const EvalOptions& options);
 

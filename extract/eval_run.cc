@@ -94,7 +94,7 @@ EvalReport EvaluateOne(util::Env& env, runner::Launcher& launcher, runner::TestR
       options.infer_run.empty() ? "" : util::JoinPath(options.infer_run, p.instance_id);
   o.agent_log = !options.agent_logs.empty() ? AgentLog(env, options.agent_logs, p.instance_id)
                                             : InferAgentLog(env, infer_inst);
-  EvalReport r = EvaluateInstance(env, launcher, tests, options.tasks.at(p.instance_id), p, o);
+  EvalReport r = EvaluateInstance({env, launcher, tests}, options.tasks.at(p.instance_id), p, o);
   AddUsage(env, infer_inst, &r);
   auto written = util::WriteFiles(env, util::JoinPath(options.run_dir, p.instance_id),
                                  {{"patch.diff", p.patch},
@@ -148,9 +148,10 @@ std::string InferRunOf(util::Env& env, const std::string& predictions_path,
 }
 
 EvalRunResult EvaluateRun(
-    util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+    const runner::Services& services,
     const EvalRunOptions& options,
     const std::function<void(const util::BatchItem<EvalReport>&)>& report) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
   const auto& preds = options.predictions;
   std::string sandbox = runner::SandboxKindName(options.eval.sandbox);
   std::vector<size_t> mine;  // this shard's predictions

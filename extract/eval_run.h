@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "extract/eval.h"
+#include "runner/services.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
 #include "util/batch.h"
@@ -56,7 +57,7 @@ std::string InferRunOf(util::Env& env, const std::string& predictions_path,
 
 // Never fails: reports and the summary that cannot be written are named in the result.
 EvalRunResult EvaluateRun(
-    util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+    const runner::Services& services,
     const EvalRunOptions& options,
     const std::function<void(const util::BatchItem<EvalReport>&)>& report);
 

@@ -593,7 +593,7 @@ class TaskRun {
     if (level == 2 && !o_.instance_ids.empty()) {
       vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
     }
-    *report = VerifyTask(env_, launcher_, tests_, dir, vo);
+    *report = VerifyTask({env_, launcher_, tests_}, dir, vo);
     o_.pytest_runs += report->pytest_runs;
     o_.pytest_seconds += report->pytest_seconds;
     std::string evidence = RejectedDir(options_.out_dir, f2p_.file, level);
@@ -637,10 +637,11 @@ class TaskRun {
 
 }  // namespace
 
-TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+TaskOutcome BuildTask(const runner::Services& services,
                       parser::PythonParser& parser,
                       const ExtractContext& ctx, const PassingFile& f2p,
                       const ExtractOptions& options) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
   return TaskRun(env, launcher, tests, parser, ctx, f2p, options).Run();
 }
 

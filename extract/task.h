@@ -16,6 +16,7 @@
 #include "extract/statement.h"
 #include "extract/verify.h"
 #include "graph/dep_graph.h"
+#include "runner/services.h"
 #include "runner/model.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
@@ -94,7 +95,7 @@ struct TaskOutcome {
 };
 
 // `parser` must belong to the calling thread. Never touches the repository itself.
-TaskOutcome BuildTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+TaskOutcome BuildTask(const runner::Services& services,
                       parser::PythonParser& parser,
                       const ExtractContext& ctx, const PassingFile& f2p,
                       const ExtractOptions& options);

@@ -265,8 +265,9 @@ class Verification {
 
 }  // namespace
 
-VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+VerifyReport VerifyTask(const runner::Services& services,
                         const std::string& task_dir, const VerifyOptions& options) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
   return Verification(env, launcher, tests, task_dir, options).Run();
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/services.h"
 #include "runner/git.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
@@ -55,7 +56,7 @@ struct VerifyReport {
   std::set<std::string> flaky;
 };
 
-VerifyReport VerifyTask(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+VerifyReport VerifyTask(const runner::Services& services,
                         const std::string& task_dir, const VerifyOptions& options);
 
 // Runs the given test files in `root` with outcomes only: test id -> outcome name, as

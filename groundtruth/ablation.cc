@@ -328,11 +328,12 @@ std::string AblateGoldFiles(Ctx& c, runner::Git& git, std::vector<FilePatch> fil
 
 }  // namespace
 
-Localization Localize(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+Localization Localize(const runner::Services& services,
                       parser::PythonParser& parser,
                       const Instance& instance, const runner::RepoSpec& settings,
                       const std::vector<std::string>& fail_to_pass, bool entities,
                       const std::string& work_dir, bool whole_files) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
   Localization l;
   l.instance_id = instance.instance_id;
   auto fail = [&](const std::string& why) {

@@ -24,6 +24,7 @@
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
+#include "runner/services.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
 
@@ -51,7 +52,7 @@ util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const Fil
 // Runs the ablations of one instance in `work_dir` (removed afterwards); `entities` false
 // skips the entity level (tasks then carry "unknown"). Each run reruns only the F2P tests
 // when they pass alone on the gold checkout (`whole_files` false), else their whole files.
-Localization Localize(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+Localization Localize(const runner::Services& services,
                       parser::PythonParser& parser,
                       const Instance& instance, const runner::RepoSpec& settings,
                       const std::vector<std::string>& fail_to_pass, bool entities,

@@ -237,17 +237,18 @@ util::Status CheckSteps(const std::vector<GtTask>& tasks, std::vector<Step>* ste
   return {};
 }
 
-GtResult BuildGroundTruth(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+GtResult BuildGroundTruth(const runner::Services& services,
                           parser::PythonParser& parser,
                           const Instance& instance, const GtOptions& options,
                           const std::string& work_dir) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
   GtResult r;
   r.gt.instance_id = instance.instance_id;
-  r.validation = Validate(env, launcher, tests, instance, options.settings, options.repeat,
+  r.validation = Validate({env, launcher, tests}, instance, options.settings, options.repeat,
                           util::JoinPath(work_dir, "validate"));
   if (r.validation.status != "ok") return r;
   r.localization =
-      Localize(env, launcher, tests, parser, instance, options.settings, r.validation.fail_to_pass,
+      Localize({env, launcher, tests}, parser, instance, options.settings, r.validation.fail_to_pass,
                options.entities, util::JoinPath(work_dir, "ablate"), options.whole_files);
   if (!r.localization.error.empty()) return r;
   r.ok = true;

@@ -23,6 +23,7 @@
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
+#include "runner/services.h"
 #include "runner/model.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
@@ -63,7 +64,7 @@ struct GtResult {
   std::vector<std::string> problems;  // steps/issue texts rejected (the gt is still written)
 };
 
-GtResult BuildGroundTruth(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+GtResult BuildGroundTruth(const runner::Services& services,
                           parser::PythonParser& parser,
                           const Instance& instance, const GtOptions& options,
                           const std::string& work_dir);

@@ -109,9 +109,10 @@ util::Status PrepareCheckout(util::Env& env, runner::Launcher& launcher, const I
   return {};
 }
 
-Validation Validate(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+Validation Validate(const runner::Services& services,
                     const Instance& instance,
                     const runner::RepoSpec& settings, int repeat, const std::string& work_dir) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
   Validation v;
   v.instance_id = instance.instance_id;
   auto done = [&](const std::string& status, const std::string& reason) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "groundtruth/records.h"
+#include "runner/services.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
 #include "util/env.h"
@@ -58,7 +59,7 @@ util::Status PrepareCheckout(util::Env& env, runner::Launcher& launcher, const I
                              const std::string& dir, bool gold);
 
 // The whole validation of one instance in `work_dir` (removed afterwards).
-Validation Validate(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+Validation Validate(const runner::Services& services,
                     const Instance& instance,
                     const runner::RepoSpec& settings, int repeat, const std::string& work_dir);
 

@@ -39,16 +39,16 @@ util::Expected<std::map<std::string, std::vector<std::string>>> LoadF2p(util::En
 }
 
 // One instance's necessary files: its FAIL_TO_PASS from --validation, else validated now.
-Out FilesOne(util::Env& env, parser::PythonParser& parser, const FilesArgs& a,
+Out FilesOne(parser::PythonParser& parser, const FilesArgs& a,
              const std::map<std::string, std::vector<std::string>>& f2p,
              const groundtruth::Instance& i, const std::string& dir) {
   auto it = f2p.find(i.instance_id);
   std::vector<std::string> tests =
       it != f2p.end() ? it->second
-                      : groundtruth::Validate(env, runner::RealLauncher(), AgentTests(), i,
+                      : groundtruth::Validate(RealServices(), i,
                                               a.settings, a.repeat, dir)
                             .fail_to_pass;
-  auto l = groundtruth::Localize(env, runner::RealLauncher(), AgentTests(), parser, i, a.settings,
+  auto l = groundtruth::Localize(RealServices(), parser, i, a.settings,
                                  tests, !a.no_entities, dir, a.whole_files);
   Note(a.quiet, "files", i.instance_id,
        l.error.empty() ? "necessary " + std::to_string(l.necessary.size()) + ", other " +
@@ -78,7 +78,7 @@ int RunFiles(const FilesArgs& a) {
   auto p = RunInstances(
       *instances, a, *shard, work,
       [&](const groundtruth::Instance& i, const std::string& dir, int worker) {
-        return FilesOne(env, *(*parsers)[worker], a, f2p, i, dir);
+        return FilesOne(*(*parsers)[worker], a, f2p, i, dir);
       });
   (void)env.RemoveAll(work);
   if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, p.text); !s.ok()) {

@@ -70,7 +70,7 @@ util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs&
 Out GtOne(util::Env& env, parser::PythonParser& parser, const GtArgs& a,
           const groundtruth::GtOptions& options, const groundtruth::Instance& i,
           const std::string& dir) {
-  auto r = groundtruth::BuildGroundTruth(env, runner::RealLauncher(), AgentTests(), parser, i,
+  auto r = groundtruth::BuildGroundTruth(RealServices(), parser, i,
                                          options, dir);
   Out out{groundtruth::ValidationJson(r.validation), "", kExitOk};
   if (r.validation.status == "ok") out.text2 = groundtruth::LocalizationJson(r.localization);

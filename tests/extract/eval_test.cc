@@ -60,7 +60,7 @@ class HostCommandsTest : public ::testing::Test {
     EvalOptions options;
     options.work_dir = tmp_.path() + "/work";
     FakeLauncher guard = Guard(options.work_dir);
-    return EvaluateInstance(util::RealEnv(), guard, tests_, task_, {"x.lv1", "m", patch, "p"},
+    return EvaluateInstance({util::RealEnv(), guard, tests_}, task_, {"x.lv1", "m", patch, "p"},
                             options);
   }
 
@@ -106,7 +106,7 @@ TEST_F(HostCommandsTest, VerificationRunsGitOverTheTestedCopySandboxed) {
   VerifyOptions options;
   options.work_dir = tmp_.path() + "/verify";
   FakeLauncher guard = Guard(options.work_dir);
-  VerifyReport r = VerifyTask(util::RealEnv(), guard, tests_, task_, options);
+  VerifyReport r = VerifyTask({util::RealEnv(), guard, tests_}, task_, options);
   EXPECT_TRUE(r.ok) << r.reason;
 }
 

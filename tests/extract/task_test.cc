@@ -126,7 +126,7 @@ class BuildTaskTest : public ::testing::Test {
 
   TaskOutcome Build() {
     const PassingFile* f2p = passing_[0].file == kF2p ? &passing_[0] : &passing_[1];
-    return BuildTask(util::RealEnv(), runner::RealLauncher(), tests_, *parser_,
+    return BuildTask({util::RealEnv(), runner::RealLauncher(), tests_}, *parser_,
                      ExtractContext{*repo_, *index_, graph_, passing_}, *f2p, options_);
   }
 

@@ -53,7 +53,7 @@ class VerifyTest : public ::testing::Test {
   }
 
   VerifyReport Verify() {
-    return VerifyTask(util::RealEnv(), runner::RealLauncher(), tests_, task_, options_);
+    return VerifyTask({util::RealEnv(), runner::RealLauncher(), tests_}, task_, options_);
   }
 
   ScratchDir tmp_;
