@@ -59,8 +59,8 @@ util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const 
 }
 
 std::string Describe(const extract::InferResult& r) {
-  if (r.status == "error") return "error: " + r.error.substr(0, 200);
-  std::string what = r.status == "timed_out" ? "timed out" : "exit " + std::to_string(r.exit_code);
+  if (r.status == extract::InferStatus::kError) return "error: " + r.error.substr(0, 200);
+  std::string what = r.status == extract::InferStatus::kTimedOut ? "timed out" : "exit " + std::to_string(r.exit_code);
   if (r.signal) what = "killed by signal " + std::to_string(r.signal);
   char buf[200];
   std::snprintf(buf, sizeof buf, ", patch %zu bytes, agent %.1f s, fbkit %.2f s", r.patch.size(),
@@ -190,7 +190,7 @@ int Run(const InferArgs& a) {
   if (!run.error.empty()) return Fail(kWho, run.error);
   PrintTable(run.summary_json);
   bool any_error = std::any_of(results.begin(), results.end(),
-                               [](const auto& r) { return r.status == "error"; });
+                               [](const auto& r) { return r.status == extract::InferStatus::kError; });
   return any_error ? kExitFailure : kExitOk;
 }
 

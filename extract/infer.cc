@@ -547,7 +547,7 @@ void ExplainStartFailure(util::Env& env, const std::string& log_path, int code, 
   if (code != 126 && code != 127) return;
   std::string line = StartFailure(env, log_path);
   if (line.empty()) return;
-  r->status = "error";
+  r->status = InferStatus::kError;
   r->could_not_start = true;
   r->error = "the agent command could not start (exit " + std::to_string(code) + ": " + line +
              "); " + kSandboxShows + ". Expose what it needs with --read-only PATH";
@@ -570,15 +570,15 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
                              ? DefuseWorkspace(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}))
                              : util::Status::Ok();
   if (!defused.ok()) {
-    r->status = "error";
+    r->status = InferStatus::kError;
     r->error = defused.error();
   } else if (auto s = CollectPatch(env, git, l, options.max_file_kb, r); !s.ok()) {
-    r->status = "error";
+    r->status = InferStatus::kError;
     r->error = "collecting the patch: " + s.error();
   }
   r->patch_sha256 = util::Sha256Hex(r->patch);
   if (auto s = env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r->patch); !s.ok()) {
-    r->status = "error";
+    r->status = InferStatus::kError;
     r->error = "writing patch.diff: " + s.error();
   }
   r->usage = ReadUsage(env, l.inst);
@@ -590,7 +590,7 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
                      const InferOptions& options) {
   auto start = Clock::now();
   InferResult r;
-  r.status = "error";
+  r.status = InferStatus::kError;
   auto info = ReadInstance(env, TaskDir{task_dir});
   if (!info.ok()) return r.error = info.error(), r;
   r.instance_id = info->instance_id;
@@ -609,7 +609,7 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   if (!exit.ok()) return r.error = "the agent could not be started: " + exit.error(), r;
   r.exit_code = exit->code;
   r.signal = exit->signal;
-  r.status = exit->timed_out ? "timed_out" : "finished";
+  r.status = exit->timed_out ? InferStatus::kTimedOut : InferStatus::kFinished;
   ExplainStartFailure(env, spec.log_path, exit->code, &r);
   CollectRun(env, launcher, git, l, info->settings, options, &r);
   (void)env.RemoveAll(l.scratch);
@@ -617,11 +617,27 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   return r;
 }
 
+std::string_view InferStatusName(InferStatus s) {
+  switch (s) {
+    case InferStatus::kFinished: return "finished";
+    case InferStatus::kTimedOut: return "timed_out";
+    case InferStatus::kError: return "error";
+  }
+  return "error";
+}
+
+std::optional<InferStatus> InferStatusFromName(std::string_view name) {
+  for (InferStatus s : {InferStatus::kFinished, InferStatus::kTimedOut, InferStatus::kError}) {
+    if (InferStatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 std::string InferResultJson(const InferResult& r) {
   json j = {{"schema", "fbkit.infer-result/1"},
             {"instance_id", r.instance_id},
             {"level", r.level},
-            {"status", r.status},
+            {"status", InferStatusName(r.status)},
             {"error", r.error},
             {"exit_code", r.exit_code},
             {"signal", r.signal},
@@ -642,7 +658,9 @@ util::Expected<InferResult> ParseInferResult(const std::string& text) {
     InferResult r;
     r.instance_id = j.at("instance_id").get<std::string>();
     r.level = j.at("level").get<int>();
-    r.status = j.at("status").get<std::string>();
+    auto status = InferStatusFromName(j.at("status").get<std::string>());
+    if (!status) return util::Error{"status: not finished, timed_out or error"};
+    r.status = *status;
     r.error = j.at("error").get<std::string>();
     r.exit_code = j.at("exit_code").get<int>();
     r.signal = j.at("signal").get<int>();

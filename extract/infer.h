@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,10 +45,20 @@ struct Usage {
   std::string source;      // the file it came from (relative to the instance directory)
 };
 
+// How an agent's run ended; InferStatusName is what result.json says.
+enum class InferStatus {
+  kFinished,  // "finished": the agent exited (any exit code)
+  kTimedOut,  // "timed_out": stopped at --timeout
+  kError,     // "error": it could not run, or its result could not be collected
+};
+
+std::string_view InferStatusName(InferStatus s);
+std::optional<InferStatus> InferStatusFromName(std::string_view name);
+
 struct InferResult {
   std::string instance_id;
   int level = 1;
-  std::string status;  // "finished", "timed_out" or "error"
+  InferStatus status = InferStatus::kError;
   std::string error;   // why the instance could not be run
   int exit_code = -1;
   int signal = 0;

@@ -16,7 +16,7 @@ std::optional<InferResult> Earlier(util::Env& env, const std::string& dir) {
   auto text = env.ReadFile(util::JoinPath(dir, "result.json"));
   if (!text.ok()) return std::nullopt;
   auto r = ParseInferResult(*text);
-  if (!r.ok() || r->status == "error") return std::nullopt;
+  if (!r.ok() || r->status == InferStatus::kError) return std::nullopt;
   return *r;
 }
 
@@ -43,11 +43,11 @@ std::string Summary(const std::vector<InferResult>& results, const std::string& 
   double input = 0, output = 0, fbkit = 0;
   std::map<std::string, size_t> exits;
   for (const auto& r : results) {
-    finished += r.status == "finished";
-    timed_out += r.status == "timed_out";
-    errors += r.status == "error";
-    empty += r.status != "error" && r.patch.empty();
-    if (r.status == "finished") {
+    finished += r.status == InferStatus::kFinished;
+    timed_out += r.status == InferStatus::kTimedOut;
+    errors += r.status == InferStatus::kError;
+    empty += r.status != InferStatus::kError && r.patch.empty();
+    if (r.status == InferStatus::kFinished) {
       exits[r.signal ? "signal " + std::to_string(r.signal) : std::to_string(r.exit_code)]++;
     }
     if (r.usage) {
@@ -104,7 +104,7 @@ InferRunResult InferRun(
     util::Status s = util::WriteFiles(env, util::JoinPath(run, mine[i].first),
                                       {{"model", options.model}, {"result.json", InferResultJson(r)}});
     if (!s.ok()) {
-      r.status = "error";
+      r.status = InferStatus::kError;
       r.error = "writing the result: " + s.error();
     }
     return r;

@@ -85,7 +85,7 @@ TEST(InferTest, ResultRoundTrip) {
   InferResult r;
   r.instance_id = "x.lv2";
   r.level = 2;
-  r.status = "timed_out";
+  r.status = InferStatus::kTimedOut;
   r.exit_code = -1;
   r.signal = 9;
   r.patch_sha256 = "abc";
@@ -223,27 +223,27 @@ TEST(InferTest, TheAgentGetsItsWorkspaceItsVariablesAndNothingElse) {
   EXPECT_TRUE(has("FBKIT_OUTPUT_DIR", tmp / "run/t.lv2/output"));
   EXPECT_TRUE(has("GIT_CONFIG_KEY_0", "safe.directory")) << "git in a workspace owned by fbkit's user";
   EXPECT_TRUE(run.config_written_first);
-  EXPECT_EQ(run.result.status, "finished");
+  EXPECT_EQ(run.result.status, InferStatus::kFinished);
   EXPECT_EQ(testing::ReadFileOrDie(tmp / "run/t.lv2/agent.log"), "working\n");
 }
 
 TEST(InferTest, ACommandThatDidNotStartIsNotAnAgentsExit127) {
   ScratchDir tmp;
   FakeAgentRun gone = RunFakeAgent(tmp, testing::FakeLauncher::Exit(127, "sh: 1: my-agent: not found\n"));
-  EXPECT_EQ(gone.result.status, "error");
+  EXPECT_EQ(gone.result.status, InferStatus::kError);
   EXPECT_TRUE(gone.result.could_not_start);
   EXPECT_NE(gone.result.error.find("exit 127: sh: 1: my-agent: not found"), std::string::npos) << gone.result.error;
   EXPECT_NE(gone.result.error.find("--read-only"), std::string::npos);
   ScratchDir tmp2;
   FakeAgentRun own = RunFakeAgent(tmp2, testing::FakeLauncher::Exit(127, "agent: giving up\n"));
-  EXPECT_EQ(own.result.status, "finished");
+  EXPECT_EQ(own.result.status, InferStatus::kFinished);
   EXPECT_FALSE(own.result.could_not_start);
   EXPECT_EQ(own.result.exit_code, 127);
   // A wrapper that ran and passed on its last command's 127: not the outer shell's message.
   ScratchDir tmp3;
   FakeAgentRun wrapper = RunFakeAgent(
       tmp3, testing::FakeLauncher::Exit(127, "sh: 1: cd: can't cd to x\nrun.sh: 12: pytest: not found\n"));
-  EXPECT_EQ(wrapper.result.status, "finished");
+  EXPECT_EQ(wrapper.result.status, InferStatus::kFinished);
   EXPECT_FALSE(wrapper.result.could_not_start);
 }
 
@@ -281,7 +281,7 @@ TEST(InferTest, ThePatchIsCollectedInsideTheSandboxOnceTheAgentHasRun) {
       },
       &runner::RealLauncher());
   InferResult r = RunAgent(util::RealEnv(), fake, task, o);
-  EXPECT_EQ(r.status, "finished") << r.error;
+  EXPECT_EQ(r.status, InferStatus::kFinished) << r.error;
   EXPECT_NE(r.patch.find("+++ b/agent_code/__init__.py"), std::string::npos) << r.patch;
 }
 
