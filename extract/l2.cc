@@ -8,6 +8,7 @@
 
 #include "extract/select.h"
 #include "parser/modules.h"
+#include "runner/repo_files.h"
 
 namespace fbkit::extract {
 
@@ -152,7 +153,7 @@ std::vector<size_t> PackageModules(util::Env& env, const Repo& repo, const std::
   std::vector<size_t> todo;
   auto keep = [&](size_t f) {
     auto st = env.Stat(util::JoinPath(repo.root(), repo.files()[f].path), false);
-    if (!st.ok() || st->type != util::FileType::kRegular) return;
+    if (!st.ok() || st->type != util::FileType::kRegular || st->links > 1) return;
     if (kept.insert(f).second) todo.push_back(f);
   };
   for (size_t f = 0; f < repo.files().size(); ++f) {
@@ -182,25 +183,39 @@ std::vector<size_t> PackageModules(util::Env& env, const Repo& repo, const std::
 // agent_code's files besides the package's Python modules: its other files outside its tests
 // (data it reads), and the files the environment built into it. Both are read without
 // following links (a link in the repository or the environment could name any host file):
-// a repository's links are left out, like any file that is not a regular one.
+// a repository's links and hard-linked files are left out, like any that is not a regular
+// one; paths must stay inside; all of it is bounded (kMaxPackageData).
 util::Status CopyPackageData(util::Env& env, const Repo& repo, const PackageSources& sources,
                              const std::string& pkg_dir, const std::string& agent_dir) {
-  constexpr uint64_t kMaxFile = 256u << 20;
+  constexpr uint64_t kMaxPackageData = 256u << 20;
+  uint64_t total = 0;
   auto put = [&](const std::string& rel, const util::Expected<std::string>& data) -> util::Status {
     if (!data.ok()) return util::Error{data.error()};
+    total += data->size();
+    if (total > kMaxPackageData) {
+      return util::Error{"agent_code's data and built files exceed " +
+                         std::to_string(kMaxPackageData >> 20) + " MiB (at " + rel + ")"};
+    }
     std::string dst = util::JoinPath(agent_dir, rel.substr(pkg_dir.size() + 1));
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
     return env.WriteFileAtomic(dst, *data);
   };
   for (const auto& rel : sources.files) {
     if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {}) || rel.ends_with(".py")) continue;
+    if (!runner::InsideRelative(rel)) continue;
     auto st = env.Stat(util::JoinPath(repo.root(), rel), false);
-    if (!st.ok() || st->type != util::FileType::kRegular) continue;
-    if (auto s = put(rel, env.ReadUntrusted(repo.root(), rel, kMaxFile)); !s.ok()) return s;
+    if (!st.ok() || st->type != util::FileType::kRegular || st->links > 1) continue;
+    if (auto s = put(rel, env.ReadUntrusted(repo.root(), rel, kMaxPackageData)); !s.ok()) return s;
   }
   for (const auto& rel : sources.built_files) {
-    if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {})) continue;
-    if (auto s = put(rel, env.ReadUntrusted(sources.built_dir, rel, kMaxFile)); !s.ok()) return s;
+    if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {}) || !runner::InsideRelative(rel)) {
+      continue;
+    }
+    auto st = env.Stat(util::JoinPath(sources.built_dir, rel), false);
+    if (!st.ok() || st->type != util::FileType::kRegular || st->links > 1) continue;
+    if (auto s = put(rel, env.ReadUntrusted(sources.built_dir, rel, kMaxPackageData)); !s.ok()) {
+      return s;
+    }
   }
   return util::Status::Ok();
 }

@@ -210,9 +210,18 @@ util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
   w.Key("network"), w.Bool(spec.network);
   w.Key("python"), w.String(spec.python);
   w.EndObject();
+  // Read as the repository's, never through a link (it could name a device or a FIFO that
+  // never ends), and bounded; a key file that is not a regular file keys by what it is.
+  constexpr uint64_t kMaxKeyFile = 256u << 20;
   for (const auto& f : KeyFiles(spec, root)) {
-    auto data = env.ReadFile(util::JoinPath(root, f));
-    if (!data.ok()) continue;  // a missing dependency file is part of the key by absence
+    auto st = env.Stat(util::JoinPath(root, f), false);
+    if (!st.ok()) continue;  // a missing dependency file is part of the key by absence
+    if (st->type != util::FileType::kRegular) {
+      material += "\n" + f + "\n(not a regular file)";
+      continue;
+    }
+    auto data = env.ReadUntrusted(root, f, kMaxKeyFile);
+    if (!data.ok()) return util::Error{"keying the environment: " + data.error()};
     material += "\n" + f + "\n" + util::Sha256Hex(*data);
   }
   return util::Sha256Hex(material).substr(0, 16);

@@ -41,13 +41,31 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
       skip_dir.starts_with(root + "/") ? skip_dir.substr(root.size() + 1) + "/" : "";
   std::vector<std::string> out;
   for (auto& f : files) {
-    if ((prefix.empty() || !f.starts_with(prefix)) && f.find("__pycache__/") == std::string::npos &&
-        env.Stat(util::JoinPath(root, f), true).ok()) {
-      out.push_back(std::move(f));
+    if (!prefix.empty() && f.starts_with(prefix)) continue;
+    if (f.find("__pycache__/") != std::string::npos || !InsideRelative(f)) continue;
+    auto st = env.Stat(util::JoinPath(root, f), false);
+    if (!st.ok()) continue;
+    // A regular file with other hard links may be any file of the host's (a directory
+    // handed over with a link to /etc/shadow): never copied.
+    if (st->type == util::FileType::kRegular && st->links > 1) continue;
+    if (st->type == util::FileType::kSymlink && !env.Stat(util::JoinPath(root, f), true).ok()) {
+      continue;  // a dangling link is not there to read
     }
+    out.push_back(std::move(f));
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool InsideRelative(std::string_view path) {
+  if (path.empty() || path.front() == '/') return false;
+  for (size_t b = 0; b <= path.size();) {
+    size_t e = std::min(path.find('/', b), path.size());
+    std::string_view part = path.substr(b, e - b);
+    if (part.empty() || part == "." || part == "..") return false;
+    b = e + 1;
+  }
+  return true;
 }
 
 util::Status CopyRepoFiles(const std::string& root, const std::vector<std::string>& files,
@@ -55,6 +73,7 @@ util::Status CopyRepoFiles(const std::string& root, const std::vector<std::strin
   namespace fs = std::filesystem;
   std::error_code ec;
   for (const auto& f : files) {
+    if (!InsideRelative(f)) return util::Error{"not a path inside the repository: " + f};
     fs::path from = fs::path(root) / f, to = fs::path(dest) / f;
     fs::create_directories(to.parent_path(), ec);
     if (fs::is_symlink(fs::symlink_status(from, ec))) {

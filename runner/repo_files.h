@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runner/git.h"
@@ -13,13 +14,19 @@
 namespace fbkit::runner {
 
 // Files under `skip_dir` (absolute; e.g. an output directory inside ROOT) and in
-// __pycache__ directories are left out, and so are paths that are not there to read.
+// __pycache__ directories are left out, and so are paths that are not there to read, paths
+// that are not plainly inside ROOT (`..`, `.`, empty parts: a crafted git index lists them)
+// and regular files with other hard links (they may be any file of the host's).
 util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
                                                        const std::string& root,
                                                        const std::string& skip_dir);
 
-// Copies `files` (root-relative) from `root` into `dest`, keeping the executable bit;
-// symlinks are copied as links.
+// Whether `path` is relative with no empty, `.` or `..` part: it names a place inside
+// whatever it is joined to.
+bool InsideRelative(std::string_view path);
+
+// Copies `files` (root-relative, InsideRelative) from `root` into `dest`, keeping the
+// executable bit; symlinks are copied as links.
 util::Status CopyRepoFiles(const std::string& root, const std::vector<std::string>& files,
                            const std::string& dest);
 

@@ -9,6 +9,12 @@ bool DoctestsOnly(const FileTrace& f) {
   if (!f.file.ends_with(".py")) return false;
   std::string base = f.file.substr(f.file.rfind('/') + 1);
   if (base.starts_with("test") || base.ends_with("_test.py") || base == "conftest.py") return false;
+  // A file in a tests directory is a test file whatever pytest calls its tests
+  // (python_files and python_functions may name anything).
+  std::string path = "/" + f.file;
+  if (path.find("/tests/") != std::string::npos || path.find("/test/") != std::string::npos) {
+    return false;
+  }
   // A doctest is named after the module as Python imports it: its dotted path ("pkg.mod" for
   // pkg/mod.py and pkg/mod/__init__.py) or a suffix of it (src/ layouts), and an object in
   // it ("pkg.mod.func"); test functions and classes have no dots in their names and start

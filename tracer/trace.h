@@ -37,7 +37,7 @@ struct FileTrace : runner::FileRun {
 
 // Whether pytest collected the file only for the doctests in its docstrings
 // (--doctest-modules, pytest-doctestplus): a module not named as a test module (test*.py,
-// *_test.py, conftest.py) whose every test id (none at all: a module without doctests)
+// *_test.py, conftest.py) nor in a tests/ or test/ directory, whose every test id (none at all: a module without doctests)
 // names the module or an object in it ("pkg/mod.py::pkg.mod.func", "src/pkg/mod.py::pkg.mod")
 // rather than a test function or class. Such a file is library code, not a test file.
 bool DoctestsOnly(const FileTrace& f);

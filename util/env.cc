@@ -178,6 +178,7 @@ class PosixEnv : public Env {
     info.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
     info.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
     info.inode = st.st_ino;
+    info.links = static_cast<uint64_t>(st.st_nlink);
     return info;
   }
 

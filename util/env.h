@@ -21,6 +21,7 @@ struct FileInfo {
   int64_t mtime_ns = 0;
   int64_t ctime_ns = 0;
   uint64_t inode = 0;
+  uint64_t links = 1;  // hard links to it (a regular file with more may be any file's)
 };
 
 struct DirEntry {

@@ -718,6 +718,7 @@ TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
   WriteFileOrDie(dir / "host-secret.py", "SECRET = 'SECRET-OF-THE-HOST-PY'\n");
   std::filesystem::create_symlink(dir / "host-secret", root + "/src/cext/notes.txt");
   std::filesystem::create_symlink(dir / "host-secret.py", root + "/src/cext/secret.py");
+  std::filesystem::create_hard_link(dir / "host-secret", root + "/src/cext/hard.txt");
   auto trace = RunCommand({kBinary, "trace", root, "--python", kPython, "--isolate", "-q",
                            "--details", "-o", dir / "trace.json"});
   ASSERT_EQ(trace.exit_code, 0) << trace.err;

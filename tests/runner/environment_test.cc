@@ -4,6 +4,7 @@
 #include "runner/environment.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -66,6 +67,17 @@ TEST_F(EnvironmentTest, TheKeyFollowsWhatTheEnvironmentIsBuiltFrom) {
   EXPECT_NE(k5, k4) << "the install steps";
   spec_.network = true;
   EXPECT_NE(Key(), k5) << "network";
+}
+
+// Dependency files are the repository's: a link to a device that never ends or a FIFO that
+// never opens keys the environment by what it is, without reading it.
+TEST_F(EnvironmentTest, TheKeyReadsNoLinkNorFifo) {
+  std::filesystem::create_symlink("/dev/zero", root_ + "/setup.cfg");
+  ASSERT_EQ(::mkfifo((root_ + "/requirements-dev.txt").c_str(), 0644), 0);
+  std::string key = Key();
+  EXPECT_EQ(key.size(), 16u);
+  std::filesystem::remove(root_ + "/setup.cfg");
+  EXPECT_NE(Key(), key);
 }
 
 TEST_F(EnvironmentTest, BuiltOnceThenReusedFromTheCache) {
