@@ -353,71 +353,78 @@ std::vector<std::string> ConftestChain(const Repo& repo, const std::string& f2p)
   return out;
 }
 
-util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
-                                   parser::PythonParser& parser, const std::string& f2p,
-                                   const std::vector<std::string>& f2p_tests,
-                                   const std::vector<std::string>& tops,
-                                   const PackageSources& sources, const std::string& dir) {
-  Level2 l2;
+namespace {
+
+// The one top-level package the top objects come from, and its directory.
+util::Expected<std::pair<std::string, std::string>> PackageOf(const Repo& repo,
+                                                              const std::vector<std::string>& tops) {
+  std::string package;
   for (const auto& id : tops) {
     auto r = repo.Find(id);
     if (!r) continue;
-    std::string module = repo.files()[r->file].module;
-    std::string pkg(Head(module));
-    if (l2.package.empty()) l2.package = pkg;
-    if (pkg != l2.package) return util::Error{"the top objects come from two packages"};
+    std::string pkg(Head(repo.files()[r->file].module));
+    if (package.empty()) package = pkg;
+    if (pkg != package) return util::Error{"the top objects come from two packages"};
   }
-  auto init = repo.ModuleFile(l2.package);
+  auto init = repo.ModuleFile(package);
   if (!init || !repo.files()[*init].path.ends_with("/__init__.py")) {
     return util::Error{"the top objects are not in a package"};
   }
-  std::string pkg_dir = util::DirName(repo.files()[*init].path);
-  std::string work = util::JoinPath(dir, "l2work");
+  return std::pair{package, util::DirName(repo.files()[*init].path)};
+}
+
+// The gold patch: agent_code/ created in an empty project `work` (removed afterwards).
+util::Expected<std::string> GoldPatch(util::Env& env, runner::Git& git, const Repo& repo,
+                                      parser::PythonParser& parser, const std::string& package,
+                                      const std::string& pkg_dir, const PackageSources& sources,
+                                      const std::string& work) {
   (void)env.RemoveAll(work);
   if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{s.error()};
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "fbkit: empty project"}}) {
     if (auto r = git.Run(work, args); !r.ok()) return util::Error{r.error()};
   }
+  std::string agent_dir = util::JoinPath(work, "agent_code");
   // Tests kept inside the package (sympy/core/tests/) are no part of agent_code.
-  for (size_t f : PackageModules(env, repo, l2.package, pkg_dir)) {
+  for (size_t f : PackageModules(env, repo, package, pkg_dir)) {
     const auto& t = repo.files()[f];
-    auto text = RewritePackageFile(repo, parser, t, repo.source(f), l2.package);
+    auto text = RewritePackageFile(repo, parser, t, repo.source(f), package);
     if (!text.ok()) return util::Error{text.error()};
-    std::string dst =
-        util::JoinPath(util::JoinPath(work, "agent_code"), t.path.substr(pkg_dir.size() + 1));
+    std::string dst = util::JoinPath(agent_dir, t.path.substr(pkg_dir.size() + 1));
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
     if (auto s = env.WriteFileAtomic(dst, *text); !s.ok()) return util::Error{s.error()};
   }
-  if (auto s = CopyPackageData(env, repo, sources, pkg_dir, util::JoinPath(work, "agent_code"));
-      !s.ok()) {
+  if (auto s = CopyPackageData(env, repo, sources, pkg_dir, agent_dir); !s.ok()) {
     return util::Error{s.error()};
   }
   if (auto r = git.Run(work, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
   auto patch = git.Run(work, {"diff", "--no-color", "--no-ext-diff", "--binary"});
-  if (!patch.ok()) return util::Error{patch.error()};
-  l2.patch = *patch;
   (void)env.RemoveAll(work);
-  // The test patch adds the redirected F2P file to the original repository (which, like
-  // L1's presolved + patch.diff, does not have it) and redirects the conftest files it loads:
-  // their fixtures and hooks must build agent_code's objects too (an L2 task has no P2P
-  // tests that could need the originals).
-  auto redirected = RedirectTestImports(repo, parser, f2p, l2.package, &l2.test_uses);
+  return patch;
+}
+
+// The test patch: it adds the redirected F2P file to the original repository (which, like
+// L1's presolved + patch.diff, does not have it) and redirects the conftest files it loads:
+// their fixtures and hooks must build agent_code's objects too (an L2 task has no P2P tests
+// that could need the originals). Fills l2's test_patch, test_uses and conftests.
+util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
+                       parser::PythonParser& parser, const std::string& f2p,
+                       const std::string& work, Level2* l2) {
+  auto redirected = RedirectTestImports(repo, parser, f2p, l2->package, &l2->test_uses);
   if (!redirected.ok()) return util::Error{redirected.error()};
-  std::set<std::string> uses(l2.test_uses.begin(), l2.test_uses.end());
+  std::set<std::string> uses(l2->test_uses.begin(), l2->test_uses.end());
   std::vector<std::pair<std::string, std::string>> conftests;  // path -> redirected text
   for (const auto& path : ConftestChain(repo, f2p)) {
     size_t file = *repo.FileOf(path);
-    auto text = Redirect(repo, parser, file, l2.package, false);
+    auto text = Redirect(repo, parser, file, l2->package, false);
     if (!text.ok()) return util::Error{text.error()};
     if (*text == repo.source(file)) continue;
     conftests.emplace_back(path, *text);
-    TestUses(repo, repo.files()[file], l2.package, &uses);
+    TestUses(repo, repo.files()[file], l2->package, &uses);
   }
-  l2.test_uses.assign(uses.begin(), uses.end());
-  l2.conftests.reserve(conftests.size());
-  for (const auto& c : conftests) l2.conftests.push_back(c.first);
-  if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{s.error()};
+  l2->test_uses.assign(uses.begin(), uses.end());
+  for (const auto& c : conftests) l2->conftests.push_back(c.first);
+  if (auto s = env.MakeDirs(work); !s.ok()) return s;
   if (auto r = git.Run(work, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
   auto write = [&](const std::string& path, const std::string& text) -> util::Status {
     std::string dst = util::JoinPath(work, path);
@@ -425,8 +432,7 @@ util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo&
     return env.WriteFileAtomic(dst, text);
   };
   for (const auto& [path, text] : conftests) {
-    if (auto s = write(path, repo.source(*repo.FileOf(path))); !s.ok())
-      return util::Error{s.error()};
+    if (auto s = write(path, repo.source(*repo.FileOf(path))); !s.ok()) return s;
   }
   if (!conftests.empty()) {
     for (const auto& args : std::vector<std::vector<std::string>>{
@@ -435,14 +441,35 @@ util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo&
     }
   }
   for (const auto& [path, text] : conftests) {
-    if (auto s = write(path, text); !s.ok()) return util::Error{s.error()};
+    if (auto s = write(path, text); !s.ok()) return s;
   }
-  if (auto s = write(f2p, *redirected); !s.ok()) return util::Error{s.error()};
+  if (auto s = write(f2p, *redirected); !s.ok()) return s;
   if (auto r = git.Run(work, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
   auto tp = git.Run(work, {"diff", "--no-color", "--no-ext-diff", "--binary"});
   if (!tp.ok()) return util::Error{tp.error()};
-  l2.test_patch = *tp;
+  l2->test_patch = *tp;
   (void)env.RemoveAll(work);
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
+                                   parser::PythonParser& parser, const std::string& f2p,
+                                   const std::vector<std::string>& f2p_tests,
+                                   const std::vector<std::string>& tops,
+                                   const PackageSources& sources, const std::string& dir) {
+  Level2 l2;
+  auto package = PackageOf(repo, tops);
+  if (!package.ok()) return util::Error{package.error()};
+  l2.package = package->first;
+  std::string work = util::JoinPath(dir, "l2work");
+  auto patch = GoldPatch(env, git, repo, parser, l2.package, package->second, sources, work);
+  if (!patch.ok()) return util::Error{patch.error()};
+  l2.patch = *patch;
+  if (auto s = TestPatch(env, git, repo, parser, f2p, work, &l2); !s.ok()) {
+    return util::Error{s.error()};
+  }
   for (const auto& id : f2p_tests) {  // pytest shows parametrised strings in the ids
     size_t params = std::min(id.find('['), id.size());
     l2.f2p_tests.push_back(id.substr(0, params) +
