@@ -157,10 +157,10 @@ Ablation Judge(Ctx& c, const std::string& target) {
     // a conftest import fails): the F2P tests do not pass.
     std::string why = failing.error();
     if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
-    return {target, "necessary", "the F2P tests cannot run: " + why};
+    return {target, Verdict::kNecessary, "the F2P tests cannot run: " + why};
   }
-  if (failing->empty()) return {target, "not_necessary", ""};
-  return {target, "necessary", "F2P " + *failing + " fails"};
+  if (failing->empty()) return {target, Verdict::kNotNecessary, ""};
+  return {target, Verdict::kNecessary, "F2P " + *failing + " fails"};
 }
 
 // When no file is necessary alone but the F2P tests need the change (they fail at the base),
@@ -171,8 +171,8 @@ bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<FilePatch>& file
                     Localization* l) {
   std::vector<size_t> candidates;  // indices into l->files
   for (size_t i = 0; i < l->files.size(); ++i) {
-    if (l->files[i].verdict == "necessary") return true;
-    if (l->files[i].verdict == "not_necessary") candidates.push_back(i);
+    if (l->files[i].verdict == Verdict::kNecessary) return true;
+    if (l->files[i].verdict == Verdict::kNotNecessary) candidates.push_back(i);
   }
   if (candidates.size() < 2) return true;
   std::map<std::string, const FilePatch*> by_path;
@@ -188,7 +188,7 @@ bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<FilePatch>& file
       if (applies) reverted.push_back(f);
     }
     if (applies) {
-      sufficient[k] = Judge(c, l->files[candidates[k]].target).verdict == "not_necessary";
+      sufficient[k] = Judge(c, l->files[candidates[k]].target).verdict == Verdict::kNotNecessary;
     }
     for (const FilePatch* f : reverted) {
       if (!git.Apply(c.repo, f->text).ok()) return false;
@@ -196,7 +196,7 @@ bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<FilePatch>& file
   }
   for (size_t k = 0; k < candidates.size(); ++k) {
     if (!sufficient[k]) continue;
-    l->files[candidates[k]].verdict = "necessary";
+    l->files[candidates[k]].verdict = Verdict::kNecessary;
     l->files[candidates[k]].reason =
         "sufficient alone: no single revert breaks the F2P tests (redundant changes)";
   }
@@ -206,7 +206,7 @@ bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<FilePatch>& file
 // Reverts one gold-patch file section, judges, restores; false when restoring failed.
 bool AblateFile(Ctx& c, runner::Git& git, const FilePatch& f, Localization* l) {
   const std::string& path = f.path();
-  Ablation a{path, "unknown", ""};
+  Ablation a{path, Verdict::kUnknown, ""};
   if (auto s = git.Apply(c.repo, f.text, true); !s.ok()) {
     a.reason = "the revert does not apply";
     l->files.push_back(a);
@@ -217,7 +217,7 @@ bool AblateFile(Ctx& c, runner::Git& git, const FilePatch& f, Localization* l) {
       path.ends_with(".py") ? c.env.ReadFile(full) : util::Expected<std::string>(util::Error{""});
   std::string problem = text.ok() ? ParseProblem(c.parser, path, *text) : "";
   a = problem.empty() ? Judge(c, path)
-                      : Ablation{path, "unknown", "unparsable after the revert (" + problem + ")"};
+                      : Ablation{path, Verdict::kUnknown, "unparsable after the revert (" + problem + ")"};
   l->files.push_back(a);
   return git.Apply(c.repo, f.text).ok();
 }
@@ -230,7 +230,7 @@ void AblateEntities(Ctx& c, const std::vector<FileVersions>& versions, const Cha
     if (ch.change == Change::kCosmetic || IsTestPath(ch.file)) continue;
     const FileVersions& fv = *by_path.at(ch.file);
     auto reverted = RevertEntity(c.parser, fv, ch);
-    Ablation a{ch.entity, "unknown", ""};
+    Ablation a{ch.entity, Verdict::kUnknown, ""};
     std::string full = util::JoinPath(c.repo, ch.file);
     if (!reverted.ok()) {
       a.reason = reverted.error();
@@ -247,8 +247,8 @@ void AblateEntities(Ctx& c, const std::vector<FileVersions>& versions, const Cha
 void BuildTasks(const ChangeSet& set, Localization* l) {
   std::map<std::string, std::string> verdicts;
   for (const auto& a : l->entities) {
-    verdicts[a.target] = a.verdict == "necessary"       ? "true"
-                         : a.verdict == "not_necessary" ? "false"
+    verdicts[a.target] = a.verdict == Verdict::kNecessary       ? "true"
+                         : a.verdict == Verdict::kNotNecessary ? "false"
                                                         : "unknown";
   }
   for (const auto& ch : set.entities) {
@@ -309,15 +309,15 @@ std::string AblateGoldFiles(Ctx& c, runner::Git& git, std::vector<FilePatch> fil
     if (IsTestPath(f.path())) {
       l->test.push_back(f.path());
     } else if (IsDocPath(f.path())) {
-      l->files.push_back({f.path(), "other", "documentation"});
+      l->files.push_back({f.path(), Verdict::kOther, "documentation"});
     } else if (!AblateFile(c, git, f, l)) {
       return "cannot restore " + f.path() + " after its ablation";
     }
   }
   if (!RedundantFiles(c, git, files, l)) return "cannot restore the checkout after a joint revert";
   for (const auto& a : l->files) {
-    (a.verdict == "necessary" ? l->necessary
-     : a.verdict == "unknown" ? l->unknown
+    (a.verdict == Verdict::kNecessary ? l->necessary
+     : a.verdict == Verdict::kUnknown ? l->unknown
                               : l->other)
         .push_back(a.target);
   }
@@ -373,6 +373,16 @@ Localization Localize(const runner::Services& services,
   return l;
 }
 
+std::string_view VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kNecessary: return "necessary";
+    case Verdict::kNotNecessary: return "not_necessary";
+    case Verdict::kUnknown: return "unknown";
+    case Verdict::kOther: return "other";
+  }
+  return "unknown";
+}
+
 std::string LocalizationJson(const Localization& l) {
   std::string out;
   util::JsonWriter w(&out);
@@ -382,7 +392,7 @@ std::string LocalizationJson(const Localization& l) {
       w.BeginObject();
       w.Key("reason"), w.String(a.reason);
       w.Key("target"), w.String(a.target);
-      w.Key("verdict"), w.String(a.verdict);
+      w.Key("verdict"), w.String(VerdictName(a.verdict));
       w.EndObject();
     }
     w.EndArray();

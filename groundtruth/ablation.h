@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "groundtruth/entity_changes.h"
@@ -30,10 +31,20 @@
 
 namespace fbkit::groundtruth {
 
+// What reverting a target did to the F2P tests; VerdictName is what the gt document says.
+enum class Verdict {
+  kNecessary,     // "necessary": an F2P test fails without it
+  kNotNecessary,  // "not_necessary": they all still pass
+  kUnknown,       // "unknown": it could not be reverted (or the tests could not run)
+  kOther,         // "other": set aside (documentation)
+};
+
+std::string_view VerdictName(Verdict v);
+
 struct Ablation {
-  std::string target;   // a file path or an entity id
-  std::string verdict;  // necessary, not_necessary, unknown (files: also test, other)
-  std::string reason;   // unknown: why; necessary: the first F2P test that failed
+  std::string target;  // a file path or an entity id
+  Verdict verdict = Verdict::kUnknown;
+  std::string reason;  // unknown: why; necessary: the first F2P test that failed
 };
 
 struct Localization {
