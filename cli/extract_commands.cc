@@ -228,7 +228,9 @@ void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--max-share", a->select.max_share,
                   "A top object is used by at most this share of test files, and a helper used "
                   "by more stays (default 0.25)");
-  cmd->add_option("--top-chooser", a->select.chooser,
+  cmd->add_option_function<std::string>(
+         "--top-chooser",
+         [a](const std::string& v) { a->select.chooser = extract::TopRulesByName().at(v); },
                   "specific (default): a shared class counts through the methods this file's "
                   "tests call and few other files' tests call; share: only objects used by at "
                   "most --max-share of the test files; featurebench: every function and "
@@ -330,7 +332,10 @@ void AddTopsCommand(CLI::App& app, int* exit_code) {
   tops->add_option("--trace", tp->trace, "Trace from `fb-graph trace`")->required();
   tops->add_option("--f2p", tp->f2p,
                    "Only these test files (repeatable; default: every passing one)");
-  tops->add_option("--top-chooser", tp->select.chooser, "specific (default) or share")
+  tops->add_option_function<std::string>(
+          "--top-chooser",
+          [tp](const std::string& v) { tp->select.chooser = extract::TopRulesByName().at(v); },
+          "specific (default) or share")
       ->check(CLI::IsMember({"specific", "share"}));
   tops->add_option("--max-share", tp->select.max_share, "As for task and all (default 0.25)");
   AddDepthOption(tops, tp);

@@ -63,6 +63,22 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
   return out;
 }
 
+std::string_view TopRuleName(TopRule r) {
+  switch (r) {
+    case TopRule::kSpecific: return "specific";
+    case TopRule::kShare: return "share";
+    case TopRule::kFeatureBench: return "featurebench";
+  }
+  return "specific";
+}
+
+const std::map<std::string, TopRule>& TopRulesByName() {
+  static const std::map<std::string, TopRule> rules = {{"specific", TopRule::kSpecific},
+                                                       {"share", TopRule::kShare},
+                                                       {"featurebench", TopRule::kFeatureBench}};
+  return rules;
+}
+
 bool IsTestCode(const std::string& path, const std::set<std::string>& test_files) {
   if (test_files.count(path)) return true;
   std::string_view base = path;
@@ -653,7 +669,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
                                         const std::vector<TopCandidate>& candidates,
                                         const SelectOptions& options) {
   size_t limit = UtilityLimit(g, options);
-  bool specific = options.chooser != "share";
+  bool specific = options.chooser != TopRule::kShare;
   // A shared function counts when this file is the only one whose test functions call it
   // directly; a method of a shared class when at most two test files reach it.
   const size_t func_limit = 1, reach_limit = 2;
@@ -891,7 +907,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
     plan.top_objects = *chosen;
   }
   if (!plan.top_objects.empty()) {
-  } else if (options.chooser == "featurebench") {
+  } else if (options.chooser == TopRule::kFeatureBench) {
     plan.top_objects = DirectlyTested(repo, g, *t);
     plan.member_tops = true;
     if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "extract/repo.h"
@@ -36,6 +37,17 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
 // Test code: a collected test file, a conftest.py, or a file under a tests/ or test/ folder.
 bool IsTestCode(const std::string& path, const std::set<std::string>& test_files);
 
+// The deterministic rules for top objects (--top-chooser, as TopRuleName spells them).
+enum class TopRule {
+  kSpecific,      // "specific": member-level specificity (the default)
+  kShare,         // "share": objects used by at most max_share of the test files (fbkit's rule before)
+  kFeatureBench,  // "featurebench": every function and method the test code calls directly
+};
+
+std::string_view TopRuleName(TopRule r);
+// Each rule by its name, for option parsing.
+const std::map<std::string, TopRule>& TopRulesByName();
+
 struct SelectOptions {
   int p2p = 5;
   int min_cap = 3000;
@@ -48,10 +60,8 @@ struct SelectOptions {
   // FeatureBench's choice: a seeded random sample of the eligible files wherever they are
   // (default: the F2P file's own directory first).
   bool p2p_anywhere = false;
-  // How the deterministic default picks top objects (see ChooseTopObjects): "specific"
-  // (member-level specificity, the default) or "share" (objects used by at most max_share
-  // of the test files, fbkit's rule before).
-  std::string chooser = "specific";
+  // How the deterministic default picks top objects (see ChooseTopObjects).
+  TopRule chooser = TopRule::kSpecific;
   // Classes chosen through their specific methods become top objects whole (the retry when
   // the methods alone leave fewer lines than --min-lines).
   bool whole_classes = false;

@@ -325,7 +325,7 @@ CutPlan PlanWithRetries(parser::PythonParser& parser, const ExtractContext& ctx,
   }
   bool too_little = cp.rejection == Rejection::kTooFewLines || cp.rejection == Rejection::kNoPlan ||
                     cp.rejection == Rejection::kStillUsed;
-  if (too_little && !options.chooser && options.select.chooser != "featurebench" &&
+  if (too_little && !options.chooser && options.select.chooser != TopRule::kFeatureBench &&
       options.select.depth > 1 && !options.select.deep) {
     SelectOptions deep = options.select;
     deep.deep = true;

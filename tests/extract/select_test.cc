@@ -310,7 +310,7 @@ TEST_F(PlanTest, P2PFilesBesideTheF2PFileComeFirstWhateverTheSeed) {
 }
 
 TEST_F(PlanTest, TheShareRuleLeavesTheSharedClassOut) {
-  options_.chooser = "share";
+  options_.chooser = TopRule::kShare;
   auto choices = ChooseTopObjects(*repo_, graph_, "tests/test_a.py",
                                   TopCandidates(*repo_, graph_, "tests/test_a.py"), options_);
   ASSERT_EQ(choices.size(), 1u);
