@@ -1,5 +1,7 @@
 #include "runner/repo_files.h"
 
+#include <map>
+
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -39,10 +41,26 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
   }
   std::string prefix =
       skip_dir.starts_with(root + "/") ? skip_dir.substr(root.size() + 1) + "/" : "";
+  // Whether a directory of the listing is a real one (no link: a file listed below a link
+  // would be read, and copied, from wherever the link points), memoised.
+  std::map<std::string, bool> real_dirs;
+  auto under_real_dirs = [&](const std::string& f) {
+    for (size_t slash = f.find('/'); slash != std::string::npos; slash = f.find('/', slash + 1)) {
+      std::string dir = f.substr(0, slash);
+      auto [it, fresh] = real_dirs.emplace(dir, false);
+      if (fresh) {
+        auto st = env.Stat(util::JoinPath(root, dir), false);
+        it->second = st.ok() && st->type == util::FileType::kDirectory;
+      }
+      if (!it->second) return false;
+    }
+    return true;
+  };
   std::vector<std::string> out;
   for (auto& f : files) {
     if (!prefix.empty() && f.starts_with(prefix)) continue;
     if (f.find("__pycache__/") != std::string::npos || !InsideRelative(f)) continue;
+    if (!under_real_dirs(f)) continue;
     auto st = env.Stat(util::JoinPath(root, f), false);
     if (!st.ok()) continue;
     // A regular file with other hard links may be any file of the host's (a directory

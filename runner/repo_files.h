@@ -15,8 +15,9 @@ namespace fbkit::runner {
 
 // Files under `skip_dir` (absolute; e.g. an output directory inside ROOT) and in
 // __pycache__ directories are left out, and so are paths that are not there to read, paths
-// that are not plainly inside ROOT (`..`, `.`, empty parts: a crafted git index lists them)
-// and regular files with other hard links (they may be any file of the host's).
+// that are not plainly inside ROOT (`..`, `.`, empty parts: a crafted git index lists them),
+// paths through a linked directory, and regular files with other hard links (they may be
+// any file of the host's).
 util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
                                                        const std::string& root,
                                                        const std::string& skip_dir);

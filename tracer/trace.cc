@@ -21,7 +21,8 @@ bool DoctestsOnly(const FileTrace& f) {
   // with "test".
   std::string dotted = f.file.substr(0, f.file.size() - 3);
   std::replace(dotted.begin(), dotted.end(), '/', '.');
-  if (dotted.ends_with(".__init__")) dotted.resize(dotted.size() - 9);
+  bool package = base == "__init__.py";
+  if (package) dotted.resize(dotted.size() - 9);
   std::vector<std::string> modules = {dotted};
   for (size_t dot = dotted.find('.'); dot != std::string::npos; dot = dotted.find('.', dot + 1)) {
     modules.push_back(dotted.substr(dot + 1));
@@ -34,6 +35,9 @@ bool DoctestsOnly(const FileTrace& f) {
         name.starts_with("test")) {
       return false;
     }
+    // Without a dot it names the module itself: only a package's docstring is trusted to
+    // (python_functions may name a test function after its module).
+    if (name.find('.') == std::string::npos && !package) return false;
     return std::any_of(modules.begin(), modules.end(), [&](const std::string& m) {
       return name == m || name.starts_with(m + ".");
     });

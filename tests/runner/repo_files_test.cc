@@ -41,5 +41,33 @@ TEST(RepoFilesTest, AHardLinkedFileIsNeverListed) {
   EXPECT_FALSE(std::filesystem::exists(tmp / "copy"));
 }
 
+// A file listed below a linked directory (the link put where git lists a directory) would be
+// read from wherever the link points: never listed; the link itself still is.
+TEST(RepoFilesTest, NothingIsListedThroughALinkedDirectory) {
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  std::filesystem::create_directories(root + "/pkg");
+  std::filesystem::create_directories(tmp / "host");
+  WriteFileOrDie(root + "/pkg/mod.py", "x = 1\n");
+  WriteFileOrDie(tmp / "host/secret.txt", "SECRET\n");
+  std::filesystem::create_directory_symlink(tmp / "host", root + "/pkg/lnk");
+  Git git(util::RealEnv(), RealLauncher(), tmp / "git");
+  // No git here: the walk lists pkg/lnk (a link) but nothing below it.
+  auto files = ListRepoFiles(util::RealEnv(), git, root, "");
+  ASSERT_TRUE(files.ok()) << files.error();
+  EXPECT_EQ(*files, (std::vector<std::string>{"pkg/lnk", "pkg/mod.py"}));
+  // A git index naming pkg/lnk/secret.txt (added before the directory became a link).
+  ASSERT_EQ(testing::RunCommand({"/usr/bin/git", "-C", root, "init", "-q"}).exit_code, 0);
+  std::filesystem::remove(root + "/pkg/lnk");
+  std::filesystem::create_directories(root + "/pkg/lnk");
+  WriteFileOrDie(root + "/pkg/lnk/secret.txt", "DECOY\n");
+  ASSERT_EQ(testing::RunCommand({"/usr/bin/git", "-C", root, "add", "-A"}).exit_code, 0);
+  std::filesystem::remove_all(root + "/pkg/lnk");
+  std::filesystem::create_directory_symlink(tmp / "host", root + "/pkg/lnk");
+  auto listed = ListRepoFiles(util::RealEnv(), git, root, "");
+  ASSERT_TRUE(listed.ok()) << listed.error();
+  for (const auto& f : *listed) EXPECT_FALSE(f.starts_with("pkg/lnk/")) << f;
+}
+
 }  // namespace
 }  // namespace fbkit::runner

@@ -73,6 +73,8 @@ TEST(DoctestsOnlyTest, LibraryModulesCollectedForTheirDoctestsAreNoTestFiles) {
   EXPECT_FALSE(DoctestsOnly(Collected("docs/index.rst", {"index.rst"})));
   // python_functions may name a test after its module: in a tests directory it is a test.
   EXPECT_FALSE(DoctestsOnly(Collected("tests/stats_check.py", {"stats_check"})));
+  EXPECT_FALSE(DoctestsOnly(Collected("checks/stats_check.py", {"stats_check"})));
+  EXPECT_FALSE(DoctestsOnly(Collected("stats_check.py", {"stats_check"})));
   EXPECT_FALSE(DoctestsOnly(Collected("pkg/tests/helpers.py", {"pkg.tests.helpers.f"})));
 }
 
