@@ -63,15 +63,6 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
   return out;
 }
 
-std::string_view TopRuleName(TopRule r) {
-  switch (r) {
-    case TopRule::kSpecific: return "specific";
-    case TopRule::kShare: return "share";
-    case TopRule::kFeatureBench: return "featurebench";
-  }
-  return "specific";
-}
-
 const std::map<std::string, TopRule>& TopRulesByName() {
   static const std::map<std::string, TopRule> rules = {{"specific", TopRule::kSpecific},
                                                        {"share", TopRule::kShare},

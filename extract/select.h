@@ -37,14 +37,13 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
 // Test code: a collected test file, a conftest.py, or a file under a tests/ or test/ folder.
 bool IsTestCode(const std::string& path, const std::set<std::string>& test_files);
 
-// The deterministic rules for top objects (--top-chooser, as TopRuleName spells them).
+// The deterministic rules for top objects (--top-chooser, named as TopRulesByName says).
 enum class TopRule {
   kSpecific,      // "specific": member-level specificity (the default)
   kShare,         // "share": objects used by at most max_share of the test files (fbkit's rule before)
   kFeatureBench,  // "featurebench": every function and method the test code calls directly
 };
 
-std::string_view TopRuleName(TopRule r);
 // Each rule by its name, for option parsing.
 const std::map<std::string, TopRule>& TopRulesByName();
 
