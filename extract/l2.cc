@@ -152,8 +152,7 @@ std::vector<size_t> PackageModules(util::Env& env, const Repo& repo, const std::
   std::set<size_t> kept;
   std::vector<size_t> todo;
   auto keep = [&](size_t f) {
-    auto st = env.Stat(util::JoinPath(repo.root(), repo.files()[f].path), false);
-    if (!st.ok() || st->type != util::FileType::kRegular || st->links > 1) return;
+    if (!runner::PlainFile(env, util::JoinPath(repo.root(), repo.files()[f].path))) return;
     if (kept.insert(f).second) todo.push_back(f);
   };
   for (size_t f = 0; f < repo.files().size(); ++f) {
@@ -189,7 +188,13 @@ util::Status CopyPackageData(util::Env& env, const Repo& repo, const PackageSour
                              const std::string& pkg_dir, const std::string& agent_dir) {
   constexpr uint64_t kMaxPackageData = 256u << 20;
   uint64_t total = 0;
-  auto put = [&](const std::string& rel, const util::Expected<std::string>& data) -> util::Status {
+  // One file of `base` (root-relative `rel`) into agent_code; anything but a plain file
+  // inside is left out.
+  auto copy = [&](const std::string& base, const std::string& rel) -> util::Status {
+    if (!runner::InsideRelative(rel) || !runner::PlainFile(env, util::JoinPath(base, rel))) {
+      return util::Status::Ok();
+    }
+    auto data = env.ReadUntrusted(base, rel, kMaxPackageData);
     if (!data.ok()) return util::Error{data.error()};
     total += data->size();
     if (total > kMaxPackageData) {
@@ -200,22 +205,16 @@ util::Status CopyPackageData(util::Env& env, const Repo& repo, const PackageSour
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
     return env.WriteFileAtomic(dst, *data);
   };
+  auto in_package = [&](const std::string& rel) {
+    return rel.starts_with(pkg_dir + "/") && !IsTestCode(rel, {});
+  };
   for (const auto& rel : sources.files) {
-    if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {}) || rel.ends_with(".py")) continue;
-    if (!runner::InsideRelative(rel)) continue;
-    auto st = env.Stat(util::JoinPath(repo.root(), rel), false);
-    if (!st.ok() || st->type != util::FileType::kRegular || st->links > 1) continue;
-    if (auto s = put(rel, env.ReadUntrusted(repo.root(), rel, kMaxPackageData)); !s.ok()) return s;
+    if (!in_package(rel) || rel.ends_with(".py")) continue;
+    if (auto s = copy(repo.root(), rel); !s.ok()) return s;
   }
   for (const auto& rel : sources.built_files) {
-    if (!rel.starts_with(pkg_dir + "/") || IsTestCode(rel, {}) || !runner::InsideRelative(rel)) {
-      continue;
-    }
-    auto st = env.Stat(util::JoinPath(sources.built_dir, rel), false);
-    if (!st.ok() || st->type != util::FileType::kRegular || st->links > 1) continue;
-    if (auto s = put(rel, env.ReadUntrusted(sources.built_dir, rel, kMaxPackageData)); !s.ok()) {
-      return s;
-    }
+    if (!in_package(rel)) continue;
+    if (auto s = copy(sources.built_dir, rel); !s.ok()) return s;
   }
   return util::Status::Ok();
 }

@@ -1,5 +1,7 @@
 #include "extract/select.h"
 
+#include "util/strings.h"
+
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -75,8 +77,7 @@ bool IsTestCode(const std::string& path, const std::set<std::string>& test_files
   std::string_view base = path;
   if (size_t slash = path.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
   if (base == "conftest.py") return true;
-  std::string p = "/" + path;
-  return p.find("/tests/") != std::string::npos || p.find("/test/") != std::string::npos;
+  return util::InTestsDirectory(path);
 }
 
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p) {

@@ -233,14 +233,19 @@ class Builder {
   void AddTrace(JoinStats* stats) {
     // Library modules pytest collected for their doctests are no test files: what their
     // doctests ran is kept as calls no test file owns.
+    std::set<std::string> library;
     for (const auto& [name, f] : trace_->files) {
-      if (!tracer::DoctestsOnly(f)) TestFile(name);
+      if (tracer::DoctestsOnly(f)) {
+        library.insert(name);
+      } else {
+        TestFile(name);
+      }
     }
     // Import-time edges: each file whose static import closure holds the module that ran.
     std::vector<std::set<uint32_t>> closures(test_files_.size());
     for (size_t i = 0; i < test_files_.size(); ++i) closures[i] = Closure(test_files_[i]);
     for (const auto& [name, f] : trace_->files) {
-      if (tracer::DoctestsOnly(f)) {
+      if (library.count(name)) {
         AddCallEdges(f.edges, {});
         continue;
       }
@@ -254,9 +259,7 @@ class Builder {
       if (ctx == "<import>") {
         AddImportEdges(edges, closures);
       } else if (ctx.starts_with("<import>")) {
-        auto file = trace_->files.find(ctx.substr(8));
-        bool doctests = file != trace_->files.end() && tracer::DoctestsOnly(file->second);
-        if (doctests) {
+        if (library.count(ctx.substr(8))) {
           AddCallEdges(edges, {});
         } else {
           AddCallEdges(edges, {TestFile(ctx.substr(8))});

@@ -1,9 +1,8 @@
 #include "runner/repo_files.h"
 
-#include <map>
-
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 namespace fbkit::runner {
@@ -73,6 +72,11 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool PlainFile(util::Env& env, const std::string& path) {
+  auto st = env.Stat(path, false);
+  return st.ok() && st->type == util::FileType::kRegular && st->links == 1;
 }
 
 bool InsideRelative(std::string_view path) {

@@ -26,6 +26,10 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
 // whatever it is joined to.
 bool InsideRelative(std::string_view path);
 
+// Whether `path` is a regular file with no other hard link (not a link: never followed), the
+// only kind fbkit reads into what it publishes.
+bool PlainFile(util::Env& env, const std::string& path);
+
 // Copies `files` (root-relative, InsideRelative) from `root` into `dest`, keeping the
 // executable bit; symlinks are copied as links.
 util::Status CopyRepoFiles(const std::string& root, const std::vector<std::string>& files,

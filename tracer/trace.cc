@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "util/strings.h"
+
 namespace fbkit::tracer {
 
 bool DoctestsOnly(const FileTrace& f) {
@@ -11,10 +13,7 @@ bool DoctestsOnly(const FileTrace& f) {
   if (base.starts_with("test") || base.ends_with("_test.py") || base == "conftest.py") return false;
   // A file in a tests directory is a test file whatever pytest calls its tests
   // (python_files and python_functions may name anything).
-  std::string path = "/" + f.file;
-  if (path.find("/tests/") != std::string::npos || path.find("/test/") != std::string::npos) {
-    return false;
-  }
+  if (util::InTestsDirectory(f.file)) return false;
   // A doctest is named after the module as Python imports it: its dotted path ("pkg.mod" for
   // pkg/mod.py and pkg/mod/__init__.py) or a suffix of it (src/ layouts), and an object in
   // it ("pkg.mod.func"); test functions and classes have no dots in their names and start

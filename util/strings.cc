@@ -50,4 +50,9 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
+bool InTestsDirectory(std::string_view path) {
+  std::string p = "/" + std::string(path);
+  return p.find("/tests/") != std::string::npos || p.find("/test/") != std::string::npos;
+}
+
 }  // namespace fbkit::util

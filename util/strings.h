@@ -30,4 +30,8 @@ std::vector<std::string> Split(const std::string& s, char sep);
 // counts; a final '\n' starts no line).
 std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& text);
 
+// Whether a root-relative path has a `tests` or `test` directory among its parts (a
+// repository's test code by where it lives).
+bool InTestsDirectory(std::string_view path);
+
 }  // namespace fbkit::util
