@@ -12,7 +12,7 @@
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
-#include "extract/agents.h"
+#include "agents/presets.h"
 #include "extract/infer.h"
 #include "extract/infer_run.h"
 #include "util/shard.h"
@@ -25,7 +25,7 @@ using json = nlohmann::json;
 struct InferArgs {
   std::string tasks;
   std::string agent_cmd;
-  std::string agent;  // a preset (extract/agents.h)
+  std::string agent;  // a preset (agents/presets.h)
   std::string agent_path, model_url, sidecar;
   std::vector<std::string> agent_args;
   std::string output;
@@ -95,9 +95,9 @@ std::optional<int> AgentOptions(const InferArgs& a,
   o->read_only = a.read_only;
   if (!a.agent.empty()) {
     const char* dir = std::getenv("FBKIT_AGENTS_DIR");
-    extract::AgentChoice choice{a.agent, a.agent_path, dir ? dir : FBKIT_AGENTS_DIR, a.model,
+    agents::AgentChoice choice{a.agent, a.agent_path, dir ? dir : FBKIT_AGENTS_DIR, a.model,
                                 a.model_url, a.agent_args};
-    auto launch = extract::PrepareAgent(choice);
+    auto launch = agents::PrepareAgent(choice);
     if (!launch.ok()) return Fail(kWho, launch.error()), kExitUsage;
     const std::string& key = launch->key_env;
     bool has_key = std::any_of(agent_env.begin(), agent_env.end(),
@@ -119,7 +119,7 @@ std::optional<int> AgentOptions(const InferArgs& a,
   } else if (!a.agent_path.empty() || !a.model_url.empty() || !a.agent_args.empty()) {
     return Fail(kWho, "--agent-path, --model-url and --agent-arg go with --agent NAME"), kExitUsage;
   }
-  o->agent_cmd = extract::WithSidecar(a.sidecar, o->agent_cmd);
+  o->agent_cmd = agents::WithSidecar(a.sidecar, o->agent_cmd);
   o->env = std::move(agent_env);
   return std::nullopt;
 }
@@ -230,7 +230,7 @@ constexpr const char* kInferFooter =
 // The agent: a preset CLI or any command, its model and what runs before it.
 void AddAgentOptions(CLI::App* cmd, const std::shared_ptr<InferArgs>& a) {
   std::string names;
-  for (const auto& p : extract::AgentPresets()) names += (names.empty() ? "" : ", ") + p.name;
+  for (const auto& p : agents::AgentPresets()) names += (names.empty() ? "" : ", ") + p.name;
   auto* agent = cmd->add_option("--agent", a->agent,
                                 "A coding-agent CLI run headless, its logs read natively: " + names +
                                     " (see below)");

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "extract/task_dir.h"
-#include "groundtruth/trajectory.h"
+#include "agents/trajectory.h"
 #include "runner/confine.h"
 #include "runner/git.h"
 #include "util/hash.h"
@@ -265,12 +265,12 @@ std::optional<Usage> TrajectoryUsage(const std::string& text) {
 }
 
 // The usage in an agent CLI's event stream output/REL (claude-code, codex, gemini-cli: the
-// formats groundtruth/trajectory.h reads), when it reports tokens.
+// formats agents/trajectory.h reads), when it reports tokens.
 std::optional<Usage> AgentCliUsage(util::Env& env, const std::string& output, const std::string& rel,
                                    const std::string& text) {
-  std::string format = groundtruth::DetectFormat(text, rel);
-  if (!groundtruth::IsAgentCliFormat(format)) return std::nullopt;
-  auto t = groundtruth::ReadAgentStream(env, text, util::JoinPath(output, rel), rel, format);
+  std::string format = agents::DetectFormat(text, rel);
+  if (!agents::IsAgentCliFormat(format)) return std::nullopt;
+  auto t = agents::ReadAgentStream(env, text, util::JoinPath(output, rel), rel, format);
   if (!t.ok() || !t->prompt_tokens || !t->completion_tokens) return std::nullopt;
   Usage u;
   u.input_tokens = *t->prompt_tokens;

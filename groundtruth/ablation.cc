@@ -5,7 +5,8 @@
 #include <map>
 #include <set>
 
-#include "groundtruth/patch.h"
+#include "util/patch.h"
+#include "groundtruth/paths.h"
 #include "runner/confine.h"
 #include "runner/git.h"
 #include "util/json_writer.h"
@@ -167,7 +168,7 @@ Ablation Judge(Ctx& c, const std::string& target) {
 // the changes are redundant: each file that makes the F2P tests pass with every other
 // not-necessary file reverted is sufficient alone, and counts as necessary. False when the
 // checkout could not be restored.
-bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<FilePatch>& files,
+bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<util::FilePatch>& files,
                     Localization* l) {
   std::vector<size_t> candidates;  // indices into l->files
   for (size_t i = 0; i < l->files.size(); ++i) {
@@ -175,22 +176,22 @@ bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<FilePatch>& file
     if (l->files[i].verdict == Verdict::kNotNecessary) candidates.push_back(i);
   }
   if (candidates.size() < 2) return true;
-  std::map<std::string, const FilePatch*> by_path;
+  std::map<std::string, const util::FilePatch*> by_path;
   for (const auto& f : files) by_path[f.path()] = &f;
   std::vector<bool> sufficient(candidates.size());
   for (size_t k = 0; k < candidates.size(); ++k) {
-    std::vector<const FilePatch*> reverted;
+    std::vector<const util::FilePatch*> reverted;
     bool applies = true;
     for (size_t o = 0; o < candidates.size() && applies; ++o) {
       if (o == k) continue;
-      const FilePatch* f = by_path[l->files[candidates[o]].target];
+      const util::FilePatch* f = by_path[l->files[candidates[o]].target];
       applies = git.Apply(c.repo, f->text, true).ok();
       if (applies) reverted.push_back(f);
     }
     if (applies) {
       sufficient[k] = Judge(c, l->files[candidates[k]].target).verdict == Verdict::kNotNecessary;
     }
-    for (const FilePatch* f : reverted) {
+    for (const util::FilePatch* f : reverted) {
       if (!git.Apply(c.repo, f->text).ok()) return false;
     }
   }
@@ -204,7 +205,7 @@ bool RedundantFiles(Ctx& c, runner::Git& git, const std::vector<FilePatch>& file
 }
 
 // Reverts one gold-patch file section, judges, restores; false when restoring failed.
-bool AblateFile(Ctx& c, runner::Git& git, const FilePatch& f, Localization* l) {
+bool AblateFile(Ctx& c, runner::Git& git, const util::FilePatch& f, Localization* l) {
   const std::string& path = f.path();
   Ablation a{path, Verdict::kUnknown, ""};
   if (auto s = git.Apply(c.repo, f.text, true); !s.ok()) {
@@ -301,10 +302,10 @@ std::string ChooseSelection(Ctx& c, bool whole_files) {
 
 // Each file of the gold patch ablated (tests and documentation set aside), then the
 // redundant ones found; "" when the checkout could be restored after each, else why not.
-std::string AblateGoldFiles(Ctx& c, runner::Git& git, std::vector<FilePatch> files,
+std::string AblateGoldFiles(Ctx& c, runner::Git& git, std::vector<util::FilePatch> files,
                             Localization* l) {
   std::sort(files.begin(), files.end(),
-            [](const FilePatch& a, const FilePatch& b) { return a.path() < b.path(); });
+            [](const util::FilePatch& a, const util::FilePatch& b) { return a.path() < b.path(); });
   for (const auto& f : files) {
     if (IsTestPath(f.path())) {
       l->test.push_back(f.path());
@@ -342,7 +343,7 @@ Localization Localize(const runner::Services& services,
     return l;
   };
   if (fail_to_pass.empty()) return fail("no FAIL_TO_PASS tests to ablate with");
-  auto gold = ParsePatch(instance.patch);
+  auto gold = util::ParsePatch(instance.patch);
   if (!gold.ok()) return fail("gold patch: " + gold.error());
   auto versions = PatchVersions(env, launcher, instance.repo, instance.base_commit, instance.patch,
                                 util::JoinPath(work_dir, "versions"));
@@ -363,7 +364,7 @@ Localization Localize(const runner::Services& services,
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   // The tests have written the checkout: git over it runs sandboxed.
   git.Confine(runner::ToolSandbox(settings, {work_dir}, {instance.repo}));
-  if (auto test_files = ParsePatch(instance.test_patch); test_files.ok()) {
+  if (auto test_files = util::ParsePatch(instance.test_patch); test_files.ok()) {
     for (const auto& f : *test_files) l.test.push_back(f.path());
   }
   if (std::string why = AblateGoldFiles(c, git, *gold, &l); !why.empty()) return fail(why);

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "groundtruth/entity_changes.h"
-#include "groundtruth/json_docs.h"
+#include "util/json_docs.h"
 #include "runner/model.h"
 #include "util/json_writer.h"
 
@@ -17,10 +17,10 @@ std::vector<Step> StepsFrom(const json& arr) {
   std::vector<Step> out;
   for (const auto& s : arr) {
     Step st;
-    st.id = StrOr(s, "id");
+    st.id = util::StrOr(s, "id");
     st.type = s.at("type").get<std::string>();
-    st.related_tasks = StrList(s, "related_tasks");
-    st.description = StrOr(s, "description");
+    st.related_tasks = util::StrList(s, "related_tasks");
+    st.description = util::StrOr(s, "description");
     out.push_back(std::move(st));
   }
   return out;
@@ -29,7 +29,7 @@ std::vector<Step> StepsFrom(const json& arr) {
 IssueTexts IssueFrom(const json& j) {
   IssueTexts t;
   if (j.contains("goal") && !j["goal"].is_null()) t.goal = j["goal"].get<std::string>();
-  t.concepts = StrList(j, "concepts");
+  t.concepts = util::StrList(j, "concepts");
   return t;
 }
 
@@ -88,7 +88,7 @@ util::Expected<std::optional<T>> AskModel(runner::Model& model, const std::strin
 template <typename T, typename F>
 util::Expected<std::map<std::string, T>> ByInstance(const std::string& text,
                                                     const std::string& path, F read) {
-  auto records = ReadRecords(text, path, "instances");
+  auto records = util::ReadRecords(text, path, "instances");
   if (!records.ok()) return util::Error{records.error()};
   std::map<std::string, T> out;
   for (size_t i = 0; i < records->size(); ++i) {

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "groundtruth/patch.h"
+#include "util/patch.h"
 #include "parser/entities_json.h"
 #include "runner/git.h"
 #include "util/json_writer.h"
@@ -362,7 +362,7 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::
                                                         const std::string& commit,
                                                         const std::string& patch,
                                                         const std::string& work_dir) {
-  auto parsed = ParsePatch(patch);
+  auto parsed = util::ParsePatch(patch);
   if (!parsed.ok()) return util::Error{"patch: " + parsed.error()};
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   std::string tree = util::JoinPath(work_dir, "tree");
@@ -370,7 +370,7 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::
   if (auto s = env.MakeDirs(tree); !s.ok()) return util::Error{s.error()};
   if (auto r = git.Run(tree, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
   std::vector<FileVersions> out;
-  std::vector<FilePatch> python;
+  std::vector<util::FilePatch> python;
   for (const auto& f : *parsed) {
     FileVersions v;
     v.path = f.path();
@@ -395,7 +395,7 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::
     if (!f.is_deleted()) v.after = "";
     out.push_back(std::move(v));
   }
-  if (auto s = git.Apply(tree, JoinPatch(python)); !s.ok()) {
+  if (auto s = git.Apply(tree, util::JoinPatch(python)); !s.ok()) {
     return util::Error{"the patch does not apply: " + s.error()};
   }
   for (auto& v : out) {

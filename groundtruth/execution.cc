@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "groundtruth/patch.h"
+#include "util/patch.h"
 #include "runner/confine.h"
 #include "runner/git.h"
 #include "runner/outcome.h"
@@ -79,7 +79,7 @@ void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Valida
 
 std::vector<std::string> RunnableTests(const std::string& test_patch) {
   std::vector<std::string> out;
-  auto files = ParsePatch(test_patch);
+  auto files = util::ParsePatch(test_patch);
   if (!files.ok()) return out;
   for (const auto& f : *files) {
     std::string name = Base(f.path());
@@ -121,7 +121,7 @@ Validation Validate(const runner::Services& services,
     (void)env.RemoveAll(work_dir);
     return v;
   };
-  if (auto p = ParsePatch(instance.patch); !p.ok() || p->empty()) {
+  if (auto p = util::ParsePatch(instance.patch); !p.ok() || p->empty()) {
     return done("discarded", p.ok() ? "the gold patch is empty" : "gold patch: " + p.error());
   }
   v.test_files = RunnableTests(instance.test_patch);

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "groundtruth/json_docs.h"
+#include "util/json_docs.h"
 #include "runner/model.h"
 #include "util/json_writer.h"
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "groundtruth/patch.h"
+#include "util/patch.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -311,7 +311,7 @@ const std::vector<std::string>& MetricNames() {
 
 std::vector<std::string> PredictedFiles(const AgentInstance& agent) {
   std::set<std::string> files(agent.files.begin(), agent.files.end());
-  if (auto parsed = ParsePatch(agent.patch); parsed.ok()) {
+  if (auto parsed = util::ParsePatch(agent.patch); parsed.ok()) {
     for (const auto& f : *parsed) files.insert(f.path());
   }
   return {files.begin(), files.end()};

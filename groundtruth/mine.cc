@@ -7,7 +7,7 @@
 #include <set>
 
 #include "groundtruth/entity_changes.h"
-#include "groundtruth/patch.h"
+#include "groundtruth/paths.h"
 #include "runner/model.h"
 #include "util/json_writer.h"
 #include "util/strings.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "groundtruth/json_docs.h"
+#include "util/json_docs.h"
 #include "util/env.h"
 #include "util/json_writer.h"
 
@@ -35,10 +35,10 @@ std::vector<Step> StepsOf(const json& j) {
   size_t n = 0;
   for (const auto& s : j.at("steps")) {
     Step st;
-    st.id = StrOr(s, "id", "S" + std::to_string(++n));
-    st.type = StrOr(s, "type");
-    st.related_tasks = StrList(s, "related_tasks");
-    st.description = StrOr(s, "description");
+    st.id = util::StrOr(s, "id", "S" + std::to_string(++n));
+    st.type = util::StrOr(s, "type");
+    st.related_tasks = util::StrList(s, "related_tasks");
+    st.description = util::StrOr(s, "description");
     out.push_back(std::move(st));
   }
   return out;
@@ -49,29 +49,29 @@ GroundTruth GtOf(const json& j) {
   g.instance_id = j.at("instance_id").get<std::string>();
   if (j.contains("files")) {
     const auto& f = j.at("files");
-    g.necessary = Sorted(StrList(f, "necessary"));
-    g.other = Sorted(StrList(f, "other"));
-    g.test = Sorted(StrList(f, "test"));
-    g.unknown = Sorted(StrList(f, "unknown"));
+    g.necessary = Sorted(util::StrList(f, "necessary"));
+    g.other = Sorted(util::StrList(f, "other"));
+    g.test = Sorted(util::StrList(f, "test"));
+    g.unknown = Sorted(util::StrList(f, "unknown"));
   }
   if (j.contains("tasks")) {
     for (const auto& t : j.at("tasks")) {
       GtTask task;
       task.entity = t.at("entity").get<std::string>();
-      task.file = StrOr(t, "file", task.entity.substr(0, task.entity.find("::")));
-      task.change = StrOr(t, "change", "modified");
+      task.file = util::StrOr(t, "file", task.entity.substr(0, task.entity.find("::")));
+      task.change = util::StrOr(t, "change", "modified");
       task.necessary = NecessaryOf(t);
-      task.kind = StrOr(t, "kind");
-      task.old_entity = StrOr(t, "old_entity");
-      task.purpose = StrOr(t, "purpose");
+      task.kind = util::StrOr(t, "kind");
+      task.old_entity = util::StrOr(t, "old_entity");
+      task.purpose = util::StrOr(t, "purpose");
       g.tasks.push_back(std::move(task));
     }
   }
   g.steps = StepsOf(j);
-  g.fail_to_pass = StrList(j, "FAIL_TO_PASS");
-  g.pass_to_pass = StrList(j, "PASS_TO_PASS");
+  g.fail_to_pass = util::StrList(j, "FAIL_TO_PASS");
+  g.pass_to_pass = util::StrList(j, "PASS_TO_PASS");
   if (j.contains("goal") && !j["goal"].is_null()) g.goal = j["goal"].get<std::string>();
-  g.concepts = StrList(j, "concepts");
+  g.concepts = util::StrList(j, "concepts");
   return g;
 }
 
@@ -97,24 +97,24 @@ void CheckRange(const std::optional<double>& v, double hi, const char* name) {
 AgentInstance AgentOf(const json& j) {
   AgentInstance a;
   a.instance_id = j.at("instance_id").get<std::string>();
-  a.patch = StrOr(j, "patch");
+  a.patch = util::StrOr(j, "patch");
   a.applied = BoolOr(j, "applied");
   a.resolved = BoolOr(j, "resolved");
-  a.files = StrList(j, "files");
+  a.files = util::StrList(j, "files");
   if (j.contains("tasks") && !j["tasks"].is_null()) {
     for (const auto& t : j.at("tasks")) {
       AgentTask task;
-      task.file = StrOr(t, "file");
-      task.entity = StrOr(t, "entity");
+      task.file = util::StrOr(t, "file");
+      task.entity = util::StrOr(t, "entity");
       if (task.file.empty()) task.file = task.entity.substr(0, task.entity.find("::"));
-      task.change = StrOr(t, "change");
-      task.purpose = StrOr(t, "purpose");
+      task.change = util::StrOr(t, "change");
+      task.purpose = util::StrOr(t, "purpose");
       a.tasks.push_back(std::move(task));
     }
   }
   a.steps = StepsOf(j);
   if (j.contains("goal") && j["goal"].is_string()) a.goal = j["goal"].get<std::string>();
-  a.concepts = StrList(j, "concepts");
+  a.concepts = util::StrList(j, "concepts");
   if (j.contains("judgements") && !j["judgements"].is_null()) {
     const auto& jj = j.at("judgements");
     a.goal_score = NumberOr(jj, "goal_score");
@@ -134,10 +134,10 @@ Instance InstanceOf(const json& j, const std::string& dir) {
   if (!i.repo.starts_with("/")) i.repo = util::JoinPath(dir, i.repo);
   i.base_commit = j.at("base_commit").get<std::string>();
   i.patch = j.at("patch").get<std::string>();
-  i.test_patch = StrOr(j, "test_patch");
-  i.problem_statement = StrOr(j, "problem_statement");
-  i.hints = StrOr(j, "hints_text", StrOr(j, "hints"));
-  i.pythonpath = StrList(j, "pythonpath");
+  i.test_patch = util::StrOr(j, "test_patch");
+  i.problem_statement = util::StrOr(j, "problem_statement");
+  i.hints = util::StrOr(j, "hints_text", util::StrOr(j, "hints"));
+  i.pythonpath = util::StrList(j, "pythonpath");
   return i;
 }
 
@@ -157,7 +157,7 @@ const std::vector<std::string>& StepTypes() {
 
 util::Expected<std::vector<Instance>> ParseInstances(const std::string& text,
                                                      const std::string& path) {
-  auto records = ReadRecords(text, path, "instances");
+  auto records = util::ReadRecords(text, path, "instances");
   if (!records.ok()) return util::Error{records.error()};
   std::vector<Instance> out;
   std::set<std::string> seen;
@@ -178,7 +178,7 @@ util::Expected<std::vector<Instance>> ParseInstances(const std::string& text,
 
 util::Expected<std::vector<GroundTruth>> ParseGroundTruths(const std::string& text,
                                                            const std::string& path) {
-  auto records = ReadRecords(text, path, "instances");
+  auto records = util::ReadRecords(text, path, "instances");
   if (!records.ok()) return util::Error{records.error()};
   std::vector<GroundTruth> out;
   std::set<std::string> seen;
@@ -197,12 +197,12 @@ util::Expected<std::vector<GroundTruth>> ParseGroundTruths(const std::string& te
 
 util::Expected<AgentRun> ParseAgentRun(const std::string& text, const std::string& path) {
   json wrapper;
-  auto records = ReadRecords(text, path, "instances", &wrapper);
+  auto records = util::ReadRecords(text, path, "instances", &wrapper);
   if (!records.ok()) return util::Error{records.error()};
   AgentRun run;
   std::set<std::string> seen;
   try {
-    run.agent = wrapper.is_object() ? StrOr(wrapper, "agent", Stem(path)) : Stem(path);
+    run.agent = wrapper.is_object() ? util::StrOr(wrapper, "agent", Stem(path)) : Stem(path);
     for (size_t i = 0; i < records->size(); ++i) {
       try {
         run.instances.push_back(AgentOf((*records)[i]));

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "groundtruth/json_docs.h"
-#include "groundtruth/trajectory.h"
+#include "util/json_docs.h"
+#include "agents/trajectory.h"
 #include "runner/model.h"
 #include "util/json_writer.h"
 
@@ -23,26 +23,10 @@ const std::vector<std::string>& Changes() {
 
 bool IsTrajectoryName(const std::string& name) {
   if (name.ends_with(".traj.json") || name.ends_with(".traj") || name == "output.jsonl") return true;
-  const auto& cli = AgentCliReaders();  // `infer --agent` streams: output/<format>.jsonl
+  const auto& cli = agents::AgentCliReaders();  // `infer --agent` streams: output/<format>.jsonl
   return std::any_of(cli.begin(), cli.end(), [&](const auto& r) {
     return name == r.first + ".jsonl" || name == r.first + ".json";  // trae-agent.json
   });
-}
-
-util::Status Walk(util::Env& env, const std::string& dir,
-                  const std::function<bool(const std::string&)>& name_ok,
-                  std::vector<std::string>* out) {
-  auto entries = env.ListDir(dir);
-  if (!entries.ok()) return util::Error{entries.error()};
-  for (const auto& e : *entries) {
-    std::string path = util::JoinPath(dir, e.name);
-    if (e.type == util::FileType::kDirectory) {
-      if (auto s = Walk(env, path, name_ok, out); !s.ok()) return s;
-    } else if (e.type == util::FileType::kRegular && name_ok(e.name)) {
-      out->push_back(path);
-    }
-  }
-  return {};
 }
 
 void OptInt(util::JsonWriter& w, const std::optional<int64_t>& v) {
@@ -53,7 +37,7 @@ void OptInt(util::JsonWriter& w, const std::optional<int64_t>& v) {
   }
 }
 
-void WriteTrajectory(util::JsonWriter& w, const Trajectory& t) {
+void WriteTrajectory(util::JsonWriter& w, const agents::Trajectory& t) {
   w.BeginObject();
   w.Key("api_calls"), OptInt(w, t.api_calls);
   w.Key("cost");
@@ -81,23 +65,8 @@ void WriteTrajectory(util::JsonWriter& w, const Trajectory& t) {
 
 }  // namespace
 
-util::Expected<std::vector<std::string>> FilesUnder(
-    util::Env& env, const std::string& path,
-    const std::function<bool(const std::string&)>& name_ok) {
-  auto st = env.Stat(path, true);
-  if (!st.ok()) return util::Error{st.error()};
-  std::vector<std::string> out;
-  if (st->type != util::FileType::kDirectory) {
-    out.push_back(path);
-    return out;
-  }
-  if (auto s = Walk(env, path, name_ok, &out); !s.ok()) return util::Error{s.error()};
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs) {
-  auto files = FilesUnder(env, runs, [](const std::string& name) {
+  auto files = util::FilesUnder(env, runs, [](const std::string& name) {
     return IsTrajectoryName(name) || name.ends_with(".json");
   });
   if (!files.ok()) return files;
@@ -116,7 +85,7 @@ util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const s
   return files;
 }
 
-std::string SummarizeRequest(const Trajectory& t, const std::string& agent) {
+std::string SummarizeRequest(const agents::Trajectory& t, const std::string& agent) {
   json turns = json::array();
   for (const auto& turn : t.turns) {
     turns.push_back(
@@ -142,16 +111,16 @@ util::Status ApplySummary(const std::string& answer, Summary* s) {
   try {
     json j = json::parse(answer);
     if (j.contains("goal") && j["goal"].is_string()) a.goal = j["goal"].get<std::string>();
-    a.concepts = StrList(j, "concepts");
-    a.files = StrList(j, "files");
+    a.concepts = util::StrList(j, "concepts");
+    a.files = util::StrList(j, "files");
     std::set<std::string> entities;
     for (const auto& t : j.value("tasks", json::array())) {
       AgentTask task;
       task.entity = t.at("entity").get<std::string>();
-      task.file = TextOr(t, "file");
+      task.file = util::TextOr(t, "file");
       if (task.file.empty()) task.file = task.entity.substr(0, task.entity.find("::"));
-      task.change = TextOr(t, "change");
-      task.purpose = TextOr(t, "purpose");
+      task.change = util::TextOr(t, "change");
+      task.purpose = util::TextOr(t, "purpose");
       if (std::find(Changes().begin(), Changes().end(), task.change) == Changes().end()) {
         return util::Error{"task " + task.entity + " has change \"" + task.change + "\""};
       }
@@ -161,8 +130,8 @@ util::Status ApplySummary(const std::string& answer, Summary* s) {
     for (const auto& st : j.value("steps", json::array())) {
       Step step;
       step.type = st.at("type").get<std::string>();
-      step.related_tasks = StrList(st, "related_tasks");
-      step.description = TextOr(st, "description");
+      step.related_tasks = util::StrList(st, "related_tasks");
+      step.description = util::TextOr(st, "description");
       step.id = "P" + std::to_string(a.steps.size() + 1);
       if (std::find(StepTypes().begin(), StepTypes().end(), step.type) == StepTypes().end()) {
         return util::Error{"step " + step.id + " has type \"" + step.type +
@@ -208,7 +177,7 @@ util::Expected<int> ApplyEvaluation(const std::string& text, const std::string& 
   int set = 0;
   if (j.contains("resolved_ids")) {
     auto ids = [&](const char* key) {
-      auto v = StrList(j, key);
+      auto v = util::StrList(j, key);
       return std::set<std::string>(v.begin(), v.end());
     };
     std::set<std::string> resolved, completed, empty, unresolved, error;

@@ -15,19 +15,13 @@
 #include <vector>
 
 #include "groundtruth/records.h"
-#include "groundtruth/trajectory.h"
+#include "agents/trajectory.h"
 #include "runner/model.h"
 #include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
 namespace fbkit::groundtruth {
-
-// `path` itself when it is no directory, else the regular files under it whose names pass
-// `name_ok`, sorted; symlinks are not followed.
-util::Expected<std::vector<std::string>> FilesUnder(
-    util::Env& env, const std::string& path,
-    const std::function<bool(const std::string&)>& name_ok);
 
 // The trajectory files under `runs` (itself when a file): *.traj.json, *.traj,
 // output.jsonl, the agent CLIs' streams of `fb-extract infer --agent` (claude-code.jsonl,
@@ -36,12 +30,12 @@ util::Expected<std::vector<std::string>> FilesUnder(
 util::Expected<std::vector<std::string>> TrajectoryFiles(util::Env& env, const std::string& runs);
 
 struct Summary {
-  Trajectory trajectory;
+  agents::Trajectory trajectory;
   AgentInstance agent;  // patch, and (with a summarizer) goal, concepts, files, tasks, steps
 };
 
 // The request for `t` (one JSON line).
-std::string SummarizeRequest(const Trajectory& t, const std::string& agent);
+std::string SummarizeRequest(const agents::Trajectory& t, const std::string& agent);
 
 // Fills `s->agent` from a summarizer's answer; an error says what is wrong with it.
 util::Status ApplySummary(const std::string& answer, Summary* s);

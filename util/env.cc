@@ -325,4 +325,39 @@ std::string DirName(std::string_view path) {
   return std::string(path.substr(0, slash));
 }
 
+namespace {
+
+Status Walk(Env& env, const std::string& dir,
+          const std::function<bool(const std::string&)>& name_ok,
+          std::vector<std::string>* out) {
+  auto entries = env.ListDir(dir);
+  if (!entries.ok()) return Error{entries.error()};
+  for (const auto& e : *entries) {
+    std::string path = JoinPath(dir, e.name);
+    if (e.type == FileType::kDirectory) {
+      if (auto s = Walk(env, path, name_ok, out); !s.ok()) return s;
+    } else if (e.type == FileType::kRegular && name_ok(e.name)) {
+      out->push_back(path);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<std::vector<std::string>> FilesUnder(
+    Env& env, const std::string& path,
+    const std::function<bool(const std::string&)>& name_ok) {
+  auto st = env.Stat(path, true);
+  if (!st.ok()) return Error{st.error()};
+  std::vector<std::string> out;
+  if (st->type != FileType::kDirectory) {
+    out.push_back(path);
+    return out;
+  }
+  if (auto s = Walk(env, path, name_ok, &out); !s.ok()) return Error{s.error()};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace fbkit::util

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <string_view>
@@ -82,5 +83,11 @@ std::string DirName(std::string_view path);
 // never dropped).
 Status WriteFiles(Env& env, const std::string& dir,
                   const std::vector<std::pair<std::string, std::string>>& files);
+
+// `path` itself when it is no directory, else the regular files under it whose names pass
+// `name_ok`, sorted; symlinks are not followed.
+Expected<std::vector<std::string>> FilesUnder(
+    Env& env, const std::string& path,
+    const std::function<bool(const std::string&)>& name_ok);
 
 }  // namespace fbkit::util

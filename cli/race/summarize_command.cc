@@ -13,7 +13,7 @@
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
 #include "groundtruth/summarize.h"
-#include "groundtruth/trajectory.h"
+#include "agents/trajectory.h"
 #include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -33,7 +33,7 @@ struct SummarizeArgs {
 };
 
 // The trajectories of one file, or a warning.
-util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
+util::Expected<std::vector<agents::Trajectory>> ReadOneRun(util::Env& env,
                                                                 const std::string& file,
                                                                 const std::string& display,
                                                                 const std::string& format) {
@@ -44,21 +44,21 @@ util::Expected<std::vector<groundtruth::Trajectory>> ReadOneRun(util::Env& env,
   }
   auto text = env.ReadFile(file);
   if (!text.ok()) return util::Error{text.error()};
-  std::string f = format == "auto" ? groundtruth::DetectFormat(*text, file) : format;
+  std::string f = format == "auto" ? agents::DetectFormat(*text, file) : format;
   if (f.empty()) {
     return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent, openhands, "
                                  "claude-code, codex, gemini-cli, trae-agent or auto-code-rover"};
   }
-  util::Expected<std::vector<groundtruth::Trajectory>> read = std::vector<groundtruth::Trajectory>{};
-  if (groundtruth::IsAgentCliFormat(f)) {
-    auto t = groundtruth::ReadAgentStream(env, *text, file, display, f);
+  util::Expected<std::vector<agents::Trajectory>> read = std::vector<agents::Trajectory>{};
+  if (agents::IsAgentCliFormat(f)) {
+    auto t = agents::ReadAgentStream(env, *text, file, display, f);
     if (!t.ok()) return util::Error{t.error()};
     read->push_back(std::move(*t));
   } else {
-    read = groundtruth::ReadTrajectories(*text, display, f);
+    read = agents::ReadTrajectories(*text, display, f);
     if (!read.ok()) return read;
   }
-  for (auto& t : *read) groundtruth::AddInferRunContext(env, file, &t);
+  for (auto& t : *read) agents::AddInferRunContext(env, file, &t);
   return read;
 }
 
@@ -79,7 +79,7 @@ bool InsideAnAgentsTree(util::Env& env, const std::string& base, const std::stri
 
 // --swebench-report: a report file, or the report.json files under a directory.
 int ApplyReports(util::Env& env, const std::string& path, std::vector<groundtruth::Summary>* all) {
-  auto files = groundtruth::FilesUnder(
+  auto files = util::FilesUnder(
       env, path, [](const std::string& name) { return name == "report.json"; });
   if (!files.ok()) return Fail(kWho, "--swebench-report: " + files.error()), kExitUsage;
   for (const auto& f : *files) {

@@ -1,4 +1,4 @@
-#include "groundtruth/trajectory.h"
+#include "agents/trajectory.h"
 
 #include <algorithm>
 #include <map>
@@ -6,14 +6,13 @@
 #include <regex>
 #include <set>
 
-#include "groundtruth/json_docs.h"
-#include "groundtruth/patch.h"
-#include "groundtruth/summarize.h"
-#include "groundtruth/trajectory_parts.h"
+#include "util/json_docs.h"
+#include "util/patch.h"
+#include "agents/trajectory_parts.h"
 #include "util/strings.h"
 #include "util/json_read.h"
 
-namespace fbkit::groundtruth {
+namespace fbkit::agents {
 namespace {
 
 using json = nlohmann::json;
@@ -337,7 +336,7 @@ std::string Text(const json& content) {
   std::string out;
   if (content.is_array()) {
     for (const auto& part : content) {
-      if (part.is_object()) out += TextOr(part, "text");
+      if (part.is_object()) out += util::TextOr(part, "text");
     }
   }
   return out;
@@ -350,7 +349,7 @@ std::string Clip(const std::string& s, size_t n) {
 }
 
 void PatchFiles(Trajectory* t) {
-  if (auto files = ParsePatch(t->patch); files.ok()) {
+  if (auto files = util::ParsePatch(t->patch); files.ok()) {
     for (const auto& f : *files) t->patch_files.push_back(f.path());
   }
   SortUnique(&t->patch_files);
@@ -382,7 +381,7 @@ std::vector<std::string> MiniActions(const json& msg, const std::regex& action_r
     }
     return out;
   }
-  if (TextOr(msg, "role") != "assistant") return out;
+  if (util::TextOr(msg, "role") != "assistant") return out;
   std::string text = Text(msg.value("content", json()));
   std::smatch m;
   if (std::regex_search(text, m, action_re)) out.push_back(m[1]);
@@ -394,9 +393,9 @@ Trajectory ReadMini(const json& j, const std::string& path) {
   t.format = "mini-swe-agent";
   t.source = path;
   const json& info = j.at("info");
-  t.instance_id = TextOr(j, "instance_id", StemOf(path));
-  t.patch = TextOr(info, "submission");
-  t.exit_status = TextOr(info, "exit_status");
+  t.instance_id = util::TextOr(j, "instance_id", StemOf(path));
+  t.patch = util::TextOr(info, "submission");
+  t.exit_status = util::TextOr(info, "exit_status");
   json stats = info.value("model_stats", json::object());
   t.api_calls = Int(stats, "api_calls");
   t.cost = Double(stats, "instance_cost");
@@ -404,11 +403,11 @@ Trajectory ReadMini(const json& j, const std::string& path) {
   Collector col;
   col.root = "/testbed";
   if (config.contains("environment") && config["environment"].is_object()) {
-    col.root = TextOr(config["environment"], "cwd", col.root);
+    col.root = util::TextOr(config["environment"], "cwd", col.root);
   }
   std::string re = R"(```bash\s*\n([\s\S]*?)\n```)";
   if (config.contains("agent") && config["agent"].is_object()) {
-    std::string given = TextOr(config["agent"], "action_regex");
+    std::string given = util::TextOr(config["agent"], "action_regex");
     if (!given.empty()) re = std::regex_replace(given, std::regex(R"(\(\.\*\?\))"), "([\\s\\S]*?)");
   }
   std::regex action_re(re);
@@ -418,7 +417,7 @@ Trajectory ReadMini(const json& j, const std::string& path) {
   for (size_t k = 0; k < messages.size(); ++k) {
     const json& m = messages[k];
     if (!m.is_object()) continue;
-    if (k == 1 && TextOr(m, "role") == "user")
+    if (k == 1 && util::TextOr(m, "role") == "user")
       t.problem_statement = Clip(Text(m.value("content", json())), 20000);
     if (m.contains("extra") && m["extra"].is_object() && m["extra"].contains("response")) {
       const json& r = m["extra"]["response"];
@@ -478,7 +477,7 @@ void SweAction(const std::string& action, const json& state, const std::string& 
   auto words = FirstLineWords(trimmed);
   if (words.empty()) return;
   const std::string& tool = words[0];
-  std::string state_open = TextOr(state, "open_file");
+  std::string state_open = util::TextOr(state, "open_file");
   if (tool == "open" && words.size() > 1) {
     s->col.Open(words[1], s->cwd);
     s->open_file = Resolve(words[1], s->cwd);
@@ -519,7 +518,7 @@ Trajectory ReadSweAgent(const json& whole, const std::string& path) {
   t.instance_id = StemOf(path);
   const json& info = whole.contains("info") ? whole.at("info") : j.at("info");
   if (info.contains("submission") && info["submission"].is_string()) t.patch = info["submission"];
-  t.exit_status = TextOr(info, "exit_status");
+  t.exit_status = util::TextOr(info, "exit_status");
   json stats = info.value("model_stats", json::object());
   t.prompt_tokens = Int(stats, "tokens_sent");
   t.completion_tokens = Int(stats, "tokens_received");
@@ -529,7 +528,7 @@ Trajectory ReadSweAgent(const json& whole, const std::string& path) {
   SweState s;
   s.col.root = "/testbed";
   for (const auto& step : steps) {
-    std::string wd = TextOr(StateOf(step), "working_dir");
+    std::string wd = util::TextOr(StateOf(step), "working_dir");
     if (!wd.empty()) {
       s.col.root = wd;
       break;
@@ -537,16 +536,16 @@ Trajectory ReadSweAgent(const json& whole, const std::string& path) {
   }
   s.cwd = s.col.root;
   for (const auto& h : j.value("history", json::array())) {  // the task: first real user turn
-    if (TextOr(h, "role") == "user" && !h.value("is_demo", false)) {
+    if (util::TextOr(h, "role") == "user" && !h.value("is_demo", false)) {
       t.problem_statement = Clip(Text(h.value("content", json())), 20000);
       break;
     }
   }
   for (const auto& step : steps) {
-    std::string action = TextOr(step, "action");
-    std::string observation = TextOr(step, "observation");
+    std::string action = util::TextOr(step, "action");
+    std::string observation = util::TextOr(step, "observation");
     SweAction(action, StateOf(step), observation, &s);
-    t.turns.push_back({Clip(TextOr(step, "thought"), 1500), action, Clip(observation, 1500)});
+    t.turns.push_back({Clip(util::TextOr(step, "thought"), 1500), action, Clip(observation, 1500)});
   }
   s.col.Finish(&t);
   PatchFiles(&t);
@@ -596,7 +595,7 @@ std::string OpenHandsRoot(const std::string& instruction, const std::vector<json
   std::smatch m;
   if (std::regex_search(instruction, m, kUploaded)) return m[1];
   for (const auto& e : events) {
-    std::string p = e.contains("args") && e["args"].is_object() ? TextOr(e["args"], "path") : "";
+    std::string p = e.contains("args") && e["args"].is_object() ? util::TextOr(e["args"], "path") : "";
     if (p.starts_with("/workspace/")) {
       size_t slash = p.find('/', 11);
       return p.substr(0, slash);
@@ -611,9 +610,9 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
   t.source = path;
   t.instance_id = j.at("instance_id").get<std::string>();
   if (j.contains("test_result") && j["test_result"].is_object()) {
-    t.patch = TextOr(j["test_result"], "git_patch");
+    t.patch = util::TextOr(j["test_result"], "git_patch");
   }
-  std::string instruction = TextOr(j, "instruction");
+  std::string instruction = util::TextOr(j, "instruction");
   t.problem_statement = Clip(instruction, 20000);
   json metrics = j.value("metrics", json::object());
   if (metrics.is_object()) {
@@ -647,15 +646,15 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
       auto it = observation_of.find(e["id"].get<int64_t>());
       if (it != observation_of.end()) obs = it->second;
     }
-    std::string obs_text = obs ? TextOr(*obs, "content") : "";
-    std::string p = TextOr(args, "path");
+    std::string obs_text = obs ? util::TextOr(*obs, "content") : "";
+    std::string p = util::TextOr(args, "path");
     std::string action_text;
     if (kind == "read") {
       if (obs_text.find("files and directories") == std::string::npos) col.Open(p, cwd);
       action_text = "read " + p;
     } else if (kind == "edit") {
-      std::string command = TextOr(args, "command");
-      std::string code = TextOr(args, "translated_ipython_code");
+      std::string command = util::TextOr(args, "command");
+      std::string code = util::TextOr(args, "translated_ipython_code");
       if (command == "view" ||
           (command.empty() && code.find("'command': 'view'") != std::string::npos)) {
         col.Open(p, cwd);
@@ -668,17 +667,17 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
       action_text = "write " + p;
     } else if (kind == "run") {
       if (args.value("is_input", false)) continue;
-      action_text = TextOr(args, "command");
+      action_text = util::TextOr(args, "command");
       col.Shell(action_text, &cwd);
       if (obs && obs->contains("extras") && (*obs)["extras"].is_object()) {
         json meta = (*obs)["extras"].value("metadata", json::object());
         if (meta.is_object()) {
-          std::string wd = TextOr(meta, "working_dir");
+          std::string wd = util::TextOr(meta, "working_dir");
           if (!wd.empty()) cwd = wd;
         }
       }
     } else if (kind == "run_ipython") {
-      action_text = TextOr(args, "code");
+      action_text = util::TextOr(args, "code");
       IpythonEffects(action_text, cwd, &col);
     } else if (kind == "finish") {
       finished = true;
@@ -687,9 +686,9 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
       continue;
     }
     t.turns.push_back(
-        {Clip(TextOr(args, "thought"), 1500), Clip(action_text, 1500), Clip(obs_text, 1500)});
+        {Clip(util::TextOr(args, "thought"), 1500), Clip(action_text, 1500), Clip(obs_text, 1500)});
   }
-  std::string error = TextOr(j, "error");
+  std::string error = util::TextOr(j, "error");
   t.exit_status = !error.empty() ? error : finished ? "finished" : "";
   col.Finish(&t);
   PatchFiles(&t);
@@ -720,7 +719,7 @@ bool RealDir(util::Env& env, const std::string& path) {
 
 std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sessions) {
   if (!RealDir(env, util::DirName(sessions)) || !RealDir(env, sessions)) return std::nullopt;
-  auto files = FilesUnder(env, sessions, [](const std::string& name) {
+  auto files = util::FilesUnder(env, sessions, [](const std::string& name) {
     return name.starts_with("rollout-") && name.ends_with(".jsonl");
   });
   if (!files.ok() || files->empty()) return std::nullopt;
@@ -736,7 +735,7 @@ std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sess
     budget -= std::min<uint64_t>(budget, text->size());
     for (const auto& [n, line] : util::NumberedLines(*text)) {
       json j = util::ParseUntrustedJson(line);
-      calls += j.is_object() && TextOr(j, "type") == "token_usage_record";
+      calls += j.is_object() && util::TextOr(j, "type") == "token_usage_record";
     }
   }
   return calls;
@@ -753,7 +752,7 @@ std::string AcrCallFile(const json& call) {
   const json& args = call.contains("arguments") && call["arguments"].is_object()
                          ? call["arguments"]
                          : json::object();
-  return TextOr(args, "file_path", TextOr(args, "file_name"));
+  return util::TextOr(args, "file_path", util::TextOr(args, "file_name"));
 }
 
 // The rest of an AutoCodeRover task directory `dir` (app/main.py local-issue, nus-apr/auto-
@@ -779,7 +778,7 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
         std::string file = AcrCallFile(call);
         if (!file.empty()) col.Open(file, col.root);
         json args = call.contains("arguments") ? call["arguments"] : json::object();
-        t->turns.push_back({"", TextOr(call, "func_name") + " " + args.dump(),
+        t->turns.push_back({"", util::TextOr(call, "func_name") + " " + args.dump(),
                             call.contains("call_ok") && call["call_ok"].is_boolean() &&
                                     call["call_ok"].get<bool>()
                                 ? "ok"
@@ -788,27 +787,27 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
     }
     json locations = AcrJson(env, dir, out + "/search/bug_locations_after_process.json");
     for (const json& loc : locations.is_array() ? locations : json::array()) {
-      std::string file = TextOr(loc, "rel_file_path");
+      std::string file = util::TextOr(loc, "rel_file_path");
       if (!file.empty()) col.Open(file, col.root);
     }
     auto files = env.ListDir(util::JoinPath(dir, out));
     for (const auto& f : files.ok() ? *files : std::vector<util::DirEntry>{}) {
       if (f.type != util::FileType::kRegular || !f.name.starts_with("extracted_patch_")) continue;
       auto diff = env.ReadUntrusted(dir, out + "/" + f.name, 16u << 20);
-      auto parsed = ParsePatch(diff.ok() ? *diff : "");
-      for (const auto& p : parsed.ok() ? *parsed : std::vector<FilePatch>{}) {
+      auto parsed = util::ParsePatch(diff.ok() ? *diff : "");
+      for (const auto& p : parsed.ok() ? *parsed : std::vector<util::FilePatch>{}) {
         col.Edit(util::JoinPath(col.root, p.path()), col.root);
       }
     }
   }
   col.Finish(t);
   json selected = AcrJson(env, dir, "selected_patch.json");
-  std::string chosen = TextOr(selected, "selected_patch");
+  std::string chosen = util::TextOr(selected, "selected_patch");
   bool inside = !chosen.starts_with("/") && chosen.find("..") == std::string::npos;
   auto patch = chosen.empty() || !inside ? util::Expected<std::string>(util::Error{""})
                               : env.ReadUntrusted(dir, chosen, 64u << 20);
   if (patch.ok()) SetPatch(t, *patch);
-  t->exit_status = patch.ok() ? "patch selected: " + TextOr(selected, "reason") : "no patch";
+  t->exit_status = patch.ok() ? "patch selected: " + util::TextOr(selected, "reason") : "no patch";
   json cost = AcrJson(env, dir, "cost.json");
   if (cost.is_object() && cost.contains("total_input_tokens")) {
     t->prompt_tokens = Int(cost, "total_input_tokens");
@@ -919,14 +918,14 @@ std::string DetectFormat(const std::string& text, const std::string& path) {
   json line = util::ParseUntrustedJson(first);
   if (line.is_object() && line.contains("instance_id") && line.contains("history"))
     return "openhands";
-  if (line.is_object() && TextOr(line, "type") == "system" && TextOr(line, "subtype") == "init" &&
+  if (line.is_object() && util::TextOr(line, "type") == "system" && util::TextOr(line, "subtype") == "init" &&
       line.contains("claude_code_version")) {
     return "claude-code";
   }
-  if (line.is_object() && TextOr(line, "type") == "thread.started" && line.contains("thread_id")) {
+  if (line.is_object() && util::TextOr(line, "type") == "thread.started" && line.contains("thread_id")) {
     return "codex";
   }
-  if (line.is_object() && TextOr(line, "type") == "init" && line.contains("session_id") &&
+  if (line.is_object() && util::TextOr(line, "type") == "init" && line.contains("session_id") &&
       line.contains("model")) {
     return "gemini-cli";
   }
@@ -984,4 +983,4 @@ util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text
   return out;
 }
 
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::agents

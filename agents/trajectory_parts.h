@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "groundtruth/trajectory.h"
+#include "agents/trajectory.h"
 
-namespace fbkit::groundtruth::parts {
+namespace fbkit::agents::parts {
 
 // Collects absolute paths and makes them repository-relative at the end.
 struct Collector {
@@ -34,7 +34,7 @@ std::string Clip(const std::string& s, size_t n = 2000);
 // patch_files of `t` from its patch.
 void PatchFiles(Trajectory* t);
 
-// The event streams the agent presets write (extract/agents.h), one JSON record per line;
+// The event streams the agent presets write (agents/presets.h), one JSON record per line;
 // `path` names the file in errors. Each throws on a line that is not JSON.
 Trajectory ReadClaudeCode(const std::string& text, const std::string& path);
 Trajectory ReadCodex(const std::string& text, const std::string& path);
@@ -44,4 +44,4 @@ Trajectory ReadTraeAgent(const std::string& text, const std::string& path);
 // directory is AddAutoCodeRoverRun's (trajectory.cc).
 Trajectory ReadAutoCodeRoverMeta(const std::string& text, const std::string& path);
 
-}  // namespace fbkit::groundtruth::parts
+}  // namespace fbkit::agents::parts

@@ -11,7 +11,7 @@
 
 #include "util/expected.h"
 
-namespace fbkit::extract {
+namespace fbkit::agents {
 
 struct AgentChoice;
 struct AgentLaunch;
@@ -22,7 +22,7 @@ struct AgentPreset {
   std::string package;      // where setup.sh installs it from (FBKIT_AGENTS)
   std::string key_env;      // the variable its API key is read from ("" when it depends)
   std::string stream_file;  // output/<name>.jsonl: its JSON event stream (its stdout), a
-                            // trajectory format of groundtruth/trajectory.h (mini-swe-agent:
+                            // trajectory format of agents/trajectory.h (mini-swe-agent:
                             // its console log; its trajectory is output/<id>.traj.json)
   // Fills in its command, variables and configuration files for `program`.
   util::Status (*configure)(const AgentChoice& choice, const AgentPreset& preset,
@@ -64,4 +64,4 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& choice);
 // the sidecar fails (exit 125, its status in the agent's log).
 std::string WithSidecar(const std::string& sidecar, const std::string& command);
 
-}  // namespace fbkit::extract
+}  // namespace fbkit::agents

@@ -1,8 +1,8 @@
-#include "groundtruth/json_docs.h"
+#include "util/json_docs.h"
 
 #include <algorithm>
 
-namespace fbkit::groundtruth {
+namespace fbkit::util {
 namespace {
 
 int LineOf(const std::string& text, size_t byte) {
@@ -13,7 +13,7 @@ int LineOf(const std::string& text, size_t byte) {
 
 }  // namespace
 
-util::Expected<std::vector<nlohmann::json>> ReadRecords(const std::string& text,
+Expected<std::vector<nlohmann::json>> ReadRecords(const std::string& text,
                                                         const std::string& path,
                                                         const std::string& key,
                                                         nlohmann::json* wrapper) {
@@ -48,17 +48,17 @@ util::Expected<std::vector<nlohmann::json>> ReadRecords(const std::string& text,
             auto unused = nlohmann::json::parse(text);
             (void)unused;
           } catch (const nlohmann::json::parse_error& whole) {
-            return util::Error{path + ":" + std::to_string(LineOf(text, whole.byte)) +
+            return Error{path + ":" + std::to_string(LineOf(text, whole.byte)) +
                                ": invalid JSON: " + whole.what()};
           }
         }
-        return util::Error{path + ":" + std::to_string(line) + ": invalid JSON: " + err.what()};
+        return Error{path + ":" + std::to_string(line) + ": invalid JSON: " + err.what()};
       }
     }
     line_start = e + 1;
     ++line;
   }
-  if (out.empty()) return util::Error{path + ": no JSON record"};
+  if (out.empty()) return Error{path + ": no JSON record"};
   return out;
 }
 
@@ -79,4 +79,4 @@ std::vector<std::string> StrList(const nlohmann::json& j, const char* key) {
   return it->get<std::vector<std::string>>();
 }
 
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::util

@@ -1,12 +1,11 @@
-// What shell commands open and edit (fb-race summarize), and mining's intent and issue rules.
-#include "groundtruth/trajectory.h"
+// The agent-log readers: what shell commands open and edit, and the trajectory formats.
+#include "agents/trajectory.h"
 
 #include <gtest/gtest.h>
 
-#include "groundtruth/mine.h"
 #include "tests/testing/run.h"
 
-namespace fbkit::groundtruth {
+namespace fbkit::agents {
 namespace {
 
 using Paths = std::vector<std::string>;
@@ -53,28 +52,10 @@ TEST(DetectFormat, ByKeys) {
   EXPECT_EQ(DetectFormat("[1, 2]", "x.traj"), "");
 }
 
-TEST(MineRules, IntentByRule) {
-  std::string why;
-  EXPECT_EQ(IntentByRule("feat(core): stream rows", {}, &why), "new feature");
-  EXPECT_EQ(why, "conventional prefix \"feat:\"");
-  EXPECT_EQ(IntentByRule("Fix crash when adding rows", {}, &why), "bug fix") << "fix before add";
-  EXPECT_EQ(IntentByRule("Add support for tabs", {}, &why), "new feature");
-  EXPECT_EQ(IntentByRule("Refactor the parser", {"p.py::New"}, &why), "refactor");
-  EXPECT_EQ(IntentByRule("Streaming rows", {"p.py::stream"}, &why), "new feature");
-  EXPECT_EQ(why, "adds public p.py::stream");
-  EXPECT_EQ(IntentByRule("Streaming rows", {}, &why), "other");
-}
-
-TEST(MineRules, IssueNumbers) {
-  EXPECT_EQ(IssueNumbers("Fixes #12, closes #7 (#30)\nsee https://github.com/o/r/issues/9", 30),
-            (std::vector<int>{7, 9, 12}));
-  EXPECT_TRUE(IssueNumbers("color: &#35; a#1", 0).empty()) << "no reference inside words";
-}
-
 }  // namespace
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::agents
 
-namespace fbkit::groundtruth {
+namespace fbkit::agents {
 namespace {
 
 // Shapes of older writers, built after the research notes of fixtures/race_trajectories
@@ -223,4 +204,4 @@ TEST(AgentCliStreams, ATruncatedOrBrokenStream) {
 }
 
 }  // namespace
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::agents

@@ -1,6 +1,5 @@
-// Unified diffs split per file: which files a patch touches (new, deleted, renamed), each
-// file's section as text (so a patch can be applied or reverted file by file), and the
-// path rules fbkit uses to tell test files and documentation from source.
+// Unified diffs split per file: which files a patch touches (new, deleted, renamed) and each
+// file's section as text (so a patch can be applied or reverted file by file).
 #pragma once
 
 #include <string>
@@ -9,7 +8,7 @@
 
 #include "util/expected.h"
 
-namespace fbkit::groundtruth {
+namespace fbkit::util {
 
 struct FilePatch {
   std::string old_path;  // empty for a new file (/dev/null)
@@ -24,16 +23,9 @@ struct FilePatch {
 
 // Splits a git-style ("diff --git") or plain unified diff into its files, in patch order.
 // An empty patch gives no files; text that holds no file header is an error.
-util::Expected<std::vector<FilePatch>> ParsePatch(std::string_view diff);
+Expected<std::vector<FilePatch>> ParsePatch(std::string_view diff);
 
 // The concatenation of the sections (a valid patch of those files).
 std::string JoinPatch(const std::vector<FilePatch>& files);
 
-// Test files: a path component "tests"/"test"/"testing", a name test_*.py, *_test.py or
-// conftest.py.
-bool IsTestPath(std::string_view path);
-// Documentation: under doc/ or docs/, or ending in .rst .md .txt .adoc, or a changelog /
-// news / authors file without extension.
-bool IsDocPath(std::string_view path);
-
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::util

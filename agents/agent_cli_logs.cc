@@ -4,13 +4,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "groundtruth/json_docs.h"
-#include "groundtruth/trajectory_parts.h"
+#include "util/json_docs.h"
+#include "agents/trajectory_parts.h"
 #include "util/env.h"
 #include "util/strings.h"
 #include "util/json_read.h"
 
-namespace fbkit::groundtruth::parts {
+namespace fbkit::agents::parts {
 namespace {
 
 using json = nlohmann::json;
@@ -61,14 +61,14 @@ const json& Obj(const json& j, const char* key) {
 
 // A tool use's effect on the files and its action text.
 std::string ClaudeTool(const json& use, Collector* col, std::string* cwd) {
-  std::string name = TextOr(use, "name");
+  std::string name = util::TextOr(use, "name");
   const json& in = Obj(use, "input");
   if (name == "Bash") {
-    std::string command = TextOr(in, "command");
+    std::string command = util::TextOr(in, "command");
     col->Shell(command, cwd);
     return command;
   }
-  std::string file = TextOr(in, "file_path", TextOr(in, "notebook_path"));
+  std::string file = util::TextOr(in, "file_path", util::TextOr(in, "notebook_path"));
   if (name == "Read" && !file.empty()) col->Open(file, *cwd);
   if ((name == "Edit" || name == "MultiEdit" || name == "Write" || name == "NotebookEdit") &&
       !file.empty()) {
@@ -89,22 +89,22 @@ Trajectory ReadClaudeCode(const std::string& text, const std::string& path) {
   const json* result = nullptr;
   std::vector<json> records = Records(text, path);
   for (const json& r : records) {
-    std::string type = TextOr(r, "type");
-    if (type == "system" && TextOr(r, "subtype") == "init") {
-      col.root = cwd = TextOr(r, "cwd");
+    std::string type = util::TextOr(r, "type");
+    if (type == "system" && util::TextOr(r, "subtype") == "init") {
+      col.root = cwd = util::TextOr(r, "cwd");
     } else if (type == "assistant") {
       const json& m = Obj(r, "message");
-      if (TextOr(m, "model") != "<synthetic>" && m.contains("usage")) usage_of[TextOr(m, "id")] = m["usage"];
+      if (util::TextOr(m, "model") != "<synthetic>" && m.contains("usage")) usage_of[util::TextOr(m, "id")] = m["usage"];
       for (const json& block : m.value("content", json::array())) {
-        if (TextOr(block, "type") == "text") thought += TextOr(block, "text");
-        if (TextOr(block, "type") != "tool_use") continue;
-        turn_of[TextOr(block, "id")] = t.turns.size();
+        if (util::TextOr(block, "type") == "text") thought += util::TextOr(block, "text");
+        if (util::TextOr(block, "type") != "tool_use") continue;
+        turn_of[util::TextOr(block, "id")] = t.turns.size();
         t.turns.push_back({Clip(thought, 1500), ClaudeTool(block, &col, &cwd), ""});
         thought.clear();
       }
     } else if (type == "user") {
       for (const json& block : Obj(r, "message").value("content", json::array())) {
-        auto it = turn_of.find(TextOr(block, "tool_use_id"));
+        auto it = turn_of.find(util::TextOr(block, "tool_use_id"));
         if (it != turn_of.end()) t.turns[it->second].observation = Clip(Text(block.value("content", json())), 1500);
       }
     } else if (type == "result") {
@@ -126,8 +126,8 @@ Trajectory ReadClaudeCode(const std::string& text, const std::string& path) {
   if (result) {
     t.cost = Double(*result, "total_cost_usd");
     bool error = result->value("is_error", false);
-    t.exit_status = error ? "error: " + TextOr(*result, "terminal_reason", TextOr(*result, "subtype"))
-                          : TextOr(*result, "subtype", "success");
+    t.exit_status = error ? "error: " + util::TextOr(*result, "terminal_reason", util::TextOr(*result, "subtype"))
+                          : util::TextOr(*result, "subtype", "success");
   } else {
     t.exit_status = "incomplete: no result record";
   }
@@ -192,7 +192,7 @@ Trajectory ReadCodex(const std::string& text, const std::string& path) {
   std::vector<json> records = Records(text, path);
   std::vector<std::string> touched;
   for (const json& r : records) {
-    for (const json& c : Obj(r, "item").value("changes", json::array())) touched.push_back(TextOr(c, "path"));
+    for (const json& c : Obj(r, "item").value("changes", json::array())) touched.push_back(util::TextOr(c, "path"));
   }
   Collector col;
   col.root = WorkspaceOf(path, touched);
@@ -200,7 +200,7 @@ Trajectory ReadCodex(const std::string& text, const std::string& path) {
   bool usage = false, failed = false, completed = false;
   int64_t prompt = 0, completion = 0;
   for (const json& r : records) {
-    std::string type = TextOr(r, "type");
+    std::string type = util::TextOr(r, "type");
     if (type == "turn.completed") {
       const json& u = Obj(r, "usage");
       prompt += Int(u, "input_tokens").value_or(0);
@@ -208,26 +208,26 @@ Trajectory ReadCodex(const std::string& text, const std::string& path) {
       usage = completed = true;
     } else if (type == "turn.failed" || type == "error") {
       failed = true;
-      t.exit_status = "error: " + TextOr(Obj(r, "error"), "message", TextOr(r, "message"));
+      t.exit_status = "error: " + util::TextOr(Obj(r, "error"), "message", util::TextOr(r, "message"));
     }
     if (type != "item.completed") continue;
     const json& item = Obj(r, "item");
-    std::string kind = TextOr(item, "type");
+    std::string kind = util::TextOr(item, "type");
     if (kind == "agent_message" || kind == "reasoning") {
-      thought += TextOr(item, "text");
+      thought += util::TextOr(item, "text");
     } else if (kind == "command_execution") {
-      std::string script = Unwrap(TextOr(item, "command"));
+      std::string script = Unwrap(util::TextOr(item, "command"));
       std::string cwd = col.root;  // a fresh shell per command
       col.Shell(script, &cwd);
-      t.turns.push_back({Clip(thought, 1500), script, Clip(TextOr(item, "aggregated_output"), 1500)});
+      t.turns.push_back({Clip(thought, 1500), script, Clip(util::TextOr(item, "aggregated_output"), 1500)});
       thought.clear();
     } else if (kind == "file_change") {
       std::string files;
       for (const json& c : item.value("changes", json::array())) {
-        col.Edit(TextOr(c, "path"), col.root);
-        files += " " + TextOr(c, "kind") + " " + TextOr(c, "path");
+        col.Edit(util::TextOr(c, "path"), col.root);
+        files += " " + util::TextOr(c, "kind") + " " + util::TextOr(c, "path");
       }
-      t.turns.push_back({Clip(thought, 1500), "apply_patch" + files, TextOr(item, "status")});
+      t.turns.push_back({Clip(thought, 1500), "apply_patch" + files, util::TextOr(item, "status")});
       thought.clear();
     } else if (!kind.empty()) {
       t.turns.push_back({Clip(thought, 1500), kind + " " + item.dump(), ""});
@@ -249,7 +249,7 @@ Trajectory ReadGeminiCli(const std::string& text, const std::string& path) {
   std::vector<std::string> touched;
   for (const json& r : records) {
     const json& in = Obj(r, "parameters");
-    touched.push_back(TextOr(in, "file_path", TextOr(in, "absolute_path", TextOr(in, "directory"))));
+    touched.push_back(util::TextOr(in, "file_path", util::TextOr(in, "absolute_path", util::TextOr(in, "directory"))));
   }
   Collector col;
   col.root = WorkspaceOf(path, touched);
@@ -259,39 +259,39 @@ Trajectory ReadGeminiCli(const std::string& text, const std::string& path) {
   int64_t calls = 0;
   const json* result = nullptr;
   for (const json& r : records) {
-    std::string type = TextOr(r, "type");
-    bool model_output = (type == "message" && TextOr(r, "role") == "assistant") || type == "tool_use";
+    std::string type = util::TextOr(r, "type");
+    bool model_output = (type == "message" && util::TextOr(r, "role") == "assistant") || type == "tool_use";
     if (model_output && !in_call) ++calls;
     in_call = model_output || (in_call && type != "tool_result" && type != "message");
-    if (type == "message" && TextOr(r, "role") == "user" && t.problem_statement.empty()) {
-      t.problem_statement = Clip(TextOr(r, "content"), 20000);
+    if (type == "message" && util::TextOr(r, "role") == "user" && t.problem_statement.empty()) {
+      t.problem_statement = Clip(util::TextOr(r, "content"), 20000);
     } else if (type == "message") {
-      thought += TextOr(r, "content");
+      thought += util::TextOr(r, "content");
     } else if (type == "tool_use") {
-      std::string name = TextOr(r, "tool_name");
+      std::string name = util::TextOr(r, "tool_name");
       const json& in = Obj(r, "parameters");
       std::string action;
       if (name == "run_shell_command") {
-        std::string dir = TextOr(in, "directory");
+        std::string dir = util::TextOr(in, "directory");
         std::string cwd = dir.empty() ? col.root : dir.starts_with("/") ? dir : col.root + "/" + dir;
-        action = TextOr(in, "command");
+        action = util::TextOr(in, "command");
         col.Shell(action, &cwd);  // a fresh shell per command
       } else {
-        std::string file = TextOr(in, "file_path", TextOr(in, "absolute_path"));
+        std::string file = util::TextOr(in, "file_path", util::TextOr(in, "absolute_path"));
         if (name == "read_file" && !file.empty()) col.Open(file, col.root);
         if ((name == "write_file" || name == "replace" || name == "edit") && !file.empty()) {
           col.Edit(file, col.root);
         }
         action = name + " " + (file.empty() ? in.dump() : file);
       }
-      turn_of[TextOr(r, "tool_id")] = t.turns.size();
+      turn_of[util::TextOr(r, "tool_id")] = t.turns.size();
       t.turns.push_back({Clip(thought, 1500), action, ""});
       thought.clear();
     } else if (type == "tool_result") {
-      auto it = turn_of.find(TextOr(r, "tool_id"));
+      auto it = turn_of.find(util::TextOr(r, "tool_id"));
       if (it == turn_of.end()) continue;
-      std::string out = TextOr(r, "output");
-      if (r.contains("error")) out += TextOr(Obj(r, "error"), "message");
+      std::string out = util::TextOr(r, "output");
+      if (r.contains("error")) out += util::TextOr(Obj(r, "error"), "message");
       t.turns[it->second].observation = Clip(out, 1500);
     } else if (type == "result") {
       result = &r;
@@ -303,8 +303,8 @@ Trajectory ReadGeminiCli(const std::string& text, const std::string& path) {
     const json& stats = Obj(*result, "stats");
     t.prompt_tokens = Int(stats, "input_tokens");
     t.completion_tokens = Int(stats, "output_tokens");
-    std::string status = TextOr(*result, "status");
-    t.exit_status = status == "error" ? "error: " + TextOr(Obj(*result, "error"), "message") : status;
+    std::string status = util::TextOr(*result, "status");
+    t.exit_status = status == "error" ? "error: " + util::TextOr(Obj(*result, "error"), "message") : status;
   } else {
     t.exit_status = "incomplete: no result record";
   }
@@ -312,9 +312,9 @@ Trajectory ReadGeminiCli(const std::string& text, const std::string& path) {
   return t;
 }
 
-}  // namespace fbkit::groundtruth::parts
+}  // namespace fbkit::agents::parts
 
-namespace fbkit::groundtruth::parts {
+namespace fbkit::agents::parts {
 
 namespace {
 
@@ -322,15 +322,15 @@ namespace {
 // persistent shell; str_replace_based_edit_tool views (opens) or creates, replaces and
 // inserts (edits) `path`; json_edit_tool views or changes `file_path`.
 std::string TraeTool(const json& call, Collector* col, std::string* cwd) {
-  std::string name = TextOr(call, "name");
+  std::string name = util::TextOr(call, "name");
   const json& in = Obj(call, "arguments");
   if (name == "bash") {
-    std::string command = TextOr(in, "command");
+    std::string command = util::TextOr(in, "command");
     col->Shell(command, cwd);
     return command;
   }
-  std::string command = TextOr(in, "command", TextOr(in, "operation"));
-  std::string file = TextOr(in, "path", TextOr(in, "file_path"));
+  std::string command = util::TextOr(in, "command", util::TextOr(in, "operation"));
+  std::string file = util::TextOr(in, "path", util::TextOr(in, "file_path"));
   if ((name == "str_replace_based_edit_tool" || name == "json_edit_tool") && !file.empty()) {
     if (command == "view") {
       col->Open(file, *cwd);
@@ -347,7 +347,7 @@ std::string TraeRoot(const json& interactions) {
   const std::string mark = "[Project root path]:\n";
   for (const json& i : interactions) {
     for (const json& m : i.value("input_messages", json::array())) {
-      std::string content = TextOr(m, "content");
+      std::string content = util::TextOr(m, "content");
       size_t at = content.find(mark);
       if (at == std::string::npos) continue;
       std::string rest = content.substr(at + mark.size());
@@ -371,14 +371,14 @@ Trajectory ReadTraeAgent(const std::string& text, const std::string& path) {
   Collector col;
   col.root = TraeRoot(interactions);
   std::string cwd = col.root;
-  t.problem_statement = Clip(TextOr(j, "task"), 20000);
+  t.problem_statement = Clip(util::TextOr(j, "task"), 20000);
   for (const json& step : j.value("agent_steps", json::array())) {
     const json& response = Obj(step, "llm_response");
-    std::string thought = Clip(TextOr(response, "content"), 1500);
+    std::string thought = Clip(util::TextOr(response, "content"), 1500);
     std::map<std::string, std::string> results;
     for (const json& r : step.value("tool_results", json::array())) {
       if (r.is_object()) {
-        results[TextOr(r, "call_id")] = TextOr(r, "result") + TextOr(r, "error");
+        results[util::TextOr(r, "call_id")] = util::TextOr(r, "result") + util::TextOr(r, "error");
       }
     }
     bool any = false;
@@ -386,14 +386,14 @@ Trajectory ReadTraeAgent(const std::string& text, const std::string& path) {
       if (!call.is_object()) continue;
       any = true;
       std::string action = TraeTool(call, &col, &cwd);
-      t.turns.push_back({thought, action, Clip(results[TextOr(call, "call_id")], 1500)});
+      t.turns.push_back({thought, action, Clip(results[util::TextOr(call, "call_id")], 1500)});
       thought.clear();
     }
     if (!any && !thought.empty()) t.turns.push_back({thought, "", ""});
   }
   // Usage: each model call's response. Anthropic counts cached input apart from
   // input_tokens; OpenAI's input_tokens already include it.
-  bool anthropic = TextOr(j, "provider") == "anthropic";
+  bool anthropic = util::TextOr(j, "provider") == "anthropic";
   int64_t prompt = 0, completion = 0;
   for (const json& i : interactions) {
     const json& u = Obj(Obj(i, "response"), "usage");
@@ -409,27 +409,27 @@ Trajectory ReadTraeAgent(const std::string& text, const std::string& path) {
     t.api_calls = static_cast<int64_t>(interactions.size());
   }
   bool success = j.value("success", false);
-  std::string result = TextOr(j, "final_result");
+  std::string result = util::TextOr(j, "final_result");
   t.exit_status = success ? "task_done" : "unfinished: " + result.substr(0, result.find('\n'));
   col.Finish(&t);
   return t;
 }
 
-}  // namespace fbkit::groundtruth::parts
+}  // namespace fbkit::agents::parts
 
-namespace fbkit::groundtruth::parts {
+namespace fbkit::agents::parts {
 
 Trajectory ReadAutoCodeRoverMeta(const std::string& text, const std::string& path) {
   Trajectory t = Begin("auto-code-rover", path);
   json j = util::ParseUntrustedJson(text);
   if (!j.is_object()) throw std::runtime_error(path + ": not an AutoCodeRover meta.json");
   const json& task = Obj(j, "task_info");
-  std::string id = TextOr(task, "instance_id"), dir = util::DirName(path);
+  std::string id = util::TextOr(task, "instance_id"), dir = util::DirName(path);
   bool infer = dir.ends_with("/output") || dir == "output";  // the run's directory names it
   if (!id.empty() && !infer) t.instance_id = id;
-  t.problem_statement = Clip(TextOr(task, "problem_statement"), 20000);
-  t.root = TextOr(Obj(j, "setup_info"), "repo_path");
+  t.problem_statement = Clip(util::TextOr(task, "problem_statement"), 20000);
+  t.root = util::TextOr(Obj(j, "setup_info"), "repo_path");
   return t;
 }
 
-}  // namespace fbkit::groundtruth::parts
+}  // namespace fbkit::agents::parts

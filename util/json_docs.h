@@ -1,5 +1,5 @@
-// Internal to groundtruth/: reading JSON, JSON Lines and the common wrappers into
-// nlohmann documents, with errors naming the file and line (nlohmann stays inside).
+// Reading JSON, JSON Lines and the common wrappers into nlohmann documents, with errors
+// naming the file and line (for modules that parse with nlohmann inside their .cc files).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,12 +8,12 @@
 
 #include "util/expected.h"
 
-namespace fbkit::groundtruth {
+namespace fbkit::util {
 
 // The records of `text`: the elements of a top-level array, of a "key" array inside an
 // object holding one, the object itself otherwise, or one record per non-empty line (JSON
 // Lines). Errors read "PATH:LINE: message".
-util::Expected<std::vector<nlohmann::json>> ReadRecords(const std::string& text,
+Expected<std::vector<nlohmann::json>> ReadRecords(const std::string& text,
                                                         const std::string& path,
                                                         const std::string& key,
                                                         nlohmann::json* wrapper = nullptr);
@@ -24,4 +24,4 @@ std::vector<std::string> StrList(const nlohmann::json& j, const char* key);
 // For foreign files read leniently: the string at `key`, else `fallback` (never throws).
 std::string TextOr(const nlohmann::json& j, const char* key, const std::string& fallback = "");
 
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::util

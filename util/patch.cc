@@ -1,9 +1,9 @@
-#include "groundtruth/patch.h"
+#include "util/patch.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace fbkit::groundtruth {
+namespace fbkit::util {
 namespace {
 
 std::vector<std::string_view> Lines(std::string_view s) {
@@ -71,7 +71,7 @@ void ReadHeaders(const std::vector<std::string_view>& lines, bool git, FilePatch
 
 }  // namespace
 
-util::Expected<std::vector<FilePatch>> ParsePatch(std::string_view diff) {
+Expected<std::vector<FilePatch>> ParsePatch(std::string_view diff) {
   auto lines = Lines(diff);
   bool git = std::any_of(lines.begin(), lines.end(),
                          [](std::string_view l) { return StartsWith(l, "diff --git "); });
@@ -113,32 +113,4 @@ std::string JoinPatch(const std::vector<FilePatch>& files) {
   return out;
 }
 
-bool IsTestPath(std::string_view path) {
-  size_t slash = path.find_last_of('/');
-  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  std::string_view dir = slash == std::string_view::npos ? "" : path.substr(0, slash + 1);
-  for (std::string_view d : {"tests/", "test/", "testing/"}) {
-    if (StartsWith(dir, d) ||
-        dir.find(std::string("/") + std::string(d)) != std::string_view::npos) {
-      return true;
-    }
-  }
-  bool py = name.ends_with(".py");
-  return py && (StartsWith(name, "test_") || name.ends_with("_test.py") || name == "conftest.py");
-}
-
-bool IsDocPath(std::string_view path) {
-  if (StartsWith(path, "doc/") || StartsWith(path, "docs/")) return true;
-  for (std::string_view ext : {".rst", ".md", ".txt", ".adoc"}) {
-    if (path.ends_with(ext)) return true;
-  }
-  size_t slash = path.find_last_of('/');
-  std::string name(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (std::string_view n : {"CHANGES", "CHANGELOG", "NEWS", "AUTHORS", "HISTORY"}) {
-    if (name == n) return true;
-  }
-  return false;
-}
-
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::util

@@ -1,9 +1,9 @@
-// Splitting unified diffs per file and the path rules for tests and documentation.
-#include "groundtruth/patch.h"
+// Splitting unified diffs per file.
+#include "util/patch.h"
 
 #include <gtest/gtest.h>
 
-namespace fbkit::groundtruth {
+namespace fbkit::util {
 namespace {
 
 const char* kGitDiff =
@@ -63,19 +63,5 @@ TEST(PatchTest, PlainUnifiedDiffAndErrors) {
   EXPECT_FALSE(ParsePatch("hello world\n").ok());
 }
 
-TEST(PatchTest, PathRules) {
-  EXPECT_TRUE(IsTestPath("tests/test_a.py"));
-  EXPECT_TRUE(IsTestPath("src/pkg/tests/helpers.py"));
-  EXPECT_TRUE(IsTestPath("test_x.py"));
-  EXPECT_TRUE(IsTestPath("pkg/x_test.py"));
-  EXPECT_TRUE(IsTestPath("conftest.py"));
-  EXPECT_FALSE(IsTestPath("src/pkg/testing_utils.py"));
-  EXPECT_FALSE(IsTestPath("src/contest.py"));
-  EXPECT_TRUE(IsDocPath("docs/api.py"));
-  EXPECT_TRUE(IsDocPath("CHANGES.rst"));
-  EXPECT_TRUE(IsDocPath("CHANGES"));
-  EXPECT_FALSE(IsDocPath("src/a.py"));
-}
-
 }  // namespace
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::util

@@ -1,4 +1,4 @@
-#include "extract/agents.h"
+#include "agents/presets.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include "util/env.h"
 #include "util/strings.h"
 
-namespace fbkit::extract {
+namespace fbkit::agents {
 namespace {
 
 // The statement as one argument, read inside the sandbox.
@@ -337,4 +337,4 @@ std::string WithSidecar(const std::string& sidecar, const std::string& command) 
          command;
 }
 
-}  // namespace fbkit::extract
+}  // namespace fbkit::agents

@@ -1,6 +1,6 @@
-// The agent presets of `fb-extract infer --agent` (extract/agents.h): lookup, errors, what
+// The agent presets of `fb-extract infer --agent` (agents/presets.h): lookup, errors, what
 // each writes and runs. Their runs against the real CLIs are in tests/cli/agents_test.cc.
-#include "extract/agents.h"
+#include "agents/presets.h"
 
 #include <sys/stat.h>
 
@@ -10,7 +10,7 @@
 
 #include "tests/testing/run.h"
 
-namespace fbkit::extract {
+namespace fbkit::agents {
 namespace {
 
 using testing::ScratchDir;
@@ -162,4 +162,4 @@ TEST(AgentPresets, ASidecarStartsFirstAndAFailedOneStopsTheAgent) {
 }
 
 }  // namespace
-}  // namespace fbkit::extract
+}  // namespace fbkit::agents

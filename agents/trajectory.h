@@ -53,7 +53,7 @@
 #include "util/env.h"
 #include "util/expected.h"
 
-namespace fbkit::groundtruth {
+namespace fbkit::agents {
 
 struct Turn {
   std::string thought, action, observation;  // observation trimmed
@@ -119,4 +119,4 @@ util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text
                                                          const std::string& path,
                                                          const std::string& format);
 
-}  // namespace fbkit::groundtruth
+}  // namespace fbkit::agents
