@@ -10,9 +10,9 @@
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
-#include "extract/eval.h"
-#include "extract/eval_report.h"
-#include "extract/eval_run.h"
+#include "extract/eval/instance.h"
+#include "extract/eval/report.h"
+#include "extract/eval/run.h"
 #include "util/shard.h"
 
 namespace fbkit::cli {
@@ -35,7 +35,7 @@ struct EvalArgs {
   std::string shard;
 };
 
-std::string Describe(const extract::EvalReport& r) {
+std::string Describe(const extract::eval::EvalReport& r) {
   char buf[160];
   std::snprintf(buf, sizeof buf, " (F2P %zu/%zu, P2P %zu/%zu)", r.f2p_passed, r.f2p.size(),
                 r.p2p_passed, r.p2p.size());
@@ -58,9 +58,10 @@ std::string RunDirName(const EvalArgs& a, const std::string& model) {
 
 // --html's page, when asked for.
 util::Status WriteHtml(util::Env& env, const EvalArgs& a,
-                       const std::vector<extract::EvalReport>& reports, const std::string& name) {
+                       const std::vector<extract::eval::EvalReport>& reports,
+                       const std::string& name) {
   if (a.html.empty()) return util::Status::Ok();
-  std::string html = extract::SummaryHtml(reports, "fbkit evaluation: " + name);
+  std::string html = extract::eval::SummaryHtml(reports, "fbkit evaluation: " + name);
   if (auto s = env.WriteFileAtomic(a.html, html); !s.ok()) return util::Error{a.html + ": " + s.error()};
   return util::Status::Ok();
 }
@@ -69,7 +70,7 @@ constexpr char kWho[] = "fb-extract eval";
 
 // The run's options from the command line: tasks, predictions (bad ones in `errors`), the
 // run directory (made; its name as given in `name`); else the exit code to stop with.
-std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::EvalRunOptions* o,
+std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::EvalRunOptions* o,
                            std::string* name, std::vector<std::string>* errors) {
   if (a.gold == !a.predictions.empty()) {
     return Fail(kWho, "give either --predictions FILE or --gold"), kExitUsage;
@@ -84,7 +85,8 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::EvalRunOp
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(kWho, tasks.error());
   o->tasks = std::move(*tasks);
-  auto preds = extract::LoadPredictions(env, o->tasks, a.tasks, a.predictions, a.only, errors);
+  auto preds =
+      extract::eval::LoadPredictions(env, o->tasks, a.tasks, a.predictions, a.only, errors);
   if (!preds.ok()) return Fail(kWho, preds.error());
   for (const auto& e : *errors) Fail(kWho, e);
   if (preds->empty()) return Fail(kWho, "no prediction to evaluate");
@@ -94,7 +96,7 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::EvalRunOp
   if (!run_dir.ok()) return Fail(kWho, run_dir.error());
   o->run_dir = *run_dir;
   o->agent_logs = a.agent_logs;
-  o->infer_run = extract::InferRunOf(env, a.predictions, *preds);
+  o->infer_run = extract::eval::InferRunOf(env, a.predictions, *preds);
   o->predictions = std::move(*preds);
   o->shard = *shard;
   o->jobs = a.jobs;
@@ -107,20 +109,20 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::EvalRunOp
 
 int RunEval(const EvalArgs& a) {
   util::Env& env = util::RealEnv();
-  extract::EvalRunOptions o;
+  extract::eval::EvalRunOptions o;
   std::string name;
   std::vector<std::string> errors;
   if (auto stop = Prepare(env, a, &o, &name, &errors)) return *stop;
-  BatchLines<extract::EvalReport> lines(
+  BatchLines<extract::eval::EvalReport> lines(
       "evaluating", a.quiet, [](const auto& item) { return item.result->instance_id; }, Describe);
-  auto run = extract::EvaluateRun(RealServices(), o, std::ref(lines));
+  auto run = extract::eval::EvaluateRun(RealServices(), o, std::ref(lines));
   lines.Done();
   for (const auto& e : run.write_errors) Fail(kWho, "writing a report: " + e);
   if (!run.error.empty()) return Fail(kWho, run.error);
   if (auto s = WriteHtml(env, a, run.reports, name); !s.ok()) return Fail(kWho, s.error());
   const auto& reports = run.reports;
-  std::fputs((a.format == "table" ? extract::SummaryTable(reports) : run.summary_json).c_str(),
-             stdout);
+  std::string out = a.format == "table" ? extract::eval::SummaryTable(reports) : run.summary_json;
+  std::fputs(out.c_str(), stdout);
   if (!run.write_errors.empty()) return kExitFailure;
   return errors.empty() ? kExitOk : kExitFileErrors;
 }

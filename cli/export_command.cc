@@ -7,8 +7,8 @@
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
-#include "extract/export.h"
-#include "extract/select.h"
+#include "extract/dataset/export.h"
+#include "extract/make/select.h"
 #include "util/batch.h"
 #include "util/random.h"
 #include "util/strings.h"
@@ -30,15 +30,16 @@ int RunExport(const ExportArgs& a) {
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(who, tasks.error());
   std::vector<std::pair<std::string, std::string>> list(tasks->begin(), tasks->end());
-  extract::ExportFormat format = a.format == "swebench" ? extract::ExportFormat::kSweBench
-                                                        : extract::ExportFormat::kFeatureBench;
+  using extract::dataset::ExportFormat;
+  ExportFormat format =
+      a.format == "swebench" ? ExportFormat::kSweBench : ExportFormat::kFeatureBench;
   auto scratch = MakeScratchDir("export");
   if (!scratch.ok()) return Fail(who, scratch.error());
   Progress progress(who, !a.quiet);
   util::Batch<util::Expected<std::string>> batch;
   batch.jobs = a.jobs;
   batch.run = [&](size_t i, int) {
-    return extract::ExportRow(env, runner::RealLauncher(), list[i].second, format,
+    return extract::dataset::ExportRow(env, runner::RealLauncher(), list[i].second, format,
                               util::JoinPath(*scratch, std::to_string(i)));
   };
   batch.report = [&](const auto& item) { progress.Update(item.done, item.total); };
@@ -126,8 +127,8 @@ int RunImport(const ImportArgs& a) {
   if (!scratch.ok()) return Fail(who, scratch.error());
   size_t failed = 0, done = 0;
   for (const auto& [level, item] : rows) {
-    extract::ImportOptions o{*original, *out, util::JoinPath(*scratch, "row"), *spec};
-    auto r = extract::ImportRow(env, runner::RealLauncher(), AgentTests(), item.second, o);
+    extract::dataset::ImportOptions o{*original, *out, util::JoinPath(*scratch, "row"), *spec};
+    auto r = extract::dataset::ImportRow(env, runner::RealLauncher(), AgentTests(), item.second, o);
     ++done;
     if (!r.ok()) {
       ++failed;

@@ -7,12 +7,12 @@
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
-#include "extract/all.h"
+#include "extract/make/all.h"
 #include "cli/model_options.h"
-#include "extract/llm.h"
-#include "extract/task.h"
-#include "extract/task_dir.h"
-#include "extract/workspace.h"
+#include "extract/make/llm.h"
+#include "extract/make/task.h"
+#include "extract/taskdir/task_dir.h"
+#include "extract/make/workspace.h"
 #include "parser/python_parser.h"
 #include "util/json_writer.h"
 #include "util/shard.h"
@@ -33,7 +33,7 @@ struct ExtractArgs {
   std::string id_scheme = "featurebench";
   std::vector<std::string> excludes;
   SpecArgs spec;
-  extract::SelectOptions select;
+  extract::make::SelectOptions select;
   int min_points = 10;
   int min_lines = 100;
   double f2p_max_pass = 0.3;
@@ -46,7 +46,7 @@ struct ExtractArgs {
 };
 
 // The workspace of ROOT with the command line's options set.
-util::Expected<extract::Workspace> Load(const ExtractArgs& a) {
+util::Expected<extract::make::Workspace> Load(const ExtractArgs& a) {
   util::Env& env = util::RealEnv();
   auto root = env.RealPath(a.root);
   if (!root.ok()) return util::Error{root.error()};
@@ -55,7 +55,7 @@ util::Expected<extract::Workspace> Load(const ExtractArgs& a) {
   if (auto s = PrepareEnvironment(*spec, *root, "fb-extract", a.quiet); !s.ok()) {
     return util::Error{s.error()};
   }
-  auto w = extract::LoadWorkspace(env, runner::RealLauncher(),
+  auto w = extract::make::LoadWorkspace(env, runner::RealLauncher(),
                                   {*root, a.graph, a.trace, a.output, std::move(*spec), a.excludes,
                                    UserCacheDir(""), a.repo_name});
   if (!w.ok()) return util::Error{w.error()};
@@ -67,26 +67,26 @@ util::Expected<extract::Workspace> Load(const ExtractArgs& a) {
                  "FeatureBench does\n",
                  a.trace.c_str());
   }
-  extract::ExtractOptions& o = w->options;
+  extract::make::ExtractOptions& o = w->options;
   o.select = a.select;
   o.min_lines = a.min_lines;
   o.verify = !a.no_verify;
   o.f2p_max_pass = a.f2p_max_pass;
   o.level2 = !a.no_l2;
   o.strict_references = a.strict_references;
-  o.id_scheme =
-      a.id_scheme == "fbkit" ? extract::IdScheme::kFbkit : extract::IdScheme::kFeatureBench;
+  using extract::make::IdScheme;
+  o.id_scheme = a.id_scheme == "fbkit" ? IdScheme::kFbkit : IdScheme::kFeatureBench;
   auto model = MakeModel(a.model, util::JoinPath(o.out_dir, ".work/llm"));
   if (!model.ok()) return util::Error{model.error()};
   if (*model) {
     o.model = *model;
-    o.chooser = extract::LlmTopChooser(*o.model, *w->repo);
-    o.statement_model = extract::LlmStatementModel(*o.model, *w->repo, o.repo_name);
+    o.chooser = extract::make::LlmTopChooser(*o.model, *w->repo);
+    o.statement_model = extract::make::LlmStatementModel(*o.model, *w->repo, o.repo_name);
   }
   return w;
 }
 
-void PrintOutcome(const extract::TaskOutcome& o) {
+void PrintOutcome(const extract::make::TaskOutcome& o) {
   if (o.emitted) {
     std::string ids;
     for (const auto& id : o.instance_ids) ids += " " + id;
@@ -96,7 +96,7 @@ void PrintOutcome(const extract::TaskOutcome& o) {
     for (const auto& t : o.flaky) std::fprintf(stderr, "    flaky, left out: %s\n", t.c_str());
   } else {
     std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(),
-                 std::string(extract::RejectionName(o.rejection)).c_str(), o.detail.c_str());
+                 std::string(extract::make::RejectionName(o.rejection)).c_str(), o.detail.c_str());
   }
 }
 
@@ -105,8 +105,9 @@ int RunTask(const ExtractArgs& a) {
   if (auto m = MakeModel(a.model, ""); !m.ok()) return Fail(who, m.error()), kExitUsage;
   auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());
-  auto it = std::find_if(l->passing.begin(), l->passing.end(),
-                         [&](const extract::PassingFile& p) { return p.file == a.f2p.front(); });
+  auto it = std::find_if(
+      l->passing.begin(), l->passing.end(),
+      [&](const extract::make::PassingFile& p) { return p.file == a.f2p.front(); });
   if (it == l->passing.end()) {
     auto np = l->not_passing.find(a.f2p.front());
     return Fail(who,
@@ -115,9 +116,9 @@ int RunTask(const ExtractArgs& a) {
   }
   auto parser = parser::PythonParser::Create();
   if (!parser.ok()) return Fail(who, parser.error());
-  extract::ExtractContext ctx = l->Context();
-  extract::TaskOutcome o =
-      extract::BuildTask(RealServices(), **parser, ctx, *it,
+  extract::make::ExtractContext ctx = l->Context();
+  extract::make::TaskOutcome o =
+      extract::make::BuildTask(RealServices(), **parser, ctx, *it,
                          l->options);
   PrintOutcome(o);
   ReportModel(who, l->options.model.get());
@@ -126,7 +127,7 @@ int RunTask(const ExtractArgs& a) {
   return kExitOk;
 }
 
-void PrintSummary(const extract::AllSummary& s) {
+void PrintSummary(const extract::make::AllSummary& s) {
   std::printf("%-44s %8zu\n", "test files in the trace", s.test_files);
   std::printf("%-44s %8zu\n", "candidates (this shard)", s.candidates);
   std::printf("%-44s %8zu\n", "  finished by an earlier run", s.resumed);
@@ -157,12 +158,12 @@ int RunAll(const ExtractArgs& a) {
   if (auto m = MakeModel(a.model, ""); !m.ok()) return Fail(who, m.error()), kExitUsage;
   auto l = Load(a);
   if (!l.ok()) return Fail(who, l.error());
-  extract::AllOptions all{a.min_points, a.after, *shard, a.jobs, a.rerun};
-  extract::ExtractContext ctx = l->Context();
+  extract::make::AllOptions all{a.min_points, a.after, *shard, a.jobs, a.rerun};
+  extract::make::ExtractContext ctx = l->Context();
   Progress progress(who, !a.quiet);
-  auto summary = extract::ExtractAll(RealServices(),
+  auto summary = extract::make::ExtractAll(RealServices(),
       {ctx, l->not_passing, l->trace.files.size()}, l->options, all,
-      [&](const util::BatchItem<extract::TaskOutcome>& item) {
+      [&](const util::BatchItem<extract::make::TaskOutcome>& item) {
         progress.Clear();
         if (!item.resumed && !a.quiet) PrintOutcome(*item.result);
         progress.Update(item.done, item.total);
@@ -173,7 +174,7 @@ int RunAll(const ExtractArgs& a) {
   PrintSummary(*summary);
   for (const auto& e : summary->write_errors) Fail(who, "writing a resume state: " + e);
   if (auto it = summary->rejected.find(std::string(
-          extract::RejectionName(extract::Rejection::kModelUnavailable)));
+          extract::make::RejectionName(extract::make::Rejection::kModelUnavailable)));
       it != summary->rejected.end()) {
     Fail(who, std::to_string(it->second) +
                   " candidates left undecided: the model could not answer (see above); a rerun "
@@ -188,18 +189,18 @@ int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec,
   util::Env& env = util::RealEnv();
   auto abs = env.RealPath(dir);
   if (!abs.ok()) return Fail(who, abs.error());
-  if (!extract::IsTaskDir(env, *abs)) {
+  if (!extract::taskdir::IsTaskDir(env, *abs)) {
     return Fail(who, dir + ": no instance.json (not a task directory)");
   }
-  extract::VerifyOptions vo;
+  extract::taskdir::VerifyOptions vo;
   vo.f2p_max_pass = f2p_max_pass;
   vo.work_dir = *abs + ".verify-work";
   auto sandbox = SandboxOf(spec);
   if (!sandbox.ok()) return Fail(who, sandbox.error());
   vo.sandbox = *sandbox;
   vo.env_cache = EnvCacheDir();
-  extract::VerifyReport r =
-      extract::VerifyTask(RealServices(), *abs, vo);
+  extract::taskdir::VerifyReport r =
+      extract::taskdir::VerifyTask(RealServices(), *abs, vo);
   if (!r.ok) return Fail(who, dir + ": " + r.reason);
   if (!quiet) {
     std::fprintf(stderr,
@@ -230,7 +231,7 @@ void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "by more stays (default 0.25)");
   cmd->add_option_function<std::string>(
          "--top-chooser",
-         [a](const std::string& v) { a->select.chooser = extract::TopRulesByName().at(v); },
+         [a](const std::string& v) { a->select.chooser = extract::make::TopRulesByName().at(v); },
                   "specific (default): a shared class counts through the methods this file's "
                   "tests call and few other files' tests call; share: only objects used by at "
                   "most --max-share of the test files; featurebench: every function and "
@@ -292,8 +293,8 @@ int RunTops(ExtractArgs a) {
   }
   for (const auto& file : l->graph.test_files()) {  // passing or not: the choice is static
     if (!a.f2p.empty() && std::find(a.f2p.begin(), a.f2p.end(), file) == a.f2p.end()) continue;
-    auto candidates = extract::TopCandidates(*l->repo, l->graph, file, a.select.depth);
-    auto choices = extract::ChooseTopObjects(*l->repo, l->graph, file, candidates, a.select);
+    auto candidates = extract::make::TopCandidates(*l->repo, l->graph, file, a.select.depth);
+    auto choices = extract::make::ChooseTopObjects(*l->repo, l->graph, file, candidates, a.select);
     std::string out;
     util::JsonWriter w(&out);
     w.BeginObject();
@@ -334,7 +335,9 @@ void AddTopsCommand(CLI::App& app, int* exit_code) {
                    "Only these test files (repeatable; default: every passing one)");
   tops->add_option_function<std::string>(
           "--top-chooser",
-          [tp](const std::string& v) { tp->select.chooser = extract::TopRulesByName().at(v); },
+          [tp](const std::string& v) {
+            tp->select.chooser = extract::make::TopRulesByName().at(v);
+          },
           "specific (default) or share")
       ->check(CLI::IsMember({"specific", "share"}));
   tops->add_option("--max-share", tp->select.max_share, "As for task and all (default 0.25)");

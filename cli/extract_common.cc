@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "extract/task_dir.h"
+#include "extract/taskdir/task_dir.h"
 #include "util/strings.h"
 
 namespace fbkit::cli {
@@ -22,7 +22,7 @@ util::Expected<std::vector<std::string>> ReadTaskList(util::Env& env, const std:
     if (line.empty() || line[0] == '#') continue;
     std::string dir = line[0] == '/' ? line : util::JoinPath(util::DirName(list), line);
     auto real = env.RealPath(dir);
-    if (!real.ok() || !extract::IsTaskDir(env, *real)) {
+    if (!real.ok() || !extract::taskdir::IsTaskDir(env, *real)) {
       return util::Error{list + ":" + std::to_string(line_no) + ": " + line +
                          " is no task directory"};
     }
@@ -43,21 +43,21 @@ util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
     auto listed = ReadTaskList(env, *root);
     if (!listed.ok()) return util::Error{listed.error()};
     dirs = std::move(*listed);
-  } else if (extract::IsTaskDir(env, *root)) {
+  } else if (extract::taskdir::IsTaskDir(env, *root)) {
     dirs.push_back(*root);
   } else {
     auto entries = env.ListDir(*root);
     if (!entries.ok()) return util::Error{tasks + ": " + entries.error()};
     for (const auto& e : *entries) {
       std::string dir = util::JoinPath(*root, e.name);
-      if (e.type == util::FileType::kDirectory && extract::IsTaskDir(env, dir)) {
+      if (e.type == util::FileType::kDirectory && extract::taskdir::IsTaskDir(env, dir)) {
         dirs.push_back(dir);
       }
     }
   }
   std::map<std::string, std::string> out;
   for (const auto& dir : dirs) {
-    auto info = extract::ReadInstance(env, extract::TaskDir{dir});
+    auto info = extract::taskdir::ReadInstance(env, extract::taskdir::TaskDir{dir});
     if (!info.ok()) return util::Error{info.error()};
     out[info->instance_id] = dir;
   }

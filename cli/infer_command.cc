@@ -13,8 +13,8 @@
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
 #include "agents/presets.h"
-#include "extract/infer.h"
-#include "extract/infer_run.h"
+#include "extract/infer/instance.h"
+#include "extract/infer/run.h"
 #include "util/shard.h"
 
 namespace fbkit::cli {
@@ -58,9 +58,11 @@ util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const 
   return out;
 }
 
-std::string Describe(const extract::InferResult& r) {
-  if (r.status == extract::InferStatus::kError) return "error: " + r.error.substr(0, 200);
-  std::string what = r.status == extract::InferStatus::kTimedOut ? "timed out" : "exit " + std::to_string(r.exit_code);
+std::string Describe(const extract::infer::InferResult& r) {
+  if (r.status == extract::infer::InferStatus::kError) return "error: " + r.error.substr(0, 200);
+  std::string what = r.status == extract::infer::InferStatus::kTimedOut
+                         ? "timed out"
+                         : "exit " + std::to_string(r.exit_code);
   if (r.signal) what = "killed by signal " + std::to_string(r.signal);
   char buf[200];
   std::snprintf(buf, sizeof buf, ", patch %zu bytes, agent %.1f s, fbkit %.2f s", r.patch.size(),
@@ -90,7 +92,7 @@ constexpr char kWho[] = "fb-extract infer";
 // with warnings for what the agent will lack; else the exit code to stop with.
 std::optional<int> AgentOptions(const InferArgs& a,
                                 std::vector<std::pair<std::string, std::string>> agent_env,
-                                extract::InferOptions* o) {
+                                extract::infer::InferOptions* o) {
   o->agent_cmd = a.agent_cmd;
   o->read_only = a.read_only;
   if (!a.agent.empty()) {
@@ -133,7 +135,7 @@ std::vector<std::string> Parents(const std::map<std::string, std::string>& tasks
 }
 
 // The run's options from the command line; else the exit code to stop with.
-std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRunOptions* r) {
+std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::InferRunOptions* r) {
   auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
   if (a.agent_cmd.empty() == a.agent.empty()) {
@@ -156,7 +158,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRun
     bool chosen = a.only.empty() || std::find(a.only.begin(), a.only.end(), id) != a.only.end();
     if (chosen && util::InShard(index++, *shard)) r->instances.emplace_back(id, dir);
   }
-  extract::InferOptions& o = r->infer;
+  extract::infer::InferOptions& o = r->infer;
   if (auto stop = AgentOptions(a, std::move(*agent_env), &o)) return stop;
   o.timeout = a.timeout;
   o.sandbox = a.sandbox == "none" ? runner::SandboxKind::kNone : runner::SandboxKind::kBwrap;
@@ -166,7 +168,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRun
   o.memory_mb = a.memory_mb;
   o.processes = a.processes;
   o.run_dir = *run;
-  if (auto s = extract::CheckAgentCommand(o); !s.ok()) return Fail(kWho, s.error());
+  if (auto s = extract::infer::CheckAgentCommand(o); !s.ok()) return Fail(kWho, s.error());
   r->tasks = std::move(*tasks);
   r->model = !a.model.empty() ? a.model : !a.agent.empty() ? a.agent : "agent";
   r->shard = *shard;
@@ -177,11 +179,11 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::InferRun
 
 int Run(const InferArgs& a) {
   util::Env& env = util::RealEnv();
-  extract::InferRunOptions o;
+  extract::infer::InferRunOptions o;
   if (auto stop = Prepare(env, a, &o)) return *stop;
-  BatchLines<extract::InferResult> lines(
+  BatchLines<extract::infer::InferResult> lines(
       kWho, a.quiet, [&](const auto& item) { return o.instances[item.index].first; }, Describe);
-  auto run = extract::InferRun(env, runner::RealLauncher(), o, std::ref(lines));
+  auto run = extract::infer::InferRun(env, runner::RealLauncher(), o, std::ref(lines));
   lines.Done();
   const auto& results = run.results;
   auto failed = std::find_if(results.begin(), results.end(),
@@ -189,8 +191,9 @@ int Run(const InferArgs& a) {
   if (failed != results.end()) Fail(kWho, "stopped: " + failed->instance_id + ": " + failed->error);
   if (!run.error.empty()) return Fail(kWho, run.error);
   PrintTable(run.summary_json);
-  bool any_error = std::any_of(results.begin(), results.end(),
-                               [](const auto& r) { return r.status == extract::InferStatus::kError; });
+  bool any_error = std::any_of(results.begin(), results.end(), [](const auto& r) {
+    return r.status == extract::infer::InferStatus::kError;
+  });
   return any_error ? kExitFailure : kExitOk;
 }
 

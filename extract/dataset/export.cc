@@ -1,0 +1,434 @@
+#include "extract/dataset/export.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "extract/taskdir/task_dir.h"
+#include "extract/taskdir/verify.h"
+#include "runner/git.h"
+#include "runner/outcome.h"
+#include "util/json_read.h"
+#include "util/strings.h"
+
+namespace fbkit::extract::dataset {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const std::vector<std::string> kDiff = {"diff", "--no-color", "--no-ext-diff", "--binary"};
+
+std::vector<std::string> Diff(const std::string& from, const std::string& to,
+                              const std::vector<std::string>& paths = {}) {
+  std::vector<std::string> args = kDiff;
+  args.push_back(from);
+  args.push_back(to);
+  if (!paths.empty()) args.push_back("--");
+  args.insert(args.end(), paths.begin(), paths.end());
+  return args;
+}
+
+util::Status Commit(runner::Git& git, const std::string& dir, const std::string& message) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"add", "-A"}, {"commit", "-q", "--no-verify", "--allow-empty", "-m", message}}) {
+    if (auto r = git.Run(dir, args); !r.ok()) return util::Error{r.error()};
+  }
+  return util::Status::Ok();
+}
+
+// The original repository rebuilt from an L1 task in `repo`: commits P (pre-solved), A (the
+// gold fix applied: the original without the F2P file) and B (the original), HEAD at B.
+util::Status RebuildOriginal(runner::Git& git, const taskdir::TaskDir& level1,
+                             const std::string& repo) {
+  auto cloned = git.Run(util::DirName(repo), {"clone", "-q", "--no-hardlinks", level1.presolved(), repo});
+  if (!cloned.ok()) return util::Error{cloned.error()};
+  for (const std::string& step : {level1.patch(), level1.test_patch()}) {
+    std::string name = step.substr(step.rfind('/') + 1);
+    auto applied = git.Run(repo, {"apply", step});
+    if (!applied.ok()) return util::Error{name + " does not apply: " + applied.error()};
+    if (auto s = Commit(git, repo, name); !s.ok()) return s;
+  }
+  return util::Status::Ok();
+}
+
+// An L2 task's test patch as a forward diff of the original repository (`repo` as
+// RebuildOriginal left it): fbkit's test patch applied to A, diffed against B.
+util::Expected<std::string> L2TestsInOriginal(runner::Git& git, const std::string& repo,
+                                              const std::string& task_dir) {
+  if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
+    return util::Error{r.error()};
+  }
+  auto applied = git.Run(repo, {"apply", taskdir::TaskDir{task_dir}.test_patch()});
+  if (!applied.ok()) return util::Error{"test_patch.diff does not apply: " + applied.error()};
+  if (auto s = Commit(git, repo, "L2 tests"); !s.ok()) return util::Error{s.error()};
+  return git.Run(repo, Diff("main", "HEAD"));
+}
+
+// repo_settings for FeatureBench: fbkit's spec with the keys FeatureBench's harness reads.
+std::string FeatureBenchSettings(const taskdir::Instance& inst) {
+  nlohmann::json s = nlohmann::json::parse(inst.settings_json, nullptr, false);
+  if (!s.is_object()) s = nlohmann::json::object();
+  std::string cmd = "pytest -rA -p no:cacheprovider --color=no";
+  for (const auto& a : util::JsonStringList(s, "pytest_args")) cmd += " " + util::ShellQuote(a);
+  s["test_cmd"] = cmd;
+  s["timeout_run"] = s.value("timeout", 600);
+  s["timeout_one"] = 0;  // no per-test timeout (it needs pytest-timeout)
+  s["repository"] = inst.repo;
+  s["commit"] = inst.base_commit;
+  return s.dump();
+}
+
+util::Expected<std::string> FeatureBenchRow(runner::Git& git, const taskdir::Instance& inst,
+                                            const std::string& task_dir,
+                                            const std::string& repo) {
+  int level = inst.level;
+  Json row;
+  row["instance_id"] = inst.instance_id;
+  std::string test_patch;
+  if (level == 1) {
+    auto mask = git.Run(repo, Diff("HEAD~1", "HEAD~2"));  // A -> P
+    if (!mask.ok()) return util::Error{mask.error()};
+    auto del = git.Run(repo, Diff("HEAD", "HEAD~1"));  // B -> A: deletes the F2P file
+    if (!del.ok()) return util::Error{del.error()};
+    row["patch"] = *mask;
+    test_patch = *del;
+  } else {
+    // The L2 test patch of fbkit adds the redirected F2P file to A; FeatureBench's rewrites it
+    // in B. Its `patch` (never read by its harness) carries the gold agent_code package.
+    auto rewrite = L2TestsInOriginal(git, repo, task_dir);
+    if (!rewrite.ok()) return rewrite;
+    row["patch"] = inst.patch;
+    test_patch = *rewrite;
+  }
+  row["test_patch"] = test_patch;
+  row["FAIL_TO_PASS"] = inst.f2p_files;
+  row["PASS_TO_PASS"] = level == 1 ? inst.p2p_files : std::vector<std::string>{};
+  row["image_name"] = inst.image_name;
+  row["repo"] = inst.repo;
+  row["base_commit"] = inst.base_commit;
+  row["problem_statement"] = inst.problem_statement;
+  row["repo_settings"] = FeatureBenchSettings(inst);
+  return row.dump();
+}
+
+std::string IsoTime(const std::string& t) {
+  if (t.size() != 19) return t;
+  std::string iso = t;
+  iso[10] = 'T';
+  return iso + "Z";
+}
+
+util::Expected<std::string> SweBenchRow(runner::Git& git, const taskdir::Instance& inst,
+                                        const std::string& task_dir, const std::string& repo) {
+  int level = inst.level;
+  Json row;
+  row["instance_id"] = inst.instance_id;
+  row["repo"] = inst.repo;
+  std::string base = inst.base_commit;
+  if (level == 1) {
+    // The starting state is the pre-solved codebase: the commit of the task's presolved/.
+    auto head = git.Run(taskdir::TaskDir{task_dir}.presolved(), {"rev-parse", "HEAD"});
+    if (!head.ok()) return util::Error{head.error()};
+    row["base_commit"] = head->substr(0, 40);
+    row["patch"] = inst.patch;
+    row["test_patch"] = inst.test_patch;
+  } else {
+    // L2 starts from the original repository: the gold agent_code package and the tests
+    // rewritten to use it (the F2P file exists there, so the test patch modifies it).
+    auto rewrite = L2TestsInOriginal(git, repo, task_dir);
+    if (!rewrite.ok()) return rewrite;
+    row["base_commit"] = base;
+    row["patch"] = inst.patch;
+    row["test_patch"] = *rewrite;
+  }
+  row["problem_statement"] = inst.problem_statement;
+  row["hints_text"] = "";
+  row["created_at"] = IsoTime(inst.create_time);
+  row["version"] = base.substr(0, std::min<size_t>(8, base.size()));
+  row["environment_setup_commit"] = base;
+  row["FAIL_TO_PASS"] = Json(inst.f2p_tests).dump();
+  row["PASS_TO_PASS"] = Json(inst.p2p_tests).dump();
+  return row.dump();
+}
+
+// A list of strings given as a JSON array or as a JSON string holding one (SWE-bench style).
+std::vector<std::string> Strings(const nlohmann::json& row, const char* key) {
+  if (!row.contains(key)) return {};
+  const auto& v = row.at(key);
+  if (v.is_string()) {
+    auto inner = nlohmann::json::parse(v.get<std::string>(), nullptr, false);
+    return inner.is_array() ? util::JsonStringList(nlohmann::json{{key, inner}}, key)
+                            : std::vector<std::string>{};
+  }
+  return util::JsonStringList(row, key);
+}
+
+std::vector<std::string> WithPaths(std::vector<std::string> args, const std::vector<std::string>& paths,
+                                   bool exclude) {
+  args.push_back("--");
+  if (exclude) args.push_back(".");
+  for (const auto& p : paths) args.push_back(exclude ? ":(exclude,literal)" + p : ":(literal)" + p);
+  return args;
+}
+
+// presolved/: the tree of `repo`'s HEAD as a fresh one-commit repository (no history an
+// agent could read the original from).
+util::Status WritePresolvedCopy(util::Env& env, runner::Git& git, const std::string& repo,
+                                const std::string& dest) {
+  auto cloned = git.Run(util::DirName(dest), {"clone", "-q", "--no-hardlinks", repo, dest});
+  if (!cloned.ok()) return util::Error{cloned.error()};
+  if (auto s = env.RemoveAll(util::JoinPath(dest, ".git")); !s.ok()) return s;
+  if (auto r = git.Run(dest, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
+  if (auto s = Commit(git, dest, "fbkit: pre-solved codebase"); !s.ok()) return s;
+  if (auto r = git.Run(dest, {"read-tree", "HEAD"}); !r.ok()) return util::Error{r.error()};
+  return util::Status::Ok();
+}
+
+// The ids of the tests in `files` that pass in `repo`.
+util::Expected<std::vector<std::string>> PassingIds(runner::TestRunner& tests,
+                                                    const std::string& repo,
+                                                    const runner::RepoSpec& spec,
+                                                    const std::vector<std::string>& files,
+                                                    const std::string& work) {
+  if (files.empty()) return std::vector<std::string>{};
+  auto outcomes = taskdir::RunTests(tests, repo, spec, files, work, nullptr);
+  if (!outcomes.ok()) return util::Error{outcomes.error()};
+  std::vector<std::string> ids;
+  for (const auto& [id, outcome] : *outcomes) {
+    std::string file = id.substr(0, id.find("::"));
+    bool mine = std::find(files.begin(), files.end(), file) != files.end();
+    if (mine && runner::F2PPasses(outcome)) ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
+                                      const std::string& task_dir, ExportFormat format,
+                                      const std::string& work_dir) {
+  auto inst = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
+  if (!inst.ok()) return util::Error{inst.error()};
+  int level = inst->level;
+  taskdir::TaskDir level1{task_dir};
+  if (level == 2) {
+    if (!task_dir.ends_with(".lv2")) return util::Error{task_dir + ": an L2 id ends in .lv2"};
+    auto l1 = taskdir::Level1Task(env, taskdir::TaskDir{task_dir});
+    if (!l1.ok()) return util::Error{l1.error()};
+    level1 = *l1;
+  }
+  (void)env.RemoveAll(work_dir);
+  if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
+  runner::Git git(env, launcher, util::JoinPath(work_dir, "log"));
+  std::string repo = util::JoinPath(work_dir, "repo");
+  util::Expected<std::string> row = util::Error{""};
+  // A SWE-bench L1 row is the task's own files; the others need the original rebuilt.
+  bool rebuild = format == ExportFormat::kFeatureBench || level == 2;
+  if (auto s = rebuild ? RebuildOriginal(git, level1, repo) : util::Status::Ok(); !s.ok()) {
+    row = util::Error{s.error()};
+  } else if (format == ExportFormat::kFeatureBench) {
+    row = FeatureBenchRow(git, *inst, task_dir, repo);
+  } else {
+    row = SweBenchRow(git, *inst, task_dir, repo);
+  }
+  (void)env.RemoveAll(work_dir);
+  return row;
+}
+
+namespace {
+
+struct ImportedFiles {
+  std::string patch, test_patch;
+  std::vector<std::string> f2p_tests, p2p_tests;
+};
+
+util::Expected<ImportedFiles> ImportLevel1(util::Env& env, runner::TestRunner& tests,
+                                           runner::Git& git, const nlohmann::json& row,
+                                           const std::vector<std::string>& f2p,
+                                           const std::vector<std::string>& p2p,
+                                           const ImportOptions& o, const std::string& repo,
+                                           const std::string& dir, const std::string& work) {
+  std::string mask = row.value("patch", "");
+  if (!mask.empty() && mask.back() != '\n') mask += "\n";  // as the harness normalises it
+  std::string mask_path = util::JoinPath(work, "mask.diff");
+  if (auto s = env.WriteFileAtomic(mask_path, mask); !s.ok()) return util::Error{s.error()};
+  if (!mask.empty()) {
+    auto applied = git.Run(repo, {"apply", "--whitespace=fix", mask_path});
+    if (!applied.ok()) return util::Error{"patch does not apply at base_commit: " + applied.error()};
+  }
+  for (const auto& f : f2p) (void)env.RemoveAll(util::JoinPath(repo, f));
+  if (auto s = Commit(git, repo, "masked"); !s.ok()) return util::Error{s.error()};
+  ImportedFiles out;
+  auto gold = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, true));
+  auto test_diff = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, false));
+  if (!gold.ok()) return util::Error{gold.error()};
+  if (!test_diff.ok()) return util::Error{test_diff.error()};
+  std::string pre = taskdir::TaskDir{dir}.presolved();
+  if (auto s = WritePresolvedCopy(env, git, repo, pre); !s.ok()) return util::Error{s.error()};
+  // The patches are written again from presolved/'s own small repository, as fbkit writes
+  // them when it extracts (same abbreviated blob ids), then presolved/ is reset.
+  for (const auto& [name, text] : {std::pair{"gold", *gold}, std::pair{"tests", *test_diff}}) {
+    std::string path = util::JoinPath(work, std::string(name) + ".diff");
+    if (auto s = env.WriteFileAtomic(path, text); !s.ok()) return util::Error{s.error()};
+    if (!text.empty()) {
+      if (auto r = git.Run(pre, {"apply", path}); !r.ok()) return util::Error{r.error()};
+    }
+    if (auto r = git.Run(pre, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
+    auto again = git.Run(pre, kDiff);
+    if (!again.ok()) return util::Error{again.error()};
+    (std::string(name) == "gold" ? out.patch : out.test_patch) = *again;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"read-tree", "HEAD"}, {"checkout", "-q", "--", "."}, {"clean", "-fdq"}}) {
+      if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
+    }
+  }
+  if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
+    return util::Error{r.error()};
+  }
+  auto f2p_ids = PassingIds(tests, repo, o.spec, f2p, util::JoinPath(work, "run-f2p"));
+  if (!f2p_ids.ok()) return util::Error{"pytest on the original: " + f2p_ids.error()};
+  auto p2p_ids = PassingIds(tests, repo, o.spec, p2p, util::JoinPath(work, "run-p2p"));
+  if (!p2p_ids.ok()) return util::Error{"pytest on the original: " + p2p_ids.error()};
+  if (f2p_ids->empty()) return util::Error{"no F2P test passes on the original repository"};
+  out.f2p_tests = std::move(*f2p_ids);
+  out.p2p_tests = std::move(*p2p_ids);
+  return out;
+}
+
+util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& tests,
+                                           runner::Git& git,
+                                           const nlohmann::json& row,
+                                           const std::vector<std::string>& f2p,
+                                           const ImportOptions& o, const std::string& id,
+                                           const std::string& repo, const std::string& work) {
+  std::string level1 = util::JoinPath(o.out_dir, id.substr(0, id.size() - 1) + "1");
+  auto l1 = taskdir::ReadInstance(env, taskdir::TaskDir{level1});
+  if (!l1.ok()) return util::Error{"an L2 row needs its L1 task imported first (" + level1 + ")"};
+  auto base = git.Run(repo, {"rev-parse", "HEAD"});
+  if (!base.ok()) return util::Error{base.error()};
+  for (const auto& f : f2p) (void)env.RemoveAll(util::JoinPath(repo, f));
+  if (auto s = Commit(git, repo, "without the F2P files"); !s.ok()) return util::Error{s.error()};
+  auto without = git.Run(repo, {"rev-parse", "HEAD"});
+  if (!without.ok()) return util::Error{without.error()};
+  if (auto r = git.Run(repo, {"checkout", "-q", "--detach", base->substr(0, 40)}); !r.ok()) {
+    return util::Error{r.error()};
+  }
+  std::string tp = row.value("test_patch", "");
+  if (!tp.empty() && tp.back() != '\n') tp += "\n";
+  std::string tp_path = util::JoinPath(work, "test.diff");
+  if (auto s = env.WriteFileAtomic(tp_path, tp); !s.ok()) return util::Error{s.error()};
+  auto applied = git.Run(repo, {"apply", "--whitespace=fix", tp_path});
+  if (!applied.ok()) return util::Error{"test_patch does not apply at base_commit: " + applied.error()};
+  if (auto s = Commit(git, repo, "rewritten tests"); !s.ok()) return util::Error{s.error()};
+  std::string from = without->substr(0, 40);
+  auto converted = git.Run(repo, Diff(from, "HEAD"));
+  auto changed = git.Run(repo, {"diff", "--name-only", "-z", from, "HEAD"});
+  if (!converted.ok() || !changed.ok()) {
+    return util::Error{!converted.ok() ? converted.error() : changed.error()};
+  }
+  // Written again in a small repository holding just the files it changes, as fbkit writes
+  // an L2 test patch (same abbreviated blob ids).
+  std::string small = util::JoinPath(work, "small");
+  if (auto r = git.Run(work, {"init", "-q", small}); !r.ok()) return util::Error{r.error()};
+  for (size_t b = 0; b < changed->size();) {
+    size_t e = std::min(changed->find('\0', b), changed->size());
+    std::string path = changed->substr(b, e - b);
+    b = e + 1;
+    auto old = git.Show(repo, from, path);
+    if (!old.ok()) return util::Error{old.error()};
+    if (!*old) continue;
+    std::string dst = util::JoinPath(small, path);
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
+    if (auto s = env.WriteFileAtomic(dst, **old); !s.ok()) return util::Error{s.error()};
+  }
+  if (auto s = Commit(git, small, "fbkit: tests"); !s.ok()) return util::Error{s.error()};
+  std::string converted_path = util::JoinPath(work, "converted.diff");
+  if (auto s = env.WriteFileAtomic(converted_path, *converted); !s.ok()) return util::Error{s.error()};
+  if (auto r = git.Run(small, {"apply", converted_path}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(small, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
+  auto again = git.Run(small, kDiff);
+  if (!again.ok()) return util::Error{again.error()};
+  ImportedFiles out;
+  out.patch = row.value("patch", "");
+  out.test_patch = *again;
+  out.f2p_tests = l1->f2p_tests;
+  if (out.patch.find("+++ b/agent_code/") == std::string::npos) return out;
+  // A row that carries a gold agent_code (fbkit's export does): the F2P ids are those that
+  // pass with it, as the rewritten test file names them.
+  std::string gold = util::JoinPath(work, "agent.diff");
+  if (auto s = env.WriteFileAtomic(gold, out.patch); !s.ok()) return util::Error{s.error()};
+  if (auto r = git.Run(repo, {"apply", gold}); !r.ok()) {
+    return util::Error{"patch (the gold agent_code) does not apply: " + r.error()};
+  }
+  runner::RepoSpec spec = o.spec;
+  spec.pythonpath.push_back(".");
+  auto ids = PassingIds(tests, repo, spec, f2p, util::JoinPath(work, "run-l2"));
+  if (!ids.ok()) return util::Error{"pytest with the gold agent_code: " + ids.error()};
+  if (ids->empty()) return util::Error{"no F2P test passes with the gold agent_code"};
+  out.f2p_tests = std::move(*ids);
+  return out;
+}
+
+taskdir::Instance ImportedInstance(const nlohmann::json& row, const std::string& id, int level,
+                          const std::vector<std::string>& f2p, const std::vector<std::string>& p2p,
+                          const ImportedFiles& files, const runner::RepoSpec& spec) {
+  taskdir::Instance i;
+  i.imported = true;
+  i.instance_id = id;
+  i.level = level;
+  i.f2p_files = f2p;
+  if (level == 1) i.p2p_files = p2p;
+  i.f2p_tests = files.f2p_tests;
+  i.p2p_tests = files.p2p_tests;
+  i.base_commit = row.value("base_commit", "");
+  i.image_name = row.value("image_name", "");
+  i.repo = row.value("repo", "");
+  i.patch = files.patch;
+  i.test_patch = files.test_patch;
+  i.problem_statement = row.value("problem_statement", "");
+  i.settings = spec;
+  i.featurebench_repo_settings = row.contains("repo_settings") && row["repo_settings"].is_string()
+                                     ? row["repo_settings"].get<std::string>()
+                                     : row.value("repo_settings", nlohmann::json::object()).dump();
+  return i;
+}
+
+}  // namespace
+
+util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launcher,
+                                       runner::TestRunner& tests,
+                                       const std::string& row_json, const ImportOptions& o) {
+  nlohmann::json row = nlohmann::json::parse(row_json, nullptr, false);
+  if (!row.is_object()) return util::Error{"not a JSON object"};
+  std::string id = row.value("instance_id", "");
+  int level = id.ends_with(".lv1") ? 1 : id.ends_with(".lv2") ? 2 : 0;
+  if (level == 0) return util::Error{"instance_id '" + id + "' does not end in .lv1 or .lv2"};
+  std::vector<std::string> f2p = Strings(row, "FAIL_TO_PASS"), p2p = Strings(row, "PASS_TO_PASS");
+  if (f2p.empty()) return util::Error{id + ": FAIL_TO_PASS names no test file"};
+  std::string base = row.value("base_commit", "");
+  (void)env.RemoveAll(o.work_dir);
+  if (auto s = env.MakeDirs(o.work_dir); !s.ok()) return util::Error{s.error()};
+  runner::Git git(env, launcher, util::JoinPath(o.work_dir, "log"));
+  std::string repo = util::JoinPath(o.work_dir, "repo");
+  if (auto s = git.Checkout(o.original, base, repo); !s.ok()) {
+    return util::Error{id + ": base_commit " + base + ": " + s.error()};
+  }
+  std::string dir = util::JoinPath(o.out_dir, id);
+  (void)env.RemoveAll(dir);
+  if (auto s = env.MakeDirs(dir); !s.ok()) return util::Error{s.error()};
+  auto files = level == 1 ? ImportLevel1(env, tests, git, row, f2p, p2p, o, repo, dir, o.work_dir)
+                          : ImportLevel2(env, tests, git, row, f2p, o, id, repo, o.work_dir);
+  (void)env.RemoveAll(o.work_dir);
+  if (!files.ok()) {
+    (void)env.RemoveAll(dir);
+    return util::Error{id + ": " + files.error()};
+  }
+  auto instance = ImportedInstance(row, id, level, f2p, p2p, *files, o.spec);
+  if (auto s = taskdir::WriteTaskFiles(env, dir, instance); !s.ok()) {
+    return util::Error{s.error()};
+  }
+  return ImportResult{id, files->f2p_tests.size(), files->p2p_tests.size()};
+}
+
+}  // namespace fbkit::extract::dataset

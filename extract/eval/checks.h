@@ -1,0 +1,62 @@
+// The grader's checks that an instance's run was clean, each a pure function over what
+// the evaluation saw: test files and pytest configuration the agent touched, hooks its
+// code implements, tests that vanished, an exit status that contradicts the outcomes, an
+// L2 package that imports the original library, and an agent log that reads its sources.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runner/test_run.h"
+
+namespace fbkit::extract::eval {
+
+// Files the grader puts back before running: test files (the task's F2P/P2P files, any
+// conftest.py, files under tests/ or test/ directories).
+std::vector<std::string> TestFilesAmong(const std::vector<std::string>& changed,
+                                        const std::set<std::string>& task_test_files);
+
+// The [pytest]-related sections of a configuration file (pytest.ini, tox.ini, setup.cfg,
+// pyproject.toml), concatenated: a change in them changes how pytest collects.
+std::string PytestConfig(std::string_view text);
+// Whether `path` is a file pytest may take its configuration from when it runs
+// `test_files`: pytest.ini, .pytest.ini, tox.ini, setup.cfg or pyproject.toml in the root or
+// in a directory above one of them.
+bool IsPytestConfigFile(const std::string& path, const std::set<std::string>& test_files);
+// pytest.ini and .pytest.ini are pytest's configuration by their mere presence (even empty).
+bool DecidesAlone(const std::string& path);
+
+// Files whose mere presence changes the interpreter or pytest (site hooks, .pth files,
+// distribution metadata that can declare pytest11 entry points), or stands in for fbkit's own
+// modules by name (fbkit_agent, fbkit_core, fbkit_boot, fbkit_probe, _fbkit_accel).
+bool IsStartupFile(const std::string& path);
+
+// Reasons from the hooks pytest found in files the patch changed.
+std::vector<std::string> HookReasons(const std::set<std::pair<std::string, std::string>>& hooks,
+                                     const std::set<std::string>& changed);
+
+// Expected test ids of files that collected fine but are no longer collected.
+std::vector<std::string> VanishedTests(const runner::TestRun& trace,
+                                       const std::vector<std::string>& expected);
+
+// A reason when pytest's exit status (as its hooks saw it, and the process's) contradicts
+// the per-test outcomes; empty when consistent or when the run did not finish.
+std::string ExitContradiction(const runner::TestRun& trace);
+
+// The original library's top-level modules: for each top object's file, the outermost
+// directory of its path that is a package (`is_package(dir)`: has an __init__.py), else
+// the module's own name ("src/shapes/core.py::Area" -> "shapes").
+std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,
+                                       const std::function<bool(const std::string&)>& is_package);
+
+// Lines of an agent's log that read the installed original library's sources (cat, head,
+// sed, grep, open(...) ... of site-packages/PKG or dist-packages/PKG), at most `limit`.
+std::vector<std::string> LibraryReads(std::string_view log, const std::set<std::string>& packages,
+                                      size_t limit = 3);
+
+}  // namespace fbkit::extract::eval

@@ -1,0 +1,440 @@
+#include "extract/eval/instance.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "extract/eval/apply.h"
+#include "extract/eval/checks.h"
+#include "extract/taskdir/task_dir.h"
+#include "extract/taskdir/verify.h"
+#include "parser/python_parser.h"
+#include "parser/source_files.h"
+#include "runner/confine.h"
+#include "runner/git.h"
+#include "runner/outcome.h"
+#include "util/hash.h"
+#include "util/strings.h"
+#include "util/json_read.h"
+
+namespace fbkit::extract::eval {
+
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------- predictions
+
+void AddPrediction(const json& j, const std::string& where, std::set<std::string>* seen,
+                   std::vector<Prediction>* out, std::vector<std::string>* errors) {
+  if (!j.is_object()) return errors->push_back(where + ": not a JSON object");
+  auto id = j.find("instance_id");
+  if (id == j.end() || !id->is_string() || id->get<std::string>().empty()) {
+    return errors->push_back(where + ": no instance_id");
+  }
+  Prediction p;
+  p.instance_id = id->get<std::string>();
+  p.where = where;
+  auto patch = j.find("model_patch");
+  if (patch != j.end() && !patch->is_null() && !patch->is_string()) {
+    return errors->push_back(where + ": model_patch is not a string");
+  }
+  if (patch != j.end() && patch->is_string()) p.patch = patch->get<std::string>();
+  auto model = j.find("model_name_or_path");
+  p.model = model != j.end() && model->is_string() ? model->get<std::string>() : "unknown";
+  if (!seen->insert(p.instance_id).second) {
+    return errors->push_back(where + ": a second prediction for " + p.instance_id);
+  }
+  out->push_back(std::move(p));
+}
+
+bool Blank(const std::string& s) {
+  return s.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+// ---------------------------------------------------------------- processes
+
+struct Captured {
+  int code = -1;
+  bool timed_out = false;
+  std::string output;
+};
+
+// Runs argv to its end or until `timeout` seconds (0 = none) pass; output captured.
+util::Expected<Captured> Capture(util::Env& env, runner::Launcher& launcher,
+                                 const runner::ProcessSpec& spec, double timeout) {
+  auto exit = runner::RunToCompletion(launcher, spec, timeout);
+  if (!exit.ok()) return util::Error{exit.error()};
+  auto out = env.ReadFile(spec.log_path);
+  return Captured{exit->timed_out ? -1 : exit->code, exit->timed_out, out.ok() ? *out : ""};
+}
+
+// ---------------------------------------------------------------- L2 package checks
+
+// Absolute imports of the original library by the modules under `site` (agent_code's),
+// statically.
+std::vector<std::string> StaticReexports(util::Env& env, const std::string& site,
+                                         const std::set<std::string>& originals) {
+  std::vector<std::string> out;
+  auto parser = parser::PythonParser::Create();
+  if (!parser.ok()) return {"cannot parse agent_code: " + parser.error()};
+  auto tree = parser::FindPythonFiles(env, site, {});
+  if (!tree.ok()) return {"cannot list agent_code: " + tree.error()};
+  for (const auto& file : tree->files) {
+    // The agent's files: read without following links, regular files only, bounded.
+    auto text = env.ReadUntrusted(site, file.path, 16u << 20);
+    if (!text.ok()) continue;
+    parser::FileTable t = (*parser)->Parse(file.path, file.module, *text);
+    for (const auto& imp : t.imports) {
+      if (imp.level > 0) continue;
+      std::vector<std::string> modules;
+      if (imp.is_from) modules.push_back(imp.module);
+      else for (const auto& n : imp.names) modules.push_back(n.name);
+      for (const auto& m : modules) {
+        if (originals.count(m.substr(0, m.find('.')))) {
+          out.push_back(file.path + ":" + std::to_string(imp.line) +
+                        " imports the original library (" + m + ")");
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the instance
+
+struct Context {
+  util::Env& env;
+  runner::Launcher& launcher;
+  runner::TestRunner& tests;
+  runner::Git git;
+  taskdir::Instance info;
+  std::string task;  // absolute
+  std::string work;
+  std::string repo;
+  std::vector<std::string> extra_path;
+  std::set<std::string> changed;  // files the agent's patch changed (test files put back)
+  std::string l2_site;            // L2: the directory holding the agent's agent_code
+  // What every command over the work copies runs in (git, patch, cp): the work dir writable,
+  // the task directories readable; kNone only when the user turned the sandbox off.
+  runner::Sandbox sandbox;
+};
+
+std::set<std::string> Originals(const Context& c) {
+  return OriginalPackages(c.info.top_objects, [&](const std::string& dir) {
+    return c.env.Stat(util::JoinPath(util::JoinPath(c.repo, dir), "__init__.py"), true).ok();
+  });
+}
+
+void Suspect(EvalReport* r, const std::string& reason) {
+  r->suspicious = true;
+  r->suspicious_reasons.push_back(reason);
+}
+
+runner::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
+  std::vector<std::string> readable = {c.task};
+  if (!level1.empty()) {
+    auto real = c.env.RealPath(level1);
+    readable.push_back(real.ok() ? *real : level1);
+  }
+  return runner::ToolSandbox(c.info.settings, {c.work}, readable);
+}
+
+util::Status Clone(Context& c, const std::string& task_dir) {
+  std::string presolved = taskdir::TaskDir{task_dir}.presolved();
+  auto cloned = c.git.Run(c.work, {"clone", "-q", "--no-hardlinks", presolved, c.repo});
+  return cloned.ok() ? util::Status::Ok() : util::Status(util::Error{cloned.error()});
+}
+
+// The agent's patch applied to `tree` as SWE-bench's harness would (inside the sandbox);
+// false when it did not apply. A patch naming a path outside the tree or in a git
+// directory is refused and flagged.
+bool ApplyAgentPatch(Context& c, const std::string& tree, const Prediction& p, EvalReport* r) {
+  runner::ApplyResult a = c.git.Apply(tree, p.patch, {runner::Leniency::kLenient});
+  r->applied = a.applied;
+  r->apply_method = a.method;
+  r->apply_error = util::Tail(a.error, 2000);
+  if (a.unsafe_path) Suspect(r, a.error);
+  return a.applied;
+}
+
+// L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
+util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
+  if (auto s = Clone(c, c.task); !s.ok()) return s;
+  if (!ApplyAgentPatch(c, c.repo, p, r)) return util::Status::Ok();
+  auto changed = ChangedPaths(c.git, c.repo);
+  if (!changed.ok()) return util::Error{changed.error()};
+  std::set<std::string> task_tests(c.info.f2p_files.begin(), c.info.f2p_files.end());
+  task_tests.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
+  r->test_files_reverted = TestFilesAmong(*changed, task_tests);
+  if (auto s = RestorePaths(c.git, c.repo, r->test_files_reverted); !s.ok()) return s;
+  for (const auto& t : r->test_files_reverted) {
+    if (t == "conftest.py" || t.ends_with("/conftest.py")) {
+      Suspect(r, "the patch edits " + t + " (put back before running)");
+    }
+  }
+  for (const auto& f : *changed) {
+    if (std::find(r->test_files_reverted.begin(), r->test_files_reverted.end(), f) !=
+        r->test_files_reverted.end()) {
+      continue;
+    }
+    c.changed.insert(f);
+    if (IsStartupFile(f)) Suspect(r, "the patch adds " + f + ", which changes how Python or pytest start");
+    if (!IsPytestConfigFile(f, task_tests)) continue;
+    auto before = c.git.Run(c.repo, {"show", "HEAD:" + f});
+    auto after = c.env.ReadUntrusted(c.repo, f, 16u << 20);
+    bool changed_config = DecidesAlone(f)
+                              ? before.ok() != after.ok() || (before.ok() && *before != *after)
+                              : PytestConfig(before.ok() ? *before : "") != PytestConfig(after.ok() ? *after : "");
+    if (changed_config) {
+      Suspect(r, "the patch changes pytest's configuration in " + f);
+    }
+  }
+  return util::Status::Ok();
+}
+
+// L2: the original repository restored beside the agent's agent_code package.
+util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& level1,
+                           EvalReport* r) {
+  auto l1 = taskdir::Level1Task(c.env, taskdir::TaskDir{c.task}, level1);
+  if (!l1.ok()) return util::Error{l1.error()};
+  if (auto s = Clone(c, l1->dir); !s.ok()) return s;
+  if (auto a = c.git.Run(c.repo, {"apply", l1->patch()}); !a.ok()) {
+    return util::Error{"the L1 patch.diff does not apply: " + a.error()};
+  }
+  std::string agent = util::JoinPath(c.work, "agent");
+  if (auto s = c.env.MakeDirs(agent); !s.ok()) return s;
+  if (auto g = c.git.Run(agent, {"init", "-q"}); !g.ok()) return util::Error{g.error()};
+  if (auto g = c.git.Run(agent, {"commit", "-q", "--allow-empty", "-m", "empty"}); !g.ok()) {
+    return util::Error{g.error()};
+  }
+  if (!ApplyAgentPatch(c, agent, p, r)) return util::Status::Ok();
+  std::string package;
+  for (const char* where : {"agent_code", "src/agent_code"}) {
+    std::string dir = util::JoinPath(agent, where);
+    if (c.env.Stat(util::JoinPath(dir, "__init__.py"), true).ok()) {
+      package = dir;
+      break;
+    }
+  }
+  std::string site = util::JoinPath(c.work, "site");
+  if (auto s = c.env.MakeDirs(site); !s.ok()) return s;
+  c.extra_path = {site};
+  if (package.empty()) return util::Status::Ok();  // the tests will fail to import it
+  runner::ProcessSpec cp;
+  cp.argv = {"cp", "-R", package, util::JoinPath(site, "agent_code")};
+  cp.cwd = c.work;
+  cp.log_path = util::JoinPath(c.work, "cp.log");
+  cp.sandbox = c.sandbox;  // the agent's tree is read by a sandboxed cp, never on the host
+  auto copied = Capture(c.env, c.launcher, cp, 0);
+  if (!copied.ok() || copied->code != 0) return util::Error{"cannot install agent_code"};
+  std::set<std::string> originals = Originals(c);
+  for (const auto& why : StaticReexports(c.env, site, originals)) {
+    Suspect(r, why);
+  }
+  // At run time the plugin checks, inside the graded session itself, what of the original
+  // repository agent_code imports or re-exports (no separate probe agent_code could detect).
+  c.l2_site = site;
+  return util::Status::Ok();
+}
+
+std::string RunLogs(util::Env& env, const std::string& dir) {
+  auto entries = env.ListDir(dir);
+  if (!entries.ok()) return "";
+  std::vector<std::string> logs;
+  for (const auto& e : *entries) {
+    if (e.name.starts_with("session-") && e.name.ends_with(".log")) logs.push_back(e.name);
+  }
+  std::sort(logs.begin(), logs.end());
+  std::string out;
+  for (const auto& name : logs) {
+    auto text = env.ReadFile(util::JoinPath(dir, name));
+    if (text.ok()) out += "==== " + name + "\n" + *text;
+  }
+  return out;
+}
+
+// The files that decide what is tested and how: the task's test files and every conftest.py
+// (root-relative, sorted). They are bound read-only while the tests run, and their hashes
+// are compared before and after.
+std::vector<std::string> GraderFiles(const Context& c) {
+  std::set<std::string> files(c.info.f2p_files.begin(), c.info.f2p_files.end());
+  files.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
+  std::error_code ec;
+  namespace fs = std::filesystem;
+  for (auto it = fs::recursive_directory_iterator(c.repo, ec); it != fs::end(it); it.increment(ec)) {
+    if (it->path().filename() == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->path().filename() == "conftest.py" && !it->is_symlink(ec)) {
+      files.insert(fs::relative(it->path(), c.repo, ec).string());
+    }
+  }
+  return {files.begin(), files.end()};
+}
+
+std::map<std::string, std::string> Hashes(const Context& c, const std::vector<std::string>& files) {
+  std::map<std::string, std::string> out;
+  for (const auto& f : files) {
+    auto text = c.env.ReadUntrusted(c.repo, f, 256u << 20);
+    out[f] = text.ok() ? util::Sha256Hex(*text) : "unreadable: " + text.error();
+  }
+  return out;
+}
+
+void Score(Context& c, const EvalOptions& options, EvalReport* r) {
+  runner::RepoSpec settings = c.info.settings;
+  if (options.timeout > 0) {
+    settings.timeout = settings.timeout > 0 ? std::min(settings.timeout, options.timeout)
+                                            : options.timeout;
+  }
+  std::vector<std::string> files = c.info.f2p_files;
+  files.insert(files.end(), c.info.p2p_files.begin(), c.info.p2p_files.end());
+  std::string run_dir = util::JoinPath(c.work, "run");
+  std::vector<std::string> grader = GraderFiles(c);
+  auto before = Hashes(c, grader);
+  runner::TestRunRequest request;
+  request.root = c.repo;
+  request.spec = settings;
+  request.files = files;
+  request.extra_pythonpath = c.extra_path;
+  request.total_timeout = options.timeout;
+  request.work_dir = run_dir;
+  request.protect = grader;
+  if (!c.l2_site.empty()) {
+    request.l2_site = c.l2_site;
+    request.l2_originals = {c.repo};
+  }
+  auto trace = c.tests.Run(request);
+  for (const auto& [file, hash] : Hashes(c, grader)) {
+    if (before[file] != hash) Suspect(r, "the tests changed " + file + " while they ran");
+  }
+  r->test_output = RunLogs(c.env, run_dir);
+  runner::TestRun empty;
+  if (!trace.ok()) r->error = "pytest: " + trace.error();
+  const runner::TestRun& t = trace.ok() ? *trace : empty;
+  for (const auto& id : c.info.f2p_tests) {
+    r->f2p[id] = runner::OutcomeOf(t, id);
+    r->f2p_passed += F2pPassed(r->f2p[id]);
+  }
+  for (const auto& id : c.info.p2p_tests) {
+    r->p2p[id] = runner::OutcomeOf(t, id);
+    r->p2p_passed += P2pPassed(r->p2p[id]);
+  }
+  for (const auto& [name, f] : t.files) r->timed_out |= f.status == runner::FileStatus::kTimeout;
+  r->exitstatus = t.exitstatus;
+  if (!trace.ok()) return;
+  for (const auto& why : HookReasons(t.hooks, c.changed)) Suspect(r, why);
+  std::vector<std::string> expected = c.info.f2p_tests;
+  expected.insert(expected.end(), c.info.p2p_tests.begin(), c.info.p2p_tests.end());
+  std::vector<std::string> vanished = VanishedTests(t, expected);
+  if (!vanished.empty()) {
+    Suspect(r, std::to_string(vanished.size()) + " expected tests vanished from collection (first: " +
+                   vanished.front() + ")");
+  }
+  if (std::string why = ExitContradiction(t); !why.empty()) Suspect(r, why);
+  for (const auto& why : t.integrity) Suspect(r, why);
+}
+
+void CheckAgentLog(const Context& c, const EvalOptions& options, EvalReport* r) {
+  if (options.agent_log.empty()) return;
+  std::set<std::string> packages = Originals(c);
+  for (const auto& line : LibraryReads(options.agent_log, packages)) {
+    Suspect(r, "the agent log reads the installed library's sources: " + line);
+  }
+}
+
+}  // namespace
+
+bool F2pPassed(const std::string& outcome) { return runner::F2PPasses(outcome); }
+
+bool P2pPassed(const std::string& outcome) { return runner::P2PHolds(outcome); }
+
+std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
+                                         std::vector<std::string>* errors) {
+  std::vector<Prediction> out;
+  std::set<std::string> seen;
+  json whole = util::ParseUntrustedJson(text);
+  if (!whole.is_discarded() && whole.is_array()) {
+    for (size_t i = 0; i < whole.size(); ++i) {
+      AddPrediction(whole[i], path + "[" + std::to_string(i) + "]", &seen, &out, errors);
+    }
+    return out;
+  }
+  if (!whole.is_discarded() && whole.is_object() && !whole.contains("instance_id")) {
+    for (const auto& [key, value] : whole.items()) {
+      json v = value;
+      if (v.is_object() && !v.contains("instance_id")) v["instance_id"] = key;
+      AddPrediction(v, path + "[" + key + "]", &seen, &out, errors);
+    }
+    return out;
+  }
+  size_t start = 0;
+  for (int line = 1; start < text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string row = text.substr(start, end - start);
+    start = end + 1;
+    if (Blank(row)) continue;
+    std::string where = path + ":" + std::to_string(line);
+    json j = util::ParseUntrustedJson(row);
+    if (j.is_discarded()) {
+      errors->push_back(where + ": not valid JSON");
+      continue;
+    }
+    AddPrediction(j, where, &seen, &out, errors);
+  }
+  return out;
+}
+
+EvalReport EvaluateInstance(const runner::Services& services,
+                            const std::string& task_dir, const Prediction& prediction,
+                            const EvalOptions& options) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
+  EvalReport r;
+  r.instance_id = prediction.instance_id;
+  r.model = prediction.model;
+  r.patch_sha256 = util::Sha256Hex(prediction.patch);
+  r.empty_patch = Blank(prediction.patch);
+  auto info = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
+  if (!info.ok()) return r.error = info.error(), r;
+  info->settings.sandbox = options.sandbox;
+  info->settings.env_cache = options.env_cache;
+  r.sandbox = runner::SandboxKindName(options.sandbox);
+  r.level = info->level;
+  r.repo = info->repo;
+  for (const auto& id : info->f2p_tests) r.f2p[id] = "not_run";
+  for (const auto& id : info->p2p_tests) r.p2p[id] = "not_run";
+  if (r.empty_patch) return r;
+  auto real = env.RealPath(task_dir);
+  Context c{env, launcher, tests, runner::Git(env, launcher, options.work_dir), *info,
+            real.ok() ? *real : task_dir, options.work_dir,
+            util::JoinPath(options.work_dir, "repo"), {}, {}, {}, {}};
+  (void)env.RemoveAll(c.work);
+  if (auto s = env.MakeDirs(c.work); !s.ok()) return r.error = s.error(), r;
+  std::string level1 = options.level1_dir;
+  if (level1.empty() && c.task.ends_with(".lv2")) level1 = c.task.substr(0, c.task.size() - 1) + "1";
+  c.sandbox = WorkSandbox(c, level1);
+  c.git.Confine(c.sandbox);
+  util::Status prepared = r.level == 2 ? PrepareLevel2(c, prediction, level1, &r)
+                                       : PrepareLevel1(c, prediction, &r);
+  if (!prepared.ok()) r.error = prepared.error();
+  if (prepared.ok() && r.applied) {
+    auto t = c.git.Run(c.repo, {"apply", taskdir::TaskDir{c.task}.test_patch()});
+    if (!t.ok()) r.error = "test_patch.diff does not apply: " + t.error();
+    else Score(c, options, &r);
+  }
+  CheckAgentLog(c, options, &r);
+  r.pass_rate = r.f2p.empty() ? 0 : static_cast<double>(r.f2p_passed) / static_cast<double>(r.f2p.size());
+  r.resolved = r.applied && r.error.empty() && !r.timed_out && !r.suspicious &&
+               r.f2p_passed == r.f2p.size() && r.p2p_passed == r.p2p.size() && !r.f2p.empty();
+  (void)env.RemoveAll(c.work);
+  return r;
+}
+
+}  // namespace fbkit::extract::eval

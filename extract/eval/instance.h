@@ -1,0 +1,92 @@
+// Scoring an agent's patch on one fbkit task, the way FeatureBench does but spoof-proof:
+// L1 applies the patch to a fresh clone of presolved/ (fallback chain), puts back any test
+// file it touched, adds the F2P file and runs F2P + P2P with fbkit's own pytest plugin; L2
+// installs the patch's `agent_code` package in a private path beside the restored original
+// repository and checks it neither imports nor re-exports that repository. Outcomes come
+// from pytest's hooks; what would make them untrustworthy marks the instance suspicious.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/services.h"
+#include "runner/process.h"
+#include "runner/test_run.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::extract::eval {
+
+// One line (or element) of a predictions file, SWE-bench's convention.
+struct Prediction {
+  std::string instance_id;
+  std::string model;  // model_name_or_path
+  std::string patch;  // model_patch
+  std::string where;  // "FILE:LINE" (or "FILE[INDEX]") for messages
+};
+
+// Predictions from JSON (an array of objects, or an object keyed by instance id) or JSON
+// lines. Bad entries go to `errors` ("FILE:LINE: why") and are skipped, so one bad line
+// never drops the others; a duplicate instance id is an error.
+std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
+                                         std::vector<std::string>* errors);
+
+struct EvalOptions {
+  double timeout = 0;       // seconds per pytest run and per test file (0: the task's own)
+  std::string work_dir;     // scratch space for this instance (removed afterwards)
+  std::string agent_log;    // the agent's log text for this instance ("" = none)
+  std::string level1_dir;   // L2: the L1 task beside it (default: the sibling .lv1)
+  // How the agent's code is isolated (every process that imports or tests it): bubblewrap
+  // unless the user said `--sandbox none`; recorded in the report.
+  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
+  std::string env_cache;    // where environments built from install steps are cached
+};
+
+struct EvalReport {
+  std::string instance_id;
+  std::string model;
+  std::string repo;
+  int level = 1;
+  std::string patch_sha256;
+  bool empty_patch = false;
+  bool applied = false;
+  std::string apply_method;
+  std::string apply_error;  // the last attempt's complaint when the patch did not apply
+  std::string error;  // why the instance could not be evaluated (task, patch, pytest)
+  bool timed_out = false;
+  std::vector<std::string> test_files_reverted;
+  std::map<std::string, std::string> f2p;  // test id -> outcome ("missing" if not run)
+  std::map<std::string, std::string> p2p;
+  size_t f2p_passed = 0;
+  size_t p2p_passed = 0;  // passed, xfailed or skipped
+  double pass_rate = 0;
+  bool suspicious = false;
+  std::vector<std::string> suspicious_reasons;
+  bool resolved = false;
+  std::string sandbox;  // "bwrap" or "none": how the agent's code ran
+  // Token IO the agent reported (from its infer run), when known.
+  std::optional<int64_t> input_tokens;
+  std::optional<int64_t> output_tokens;
+  std::optional<double> cost;
+  std::optional<int64_t> api_calls;
+  std::optional<int> exitstatus;
+  std::string test_output;  // pytest's output (not part of report.json)
+};
+
+// Never fails: problems are reported in the EvalReport.
+EvalReport EvaluateInstance(const runner::Services& services,
+                            const std::string& task_dir, const Prediction& prediction,
+                            const EvalOptions& options);
+
+// An F2P test counts when it passed or xfailed as the task's verification saw it (a test
+// the repository marks xfail); xpassed, skipped or missing fail. An xfail the code under
+// test raises itself (pytest.xfail() outside the test's own file) is flagged by the run's
+// integrity checks, so it cannot turn a failure into a pass.
+bool F2pPassed(const std::string& outcome);
+// P2P accepts passed, xfailed, xpassed and skipped (the repository's own markers).
+bool P2pPassed(const std::string& outcome);
+
+}  // namespace fbkit::extract::eval

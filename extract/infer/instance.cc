@@ -1,0 +1,682 @@
+#include "extract/infer/instance.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "extract/taskdir/task_dir.h"
+#include "agents/trajectory.h"
+#include "runner/confine.h"
+#include "runner/git.h"
+#include "util/hash.h"
+#include "util/json_read.h"
+#include "util/strings.h"
+
+namespace fbkit::extract::infer {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The instance's paths: what the agent sees and what only fbkit sees.
+struct Layout {
+  std::string inst;       // RUN_DIR/<id> (writable for the agent)
+  std::string workspace;  // inst/workspace
+  std::string statement;  // inst/input/problem_statement.md
+  std::string output;     // inst/output ($FBKIT_OUTPUT_DIR)
+  std::string base;       // RUN_DIR/.fbkit/base/<id>.git: the starting state (hidden)
+  std::string scratch;    // RUN_DIR/.fbkit/work/<id>: git logs
+};
+
+Layout LayoutOf(const std::string& run_dir, const std::string& id) {
+  Layout l;
+  l.inst = util::JoinPath(run_dir, id);
+  l.workspace = util::JoinPath(l.inst, "workspace");
+  l.statement = util::JoinPath(l.inst, "input/problem_statement.md");
+  l.output = util::JoinPath(l.inst, "output");
+  l.base = util::JoinPath(run_dir, ".fbkit/base/" + id + ".git");
+  l.scratch = util::JoinPath(run_dir, ".fbkit/work/" + id);
+  return l;
+}
+
+// `git --git-dir=BASE --work-tree=WORKSPACE ARGS`: fbkit's own record of the workspace,
+// outside the agent's reach (whatever it does to workspace/.git).
+util::Expected<std::string> Base(runner::Git& git, const Layout& l,
+                                 std::vector<std::string> args) {
+  args.insert(args.begin(), {"--git-dir=" + l.base, "--work-tree=" + l.workspace});
+  return git.Run(l.workspace, args);
+}
+
+// The workspace as the benchmark defines it, and fbkit's snapshot of it.
+util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
+                              const std::string& task_dir, int level) {
+  if (level == 1) {
+    std::string presolved = taskdir::TaskDir{task_dir}.presolved();
+    auto c = git.Run(l.inst, {"clone", "-q", "--no-hardlinks", presolved, l.workspace});
+    if (!c.ok()) return util::Error{c.error()};
+    // The clone must not point back at the task directory (its patch.diff is the answer).
+    if (auto r = git.Run(l.workspace, {"remote", "remove", "origin"}); !r.ok()) {
+      return util::Error{r.error()};
+    }
+  } else {
+    if (auto s = env.MakeDirs(l.workspace); !s.ok()) return s;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "empty project"}}) {
+      if (auto r = git.Run(l.workspace, args); !r.ok()) return util::Error{r.error()};
+    }
+  }
+  if (auto s = env.MakeDirs(util::DirName(l.base)); !s.ok()) return s;
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "start"}}) {
+    if (auto r = Base(git, l, args); !r.ok()) return util::Error{r.error()};
+  }
+  return util::Status::Ok();
+}
+
+std::vector<std::string> SplitNul(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t b = 0, e; b < text.size(); b = e + 1) {
+    e = text.find('\0', b);
+    if (e == std::string::npos) e = text.size();
+    out.push_back(text.substr(b, e - b));
+  }
+  return out;
+}
+
+// Before the patch is collected, inside `sandbox`: the FIFOs and sockets the agent left go
+// (no patch holds them, and a FIFO where git reads a file would block it for ever), and so
+// does the workspace's own git directory: the agent wrote it, and git reads programs from
+// more of it than a configuration file (commondir, worktrees, includes, hooks); a user's
+// `git status` in the kept workspace must run nothing the agent left. The patch is fbkit's
+// record of the change (patch.diff).
+util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const Layout& l,
+                             runner::Sandbox sandbox) {
+  runner::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c",
+               "find . \\( -type p -o -type s \\) -delete && rm -rf .git", "defuse"};
+  spec.cwd = l.workspace;
+  spec.log_path = util::JoinPath(l.scratch, "defuse.log");
+  spec.sandbox = std::move(sandbox);
+  auto exit = runner::RunToCompletion(launcher, spec, runner::Git::kConfinedSeconds);
+  if (!exit.ok()) return util::Error{exit.error()};
+  if (exit->code != 0 || exit->timed_out) {
+    auto log = env.ReadTail(spec.log_path, 2000);
+    return util::Error{"clearing the workspace's FIFOs, sockets and .git failed: " +
+                       (log.ok() ? *log : "")};
+  }
+  return util::Status::Ok();
+}
+
+// The workspace's changes against its start, binary and oversized files left out.
+util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int64_t max_kb,
+                          InferResult* r) {
+  if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
+  auto numstat = Base(git, l, {"diff", "--cached", "--no-renames", "--numstat", "-z", "HEAD"});
+  if (!numstat.ok()) return util::Error{numstat.error()};
+  std::vector<std::string> args = {"diff", "--cached", "--no-renames", "--no-color",
+                                   "--no-ext-diff", "HEAD", "--", "."};
+  for (const auto& row : SplitNul(*numstat)) {
+    size_t t1 = row.find('\t'), t2 = row.find('\t', t1 + 1);
+    if (t1 == std::string::npos || t2 == std::string::npos) continue;
+    std::string path = row.substr(t2 + 1);
+    auto st = env.Stat(util::JoinPath(l.workspace, path), false);
+    int64_t kb = st.ok() ? static_cast<int64_t>(st->size / 1024) : 0;
+    std::string why = row.starts_with("-\t-\t") ? "binary"
+                      : kb > max_kb ? std::to_string(kb) + " KiB (over the limit)"
+                                    : "";
+    if (why.empty()) continue;
+    r->excluded.push_back(path + ": " + why);
+    args.push_back(":(exclude,literal)" + path);
+  }
+  auto diff = Base(git, l, args);
+  if (!diff.ok()) return util::Error{diff.error()};
+  r->patch = *diff;
+  return util::Status::Ok();
+}
+
+std::optional<Usage> UsageFromJson(const json& j, const std::string& source) {
+  if (!j.is_object() || !j.contains("input_tokens") || !j.contains("output_tokens")) {
+    return std::nullopt;
+  }
+  if (!j["input_tokens"].is_number_integer() || !j["output_tokens"].is_number_integer()) {
+    return std::nullopt;
+  }
+  Usage u;
+  u.input_tokens = j["input_tokens"].get<int64_t>();
+  u.output_tokens = j["output_tokens"].get<int64_t>();
+  if (j.contains("cost") && j["cost"].is_number()) u.cost = j["cost"].get<double>();
+  if (j.contains("api_calls") && j["api_calls"].is_number_integer()) {
+    u.api_calls = j["api_calls"].get<int64_t>();
+  }
+  u.source = source;
+  return u;
+}
+
+int64_t Int(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>() : 0;
+}
+
+std::optional<double> Number(const json& j, const char* key) {
+  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
+
+// SWE-agent's .traj: info.model_stats {tokens_sent, tokens_received, instance_cost,
+// api_calls} (sweagent/agent/agents.py, save_trajectory).
+std::optional<Usage> SweAgentUsage(const json& j) {
+  if (!j.is_object() || !j.contains("info") || !j["info"].is_object()) return std::nullopt;
+  const json& info = j["info"];
+  if (!info.contains("model_stats") || !info["model_stats"].contains("tokens_sent")) {
+    return std::nullopt;
+  }
+  const json& m = info["model_stats"];
+  Usage u;
+  u.input_tokens = Int(m, "tokens_sent");
+  u.output_tokens = Int(m, "tokens_received");
+  u.cost = Number(m, "instance_cost");
+  if (m.contains("api_calls") && m["api_calls"].is_number_integer()) u.api_calls = Int(m, "api_calls");
+  return u;
+}
+
+// mini-swe-agent's .traj.json: no totals of tokens; each assistant message carries its API
+// response's usage (extra.response.usage {prompt_tokens, completion_tokens}, or for
+// Responses-API models the message itself: usage {input_tokens, output_tokens}); cost and
+// calls in info.model_stats {instance_cost, api_calls} (minisweagent/agents/default.py).
+std::optional<Usage> MiniSweAgentUsage(const json& j) {
+  if (!j.is_object() || !j.contains("messages") || !j["messages"].is_array()) return std::nullopt;
+  if (!j.value("trajectory_format", "").starts_with("mini-swe-agent")) return std::nullopt;
+  Usage u;
+  for (const auto& m : j["messages"]) {
+    if (!m.is_object()) continue;
+    if (m.contains("extra") && m["extra"].is_object() && m["extra"].contains("response")) {
+      const json& r = m["extra"]["response"];
+      if (r.is_object() && r.contains("usage")) {
+        u.input_tokens += Int(r["usage"], "prompt_tokens");
+        u.output_tokens += Int(r["usage"], "completion_tokens");
+      }
+    } else if (m.contains("usage")) {
+      u.input_tokens += Int(m["usage"], "input_tokens");
+      u.output_tokens += Int(m["usage"], "output_tokens");
+    }
+  }
+  if (j.contains("info") && j["info"].is_object() && j["info"].contains("model_stats")) {
+    const json& s = j["info"]["model_stats"];
+    u.cost = Number(s, "instance_cost");
+    if (s.contains("api_calls") && s["api_calls"].is_number_integer()) u.api_calls = Int(s, "api_calls");
+  }
+  return u;
+}
+
+// OpenHands' evaluation output.jsonl (one EvalOutput per line): metrics
+// {accumulated_cost, accumulated_token_usage {prompt_tokens, completion_tokens},
+// token_usages: one per call} (evaluation/utils/shared.py, openhands/llm/metrics.py).
+std::optional<Usage> OpenHandsUsage(const json& j) {
+  if (!j.is_object() || !j.contains("metrics") || !j["metrics"].is_object()) return std::nullopt;
+  const json& m = j["metrics"];
+  if (!m.contains("accumulated_token_usage")) return std::nullopt;
+  Usage u;
+  u.input_tokens = Int(m["accumulated_token_usage"], "prompt_tokens");
+  u.output_tokens = Int(m["accumulated_token_usage"], "completion_tokens");
+  u.cost = Number(m, "accumulated_cost");
+  if (m.contains("token_usages") && m["token_usages"].is_array()) {
+    u.api_calls = static_cast<int64_t>(m["token_usages"].size());
+  }
+  return u;
+}
+
+// AutoCodeRover's cost.json: {model, total_input_tokens, total_output_tokens, total_cost}
+// (app/main.py, nus-apr/auto-code-rover 3536ac29); it counts no calls.
+std::optional<Usage> AutoCodeRoverUsage(const json& j) {
+  if (!j.is_object() || !j.contains("total_input_tokens") || !j.contains("total_output_tokens")) {
+    return std::nullopt;
+  }
+  Usage u;
+  u.input_tokens = Int(j, "total_input_tokens");
+  u.output_tokens = Int(j, "total_output_tokens");
+  u.cost = Number(j, "total_cost");
+  return u;
+}
+
+// The usage in a trajectory file of a format fbkit reads (a JSON document, or JSON Lines
+// whose first record with usage counts).
+std::optional<Usage> TrajectoryUsage(const std::string& text) {
+  auto one = [](const json& j) -> std::optional<Usage> {
+    for (auto reader : {SweAgentUsage, MiniSweAgentUsage, OpenHandsUsage, AutoCodeRoverUsage}) {
+      if (auto u = reader(j)) return u;
+    }
+    return std::nullopt;
+  };
+  json whole = util::ParseUntrustedJson(text);
+  if (!whole.is_discarded()) return one(whole);
+  for (size_t b = 0, e; b < text.size(); b = e + 1) {
+    e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    json line = util::ParseUntrustedJson(text.substr(b, e - b));
+    if (line.is_discarded()) continue;
+    if (auto u = one(line)) return u;
+  }
+  return std::nullopt;
+}
+
+// The usage in an agent CLI's event stream output/REL (claude-code, codex, gemini-cli: the
+// formats agents/trajectory.h reads), when it reports tokens.
+std::optional<Usage> AgentCliUsage(util::Env& env, const std::string& output, const std::string& rel,
+                                   const std::string& text) {
+  std::string format = agents::DetectFormat(text, rel);
+  if (!agents::IsAgentCliFormat(format)) return std::nullopt;
+  auto t = agents::ReadAgentStream(env, text, util::JoinPath(output, rel), rel, format);
+  if (!t.ok() || !t->prompt_tokens || !t->completion_tokens) return std::nullopt;
+  Usage u;
+  u.input_tokens = *t->prompt_tokens;
+  u.output_tokens = *t->completion_tokens;
+  u.cost = t->cost;
+  u.api_calls = t->api_calls.value_or(-1);
+  return u;
+}
+
+json UsageJson(const Usage& u) {
+  json j = {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
+            {"source", u.source}};
+  j["cost"] = u.cost ? json(*u.cost) : json(nullptr);
+  j["api_calls"] = u.api_calls >= 0 ? json(u.api_calls) : json(nullptr);
+  return j;
+}
+
+// What the sandbox shows an agent of `options` (its workspace and output aside).
+runner::Sandbox AgentView(const InferOptions& options) {
+  runner::Sandbox view;
+  view.kind = options.sandbox;
+  view.read_only = options.read_only;
+  view.hidden = options.hidden;
+  view.hidden.push_back(options.run_dir);
+  return view;
+}
+
+const char* kSandboxShows =
+    "the agent's sandbox shows the system (/usr, /etc, /opt), its workspace and output, and "
+    "the paths given with --read-only; /tmp, /var/tmp and home directories are private and "
+    "empty";
+
+// The words of `cmd` that name programs or paths: the first word of each simple command
+// (after VAR=value and `exec`) and every other word starting with '/' but a redirection's
+// target. Words with expansions are left out.
+std::vector<std::pair<std::string, bool>> CommandWords(const std::string& cmd) {
+  std::vector<std::pair<std::string, bool>> out;  // (word, is a command's first word)
+  std::string word;
+  bool first = true, quoted = false, redirected = false;
+  char quote = 0;
+  auto flush = [&] {
+    if (!word.empty() && word.find_first_of("$`{*?") == std::string::npos) {
+      bool assignment = !quoted && word.find('=') != std::string::npos && word[0] != '/';
+      bool wanted = first || (word[0] == '/' && !redirected);
+      if (!assignment && wanted) out.emplace_back(word, first);
+      if (!assignment && word != "exec") first = false;
+    }
+    if (!word.empty()) redirected = false;
+    word.clear();
+    quoted = false;
+  };
+  for (char c : cmd) {
+    if (quote) {
+      if (c == quote) quote = 0;
+      else word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      quoted = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      flush();
+    } else if (c == ';' || c == '|' || c == '&' || c == '(' || c == ')') {
+      flush();
+      first = true;
+    } else if (c == '<' || c == '>') {
+      flush();
+      first = false;
+      redirected = true;
+    } else {
+      word += c;
+    }
+  }
+  flush();
+  return out;
+}
+
+// A program on PATH that the sandbox shows (the sandbox has the host's PATH).
+bool VisibleOnPath(const runner::Sandbox& view, const std::string& name) {
+  return !runner::FindProgram(name, [&](const std::string& candidate) {
+            return runner::VisibleInSandbox(view, candidate);
+          }).empty();
+}
+
+// The outer shell's own message when the command could not start (exit 126/127): the log's
+// last line, "sh: ..." or "/bin/sh: ..." saying not found or not executable; "" otherwise
+// (an agent that ran and exited 127 by itself says something else last).
+std::string StartFailure(util::Env& env, const std::string& log_path) {
+  auto log = env.ReadTail(log_path, 4096);
+  if (!log.ok()) return "";
+  const std::string& tail = *log;
+  std::string last;
+  for (const auto& [n, line] : util::NumberedLines(tail)) {
+    if (!util::Trim(line).empty()) last = line;
+  }
+  if (!last.starts_with("sh: ") && !last.starts_with("/bin/sh: ")) return "";
+  for (const char* what : {": not found", ": Permission denied", ": No such file or directory",
+                           ": Can't open", ": can't open"}) {
+    if (last.find(what) != std::string::npos) return last;
+  }
+  return "";
+}
+
+}  // namespace
+
+util::Status CheckAgentCommand(const InferOptions& options) {
+  if (options.sandbox != runner::SandboxKind::kBwrap) return util::Status::Ok();
+  // Paths compared as they resolve: a link must not show what its name does not.
+  auto real = [](const std::string& p) {
+    char* r = ::realpath(p.c_str(), nullptr);
+    std::string out = r ? r : p;
+    std::free(r);
+    return out;
+  };
+  auto overlaps = [](const std::string& a, const std::string& b) {
+    return a == b || (a + "/").starts_with(b == "/" ? b : b + "/") ||
+           (b + "/").starts_with(a == "/" ? a : a + "/");
+  };
+  for (const auto& p : options.read_only) {
+    std::string shown = real(p);
+    if (!options.run_dir.empty() && overlaps(real(options.run_dir), shown)) {
+      return util::Error{"--read-only " + p + " would show the agent the run directory " +
+                         options.run_dir + " (other instances, fbkit's records of their starts)"};
+    }
+    for (const auto& h : options.hidden) {
+      if (overlaps(real(h), shown)) {
+        return util::Error{"--read-only " + p + " would show the agent the task directory " + h +
+                           " (its gold patch and tests)"};
+      }
+    }
+  }
+  runner::Sandbox view = AgentView(options);
+  for (const auto& [word, is_command] : CommandWords(options.agent_cmd)) {
+    std::string why;
+    if (word[0] == '/') {
+      if (::access(word.c_str(), F_OK) == 0 && !runner::VisibleInSandbox(view, word)) why = word;
+    } else if (is_command && word.find('/') == std::string::npos) {
+      std::string host = runner::FindProgram(word);
+      if (!host.empty() && !VisibleOnPath(view, word)) why = word + " (" + host + " on the host)";
+    }
+    if (!why.empty()) {
+      return util::Error{"the agent command names " + why + ", which the agent will not see: " +
+                         kSandboxShows + ". Expose it with --read-only PATH (its installation "
+                         "directory), or install it under a system path"};
+    }
+  }
+  return util::Status::Ok();
+}
+
+std::string SubstituteCommand(const std::string& cmd, const std::string& instance_id,
+                              const std::string& workspace, const std::string& statement) {
+  std::string out;
+  for (size_t i = 0; i < cmd.size();) {
+    bool hit = false;
+    for (const auto& [key, value] : {std::pair<std::string, const std::string*>{"{instance_id}", &instance_id},
+                                     {"{workspace}", &workspace},
+                                     {"{problem_statement}", &statement}}) {
+      if (cmd.compare(i, key.size(), key) == 0) {
+        out += *value;
+        i += key.size();
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) out += cmd[i++];
+  }
+  return out;
+}
+
+std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) {
+  std::string output = util::JoinPath(instance_dir, "output");
+  auto text = env.ReadUntrusted(output, "usage.json", 1 << 20);
+  if (text.ok()) {
+    json j = util::ParseUntrustedJson(*text);
+    if (auto u = UsageFromJson(j, "usage.json")) return u;
+  }
+  // What the agent left there is read within a budget: the first kMaxFiles files found
+  // (in name order), kMaxBytes together.
+  constexpr size_t kMaxFiles = 1000;
+  constexpr uint64_t kMaxBytes = 64u << 20;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(output, ec);
+       it != std::filesystem::end(it) && files.size() < kMaxFiles; it.increment(ec)) {
+    if (!it->is_symlink(ec) && it->is_regular_file(ec)) {
+      files.push_back(std::filesystem::relative(it->path(), output, ec).string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  uint64_t budget = kMaxBytes;
+  for (const auto& rel : files) {
+    if (rel == "usage.json" || budget == 0) continue;
+    auto data = env.ReadUntrusted(output, rel, budget);
+    if (!data.ok()) continue;
+    budget -= std::min<uint64_t>(budget, data->size());
+    if (auto u = rel.find('/') == std::string::npos ? AgentCliUsage(env, output, rel, *data)
+                                                    : std::nullopt) {
+      u->source = "output/" + rel;
+      return u;
+    }
+    if (auto u = TrajectoryUsage(*data)) {
+      u->source = "output/" + rel;
+      return u;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The instance's directories made afresh, the workspace prepared, the problem statement and
+// the preset's output files written; an error says which step failed.
+util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
+                             const std::string& task_dir, int level, const InferOptions& options) {
+  // An earlier run's leftovers must go entirely: its output/ was the agent's (a link left
+  // there would be written through below).
+  if (auto s = env.RemoveAll(l.inst); !s.ok()) {
+    return util::Error{"removing the earlier run's " + l.inst + ": " + s.error()};
+  }
+  (void)env.RemoveAll(l.base);
+  (void)env.RemoveAll(l.scratch);
+  for (const auto& dir : {l.inst, util::DirName(l.statement), l.output}) {
+    if (auto s = env.MakeDirs(dir); !s.ok()) return s;
+  }
+  if (auto s = PrepareWorkspace(env, git, l, task_dir, level); !s.ok()) {
+    return util::Error{"preparing the workspace: " + s.error()};
+  }
+  auto statement = env.ReadFile(taskdir::TaskDir{task_dir}.statement());
+  if (!statement.ok()) return util::Error{statement.error()};
+  if (auto s = env.WriteFileAtomic(l.statement, *statement); !s.ok()) return s;
+  for (const auto& [rel, content] : options.output_files) {
+    std::string path = util::JoinPath(l.output, rel);
+    if (auto s = env.MakeDirs(util::DirName(path)); !s.ok()) return s;
+    if (auto s = env.WriteFileAtomic(path, content); !s.ok()) return s;
+  }
+  return util::Status::Ok();
+}
+
+// The agent's process: its command in the workspace, fbkit's variables, and a sandbox that
+// may write only the workspace and output/.
+runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
+                              const taskdir::Instance& info) {
+  runner::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c",
+               SubstituteCommand(options.agent_cmd, info.instance_id, l.workspace, l.statement)};
+  spec.cwd = l.workspace;
+  // git in the workspace (which belongs to fbkit's user, not the agent's) not refused as
+  // "dubious ownership"; the agent's own variables come after and may say otherwise.
+  spec.env = {{"GIT_CONFIG_COUNT", "1"},
+              {"GIT_CONFIG_KEY_0", "safe.directory"},
+              {"GIT_CONFIG_VALUE_0", "*"}};
+  spec.env.insert(spec.env.end(), options.env.begin(), options.env.end());
+  spec.env.insert(spec.env.end(), {{"FBKIT_INSTANCE_ID", info.instance_id},
+                                   {"FBKIT_PROBLEM_STATEMENT", l.statement},
+                                   {"FBKIT_WORKSPACE", l.workspace},
+                                   {"FBKIT_LEVEL", std::to_string(info.level)},
+                                   {"FBKIT_USAGE", util::JoinPath(l.output, "usage.json")},
+                                   {"FBKIT_OUTPUT_DIR", l.output}});
+  spec.log_path = util::JoinPath(l.inst, "agent.log");
+  spec.sandbox.kind = options.sandbox;
+  spec.sandbox.network = options.network.value_or(info.settings.network);
+  spec.sandbox.limits = info.settings.limits;
+  if (options.memory_mb >= 0) spec.sandbox.limits.memory_mb = options.memory_mb;
+  if (options.processes >= 0) spec.sandbox.limits.processes = options.processes;
+  spec.sandbox.hidden = options.hidden;
+  spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
+  spec.sandbox.read_only = options.read_only;
+  spec.sandbox.read_only.push_back(util::DirName(l.statement));
+  // Only its workspace and output: its log, result and patch beside them are fbkit's.
+  spec.sandbox.writable = {l.workspace, l.output};
+  return spec;
+}
+
+// An agent command the shell could not start (126, 127): an error naming the first line of
+// its log, and what the sandbox shows.
+void ExplainStartFailure(util::Env& env, const std::string& log_path, int code, InferResult* r) {
+  if (code != 126 && code != 127) return;
+  std::string line = StartFailure(env, log_path);
+  if (line.empty()) return;
+  r->status = InferStatus::kError;
+  r->could_not_start = true;
+  r->error = "the agent command could not start (exit " + std::to_string(code) + ": " + line +
+             "); " + kSandboxShows + ". Expose what it needs with --read-only PATH";
+  if (line.find("Permission denied") != std::string::npos && ::geteuid() == 0) {
+    r->error += " (when fbkit runs as root the agent runs as nobody, uid " +
+                std::to_string(runner::kSandboxUid) + ": its files must be readable, and its "
+                "programs executable, by others)";
+  }
+}
+
+// What the agent left: the workspace defused, its patch collected and written, its usage.
+void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, const Layout& l,
+                const runner::RepoSpec& settings, const InferOptions& options, InferResult* r) {
+  // From here on git reads a tree the agent wrote: inside the sandbox, the workspace
+  // read-only, only fbkit's snapshot (whose configuration is fixed) writable.
+  runner::RepoSpec tools = settings;
+  tools.sandbox = options.sandbox;
+  git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
+  util::Status defused = options.sandbox == runner::SandboxKind::kBwrap
+                             ? DefuseWorkspace(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}))
+                             : util::Status::Ok();
+  if (!defused.ok()) {
+    r->status = InferStatus::kError;
+    r->error = defused.error();
+  } else if (auto s = CollectPatch(env, git, l, options.max_file_kb, r); !s.ok()) {
+    r->status = InferStatus::kError;
+    r->error = "collecting the patch: " + s.error();
+  }
+  r->patch_sha256 = util::Sha256Hex(r->patch);
+  if (auto s = env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r->patch); !s.ok()) {
+    r->status = InferStatus::kError;
+    r->error = "writing patch.diff: " + s.error();
+  }
+  r->usage = ReadUsage(env, l.inst);
+}
+
+}  // namespace
+
+InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
+                     const InferOptions& options) {
+  auto start = Clock::now();
+  InferResult r;
+  r.status = InferStatus::kError;
+  auto info = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
+  if (!info.ok()) return r.error = info.error(), r;
+  r.instance_id = info->instance_id;
+  r.level = info->level;
+  Layout l = LayoutOf(options.run_dir, r.instance_id);
+  runner::Git git(env, launcher, l.scratch);
+  if (auto s = PrepareInstance(env, git, l, task_dir, r.level, options); !s.ok()) {
+    return r.error = s.error(), r;
+  }
+  runner::ProcessSpec spec = AgentSpec(options, l, *info);
+  double prepared = Since(start);
+  auto agent_start = Clock::now();
+  auto exit = runner::RunToCompletion(launcher, spec, options.timeout);
+  r.agent_seconds = Since(agent_start);
+  auto collect_start = Clock::now();
+  if (!exit.ok()) return r.error = "the agent could not be started: " + exit.error(), r;
+  r.exit_code = exit->code;
+  r.signal = exit->signal;
+  r.status = exit->timed_out ? InferStatus::kTimedOut : InferStatus::kFinished;
+  ExplainStartFailure(env, spec.log_path, exit->code, &r);
+  CollectRun(env, launcher, git, l, info->settings, options, &r);
+  (void)env.RemoveAll(l.scratch);
+  r.fbkit_seconds = prepared + Since(collect_start);
+  return r;
+}
+
+std::string_view InferStatusName(InferStatus s) {
+  switch (s) {
+    case InferStatus::kFinished: return "finished";
+    case InferStatus::kTimedOut: return "timed_out";
+    case InferStatus::kError: return "error";
+  }
+  return "error";
+}
+
+std::optional<InferStatus> InferStatusFromName(std::string_view name) {
+  for (InferStatus s : {InferStatus::kFinished, InferStatus::kTimedOut, InferStatus::kError}) {
+    if (InferStatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::string InferResultJson(const InferResult& r) {
+  json j = {{"schema", "fbkit.infer-result/1"},
+            {"instance_id", r.instance_id},
+            {"level", r.level},
+            {"status", InferStatusName(r.status)},
+            {"error", r.error},
+            {"exit_code", r.exit_code},
+            {"signal", r.signal},
+            {"agent_seconds", static_cast<int64_t>(r.agent_seconds * 1000) / 1000.0},
+            {"fbkit_seconds", static_cast<int64_t>(r.fbkit_seconds * 1000) / 1000.0},
+            {"patch_sha256", r.patch_sha256},
+            {"excluded", r.excluded}};
+  j["usage"] = r.usage ? UsageJson(*r.usage) : json(nullptr);
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+util::Expected<InferResult> ParseInferResult(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != "fbkit.infer-result/1") {
+    return util::Error{"not an fbkit infer result"};
+  }
+  try {
+    InferResult r;
+    r.instance_id = j.at("instance_id").get<std::string>();
+    r.level = j.at("level").get<int>();
+    auto status = InferStatusFromName(j.at("status").get<std::string>());
+    if (!status) return util::Error{"status: not finished, timed_out or error"};
+    r.status = *status;
+    r.error = j.at("error").get<std::string>();
+    r.exit_code = j.at("exit_code").get<int>();
+    r.signal = j.at("signal").get<int>();
+    r.agent_seconds = j.at("agent_seconds").get<double>();
+    r.fbkit_seconds = j.at("fbkit_seconds").get<double>();
+    r.patch_sha256 = j.at("patch_sha256").get<std::string>();
+    r.excluded = util::JsonStringList(j, "excluded");
+    if (j.contains("usage") && j["usage"].is_object()) {
+      r.usage = UsageFromJson(j["usage"], j["usage"].value("source", ""));
+    }
+    return r;
+  } catch (const json::exception& e) {
+    return util::Error{e.what()};
+  }
+}
+
+}  // namespace fbkit::extract::infer

@@ -1,0 +1,98 @@
+// Running an agent on one fbkit task the way FeatureBench defines it: a fresh workspace (L1:
+// a clone of presolved/, which lacks the F2P test file, in a clean git state; L2: an empty
+// project), the problem statement beside it, the agent's command in the runner's sandbox
+// (the task directories and the other instances hidden), and afterwards its changes as one
+// patch against the starting state, with the token usage it reported.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runner/process.h"
+#include "runner/sandbox.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::extract::infer {
+
+struct InferOptions {
+  std::string agent_cmd;  // sh -c; {instance_id}, {workspace}, {problem_statement} substituted
+  double timeout = 3600;  // seconds for the agent (0: none)
+  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
+  std::optional<bool> network;  // default: the task's spec
+  int64_t memory_mb = -1;  // the agent's limits; -1: the task's spec (limits.*)
+  int64_t processes = -1;
+  std::vector<std::pair<std::string, std::string>> env;  // for the agent (API keys, ...)
+  std::vector<std::string> read_only;  // extra paths the agent may read (its installation)
+  std::vector<std::string> hidden;     // directories it must not see (the task directories)
+  // Files fbkit writes into the instance's output directory before the agent starts (its
+  // configuration: path relative to output/, content).
+  std::vector<std::pair<std::string, std::string>> output_files;
+  int64_t max_file_kb = 1024;  // larger files are left out of the patch (and listed)
+  std::string run_dir;         // RUN_DIR: instances in RUN_DIR/<id>, private state in .fbkit/
+};
+
+// Token usage as an agent reported it.
+struct Usage {
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  std::optional<double> cost;
+  int64_t api_calls = -1;  // -1: unknown
+  std::string source;      // the file it came from (relative to the instance directory)
+};
+
+// How an agent's run ended; InferStatusName is what result.json says.
+enum class InferStatus {
+  kFinished,  // "finished": the agent exited (any exit code)
+  kTimedOut,  // "timed_out": stopped at --timeout
+  kError,     // "error": it could not run, or its result could not be collected
+};
+
+std::string_view InferStatusName(InferStatus s);
+std::optional<InferStatus> InferStatusFromName(std::string_view name);
+
+struct InferResult {
+  std::string instance_id;
+  int level = 1;
+  InferStatus status = InferStatus::kError;
+  std::string error;   // why the instance could not be run
+  int exit_code = -1;
+  int signal = 0;
+  double agent_seconds = 0;
+  double fbkit_seconds = 0;  // workspace preparation, diff and bookkeeping
+  std::string patch;
+  std::string patch_sha256;
+  std::vector<std::string> excluded;  // "PATH: binary" or "PATH: N KiB (over the limit)"
+  std::optional<Usage> usage;
+  // The agent's command could not start inside the sandbox (exit 126/127 with the shell's
+  // "not found" or "Permission denied"): a batch stops here, every instance would fail alike.
+  bool could_not_start = false;
+};
+
+// Before any instance runs: the programs and absolute paths `options.agent_cmd` names that
+// exist on the host but that the agent's sandbox would not show (a script under /tmp, an
+// install in a home directory). The error names the path and --read-only.
+util::Status CheckAgentCommand(const InferOptions& options);
+
+// Never fails: problems are in the result. Writes RUN_DIR/<id>/{agent.log, result.json,
+// patch.diff, input/problem_statement.md, workspace/, output/} (output/ is the agent's own
+// directory, $FBKIT_OUTPUT_DIR, for trajectories).
+InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
+                     const InferOptions& options);
+
+// The usage an agent left in its output directory: $FBKIT_USAGE (output/usage.json), else a
+// trajectory file under output/ in a format fbkit reads; nullopt when none.
+std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir);
+
+std::string InferResultJson(const InferResult& r);
+util::Expected<InferResult> ParseInferResult(const std::string& json);
+
+// "{instance_id}" etc. replaced in `cmd`.
+std::string SubstituteCommand(const std::string& cmd, const std::string& instance_id,
+                              const std::string& workspace, const std::string& statement);
+
+}  // namespace fbkit::extract::infer

@@ -1,0 +1,1046 @@
+#include "extract/make/select.h"
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+
+#include "extract/taskdir/task_dir.h"
+#include "runner/outcome.h"
+#include "util/hash.h"
+#include "util/random.h"
+#include "util/strings.h"
+
+namespace fbkit::extract::make {
+
+using graph::DepGraph;
+using graph::Edge;
+using graph::EdgeKind;
+using parser::EntityKind;
+
+std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
+                                      std::map<std::string, std::string>* rejected) {
+  std::vector<PassingFile> out;
+  for (const auto& [path, f] : trace.files) {
+    auto reject = [&](const std::string& why) {
+      if (rejected) (*rejected)[path] = why;
+    };
+    if (f.status != runner::FileStatus::kOk) {
+      reject(std::string("test file ") + runner::FileStatusName(f.status));
+      continue;
+    }
+    if (tracer::DoctestsOnly(f)) {
+      reject("library code collected for its doctests (not a test file)");
+      continue;
+    }
+    PassingFile p{path, {}, 0, 0};
+    std::string bad;
+    for (const auto& id : f.nodeids) {
+      // Parametrised with the checkout's absolute path: a copy elsewhere (verification,
+      // evaluation) gives the test another id, so it cannot be graded.
+      if (!trace.root.empty() && id.find(trace.root + "/") != std::string::npos) {
+        ++p.path_ids;
+        continue;
+      }
+      auto it = f.tests.find(id);
+      runner::Outcome outcome = it == f.tests.end() ? runner::Outcome::kNotRun : it->second.outcome;
+      // xpassed: a non-strict xfail that passed, a success for pytest (exit status 0).
+      if (runner::PassesSession(outcome)) {
+        p.tests.push_back(id);
+      } else if (outcome == runner::Outcome::kSkipped) {
+        ++p.skipped;
+      } else if (bad.empty()) {
+        bad = id + " " + runner::OutcomeName(outcome);
+      }
+    }
+    if (!bad.empty()) {
+      reject("not all tests pass (" + bad + ")");
+    } else if (p.tests.empty() && p.path_ids > 0) {
+      reject("its tests' ids name the checkout's path (they differ in every copy)");
+    } else if (p.tests.empty()) {
+      reject("no test ran");
+    } else {
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+const std::map<std::string, TopRule>& TopRulesByName() {
+  static const std::map<std::string, TopRule> rules = {{"specific", TopRule::kSpecific},
+                                                       {"share", TopRule::kShare},
+                                                       {"featurebench", TopRule::kFeatureBench}};
+  return rules;
+}
+
+uint64_t TaskSeed(uint64_t seed, const std::string& f2p) {
+  std::string h = util::Sha256Hex(std::to_string(seed) + "\n" + f2p);
+  return std::stoull(h.substr(0, 15), nullptr, 16);
+}
+
+namespace {
+
+// The out-edges of v (edges are sorted by from).
+std::pair<const Edge*, const Edge*> OutEdges(const DepGraph& g, uint32_t v) {
+  const auto& edges = g.edges();
+  auto lo = std::lower_bound(edges.begin(), edges.end(), v,
+                             [](const Edge& e, uint32_t x) { return e.from < x; });
+  auto hi =
+      std::upper_bound(lo, edges.end(), v, [](uint32_t x, const Edge& e) { return x < e.from; });
+  return {edges.data() + (lo - edges.begin()), edges.data() + (hi - edges.begin())};
+}
+
+std::optional<uint32_t> TestFileIndex(const DepGraph& g, const std::string& file) {
+  const auto& files = g.test_files();
+  auto it = std::lower_bound(files.begin(), files.end(), file);
+  if (it == files.end() || *it != file) return std::nullopt;
+  return static_cast<uint32_t>(it - files.begin());
+}
+
+bool Reaches(const graph::Node& n, uint32_t t) {
+  return std::binary_search(n.test_files.begin(), n.test_files.end(), t);
+}
+
+// The module-level function or class an entity belongs to (itself when it is one).
+std::optional<uint32_t> TopLevel(const DepGraph& g, const Repo& repo, uint32_t v) {
+  auto ref = repo.Find(g.nodes()[v].id);
+  if (!ref) return std::nullopt;
+  const auto& table = repo.files()[ref->file];
+  const parser::Entity* e = &table.entities[ref->entity];
+  if (e->kind == EntityKind::kModule) return std::nullopt;
+  while (e->parent != table.entities[0].id) {
+    auto p = repo.Find(e->parent);
+    if (!p) return std::nullopt;
+    e = &repo.entity(*p);
+  }
+  if (e->kind != EntityKind::kClass && e->kind != EntityKind::kFunction) return std::nullopt;
+  return g.Find(e->id);
+}
+
+std::set<std::string> TestFileSet(const DepGraph& g) {
+  return std::set<std::string>(g.test_files().begin(), g.test_files().end());
+}
+
+int Lines(const graph::Node& n) { return n.end_line - n.start_line + 1; }
+
+// The test files that use an entity: those that reach it, or for a class, any of its members
+// (its body runs at import time for every file that imports its module: no use of it).
+std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, uint32_t v) {
+  const graph::Node& n = g.nodes()[v];
+  if (n.kind != EntityKind::kClass) return {n.test_files.begin(), n.test_files.end()};
+  std::set<uint32_t> out;
+  auto ref = repo.Find(n.id);
+  if (!ref) return out;
+  std::string prefix = n.id + ".";
+  for (const auto& e : repo.files()[ref->file].entities) {
+    if (!e.id.starts_with(prefix) || e.kind == EntityKind::kClass) continue;
+    if (auto m = g.Find(e.id))
+      out.insert(g.nodes()[*m].test_files.begin(), g.nodes()[*m].test_files.end());
+  }
+  return out;
+}
+
+// The repository classes v inherits from, transitively.
+std::set<uint32_t> Ancestors(const DepGraph& g, uint32_t v) {
+  std::set<uint32_t> out;
+  std::vector<uint32_t> todo = {v};
+  while (!todo.empty()) {
+    uint32_t c = todo.back();
+    todo.pop_back();
+    auto [b, e] = OutEdges(g, c);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind == EdgeKind::kInherits && out.insert(x->to).second) todo.push_back(x->to);
+    }
+  }
+  return out;
+}
+
+// A method named `name` of class `cls` overrides an abstract method (an `abstractmethod`
+// decorator) of one of its repository bases: without it the class could not be instantiated.
+bool ImplementsAbstract(const Repo& repo, const DepGraph& g, const std::string& cls,
+                        const std::string& name) {
+  auto v = g.Find(cls);
+  if (!v) return false;
+  for (uint32_t base : Ancestors(g, *v)) {
+    auto ref = repo.Find(g.nodes()[base].id + "." + name);
+    if (!ref) continue;
+    const auto& decorators = repo.entity(*ref).decorators;
+    if (std::any_of(decorators.begin(), decorators.end(), [](const std::string& d) {
+          return d.find("abstractmethod") != std::string::npos;
+        }))
+      return true;
+  }
+  return false;
+}
+
+// BFS over the graph from the top objects (FeatureBench step 6).
+class Extractor {
+ public:
+  Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
+            const std::set<std::string>& kept, int cap, size_t utility_limit)
+      : g_(g), repo_(repo), t_(t), p2p_(p2p), kept_(kept), cap_(cap),
+        utility_limit_(utility_limit), tests_(TestFileSet(g)) {}
+
+  void Run(const std::vector<uint32_t>& tops, Plan* plan) {
+    std::deque<Item> queue;
+    for (uint32_t v : tops) queue.push_back({v, false, false});
+    const std::set<uint32_t> top_set(tops.begin(), tops.end());
+    std::set<uint32_t> seen;
+    while (!queue.empty()) {
+      auto [v, inside, stands_in] = queue.front();
+      queue.pop_front();
+      if (!seen.insert(v).second) continue;
+      const graph::Node& n = g_.nodes()[v];
+      if (n.kind == EntityKind::kModule || (!inside && !Cuttable(n.id))) continue;
+      if (!inside && taskdir::IsTestCode(n.path, tests_)) continue;  // callbacks the tests pass
+      if (!inside &&
+          (ReachedByP2P(v) || kept_.count(n.id) || (!top_set.count(v) && Utility(n)))) {
+        if (n.kind == EntityKind::kClass) Children(v, false, &queue);
+        // A function that stays only because code that stays names it (a registry filled
+        // at import time, an import by name) and that no P2P file runs: what it calls
+        // for this test file may still go (FeatureBench lets code no P2P test runs name
+        // what is removed).
+        if (n.kind != EntityKind::kClass && kept_.count(n.id) && !ReachedByP2P(v) &&
+            !Utility(n)) {
+          Follow(v, seen, stands_in || top_set.count(v), &queue);
+        }
+        continue;
+      }
+      if (!inside) {
+        if (lines_ + Lines(n) > cap_ && !plan->extracted.empty()) {
+          plan->capped = true;
+          break;
+        }
+        lines_ += Lines(n);
+      }
+      plan->extracted.insert(n.id);
+      if (stands_in && !inside) plan->stand_ins.insert(n.id);
+      Children(v, true, &queue);
+      Follow(v, seen, false, &queue);
+    }
+  }
+
+  bool Utility(const graph::Node& n) const {
+    return utility_limit_ > 0 && n.kind != EntityKind::kClass && n.test_files.size() > utility_limit_;
+  }
+
+  // Reached by a P2P file: for a class, through any of its members (a class body runs at
+  // import time for every file that imports its module, which is no use of the class).
+  bool ReachedByP2P(uint32_t v) {
+    if (auto it = memo_.find(v); it != memo_.end()) return it->second;
+    const graph::Node& n = g_.nodes()[v];
+    bool reached = false;
+    if (n.kind != EntityKind::kClass) {
+      for (uint32_t f : n.test_files) reached = reached || p2p_.count(f);
+    }
+    auto [b, e] = OutEdges(g_, v);
+    for (const Edge* x = b; x != e && !reached; ++x) {
+      if (x->kind == EdgeKind::kContains) reached = ReachedByP2P(x->to);
+    }
+    return memo_[v] = reached;
+  }
+
+ private:
+  struct Item {
+    uint32_t node;
+    bool inside;     // in an extracted entity
+    bool stands_in;  // reached from a top object that stays, through what stays
+  };
+
+  // Queues what v calls in the F2P file's run and what it names or inherits that the run
+  // reaches.
+  void Follow(uint32_t v, const std::set<uint32_t>& seen, bool stands_in,
+              std::deque<Item>* queue) {
+    auto [b, e] = OutEdges(g_, v);
+    for (const Edge* x = b; x != e; ++x) {
+      bool follow = x->kind == EdgeKind::kCall
+                        ? std::binary_search(x->test_files.begin(), x->test_files.end(), t_)
+                        : (x->kind == EdgeKind::kReference || x->kind == EdgeKind::kInherits) &&
+                              Reaches(g_.nodes()[x->to], t_);
+      if (follow && !seen.count(x->to)) queue->push_back({x->to, false, stands_in});
+    }
+  }
+
+  void Children(uint32_t v, bool inside, std::deque<Item>* queue) {
+    auto [b, e] = OutEdges(g_, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind != EdgeKind::kContains) continue;
+      if (inside || Reaches(g_.nodes()[x->to], t_)) queue->push_back({x->to, inside, false});
+    }
+  }
+
+  // Module-level functions and classes and the members of classes can be cut out; a def
+  // nested in a function belongs to that function.
+  bool Cuttable(const std::string& id) const {
+    auto ref = repo_.Find(id);
+    if (!ref) return false;
+    const auto& table = repo_.files()[ref->file];
+    const parser::Entity& e = table.entities[ref->entity];
+    if (e.parent == table.entities[0].id) return true;
+    auto parent = repo_.Find(e.parent);
+    // A decorated class (functools.total_ordering, dataclass, ...) may inspect its members
+    // when the module is imported, and a class without its implementation of an abstract
+    // method cannot be instantiated: such members go only with the whole class.
+    return parent && repo_.entity(*parent).kind == EntityKind::kClass &&
+           repo_.entity(*parent).decorators.empty() &&
+           !ImplementsAbstract(repo_, g_, e.parent, e.name);
+  }
+
+  const DepGraph& g_;
+  const Repo& repo_;
+  uint32_t t_;
+  const std::set<uint32_t>& p2p_;
+  const std::set<std::string>& kept_;
+  int cap_;
+  size_t utility_limit_;
+  const std::set<std::string> tests_;
+  int lines_ = 0;
+  std::map<uint32_t, bool> memo_;
+};
+
+}  // namespace
+
+namespace {
+
+// The entities outside test code that test file t's run reaches by calls (imports aside),
+// each with the fewest calls through library code it takes (1: called by test code; calls between test
+// code, the file's helpers, fixtures and conftests, cost nothing), at most `depth`; what
+// `stop` holds is reached but not followed.
+std::map<uint32_t, int> ReachedThroughLibrary(const DepGraph& g, uint32_t t, int depth,
+                                              const std::set<uint32_t>& stop = {}) {
+  std::set<std::string> tests = TestFileSet(g);
+  const auto& nodes = g.nodes();
+  std::vector<int> dist(nodes.size(), depth + 1);
+  std::vector<int8_t> test_code(nodes.size(), -1);
+  auto is_test = [&](uint32_t v) {
+    if (test_code[v] < 0) test_code[v] = taskdir::IsTestCode(nodes[v].path, tests);
+    return test_code[v] == 1;
+  };
+  std::deque<uint32_t> queue;  // 0-1 breadth first
+  for (uint32_t v = 0; v < nodes.size(); ++v) {
+    if (nodes[v].path == g.test_files()[t]) dist[v] = 0, queue.push_back(v);
+  }
+  std::map<uint32_t, int> out;
+  while (!queue.empty()) {
+    uint32_t v = queue.front();
+    queue.pop_front();
+    if (stop.count(v)) continue;
+    // Imports are no calls: a library module's code runs for every file that imports it.
+    if (nodes[v].kind == EntityKind::kModule && !is_test(v)) continue;
+    auto [b, e] = OutEdges(g, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind != EdgeKind::kCall || nodes[x->to].kind == EntityKind::kModule ||
+          !std::binary_search(x->test_files.begin(), x->test_files.end(), t)) {
+        continue;
+      }
+      bool library = !is_test(x->to);
+      int d = dist[v] + (library ? 1 : 0);
+      if (d > depth || d >= dist[x->to]) continue;
+      dist[x->to] = d;
+      if (library) out[x->to] = d;
+      library ? queue.push_back(x->to) : queue.push_front(x->to);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
+                                        const std::string& f2p, int depth) {
+  std::vector<TopCandidate> out;
+  auto t = TestFileIndex(g, f2p);
+  if (!t) return out;
+  std::set<std::string> tests = TestFileSet(g);
+  std::map<uint32_t, int64_t> weight;
+  for (uint32_t v = 0; v < g.nodes().size(); ++v) {
+    if (g.nodes()[v].path != f2p) continue;
+    auto [b, e] = OutEdges(g, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind == EdgeKind::kContains) continue;
+      if (taskdir::IsTestCode(g.nodes()[x->to].path, tests)) continue;
+      auto top = TopLevel(g, repo, x->to);
+      if (top) weight[*top] += x->kind == EdgeKind::kCall ? x->count : 1;
+    }
+  }
+  std::map<uint32_t, int> deeper;  // top-level object -> the fewest calls it takes to reach
+  if (depth > 1) {
+    for (const auto& [v, d] : ReachedThroughLibrary(g, *t, depth)) {
+      auto top = TopLevel(g, repo, v);
+      if (!top || weight.count(*top) || d < 2) continue;
+      auto [it, fresh] = deeper.insert({*top, d});
+      if (!fresh) it->second = std::min(it->second, d);
+    }
+  }
+  auto add = [&](uint32_t v, int64_t calls, int d) {
+    const graph::Node& n = g.nodes()[v];
+    std::set<uint32_t> users = UsedBy(g, repo, v);
+    if (users.count(*t)) out.push_back({n.id, calls, users.size(), Lines(n), d});
+  };
+  for (const auto& [v, w] : weight) add(v, w, 1);
+  for (const auto& [v, d] : deeper) add(v, 0, d);
+  std::sort(out.begin(), out.end(), [](const TopCandidate& a, const TopCandidate& b) {
+    if ((a.depth > 1) != (b.depth > 1)) return a.depth < b.depth;
+    if (a.spread != b.spread) return a.spread < b.spread;
+    if (a.calls != b.calls) return a.calls > b.calls;
+    if (a.depth != b.depth) return a.depth < b.depth;
+    return a.id < b.id;
+  });
+  return out;
+}
+
+namespace {
+
+// A test function as pytest collects them by default: test* at module level, or a test*
+// method of a module-level Test* class.
+bool IsTestFunction(const Repo& repo, const std::string& id) {
+  auto ref = repo.Find(id);
+  if (!ref) return false;
+  const auto& table = repo.files()[ref->file];
+  const parser::Entity& e = table.entities[ref->entity];
+  if (!e.name.starts_with("test")) return false;
+  if (e.parent == table.entities[0].id) return e.kind == EntityKind::kFunction;
+  auto p = repo.Find(e.parent);
+  if (!p) return false;
+  const parser::Entity& cls = repo.entity(*p);
+  return cls.kind == EntityKind::kClass && cls.name.starts_with("Test") &&
+         cls.parent == table.entities[0].id;
+}
+
+// How test functions use the repository: who calls what directly, and what this file's test
+// functions exercise.
+struct TestUse {
+  // top-level object -> test file -> calls from that file's test functions into it or its
+  // members (call counts)
+  std::map<uint32_t, std::map<uint32_t, int64_t>> calls;
+  std::map<uint32_t, std::map<uint32_t, int64_t>> entity_calls;  // the same per entity
+  std::set<uint32_t> exercised;  // top-level objects this file's tests call or name
+  std::map<uint32_t, std::set<uint32_t>> callers;   // top-level object -> this file's test
+                                                    // functions that call it directly
+  std::map<uint32_t, std::set<uint32_t>> named_by;  // top-level object -> this file's test
+                                                    // functions that name it
+  std::map<uint32_t, std::set<uint32_t>> callees;   // this file's test function -> entities
+                                                    // it calls directly
+};
+
+// Collects TestUse for test file t: edges whose source is a test function itself (not code
+// nested in it, which builds inputs: commands, callbacks, classes defined in a test).
+TestUse CollectTestUse(const Repo& repo, const DepGraph& g, uint32_t t) {
+  std::vector<int8_t> is_test(g.nodes().size(), -1);
+  TestUse use;
+  for (const Edge& x : g.edges()) {
+    if (x.kind != EdgeKind::kCall && x.kind != EdgeKind::kReference) continue;
+    if (is_test[x.from] < 0) {
+      is_test[x.from] = TestFileIndex(g, g.nodes()[x.from].path).has_value() &&
+                        IsTestFunction(repo, g.nodes()[x.from].id);
+    }
+    if (!is_test[x.from]) continue;
+    uint32_t file = *TestFileIndex(g, g.nodes()[x.from].path);
+    auto top = TopLevel(g, repo, x.to);
+    if (file == t && top) use.exercised.insert(*top);
+    if (file == t && top && x.kind == EdgeKind::kReference) use.named_by[*top].insert(x.from);
+    if (x.kind != EdgeKind::kCall) continue;
+    if (file == t) use.callees[x.from].insert(x.to);
+    use.entity_calls[x.to][file] += x.count;
+    if (!top) continue;
+    use.calls[*top][file] += x.count;
+    if (file == t) use.callers[*top].insert(x.from);
+  }
+  return use;
+}
+
+// The share of all test functions' direct calls into v (counted per call) that come from
+// test file t; 0 when no test calls it directly.
+double CallShare(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
+                 uint32_t t) {
+  auto it = calls.find(v);
+  if (it == calls.end()) return 0;
+  int64_t mine = 0, all = 0;
+  for (const auto& [file, n] : it->second) {
+    all += n;
+    if (file == t) mine = n;
+  }
+  return all > 0 ? static_cast<double>(mine) / static_cast<double>(all) : 0;
+}
+
+// A builder of inputs (sympy's DM, click's style): the tests of kBuilderFiles or more files
+// call v directly, this file making less than kBuilderShare of those calls.
+constexpr size_t kBuilderFiles = 4;
+constexpr double kBuilderShare = 0.4;
+bool BuildsInputs(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
+                  uint32_t t) {
+  auto it = calls.find(v);
+  return it != calls.end() && it->second.size() >= kBuilderFiles &&
+         CallShare(calls, v, t) < kBuilderShare;
+}
+
+// At least half of the direct test calls into v come from t: the file where it is tested.
+bool MainTester(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
+                uint32_t t) {
+  return CallShare(calls, v, t) >= 0.5;
+}
+
+// A test function of this file names class v and calls the constructor of one of its
+// repository bases directly: it builds v through an inherited constructor (its code runs).
+bool BuiltThroughBase(const Repo& repo, const DepGraph& g, const TestUse& use, uint32_t v) {
+  auto named = use.named_by.find(v);
+  if (named == use.named_by.end()) return false;
+  std::set<uint32_t> bases = Ancestors(g, v);
+  for (uint32_t fn : named->second) {
+    auto it = use.callees.find(fn);
+    if (it == use.callees.end()) continue;
+    for (uint32_t c : it->second) {
+      const std::string& q = g.nodes()[c].qualname;
+      bool ctor = q.ends_with(".__init__") || q.ends_with(".__new__");
+      auto top = TopLevel(g, repo, c);
+      if (ctor && top && bases.count(*top)) return true;
+    }
+  }
+  return false;
+}
+
+// Test files whose test functions call v (a top-level object, its members included) directly.
+size_t CallingFiles(const TestUse& use, uint32_t v) {
+  auto it = use.calls.find(v);
+  return it == use.calls.end() ? 0 : it->second.size();
+}
+
+// The module a test file is named after: tests/test_markers.py -> "markers"; the module of
+// src/pkg/_markers.py -> "markers" (leading underscores and a plural s ignored).
+std::string ModuleWord(std::string_view path, bool test_file) {
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) path.remove_prefix(slash + 1);
+  if (path.ends_with(".py")) path.remove_suffix(3);
+  if (test_file) {
+    if (!path.starts_with("test")) return "";
+    path.remove_prefix(4);
+  }
+  std::string word;
+  for (char c : path) {
+    if (c != '_') word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (word.size() > 1 && word.back() == 's') word.pop_back();
+  return word;
+}
+
+bool NamedLikeException(const parser::Entity& e) {
+  if (e.kind != EntityKind::kClass) return false;
+  for (const char* word : {"Error", "Exception", "Warning"}) {
+    if (e.name.ends_with(word) || e.signature.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// An exception class: named like one, or with such a base in the repository (transitively:
+// click's MissingParameter -> BadParameter -> UsageError -> ClickException(Exception)).
+bool IsExceptionClass(const Repo& repo, const DepGraph& g, const parser::Entity& e) {
+  if (NamedLikeException(e)) return true;
+  auto v = g.Find(e.id);
+  if (e.kind != EntityKind::kClass || !v) return false;
+  std::set<uint32_t> bases = Ancestors(g, *v);
+  return std::any_of(bases.begin(), bases.end(), [&](uint32_t b) {
+    auto base = repo.Find(g.nodes()[b].id);
+    return base && NamedLikeException(repo.entity(*base));
+  });
+}
+
+bool IsDunder(const std::string& name) {
+  return name.size() > 4 && name.starts_with("__") && name.ends_with("__");
+}
+
+// Members through which tests build inputs and check results rather than test a class.
+bool IsBuildOrCheck(const std::string& name) {
+  static const std::set<std::string> kNames = {
+      "__init__", "__new__",  "__post_init__", "__eq__", "__ne__", "__hash__", "__repr__",
+      "__str__",  "__bool__", "__lt__",        "__le__", "__gt__", "__ge__",   "__init_subclass__"};
+  return kNames.count(name) > 0;
+}
+
+// The most test files an object may reach and not be a utility of the suite:
+// max(1, max_share * N). A top object reaches at most this many; a helper reaching more stays.
+size_t UtilityLimit(const DepGraph& g, const SelectOptions& options) {
+  return std::max<size_t>(
+      1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
+}
+
+// Whether the test functions of a file other than t call entity v directly.
+bool OtherFilesCall(const TestUse& use, uint32_t v, std::optional<uint32_t> t) {
+  auto callers = use.entity_calls.find(v);
+  return callers != use.entity_calls.end() &&
+         std::any_of(callers->second.begin(), callers->second.end(),
+                     [&](const auto& fc) { return !t || fc.first != *t; });
+}
+
+// The choice of a candidate found deeper than the test file's own links (see
+// ChooseTopObjects); `deep` false: never chosen, and the reason says when it would be.
+TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
+                     std::optional<uint32_t> t, const TestUse& use, size_t limit, bool deep) {
+  TopChoice choice{c.id, false, {}, ""};
+  const std::string where = "reached " + std::to_string(c.depth) +
+                            " calls deep through library code; " + std::to_string(c.spread) +
+                            " of " + std::to_string(g.test_files().size()) +
+                            " test files use it";
+  auto ref = repo.Find(c.id);
+  auto v = g.Find(c.id);
+  if (!ref || !v || !t) {
+    choice.why = "not in the entity table";
+  } else if (!deep) {
+    choice.why = where + " (weighed when the direct choice leaves too little to cut)";
+  } else if (IsExceptionClass(repo, g, repo.entity(*ref))) {
+    choice.why = where + ": an exception class";
+  } else if (c.spread <= limit && BuildsInputs(use.calls, *v, *t)) {
+    choice.why = where + ", but the tests of many files call it directly: it builds inputs";
+  } else if (c.spread <= limit) {
+    choice.chosen = true;
+    choice.why = where + " (at most " + std::to_string(limit) + ")";
+  } else if (repo.entity(*ref).kind == EntityKind::kClass) {
+    for (const auto& m : repo.files()[ref->file].entities) {
+      if (m.parent != c.id || m.kind != EntityKind::kMethod || IsBuildOrCheck(m.name)) continue;
+      auto mv = g.Find(m.id);
+      if (!mv || IsDunder(m.name) || !Reaches(g.nodes()[*mv], *t)) continue;
+      if (g.nodes()[*mv].test_files.size() > limit) continue;
+      if (!OtherFilesCall(use, *mv, t)) choice.members.push_back(m.id);
+    }
+    choice.chosen = !choice.members.empty();
+    choice.why = where + (choice.chosen ? "; its methods this file reaches and few others do"
+                                        : ", and no method of it is specific to this file");
+  } else {
+    choice.why = where + ": a utility";
+  }
+  return choice;
+}
+
+// The graph nodes a choice takes: its chosen members, else the object and everything in it.
+std::vector<uint32_t> ChosenNodes(const Repo& repo, const DepGraph& g, const TopChoice& c) {
+  std::vector<uint32_t> out;
+  auto add = [&](const std::string& id) {
+    if (auto v = g.Find(id)) out.push_back(*v);
+  };
+  for (const auto& m : c.members) add(m);
+  if (!c.members.empty()) return out;
+  add(c.id);
+  if (auto ref = repo.Find(c.id)) {
+    for (const auto& e : repo.files()[ref->file].entities) {
+      if (e.id.starts_with(c.id + ".")) add(e.id);
+    }
+  }
+  return out;
+}
+
+// FeatureBench's classifier goes down from the tests layer by layer and does not look below
+// an object it chose: a deeper choice reached only through chosen objects is dropped.
+void DropShadowed(const Repo& repo, const DepGraph& g, uint32_t t, int depth,
+                  const std::vector<TopCandidate>& candidates, std::vector<TopChoice>* choices) {
+  std::set<uint32_t> chosen;
+  for (const auto& c : *choices) {
+    if (!c.chosen) continue;
+    for (uint32_t v : ChosenNodes(repo, g, c)) chosen.insert(v);
+  }
+  std::map<uint32_t, int> open = ReachedThroughLibrary(g, t, depth, chosen);
+  for (size_t i = 0; i < choices->size(); ++i) {
+    TopChoice& c = (*choices)[i];
+    if (!c.chosen || candidates[i].depth < 2) continue;
+    std::vector<uint32_t> nodes = ChosenNodes(repo, g, c);
+    if (std::any_of(nodes.begin(), nodes.end(), [&](uint32_t v) { return open.count(v); })) {
+      continue;
+    }
+    c.chosen = false;
+    c.members.clear();
+    c.why += "; but reached only through objects chosen nearer the tests";
+  }
+}
+
+}  // namespace
+
+std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
+                                        const std::vector<TopCandidate>& candidates,
+                                        const SelectOptions& options) {
+  size_t limit = UtilityLimit(g, options);
+  bool specific = options.chooser != TopRule::kShare;
+  // A shared function counts when this file is the only one whose test functions call it
+  // directly; a method of a shared class when at most two test files reach it.
+  const size_t func_limit = 1, reach_limit = 2;
+  auto t = TestFileIndex(g, f2p);
+  TestUse use = specific && t ? CollectTestUse(repo, g, *t) : TestUse{};
+  const std::string subject = ModuleWord(f2p, true);
+  // What the test file names (imports, dotted uses), as top-level objects.
+  std::set<uint32_t> named;
+  for (uint32_t v = 0; specific && v < g.nodes().size(); ++v) {
+    if (g.nodes()[v].path != f2p) continue;
+    auto [b, e] = OutEdges(g, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind != EdgeKind::kImport && x->kind != EdgeKind::kReference) continue;
+      if (auto top = TopLevel(g, repo, x->to)) named.insert(*top);
+    }
+  }
+  auto called = [&](uint32_t v) {  // by this file's test functions, directly
+    auto it = use.entity_calls.find(v);
+    return it != use.entity_calls.end() && t && it->second.count(*t) > 0;
+  };
+  // The deeper candidates are many where the tests drive an application: only the most
+  // specific count, those used by at most twice as few files as the most specific of them
+  // (and never more than `limit`).
+  size_t fewest = limit;
+  for (const auto& c : candidates) {
+    if (c.depth > 1 && c.spread > 0) fewest = std::min(fewest, c.spread);
+  }
+  const size_t deep_limit = std::min(limit, std::max<size_t>(2, 2 * fewest));
+  std::vector<TopChoice> out;
+  for (const auto& c : candidates) {
+    TopChoice choice{c.id, false, {}, ""};
+    auto ref = repo.Find(c.id);
+    auto v = g.Find(c.id);
+    const std::string n = std::to_string(c.spread) + " of " +
+                          std::to_string(g.test_files().size()) + " test files use it";
+    if (c.depth > 1) {
+      out.push_back(ChooseDeep(repo, g, c, t, use, deep_limit, options.deep));
+      continue;
+    }
+    if (!specific) {
+      choice.chosen = c.spread <= limit;
+      choice.why = n + (choice.chosen ? " (at most " + std::to_string(limit) + ")" : ": a utility");
+      out.push_back(std::move(choice));
+      continue;
+    }
+    const parser::Entity* e = ref ? &repo.entity(*ref) : nullptr;
+    bool is_class = e && e->kind == EntityKind::kClass;
+    // Members the tests call directly: beyond building and checking (constructor,
+    // comparisons, repr), and those few other files' tests call.
+    std::vector<std::string> used, specific_members;
+    if (is_class) {
+      for (const auto& m : repo.files()[ref->file].entities) {
+        if (m.parent != c.id || m.kind != EntityKind::kMethod) continue;
+        auto mv = g.Find(m.id);
+        if (!mv || IsBuildOrCheck(m.name)) continue;
+        bool accessor = std::any_of(m.decorators.begin(), m.decorators.end(), [](const auto& d) {
+          return d.find("property") != std::string::npos || d.ends_with(".setter");
+        });
+        bool public_method = !IsDunder(m.name) && !m.name.starts_with("_") && !accessor;
+        const auto& reach = g.nodes()[*mv].test_files;
+        // Reached by this file and by hardly any other: this file is where it is tested,
+        // even when the tests reach it through the library's entry points.
+        if (public_method && t && Reaches(g.nodes()[*mv], *t) && reach.size() <= reach_limit &&
+            !OtherFilesCall(use, *mv, t)) {
+          specific_members.push_back(m.id);
+          continue;
+        }
+        if (!called(*mv)) continue;
+        used.push_back(m.id);
+        if (public_method && MainTester(use.entity_calls, *mv, *t))
+          specific_members.push_back(m.id);
+      }
+    }
+    bool is_named = v && named.count(*v);
+    bool is_public = !e || !e->name.starts_with("_");
+    // Defined in the module the file is named after (test_markers.py: markers.py).
+    bool subject_module =
+        !subject.empty() && subject == ModuleWord(c.id.substr(0, c.id.find("::")), false);
+    // Test files whose test functions call it directly (a function; a class's constructor).
+    auto calling = v ? use.entity_calls.find(*v) : use.entity_calls.end();
+    size_t direct_files = calling != use.entity_calls.end() ? calling->second.size() : 0;
+    if (!e) {
+      choice.why = "not in the entity table";
+    } else if (!is_public && !is_named) {
+      choice.why = "private, reached through other code";
+    } else if (!is_named && !(v && called(*v)) && used.empty()) {
+      choice.why = "neither named nor called by this file's tests (fixtures, helpers)";
+    } else if (!v || !use.exercised.count(*v)) {
+      choice.why =
+          "not called or named by this file's test functions (fixtures, helpers, "
+          "code nested in tests)";
+    } else if (IsExceptionClass(repo, g, *e) && specific_members.empty() && is_public &&
+               subject_module) {
+      choice.chosen = true;
+      choice.why = "an exception class of the module this file is named after";
+    } else if (IsExceptionClass(repo, g, *e) && specific_members.empty()) {
+      choice.why = "an exception class (its own methods are not called by the tests)";
+    } else if (IsExceptionClass(repo, g, *e)) {
+      choice.chosen = true;
+      choice.why = "an exception class whose own methods the tests call";
+    } else if (c.spread <= limit && BuildsInputs(use.calls, *v, *t)) {
+      choice.why = n + ", but the tests of " + std::to_string(CallingFiles(use, *v)) +
+                   " files call it directly, this file's less than " +
+                   std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
+    } else if (c.spread <= limit && is_class && use.callers[*v].empty() &&
+               !BuiltThroughBase(repo, g, use, *v)) {
+      choice.why = n +
+                   ", but this file's test functions never run its own code (they pass it "
+                   "or build it with a generated or inherited constructor): an input";
+    } else if (c.spread <= limit) {
+      choice.chosen = true;
+      choice.why = n + " (at most " + std::to_string(limit) + ")";
+    } else if (!is_class && called(*v) && direct_files <= func_limit) {
+      choice.chosen = true;
+      choice.why = n + ", but only this file's test functions call it directly";
+    } else if (!specific_members.empty()) {
+      choice.chosen = true;
+      choice.members = specific_members;
+      choice.why = n + "; tested through methods specific to this file";
+    } else if (is_public && subject_module) {
+      choice.chosen = true;
+      choice.why = n + ", but it is defined in the module this file is named after";
+    } else if (MainTester(use.calls, *v, *t) && use.callers[*v].size() >= 2) {
+      choice.chosen = true;
+      choice.why = n + ", but this file's test functions make most direct test calls into it";
+    } else {
+      choice.why =
+          n + (is_class ? ", and no method of it is specific to this file's tests" : ": a utility");
+    }
+    out.push_back(std::move(choice));
+  }
+  if (options.deep && t) DropShadowed(repo, g, *t, options.depth, candidates, &out);
+  return out;
+}
+
+namespace {
+
+// The calls test file t's run made from the file's own code, followed through test code
+// (helpers, fixtures, conftests) at most `depth` calls deep: `visit` gets each node outside
+// test code so reached, once.
+void ForEachCalledFromTestCode(const DepGraph& g, uint32_t t, int depth,
+                               const std::function<void(uint32_t)>& visit) {
+  std::set<std::string> tests = TestFileSet(g);
+  const std::string& file = g.test_files()[t];
+  std::set<uint32_t> seen;
+  std::vector<uint32_t> layer;
+  for (uint32_t v = 0; v < g.nodes().size(); ++v) {
+    if (g.nodes()[v].path == file) layer.push_back(v), seen.insert(v);
+  }
+  for (int d = 0; d < depth && !layer.empty(); ++d) {
+    std::vector<uint32_t> next;
+    for (uint32_t v : layer) {
+      auto [b, e] = OutEdges(g, v);
+      for (const Edge* x = b; x != e; ++x) {
+        // The edge must belong to this file's run before its target counts as reached: an
+        // edge of another file's run (through a shared conftest) must not hide it.
+        if (x->kind != EdgeKind::kCall ||
+            !std::binary_search(x->test_files.begin(), x->test_files.end(), t) ||
+            !seen.insert(x->to).second) {
+          continue;
+        }
+        if (taskdir::IsTestCode(g.nodes()[x->to].path, tests)) {
+          next.push_back(x->to);
+        } else {
+          visit(x->to);
+        }
+      }
+    }
+    layer = std::move(next);
+  }
+}
+
+// The unit an entity belongs to as an interface: the outermost function or method it is (or
+// is nested in), else itself (a class, a module).
+const parser::Entity* OutermostUnit(const Repo& repo, const std::string& id) {
+  auto ref = repo.Find(id);
+  if (!ref) return nullptr;
+  const parser::Entity* unit = &repo.entity(*ref);
+  for (const parser::Entity* up = unit;;) {
+    auto p = repo.Find(up->parent);
+    if (!p || repo.entity(*p).kind == EntityKind::kModule) break;
+    up = &repo.entity(*p);
+    if (up->kind != EntityKind::kClass) unit = up;
+  }
+  return unit;
+}
+
+// FeatureBench's top objects without its model: every function and method (cuttable unit)
+// the test file's code calls in its run — from its test functions, or through its helpers,
+// fixtures and conftests — except builders of inputs (BuildsInputs: the general-purpose
+// tools the model is told to leave out). Sorted by id.
+std::vector<std::string> DirectlyTested(const Repo& repo, const DepGraph& g, uint32_t t) {
+  TestUse use = CollectTestUse(repo, g, t);
+  std::set<std::string> out;
+  ForEachCalledFromTestCode(g, t, 5, [&](uint32_t v) {
+    if (g.nodes()[v].kind == EntityKind::kModule || BuildsInputs(use.entity_calls, v, t)) return;
+    if (const parser::Entity* unit = OutermostUnit(repo, g.nodes()[v].id)) out.insert(unit->id);
+  });
+  return {out.begin(), out.end()};
+}
+
+// Passing test files (other than the F2P file) that use none of the top objects.
+std::vector<std::string> P2PPool(const DepGraph& g, const std::vector<PassingFile>& passing,
+                                 const std::string& f2p, const std::vector<std::string>& tops,
+                                 const std::map<std::string, std::set<uint32_t>>& users) {
+  std::set<uint32_t> reaching;
+  for (const auto& id : tops) reaching.insert(users.at(id).begin(), users.at(id).end());
+  std::vector<std::string> pool;
+  for (const auto& p : passing) {
+    if (p.file == f2p) continue;
+    auto t = TestFileIndex(g, p.file);
+    if (t && !reaching.count(*t)) pool.push_back(p.file);
+  }
+  return pool;
+}
+
+}  // namespace
+
+util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
+                              const std::vector<PassingFile>& passing, const PassingFile& f2p,
+                              const SelectOptions& options, const TopChooser& chooser) {
+  auto t = TestFileIndex(g, f2p.file);
+  if (!t) return util::Error{f2p.file + " is not a test file of the graph"};
+  Plan plan;
+  plan.f2p = f2p.file;
+  plan.utility_limit = UtilityLimit(g, options);
+  plan.f2p_tests = f2p.tests;
+  std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file, options.depth);
+  if (candidates.empty() || (candidates.front().depth > 1 && !options.deep)) {
+    return util::Error{"no repository object is tested directly"};
+  }
+  if (chooser) {  // a model; an empty choice leaves it to the rule below
+    auto chosen = chooser(f2p.file, candidates);
+    if (!chosen.ok()) return util::Error{chosen.error()};
+    plan.top_objects = *chosen;
+  }
+  if (!plan.top_objects.empty()) {
+  } else if (options.chooser == TopRule::kFeatureBench) {
+    plan.top_objects = DirectlyTested(repo, g, *t);
+    plan.member_tops = true;
+    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);
+  } else {
+    for (const auto& c : ChooseTopObjects(repo, g, f2p.file, candidates, options)) {
+      if (!c.chosen) continue;
+      if (c.members.empty() || options.whole_classes) {
+        plan.top_objects.push_back(c.id);
+        continue;
+      }
+      plan.member_tops = true;
+      plan.top_objects.insert(plan.top_objects.end(), c.members.begin(), c.members.end());
+    }
+    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);
+  }
+  std::map<std::string, std::set<uint32_t>> users;  // top object -> test files using it
+  for (const auto& id : plan.top_objects) {
+    auto v = g.Find(id);
+    users[id] = v ? UsedBy(g, repo, *v) : std::set<uint32_t>{};
+  }
+  std::vector<std::string> pool;
+  for (;;) {
+    pool = P2PPool(g, passing, f2p.file, plan.top_objects, users);
+    if (pool.size() >= static_cast<size_t>(options.p2p) || plan.top_objects.size() <= 1) break;
+    // Demote the most widely used top object.
+    auto widest = std::max_element(plan.top_objects.begin(), plan.top_objects.end(),
+                                   [&](const std::string& a, const std::string& b) {
+                                     size_t sa = users[a].size(), sb = users[b].size();
+                                     return sa != sb ? sa < sb : a < b;
+                                   });
+    plan.demoted.push_back(*widest);
+    plan.top_objects.erase(widest);
+  }
+  if (pool.size() < static_cast<size_t>(options.p2p)) {
+    return util::Error{"only " + std::to_string(pool.size()) + " passing test files share no " +
+                       "top-level object (--p2p " + std::to_string(options.p2p) + ")"};
+  }
+  util::Rng rng(TaskSeed(options.seed, f2p.file));
+  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
+  if (options.p2p_anywhere) {
+    // FeatureBench's plain seeded random choice.
+  } else if (!options.least_overlap) {
+    // Test files beside the F2P file first (its own test package): they run the code around
+    // the feature, which then stays; the seeded order holds within each group.
+    auto dir = [](const std::string& path) { return path.substr(0, path.rfind('/') + 1); };
+    std::stable_partition(pool.begin(), pool.end(),
+                          [&](const std::string& p) { return dir(p) == dir(f2p.file); });
+  } else {
+    std::map<uint32_t, size_t> overlap;  // test file -> entities it shares with the F2P file
+    for (const auto& n : g.nodes()) {
+      if (n.kind == EntityKind::kModule || !Reaches(n, *t)) continue;
+      for (uint32_t f : n.test_files) overlap[f]++;
+    }
+    std::stable_sort(pool.begin(), pool.end(), [&](const std::string& a, const std::string& b) {
+      return overlap[*TestFileIndex(g, a)] < overlap[*TestFileIndex(g, b)];
+    });
+  }
+  pool.resize(static_cast<size_t>(options.p2p));
+  std::sort(pool.begin(), pool.end());
+  plan.p2p = pool;
+  plan.cap =
+      options.min_cap +
+      static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));
+  if (auto s = Reextract(repo, g, &plan); !s.ok()) return util::Error{s.error()};
+  return plan;
+}
+
+util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
+  auto t = TestFileIndex(g, plan->f2p);
+  if (!t) return util::Error{plan->f2p + " is not a test file of the graph"};
+  std::set<uint32_t> p2p_index;
+  for (const auto& f : plan->p2p) p2p_index.insert(*TestFileIndex(g, f));
+  std::vector<uint32_t> tops;
+  for (const auto& id : plan->top_objects) {
+    if (auto v = g.Find(id)) tops.push_back(*v);
+  }
+  plan->extracted.clear();
+  plan->stand_ins.clear();
+  plan->capped = false;
+  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap, plan->utility_limit).Run(tops, plan);
+  if (plan->extracted.empty()) {
+    return util::Error{plan->kept.empty()
+                           ? "every top-level object is also used by the P2P files"
+                           : "everything left to extract is used by code that stays"};
+  }
+  return util::Status::Ok();
+}
+
+std::set<std::string> Interfaces(const Repo& repo, const DepGraph& g, const std::string& f2p,
+                                 const std::vector<std::string>& tops,
+                                 const std::set<std::string>& extracted, int depth) {
+  std::set<std::string> out;
+  // What the test code calls first of the extracted code: shown, and not followed further.
+  if (auto t = TestFileIndex(g, f2p)) {
+    ForEachCalledFromTestCode(g, *t, depth, [&](uint32_t v) {
+      const parser::Entity* unit = OutermostUnit(repo, g.nodes()[v].id);
+      if (unit && extracted.count(unit->id)) out.insert(unit->id);
+    });
+  }
+  for (const auto& id : tops) {
+    auto ref = repo.Find(id);
+    if (ref && repo.entity(*ref).kind == EntityKind::kFunction && extracted.count(id)) {
+      out.insert(id);
+    }
+  }
+  // A top class none of whose methods was reached is shown whole.
+  for (const auto& id : tops) {
+    auto ref = repo.Find(id);
+    if (!ref || repo.entity(*ref).kind != EntityKind::kClass || !extracted.count(id)) continue;
+    auto it = out.lower_bound(id + ".");
+    if (it == out.end() || !it->starts_with(id + ".")) out.insert(id);
+  }
+  return out;
+}
+
+std::set<std::string> ExecutedBy(const DepGraph& g, const std::vector<std::string>& files) {
+  std::set<uint32_t> index;
+  for (const auto& f : files) {
+    if (auto t = TestFileIndex(g, f)) index.insert(*t);
+  }
+  std::set<std::string> out;
+  for (const auto& n : g.nodes()) {
+    if (n.kind == EntityKind::kClass || n.kind == EntityKind::kModule) continue;
+    for (uint32_t t : n.test_files) {
+      if (index.count(t)) {
+        out.insert(n.id);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted) {
+  std::map<size_t, std::vector<bool>> seen;
+  int lines = 0;
+  for (const auto& id : extracted) {
+    auto ref = repo.Find(id);
+    if (!ref) continue;
+    const auto& e = repo.entity(*ref);
+    auto& marks = seen[ref->file];
+    if (marks.size() <= static_cast<size_t>(e.end_line))
+      marks.resize(static_cast<size_t>(e.end_line) + 1);
+    for (int l = e.start_line; l <= e.end_line; ++l) {
+      if (!marks[static_cast<size_t>(l)]) marks[static_cast<size_t>(l)] = true, ++lines;
+    }
+  }
+  return lines;
+}
+
+}  // namespace fbkit::extract::make

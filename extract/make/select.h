@@ -1,0 +1,191 @@
+// FeatureBench's selection steps over the dependency graph: which test files pass (F2P
+// candidates and the P2P pool), the top-level objects a test file tests, the P2P files that
+// share none of them, and the breadth-first extraction under a line cap.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extract/make/repo.h"
+#include "graph/dep_graph.h"
+#include "tracer/trace.h"
+#include "util/expected.h"
+
+namespace fbkit::extract::make {
+
+struct PassingFile {
+  std::string file;
+  std::vector<std::string> tests;  // passed, xfailed or xpassed test ids, in collection order
+  size_t skipped = 0;
+  // Tests left out because their ids name the checkout's absolute path (parametrised with
+  // it): in another copy they have other ids.
+  size_t path_ids = 0;
+};
+
+// Test files that ran completely with every test passed or xfailed (skipped ones allowed,
+// at least one point; tests whose ids name the checkout's path left out), sorted by path;
+// `rejected` gets the others with the reason.
+std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
+                                      std::map<std::string, std::string>* rejected);
+
+// The deterministic rules for top objects (--top-chooser, named as TopRulesByName says).
+enum class TopRule {
+  kSpecific,      // "specific": member-level specificity (the default)
+  kShare,         // "share": objects used by at most max_share of the test files (fbkit's rule before)
+  kFeatureBench,  // "featurebench": every function and method the test code calls directly
+};
+
+// Each rule by its name, for option parsing.
+const std::map<std::string, TopRule>& TopRulesByName();
+
+struct SelectOptions {
+  int p2p = 5;
+  int min_cap = 3000;
+  int max_cap = 5000;
+  uint64_t seed = 42;
+  double max_share = 0.25;  // a top object is reached by at most this share of test files
+  // P2P files sharing the fewest reached entities with the F2P file first (ties by the
+  // seeded shuffle) instead of a plain seeded random choice: more code can be cut.
+  bool least_overlap = false;
+  // FeatureBench's choice: a seeded random sample of the eligible files wherever they are
+  // (default: the F2P file's own directory first).
+  bool p2p_anywhere = false;
+  // How the deterministic default picks top objects (see ChooseTopObjects).
+  TopRule chooser = TopRule::kSpecific;
+  // Classes chosen through their specific methods become top objects whole (the retry when
+  // the methods alone leave fewer lines than --min-lines).
+  bool whole_classes = false;
+  // How many calls deep through library code candidates are looked for (FeatureBench's
+  // classifier sees the objects the tests reach up to five calls deep).
+  int depth = 5;
+  // The default chooser also takes the specific objects found deeper than the test file's
+  // own links (the retry when the direct choice leaves too few lines or nothing to cut: the
+  // feature is reached through the application).
+  bool deep = false;
+};
+
+struct TopCandidate {
+  std::string id;
+  int64_t calls = 0;  // direct calls and static links from the test file into it
+  size_t spread = 0;  // test files that reach it
+  int lines = 0;
+  // 1: the test file links to it; k > 1: first reached k calls deep, through library code,
+  // in the test file's run.
+  int depth = 1;
+};
+
+// Why the default chooser took or left a candidate (for `fb-extract plan`).
+struct TopChoice {
+  std::string id;  // the candidate (a top-level function or class)
+  bool chosen = false;
+  std::vector<std::string> members;  // chosen members of a shared class (entity ids)
+  std::string why;
+};
+
+// The deterministic default (SelectOptions::chooser "specific"): which candidates the test
+// file tests. "Test functions" are test* functions and test* methods of Test* classes, their
+// own bodies only (code nested in them builds inputs). With N test files and
+// limit = max(1, max_share * N):
+//   - private objects (a leading underscore) the file does not name never: they are reached
+//     through the public API;
+//   - objects the file neither names nor calls from its test functions never (fixtures,
+//     helpers), nor those its test functions neither call nor name (used only in fixtures,
+//     parametrize lists or code nested in tests);
+//   - exception classes (named *Error, *Exception, *Warning or with such a base) only when
+//     the tests call their own methods, or when they belong to the module the file is named
+//     after (test_metadata.py: metadata.py): tests raise and catch them;
+//   - a function or class used by at most `limit` test files is chosen;
+//   - a function used by more files is chosen when this file's test functions are the only
+//     ones that call it directly;
+//   - a class used by more files is chosen through its methods: the public, non-dunder,
+//     non-property methods that this file's test functions call directly and whose direct
+//     test calls come at least half from this file, and those this file reaches, at most one
+//     other file reaches and no other file's tests call directly; those methods become the
+//     top objects and the class stays (its other members through the P2P rule);
+//   - a public object of the module the file is named after is chosen (its subject);
+//   - an object whose direct test calls (its members included) come at least half from this
+//     file's test functions is chosen: this is the file where it is tested;
+//   - anything else is a utility.
+// Candidates deeper than the file's own links (depth > 1) are chosen only with
+// SelectOptions::deep, and only the most specific: with `fewest` the smallest spread among
+// them, deep_limit = min(limit, max(2, 2 * fewest)); a function or class used by at most
+// deep_limit files (exception classes and builders of inputs never), a shared class through
+// its non-dunder methods that this file reaches, at most deep_limit files reach and no
+// other file's tests call directly; and,
+// as FeatureBench's classifier does not look below what it chose, only those the run reaches
+// by a path through no other chosen object.
+// "share" (fbkit's rule before): every candidate used by at most `limit` test files.
+// When nothing is chosen the caller takes the most specific candidate.
+std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph& g,
+                                        const std::string& f2p,
+                                        const std::vector<TopCandidate>& candidates,
+                                        const SelectOptions& options);
+
+// Picks the top-level objects among candidates (may be replaced by a model's choice).
+using TopChooser = std::function<util::Expected<std::vector<std::string>>(
+    const std::string& f2p, const std::vector<TopCandidate>& candidates)>;
+
+struct Plan {
+  std::string f2p;
+  std::vector<std::string> f2p_tests;
+  std::vector<std::string> top_objects;  // entity ids, most specific first
+  bool member_tops = false;              // some are methods chosen for their class
+  std::vector<std::string> demoted;      // top objects given up to find P2P files
+  std::vector<std::string> p2p;          // test files, sorted
+  std::set<std::string> extracted;       // entity ids (nested ones included)
+  std::set<std::string> kept;            // entities that must stay (code that stays uses them)
+  // Extracted objects that stand for a top object that stays (a function code that stays
+  // names, e.g. in a registry filled at import time): the first removed ones below it.
+  std::set<std::string> stand_ins;
+  int cap = 0;
+  bool capped = false;
+  // A helper (anything but a top object) that more test files than this reach stays: it is
+  // a utility of the suite, which FeatureBench's P2P files, drawn from the whole suite, would
+  // almost surely run (0: no limit). PlanTask sets it from SelectOptions::max_share.
+  size_t utility_limit = 0;
+};
+
+// A seed for one task: the run's seed mixed with the test file's path.
+uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
+
+// The candidates a test file could test: repository objects (module-level functions and
+// classes outside test code) it links to and reaches (depth 1), then with depth > 1 those
+// its run reaches at most `depth` calls deep through library code; each group most specific
+// (fewest test files) first.
+std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph& g,
+                                        const std::string& f2p, int depth = 1);
+
+// Steps 2-4 for one F2P file. Fails with the reason when no task can be planned.
+util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,
+                              const std::vector<PassingFile>& passing, const PassingFile& f2p,
+                              const SelectOptions& options, const TopChooser& chooser);
+
+// Step 4 again after a cut found entities that must stay (`plan->kept`): a kept function
+// stays whole; a kept class stays as a shell whose members are weighed one by one like those
+// of a class the P2P files use. Fails when nothing can be extracted any more.
+util::Status Reextract(const Repo& repo, const graph::DepGraph& g, Plan* plan);
+
+// The interfaces a task shows (FeatureBench's top objects as its statement shows them): the
+// extracted objects the test code calls in the F2P file's run — its test functions, and
+// through its helpers, fixtures and conftests (at most `depth` calls deep) — plus top
+// objects that are functions. Extracted code reached only through other extracted code or
+// through library code that stays is not shown (FeatureBench's model stops at the library
+// objects the tests call, and shows the removed ones). Entity ids, sorted: functions,
+// classes (no method reached), methods.
+std::set<std::string> Interfaces(const Repo& repo, const graph::DepGraph& g,
+                                 const std::string& f2p, const std::vector<std::string>& tops,
+                                 const std::set<std::string>& extracted, int depth = 5);
+
+// The functions and methods (entity ids) that the given test files execute, per the trace.
+std::set<std::string> ExecutedBy(const graph::DepGraph& g, const std::vector<std::string>& files);
+
+// Lines of the extracted entities, each line counted once.
+int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted);
+
+}  // namespace fbkit::extract::make

@@ -1,0 +1,58 @@
+// The problem statement of a task, in FeatureBench's template: a Task section (core
+// functionality, features, challenges, notes) and one interface block per top-level object
+// with its import path, its exact signature rendered from the source, and its docstring (or
+// a description when it has none: a model's (--llm-cmd) or one derived from the code).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <functional>
+
+#include "extract/make/repo.h"
+#include "util/expected.h"
+
+namespace fbkit::extract::make {
+
+// Where the words come from that the code does not have. Empty functions: fbkit's own
+// (DescribeFromCode; the Task section built from the interfaces).
+struct StatementModel {
+  // A docstring (text without quotes) for an entity that has none.
+  std::function<util::Expected<std::string>(EntityRef)> docstring;
+  // The Task section's statement (title, core functionalities, main features, key
+  // challenges) from the interfaces (rendered Python: signatures and docstrings).
+  std::function<util::Expected<std::string>(const std::string& interfaces, int level)>
+      task_statement;
+};
+
+struct StatementInput {
+  std::string repo_name;               // "owner/repo"
+  std::string f2p;                     // the test file
+  std::vector<std::string> tops;       // top-level objects (entity ids)
+  std::set<std::string> removed;       // every removed entity id (nested ones included)
+  // The interfaces to show (Interfaces(): functions, classes, methods in their class's
+  // block); empty: the top objects, a class with all its removed methods.
+  std::set<std::string> shown;
+  int level = 1;                       // 1: inside the repository; 2: from scratch as agent_code
+  std::string package;                 // L2: the original top-level package agent_code replaces
+  std::vector<std::string> test_uses;  // L2: what the tests read from agent_code
+  const StatementModel* model = nullptr;  // nullptr: fbkit's own words
+};
+
+// How the test file imports an entity: "from click.termui import progressbar".
+std::string ImportPath(const Repo& repo, const std::string& f2p, const std::string& id);
+
+// An error when the model's command fails.
+util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementInput& in);
+
+// Docstring text for an entity: its own, else `describe`'s.
+using Describe = std::function<util::Expected<std::string>(EntityRef)>;
+
+// The interface of one entity as Python source: decorators, header, docstring, class-level
+// statements, and for a class those of its methods in `members`.
+util::Expected<std::string> RenderInterface(const Repo& repo, const std::string& id,
+                                            const std::set<std::string>& members,
+                                            const Describe& describe);
+
+}  // namespace fbkit::extract::make

@@ -1,0 +1,652 @@
+#include "extract/make/task.h"
+
+#include <algorithm>
+#include <chrono>
+#include <regex>
+#include <tuple>
+
+#include "extract/make/l2.h"
+#include "extract/make/statement.h"
+#include "extract/taskdir/task_dir.h"
+#include "runner/environment.h"
+#include "runner/git.h"
+#include "runner/repo_files.h"
+#include "util/hash.h"
+
+namespace fbkit::extract::make {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Python's pathlib stem: the last component without its last suffix.
+std::string Stem(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  size_t dot = base.rfind('.');
+  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+std::vector<FilePolicy> Policies(const Repo& repo, const graph::DepGraph& g, const Plan& plan) {
+  std::set<std::string> tests(g.test_files().begin(), g.test_files().end());
+  std::set<std::string> p2p(plan.p2p.begin(), plan.p2p.end());
+  std::vector<FilePolicy> policy;
+  for (const auto& t : repo.files()) {
+    if (t.path == plan.f2p) {
+      policy.push_back(FilePolicy::kIgnored);
+    } else if (!taskdir::IsTestCode(t.path, tests)) {
+      policy.push_back(FilePolicy::kEditable);
+    } else {
+      bool frozen = p2p.count(t.path) || !tests.count(t.path);  // P2P files, conftests, helpers
+      policy.push_back(frozen ? FilePolicy::kFrozen : FilePolicy::kIgnored);
+    }
+  }
+  return policy;
+}
+
+struct Patches {
+  std::string patch;
+  std::string test_patch;
+};
+
+// Writes `presolved/` (the cut repository without the F2P file, committed) and derives the
+// gold patch and the test patch from it with git.
+util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const Repo& repo,
+                                         const ExtractOptions& options, const std::string& dir,
+                                         const std::string& f2p,
+                                         const std::map<std::string, std::string>& texts) {
+  std::string pre = taskdir::TaskDir{dir}.presolved();
+  // Every file as it is (executable bits and symlinks kept), the cut ones with their new text
+  // (and their original mode).
+  std::vector<std::string> unchanged;
+  for (const auto& path : options.files) {
+    if (path != f2p && !texts.count(path)) unchanged.push_back(path);
+  }
+  if (auto s = runner::CopyRepoFiles(repo.root(), unchanged, pre); !s.ok()) {
+    return util::Error{s.error()};
+  }
+  auto write = [&](const std::string& path, const std::string& text) -> util::Status {
+    std::string dst = util::JoinPath(pre, path);
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
+    if (auto s = env.WriteFileAtomic(dst, text); !s.ok()) return s;
+    return runner::CopyFileMode(util::JoinPath(repo.root(), path), dst);
+  };
+  for (const auto& [path, text] : texts) {
+    if (auto s = write(path, text); !s.ok()) return util::Error{s.error()};
+  }
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"init", "-q"},
+           {"add", "-A"},
+           {"commit", "-q", "--no-verify", "-m", "fbkit: pre-solved codebase"}}) {
+    if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
+  }
+  Patches out;
+  for (const auto& [path, text] : texts) {
+    auto data = env.ReadFile(util::JoinPath(repo.root(), path));
+    if (!data.ok()) return util::Error{data.error()};
+    if (auto s = write(path, *data); !s.ok()) return util::Error{s.error()};
+  }
+  const std::vector<std::string> diff = {"diff", "--no-color", "--no-ext-diff", "--binary"};
+  auto patch = git.Run(pre, diff);
+  if (!patch.ok()) return util::Error{patch.error()};
+  out.patch = *patch;
+  if (auto r = git.Run(pre, {"checkout", "-q", "--", "."}); !r.ok()) return util::Error{r.error()};
+  std::string test_dst = util::JoinPath(pre, f2p);
+  if (auto s = runner::CopyRepoFiles(repo.root(), {f2p}, pre); !s.ok()) {
+    return util::Error{s.error()};
+  }
+  if (auto r = git.Run(pre, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
+  auto tp = git.Run(pre, diff);
+  if (!tp.ok()) return util::Error{tp.error()};
+  out.test_patch = *tp;
+  // Back to HEAD with an index that holds no file times or inodes (read-tree, unlike reset,
+  // records none), so that the same task is written byte for byte every time.
+  if (auto r = git.Run(pre, {"read-tree", "HEAD"}); !r.ok()) return util::Error{r.error()};
+  (void)env.RemoveAll(test_dst);
+  return out;
+}
+
+struct InstanceFields {
+  std::string id;
+  int level = 1;
+  const Plan* plan = nullptr;
+  std::vector<std::string> tops;
+  std::vector<std::string> extracted;
+  std::vector<std::string> files;
+  int lines = 0;
+  int functions = 0;
+  std::vector<std::string> f2p_tests;  // L2: as the redirected test file's ids read
+  std::vector<std::string> p2p_tests;
+  std::string statement;
+  Patches patches;
+  std::vector<std::string> orphans;
+  std::vector<std::string> dangling;
+  std::set<std::string> interfaces;  // what the statement shows
+  bool strict_references = false;
+  std::string digest;       // of the plan (the fbkit id scheme)
+  std::string create_time;  // the F2P file's first and last commit ("%Y-%m-%d %H:%M:%S")
+  std::string upd_time;
+};
+
+// When `file` was first and last committed, in the committer's own time zone (as
+// FeatureBench's instance.json gives them), or "" outside git.
+std::pair<std::string, std::string> FileTimes(runner::Git& git, const std::string& root,
+                                              const std::string& file) {
+  auto log = git.Run(
+      root, {"log", "--follow", "--format=%cd", "--date=format:%Y-%m-%d %H:%M:%S", "--", file});
+  if (!log.ok() || log->empty()) return {"", ""};
+  std::string text = log->substr(0, log->find_last_not_of('\n') + 1);
+  size_t last_nl = text.find_last_of('\n');
+  std::string first = text.substr(last_nl == std::string::npos ? 0 : last_nl + 1);
+  return {first, text.substr(0, text.find('\n'))};
+}
+
+// What an L2 gold's agent_code copies besides the package's Python modules: the repository's
+// files, and what the environment's install steps built (the environment is cached: made
+// by the trace already).
+util::Expected<PackageSources> PackageSourcesOf(util::Env& env, runner::Launcher& launcher,
+                                                const std::string& root,
+                                                const ExtractOptions& options) {
+  PackageSources sources{options.files, "", {}};
+  if (options.settings.install.empty()) return sources;
+  std::string cache = options.settings.env_cache.empty()
+                          ? util::JoinPath(options.out_dir, ".work/env")
+                          : options.settings.env_cache;
+  auto built = runner::EnsureEnvironment(env, launcher, {options.settings, root, cache, nullptr});
+  if (!built.ok()) return util::Error{"the environment: " + built.error()};
+  sources.built_dir = util::JoinPath(built->dir, "src");
+  sources.built_files = built->built_files;
+  return sources;
+}
+
+// The task's instance.json (fields FeatureBench's and fbkit's own).
+taskdir::Instance ToInstance(const ExtractOptions& options, const InstanceFields& f) {
+  taskdir::Instance i;
+  i.instance_id = f.id;
+  i.repo = options.repo_name;
+  i.base_commit = options.base_commit;
+  i.image_name = options.settings.image_name;
+  i.level = f.level;
+  i.f2p_files = {f.plan->f2p};
+  if (f.level == 1) i.p2p_files = f.plan->p2p, i.p2p_tests = f.p2p_tests;
+  i.f2p_tests = f.f2p_tests;
+  i.top_objects = f.tops;
+  i.patch = f.patches.patch;
+  i.test_patch = f.patches.test_patch;
+  i.problem_statement = f.statement;
+  i.settings = options.settings;
+  i.cap = f.plan->cap;
+  i.create_time = f.create_time;
+  i.upd_time = f.upd_time;
+  i.dangling_references = f.dangling;
+  i.demoted_top_objects = f.plan->demoted;
+  i.extracted = f.extracted;
+  i.extracted_files = f.files;
+  i.interfaces.assign(f.interfaces.begin(), f.interfaces.end());
+  i.orphans_removed = f.orphans;
+  i.functions = f.functions;
+  i.lines = f.lines;
+  if (options.model) i.model_json = runner::ModelJson(*options.model);
+  i.strict_references = f.strict_references;
+  i.seed = options.select.seed;
+  return i;
+}
+
+// What the fbkit id scheme hashes: the F2P file, line cap, P2P files and extracted entities.
+std::string Digest(const std::string& f2p, const Plan& plan,
+                   const std::vector<std::string>& extracted) {
+  std::string key = f2p + "\n" + std::to_string(plan.cap) + "\n";
+  for (const auto& p : plan.p2p) key += p + "\n";
+  for (const auto& id : extracted) key += id + "\n";
+  return util::Sha256Hex(key);
+}
+
+}  // namespace
+
+std::string_view RejectionName(Rejection r) {
+  switch (r) {
+    case Rejection::kNone: return "";
+    case Rejection::kNoPlan: return "no plan";
+    case Rejection::kStillUsed: return "still used";
+    case Rejection::kTooFewLines: return "too few lines";
+    case Rejection::kUnparsableCut: return "unparsable cut";
+    case Rejection::kVerificationFailed: return "verification failed";
+    case Rejection::kStatement: return "statement";
+    case Rejection::kLevel2: return "L2";
+    case Rejection::kIo: return "io";
+    case Rejection::kModelUnavailable: return "model unavailable";
+    case Rejection::kEarlierRun: return "(earlier run) rejected";
+  }
+  return "";
+}
+
+Rejection RejectionFromName(std::string_view name) {
+  for (Rejection r : {Rejection::kNone, Rejection::kNoPlan, Rejection::kStillUsed,
+                      Rejection::kTooFewLines, Rejection::kUnparsableCut,
+                      Rejection::kVerificationFailed,
+                      Rejection::kStatement, Rejection::kLevel2, Rejection::kIo,
+                      Rejection::kModelUnavailable}) {
+    if (RejectionName(r) == name) return r;
+  }
+  return Rejection::kEarlierRun;
+}
+
+std::string InstanceId(IdScheme scheme, const std::string& repo_name, const std::string& commit,
+                       const std::string& f2p, const std::string& content_digest, int level) {
+  std::string repo = repo_name;
+  if (size_t slash = repo.find('/'); slash != std::string::npos) repo.replace(slash, 1, "__");
+  std::string c = commit.empty() ? "unknown" : commit.substr(0, 8);
+  std::string hash = scheme == IdScheme::kFeatureBench ? util::Md5Hex(f2p) : content_digest;
+  return repo + "." + c + "." + Stem(f2p) + "." + hash.substr(0, 8) + ".lv" + std::to_string(level);
+}
+
+namespace {
+
+// A planned task and its cut, or why there is none (kNone when there is).
+struct CutPlan {
+  std::optional<Plan> plan;
+  CutResult cut;
+  std::vector<std::string> tops;  // the top objects the cut removes
+  int lines = 0;
+  Rejection rejection = Rejection::kNone;
+  std::string detail;
+};
+
+// Cuts the planned extraction until no code that runs uses what goes (re-planning with what
+// must stay), then finds the top objects removed and the lines to implement.
+void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
+                    const ExtractOptions& options, CutPlan& cp) {
+  auto fail = [&](Rejection rejection, std::string detail) {
+    cp.rejection = rejection;
+    cp.detail = std::move(detail);
+  };
+  cp.tops.clear();
+  std::vector<FilePolicy> policy = Policies(ctx.repo, ctx.graph, *cp.plan);
+  std::set<std::string> executed = ExecutedBy(ctx.graph, cp.plan->p2p);
+  CutRules rules{&executed, options.strict_references};
+  for (int round = 0;; ++round) {
+    cp.cut = PlanCut(ctx.repo, ctx.index, cp.plan->extracted, policy, parser, rules);
+    if (cp.cut.conflicts.empty()) break;
+    cp.plan->kept.insert(cp.cut.conflicts.begin(), cp.cut.conflicts.end());
+    if (round > 200) return fail(Rejection::kStillUsed, cp.cut.reasons.front());
+    if (auto s = Reextract(ctx.repo, ctx.graph, &*cp.plan); !s.ok()) {
+      return fail(Rejection::kStillUsed, s.error() + " (" + cp.cut.reasons.front() + ")");
+    }
+  }
+  if (!cp.cut.problems.empty()) return fail(Rejection::kUnparsableCut, cp.cut.problems.front());
+  for (const auto& id : cp.plan->top_objects) {
+    auto it = cp.plan->extracted.lower_bound(id);
+    if (it != cp.plan->extracted.end() && (*it == id || it->starts_with(id + ".")))
+      cp.tops.push_back(id);
+  }
+  for (const auto& id : cp.plan->stand_ins) {
+    if (std::find(cp.tops.begin(), cp.tops.end(), id) == cp.tops.end()) cp.tops.push_back(id);
+  }
+  if (cp.tops.empty()) return fail(Rejection::kStillUsed, "no top-level object could be removed");
+  cp.lines = ExtractedLines(ctx.repo, cp.plan->extracted);
+}
+
+// Steps 2-7 for one F2P file: plan, then cut until no code that stays uses what goes.
+CutPlan PlanAndCut(parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
+                   const ExtractOptions& options, const SelectOptions& select) {
+  CutPlan cp;
+  auto fail = [&](Rejection rejection, std::string detail) {
+    cp.rejection = rejection;
+    cp.detail = std::move(detail);
+    return std::move(cp);
+  };
+  auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, select, options.chooser);
+  if (!plan.ok()) return fail(Rejection::kNoPlan, plan.error());
+  cp.plan = std::move(*plan);
+  CutUntilStable(parser, ctx, options, cp);
+  if (cp.rejection != Rejection::kNone) return cp;
+  if (cp.lines < options.min_lines) {
+    return fail(Rejection::kTooFewLines, std::to_string(cp.lines) + " lines to implement (--min-lines " +
+                                     std::to_string(options.min_lines) + ")");
+  }
+  return cp;
+}
+
+// PlanAndCut with the default choice, then the retries when it leaves too little: the
+// members chosen of a shared class leave too few lines (the class itself is tested), then
+// the objects found deeper than the test file's own links (the feature is reached through
+// the application). `detail` says which retry made the plan.
+CutPlan PlanWithRetries(parser::PythonParser& parser, const ExtractContext& ctx,
+                        const PassingFile& f2p, const ExtractOptions& options,
+                        std::string* detail) {
+  CutPlan cp = PlanAndCut(parser, ctx, f2p, options, options.select);
+  if (cp.rejection == Rejection::kTooFewLines && cp.plan && cp.plan->member_tops) {
+    SelectOptions whole = options.select;
+    whole.whole_classes = true;
+    CutPlan wide = PlanAndCut(parser, ctx, f2p, options, whole);
+    if (wide.rejection == Rejection::kNone) {
+      *detail = "classes taken whole (their specific methods alone: " + cp.detail + ")";
+      return wide;
+    }
+  }
+  bool too_little = cp.rejection == Rejection::kTooFewLines || cp.rejection == Rejection::kNoPlan ||
+                    cp.rejection == Rejection::kStillUsed;
+  if (too_little && !options.chooser && options.select.chooser != TopRule::kFeatureBench &&
+      options.select.depth > 1 && !options.select.deep) {
+    SelectOptions deep = options.select;
+    deep.deep = true;
+    CutPlan deeper = PlanAndCut(parser, ctx, f2p, options, deep);
+    if (deeper.rejection == Rejection::kNone) {
+      *detail = "objects up to " + std::to_string(deep.depth) +
+                " calls deep chosen (the direct choice: " + std::string(RejectionName(cp.rejection)) + ", " +
+                cp.detail + ")";
+      return deeper;
+    }
+  }
+  return cp;
+}
+
+// Why verification failed, read as names: the P2P failures' tracebacks name what is missing
+// (NameError, AttributeError, ImportError); the extracted entities of those names must stay.
+std::set<std::string> MissingNames(const std::vector<std::string>& messages) {
+  static const std::regex kPatterns[] = {
+      std::regex(R"(NameError: name '(\w+)' is not defined)"),
+      std::regex(R"(has no attribute '(\w+)')"),
+      std::regex(R"(cannot import name '(\w+)')"),
+      std::regex(R"(UnboundLocalError: .*'(\w+)')"),
+  };
+  std::set<std::string> out;
+  for (const auto& m : messages) {
+    for (const auto& re : kPatterns) {
+      for (auto it = std::sregex_iterator(m.begin(), m.end(), re); it != std::sregex_iterator();
+           ++it) {
+        out.insert((*it)[1].str());
+      }
+    }
+  }
+  return out;
+}
+
+// Changes the plan after a failed verification (FeatureBench's symbol protection, as a new
+// plan): P2P tests that fail keep the extracted entities their errors name; an F2P file that
+// still passes gets every object its tests call directly as a top object (what P2P files use
+// stays anyway). Returns what changed ("" when nothing can).
+std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
+                       const ExtractOptions& options, const taskdir::VerifyReport& r, CutPlan& cp) {
+  Plan& plan = *cp.plan;
+  std::string why;
+  if (r.failure == taskdir::VerifyFailure::kP2P) {
+    std::set<std::string> names = MissingNames(r.messages);
+    std::vector<std::string> keep;
+    for (const auto& id : plan.extracted) {
+      auto ref = ctx.repo.Find(id);
+      if (ref && names.count(ctx.repo.entity(*ref).name) && !plan.kept.count(id)) {
+        keep.push_back(id);
+      }
+    }
+    if (keep.empty()) return "";
+    plan.kept.insert(keep.begin(), keep.end());
+    why = "P2P tests failed; kept";
+    for (const auto& id : keep) why += " " + id;
+  } else if (r.failure == taskdir::VerifyFailure::kF2PPasses) {
+    std::vector<std::string> added;
+    for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p)) {
+      if (std::find(plan.top_objects.begin(), plan.top_objects.end(), c.id) !=
+              plan.top_objects.end() ||
+          plan.kept.count(c.id)) {
+        continue;
+      }
+      plan.top_objects.push_back(c.id);
+      added.push_back(c.id);
+    }
+    if (added.empty()) return "";
+    why = "the F2P file still passed; top objects added:";
+    for (const auto& id : added) why += " " + id;
+  } else {
+    return "";
+  }
+  if (auto s = Reextract(ctx.repo, ctx.graph, &plan); !s.ok()) return "";
+  CutUntilStable(parser, ctx, options, cp);
+  if (cp.rejection != Rejection::kNone) return "";
+  return why;
+}
+
+// Where a candidate whose verification failed keeps its evidence: OUT/rejected/<the F2P
+// file's path, '/' as '.', without .py>.lv<level>.
+std::string RejectedDir(const std::string& out_dir, const std::string& f2p, int level) {
+  std::string name = f2p.ends_with(".py") ? f2p.substr(0, f2p.size() - 3) : f2p;
+  std::replace(name.begin(), name.end(), '/', '.');
+  return util::JoinPath(util::JoinPath(out_dir, "rejected"), name + ".lv" + std::to_string(level));
+}
+
+// Moves the task directory that failed verification to `evidence` (its instance.json, plan,
+// patches and statement) with verification.txt: why, the tests that did not behave, the
+// flaky ones and the failing run's messages.
+util::Status KeepEvidence(util::Env& env, const std::string& dir, const std::string& evidence,
+                          const taskdir::VerifyReport& report) {
+  (void)env.RemoveAll(evidence);
+  if (auto s = env.MakeDirs(util::DirName(evidence)); !s.ok()) return s;
+  if (auto s = env.Rename(dir, evidence); !s.ok()) return s;
+  std::string text = "reason: " + report.reason + "\n";
+  for (const auto& f : report.failures) text += "failed: " + f + "\n";
+  for (const auto& id : report.flaky) text += "flaky: " + id + "\n";
+  for (const auto& m : report.messages) text += "\n" + m + (m.ends_with('\n') ? "" : "\n");
+  return env.WriteFileAtomic(util::JoinPath(evidence, "verification.txt"), text);
+}
+
+// The fields of instance.json that follow from the plan and its cut.
+InstanceFields Fields(const ExtractContext& ctx, const ExtractOptions& options,
+                      const PassingFile& f2p, const CutPlan& cp) {
+  InstanceFields f;
+  const Plan& plan = *cp.plan;
+  f.plan = &plan;
+  f.tops = cp.tops;
+  f.extracted.assign(plan.extracted.begin(), plan.extracted.end());
+  f.lines = cp.lines;
+  for (const auto& id : f.extracted) {
+    auto r = ctx.repo.Find(id);
+    if (r && ctx.repo.entity(*r).kind != parser::EntityKind::kClass) ++f.functions;
+  }
+  for (const auto& [path, text] : cp.cut.texts) f.files.push_back(path);
+  f.interfaces = Interfaces(ctx.repo, ctx.graph, f2p.file, cp.tops, plan.extracted);
+  f.orphans = cp.cut.orphans;
+  f.dangling = cp.cut.dangling;
+  f.strict_references = options.strict_references;
+  for (const auto& p : ctx.passing) {
+    if (std::binary_search(plan.p2p.begin(), plan.p2p.end(), p.file)) {
+      f.p2p_tests.insert(f.p2p_tests.end(), p.tests.begin(), p.tests.end());
+    }
+  }
+  return f;
+}
+
+// One F2P file's task run: the plan and its cut, then each level's task directory written
+// into the staging area, verified (level 1 repaired up to kMaxRepairs times) and published.
+class TaskRun {
+ public:
+  TaskRun(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+          parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
+          const ExtractOptions& options)
+      : env_(env), launcher_(launcher), tests_(tests), parser_(parser), ctx_(ctx), f2p_(f2p),
+        options_(options), staging_(util::JoinPath(options.out_dir, ".staging")),
+        work_(util::JoinPath(options.out_dir, ".work")), start_(Clock::now()) {
+    o_.f2p = f2p.file;
+  }
+
+  TaskOutcome Run() {
+    cp_ = PlanWithRetries(parser_, ctx_, f2p_, options_, &o_.detail);
+    if (cp_.rejection != Rejection::kNone) return Finish(cp_.rejection, cp_.detail);
+    if (!options_.base_commit.empty()) {
+      runner::Git log(env_, launcher_, util::JoinPath(work_, "log"));
+      std::tie(create_time_, upd_time_) = FileTimes(log, ctx_.repo.root(), f2p_.file);
+    }
+    if (auto failed = Level1(); failed) return *failed;
+    o_.lines = f_.lines;
+    if (auto s = Publish(); !s.ok()) return Finish(Rejection::kIo, s.error());
+    if (options_.level2) {
+      Rejection category = Rejection::kNone;
+      std::string failure = WriteAndVerify(2, &category, nullptr);
+      if (failure.empty()) {
+        if (auto s = Publish(); !s.ok()) return Finish(Rejection::kIo, s.error());
+      } else if (category == Rejection::kIo || category == Rejection::kStatement) {
+        return Finish(category, failure);
+      } else {
+        o_.detail += (o_.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + failure;
+      }
+    }
+    o_.emitted = true;
+    return Finish(Rejection::kNone, o_.detail);
+  }
+
+ private:
+  static constexpr int kMaxRepairs = 3;
+
+  TaskOutcome Finish(Rejection rejection, std::string detail) {
+    o_.rejection = rejection;
+    o_.detail = std::move(detail);
+    o_.fbkit_seconds =
+        std::chrono::duration<double>(Clock::now() - start_).count() - o_.pytest_seconds;
+    return o_;
+  }
+
+  // Level 1, repaired and verified again up to kMaxRepairs times; the outcome when it fails.
+  std::optional<TaskOutcome> Level1() {
+    for (int round = 0;; ++round) {
+      f_ = Fields(ctx_, options_, f2p_, cp_);
+      f_.create_time = create_time_;
+      f_.upd_time = upd_time_;
+      f_.digest = Digest(f2p_.file, *cp_.plan, f_.extracted);
+      taskdir::VerifyReport report;
+      Rejection category = Rejection::kNone;
+      std::string failure = WriteAndVerify(1, &category, &report);
+      if (failure.empty()) return std::nullopt;
+      std::string repaired = category == Rejection::kVerificationFailed && round < kMaxRepairs
+                                 ? RepairPlan(parser_, ctx_, options_, report, cp_)
+                                 : "";
+      if (repaired.empty()) {
+        if (!o_.repairs.empty()) {
+          failure += " (after " + std::to_string(o_.repairs.size()) + " repairs)";
+        }
+        return Finish(category, failure);
+      }
+      o_.repairs.push_back(repaired);
+    }
+  }
+
+  // Writes one level's task directory into the staging area and verifies it; "" when it
+  // holds, else the failure (`category` says which step failed, `report` how verification did).
+  std::string WriteAndVerify(int level, Rejection* category, taskdir::VerifyReport* report) {
+    f_.id = InstanceId(options_.id_scheme, options_.repo_name, options_.base_commit, f2p_.file,
+                       f_.digest, level);
+    f_.level = level;
+    std::string dir = util::JoinPath(staging_, f_.id);
+    if (std::string failure = Write(level, dir, category); !failure.empty()) return failure;
+    *category = Rejection::kVerificationFailed;
+    if (!options_.verify) return "";
+    taskdir::VerifyReport local;
+    return Verify(level, dir, report ? report : &local);
+  }
+
+  // The task directory of one level: its patches, problem statement and instance.json.
+  std::string Write(int level, const std::string& dir, Rejection* category) {
+    (void)env_.RemoveAll(dir);
+    *category = Rejection::kIo;
+    if (auto s = env_.MakeDirs(dir); !s.ok()) return s.error();
+    runner::Git git(env_, launcher_, dir);
+    const Plan& plan = *cp_.plan;
+    StatementInput si{options_.repo_name, f2p_.file, cp_.tops, plan.extracted, f_.interfaces,
+                      level, "", {}};
+    if (level == 1) {
+      auto patches = WritePresolved(env_, git, ctx_.repo, options_, dir, f2p_.file, cp_.cut.texts);
+      if (!patches.ok()) return patches.error();
+      f_.patches = *patches;
+      f_.f2p_tests = plan.f2p_tests;
+    } else {
+      auto sources = PackageSourcesOf(env_, launcher_, ctx_.repo.root(), options_);
+      auto l2 = sources.ok() ? WriteLevel2(env_, git, ctx_.repo, parser_, f2p_.file,
+                                           plan.f2p_tests, cp_.tops, *sources, dir)
+                             : util::Expected<Level2>(util::Error{sources.error()});
+      if (!l2.ok()) {
+        (void)env_.RemoveAll(dir);
+        *category = Rejection::kLevel2;
+        return l2.error();
+      }
+      f_.patches = {l2->patch, l2->test_patch};
+      f_.f2p_tests = l2->f2p_tests;
+      si.package = l2->package;
+      si.test_uses = l2->test_uses;
+    }
+    si.model = &options_.statement_model;
+    auto statement = ProblemStatement(ctx_.repo, si);
+    if (!statement.ok()) {
+      (void)env_.RemoveAll(dir);
+      *category = Rejection::kStatement;
+      return statement.error();
+    }
+    f_.statement = *statement;
+    if (auto s = taskdir::WriteTaskFiles(env_, dir, ToInstance(options_, f_)); !s.ok()) {
+      return s.error();
+    }
+    return "";
+  }
+
+  // Verifies the staged task directory; keeps the evidence of a failure, leaves flaky tests
+  // out of a task that holds.
+  std::string Verify(int level, const std::string& dir, taskdir::VerifyReport* report) {
+    taskdir::VerifyOptions vo;
+    vo.f2p_max_pass = options_.f2p_max_pass;
+    vo.work_dir = util::JoinPath(work_, f_.id);
+    vo.sandbox = options_.settings.sandbox;
+    vo.env_cache = options_.settings.env_cache;
+    if (level == 2 && !o_.instance_ids.empty()) {
+      vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
+    }
+    *report = taskdir::VerifyTask({env_, launcher_, tests_}, dir, vo);
+    o_.pytest_runs += report->pytest_runs;
+    o_.pytest_seconds += report->pytest_seconds;
+    std::string evidence = RejectedDir(options_.out_dir, f2p_.file, level);
+    if (!report->ok) {
+      if (auto s = KeepEvidence(env_, dir, evidence, *report); !s.ok()) return s.error();
+      return report->reason;
+    }
+    (void)env_.RemoveAll(evidence);  // an earlier round's or run's
+    if (report->flaky.empty()) return "";
+    // Tests that changed their outcome between two runs of the same code leave the task.
+    auto flaky = [&](const std::string& id) { return report->flaky.count(id) > 0; };
+    std::erase_if(f_.f2p_tests, flaky);
+    std::erase_if(f_.p2p_tests, flaky);
+    o_.flaky.insert(o_.flaky.end(), report->flaky.begin(), report->flaky.end());
+    if (auto s = taskdir::WriteTaskFiles(env_, dir, ToInstance(options_, f_)); !s.ok()) {
+      return s.error();
+    }
+    return "";
+  }
+
+  util::Status Publish() {
+    std::string final_dir = util::JoinPath(options_.out_dir, f_.id);
+    (void)env_.RemoveAll(final_dir);
+    if (auto s = env_.Rename(util::JoinPath(staging_, f_.id), final_dir); !s.ok()) return s;
+    o_.instance_ids.push_back(f_.id);
+    return util::Status::Ok();
+  }
+
+  util::Env& env_;
+  runner::Launcher& launcher_;
+  runner::TestRunner& tests_;
+  parser::PythonParser& parser_;
+  const ExtractContext& ctx_;
+  const PassingFile& f2p_;
+  const ExtractOptions& options_;
+  const std::string staging_, work_;
+  const Clock::time_point start_;
+  TaskOutcome o_;
+  CutPlan cp_;
+  InstanceFields f_;
+  std::string create_time_, upd_time_;
+};
+
+}  // namespace
+
+TaskOutcome BuildTask(const runner::Services& services,
+                      parser::PythonParser& parser,
+                      const ExtractContext& ctx, const PassingFile& f2p,
+                      const ExtractOptions& options) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
+  return TaskRun(env, launcher, tests, parser, ctx, f2p, options).Run();
+}
+
+}  // namespace fbkit::extract::make

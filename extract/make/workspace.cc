@@ -1,0 +1,77 @@
+#include "extract/make/workspace.h"
+
+#include "graph/graph_io.h"
+#include "parser/entity_table.h"
+#include "runner/git.h"
+#include "runner/repo_files.h"
+#include "tracer/trace_json.h"
+#include "util/parallel.h"
+
+namespace fbkit::extract::make {
+namespace {
+
+// The graph and the trace, from their files.
+util::Status ReadInputs(util::Env& env, const WorkspaceRequest& r, Workspace* w) {
+  auto gtext = env.ReadFile(r.graph_path);
+  if (!gtext.ok()) return util::Error{"--graph: " + gtext.error()};
+  auto g = graph::ReadGraph(*gtext);
+  if (!g.ok()) return util::Error{r.graph_path + ": " + g.error()};
+  w->graph = std::move(*g);
+  auto ttext = env.ReadFile(r.trace_path);
+  if (!ttext.ok()) return util::Error{"--trace: " + ttext.error()};
+  auto t = tracer::ParseTraceDocument(*ttext);
+  if (!t.ok()) return util::Error{r.trace_path + ": " + t.error()};
+  w->trace = std::move(*t);
+  return util::Status::Ok();
+}
+
+// The entity table (with references) and the sources it covers.
+util::Status LoadSources(util::Env& env, const WorkspaceRequest& r, Workspace* w) {
+  parser::EntitiesOptions eo;
+  eo.root = r.root;
+  eo.excludes = r.excludes;
+  eo.excludes.insert(eo.excludes.end(), r.spec.exclude.begin(), r.spec.exclude.end());
+  eo.jobs = util::DefaultJobs();
+  eo.references = true;
+  eo.cache_dir = r.cache_dir;
+  auto entities = parser::BuildEntities(env, eo, nullptr);
+  if (!entities.ok()) return util::Error{entities.error()};
+  auto tables = parser::FileTables(*entities);
+  if (!tables.ok()) return util::Error{tables.error()};
+  auto repo = Repo::Load(env, r.root, std::move(*tables));
+  if (!repo.ok()) return util::Error{repo.error()};
+  w->repo = std::make_unique<Repo>(std::move(*repo));
+  w->index = std::make_unique<CutIndex>(*w->repo);
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launcher,
+                                        const WorkspaceRequest& request) {
+  Workspace w;
+  if (auto s = ReadInputs(env, request, &w); !s.ok()) return util::Error{s.error()};
+  if (auto s = LoadSources(env, request, &w); !s.ok()) return util::Error{s.error()};
+  w.passing = PassingFiles(w.trace, &w.not_passing);
+  auto out = env.RealPath(request.out_dir);
+  if (!out.ok()) {
+    if (auto s = env.MakeDirs(request.out_dir); !s.ok()) return util::Error{"-o: " + s.error()};
+    out = env.RealPath(request.out_dir);
+    if (!out.ok()) return util::Error{"-o: " + out.error()};
+  }
+  ExtractOptions& o = w.options;
+  o.out_dir = *out;
+  runner::Git git(env, launcher, o.out_dir);
+  o.repo_name = !request.repo_name.empty() ? request.repo_name
+                : !request.spec.repo.empty() ? request.spec.repo
+                                             : runner::RepoName(git, request.root);
+  auto head = git.Run(request.root, {"rev-parse", "HEAD"});
+  o.base_commit = head.ok() ? head->substr(0, 40) : "";
+  auto files = runner::ListRepoFiles(env, git, request.root, o.out_dir);
+  if (!files.ok()) return util::Error{files.error()};
+  o.files = std::move(*files);
+  o.settings = request.spec;
+  return w;
+}
+
+}  // namespace fbkit::extract::make

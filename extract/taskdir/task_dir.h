@@ -1,0 +1,89 @@
+// The task directory (fbkit.task/2), owned here in both directions: the names of its parts,
+// writing them and reading instance.json. A task directory holds instance.json,
+// patch.diff (the gold patch), test_patch.diff (what puts the F2P test files back),
+// problem_statement.md and, at level 1, presolved/ (the repository without the feature: a
+// git repository of one commit). An L2 task rebuilds the original repository from its L1
+// sibling (the same id ending in .lv1): its presolved/ with its patch.diff applied.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runner/spec.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::extract::taskdir {
+
+// The paths of one task directory's parts.
+struct TaskDir {
+  std::string dir;
+
+  std::string instance() const;    // instance.json
+  std::string patch() const;       // patch.diff
+  std::string test_patch() const;  // test_patch.diff
+  std::string statement() const;   // problem_statement.md
+  std::string presolved() const;   // presolved/
+};
+
+// The L1 task whose presolved/ and patch.diff an L2 task rebuilds the original repository
+// from: `given` when set, else the sibling directory whose name ends in .lv1 for .lv2; an
+// error when it has no presolved/.
+util::Expected<TaskDir> Level1Task(util::Env& env, const TaskDir& task, const std::string& given = "");
+
+// instance.json: FeatureBench's fields with its types (counts as numbers, repo_settings as a
+// JSON string as in its dataset rows), and fbkit's own beside them. A task fbkit made
+// records how (the "made" fields below); an imported FeatureBench row records its own
+// repo_settings instead.
+struct Instance {
+  std::string instance_id;
+  std::string repo;  // "owner/name"
+  std::string base_commit;
+  std::string image_name;
+  int level = 1;
+  std::vector<std::string> f2p_files;  // FAIL_TO_PASS
+  std::vector<std::string> p2p_files;  // PASS_TO_PASS (none at level 2)
+  std::vector<std::string> f2p_tests;  // test ids
+  std::vector<std::string> p2p_tests;
+  std::vector<std::string> top_objects;
+  std::string patch, test_patch, problem_statement;
+  runner::RepoSpec settings;  // how its tests run: repo_settings
+  std::string settings_json;  // repo_settings as written (read back as is)
+
+  // Imported from a FeatureBench row (fb-extract import): its repo_settings, as given.
+  bool imported = false;
+  std::string featurebench_repo_settings;
+
+  // Made by fbkit (fb-extract all/task).
+  int cap = 0;  // the line cap of the plan
+  std::string create_time, upd_time;  // the F2P file's first and last commit
+  std::vector<std::string> dangling_references, demoted_top_objects, extracted,
+      extracted_files, interfaces, orphans_removed;
+  int functions = 0, lines = 0;
+  std::string model_json;  // who wrote the choice and the words ("" without a model)
+  bool strict_references = false;
+  uint64_t seed = 0;
+};
+
+// instance.json's text (compact, keys sorted, one line).
+std::string InstanceJson(const Instance& instance);
+
+// Reads instance.json's text (fbkit.task/1 and /2).
+util::Expected<Instance> ParseInstance(const std::string& json);
+
+// Reads a task directory's instance.json; errors name the file.
+util::Expected<Instance> ReadInstance(util::Env& env, const TaskDir& task);
+
+// Whether `dir` holds an instance.json.
+bool IsTaskDir(util::Env& env, const std::string& dir);
+
+// Writes the task's files (patch.diff, test_patch.diff, problem_statement.md, instance.json,
+// each atomically) into `dir`, which exists; presolved/ is the caller's.
+util::Status WriteTaskFiles(util::Env& env, const std::string& dir, const Instance& instance);
+
+// Test code: a collected test file, a conftest.py, or a file under a tests/ or test/ folder.
+bool IsTestCode(const std::string& path, const std::set<std::string>& test_files);
+
+}  // namespace fbkit::extract::taskdir

@@ -1,0 +1,274 @@
+#include "extract/taskdir/verify.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "runner/confine.h"
+#include "runner/outcome.h"
+#include "util/json_read.h"
+
+namespace fbkit::extract::taskdir {
+
+namespace {
+
+// A test that does not fail its session: a non-strict xfail may pass or fail from run to run
+// (pytest's own suite has such races), both count.
+bool Passed(const std::string& outcome) { return runner::PassesSession(outcome); }
+
+// The line of a pytest failure text that says what went wrong: the first "E   " line (the
+// failed assertion or the exception), else the last non-empty line.
+std::string ErrorLine(const std::string& message) {
+  std::string last, last_e;
+  size_t b = 0;
+  while (b < message.size()) {
+    size_t e = std::min(message.find('\n', b), message.size());
+    std::string line = message.substr(b, e - b);
+    b = e + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last = line;
+    if (line.starts_with("E ") && last_e.empty()) last_e = line;
+  }
+  std::string out = last_e.empty() ? last : last_e;
+  return out.size() > 300 ? out.substr(0, 300) + "..." : out;
+}
+
+}  // namespace
+
+util::Expected<std::map<std::string, std::string>> RunTests(
+    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& settings,
+    const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
+    std::map<std::string, std::string>* errors, std::map<std::string, std::string>* messages) {
+  auto start = std::chrono::steady_clock::now();
+  runner::TestRunRequest request;
+  request.root = root;
+  request.spec = settings;
+  request.files = files;
+  request.work_dir = work_dir;
+  auto trace = tests.Run(request);
+  if (seconds) {
+    *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (!trace.ok()) return util::Error{trace.error()};
+  for (const auto& [path, f] : trace->files) {
+    if (messages && f.error) (*messages)[path] = *f.error;
+    for (const auto& [id, t] : f.tests) {
+      if (t.message && errors) (*errors)[id] = ErrorLine(*t.message);
+      if (t.message && messages) (*messages)[id] = *t.message;
+    }
+  }
+  return runner::OutcomesOf(*trace);
+}
+
+namespace {
+
+// One verification: the work copy (L1: presolved/; L2: the original rebuilt from the L1
+// task) with the test patch applied, round 0 on it, the gold patch, round 1; a failing round
+// runs once more and tests whose outcome changed are flaky (left out).
+class Verification {
+ public:
+  Verification(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+               const std::string& task_dir, const VerifyOptions& options)
+      : env_(env), tests_(tests), task_dir_(task_dir), options_(options),
+        git_(env, launcher, options.work_dir), work_(util::JoinPath(options.work_dir, "repo")) {}
+
+  VerifyReport Run() {
+    auto info = ReadInstance(env_, TaskDir{task_dir_});
+    if (!info.ok()) return Fail(info.error());
+    info_ = std::move(*info);
+    info_.settings.sandbox = options_.sandbox;
+    info_.settings.env_cache = options_.env_cache;
+    if (std::string why = Prepare(); !why.empty()) return Fail(why);
+    files_ = info_.f2p_files;
+    files_.insert(files_.end(), info_.p2p_files.begin(), info_.p2p_files.end());
+    r_.f2p_points = info_.f2p_tests.size();
+    r_.p2p_points = info_.p2p_tests.size();
+    for (int round = 0; round < 2; ++round) {
+      if (auto failed = Round(round); failed) return *failed;
+      if (round == 0) {
+        auto gold = git_.Run(work_, {"apply", task_.patch()});
+        if (!gold.ok()) return Fail("patch.diff does not apply: " + gold.error());
+      }
+    }
+    size_t f2p_left = 0;
+    for (const auto& id : info_.f2p_tests) f2p_left += !r_.flaky.count(id);
+    if (f2p_left == 0 && !info_.f2p_tests.empty()) {
+      return Fail("every F2P test is flaky", VerifyFailure::kGold);
+    }
+    r_.ok = true;
+    (void)env_.RemoveAll(options_.work_dir);
+    return r_;
+  }
+
+ private:
+  // One run of a round's tests (0: the pre-solved code, 1: with the gold patch).
+  struct TestsRun {
+    std::map<std::string, std::string> outcomes, errors, messages;
+  };
+
+  VerifyReport Fail(const std::string& why, VerifyFailure failure = VerifyFailure::kSetup) {
+    r_.ok = false;
+    r_.failure = failure;
+    r_.reason = why;
+    (void)env_.RemoveAll(options_.work_dir);
+    return r_;
+  }
+
+  // The work copy with the test patch applied; "" when it is made, else why not.
+  std::string Prepare() {
+    (void)env_.RemoveAll(options_.work_dir);
+    if (auto s = env_.MakeDirs(options_.work_dir); !s.ok()) return s.error();
+    auto real_task = env_.RealPath(task_dir_);
+    task_ = TaskDir{real_task.ok() ? *real_task : task_dir_};
+    // L1 starts from presolved/; L2 from the original repository, rebuilt from the sibling
+    // L1 task (its presolved/ with its patch.diff applied).
+    TaskDir base = task_;
+    if (info_.level == 2) {
+      auto l1 = Level1Task(env_, task_, options_.level1_dir);
+      if (!l1.ok()) return l1.error();
+      base = *l1;
+    }
+    // The repository's tests write the work copy: git over it runs sandboxed from the start.
+    git_.Confine(runner::ToolSandbox(info_.settings, {options_.work_dir}, {task_.dir, base.dir}));
+    auto cloned =
+        git_.Run(options_.work_dir, {"clone", "-q", "--no-hardlinks", base.presolved(), work_});
+    if (!cloned.ok()) return cloned.error();
+    if (info_.level == 2) {
+      auto restored = git_.Run(work_, {"apply", base.patch()});
+      if (!restored.ok()) return "the L1 patch.diff does not apply: " + restored.error();
+    }
+    auto applied = git_.Run(work_, {"apply", task_.test_patch()});
+    if (!applied.ok()) return "test_patch.diff does not apply: " + applied.error();
+    return "";
+  }
+
+  util::Expected<TestsRun> RunOnce(int round, const std::string& name) {
+    TestsRun out;
+    auto outcomes = RunTests(tests_, work_, info_.settings, files_,
+                             util::JoinPath(options_.work_dir, name), &r_.pytest_seconds,
+                             &out.errors, &out.messages);
+    ++r_.pytest_runs;
+    if (!outcomes.ok() && info_.level == 2 && round == 0) {
+      // Without agent_code a redirected conftest cannot even be loaded: nothing passes.
+      outcomes = std::map<std::string, std::string>{};
+    }
+    if (!outcomes.ok()) return util::Error{outcomes.error()};
+    out.outcomes = std::move(*outcomes);
+    return out;
+  }
+
+  // A round: its tests run and judged, once more when they fail; the report when it fails.
+  std::optional<VerifyReport> Round(int round) {
+    std::string name = "run" + std::to_string(round);
+    auto first = RunOnce(round, name);
+    if (!first.ok() && round == 0) {
+      // The pre-solved code breaks pytest itself (it imports what was removed before any
+      // test runs, or is pytest): a P2P failure whose output names what is missing.
+      r_.messages.push_back(first.error());
+      return Fail("pytest: " + first.error(), VerifyFailure::kP2P);
+    }
+    if (!first.ok()) return Fail("pytest: " + first.error());
+    VerifyFailure failure = VerifyFailure::kNone;
+    std::string why = Judge(round, *first, &failure);
+    if (why.empty()) return std::nullopt;
+    // Once more before it decides: a test whose outcome differs between two runs of the
+    // same code is flaky, left out of the task instead of deciding it.
+    auto again = RunOnce(round, name + "-again");
+    if (!again.ok()) return Fail(why, failure);
+    for (const auto* ids : {&info_.f2p_tests, &info_.p2p_tests}) {
+      for (const auto& id : *ids) {
+        if (Outcome(*first, id) != Outcome(*again, id)) r_.flaky.insert(id);
+      }
+    }
+    why = Judge(round, *again, &failure);
+    if (!why.empty()) return Fail(why, failure);
+    return std::nullopt;
+  }
+
+  static std::string Outcome(const TestsRun& run, const std::string& id) {
+    auto it = run.outcomes.find(id);
+    return it == run.outcomes.end() ? std::string("missing") : it->second;
+  }
+
+  // The round's verdict on `run`, flaky tests aside: "" when it holds, else why (`failure`
+  // says which check; r.failures and r.messages the evidence).
+  std::string Judge(int round, const TestsRun& run, VerifyFailure* failure) {
+    r_.failures.clear();
+    r_.messages.clear();
+    for (const auto& id : info_.p2p_tests) {  // every P2P test passes in both rounds
+      if (!r_.flaky.count(id) && !Passed(Outcome(run, id))) {
+        r_.failures.push_back("P2P " + id + " " + Outcome(run, id));
+      }
+    }
+    return round == 0 ? JudgePresolved(run, failure) : JudgeGold(run, failure);
+  }
+
+  // Round 0: the P2P tests pass, the F2P file passes at most --f2p-max-pass.
+  std::string JudgePresolved(const TestsRun& run, VerifyFailure* failure) {
+    size_t f2p_passed = 0, f2p_counted = 0;
+    for (const auto& id : info_.f2p_tests) {
+      if (r_.flaky.count(id)) continue;
+      ++f2p_counted;
+      f2p_passed += Passed(Outcome(run, id));
+    }
+    r_.f2p_pass_before = f2p_counted == 0 ? 0
+                                          : static_cast<double>(f2p_passed) / static_cast<double>(f2p_counted);
+    if (!r_.failures.empty()) {
+      for (const auto& p2p : info_.p2p_files) {
+        if (run.messages.count(p2p)) r_.messages.push_back(run.messages.at(p2p));
+      }
+      for (const auto& id : info_.p2p_tests) {
+        if (!r_.flaky.count(id) && !Passed(Outcome(run, id)) && run.messages.count(id)) {
+          r_.messages.push_back(run.messages.at(id));
+        }
+      }
+      *failure = VerifyFailure::kP2P;
+      return "P2P tests fail on the pre-solved codebase (" + std::to_string(r_.failures.size()) +
+             ", first: " + r_.failures.front() + ")";
+    }
+    if (r_.f2p_pass_before > options_.f2p_max_pass) {
+      *failure = VerifyFailure::kF2PPasses;
+      return "the F2P file still passes " + std::to_string(f2p_passed) + " of " +
+             std::to_string(f2p_counted) + " tests on the pre-solved codebase (--f2p-max-pass " +
+             std::to_string(options_.f2p_max_pass) + ")";
+    }
+    return "";
+  }
+
+  // Round 1: with the gold patch every F2P test passes too.
+  std::string JudgeGold(const TestsRun& run, VerifyFailure* failure) {
+    std::string first_error;
+    for (const auto& id : info_.f2p_tests) {
+      if (r_.flaky.count(id) || Passed(Outcome(run, id))) continue;
+      r_.failures.push_back("F2P " + id + " " + Outcome(run, id));
+      if (first_error.empty() && run.errors.count(id)) first_error = run.errors.at(id);
+    }
+    if (r_.failures.empty()) return "";
+    *failure = VerifyFailure::kGold;
+    return "with patch.diff applied " + std::to_string(r_.failures.size()) +
+           " tests still fail (first: " + r_.failures.front() +
+           (first_error.empty() ? "" : ": " + first_error) + ")";
+  }
+
+  util::Env& env_;
+  runner::TestRunner& tests_;
+  const std::string task_dir_;
+  const VerifyOptions& options_;
+  runner::Git git_;
+  const std::string work_;
+  Instance info_;
+  TaskDir task_;
+  std::vector<std::string> files_;
+  VerifyReport r_;
+};
+
+}  // namespace
+
+VerifyReport VerifyTask(const runner::Services& services,
+                        const std::string& task_dir, const VerifyOptions& options) {
+  [[maybe_unused]] auto& [env, launcher, tests] = services;
+  return Verification(env, launcher, tests, task_dir, options).Run();
+}
+
+}  // namespace fbkit::extract::taskdir

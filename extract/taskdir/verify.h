@@ -1,0 +1,73 @@
+// Post-verification of a task directory, from its files alone: on a fresh clone of
+// `presolved/` with the test patch applied, the P2P tests pass and the F2P file's pass rate
+// is at most a threshold; with `patch.diff` applied too, every F2P and P2P test passes.
+// Two pytest invocations, outcomes from the agent's hooks (never from printed logs); a
+// round that fails runs once more, and tests whose outcomes differ are flaky (left out).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runner/services.h"
+#include "runner/git.h"
+#include "runner/process.h"
+#include "runner/test_run.h"
+#include "extract/taskdir/task_dir.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::extract::taskdir {
+
+struct VerifyOptions {
+  double f2p_max_pass = 0.3;
+  std::string work_dir;  // scratch space (removed afterwards)
+  // L2: the L1 task whose presolved/ + patch.diff is the original repository (default: the
+  // sibling directory whose id ends in .lv1).
+  std::string level1_dir;
+  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;  // how the tests are isolated
+  std::string env_cache;  // where environments built from install steps are cached
+};
+
+// Which check a task failed.
+enum class VerifyFailure {
+  kNone,
+  kSetup,      // the task's files, git, pytest itself
+  kP2P,        // P2P tests fail (or do not run) on the pre-solved code
+  kF2PPasses,  // the F2P file passes too much on the pre-solved code
+  kGold,       // tests fail with the gold patch applied
+};
+
+struct VerifyReport {
+  bool ok = false;
+  VerifyFailure failure = VerifyFailure::kNone;
+  std::string reason;  // why not
+  // kP2P: the failing tests' messages and the test files' collection errors, in full.
+  std::vector<std::string> messages;
+  double f2p_pass_before = 0;
+  size_t f2p_points = 0;
+  size_t p2p_points = 0;
+  int pytest_runs = 0;
+  double pytest_seconds = 0;
+  std::vector<std::string> failures;  // test ids that did not behave, with their outcome
+  // Tests whose outcome differed between two runs of the same code (a failing round runs
+  // once more before it decides): left out of every check; the task should drop them.
+  std::set<std::string> flaky;
+};
+
+VerifyReport VerifyTask(const runner::Services& services,
+                        const std::string& task_dir, const VerifyOptions& options);
+
+// Runs the given test files in `root` with outcomes only: test id -> outcome name, as
+// runner::OutcomesOf (a test that was not collected is absent). Fails when pytest cannot
+// run. `seconds` (optional) is increased by the run's wall time; `errors` (optional) gets
+// each failed test's error line ("E   AssertionError: ..."), `messages` (optional) each
+// failed test's and each broken file's whole message.
+util::Expected<std::map<std::string, std::string>> RunTests(
+    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& settings,
+    const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
+    std::map<std::string, std::string>* errors = nullptr,
+    std::map<std::string, std::string>* messages = nullptr);
+
+}  // namespace fbkit::extract::taskdir

@@ -1,0 +1,413 @@
+// The breadth-first extraction over a hand-made graph: what a P2P file reaches remains, and
+// entities the cut found still in use (`kept`) stay: a kept function whole, a kept class as a
+// shell whose members are weighed one by one.
+#include "extract/make/select.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "parser/python_parser.h"
+#include "tests/testing/fake_env.h"
+
+namespace fbkit::extract::make {
+namespace {
+
+using graph::Edge;
+using graph::EdgeKind;
+using graph::Node;
+
+constexpr const char* kSource =
+    "class Shell:\n"              // 1
+    "    def used(self):\n"       // 2
+    "        return 1\n"          // 3
+    "\n"                          // 4
+    "    def feature(self):\n"    // 5
+    "        return helper()\n"   // 6
+    "\n"                          // 7
+    "    def untested(self):\n"   // 8
+    "        return 3\n"          // 9
+    "\n"                          // 10
+    "\n"                          // 11
+    "def helper():\n"             // 12
+    "    return 2\n"              // 13
+    "\n"                          // 14
+    "\n"                          // 15
+    "REGISTRY = {'s': Shell}\n";  // 16
+
+constexpr uint32_t kF2P = 0, kP2P = 1;
+
+class SelectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto p = parser::PythonParser::Create();
+    ASSERT_TRUE(p.ok());
+    env_.AddFile("/r/pkg/m.py", kSource);
+    std::vector<parser::FileTable> tables;
+    tables.push_back((*p)->Parse("pkg/m.py", "pkg.m", kSource, true));
+    repo_ = std::make_unique<Repo>(std::move(*Repo::Load(env_, "/r", std::move(tables))));
+    // Nodes: 0 module, 1 Shell, 2 used (F2P + P2P), 3 feature (F2P), 4 untested, 5 helper.
+    std::vector<Node> nodes = {
+        {"pkg/m.py::<module>", "pkg/m.py", "<module>", parser::EntityKind::kModule, 1, 16, {}},
+        {"pkg/m.py::Shell", "pkg/m.py", "Shell", parser::EntityKind::kClass, 1, 9, {}},
+        {"pkg/m.py::Shell.used",
+         "pkg/m.py",
+         "Shell.used",
+         parser::EntityKind::kMethod,
+         2,
+         3,
+         {kF2P, kP2P}},
+        {"pkg/m.py::Shell.feature",
+         "pkg/m.py",
+         "Shell.feature",
+         parser::EntityKind::kMethod,
+         5,
+         6,
+         {kF2P}},
+        {"pkg/m.py::Shell.untested",
+         "pkg/m.py",
+         "Shell.untested",
+         parser::EntityKind::kMethod,
+         8,
+         9,
+         {}},
+        {"pkg/m.py::helper", "pkg/m.py", "helper", parser::EntityKind::kFunction, 12, 13, {kF2P}},
+    };
+    std::vector<Edge> edges = {
+        {0, 1, EdgeKind::kContains, 0, {}}, {0, 5, EdgeKind::kContains, 0, {}},
+        {1, 2, EdgeKind::kContains, 0, {}}, {1, 3, EdgeKind::kContains, 0, {}},
+        {1, 4, EdgeKind::kContains, 0, {}}, {3, 5, EdgeKind::kCall, 4, {kF2P}},
+    };
+    graph_ = graph::DepGraph::FromParts(std::move(nodes), std::move(edges),
+                                        {"tests/test_a.py", "tests/test_b.py"});
+    plan_.f2p = "tests/test_a.py";
+    plan_.cap = 3000;
+  }
+
+  std::set<std::string> Extract(std::vector<std::string> tops, std::vector<std::string> p2p,
+                                std::set<std::string> kept) {
+    plan_.top_objects = std::move(tops);
+    plan_.p2p = std::move(p2p);
+    plan_.kept = std::move(kept);
+    status_ = Reextract(*repo_, graph_, &plan_);
+    return plan_.extracted;
+  }
+
+  testing::FakeEnv env_;
+  std::unique_ptr<Repo> repo_;
+  graph::DepGraph graph_;
+  Plan plan_;
+  util::Status status_;
+};
+
+TEST_F(SelectTest, AClassNoP2PFileUsesGoesWholeWithItsCallees) {
+  auto got = Extract({"pkg/m.py::Shell"}, {}, {});
+  EXPECT_TRUE(status_.ok()) << status_.error();
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell", "pkg/m.py::Shell.feature",
+                                        "pkg/m.py::Shell.untested", "pkg/m.py::Shell.used",
+                                        "pkg/m.py::helper"}));
+}
+
+TEST_F(SelectTest, AClassAP2PFileUsesKeepsWhatThatFileReaches) {
+  auto got = Extract({"pkg/m.py::Shell"}, {"tests/test_b.py"}, {});
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell.feature", "pkg/m.py::helper"}));
+}
+
+TEST_F(SelectTest, AKeptClassStaysAsAShellWhoseTestedMembersAreStillExtracted) {
+  // No P2P file uses Shell, but REGISTRY (code that stays) names it: the class remains, the
+  // members the F2P file reaches go; the one no test reaches stays with the class.
+  auto got = Extract({"pkg/m.py::Shell"}, {}, {"pkg/m.py::Shell"});
+  EXPECT_TRUE(status_.ok()) << status_.error();
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell.feature", "pkg/m.py::Shell.used",
+                                        "pkg/m.py::helper"}));
+}
+
+TEST_F(SelectTest, AKeptFunctionNoP2PFileRunsStaysWholeAndWhatItCallsStillGoes) {
+  auto got = Extract({"pkg/m.py::Shell"}, {}, {"pkg/m.py::Shell", "pkg/m.py::Shell.feature"});
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell.used", "pkg/m.py::helper"}));
+  EXPECT_TRUE(plan_.stand_ins.empty());
+  // A top object that stays: the first removed object below it stands in for it.
+  got = Extract({"pkg/m.py::Shell.feature"}, {}, {"pkg/m.py::Shell.feature"});
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::helper"}));
+  EXPECT_EQ(plan_.stand_ins, (std::set<std::string>{"pkg/m.py::helper"}));
+}
+
+TEST_F(SelectTest, NothingIsReachedThroughAKeptFunctionAP2PFileRuns) {
+  std::vector<Node> nodes = graph_.nodes();
+  nodes[3].test_files = {kF2P, kP2P};
+  graph_ = graph::DepGraph::FromParts(std::move(nodes), graph_.edges(), graph_.test_files());
+  auto got = Extract({"pkg/m.py::Shell"}, {"tests/test_b.py"},
+                     {"pkg/m.py::Shell", "pkg/m.py::Shell.feature"});
+  EXPECT_FALSE(got.count("pkg/m.py::helper"));
+}
+
+TEST_F(SelectTest, AHelperMoreTestFilesReachThanTheUtilityLimitStaysThoughNoP2PFileRunsIt) {
+  // helper is reached by both test files (one more than the limit), yet no P2P file is
+  // chosen: a P2P draw from the whole suite would run it, so it stays; the tops still go.
+  std::vector<Node> nodes = graph_.nodes();
+  nodes[5].test_files = {kF2P, kP2P};
+  graph_ = graph::DepGraph::FromParts(std::move(nodes), graph_.edges(), graph_.test_files());
+  plan_.utility_limit = 1;
+  auto got = Extract({"pkg/m.py::Shell"}, {}, {});
+  EXPECT_TRUE(status_.ok()) << status_.error();
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell", "pkg/m.py::Shell.feature",
+                                        "pkg/m.py::Shell.untested", "pkg/m.py::Shell.used"}));
+  // Chosen as a top object itself, it goes; without a limit, it goes as a helper too.
+  EXPECT_EQ(Extract({"pkg/m.py::helper"}, {}, {}), (std::set<std::string>{"pkg/m.py::helper"}));
+  plan_.utility_limit = 0;
+  EXPECT_TRUE(Extract({"pkg/m.py::Shell"}, {}, {}).count("pkg/m.py::helper"));
+}
+
+TEST_F(SelectTest, NothingLeftToExtractIsAnErrorThatSaysWhy) {
+  auto got = Extract({"pkg/m.py::helper"}, {}, {"pkg/m.py::helper"});
+  EXPECT_TRUE(got.empty());
+  ASSERT_FALSE(status_.ok());
+  EXPECT_NE(status_.error().find("used by code that stays"), std::string::npos);
+}
+
+TEST_F(SelectTest, TheLineCapStopsTheSearchButNeverBeforeTheFirstEntity) {
+  plan_.cap = 3;  // Shell.feature (2 lines) fits, helper (2 more) does not
+  auto got = Extract({"pkg/m.py::Shell"}, {"tests/test_b.py"}, {});
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::Shell.feature"}));
+  EXPECT_TRUE(plan_.capped);
+  plan_.cap = 1;
+  got = Extract({"pkg/m.py::helper"}, {}, {});
+  EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::helper"}));
+}
+
+// The chooser and the planner on a tiny suite: test_a.py tests Shell.feature, test_b.py uses
+// Shell.used, test_c.py and other/test_d.py touch nothing. Shell is used by two of four files
+// (more than the share limit), so it is chosen through its member; whole_classes takes the
+// class itself.
+class PlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto p = parser::PythonParser::Create();
+    ASSERT_TRUE(p.ok());
+    const std::vector<std::pair<std::string, std::string>> files = {
+        {"pkg/m.py", kSource},
+        {"tests/test_a.py",
+         "from pkg.m import Shell\n\n\ndef test_feature():\n    assert Shell().feature() == 2\n"},
+        {"tests/test_b.py",
+         "from pkg.m import Shell\n\n\ndef test_used():\n    assert Shell().used() == 1\n"},
+        {"tests/test_c.py", "def test_nothing():\n    assert True\n"},
+        {"tests/other/test_d.py", "def test_nothing():\n    assert True\n"}};
+    std::vector<parser::FileTable> tables;
+    for (const auto& [path, text] : files) {
+      env_.AddFile("/r/" + path, text);
+      std::string module = path.substr(0, path.size() - 3);
+      std::replace(module.begin(), module.end(), '/', '.');
+      tables.push_back((*p)->Parse(path, module, text, true));
+    }
+    repo_ = std::make_unique<Repo>(std::move(*Repo::Load(env_, "/r", std::move(tables))));
+    using K = parser::EntityKind;
+    // Test file indices (sorted paths): 0 other/test_d.py, 1 test_a.py, 2 test_b.py, 3 test_c.py.
+    std::vector<Node> nodes = {
+        {"pkg/m.py::<module>", "pkg/m.py", "<module>", K::kModule, 1, 16, {}},
+        {"pkg/m.py::Shell", "pkg/m.py", "Shell", K::kClass, 1, 9, {}},
+        {"pkg/m.py::Shell.used", "pkg/m.py", "Shell.used", K::kMethod, 2, 3, {2}},
+        {"pkg/m.py::Shell.feature", "pkg/m.py", "Shell.feature", K::kMethod, 5, 6, {1}},
+        {"pkg/m.py::Shell.untested", "pkg/m.py", "Shell.untested", K::kMethod, 8, 9, {}},
+        {"pkg/m.py::helper", "pkg/m.py", "helper", K::kFunction, 12, 13, {1}},
+        {"tests/test_a.py::<module>", "tests/test_a.py", "<module>", K::kModule, 1, 5, {1}},
+        {"tests/test_a.py::test_feature",
+         "tests/test_a.py",
+         "test_feature",
+         K::kFunction,
+         4,
+         5,
+         {1}},
+        {"tests/test_b.py::<module>", "tests/test_b.py", "<module>", K::kModule, 1, 5, {2}},
+        {"tests/test_b.py::test_used", "tests/test_b.py", "test_used", K::kFunction, 4, 5, {2}},
+        {"tests/test_c.py::<module>", "tests/test_c.py", "<module>", K::kModule, 1, 2, {3}},
+        {"tests/test_c.py::test_nothing",
+         "tests/test_c.py",
+         "test_nothing",
+         K::kFunction,
+         1,
+         2,
+         {3}},
+        {"tests/other/test_d.py::<module>",
+         "tests/other/test_d.py",
+         "<module>",
+         K::kModule,
+         1,
+         2,
+         {0}},
+        {"tests/other/test_d.py::test_nothing",
+         "tests/other/test_d.py",
+         "test_nothing",
+         K::kFunction,
+         1,
+         2,
+         {0}},
+    };
+    std::vector<Edge> edges = {
+        {0, 1, EdgeKind::kContains, 0, {}},   {0, 5, EdgeKind::kContains, 0, {}},
+        {1, 2, EdgeKind::kContains, 0, {}},   {1, 3, EdgeKind::kContains, 0, {}},
+        {1, 4, EdgeKind::kContains, 0, {}},   {3, 5, EdgeKind::kCall, 1, {1}},
+        {6, 1, EdgeKind::kImport, 0, {}},     {6, 7, EdgeKind::kContains, 0, {}},
+        {7, 3, EdgeKind::kCall, 1, {1}},      {8, 1, EdgeKind::kImport, 0, {}},
+        {8, 9, EdgeKind::kContains, 0, {}},   {9, 2, EdgeKind::kCall, 1, {2}},
+        {10, 11, EdgeKind::kContains, 0, {}}, {12, 13, EdgeKind::kContains, 0, {}},
+    };
+    graph_ = graph::DepGraph::FromParts(
+        std::move(nodes), std::move(edges),
+        {"tests/other/test_d.py", "tests/test_a.py", "tests/test_b.py", "tests/test_c.py"});
+    passing_ = {{"tests/other/test_d.py", {"tests/other/test_d.py::test_nothing"}, 0},
+                {"tests/test_a.py", {"tests/test_a.py::test_feature"}, 0},
+                {"tests/test_b.py", {"tests/test_b.py::test_used"}, 0},
+                {"tests/test_c.py", {"tests/test_c.py::test_nothing"}, 0}};
+    options_.p2p = 1;
+  }
+
+  testing::FakeEnv env_;
+  std::unique_ptr<Repo> repo_;
+  graph::DepGraph graph_;
+  std::vector<PassingFile> passing_;
+  SelectOptions options_;
+};
+
+TEST_F(PlanTest, ASharedClassIsChosenThroughItsSpecificMethodOrWholeOnRequest) {
+  auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan->top_objects, std::vector<std::string>{"pkg/m.py::Shell.feature"});
+  EXPECT_TRUE(plan->member_tops);
+  EXPECT_EQ(plan->extracted,
+            (std::set<std::string>{"pkg/m.py::Shell.feature", "pkg/m.py::helper"}));
+
+  options_.whole_classes = true;
+  plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan->top_objects, std::vector<std::string>{"pkg/m.py::Shell"});
+  EXPECT_FALSE(plan->member_tops);
+}
+
+TEST_F(PlanTest, P2PFilesBesideTheF2PFileComeFirstWhateverTheSeed) {
+  options_.whole_classes = true;  // test_b.py uses Shell: test_c.py and other/test_d.py remain
+  auto p2p_for = [&](uint64_t seed) {
+    options_.seed = seed;
+    auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+    EXPECT_TRUE(plan.ok()) << plan.error();
+    return plan.ok() ? plan->p2p : std::vector<std::string>{};
+  };
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    EXPECT_EQ(p2p_for(seed), std::vector<std::string>{"tests/test_c.py"}) << seed;
+  }
+  // --p2p-least-overlap orders by shared entities only: both share none with test_a.py, so
+  // the seed decides, and some seed picks the file of the other directory.
+  options_.least_overlap = true;
+  std::set<std::string> picked;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    auto p2p = p2p_for(seed);
+    picked.insert(p2p.begin(), p2p.end());
+  }
+  EXPECT_EQ(picked, (std::set<std::string>{"tests/other/test_d.py", "tests/test_c.py"}));
+}
+
+TEST_F(PlanTest, TheShareRuleLeavesTheSharedClassOut) {
+  options_.chooser = TopRule::kShare;
+  auto choices = ChooseTopObjects(*repo_, graph_, "tests/test_a.py",
+                                  TopCandidates(*repo_, graph_, "tests/test_a.py"), options_);
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0].id, "pkg/m.py::Shell");
+  EXPECT_FALSE(choices[0].chosen);
+}
+
+// A class a P2P file uses stays; its implementation of an abstract method of its base stays
+// with it, even when only the F2P file calls it (without it the class is abstract).
+TEST(AbstractTest, AnImplementationOfAnAbstractMethodStaysWithItsClass) {
+  constexpr const char* kAbc =
+      "import abc\n"               // 1
+      "\n"                         // 2
+      "\n"                         // 3
+      "class Base(abc.ABC):\n"     // 4
+      "    @abc.abstractmethod\n"  // 5
+      "    def run(self):\n"       // 6
+      "        ...\n"              // 7
+      "\n"                         // 8
+      "\n"                         // 9
+      "class Impl(Base):\n"        // 10
+      "    def run(self):\n"       // 11
+      "        return 1\n"         // 12
+      "\n"                         // 13
+      "    def extra(self):\n"     // 14
+      "        return 2\n"         // 15
+      "\n"                         // 16
+      "    def shared(self):\n"    // 17
+      "        return 3\n";        // 18
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  env.AddFile("/r/pkg/a.py", kAbc);
+  std::vector<parser::FileTable> tables;
+  tables.push_back((*p)->Parse("pkg/a.py", "pkg.a", kAbc, true));
+  auto repo = Repo::Load(env, "/r", std::move(tables));
+  ASSERT_TRUE(repo.ok());
+  using K = parser::EntityKind;
+  std::vector<Node> nodes = {
+      {"pkg/a.py::<module>", "pkg/a.py", "<module>", K::kModule, 1, 18, {}},
+      {"pkg/a.py::Base", "pkg/a.py", "Base", K::kClass, 4, 7, {}},
+      {"pkg/a.py::Base.run", "pkg/a.py", "Base.run", K::kMethod, 5, 7, {}},
+      {"pkg/a.py::Impl", "pkg/a.py", "Impl", K::kClass, 10, 18, {}},
+      {"pkg/a.py::Impl.run", "pkg/a.py", "Impl.run", K::kMethod, 11, 12, {kF2P}},
+      {"pkg/a.py::Impl.extra", "pkg/a.py", "Impl.extra", K::kMethod, 14, 15, {kF2P}},
+      {"pkg/a.py::Impl.shared", "pkg/a.py", "Impl.shared", K::kMethod, 17, 18, {kF2P, kP2P}},
+  };
+  std::vector<Edge> edges = {
+      {0, 1, EdgeKind::kContains, 0, {}}, {0, 3, EdgeKind::kContains, 0, {}},
+      {1, 2, EdgeKind::kContains, 0, {}}, {3, 1, EdgeKind::kInherits, 0, {}},
+      {3, 4, EdgeKind::kContains, 0, {}}, {3, 5, EdgeKind::kContains, 0, {}},
+      {3, 6, EdgeKind::kContains, 0, {}},
+  };
+  auto g = graph::DepGraph::FromParts(std::move(nodes), std::move(edges),
+                                      {"tests/test_a.py", "tests/test_b.py"});
+  Plan plan;
+  plan.f2p = "tests/test_a.py";
+  plan.cap = 3000;
+  plan.top_objects = {"pkg/a.py::Impl"};
+  plan.p2p = {"tests/test_b.py"};
+  ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
+  EXPECT_EQ(plan.extracted, (std::set<std::string>{"pkg/a.py::Impl.extra"}));
+  // No P2P file uses Impl: the class goes whole, its implementation with it.
+  plan.p2p = {};
+  ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
+  EXPECT_EQ(plan.extracted.count("pkg/a.py::Impl.run"), 1u);
+}
+
+}  // namespace
+}  // namespace fbkit::extract::make
+
+namespace fbkit::extract::make {
+namespace {
+
+// Ids that name the checkout's absolute path (parametrised with it) are left out: in another
+// copy the same test has another id. The rest of the file still counts.
+TEST(PassingFilesTest, TestsWhoseIdsNameTheCheckoutsPathAreLeftOut) {
+  tracer::TraceSet trace;
+  trace.root = "/tmp/optuna";
+  tracer::FileTrace& f = trace.files["tests/test_log.py"];
+  f.file = "tests/test_log.py";
+  const std::string plain = "tests/test_log.py::test_plain";
+  const std::string pathy = "tests/test_log.py::test_read[/tmp/optuna/tests/assets/a.log]";
+  f.nodeids = {plain, pathy};
+  for (const auto& id : f.nodeids) f.tests[id].outcome = runner::Outcome::kPassed;
+  std::map<std::string, std::string> rejected;
+  auto passing = PassingFiles(trace, &rejected);
+  ASSERT_EQ(passing.size(), 1u);
+  EXPECT_EQ(passing[0].tests, std::vector<std::string>{plain});
+  EXPECT_EQ(passing[0].path_ids, 1u);
+  // Only such tests: nothing can be graded.
+  f.nodeids = {pathy};
+  passing = PassingFiles(trace, &rejected);
+  EXPECT_TRUE(passing.empty());
+  EXPECT_EQ(rejected["tests/test_log.py"],
+            "its tests' ids name the checkout's path (they differ in every copy)");
+}
+
+}  // namespace
+}  // namespace fbkit::extract::make

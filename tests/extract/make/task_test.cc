@@ -1,0 +1,229 @@
+// The whole task run (extract/make/task.h: BuildTask) over a FakeTestRunner: a small repository on
+// disk, its entity table, a trace made here (no pytest), the real planner, cut, task writer
+// and verifier with real git, and pytest's answers decided by the code each run sees. A plan
+// that verifies is emitted; one whose F2P file passes without the feature is rejected with
+// its evidence kept; the rejection names round-trip through the state files' words.
+#include "extract/make/task.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "extract/taskdir/task_dir.h"
+#include "graph/dep_graph.h"
+#include "parser/entity_table.h"
+#include "parser/python_parser.h"
+#include "runner/process.h"
+#include "tests/testing/fake_test_runner.h"
+#include "tests/testing/run.h"
+
+namespace fbkit::extract::make {
+namespace {
+
+using testing::FakeTestRunner;
+using testing::ReadFileOrDie;
+using testing::ScratchDir;
+using testing::WriteFileOrDie;
+
+constexpr char kCore[] =
+    "def f():\n"
+    "    return 1\n"
+    "\n"
+    "\n"
+    "def g(x):\n"
+    "    \"\"\"The feature.\"\"\"\n"
+    "    total = 0\n"
+    "    for i in range(x):\n"
+    "        total += i\n"
+    "    return total\n";
+
+constexpr char kF2p[] = "tests/test_feature.py";
+constexpr char kP2p[] = "tests/test_core.py";
+
+tracer::CodeId Code(const std::string& path, int line, const std::string& name) {
+  return tracer::CodeId{path, line, name};
+}
+
+// One passed test file whose test calls `callee`.
+tracer::FileTrace Ran(const std::string& file, const std::string& test, int line,
+                      const tracer::CodeId& callee) {
+  tracer::FileTrace f;
+  f.file = file;
+  std::string id = file + "::" + test;
+  f.nodeids = {id};
+  f.tests[id].nodeid = id;
+  f.tests[id].phases = {{"call", "passed"}};
+  f.tests[id].outcome = runner::Outcome::kPassed;
+  f.edges[{Code(file, line, test), callee}] = 1;
+  return f;
+}
+
+class BuildTaskTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Prepare(kCore); }
+
+  // The repository with `core` as pkg/core.py, its entity table, trace and graph.
+  void Prepare(const std::string& core) {
+    root_ = tmp_.path() + "/repo";
+    for (const char* dir : {"/pkg", "/tests"}) std::filesystem::create_directories(root_ + dir);
+    WriteFileOrDie(root_ + "/pkg/__init__.py", "");
+    WriteFileOrDie(root_ + "/pkg/core.py", core);
+    WriteFileOrDie(root_ + "/" + kF2p,
+                   "from pkg.core import g\n\n\ndef test_g():\n    assert g(4) == 6\n");
+    WriteFileOrDie(root_ + "/" + kP2p, "from pkg.core import f\n\n\ndef test_f():\n    assert f() == 1\n");
+    parser::EntitiesOptions eo;
+    eo.root = root_;
+    eo.references = true;
+    auto entities = parser::BuildEntities(util::RealEnv(), eo, nullptr);
+    ASSERT_TRUE(entities.ok()) << entities.error();
+    auto tables = parser::FileTables(*entities);
+    ASSERT_TRUE(tables.ok()) << tables.error();
+    trace_ = tracer::TraceSet{};
+    trace_.root = root_;
+    trace_.mode = "isolate";
+    trace_.files[kF2p] = Ran(kF2p, "test_g", 4, Code("pkg/core.py", 5, "g"));
+    trace_.files[kF2p].edges[{Code("pkg/core.py", 5, "g"), Code("pkg/core.py", 13, "h")}] = 1;
+    trace_.files[kP2p] = Ran(kP2p, "test_f", 4, Code("pkg/core.py", 1, "f"));
+    graph_ = graph::DepGraph::Build(*tables, &trace_, nullptr);
+    auto repo = Repo::Load(util::RealEnv(), root_, std::move(*tables));
+    ASSERT_TRUE(repo.ok()) << repo.error();
+    repo_ = std::make_unique<Repo>(std::move(*repo));
+    index_ = std::make_unique<CutIndex>(*repo_);
+    passing_ = PassingFiles(trace_, nullptr);
+    ASSERT_EQ(passing_.size(), 2u);
+    auto p = parser::PythonParser::Create();
+    ASSERT_TRUE(p.ok());
+    parser_ = std::move(*p);
+    options_.out_dir = tmp_.path() + "/out";
+    std::filesystem::create_directories(options_.out_dir);
+    options_.repo_name = "o/r";
+    options_.files = {"pkg/__init__.py", "pkg/core.py", kF2p, kP2p};
+    options_.settings.python = "/usr/bin/python3";
+    options_.settings.sandbox = runner::SandboxKind::kNone;
+    options_.min_lines = 1;
+    options_.level2 = false;
+    options_.select.p2p = 1;
+  }
+
+  // pytest's answers: the F2P test passes when the code it runs has g (or always), the
+  // P2P test always.
+  void Answer(bool f2p_needs_g) {
+    tests_.respond = [f2p_needs_g](const runner::TestRunRequest& r) {
+      bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+      std::map<std::string, std::string> outcomes;
+      for (const auto& file : r.files) {
+        if (file == kF2p) {
+          outcomes[std::string(kF2p) + "::test_g"] = has_g || !f2p_needs_g ? "passed" : "failed";
+        } else {
+          outcomes[file + "::test_f"] = "passed";
+        }
+      }
+      return util::Expected<runner::TestRun>(testing::RunWith(outcomes));
+    };
+  }
+
+  TaskOutcome Build() {
+    const PassingFile* f2p = passing_[0].file == kF2p ? &passing_[0] : &passing_[1];
+    return BuildTask({util::RealEnv(), runner::RealLauncher(), tests_}, *parser_,
+                     ExtractContext{*repo_, *index_, graph_, passing_}, *f2p, options_);
+  }
+
+  ScratchDir tmp_;
+  std::string root_;
+  tracer::TraceSet trace_;
+  graph::DepGraph graph_;
+  std::unique_ptr<Repo> repo_;
+  std::unique_ptr<CutIndex> index_;
+  std::vector<PassingFile> passing_;
+  std::unique_ptr<parser::PythonParser> parser_;
+  ExtractOptions options_;
+  FakeTestRunner tests_;
+};
+
+TEST_F(BuildTaskTest, APlanThatVerifiesIsEmitted) {
+  Answer(true);
+  TaskOutcome o = Build();
+  ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
+  EXPECT_EQ(o.rejection, Rejection::kNone);
+  ASSERT_EQ(o.instance_ids.size(), 1u);
+  auto inst = taskdir::ReadInstance(util::RealEnv(),
+                                    taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
+  ASSERT_TRUE(inst.ok()) << inst.error();
+  EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
+  EXPECT_EQ(inst->p2p_files, std::vector<std::string>{kP2p});
+  EXPECT_EQ(inst->f2p_tests, std::vector<std::string>{std::string(kF2p) + "::test_g"});
+  // Verification: the pre-solved code (P2P and F2P files), then the gold patch.
+  ASSERT_GE(tests_.requests.size(), 2u);
+  EXPECT_TRUE(o.repairs.empty());
+  // presolved/ lacks the feature; the gold patch adds it back.
+  std::string task = options_.out_dir + "/" + o.instance_ids[0];
+  EXPECT_EQ(ReadFileOrDie(task + "/presolved/pkg/core.py").find("def g"), std::string::npos);
+  EXPECT_NE(ReadFileOrDie(task + "/patch.diff").find("+def g(x):"), std::string::npos);
+}
+
+TEST_F(BuildTaskTest, AnF2PFileThatPassesWithoutTheFeatureIsRejectedWithItsEvidence) {
+  Answer(false);
+  TaskOutcome o = Build();
+  EXPECT_FALSE(o.emitted);
+  EXPECT_EQ(o.rejection, Rejection::kVerificationFailed) << RejectionName(o.rejection);
+  EXPECT_TRUE(o.instance_ids.empty());
+  std::string evidence = options_.out_dir + "/rejected/tests.test_feature.lv1";
+  ASSERT_TRUE(std::filesystem::exists(evidence + "/verification.txt")) << o.detail;
+  EXPECT_NE(ReadFileOrDie(evidence + "/verification.txt").find("reason: "), std::string::npos);
+}
+
+TEST_F(BuildTaskTest, TooFewLinesIsARejectionBeforeAnyRun) {
+  Answer(true);
+  options_.min_lines = 1000;
+  TaskOutcome o = Build();
+  EXPECT_FALSE(o.emitted);
+  EXPECT_EQ(o.rejection, Rejection::kTooFewLines);
+  EXPECT_TRUE(tests_.requests.empty());
+}
+
+// The feature's helper h (reached only through g in the trace) is also needed by the P2P
+// test in a way the trace did not see: the first verification fails with a NameError
+// naming h, the repair keeps h, and the task verifies on the second round.
+TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
+  Prepare(std::string(kCore) + "\n\ndef h(x):\n    return x + 1\n");
+  tests_.respond = [](const runner::TestRunRequest& r) {
+    std::string core = ReadFileOrDie(r.root + "/pkg/core.py");
+    bool has_g = core.find("def g") != std::string::npos;
+    bool has_h = core.find("def h") != std::string::npos;
+    std::map<std::string, std::string> outcomes;
+    for (const auto& file : r.files) {
+      if (file == kF2p) outcomes[std::string(kF2p) + "::test_g"] = has_g ? "passed" : "failed";
+      if (file == kP2p) outcomes[std::string(kP2p) + "::test_f"] = has_h ? "passed" : "failed";
+    }
+    runner::TestRun run = testing::RunWith(outcomes);
+    std::string p2p = std::string(kP2p) + "::test_f";
+    if (run.files.count(kP2p) && !has_h) {
+      run.files[kP2p].tests[p2p].message = "E   NameError: name 'h' is not defined";
+    }
+    return util::Expected<runner::TestRun>(run);
+  };
+  TaskOutcome o = Build();
+  ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
+  ASSERT_EQ(o.repairs.size(), 1u);
+  EXPECT_NE(o.repairs[0].find("kept pkg/core.py::h"), std::string::npos) << o.repairs[0];
+  auto inst = taskdir::ReadInstance(util::RealEnv(),
+                                    taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
+  ASSERT_TRUE(inst.ok()) << inst.error();
+  EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
+}
+
+TEST(RejectionTest, NamesAreTheWordsOfSummariesAndStateFiles) {
+  for (Rejection r : {Rejection::kNone, Rejection::kNoPlan, Rejection::kStillUsed,
+                      Rejection::kTooFewLines, Rejection::kUnparsableCut,
+                      Rejection::kVerificationFailed, Rejection::kStatement, Rejection::kLevel2,
+                      Rejection::kIo, Rejection::kModelUnavailable}) {
+    EXPECT_EQ(RejectionFromName(RejectionName(r)), r) << RejectionName(r);
+  }
+  EXPECT_EQ(RejectionName(Rejection::kTooFewLines), "too few lines");
+  EXPECT_EQ(RejectionFromName("a word of a newer fbkit"), Rejection::kEarlierRun);
+}
+
+}  // namespace
+}  // namespace fbkit::extract::make

@@ -1,0 +1,123 @@
+// The task directory's format (extract/taskdir/task_dir.h): what is written is read back whole, for
+// a task fbkit made and for an imported FeatureBench row; the older schema still reads; an
+// L2 task finds its L1 sibling or says why not; errors name the file.
+#include "extract/taskdir/task_dir.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/testing/fake_env.h"
+
+namespace fbkit::extract::taskdir {
+namespace {
+
+Instance Made() {
+  Instance i;
+  i.instance_id = "o__r.0123abcd.test_x.00112233.lv1";
+  i.repo = "o/r";
+  i.base_commit = "0123abcd";
+  i.level = 1;
+  i.f2p_files = {"tests/test_x.py"};
+  i.p2p_files = {"tests/test_y.py"};
+  i.f2p_tests = {"tests/test_x.py::test_a", "tests/test_x.py::test_b"};
+  i.p2p_tests = {"tests/test_y.py::test_c"};
+  i.top_objects = {"pkg/x.py:X"};
+  i.patch = "diff --git a/pkg/x.py b/pkg/x.py\n";
+  i.test_patch = "diff --git a/tests/test_x.py b/tests/test_x.py\n";
+  i.problem_statement = "## Task\n\"quoted\" \xc3\xa9\n";
+  i.settings.python = "/usr/bin/python3";
+  i.settings.pythonpath = {"src"};
+  i.cap = 4000;
+  i.create_time = "2020-01-02 03:04:05";
+  i.upd_time = "2021-01-02 03:04:05";
+  i.extracted = {"pkg/x.py:X", "pkg/x.py:X.f"};
+  i.extracted_files = {"pkg/x.py"};
+  i.interfaces = {"pkg/x.py:X.f"};
+  i.functions = 1;
+  i.lines = 120;
+  i.model_json = R"({"name":"scripted","prompts":"abc"})";
+  i.seed = 42;
+  return i;
+}
+
+TEST(TaskDirTest, AMadeTaskIsReadBackWhole) {
+  testing::FakeEnv env;
+  env.AddDir("/t/task.lv1");
+  Instance made = Made();
+  ASSERT_TRUE(WriteTaskFiles(env, "/t/task.lv1", made).ok());
+  EXPECT_EQ(env.Contents("/t/task.lv1/patch.diff"), made.patch);
+  EXPECT_EQ(env.Contents("/t/task.lv1/test_patch.diff"), made.test_patch);
+  EXPECT_EQ(env.Contents("/t/task.lv1/problem_statement.md"), made.problem_statement);
+  EXPECT_TRUE(IsTaskDir(env, "/t/task.lv1"));
+  auto back = ReadInstance(env, TaskDir{"/t/task.lv1"});
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->instance_id, made.instance_id);
+  EXPECT_EQ(back->f2p_tests, made.f2p_tests);
+  EXPECT_EQ(back->p2p_tests, made.p2p_tests);
+  EXPECT_EQ(back->p2p_files, made.p2p_files);
+  EXPECT_EQ(back->settings.pythonpath, made.settings.pythonpath);
+  EXPECT_EQ(back->problem_statement, made.problem_statement);
+  EXPECT_EQ(back->extracted, made.extracted);
+  EXPECT_EQ(back->lines, 120);
+  EXPECT_EQ(back->seed, 42u);
+  EXPECT_FALSE(back->imported);
+  // Written again from what was read: the same bytes.
+  EXPECT_EQ(InstanceJson(*back), env.Contents("/t/task.lv1/instance.json"));
+}
+
+TEST(TaskDirTest, AnImportedRowKeepsItsOwnSettingsAndNoneOfFbkitsFields) {
+  Instance i = Made();
+  i.imported = true;
+  i.featurebench_repo_settings = R"({"python":"3.11"})";
+  std::string json = InstanceJson(i);
+  EXPECT_NE(json.find(R"("imported":true)"), std::string::npos);
+  EXPECT_EQ(json.find(R"("cap")"), std::string::npos);
+  EXPECT_EQ(json.find(R"("interfaces")"), std::string::npos);
+  auto back = ParseInstance(json);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_TRUE(back->imported);
+  EXPECT_EQ(back->featurebench_repo_settings, i.featurebench_repo_settings);
+  EXPECT_EQ(InstanceJson(*back), json);
+}
+
+TEST(TaskDirTest, TheFirstSchemaKeptTestIdsInThePointsFields) {
+  auto v1 = ParseInstance(
+      R"({"instance_id":"a.lv1","repo_settings":"{}","f2p_test_points":["t.py::a"],)"
+      R"("p2p_test_points":["u.py::b"]})");
+  ASSERT_TRUE(v1.ok()) << v1.error();
+  EXPECT_EQ(v1->f2p_tests, std::vector<std::string>{"t.py::a"});
+  EXPECT_EQ(v1->p2p_tests, std::vector<std::string>{"u.py::b"});
+}
+
+TEST(TaskDirTest, ErrorsNameTheFile) {
+  testing::FakeEnv env;
+  env.AddFile("/t/bad.lv1/instance.json", "{\"repo\": ");
+  auto bad = ReadInstance(env, TaskDir{"/t/bad.lv1"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("/t/bad.lv1/instance.json"), std::string::npos) << bad.error();
+  env.AddFile("/t/noid.lv1/instance.json", R"({"repo_settings":"{}"})");
+  auto noid = ReadInstance(env, TaskDir{"/t/noid.lv1"});
+  ASSERT_FALSE(noid.ok());
+  EXPECT_NE(noid.error().find("instance_id"), std::string::npos) << noid.error();
+  auto missing = ReadInstance(env, TaskDir{"/t/none.lv1"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("/t/none.lv1/instance.json"), std::string::npos);
+  EXPECT_FALSE(IsTaskDir(env, "/t/none.lv1"));
+}
+
+TEST(TaskDirTest, AnL2TaskFindsItsL1SiblingOrSaysWhyNot) {
+  testing::FakeEnv env;
+  env.AddDir("/t/a.lv1/presolved");
+  auto l1 = Level1Task(env, TaskDir{"/t/a.lv2"});
+  ASSERT_TRUE(l1.ok()) << l1.error();
+  EXPECT_EQ(l1->dir, "/t/a.lv1");
+  EXPECT_EQ(l1->patch(), "/t/a.lv1/patch.diff");
+  auto given = Level1Task(env, TaskDir{"/t/b.lv2"}, "/t/a.lv1");
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->dir, "/t/a.lv1");
+  auto none = Level1Task(env, TaskDir{"/t/b.lv2"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().find("/t/b.lv1"), std::string::npos) << none.error();
+}
+
+}  // namespace
+}  // namespace fbkit::extract::taskdir

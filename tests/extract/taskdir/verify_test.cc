@@ -1,0 +1,165 @@
+// Post-verification's decisions (extract/taskdir/verify.h) on a task directory built here,
+// with real git and a FakeTestRunner standing in for pytest: which runs are made, on what code, and
+// which check fails with which reason.
+#include "extract/taskdir/verify.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "runner/git.h"
+#include "runner/process.h"
+#include "tests/testing/fake_test_runner.h"
+#include "tests/testing/run.h"
+#include "tests/testing/tiny_task.h"
+
+namespace fbkit::extract::taskdir {
+namespace {
+
+using testing::FakeTestRunner;
+using testing::ReadFileOrDie;
+using testing::RunWith;
+using testing::ScratchDir;
+using testing::WriteFileOrDie;
+
+constexpr const char* kF2p = testing::kTinyF2p;
+constexpr const char* kP2p = testing::kTinyP2p;
+
+// TASK/presolved (a git repository without g), patch.diff (adds g), test_patch.diff (adds
+// the F2P file) and instance.json.
+class VerifyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    task_ = tmp_.path() + "/task.lv1";
+    ASSERT_TRUE(testing::WriteTinyTask(task_, tmp_.path() + "/git"));
+    options_.work_dir = tmp_.path() + "/work";
+  }
+
+  // Answers as a repository whose F2P test passes once g exists (and `f2p_without_g` says
+  // whether it passes before), whose P2P test has the outcome `p2p`.
+  void Answer(const std::string& p2p, bool f2p_without_g = false, bool gold_fixes = true) {
+    tests_.respond = [=](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+      bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+      bool f2p = (has_g && gold_fixes) || f2p_without_g;
+      auto run = RunWith({{kF2p, f2p ? "passed" : "failed"}, {kP2p, p2p}});
+      if (!f2p) {
+        run.files["tests/test_feature.py"].tests[kF2p].message =
+            "def test_g():\nE   AttributeError: no g\n";
+      }
+      return run;
+    };
+  }
+
+  VerifyReport Verify() {
+    return VerifyTask({util::RealEnv(), runner::RealLauncher(), tests_}, task_, options_);
+  }
+
+  ScratchDir tmp_;
+  std::string task_;
+  VerifyOptions options_;
+  FakeTestRunner tests_;
+};
+
+TEST_F(VerifyTest, AGoodTaskRunsTwiceOnTheWorkCopyWithTheTestPatch) {
+  Answer("passed");
+  VerifyReport r = Verify();
+  EXPECT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.pytest_runs, 2);
+  EXPECT_EQ(r.f2p_pass_before, 0);
+  ASSERT_EQ(tests_.requests.size(), 2u);
+  EXPECT_EQ(tests_.requests[0].files,
+            (std::vector<std::string>{"tests/test_feature.py", "tests/test_core.py"}));
+  EXPECT_EQ(tests_.requests[0].root, options_.work_dir + "/repo");
+  EXPECT_EQ(tests_.requests[0].spec.python, "/usr/bin/python3");
+  EXPECT_NE(tests_.requests[0].work_dir, tests_.requests[1].work_dir);
+}
+
+TEST_F(VerifyTest, AFailingP2PTestFailsOnThePresolvedCode) {
+  Answer("error");
+  VerifyReport r = Verify();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, VerifyFailure::kP2P);
+  EXPECT_EQ(r.failures, (std::vector<std::string>{std::string("P2P ") + kP2p + " error"}));
+  // Run once more before it rejects, on the same code; failing both times is no flake.
+  ASSERT_EQ(tests_.requests.size(), 2u);
+  EXPECT_EQ(tests_.requests[0].root, tests_.requests[1].root);
+  EXPECT_NE(tests_.requests[0].work_dir, tests_.requests[1].work_dir);
+  EXPECT_TRUE(r.flaky.empty());
+}
+
+// The gold patch must keep the P2P tests passing too.
+TEST_F(VerifyTest, AP2PTestTheGoldPatchBreaksFailsTheGoldRound) {
+  tests_.respond = [](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    return RunWith({{kF2p, has_g ? "passed" : "failed"}, {kP2p, has_g ? "failed" : "passed"}});
+  };
+  VerifyReport r = Verify();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, VerifyFailure::kGold);
+  EXPECT_EQ(r.failures, (std::vector<std::string>{std::string("P2P ") + kP2p + " failed"}));
+  EXPECT_NE(r.reason.find("with patch.diff applied 1 tests still fail"), std::string::npos) << r.reason;
+}
+
+// A P2P test that fails once and passes when run again is flaky: left out, not decisive.
+TEST_F(VerifyTest, AP2PTestThatFailsOnceIsFlakyAndDoesNotDecide) {
+  int calls = 0;
+  tests_.respond = [&](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    return RunWith({{kF2p, has_g ? "passed" : "failed"}, {kP2p, ++calls == 1 ? "failed" : "passed"}});
+  };
+  VerifyReport r = Verify();
+  EXPECT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.flaky, (std::set<std::string>{kP2p}));
+  EXPECT_EQ(r.pytest_runs, 3);
+}
+
+// Flaky F2P tests are left out too; when none is left the task is rejected.
+TEST_F(VerifyTest, AnF2PFileWhoseEveryTestIsFlakyIsRejected) {
+  int calls = 0;
+  tests_.respond = [&](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    ++calls;
+    return RunWith({{kF2p, has_g && calls == 3 ? "passed" : "failed"}, {kP2p, "passed"}});
+  };
+  VerifyReport r = Verify();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.flaky, (std::set<std::string>{kF2p}));
+  EXPECT_EQ(r.reason, "every F2P test is flaky");
+}
+
+TEST_F(VerifyTest, AnF2PFileThatPassesBeforeIsUnderExtracted) {
+  Answer("passed", /*f2p_without_g=*/true);
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kF2PPasses);
+  EXPECT_EQ(r.f2p_pass_before, 1.0);
+}
+
+TEST_F(VerifyTest, AGoldPatchThatDoesNotFixNamesTheFirstErrorLine) {
+  Answer("passed", false, /*gold_fixes=*/false);
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kGold);
+  EXPECT_NE(r.reason.find("E   AttributeError: no g"), std::string::npos) << r.reason;
+}
+
+TEST_F(VerifyTest, PytestThatCannotRunIsAP2PFailureWithItsOutput) {
+  tests_.respond = [](const runner::TestRunRequest&) -> util::Expected<runner::TestRun> {
+    return util::Error{"ImportError: cannot import name 'g'"};
+  };
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kP2P);
+  EXPECT_EQ(r.messages, (std::vector<std::string>{"ImportError: cannot import name 'g'"}));
+}
+
+TEST_F(VerifyTest, AGoldPatchThatDoesNotApplyIsASetupFailure) {
+  Answer("passed");
+  WriteFileOrDie(task_ + "/patch.diff", "diff --git a/none.py b/none.py\n--- a/none.py\n+++ "
+                                        "b/none.py\n@@ -1 +1 @@\n-x\n+y\n");
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kSetup);
+  EXPECT_NE(r.reason.find("patch.diff does not apply"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace fbkit::extract::taskdir
