@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <cctype>
 #include <functional>
 
 #include "extract/taskdir/task_dir.h"
+#include "parser/modules.h"
 #include "runner/outcome.h"
 #include "util/hash.h"
 #include "util/random.h"
@@ -171,6 +173,169 @@ bool ImplementsAbstract(const Repo& repo, const DepGraph& g, const std::string& 
   }
   return false;
 }
+
+bool IsDef(const parser::Entity& e) {
+  return e.kind == EntityKind::kFunction || e.kind == EntityKind::kMethod;
+}
+
+// The repository files that importing `roots` runs: their module-level (and class-level)
+// imports, transitively, with the packages above each imported module, and every conftest.py
+// (pytest imports them all when it collects).
+std::set<size_t> ImportedFiles(const Repo& repo, const std::vector<std::string>& roots) {
+  std::set<size_t> seen;
+  std::vector<size_t> todo;
+  auto add = [&](std::optional<size_t> f) {
+    if (f && seen.insert(*f).second) todo.push_back(*f);
+  };
+  auto add_module = [&](const std::string& module) {
+    std::string prefix;
+    for (const auto& part : util::Split(module, '.')) {
+      prefix += (prefix.empty() ? "" : ".") + part;
+      add(repo.ModuleFile(prefix));
+    }
+  };
+  for (const auto& r : roots) add(repo.FileOf(r));
+  for (size_t f = 0; f < repo.files().size(); ++f) {
+    const std::string& p = repo.files()[f].path;
+    if (p == "conftest.py" || p.ends_with("/conftest.py")) add(f);
+  }
+  while (!todo.empty()) {
+    size_t f = todo.back();
+    todo.pop_back();
+    const parser::FileTable& t = repo.files()[f];
+    add_module(t.module);
+    for (const auto& imp : t.imports) {
+      auto scope = repo.Find(imp.scope);
+      if (scope && IsDef(repo.entity(*scope))) continue;  // runs when it is called
+      std::string base = imp.is_from ? parser::AbsoluteModule(t, imp) : imp.module;
+      add_module(base);
+      if (!imp.is_from) continue;
+      for (const auto& n : imp.names) {
+        if (n.name != "*" && repo.IsModule(base, n.name)) add_module(base + "." + n.name);
+      }
+    }
+  }
+  return seen;
+}
+
+// The identifiers in an expression as written ("x.setter" gives x and setter; string
+// literals hold none).
+void Identifiers(std::string_view text, std::set<std::string>* out) {
+  std::string cur;
+  char quote = 0;
+  for (char c : std::string(text) + " ") {
+    if (quote || c == '"' || c == '\'') {
+      quote = !quote ? c : (c == quote ? 0 : quote);
+      continue;
+    }
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      cur += c;
+    } else {
+      if (!cur.empty() && !std::isdigit(static_cast<unsigned char>(cur[0]))) out->insert(cur);
+      cur.clear();
+    }
+  }
+}
+
+// The positional bases of a class as written in its signature ("(Base, mod.Other, x=1)":
+// Base and Other).
+std::vector<std::string> BaseNames(const std::string& signature) {
+  std::vector<std::string> out;
+  if (signature.size() < 2 || signature.front() != '(') return out;
+  int depth = 0;
+  std::string cur;
+  auto flush = [&] {
+    std::string b = util::Trim(cur);
+    if (!b.empty() && b.find('=') == std::string::npos && !b.starts_with("*")) {
+      b = b.substr(0, b.find_first_of("[("));
+      out.push_back(b.substr(b.find_last_of('.') + 1));
+    }
+    cur.clear();
+  };
+  for (char c : std::string_view(signature).substr(1, signature.size() - 2)) {
+    if (c == ',' && depth == 0) {
+      flush();
+      continue;
+    }
+    depth += (c == '(' || c == '[') - (c == ')' || c == ']');
+    cur += c;
+  }
+  flush();
+  return out;
+}
+
+// Whether a class's chain of bases leaves its file: one of them (transitively, through the
+// file's module-level classes) is a builtin, a third-party class or another module's class.
+bool BasesLeaveFile(const parser::FileTable& t, const parser::Entity& cls) {
+  std::map<std::string, const parser::Entity*> classes;
+  for (const auto& e : t.entities) {
+    if (e.kind == EntityKind::kClass && e.parent == t.entities[0].id) classes[e.name] = &e;
+  }
+  std::set<std::string> seen;
+  std::vector<const parser::Entity*> todo = {&cls};
+  while (!todo.empty()) {
+    const parser::Entity* c = todo.back();
+    todo.pop_back();
+    if (!seen.insert(c->name).second) continue;
+    for (const auto& b : BaseNames(c->signature)) {
+      auto it = classes.find(b);
+      if (it == classes.end()) return true;
+      todo.push_back(it->second);
+    }
+  }
+  return false;
+}
+
+// The names a file reads when it is imported: module-level and class-level code (bases
+// included), decorators and default values.
+std::set<std::string> ImportTimeNames(const parser::FileTable& t) {
+  std::set<std::string> names;
+  for (const auto& e : t.entities) {
+    if (e.kind == EntityKind::kModule || e.kind == EntityKind::kClass) {
+      for (const auto& r : e.references) Identifiers(r, &names);
+    }
+    for (const auto& d : e.decorators) Identifiers(d, &names);
+    if (!IsDef(e)) continue;
+    for (size_t eq = e.signature.find('='); eq != std::string::npos;
+         eq = e.signature.find('=', eq + 1)) {
+      size_t end = e.signature.find_first_of(",)", eq);
+      Identifiers(std::string_view(e.signature).substr(eq + 1, end - eq - 1), &names);
+    }
+  }
+  return names;
+}
+
+bool IsContainerProtocol(const std::string& name) {
+  return name == "__len__" || name == "__iter__" || name == "__getitem__" ||
+         name == "__setitem__" || name == "__delitem__";
+}
+
+}  // namespace
+
+std::set<std::string> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p2p) {
+  std::set<std::string> kept;
+  for (size_t f : ImportedFiles(repo, p2p)) {
+    const parser::FileTable& t = repo.files()[f];
+    if (taskdir::IsTestCode(t.path, {})) continue;
+    std::set<std::string> exported;
+    if (t.all) exported.insert(t.all->begin(), t.all->end());
+    std::set<std::string> read = ImportTimeNames(t);
+    std::set<std::string> open_classes;  // module-level classes whose bases leave the file
+    for (const auto& e : t.entities) {
+      if (e.kind == EntityKind::kModule) continue;
+      bool top = e.parent == t.entities[0].id;
+      if (top && e.kind == EntityKind::kClass && BasesLeaveFile(t, e)) open_classes.insert(e.id);
+      bool in_open_class = open_classes.count(e.parent) > 0;
+      if ((top && exported.count(e.name)) || read.count(e.name) ||
+          (IsDef(e) && (IsContainerProtocol(e.name) || in_open_class))) {
+        kept.insert(e.id);
+      }
+    }
+  }
+  return kept;
+}
+
+namespace {
 
 // BFS over the graph from the top objects (FeatureBench step 6).
 class Extractor {
@@ -953,6 +1118,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   pool.resize(static_cast<size_t>(options.p2p));
   std::sort(pool.begin(), pool.end());
   plan.p2p = pool;
+  plan.kept = ImportTimeKept(repo, plan.p2p);
   plan.cap =
       options.min_cap +
       static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));

@@ -161,6 +161,16 @@ uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
 std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph& g,
                                         const std::string& f2p, int depth = 1);
 
+// What FeatureBench's masking never removes from the files the collection of `p2p` imports
+// (a plan starts with them kept): names the file's own `__all__` lists; the container
+// protocol (`__len__`, `__iter__`, `__getitem__`, `__setitem__`, `__delitem__`), whose loss
+// changes behaviour without an error; every def whose name the file reads when it is
+// imported (module-level and class-level code, bases, decorators such as `@x.setter`,
+// default values); and the methods of a class whose chain of bases leaves its file (a
+// builtin, a third-party or another module's class), which cannot be told apart from what
+// the base needs. A kept top object stays, but what it calls for this test file may go.
+std::set<std::string> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p2p);
+
 // Steps 2-4 for one F2P file. Fails with the reason when no task can be planned.
 util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,
                               const std::vector<PassingFile>& passing, const PassingFile& f2p,

@@ -411,3 +411,81 @@ TEST(PassingFilesTest, TestsWhoseIdsNameTheCheckoutsPathAreLeftOut) {
 
 }  // namespace
 }  // namespace fbkit::extract::make
+
+namespace fbkit::extract::make {
+namespace {
+
+// What FeatureBench's masking never removes stays from the start, in the files the P2P
+// files' collection imports (through the package, transitively), and nowhere else.
+TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay) {
+  const std::string m =
+      "from .base import Base\n"
+      "__all__ = ['exported']\n"
+      "def register(name):\n"
+      "    return lambda f: f\n"
+      "class Local(Base):\n"
+      "    def __len__(self):\n"
+      "        return 0\n"
+      "    def plain(self):\n"
+      "        return 1\n"
+      "    @property\n"
+      "    def x(self):\n"
+      "        return 2\n"
+      "    @x.setter\n"
+      "    def x(self, v):\n"
+      "        pass\n"
+      "class Own:\n"
+      "    def method(self):\n"
+      "        return 3\n"
+      "class Listy(list):\n"
+      "    def method(self):\n"
+      "        return 4\n"
+      "def exported():\n"
+      "    return 5\n"
+      "def default_value():\n"
+      "    return 6\n"
+      "def uses_default(a=default_value()):\n"
+      "    return a\n"
+      "def registered():\n"
+      "    return 7\n"
+      "@register('free')\n"
+      "def decorated():\n"
+      "    return 8\n"
+      "def free():\n"
+      "    return 9\n"
+      "HANDLERS = {'r': registered}\n";
+  const std::string other = "__all__ = ['lonely']\ndef lonely():\n    return 1\n";
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py", "from . import m\n"},
+      {"pkg/base.py", "class Base:\n    pass\n"},
+      {"pkg/m.py", m},
+      {"pkg/other.py", other},
+      {"tests/test_p.py", "import pkg\ndef test_p():\n    assert pkg\n"}};
+  std::vector<parser::FileTable> tables;
+  for (const auto& [path, text] : files) {
+    env.AddFile("/r/" + path, text);
+    std::string module = path.substr(0, path.size() - 3);
+    std::replace(module.begin(), module.end(), '/', '.');
+    if (module.ends_with(".__init__")) module.resize(module.size() - 9);
+    tables.push_back((*p)->Parse(path, module, text, true));
+  }
+  auto repo = Repo::Load(env, "/r", std::move(tables));
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  std::set<std::string> kept = ImportTimeKept(*repo, {"tests/test_p.py"});
+  std::set<std::string> in_m;
+  for (const auto& id : kept) {
+    EXPECT_TRUE(id.starts_with("pkg/m.py::")) << id << " is in a file P2P collection never imports";
+    in_m.insert(id.substr(10));
+  }
+  EXPECT_EQ(in_m, (std::set<std::string>{"Local.__len__", "Local.plain", "Local.x", "Local.x#2",
+                                         "Listy.method", "default_value", "exported",
+                                         "register", "registered"}));
+  // No P2P file imports the package: nothing is kept.
+  EXPECT_TRUE(ImportTimeKept(*repo, {}).empty());
+}
+
+}  // namespace
+}  // namespace fbkit::extract::make
