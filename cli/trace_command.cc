@@ -83,7 +83,7 @@ std::optional<int> Prepare(util::Env& env, TraceArgs& args) {
     if (!args.options.isolate) {
       return Fail(kWho, "--shard needs --isolate (one process per test file)"), kExitUsage;
     }
-    std::tie(args.options.shard_index, args.options.shard_count) = *shard;
+    args.options.shard = *shard;
   }
   if (!args.shard_weights.empty()) {
     auto weights = Durations(env, args.shard_weights);

@@ -65,7 +65,7 @@ util::Expected<std::string> RevertEntity(parser::PythonParser& parser, const Fil
 // when they pass alone on the gold checkout (`whole_files` false), else their whole files.
 Localization Localize(const runner::Services& services,
                       parser::PythonParser& parser,
-                      const Instance& instance, const runner::RepoSpec& settings,
+                      const Instance& instance, const runner::RepoSpec& spec,
                       const std::vector<std::string>& fail_to_pass, bool entities,
                       const std::string& work_dir, bool whole_files = false);
 

@@ -244,11 +244,11 @@ GtResult BuildGroundTruth(const runner::Services& services,
   [[maybe_unused]] auto& [env, launcher, tests] = services;
   GtResult r;
   r.gt.instance_id = instance.instance_id;
-  r.validation = Validate({env, launcher, tests}, instance, options.settings, options.repeat,
+  r.validation = Validate({env, launcher, tests}, instance, options.spec, options.repeat,
                           util::JoinPath(work_dir, "validate"));
   if (r.validation.status != "ok") return r;
   r.localization =
-      Localize({env, launcher, tests}, parser, instance, options.settings, r.validation.fail_to_pass,
+      Localize({env, launcher, tests}, parser, instance, options.spec, r.validation.fail_to_pass,
                options.entities, util::JoinPath(work_dir, "ablate"), options.whole_files);
   if (!r.localization.error.empty()) return r;
   r.ok = true;

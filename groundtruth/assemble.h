@@ -36,7 +36,7 @@ struct IssueTexts {
 };
 
 struct GtOptions {
-  runner::RepoSpec settings;
+  runner::RepoSpec spec;
   int repeat = 1;
   bool entities = true;
   bool whole_files = false;                        // ablation reruns whole F2P files

@@ -31,13 +31,13 @@ std::string Base(const std::string& path) { return path.substr(path.find_last_of
 }  // namespace
 
 util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
-                                      const std::string& root, const runner::RepoSpec& settings,
+                                      const std::string& root, const runner::RepoSpec& spec,
                                       const std::vector<std::string>& pythonpath,
                                       const std::vector<std::string>& files,
                                       const std::string& work_dir) {
   runner::TestRunRequest request;
   request.root = root;
-  request.spec = settings;
+  request.spec = spec;
   request.files = files;
   request.extra_pythonpath = pythonpath;
   request.work_dir = work_dir;
@@ -111,7 +111,7 @@ util::Status PrepareCheckout(util::Env& env, runner::Launcher& launcher, const I
 
 Validation Validate(const runner::Services& services,
                     const Instance& instance,
-                    const runner::RepoSpec& settings, int repeat, const std::string& work_dir) {
+                    const runner::RepoSpec& spec, int repeat, const std::string& work_dir) {
   [[maybe_unused]] auto& [env, launcher, tests] = services;
   Validation v;
   v.instance_id = instance.instance_id;
@@ -132,17 +132,17 @@ Validation Validate(const runner::Services& services,
     return done(s.error().starts_with("cannot") ? "error" : "discarded", s.error());
   }
   std::string runs = util::JoinPath(work_dir, "run");
-  auto before = TestOutcomes(env, tests, repo, settings, instance.pythonpath, v.test_files, runs);
+  auto before = TestOutcomes(env, tests, repo, spec, instance.pythonpath, v.test_files, runs);
   if (!before.ok()) return done("error", "pytest before the gold patch: " + before.error());
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   // The tests have written the checkout: git over it runs sandboxed.
-  git.Confine(runner::ToolSandbox(settings, {work_dir}, {instance.repo}));
+  git.Confine(runner::ToolSandbox(spec, {work_dir}, {instance.repo}));
   if (auto s = git.Apply(repo, instance.patch); !s.ok()) {
     return done("discarded", "the gold patch does not apply: " + s.error());
   }
   std::vector<Outcomes> after;
   for (int k = 0; k < std::max(1, repeat); ++k) {
-    auto o = TestOutcomes(env, tests, repo, settings, instance.pythonpath, v.test_files, runs);
+    auto o = TestOutcomes(env, tests, repo, spec, instance.pythonpath, v.test_files, runs);
     if (!o.ok()) return done("error", "pytest with the gold patch: " + o.error());
     after.push_back(std::move(*o));
   }

@@ -31,9 +31,9 @@ namespace fbkit::groundtruth {
 using Outcomes = std::map<std::string, std::string>;
 
 // Runs the test files (root-relative) of the checkout `root` for their outcomes, as the repo
-// spec `settings` says, with `pythonpath` before the spec's own; `work_dir` is removed after.
+// spec `spec` says, with `pythonpath` before the spec's own; `work_dir` is removed after.
 util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
-                                      const std::string& root, const runner::RepoSpec& settings,
+                                      const std::string& root, const runner::RepoSpec& spec,
                                       const std::vector<std::string>& pythonpath,
                                       const std::vector<std::string>& files,
                                       const std::string& work_dir);
@@ -61,7 +61,7 @@ util::Status PrepareCheckout(util::Env& env, runner::Launcher& launcher, const I
 // The whole validation of one instance in `work_dir` (removed afterwards).
 Validation Validate(const runner::Services& services,
                     const Instance& instance,
-                    const runner::RepoSpec& settings, int repeat, const std::string& work_dir);
+                    const runner::RepoSpec& spec, int repeat, const std::string& work_dir);
 
 // One JSON line (keys sorted) for a validation.
 std::string ValidationJson(const Validation& v);

@@ -44,7 +44,7 @@ Outcome CombineOutcome(const std::map<std::string, std::string>& phases);
 
 struct TestRunRequest {
   std::string root;  // a work copy (writable inside the sandbox)
-  RepoSpec spec;     // the settings; its `tests` are replaced by `files`
+  RepoSpec spec;     // the repo spec; its `tests` are replaced by `files`
   std::vector<std::string> files;             // root-relative test files
   std::vector<std::string> extra_pythonpath;  // after the spec's entries
   double total_timeout = 0;                   // bounds the whole run (0: the spec's)

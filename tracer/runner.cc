@@ -621,7 +621,7 @@ class Runner {
     for (const auto& f : collected_) {
       if (!trace_.files.count(f)) files.push_back(f);
     }
-    if (options_.shard_count > 1) files = ShardOf(files);
+    if (options_.shard.count > 1) files = ShardOf(files);
     std::vector<TraceSet> results(files.size());
     util::Status s = RunPool(files, &results);
     if (!s.ok()) return s;
@@ -654,11 +654,11 @@ class Runner {
         weights.push_back(info.ok() ? static_cast<double>(info->size) : 0);
       }
     }
-    std::vector<size_t> bounds = ShardBounds(weights, options_.shard_count);
-    int k = options_.shard_index;
+    std::vector<size_t> bounds = ShardBounds(weights, options_.shard.count);
+    int k = options_.shard.index;
     std::vector<std::string> mine(files.begin() + static_cast<std::ptrdiff_t>(bounds[k - 1]),
                                   files.begin() + static_cast<std::ptrdiff_t>(bounds[k]));
-    trace_.shard = ShardInfo{k, options_.shard_count, files, mine};
+    trace_.shard = ShardInfo{k, options_.shard.count, files, mine};
     if (k != 1) {
       trace_.files.clear();
       trace_.counts.erase("error");
@@ -761,12 +761,12 @@ class Runner {
 util::Expected<TraceSet> RunTrace(util::Env& env, runner::Launcher& launcher,
                                   const TraceOptions& options,
                                   const TraceProgressFn& progress) {
-  if (options.shard_count < 1 || options.shard_index < 1 ||
-      options.shard_index > options.shard_count) {
-    return util::Error{"shard " + std::to_string(options.shard_index) + "/" +
-                       std::to_string(options.shard_count) + " does not exist"};
+  if (options.shard.count < 1 || options.shard.index < 1 ||
+      options.shard.index > options.shard.count) {
+    return util::Error{"shard " + std::to_string(options.shard.index) + "/" +
+                       std::to_string(options.shard.count) + " does not exist"};
   }
-  if (options.shard_count > 1 && !options.isolate) {
+  if (options.shard.count > 1 && !options.isolate) {
     return util::Error{"sharding needs --isolate (one process per test file)"};
   }
   Runner runner(env, launcher, options, progress);

@@ -15,6 +15,7 @@
 #include "tracer/trace.h"
 #include "util/env.h"
 #include "util/expected.h"
+#include "util/shard.h"
 
 namespace fbkit::tracer {
 
@@ -38,11 +39,10 @@ struct TraceOptions {
   // Outcome runs of an L2 evaluation (runner::TestRunRequest's l2_site, l2_originals).
   std::string l2_site;
   std::vector<std::string> l2_originals;
-  // Isolate mode: run only part `shard_index` (1-based) of `shard_count` contiguous parts of
-  // the runnable files (ShardBounds); a file weighs shard_weights[file] when given (a
-  // previous run's durations; files it lacks weigh the mean), else its size in bytes.
-  int shard_index = 1;
-  int shard_count = 1;
+  // Isolate mode: run only part `shard.index` of `shard.count` contiguous parts of the
+  // runnable files (ShardBounds); a file weighs shard_weights[file] when given (a previous
+  // run's durations; files it lacks weigh the mean), else its size in bytes.
+  util::Shard shard;
   std::map<std::string, double> shard_weights;
 };
 

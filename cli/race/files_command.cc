@@ -46,9 +46,9 @@ Out FilesOne(parser::PythonParser& parser, const FilesArgs& a,
   std::vector<std::string> tests =
       it != f2p.end() ? it->second
                       : groundtruth::Validate(RealServices(), i,
-                                              a.settings, a.repeat, dir)
+                                              a.spec, a.repeat, dir)
                             .fail_to_pass;
-  auto l = groundtruth::Localize(RealServices(), parser, i, a.settings,
+  auto l = groundtruth::Localize(RealServices(), parser, i, a.spec,
                                  tests, !a.no_entities, dir, a.whole_files);
   Note(a.quiet, "files", i.instance_id,
        l.error.empty() ? "necessary " + std::to_string(l.necessary.size()) + ", other " +

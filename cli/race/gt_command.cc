@@ -44,7 +44,7 @@ struct GtArgs : RunArgs {
 
 util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs& a) {
   groundtruth::GtOptions o;
-  o.settings = a.settings;
+  o.spec = a.spec;
   o.repeat = a.repeat;
   o.entities = !a.no_entities;
   o.whole_files = a.whole_files;
@@ -124,8 +124,8 @@ int RunGt(const GtArgs& a) {
   (void)env.RemoveAll(work);
   ReportModel(kWho, model->get());
   std::string suffix = a.shard.empty() ? ".jsonl"
-                                       : "." + std::to_string(shard->first) + "-of-" +
-                                             std::to_string(shard->second) + ".jsonl";
+                                       : "." + std::to_string(shard->index) + "-of-" +
+                                             std::to_string(shard->count) + ".jsonl";
   for (const auto& [name, text] :
        {std::pair<std::string, std::string>{"validation", p.text}, {"files", p.text2}}) {
     if (auto s = env.WriteFileAtomic(util::JoinPath(a.output, name + suffix), text); !s.ok()) {

@@ -23,7 +23,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
          "INSTANCES", a->instances,
          "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
       ->required();
-  AddSpecOptions(cmd, &a->spec, kSpecRun);
+  AddSpecOptions(cmd, &a->spec_options, kSpecRun);
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
 }
@@ -52,7 +52,7 @@ std::string Summary(const groundtruth::Validation& v) {
 
 Out RunInstances(
     const std::vector<groundtruth::Instance>& all, const RunArgs& a,
-    const std::pair<int, int>& shard, const std::string& work,
+    const util::Shard& shard, const std::string& work,
     const std::function<Out(const groundtruth::Instance&, const std::string&, int)>& fn) {
   std::vector<const groundtruth::Instance*> mine;
   for (size_t i = 0; i < all.size(); ++i) {

@@ -16,6 +16,7 @@
 #include "parser/python_parser.h"
 #include "util/env.h"
 #include "util/expected.h"
+#include "util/shard.h"
 
 namespace fbkit::cli::race {
 
@@ -31,8 +32,8 @@ struct RunArgs {
   std::string instances;
   std::string output;
   std::string work_dir;
-  SpecArgs spec;
-  runner::RepoSpec settings;  // resolved from `spec` before the command runs
+  SpecArgs spec_options;
+  runner::RepoSpec spec;  // resolved from `spec_options` before the command runs
   int repeat = 1;
   int jobs = 1;
   std::string shard;
@@ -63,7 +64,7 @@ struct Out {
 // texts are joined in input order, the exit code is the largest.
 Out RunInstances(
     const std::vector<groundtruth::Instance>& all, const RunArgs& a,
-    const std::pair<int, int>& shard, const std::string& work,
+    const util::Shard& shard, const std::string& work,
     const std::function<Out(const groundtruth::Instance&, const std::string&, int)>& fn);
 
 // One parser per worker (tree-sitter parsers are not shared between threads).
@@ -72,9 +73,9 @@ util::Expected<std::vector<std::unique_ptr<parser::PythonParser>>> Parsers(int j
 // Resolves the run settings (--spec and the overriding options), then runs the command.
 template <typename Args>
 int WithSettings(Args& a, int (*run)(const Args&)) {
-  auto spec = ResolveSpec(a.spec, "");
+  auto spec = ResolveSpec(a.spec_options, "");
   if (!spec.ok()) return Fail(kWho, spec.error()), kExitUsage;
-  a.settings = std::move(*spec);
+  a.spec = std::move(*spec);
   return run(a);
 }
 

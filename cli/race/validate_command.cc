@@ -26,7 +26,7 @@ int RunValidate(const RunArgs& a) {
   std::string work = *scratch;
   auto p = RunInstances(*instances, a, *shard, work,
                         [&](const groundtruth::Instance& i, const std::string& dir, int) {
-                          auto v = groundtruth::Validate(RealServices(), i, a.settings, a.repeat,
+                          auto v = groundtruth::Validate(RealServices(), i, a.spec, a.repeat,
                                                          dir);
                           Note(a.quiet, "validate", i.instance_id, Summary(v));
                           return Out{groundtruth::ValidationJson(v), "",

@@ -67,7 +67,7 @@ util::Expected<std::string> L2TestsInOriginal(runner::Git& git, const std::strin
 
 // repo_settings for FeatureBench: fbkit's spec with the keys FeatureBench's harness reads.
 std::string FeatureBenchSettings(const taskdir::Instance& inst) {
-  nlohmann::json s = nlohmann::json::parse(inst.settings_json, nullptr, false);
+  nlohmann::json s = nlohmann::json::parse(inst.spec_json, nullptr, false);
   if (!s.is_object()) s = nlohmann::json::object();
   std::string cmd = "pytest -rA -p no:cacheprovider --color=no";
   for (const auto& a : util::JsonStringList(s, "pytest_args")) cmd += " " + util::ShellQuote(a);
@@ -387,7 +387,7 @@ taskdir::Instance ImportedInstance(const nlohmann::json& row, const std::string&
   i.patch = files.patch;
   i.test_patch = files.test_patch;
   i.problem_statement = row.value("problem_statement", "");
-  i.settings = spec;
+  i.spec = spec;
   i.featurebench_repo_settings = row.contains("repo_settings") && row["repo_settings"].is_string()
                                      ? row["repo_settings"].get<std::string>()
                                      : row.value("repo_settings", nlohmann::json::object()).dump();

@@ -141,7 +141,7 @@ runner::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
     auto real = c.env.RealPath(level1);
     readable.push_back(real.ok() ? *real : level1);
   }
-  return runner::ToolSandbox(c.info.settings, {c.work}, readable);
+  return runner::ToolSandbox(c.info.spec, {c.work}, readable);
 }
 
 util::Status Clone(Context& c, const std::string& task_dir) {
@@ -288,9 +288,9 @@ std::map<std::string, std::string> Hashes(const Context& c, const std::vector<st
 }
 
 void Score(Context& c, const EvalOptions& options, EvalReport* r) {
-  runner::RepoSpec settings = c.info.settings;
+  runner::RepoSpec spec = c.info.spec;
   if (options.timeout > 0) {
-    settings.timeout = settings.timeout > 0 ? std::min(settings.timeout, options.timeout)
+    spec.timeout = spec.timeout > 0 ? std::min(spec.timeout, options.timeout)
                                             : options.timeout;
   }
   std::vector<std::string> files = c.info.f2p_files;
@@ -300,7 +300,7 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   auto before = Hashes(c, grader);
   runner::TestRunRequest request;
   request.root = c.repo;
-  request.spec = settings;
+  request.spec = spec;
   request.files = files;
   request.extra_pythonpath = c.extra_path;
   request.total_timeout = options.timeout;
@@ -403,8 +403,8 @@ EvalReport EvaluateInstance(const runner::Services& services,
   r.empty_patch = Blank(prediction.patch);
   auto info = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
   if (!info.ok()) return r.error = info.error(), r;
-  info->settings.sandbox = options.sandbox;
-  info->settings.env_cache = options.env_cache;
+  info->spec.sandbox = options.sandbox;
+  info->spec.env_cache = options.env_cache;
   r.sandbox = runner::SandboxKindName(options.sandbox);
   r.level = info->level;
   r.repo = info->repo;

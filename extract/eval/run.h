@@ -18,6 +18,7 @@
 #include "util/batch.h"
 #include "util/env.h"
 #include "util/expected.h"
+#include "util/shard.h"
 
 namespace fbkit::extract::eval {
 
@@ -37,7 +38,7 @@ struct EvalRunOptions {
   // predictions an `fb-extract infer` run wrote, its run directory ("" for neither).
   std::string agent_logs;
   std::string infer_run;
-  std::pair<int, int> shard{1, 1};
+  util::Shard shard;
   int jobs = 1;
   bool rerun = false;
   EvalOptions eval;  // timeout, sandbox, env cache (work_dir and agent_log are per instance)

@@ -530,8 +530,8 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
                                    {"FBKIT_OUTPUT_DIR", l.output}});
   spec.log_path = util::JoinPath(l.inst, "agent.log");
   spec.sandbox.kind = options.sandbox;
-  spec.sandbox.network = options.network.value_or(info.settings.network);
-  spec.sandbox.limits = info.settings.limits;
+  spec.sandbox.network = options.network.value_or(info.spec.network);
+  spec.sandbox.limits = info.spec.limits;
   if (options.memory_mb >= 0) spec.sandbox.limits.memory_mb = options.memory_mb;
   if (options.processes >= 0) spec.sandbox.limits.processes = options.processes;
   spec.sandbox.hidden = options.hidden;
@@ -562,10 +562,10 @@ void ExplainStartFailure(util::Env& env, const std::string& log_path, int code, 
 
 // What the agent left: the workspace defused, its patch collected and written, its usage.
 void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, const Layout& l,
-                const runner::RepoSpec& settings, const InferOptions& options, InferResult* r) {
+                const runner::RepoSpec& spec, const InferOptions& options, InferResult* r) {
   // From here on git reads a tree the agent wrote: inside the sandbox, the workspace
   // read-only, only fbkit's snapshot (whose configuration is fixed) writable.
-  runner::RepoSpec tools = settings;
+  runner::RepoSpec tools = spec;
   tools.sandbox = options.sandbox;
   git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
   util::Status defused = options.sandbox == runner::SandboxKind::kBwrap
@@ -613,7 +613,7 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   r.signal = exit->signal;
   r.status = exit->timed_out ? InferStatus::kTimedOut : InferStatus::kFinished;
   ExplainStartFailure(env, spec.log_path, exit->code, &r);
-  CollectRun(env, launcher, git, l, info->settings, options, &r);
+  CollectRun(env, launcher, git, l, info->spec, options, &r);
   (void)env.RemoveAll(l.scratch);
   r.fbkit_seconds = prepared + Since(collect_start);
   return r;

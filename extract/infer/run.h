@@ -17,6 +17,7 @@
 #include "util/batch.h"
 #include "util/env.h"
 #include "util/expected.h"
+#include "util/shard.h"
 
 namespace fbkit::extract::infer {
 
@@ -24,7 +25,7 @@ struct InferRunOptions {
   std::vector<std::pair<std::string, std::string>> instances;  // this shard's (id, task dir)
   std::map<std::string, std::string> tasks;  // every task: predictions.jsonl covers them all
   std::string model;                         // recorded as each instance's model name
-  std::pair<int, int> shard{1, 1};
+  util::Shard shard;
   int jobs = 1;
   bool rerun = false;
   InferOptions infer;  // the agent, its sandbox and limits; run_dir absolute

@@ -226,7 +226,7 @@ std::string AllSummaryJson(const AllSummary& s) {
   w.Key("tasks"), w.Int(s.repaired);
   w.EndObject();
   w.Key("resumed"), w.Int(static_cast<int64_t>(s.resumed));
-  w.Key("shard"), w.String(std::to_string(s.shard.first) + "/" + std::to_string(s.shard.second));
+  w.Key("shard"), w.String(util::ShardName(s.shard));
   w.Key("test_files"), w.Int(static_cast<int64_t>(s.test_files));
   w.Key("tried"), w.Int(s.tried);
   w.EndObject();

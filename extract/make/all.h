@@ -19,13 +19,14 @@
 #include "util/batch.h"
 #include "util/env.h"
 #include "util/expected.h"
+#include "util/shard.h"
 
 namespace fbkit::extract::make {
 
 struct AllOptions {
   int min_points = 10;
   std::string after;                // ISO 8601: first committed on or after it; "" for any
-  std::pair<int, int> shard{1, 1};  // K/N: candidate i belongs to K when i % N == K - 1
+  util::Shard shard;  // candidates dealt round robin (util::InShard)
   int jobs = 1;
   bool rerun = false;               // build every candidate again, ignoring earlier states
 };
@@ -39,7 +40,7 @@ struct AllInputs {
 };
 
 struct AllSummary {
-  std::pair<int, int> shard{1, 1};
+  util::Shard shard;
   size_t test_files = 0;
   size_t candidates = 0;  // this shard's
   size_t resumed = 0;     // finished by an earlier run

@@ -238,7 +238,8 @@ void Identifiers(std::string_view text, std::set<std::string>* out) {
 }
 
 // The positional bases of a class as written in its signature ("(Base, mod.Other, x=1)":
-// Base and Other).
+// Base and Other); a base written as a subscript or a call (`Generic[T]`) is left out, as
+// FeatureBench's masking leaves it out.
 std::vector<std::string> BaseNames(const std::string& signature) {
   std::vector<std::string> out;
   if (signature.size() < 2 || signature.front() != '(') return out;
@@ -246,8 +247,7 @@ std::vector<std::string> BaseNames(const std::string& signature) {
   std::string cur;
   auto flush = [&] {
     std::string b = util::Trim(cur);
-    if (!b.empty() && b.find('=') == std::string::npos && !b.starts_with("*")) {
-      b = b.substr(0, b.find_first_of("[("));
+    if (!b.empty() && b.find_first_of("=[(") == std::string::npos && !b.starts_with("*")) {
       out.push_back(b.substr(b.find_last_of('.') + 1));
     }
     cur.clear();

@@ -147,11 +147,11 @@ util::Expected<PackageSources> PackageSourcesOf(util::Env& env, runner::Launcher
                                                 const std::string& root,
                                                 const ExtractOptions& options) {
   PackageSources sources{options.files, "", {}};
-  if (options.settings.install.empty()) return sources;
-  std::string cache = options.settings.env_cache.empty()
+  if (options.spec.install.empty()) return sources;
+  std::string cache = options.spec.env_cache.empty()
                           ? util::JoinPath(options.out_dir, ".work/env")
-                          : options.settings.env_cache;
-  auto built = runner::EnsureEnvironment(env, launcher, {options.settings, root, cache, nullptr});
+                          : options.spec.env_cache;
+  auto built = runner::EnsureEnvironment(env, launcher, {options.spec, root, cache, nullptr});
   if (!built.ok()) return util::Error{"the environment: " + built.error()};
   sources.built_dir = util::JoinPath(built->dir, "src");
   sources.built_files = built->built_files;
@@ -164,7 +164,7 @@ taskdir::Instance ToInstance(const ExtractOptions& options, const InstanceFields
   i.instance_id = f.id;
   i.repo = options.repo_name;
   i.base_commit = options.base_commit;
-  i.image_name = options.settings.image_name;
+  i.image_name = options.spec.image_name;
   i.level = f.level;
   i.f2p_files = {f.plan->f2p};
   if (f.level == 1) i.p2p_files = f.plan->p2p, i.p2p_tests = f.p2p_tests;
@@ -173,7 +173,7 @@ taskdir::Instance ToInstance(const ExtractOptions& options, const InstanceFields
   i.patch = f.patches.patch;
   i.test_patch = f.patches.test_patch;
   i.problem_statement = f.statement;
-  i.settings = options.settings;
+  i.spec = options.spec;
   i.cap = f.plan->cap;
   i.create_time = f.create_time;
   i.upd_time = f.upd_time;
@@ -590,8 +590,8 @@ class TaskRun {
     taskdir::VerifyOptions vo;
     vo.f2p_max_pass = options_.f2p_max_pass;
     vo.work_dir = util::JoinPath(work_, f_.id);
-    vo.sandbox = options_.settings.sandbox;
-    vo.env_cache = options_.settings.env_cache;
+    vo.sandbox = options_.spec.sandbox;
+    vo.env_cache = options_.spec.env_cache;
     if (level == 2 && !o_.instance_ids.empty()) {
       vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
     }

@@ -35,7 +35,7 @@ struct ExtractOptions {
   std::string repo_name;           // "owner/repo"
   std::string base_commit;         // of the repository, "" when it is no git checkout
   std::vector<std::string> files;  // every file of the repository to copy (root-relative)
-  runner::RepoSpec settings;
+  runner::RepoSpec spec;
   SelectOptions select;
   int min_lines = 100;
   bool verify = true;

@@ -70,7 +70,7 @@ util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launch
   auto files = runner::ListRepoFiles(env, git, request.root, o.out_dir);
   if (!files.ok()) return util::Error{files.error()};
   o.files = std::move(*files);
-  o.settings = request.spec;
+  o.spec = request.spec;
   return w;
 }
 

@@ -41,7 +41,7 @@ struct Workspace {
   std::unique_ptr<CutIndex> index;
   std::vector<PassingFile> passing;
   std::map<std::string, std::string> not_passing;  // test file -> why not
-  // out_dir (absolute), repo_name, base_commit, files and settings filled in; the rest is
+  // out_dir (absolute), repo_name, base_commit, files and spec filled in; the rest is
   // the caller's to set.
   ExtractOptions options;
 

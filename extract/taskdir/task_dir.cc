@@ -52,7 +52,7 @@ std::string MadeJson(const Instance& i) {
   w.Key("problem_statement"), w.String(i.problem_statement);
   w.Key("references"), w.String(i.strict_references ? "strict" : "featurebench");
   w.Key("repo"), w.String(i.repo);
-  w.Key("repo_settings"), w.String(runner::RepoSpecJson(i.settings));
+  w.Key("repo_settings"), w.String(runner::RepoSpecJson(i.spec));
   w.Key("schema"), w.String(kSchema);
   w.Key("seed"), w.Int(static_cast<int64_t>(i.seed));
   w.Key("test_patch"), w.String(i.test_patch);
@@ -77,7 +77,7 @@ std::string ImportedJson(const Instance& i) {
   w.Key("patch"), w.String(i.patch);
   w.Key("problem_statement"), w.String(i.problem_statement);
   w.Key("repo"), w.String(i.repo);
-  w.Key("repo_settings"), w.String(runner::RepoSpecJson(i.settings));
+  w.Key("repo_settings"), w.String(runner::RepoSpecJson(i.spec));
   w.Key("schema"), w.String(kSchema);
   w.Key("test_patch"), w.String(i.test_patch);
   w.Key("top_objects"), w.StringArray(i.top_objects);
@@ -136,10 +136,10 @@ util::Expected<Instance> ParseInstance(const std::string& json) {
     i.patch = Text(j, "patch");
     i.test_patch = Text(j, "test_patch");
     i.problem_statement = Text(j, "problem_statement");
-    i.settings_json = j.at("repo_settings").get<std::string>();
-    auto settings = runner::RepoSpecFromJson(i.settings_json);
-    if (!settings.ok()) return util::Error{settings.error()};
-    i.settings = std::move(*settings);
+    i.spec_json = j.at("repo_settings").get<std::string>();
+    auto spec = runner::RepoSpecFromJson(i.spec_json);
+    if (!spec.ok()) return util::Error{spec.error()};
+    i.spec = std::move(*spec);
     i.imported = j.value("imported", false);
     i.featurebench_repo_settings = Text(j, "featurebench_repo_settings");
     i.cap = Int(j, "cap");

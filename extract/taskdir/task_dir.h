@@ -49,8 +49,8 @@ struct Instance {
   std::vector<std::string> p2p_tests;
   std::vector<std::string> top_objects;
   std::string patch, test_patch, problem_statement;
-  runner::RepoSpec settings;  // how its tests run: repo_settings
-  std::string settings_json;  // repo_settings as written (read back as is)
+  runner::RepoSpec spec;  // how its tests run: repo_settings
+  std::string spec_json;  // repo_settings as written (read back as is)
 
   // Imported from a FeatureBench row (fb-extract import): its repo_settings, as given.
   bool imported = false;

@@ -37,13 +37,13 @@ std::string ErrorLine(const std::string& message) {
 }  // namespace
 
 util::Expected<std::map<std::string, std::string>> RunTests(
-    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& settings,
+    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
     std::map<std::string, std::string>* errors, std::map<std::string, std::string>* messages) {
   auto start = std::chrono::steady_clock::now();
   runner::TestRunRequest request;
   request.root = root;
-  request.spec = settings;
+  request.spec = spec;
   request.files = files;
   request.work_dir = work_dir;
   auto trace = tests.Run(request);
@@ -77,8 +77,8 @@ class Verification {
     auto info = ReadInstance(env_, TaskDir{task_dir_});
     if (!info.ok()) return Fail(info.error());
     info_ = std::move(*info);
-    info_.settings.sandbox = options_.sandbox;
-    info_.settings.env_cache = options_.env_cache;
+    info_.spec.sandbox = options_.sandbox;
+    info_.spec.env_cache = options_.env_cache;
     if (std::string why = Prepare(); !why.empty()) return Fail(why);
     files_ = info_.f2p_files;
     files_.insert(files_.end(), info_.p2p_files.begin(), info_.p2p_files.end());
@@ -130,7 +130,7 @@ class Verification {
       base = *l1;
     }
     // The repository's tests write the work copy: git over it runs sandboxed from the start.
-    git_.Confine(runner::ToolSandbox(info_.settings, {options_.work_dir}, {task_.dir, base.dir}));
+    git_.Confine(runner::ToolSandbox(info_.spec, {options_.work_dir}, {task_.dir, base.dir}));
     auto cloned =
         git_.Run(options_.work_dir, {"clone", "-q", "--no-hardlinks", base.presolved(), work_});
     if (!cloned.ok()) return cloned.error();
@@ -145,7 +145,7 @@ class Verification {
 
   util::Expected<TestsRun> RunOnce(int round, const std::string& name) {
     TestsRun out;
-    auto outcomes = RunTests(tests_, work_, info_.settings, files_,
+    auto outcomes = RunTests(tests_, work_, info_.spec, files_,
                              util::JoinPath(options_.work_dir, name), &r_.pytest_seconds,
                              &out.errors, &out.messages);
     ++r_.pytest_runs;

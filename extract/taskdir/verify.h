@@ -65,7 +65,7 @@ VerifyReport VerifyTask(const runner::Services& services,
 // each failed test's error line ("E   AssertionError: ..."), `messages` (optional) each
 // failed test's and each broken file's whole message.
 util::Expected<std::map<std::string, std::string>> RunTests(
-    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& settings,
+    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
     std::map<std::string, std::string>* errors = nullptr,
     std::map<std::string, std::string>* messages = nullptr);

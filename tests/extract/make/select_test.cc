@@ -440,6 +440,9 @@ TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay
       "class Listy(list):\n"
       "    def method(self):\n"
       "        return 4\n"
+      "class Typed(Generic[T]):\n"  // a subscripted base parametrises: not followed
+      "    def method(self):\n"
+      "        return 4\n"
       "def exported():\n"
       "    return 5\n"
       "def default_value():\n"

@@ -100,8 +100,8 @@ class BuildTaskTest : public ::testing::Test {
     std::filesystem::create_directories(options_.out_dir);
     options_.repo_name = "o/r";
     options_.files = {"pkg/__init__.py", "pkg/core.py", kF2p, kP2p};
-    options_.settings.python = "/usr/bin/python3";
-    options_.settings.sandbox = runner::SandboxKind::kNone;
+    options_.spec.python = "/usr/bin/python3";
+    options_.spec.sandbox = runner::SandboxKind::kNone;
     options_.min_lines = 1;
     options_.level2 = false;
     options_.select.p2p = 1;

@@ -24,8 +24,8 @@ Instance Made() {
   i.patch = "diff --git a/pkg/x.py b/pkg/x.py\n";
   i.test_patch = "diff --git a/tests/test_x.py b/tests/test_x.py\n";
   i.problem_statement = "## Task\n\"quoted\" \xc3\xa9\n";
-  i.settings.python = "/usr/bin/python3";
-  i.settings.pythonpath = {"src"};
+  i.spec.python = "/usr/bin/python3";
+  i.spec.pythonpath = {"src"};
   i.cap = 4000;
   i.create_time = "2020-01-02 03:04:05";
   i.upd_time = "2021-01-02 03:04:05";
@@ -54,7 +54,7 @@ TEST(TaskDirTest, AMadeTaskIsReadBackWhole) {
   EXPECT_EQ(back->f2p_tests, made.f2p_tests);
   EXPECT_EQ(back->p2p_tests, made.p2p_tests);
   EXPECT_EQ(back->p2p_files, made.p2p_files);
-  EXPECT_EQ(back->settings.pythonpath, made.settings.pythonpath);
+  EXPECT_EQ(back->spec.pythonpath, made.spec.pythonpath);
   EXPECT_EQ(back->problem_statement, made.problem_statement);
   EXPECT_EQ(back->extracted, made.extracted);
   EXPECT_EQ(back->lines, 120);
