@@ -84,17 +84,17 @@ util::Status Codex(const AgentChoice& c, const AgentPreset& p, const std::string
 // output/claude; tools allowed without asking.
 util::Status ClaudeCode(const AgentChoice& c, const AgentPreset& p, const std::string& program,
                 AgentLaunch* l) {
-  if (!c.model_url.empty()) l->env.emplace_back("ANTHROPIC_BASE_URL", c.model_url);
+  if (!c.model_url.empty()) l->vars.emplace_back("ANTHROPIC_BASE_URL", c.model_url);
   if (!c.model.empty()) {
     // Its side calls (titles, summaries) go to the same model: an endpoint may serve one.
     for (const char* var : {"ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
                             "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL"}) {
-      l->env.emplace_back(var, c.model);
+      l->vars.emplace_back(var, c.model);
     }
   }
   for (const char* var : {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
                           "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING"}) {
-    l->env.emplace_back(var, "1");
+    l->vars.emplace_back(var, "1");
   }
   std::vector<std::string> args = {
       "--output-format", "stream-json", "--verbose", "--allowedTools",
@@ -125,12 +125,12 @@ util::Status MiniSweAgent(const AgentChoice& c, const AgentPreset& p, const std:
       return util::Error{"agent mini-swe-agent: --model-url works with openai/, anthropic/ and "
                          "gemini/ models (not " + provider + "/)"};
     }
-    l->env.emplace_back(var, c.model_url);
+    l->vars.emplace_back(var, c.model_url);
   }
   for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
            {"MSWEA_CONFIGURED", "true"}, {"MSWEA_SILENT_STARTUP", "1"},
            {"MSWEA_COST_TRACKING", "ignore_errors"}, {"LITELLM_LOCAL_MODEL_COST_MAP", "True"}}) {
-    l->env.emplace_back(k, v);
+    l->vars.emplace_back(k, v);
   }
   std::vector<std::string> args = {"-m", c.model, "-y", "--exit-immediately", "-c", "mini.yaml"};
   args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
@@ -194,7 +194,7 @@ util::Status AutoCodeRover(const AgentChoice& c, const AgentPreset& p, const std
                        "(gpt-4o-2024-05-13, gpt-4o-mini-2024-07-18, claude-3-5-sonnet-20240620, "
                        "...; see its app/model/register.py)"};
   }
-  if (!c.model_url.empty()) l->env.emplace_back("OPENAI_BASE_URL", c.model_url);
+  if (!c.model_url.empty()) l->vars.emplace_back("OPENAI_BASE_URL", c.model_url);
   std::vector<std::string> args = {"local-issue", "--model", c.model, "--no-print"};
   args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
   l->command =
@@ -215,11 +215,11 @@ util::Status AutoCodeRover(const AgentChoice& c, const AgentPreset& p, const std
 // trusted, every tool approved (-y).
 util::Status GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::string& program,
                AgentLaunch* l) {
-  if (!c.model_url.empty()) l->env.emplace_back("GOOGLE_GEMINI_BASE_URL", c.model_url);
-  l->env.emplace_back("GEMINI_CLI_TRUST_WORKSPACE", "true");
+  if (!c.model_url.empty()) l->vars.emplace_back("GOOGLE_GEMINI_BASE_URL", c.model_url);
+  l->vars.emplace_back("GEMINI_CLI_TRUST_WORKSPACE", "true");
   // Its HTTP client reserves gigabytes of address space for WebAssembly guard pages unless
   // told not to; the sandbox's memory limit bounds the address space.
-  l->env.emplace_back("NODE_OPTIONS", "--disable-wasm-trap-handler");
+  l->vars.emplace_back("NODE_OPTIONS", "--disable-wasm-trap-handler");
   // An API key as the way in (with a base URL set it would otherwise pick "gateway" auth,
   // which headless mode refuses).
   l->output_files.emplace_back(

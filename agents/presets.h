@@ -48,7 +48,7 @@ struct AgentChoice {
 struct AgentLaunch {
   std::string key_env;  // the preset's (AgentPreset::key_env)
   std::string command;
-  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::pair<std::string, std::string>> vars;  // environment variables
   std::vector<std::string> read_only;
   std::vector<std::pair<std::string, std::string>> output_files;
 };

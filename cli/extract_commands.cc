@@ -59,7 +59,7 @@ util::Expected<extract::make::Workspace> Load(const ExtractArgs& a) {
                                   {*root, a.graph, a.trace, a.output, std::move(*spec), a.excludes,
                                    UserCacheDir(""), a.repo_name});
   if (!w.ok()) return util::Error{w.error()};
-  if (w->trace.mode == "session" && !a.quiet) {
+  if (w->trace.mode == tracer::TraceMode::kSession && !a.quiet) {
     std::fprintf(stderr,
                  "note: %s was recorded in one pytest session: a test file that passes only "
                  "after other files ran (order-dependent) counts as passing and fails "

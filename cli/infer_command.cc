@@ -117,12 +117,12 @@ std::optional<int> AgentOptions(const InferArgs& a,
     o->agent_cmd = launch->command;
     o->read_only.insert(o->read_only.end(), launch->read_only.begin(), launch->read_only.end());
     o->output_files = launch->output_files;
-    agent_env.insert(agent_env.begin(), launch->env.begin(), launch->env.end());
+    agent_env.insert(agent_env.begin(), launch->vars.begin(), launch->vars.end());
   } else if (!a.agent_path.empty() || !a.model_url.empty() || !a.agent_args.empty()) {
     return Fail(kWho, "--agent-path, --model-url and --agent-arg go with --agent NAME"), kExitUsage;
   }
   o->agent_cmd = agents::WithSidecar(a.sidecar, o->agent_cmd);
-  o->env = std::move(agent_env);
+  o->vars = std::move(agent_env);
   return std::nullopt;
 }
 

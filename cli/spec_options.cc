@@ -21,10 +21,10 @@ util::Status MergeEnv(const std::vector<std::string>& items, runner::RepoSpec* s
   for (const auto& item : items) {
     auto kv = ParseEnvAssignment(item);
     if (!kv.ok()) return util::Error{kv.error()};
-    std::erase_if(spec->env, [&](const auto& old) { return old.first == kv->first; });
-    spec->env.push_back(std::move(*kv));
+    std::erase_if(spec->vars, [&](const auto& old) { return old.first == kv->first; });
+    spec->vars.push_back(std::move(*kv));
   }
-  std::sort(spec->env.begin(), spec->env.end());
+  std::sort(spec->vars.begin(), spec->vars.end());
   return util::Status::Ok();
 }
 

@@ -132,7 +132,7 @@ util::Expected<std::string> FirstFailing(util::Env& env, runner::TestRunner& tes
   }
   for (const auto& id : f2p) {
     auto it = o->find(id);
-    if (it == o->end() || it->second != "passed") return id;
+    if (it == o->end() || it->second != runner::Outcome::kPassed) return id;
   }
   return std::string();
 }
@@ -289,7 +289,7 @@ std::string ChooseSelection(Ctx& c, bool whole_files) {
                               c.f2p, c.runs);
     c.by_id = alone.ok();
     for (const auto& id : c.f2p) {
-      c.by_id = c.by_id && alone->count(id) && alone->at(id) == "passed";
+      c.by_id = c.by_id && alone->count(id) && alone->at(id) == runner::Outcome::kPassed;
     }
   }
   if (c.by_id) return "";

@@ -246,7 +246,7 @@ GtResult BuildGroundTruth(const runner::Services& services,
   r.gt.instance_id = instance.instance_id;
   r.validation = Validate({env, launcher, tests}, instance, options.spec, options.repeat,
                           util::JoinPath(work_dir, "validate"));
-  if (r.validation.status != "ok") return r;
+  if (r.validation.status != ValidationStatus::kOk) return r;
   r.localization =
       Localize({env, launcher, tests}, parser, instance, options.spec, r.validation.fail_to_pass,
                options.entities, util::JoinPath(work_dir, "ablate"), options.whole_files);

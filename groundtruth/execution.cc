@@ -1,5 +1,6 @@
 #include "groundtruth/execution.h"
 
+#include <optional>
 #include <set>
 
 #include "util/patch.h"
@@ -11,17 +12,21 @@
 namespace fbkit::groundtruth {
 namespace {
 
-bool IsFailure(const std::string& o) { return runner::Fails(o); }
+using runner::Outcome;
+
+// A test's outcome in a run; nullopt when the run did not report it (missing).
+using Reported = std::optional<Outcome>;
+
+bool Is(const Reported& o, Outcome x) { return o && *o == x; }
+bool IsFailure(const Reported& o) { return o && runner::Fails(*o); }
 // Neither passed nor failed: skipped, xfailed, xpassed.
-bool IsOther(const std::string& o) {
-  runner::Outcome x = runner::ParseOutcome(o);
-  return x == runner::Outcome::kSkipped || x == runner::Outcome::kXfailed ||
-         x == runner::Outcome::kXpassed;
+bool IsOther(const Reported& o) {
+  return Is(o, Outcome::kSkipped) || Is(o, Outcome::kXfailed) || Is(o, Outcome::kXpassed);
 }
 
-std::string OutcomeOf(const Outcomes& o, const std::string& id) {
+Reported OutcomeOf(const Outcomes& o, const std::string& id) {
   auto it = o.find(id);
-  return it == o.end() ? "missing" : it->second;
+  return it == o.end() ? Reported() : Reported(it->second);
 }
 
 void Sort(std::vector<std::string>* v) { std::sort(v->begin(), v->end()); }
@@ -54,18 +59,18 @@ void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Valida
     for (const auto& [id, o] : run) ids.insert(id);
   }
   for (const auto& id : ids) {
-    if (id.starts_with("<file>")) continue;
-    std::string b = OutcomeOf(before, id);
-    std::string a = after.empty() ? "missing" : OutcomeOf(after[0], id);
+    Reported b = OutcomeOf(before, id);
+    Reported a = after.empty() ? Reported() : OutcomeOf(after[0], id);
     bool stable = true;
     for (const auto& run : after) stable = stable && OutcomeOf(run, id) == a;
     if (!stable) {
       v->flaky.push_back(id);
-    } else if (a == "passed") {
-      (b == "passed" ? v->pass_to_pass : IsOther(b) ? v->ignored : v->fail_to_pass).push_back(id);
+    } else if (Is(a, Outcome::kPassed)) {
+      (Is(b, Outcome::kPassed) ? v->pass_to_pass : IsOther(b) ? v->ignored : v->fail_to_pass)
+          .push_back(id);
     } else if (IsFailure(a)) {
-      (b == "passed" ? v->broken : v->still_failing).push_back(id);
-    } else if (a == "missing") {
+      (Is(b, Outcome::kPassed) ? v->broken : v->still_failing).push_back(id);
+    } else if (!a) {
       v->removed.push_back(id);
     } else {
       v->ignored.push_back(id);
@@ -115,40 +120,51 @@ Validation Validate(const runner::Services& services,
   [[maybe_unused]] auto& [env, launcher, tests] = services;
   Validation v;
   v.instance_id = instance.instance_id;
-  auto done = [&](const std::string& status, const std::string& reason) {
+  auto done = [&](ValidationStatus status, const std::string& reason) {
     v.status = status;
     v.reason = reason;
     (void)env.RemoveAll(work_dir);
     return v;
   };
   if (auto p = util::ParsePatch(instance.patch); !p.ok() || p->empty()) {
-    return done("discarded", p.ok() ? "the gold patch is empty" : "gold patch: " + p.error());
+    return done(ValidationStatus::kDiscarded, p.ok() ? "the gold patch is empty" : "gold patch: " + p.error());
   }
   v.test_files = RunnableTests(instance.test_patch);
   if (v.test_files.empty())
-    return done("discarded", "the test patch touches no runnable test file");
+    return done(ValidationStatus::kDiscarded, "the test patch touches no runnable test file");
   std::string repo = util::JoinPath(work_dir, "repo");
   if (auto s = PrepareCheckout(env, launcher, instance, repo, false); !s.ok()) {
-    return done(s.error().starts_with("cannot") ? "error" : "discarded", s.error());
+    return done(s.error().starts_with("cannot") ? ValidationStatus::kError
+                                                : ValidationStatus::kDiscarded,
+                s.error());
   }
   std::string runs = util::JoinPath(work_dir, "run");
   auto before = TestOutcomes(env, tests, repo, spec, instance.pythonpath, v.test_files, runs);
-  if (!before.ok()) return done("error", "pytest before the gold patch: " + before.error());
+  if (!before.ok()) return done(ValidationStatus::kError, "pytest before the gold patch: " + before.error());
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   // The tests have written the checkout: git over it runs sandboxed.
   git.Confine(runner::ToolSandbox(spec, {work_dir}, {instance.repo}));
   if (auto s = git.Apply(repo, instance.patch); !s.ok()) {
-    return done("discarded", "the gold patch does not apply: " + s.error());
+    return done(ValidationStatus::kDiscarded, "the gold patch does not apply: " + s.error());
   }
   std::vector<Outcomes> after;
   for (int k = 0; k < std::max(1, repeat); ++k) {
     auto o = TestOutcomes(env, tests, repo, spec, instance.pythonpath, v.test_files, runs);
-    if (!o.ok()) return done("error", "pytest with the gold patch: " + o.error());
+    if (!o.ok()) return done(ValidationStatus::kError, "pytest with the gold patch: " + o.error());
     after.push_back(std::move(*o));
   }
   Classify(*before, after, &v);
-  if (v.fail_to_pass.empty()) return done("discarded", "no test goes from failing to passing");
-  return done("ok", "");
+  if (v.fail_to_pass.empty()) return done(ValidationStatus::kDiscarded, "no test goes from failing to passing");
+  return done(ValidationStatus::kOk, "");
+}
+
+const char* ValidationStatusName(ValidationStatus status) {
+  switch (status) {
+    case ValidationStatus::kOk: return "ok";
+    case ValidationStatus::kDiscarded: return "discarded";
+    case ValidationStatus::kError: return "error";
+  }
+  return "error";
 }
 
 std::string ValidationJson(const Validation& v) {
@@ -164,7 +180,7 @@ std::string ValidationJson(const Validation& v) {
   w.Key("reason"), w.String(v.reason);
   w.Key("removed"), w.StringArray(v.removed);
   w.Key("schema"), w.String("fbkit.race-validation/1");
-  w.Key("status"), w.String(v.status);
+  w.Key("status"), w.String(ValidationStatusName(v.status));
   w.Key("still_failing"), w.StringArray(v.still_failing);
   w.Key("test_files"), w.StringArray(v.test_files);
   w.EndObject();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "groundtruth/records.h"
+#include "runner/outcome.h"
 #include "runner/services.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
@@ -27,8 +28,8 @@
 
 namespace fbkit::groundtruth {
 
-// Test id -> outcome. A test file that reported no test gets "<file>PATH" -> its status.
-using Outcomes = std::map<std::string, std::string>;
+// Test id -> outcome of every test a run reported; a test it did not report is missing.
+using Outcomes = std::map<std::string, runner::Outcome>;
 
 // Runs the test files (root-relative) of the checkout `root` for their outcomes, as the repo
 // spec `spec` says, with `pythonpath` before the spec's own; `work_dir` is removed after.
@@ -38,9 +39,17 @@ util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
                                       const std::vector<std::string>& files,
                                       const std::string& work_dir);
 
+// How an instance's validation ended; ValidationStatusName is what validation.jsonl says.
+enum class ValidationStatus {
+  kOk,         // "ok": a test goes from failing to passing
+  kDiscarded,  // "discarded": no such test, or a patch that does not apply
+  kError,      // "error": it could not run
+};
+const char* ValidationStatusName(ValidationStatus status);
+
 struct Validation {
   std::string instance_id;
-  std::string status = "discarded";  // ok, discarded or error (could not run)
+  ValidationStatus status = ValidationStatus::kDiscarded;
   std::string reason;
   std::vector<std::string> test_files;
   std::vector<std::string> fail_to_pass, pass_to_pass, flaky, broken, still_failing, removed,

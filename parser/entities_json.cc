@@ -139,6 +139,9 @@ FileTable FileTableFromJson(const nlohmann::json& j) {
     t.imports.push_back(std::move(imp));
   }
   if (!j.at("all").is_null()) t.all = j.at("all").get<std::vector<std::string>>();
+  if (j.contains("import_time_reads")) {
+    t.import_time_reads = j.at("import_time_reads").get<std::vector<std::string>>();
+  }
   for (const auto& a : j.at("assignments")) {
     t.assignments.push_back(Assignment{a.at("name").get<std::string>(), a.at("line").get<int>(),
                                        a.at("end_line").get<int>(),
@@ -179,6 +182,10 @@ void AppendFileTableJson(const FileTable& t, std::string* out) {
   w.BeginArray();
   for (const auto& e : t.entities) WriteEntity(w, e, t.has_references);
   w.EndArray();
+  if (t.has_references) {
+    w.Key("import_time_reads");
+    w.StringArray(t.import_time_reads);
+  }
   w.Key("imports");
   w.BeginArray();
   for (const auto& i : t.imports) WriteImport(w, i);

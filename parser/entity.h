@@ -78,6 +78,11 @@ struct FileTable {
   std::optional<std::vector<std::string>> all;  // literal __all__, with += / extend / append
   std::vector<Assignment> assignments;
   bool has_references = false;  // entities carry `references`
+  // With references: the names the file's code reads when it is imported (the first part of
+  // each dotted name), sorted and unique: the values of module- and class-level assignments
+  // and expression statements, decorators, and the defaults of methods (class bodies run at
+  // import time; function bodies and if/try blocks are not looked into).
+  std::vector<std::string> import_time_reads;
 };
 
 }  // namespace fbkit::parser

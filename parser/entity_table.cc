@@ -28,7 +28,7 @@ class Builder {
     if (options_.cache_dir) {
       cache_ = std::make_unique<EntityCache>(env_, *options_.cache_dir, options_.root,
                                              tree.files.size(),
-                                             options_.references ? "references" : "");
+                                             options_.references ? "references+reads" : "");
       cache_->Open();
     }
   }

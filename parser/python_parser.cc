@@ -160,7 +160,7 @@ struct PythonParser::Impl {
   std::vector<Sym> sym_of;  // indexed by TSSymbol
   TSFieldId f_name = 0, f_body = 0, f_module_name = 0, f_alias = 0, f_left = 0, f_right = 0,
             f_definition = 0, f_function = 0, f_object = 0, f_attribute = 0, f_arguments = 0,
-            f_operator = 0, f_value = 0, f_type = 0;
+            f_operator = 0, f_value = 0, f_type = 0, f_parameters = 0;
 
   ~Impl() {
     if (parser != nullptr) ts_parser_delete(parser);
@@ -190,7 +190,10 @@ class Walker {
     entity_nodes_.push_back(root);
     VisitChildren(root, Scope{0, false, true});
     if (ts_node_has_error(root)) CollectErrors(root);
-    if (references) CollectReferences();
+    if (references) {
+      CollectReferences();
+      CollectImportTimeReads(root);
+    }
   }
 
  private:
@@ -363,6 +366,60 @@ class Walker {
         }
       }
       table_->entities[i].references.assign(names.begin(), names.end());
+    }
+  }
+
+  // -- what the module's code reads when it is imported ---------------------------------
+  void CollectImportTimeReads(TSNode module) {
+    std::set<std::string> names, heads;
+    ImportTimeBlock(module, false, &names);
+    for (const auto& n : names) heads.insert(n.substr(0, n.find('.')));
+    table_->import_time_reads.assign(heads.begin(), heads.end());
+  }
+
+  void ImportTimeBlock(TSNode block, bool in_class, std::set<std::string>* out) const {
+    for (Children c(block); c.valid(); c.Next()) {
+      TSNode s = c.node();
+      switch (SymOf(s)) {
+        case Sym::kExpressionStatement:
+          for (Children e(s); e.valid(); e.Next()) {
+            if (ts_node_is_named(e.node())) AssignedValue(e.node(), out);
+          }
+          break;
+        case Sym::kDecoratedDefinition:
+          for (Children d(s); d.valid(); d.Next()) {
+            if (SymOf(d.node()) == Sym::kDecorator) Names(d.node(), out);
+            if (d.field() == impl_.f_definition) ImportTimeDefinition(d.node(), in_class, out);
+          }
+          break;
+        case Sym::kFunctionDefinition:
+        case Sym::kClassDefinition:
+          ImportTimeDefinition(s, in_class, out);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  // An expression statement's expression, or the value an assignment binds (`a = b = f()`).
+  void AssignedValue(TSNode n, std::set<std::string>* out) const {
+    if (SymOf(n) == Sym::kAssignment || SymOf(n) == Sym::kAugmentedAssignment) {
+      TSNode right = ts_node_child_by_field_id(n, impl_.f_right);
+      if (!ts_node_is_null(right)) AssignedValue(right, out);
+      return;
+    }
+    Names(n, out);
+  }
+
+  // A class body runs; a method's defaults are evaluated (a function's body is not).
+  void ImportTimeDefinition(TSNode d, bool in_class, std::set<std::string>* out) const {
+    if (SymOf(d) == Sym::kClassDefinition) {
+      TSNode body = ts_node_child_by_field_id(d, impl_.f_body);
+      if (!ts_node_is_null(body)) ImportTimeBlock(body, true, out);
+    } else if (in_class) {
+      TSNode params = ts_node_child_by_field_id(d, impl_.f_parameters);
+      if (!ts_node_is_null(params)) Names(params, out);
     }
   }
 
@@ -931,6 +988,7 @@ util::Expected<std::unique_ptr<PythonParser>> PythonParser::Create() {
   impl->f_operator = field("operator");
   impl->f_value = field("value");
   impl->f_type = field("type");
+  impl->f_parameters = field("parameters");
   return std::unique_ptr<PythonParser>(new PythonParser(std::move(impl)));
 }
 

@@ -144,8 +144,8 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
     ProcessSpec step;
     step.argv = {"/bin/sh", "-c", spec.install[i]};
     step.cwd = src;
-    step.env = spec.env;
-    step.env.insert(step.env.end(), {{"FBKIT_ENV", venv}, {"FBKIT_SRC", src}, {"PYTHON", spec.python}});
+    step.vars = spec.vars;
+    step.vars.insert(step.vars.end(), {{"FBKIT_ENV", venv}, {"FBKIT_SRC", src}, {"PYTHON", spec.python}});
     step.log_path = util::JoinPath(dir, "install-" + std::to_string(i + 1) + ".log");
     step.sandbox = InstallSandbox(spec, r.root, dir);
     util::Status s = RunLogged(env, launcher, step, timeout,
@@ -169,8 +169,9 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
     pythonpath += (pythonpath.empty() ? "" : ":") + (p.starts_with("/") ? p : util::JoinPath(src, p));
   }
   check.cwd = src;
-  check.env = spec.env;
-  check.env.insert(check.env.end(), {{"PYTHONPATH", pythonpath}, {"PYTHONDONTWRITEBYTECODE", "1"}});
+  check.vars = spec.vars;
+  check.vars.insert(check.vars.end(),
+                    {{"PYTHONPATH", pythonpath}, {"PYTHONDONTWRITEBYTECODE", "1"}});
   check.log_path = util::JoinPath(dir, "check.log");
   check.sandbox = InstallSandbox(spec, r.root, dir);
   if (auto s = RunLogged(env, launcher, check, timeout, "the pytest check (collect-only)"); !s.ok()) {
@@ -203,7 +204,7 @@ util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
   util::JsonWriter w(&material);
   w.BeginObject();
   w.Key("env"), w.BeginObject();
-  for (const auto& [k, v] : spec.env) w.Key(k), w.String(v);
+  for (const auto& [k, v] : spec.vars) w.Key(k), w.String(v);
   w.EndObject();
   w.Key("install"), w.StringArray(spec.install);
   w.Key("install_inputs"), w.StringArray(spec.install_inputs);

@@ -247,7 +247,7 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   }
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.cwd = cwd;
-  spec.env = {{"GIT_AUTHOR_NAME", "fbkit"},
+  spec.vars = {{"GIT_AUTHOR_NAME", "fbkit"},
               {"GIT_AUTHOR_EMAIL", "fbkit@localhost"},
               {"GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z"},
               {"GIT_COMMITTER_NAME", "fbkit"},
@@ -400,7 +400,7 @@ util::Status Git::FuzzyPatch(const std::string& tree, const std::string& file) {
   spec.argv = {"patch", "--batch", "--forward", "-u", "-p1", "--fuzz=3",
                "--no-backup-if-mismatch", "--reject-file=-", "-i", file};
   spec.cwd = tree;
-  spec.env = {{"LC_ALL", "C"}};
+  spec.vars = {{"LC_ALL", "C"}};
   auto sandbox = CommandSandbox(tree, {});
   if (!sandbox.ok()) return util::Error{sandbox.error()};
   spec.sandbox = *sandbox;

@@ -535,7 +535,7 @@ int PlaceDescriptors(std::vector<int> fds) {
     ApplyLimits(spec.sandbox.limits, prepared.cgroups);
     ::execve(args[0], args.data(), env.data());
   } else {
-    for (const auto& [k, v] : spec.env) ::setenv(k.c_str(), v.c_str(), 1);
+    for (const auto& [k, v] : spec.vars) ::setenv(k.c_str(), v.c_str(), 1);
     ::execvp(args[0], args.data());
   }
   dprintf(2, "fbkit: cannot run %s: %s\n", spec.argv[0].c_str(), std::strerror(errno));
@@ -597,7 +597,7 @@ class PosixLauncher : public Launcher {
       }
       prepared.sandboxed = true;
       prepared.seccomp = SeccompFd();
-      prepared.env = SandboxEnvironment(environ, host.home, spec.env);
+      prepared.env = SandboxEnvironment(environ, host.home, spec.vars);
       disk.roots = spec.sandbox.writable;
       for (const auto& b : spec.sandbox.binds) {
         if (b.writable) disk.roots.push_back(b.source);

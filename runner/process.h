@@ -16,11 +16,12 @@ namespace fbkit::runner {
 
 struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH
-  std::vector<std::pair<std::string, std::string>> env;  // set on top of the parent's
+  // Environment variables set on top of the parent's.
+  std::vector<std::pair<std::string, std::string>> vars;
   std::string cwd;
   std::string log_path;  // stdout and stderr; stdin is /dev/null
-  // kNone: the parent's environment plus `env`, no limits. kBwrap: isolated as the
-  // Sandbox says, with a scrubbed environment plus `env` and its limits; its output reaches
+  // kNone: the parent's environment plus `vars`, no limits. kBwrap: isolated as the
+  // Sandbox says, with a scrubbed environment plus `vars` and its limits; its output reaches
   // log_path through a pipe fbkit drains (at most the file-size limit is kept), so the
   // process can neither truncate nor replace its log.
   Sandbox sandbox;

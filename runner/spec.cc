@@ -104,7 +104,7 @@ class SpecReader {
   bool Env(const std::string& k, const toml::node& n) {
     const toml::table* t = n.as_table();
     if (!t) return Fail(n, "key '" + k + "' must be a table of NAME = \"value\"");
-    spec_->env.clear();
+    spec_->vars.clear();
     for (const auto& [name, value] : *t) {
       std::string v;
       if (!String(k + "." + std::string(name.str()), value, &v)) return false;
@@ -112,9 +112,9 @@ class SpecReader {
         return Fail(value, "key '" + k + "." + std::string(name.str()) +
                                "': FBKIT_TRACE_* and FBKIT_PROBE_* variables are fbkit's own (a spec cannot set them)");
       }
-      spec_->env.emplace_back(std::string(name.str()), v);
+      spec_->vars.emplace_back(std::string(name.str()), v);
     }
-    std::sort(spec_->env.begin(), spec_->env.end());
+    std::sort(spec_->vars.begin(), spec_->vars.end());
     return true;
   }
 
@@ -224,7 +224,7 @@ std::string RepoSpecJson(const RepoSpec& s) {
   util::JsonWriter w(&out);
   w.BeginObject();
   w.Key("env"), w.BeginObject();
-  for (const auto& [k, v] : s.env) w.Key(k), w.String(v);
+  for (const auto& [k, v] : s.vars) w.Key(k), w.String(v);
   w.EndObject();
   w.Key("exclude"), w.StringArray(s.exclude);
   w.Key("image_name"), w.String(s.image_name);
@@ -273,7 +273,7 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json) {
     s.network = j.value("network", false);
     if (j.contains("env") && j["env"].is_object()) {
       for (const auto& [k, v] : j["env"].items()) {
-        if (v.is_string() && !IsFbkitVariable(k)) s.env.emplace_back(k, v.get<std::string>());
+        if (v.is_string() && !IsFbkitVariable(k)) s.vars.emplace_back(k, v.get<std::string>());
       }
     }
     if (j.contains("limits") && j["limits"].is_object()) {

@@ -18,7 +18,8 @@ struct RepoSpec {
   std::string repo;  // owner/name, for instance ids
   std::string python = "python3";
   std::vector<std::string> pythonpath;  // root-relative or absolute
-  std::vector<std::pair<std::string, std::string>> env;  // sorted by name
+  // The `env` table: environment variables, sorted by name.
+  std::vector<std::pair<std::string, std::string>> vars;
   std::vector<std::string> pytest_args;
   std::vector<std::string> tests;    // test paths (default: what pytest collects)
   std::vector<std::string> exclude;  // root-relative directories not traced or extracted

@@ -24,13 +24,10 @@ Outcome CombineOutcome(const std::map<std::string, std::string>& phases) {
   return phases.count("call") ? Outcome::kPassed : Outcome::kError;
 }
 
-std::map<std::string, std::string> OutcomesOf(const TestRun& run) {
-  std::map<std::string, std::string> out;
+std::map<std::string, Outcome> OutcomesOf(const TestRun& run) {
+  std::map<std::string, Outcome> out;
   for (const auto& [path, f] : run.files) {
-    for (const auto& [id, t] : f.tests) out[id] = OutcomeName(t.outcome);
-    if (f.status != FileStatus::kOk && f.tests.empty()) {
-      out["<file>" + path] = FileStatusName(f.status);
-    }
+    for (const auto& [id, t] : f.tests) out[id] = t.outcome;
   }
   return out;
 }

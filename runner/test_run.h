@@ -79,8 +79,8 @@ class TestRunner {
   virtual util::Expected<TestRun> Run(const TestRunRequest& request) = 0;
 };
 
-// Test id -> outcome name; a test file that reported no test gets "<file>PATH" -> its status.
-std::map<std::string, std::string> OutcomesOf(const TestRun& run);
+// Test id -> outcome, for every test the run reported (a test never collected is absent).
+std::map<std::string, Outcome> OutcomesOf(const TestRun& run);
 
 // The outcome name of test `id` in `run`: its own, else its file's status when the file did
 // not run normally, else "missing".

@@ -52,7 +52,7 @@ class Runner {
     util::Status s = Prepare();
     if (!s.ok()) return util::Error{s.error()};
     trace_.root = options_.root;
-    trace_.mode = options_.isolate ? "isolate" : "session";
+    trace_.mode = options_.isolate ? TraceMode::kIsolate : TraceMode::kSession;
     trace_.accel_error = accel_error_;
     s = options_.isolate ? RunIsolated() : RunSessions();
     if (!s.ok()) return util::Error{s.error()};
@@ -246,7 +246,7 @@ class Runner {
                  "if importlib.util.find_spec('pytest') is None: sys.exit('No module named pytest')\n"
                  "print('xdist' if importlib.util.find_spec('xdist') else 'no-xdist')\n"};
     spec.cwd = options_.root;
-    spec.env = BaseEnv("");
+    spec.vars = BaseEnv("");
     spec.log_path = util::JoinPath(options_.work_dir, "check.log");
     spec.sandbox = sandbox_;
     auto info = runner::RunToCompletion(launcher_, spec);
@@ -310,7 +310,7 @@ class Runner {
       env.push_back({"FBKIT_TRACE_L2_SITE", options_.l2_site});
       env.push_back({"FBKIT_TRACE_L2_ORIGINALS", originals});
     }
-    for (const auto& kv : options_.spec.env) {
+    for (const auto& kv : options_.spec.vars) {
       if (!runner::IsFbkitVariable(kv.first)) env.push_back(kv);
     }
     return env;
@@ -343,10 +343,10 @@ class Runner {
     // The journal is written through descriptor 3: no path inside the sandbox to replace;
     // each record signed with a key of this process's own, handed over on descriptor 4 and
     // closed before repository code runs (JournalReader takes only records signed in order).
-    spec.env = BaseEnv("fd:3");
+    spec.vars = BaseEnv("fd:3");
     spec.channels = {run.journal};
     spec.secret = SessionKey();
-    spec.env.push_back({"FBKIT_TRACE_KEY_FD", "4"});
+    spec.vars.push_back({"FBKIT_TRACE_KEY_FD", "4"});
     spec.log_path = util::JoinPath(options_.work_dir, name + ".log");
     spec.sandbox = sandbox_;
     return run;

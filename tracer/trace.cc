@@ -7,6 +7,16 @@
 
 namespace fbkit::tracer {
 
+const char* TraceModeName(TraceMode mode) {
+  return mode == TraceMode::kIsolate ? "isolate" : "session";
+}
+
+std::optional<TraceMode> TraceModeFromName(std::string_view name) {
+  if (name == "session") return TraceMode::kSession;
+  if (name == "isolate") return TraceMode::kIsolate;
+  return std::nullopt;
+}
+
 bool DoctestsOnly(const FileTrace& f) {
   if (!f.file.ends_with(".py")) return false;
   std::string base = f.file.substr(f.file.rfind('/') + 1);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -58,10 +59,15 @@ struct ShardInfo {
   std::vector<std::string> files;  // this shard's
 };
 
+// How a trace ran: one pytest session for every file, or a process per file.
+enum class TraceMode { kSession, kIsolate };
+const char* TraceModeName(TraceMode mode);  // "session", "isolate"
+std::optional<TraceMode> TraceModeFromName(std::string_view name);
+
 struct TraceSet {
   std::string root;
   std::string python;
-  std::string mode;  // "session" or "isolate"
+  TraceMode mode = TraceMode::kSession;
   bool accelerated = false;
   std::optional<std::string> accel_error;  // why the C accelerator is not in use
   std::optional<int> exitstatus;  // of the (last) pytest session, as pytest's hooks saw it

@@ -144,7 +144,10 @@ util::Expected<TraceSet> ParseTraceDocument(std::string_view text) {
     }
     TraceSet t;
     t.root = doc.at("root").get<std::string>();
-    t.mode = doc.at("mode").get<std::string>();
+    std::string mode = doc.at("mode").get<std::string>();
+    auto parsed_mode = TraceModeFromName(mode);
+    if (!parsed_mode) throw std::invalid_argument("unknown mode '" + mode + "'");
+    t.mode = *parsed_mode;
     t.python = doc.at("python").get<std::string>();
     t.accelerated = doc.at("accelerated").get<bool>();
     if (doc.at("exitstatus").is_number()) t.exitstatus = doc.at("exitstatus").get<int>();
@@ -211,7 +214,7 @@ std::string TraceDocument(const TraceSet& trace, bool with_details) {
     WriteFile(w, f, with_details);
   }
   w.EndArray();
-  w.Key("mode"), w.String(trace.mode);
+  w.Key("mode"), w.String(TraceModeName(trace.mode));
   w.Key("preloaded");
   w.StringArray(trace.preloaded);
   w.Key("python"), w.String(trace.python);

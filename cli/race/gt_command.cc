@@ -73,7 +73,10 @@ Out GtOne(util::Env& env, parser::PythonParser& parser, const GtArgs& a,
   auto r = groundtruth::BuildGroundTruth(RealServices(), parser, i,
                                          options, dir);
   Out out{groundtruth::ValidationJson(r.validation), "", kExitOk};
-  if (r.validation.status == "ok") out.text2 = groundtruth::LocalizationJson(r.localization);
+  using groundtruth::ValidationStatus;
+  if (r.validation.status == ValidationStatus::kOk) {
+    out.text2 = groundtruth::LocalizationJson(r.localization);
+  }
   std::string path = util::JoinPath(a.output, FileName(i.instance_id) + ".json");
   (void)env.RemoveAll(path);
   if (r.ok) {
@@ -83,7 +86,7 @@ Out GtOne(util::Env& env, parser::PythonParser& parser, const GtArgs& a,
       return out;
     }
   }
-  std::string what = r.validation.status != "ok" ? Summary(r.validation)
+  std::string what = r.validation.status != ValidationStatus::kOk ? Summary(r.validation)
                      : !r.ok                     ? "error: " + r.localization.error
                              : "ok (necessary " + std::to_string(r.gt.necessary.size()) +
                                    ", tasks " + std::to_string(r.gt.tasks.size()) + ", steps " +
@@ -93,7 +96,8 @@ Out GtOne(util::Env& env, parser::PythonParser& parser, const GtArgs& a,
     std::fprintf(stderr, "fb-race gt: %s: %s\n", i.instance_id.c_str(), p.c_str());
     out.rc = std::max(out.rc, static_cast<int>(kExitFileErrors));
   }
-  if (r.validation.status == "error" || (r.validation.status == "ok" && !r.ok)) {
+  if (r.validation.status == ValidationStatus::kError ||
+      (r.validation.status == ValidationStatus::kOk && !r.ok)) {
     out.rc = kExitFailure;
   }
   return out;

@@ -45,7 +45,9 @@ void Note(bool quiet, const std::string& cmd, const std::string& id, const std::
 }
 
 std::string Summary(const groundtruth::Validation& v) {
-  if (v.status != "ok") return v.status + ": " + v.reason;
+  if (v.status != groundtruth::ValidationStatus::kOk) {
+    return std::string(groundtruth::ValidationStatusName(v.status)) + ": " + v.reason;
+  }
   return "ok (FAIL_TO_PASS " + std::to_string(v.fail_to_pass.size()) + ", PASS_TO_PASS " +
          std::to_string(v.pass_to_pass.size()) + ")";
 }

@@ -29,8 +29,9 @@ int RunValidate(const RunArgs& a) {
                           auto v = groundtruth::Validate(RealServices(), i, a.spec, a.repeat,
                                                          dir);
                           Note(a.quiet, "validate", i.instance_id, Summary(v));
+                          bool error = v.status == groundtruth::ValidationStatus::kError;
                           return Out{groundtruth::ValidationJson(v), "",
-                                     v.status == "error" ? kExitFailure : kExitOk};
+                                     error ? kExitFailure : kExitOk};
                         });
   (void)env.RemoveAll(work);
   if (auto s = WriteOutput(env, a.output.empty() ? "-" : a.output, p.text); !s.ok()) {

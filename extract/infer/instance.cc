@@ -518,11 +518,11 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
   spec.cwd = l.workspace;
   // git in the workspace (which belongs to fbkit's user, not the agent's) not refused as
   // "dubious ownership"; the agent's own variables come after and may say otherwise.
-  spec.env = {{"GIT_CONFIG_COUNT", "1"},
+  spec.vars = {{"GIT_CONFIG_COUNT", "1"},
               {"GIT_CONFIG_KEY_0", "safe.directory"},
               {"GIT_CONFIG_VALUE_0", "*"}};
-  spec.env.insert(spec.env.end(), options.env.begin(), options.env.end());
-  spec.env.insert(spec.env.end(), {{"FBKIT_INSTANCE_ID", info.instance_id},
+  spec.vars.insert(spec.vars.end(), options.vars.begin(), options.vars.end());
+  spec.vars.insert(spec.vars.end(), {{"FBKIT_INSTANCE_ID", info.instance_id},
                                    {"FBKIT_PROBLEM_STATEMENT", l.statement},
                                    {"FBKIT_WORKSPACE", l.workspace},
                                    {"FBKIT_LEVEL", std::to_string(info.level)},

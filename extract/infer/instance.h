@@ -26,7 +26,8 @@ struct InferOptions {
   std::optional<bool> network;  // default: the task's spec
   int64_t memory_mb = -1;  // the agent's limits; -1: the task's spec (limits.*)
   int64_t processes = -1;
-  std::vector<std::pair<std::string, std::string>> env;  // for the agent (API keys, ...)
+  // Environment variables for the agent (API keys, ...).
+  std::vector<std::pair<std::string, std::string>> vars;
   std::vector<std::string> read_only;  // extra paths the agent may read (its installation)
   std::vector<std::string> hidden;     // directories it must not see (the task directories)
   // Files fbkit writes into the instance's output directory before the agent starts (its

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <cctype>
 #include <functional>
 
 #include "extract/taskdir/task_dir.h"
@@ -218,25 +217,6 @@ std::set<size_t> ImportedFiles(const Repo& repo, const std::vector<std::string>&
   return seen;
 }
 
-// The identifiers in an expression as written ("x.setter" gives x and setter; string
-// literals hold none).
-void Identifiers(std::string_view text, std::set<std::string>* out) {
-  std::string cur;
-  char quote = 0;
-  for (char c : std::string(text) + " ") {
-    if (quote || c == '"' || c == '\'') {
-      quote = !quote ? c : (c == quote ? 0 : quote);
-      continue;
-    }
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
-      cur += c;
-    } else {
-      if (!cur.empty() && !std::isdigit(static_cast<unsigned char>(cur[0]))) out->insert(cur);
-      cur.clear();
-    }
-  }
-}
-
 // The positional bases of a class as written in its signature ("(Base, mod.Other, x=1)":
 // Base and Other); a base written as a subscript or a call (`Generic[T]`) is left out, as
 // FeatureBench's masking leaves it out.
@@ -286,25 +266,6 @@ bool BasesLeaveFile(const parser::FileTable& t, const parser::Entity& cls) {
   return false;
 }
 
-// The names a file reads when it is imported: module-level and class-level code (bases
-// included), decorators and default values.
-std::set<std::string> ImportTimeNames(const parser::FileTable& t) {
-  std::set<std::string> names;
-  for (const auto& e : t.entities) {
-    if (e.kind == EntityKind::kModule || e.kind == EntityKind::kClass) {
-      for (const auto& r : e.references) Identifiers(r, &names);
-    }
-    for (const auto& d : e.decorators) Identifiers(d, &names);
-    if (!IsDef(e)) continue;
-    for (size_t eq = e.signature.find('='); eq != std::string::npos;
-         eq = e.signature.find('=', eq + 1)) {
-      size_t end = e.signature.find_first_of(",)", eq);
-      Identifiers(std::string_view(e.signature).substr(eq + 1, end - eq - 1), &names);
-    }
-  }
-  return names;
-}
-
 bool IsContainerProtocol(const std::string& name) {
   return name == "__len__" || name == "__iter__" || name == "__getitem__" ||
          name == "__setitem__" || name == "__delitem__";
@@ -319,7 +280,7 @@ std::set<std::string> ImportTimeKept(const Repo& repo, const std::vector<std::st
     if (taskdir::IsTestCode(t.path, {})) continue;
     std::set<std::string> exported;
     if (t.all) exported.insert(t.all->begin(), t.all->end());
-    std::set<std::string> read = ImportTimeNames(t);
+    const std::set<std::string> read(t.import_time_reads.begin(), t.import_time_reads.end());
     std::set<std::string> open_classes;  // module-level classes whose bases leave the file
     for (const auto& e : t.entities) {
       if (e.kind == EntityKind::kModule) continue;

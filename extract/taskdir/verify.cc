@@ -15,7 +15,15 @@ namespace {
 
 // A test that does not fail its session: a non-strict xfail may pass or fail from run to run
 // (pytest's own suite has such races), both count.
-bool Passed(const std::string& outcome) { return runner::PassesSession(outcome); }
+// A missing test (nullopt) never passes.
+bool Passed(const std::optional<runner::Outcome>& outcome) {
+  return outcome && runner::PassesSession(*outcome);
+}
+
+// The outcome's name in a failure line; "missing" for a test the run did not report.
+std::string NameOf(const std::optional<runner::Outcome>& outcome) {
+  return outcome ? runner::OutcomeName(*outcome) : "missing";
+}
 
 // The line of a pytest failure text that says what went wrong: the first "E   " line (the
 // failed assertion or the exception), else the last non-empty line.
@@ -36,7 +44,7 @@ std::string ErrorLine(const std::string& message) {
 
 }  // namespace
 
-util::Expected<std::map<std::string, std::string>> RunTests(
+util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
     std::map<std::string, std::string>* errors, std::map<std::string, std::string>* messages) {
@@ -104,7 +112,8 @@ class Verification {
  private:
   // One run of a round's tests (0: the pre-solved code, 1: with the gold patch).
   struct TestsRun {
-    std::map<std::string, std::string> outcomes, errors, messages;
+    std::map<std::string, runner::Outcome> outcomes;
+    std::map<std::string, std::string> errors, messages;
   };
 
   VerifyReport Fail(const std::string& why, VerifyFailure failure = VerifyFailure::kSetup) {
@@ -151,7 +160,7 @@ class Verification {
     ++r_.pytest_runs;
     if (!outcomes.ok() && info_.level == 2 && round == 0) {
       // Without agent_code a redirected conftest cannot even be loaded: nothing passes.
-      outcomes = std::map<std::string, std::string>{};
+      outcomes = std::map<std::string, runner::Outcome>{};
     }
     if (!outcomes.ok()) return util::Error{outcomes.error()};
     out.outcomes = std::move(*outcomes);
@@ -186,9 +195,10 @@ class Verification {
     return std::nullopt;
   }
 
-  static std::string Outcome(const TestsRun& run, const std::string& id) {
+  static std::optional<runner::Outcome> Outcome(const TestsRun& run, const std::string& id) {
     auto it = run.outcomes.find(id);
-    return it == run.outcomes.end() ? std::string("missing") : it->second;
+    if (it == run.outcomes.end()) return std::nullopt;
+    return it->second;
   }
 
   // The round's verdict on `run`, flaky tests aside: "" when it holds, else why (`failure`
@@ -198,7 +208,7 @@ class Verification {
     r_.messages.clear();
     for (const auto& id : info_.p2p_tests) {  // every P2P test passes in both rounds
       if (!r_.flaky.count(id) && !Passed(Outcome(run, id))) {
-        r_.failures.push_back("P2P " + id + " " + Outcome(run, id));
+        r_.failures.push_back("P2P " + id + " " + NameOf(Outcome(run, id)));
       }
     }
     return round == 0 ? JudgePresolved(run, failure) : JudgeGold(run, failure);
@@ -241,7 +251,7 @@ class Verification {
     std::string first_error;
     for (const auto& id : info_.f2p_tests) {
       if (r_.flaky.count(id) || Passed(Outcome(run, id))) continue;
-      r_.failures.push_back("F2P " + id + " " + Outcome(run, id));
+      r_.failures.push_back("F2P " + id + " " + NameOf(Outcome(run, id)));
       if (first_error.empty() && run.errors.count(id)) first_error = run.errors.at(id);
     }
     if (r_.failures.empty()) return "";

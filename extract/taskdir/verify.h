@@ -59,12 +59,12 @@ struct VerifyReport {
 VerifyReport VerifyTask(const runner::Services& services,
                         const std::string& task_dir, const VerifyOptions& options);
 
-// Runs the given test files in `root` with outcomes only: test id -> outcome name, as
+// Runs the given test files in `root` with outcomes only: test id -> outcome, as
 // runner::OutcomesOf (a test that was not collected is absent). Fails when pytest cannot
 // run. `seconds` (optional) is increased by the run's wall time; `errors` (optional) gets
 // each failed test's error line ("E   AssertionError: ..."), `messages` (optional) each
 // failed test's and each broken file's whole message.
-util::Expected<std::map<std::string, std::string>> RunTests(
+util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
     std::map<std::string, std::string>* errors = nullptr,

@@ -77,7 +77,7 @@ TEST(AgentPresets, ClaudeCodeAndGeminiCliTakeTheirEndpointFromVariables) {
   auto claude = PrepareAgent({"claude-code", "", dir.path(), "m1", "http://h:1", {}});
   ASSERT_TRUE(claude.ok()) << claude.error();
   auto has = [](const AgentLaunch& l, const std::string& k, const std::string& v) {
-    return std::find(l.env.begin(), l.env.end(), std::pair<std::string, std::string>{k, v}) != l.env.end();
+    return std::find(l.vars.begin(), l.vars.end(), std::pair<std::string, std::string>{k, v}) != l.vars.end();
   };
   EXPECT_TRUE(has(*claude, "ANTHROPIC_BASE_URL", "http://h:1"));
   EXPECT_TRUE(has(*claude, "ANTHROPIC_MODEL", "m1"));
@@ -110,8 +110,8 @@ TEST(AgentPresets, MiniSweAgentRunsFromItsVirtualEnvironmentWithAProviderModel) 
   auto l = PrepareAgent({"mini-swe-agent", "", dir.path(), "openai/gpt-5", "http://h:3/v1", {}});
   ASSERT_TRUE(l.ok()) << l.error();
   EXPECT_EQ(l->read_only.front(), dir / "mini-swe-agent/venv") << "the whole virtual environment";
-  EXPECT_NE(std::find(l->env.begin(), l->env.end(), std::pair<std::string, std::string>{"OPENAI_BASE_URL", "http://h:3/v1"}),
-            l->env.end());
+  EXPECT_NE(std::find(l->vars.begin(), l->vars.end(), std::pair<std::string, std::string>{"OPENAI_BASE_URL", "http://h:3/v1"}),
+            l->vars.end());
   EXPECT_NE(l->command.find("'-m' 'openai/gpt-5' '-y' '--exit-immediately'"), std::string::npos) << l->command;
   EXPECT_NE(l->command.find("-o \"$FBKIT_OUTPUT_DIR/$FBKIT_INSTANCE_ID.traj.json\""), std::string::npos);
 }

@@ -16,14 +16,19 @@ namespace fbkit::groundtruth {
 namespace {
 
 TEST(ClassifyTest, EveryCase) {
-  Outcomes before = {{"t::f2p", "failed"},  {"t::err", "error"},   {"t::p2p", "passed"},
-                     {"t::broken", "passed"}, {"t::still", "failed"}, {"t::gone", "passed"},
-                     {"t::skip", "skipped"}, {"t::flaky", "failed"}, {"<file>u.py", "collect_error"}};
-  Outcomes a1 = {{"t::f2p", "passed"},  {"t::err", "passed"},   {"t::p2p", "passed"},
-                 {"t::broken", "failed"}, {"t::still", "error"},  {"t::skip", "passed"},
-                 {"t::flaky", "passed"}, {"t::new", "passed"},   {"t::xf", "xfailed"}};
+  auto runs = [](std::map<std::string, std::string> names) {
+    Outcomes out;
+    for (const auto& [id, name] : names) out[id] = runner::ParseOutcome(name);
+    return out;
+  };
+  Outcomes before = runs({{"t::f2p", "failed"},  {"t::err", "error"},   {"t::p2p", "passed"},
+                          {"t::broken", "passed"}, {"t::still", "failed"}, {"t::gone", "passed"},
+                          {"t::skip", "skipped"}, {"t::flaky", "failed"}});
+  Outcomes a1 = runs({{"t::f2p", "passed"},  {"t::err", "passed"},   {"t::p2p", "passed"},
+                      {"t::broken", "failed"}, {"t::still", "error"},  {"t::skip", "passed"},
+                      {"t::flaky", "passed"}, {"t::new", "passed"},   {"t::xf", "xfailed"}});
   Outcomes a2 = a1;
-  a2["t::flaky"] = "failed";
+  a2["t::flaky"] = runner::Outcome::kFailed;
   Validation v;
   Classify(before, {a1, a2}, &v);
   EXPECT_EQ(v.fail_to_pass, (std::vector<std::string>{"t::err", "t::f2p", "t::new"}));
@@ -50,7 +55,7 @@ TEST(TestOutcomesTest, RunsThroughTheTestRunnerAndCleansUp) {
   spec.pythonpath = {"src"};
   auto o = TestOutcomes(util::RealEnv(), tests, "/repo", spec, {"lib"}, {"t.py"}, work);
   ASSERT_TRUE(o.ok()) << o.error();
-  EXPECT_EQ(*o, (Outcomes{{"t.py::t", "failed"}}));
+  EXPECT_EQ(*o, (Outcomes{{"t.py::t", runner::Outcome::kFailed}}));
   ASSERT_EQ(tests.requests.size(), 1u);
   EXPECT_EQ(tests.requests[0].root, "/repo");
   EXPECT_EQ(tests.requests[0].spec.pythonpath, (std::vector<std::string>{"src"}));

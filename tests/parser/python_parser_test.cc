@@ -417,5 +417,32 @@ TEST_F(PythonParserTest, StringTextsAreTheLiteralTextOfStrLiteralsOnly) {
   EXPECT_EQ(got, (std::vector<std::string>{"bytes.b"}));
 }
 
+// What runs when the module is imported: assigned values, expression statements, decorators,
+// class bodies (nested ones too) and methods' defaults; never a bound name, a function's body
+// or default, or what an if block holds. Dotted names give their first part.
+TEST_F(PythonParserTest, ImportTimeReadsAreWhatImportingRuns) {
+  FileTable t = parser_->Parse("pkg/mod.py", "pkg.mod",
+                               "TABLE = {'a': handler}\n"
+                               "bound = 1\n"
+                               "register(plugin)\n"
+                               "@memo.cache\n"
+                               "def f(x=module_default):\n"
+                               "    return body_name\n"
+                               "class C(Base):\n"
+                               "    kind = kinds.pick()\n"
+                               "    @prop.setter\n"
+                               "    def m(self, y=method_default):\n"
+                               "        return inner\n"
+                               "    class Inner:\n"
+                               "        z = nested\n"
+                               "if flag:\n"
+                               "    hidden = guarded\n",
+                               true);
+  EXPECT_EQ(t.import_time_reads,
+            (std::vector<std::string>{"handler", "kinds", "memo", "method_default", "nested",
+                                      "plugin", "prop", "register"}));
+  EXPECT_TRUE(Parse("x = 1\n").import_time_reads.empty()) << "collected only with references";
+}
+
 }  // namespace
 }  // namespace fbkit::parser

@@ -91,7 +91,7 @@ TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
   EXPECT_TRUE(r.error().ends_with("\nfatal: detected dubious ownership")) << "the end of the output, trimmed";
   const ProcessSpec spec = fake.answered().back();
   auto env_has = [&](const std::string& k, const std::string& v) {
-    return std::find(spec.env.begin(), spec.env.end(), std::pair<std::string, std::string>{k, v}) != spec.env.end();
+    return std::find(spec.vars.begin(), spec.vars.end(), std::pair<std::string, std::string>{k, v}) != spec.vars.end();
   };
   EXPECT_TRUE(env_has("GIT_CONFIG_GLOBAL", "/dev/null"));
   EXPECT_TRUE(env_has("GIT_CONFIG_NOSYSTEM", "1"));

@@ -20,7 +20,7 @@ TEST(ProcessTest, ExitCodeOutputEnvAndCwd) {
   ScratchDir tmp;
   ProcessSpec spec;
   spec.argv = {"sh", "-c", "echo \"$FBKIT_X $(pwd)\"; echo err >&2; exit 3"};
-  spec.env = {{"FBKIT_X", "hello"}};
+  spec.vars = {{"FBKIT_X", "hello"}};
   spec.cwd = tmp.path();
   spec.log_path = tmp / "log";
   auto info = RunToCompletion(RealLauncher(), spec);

@@ -44,7 +44,7 @@ file_size_mb = 10
   EXPECT_DOUBLE_EQ(spec->total_timeout, 3600);
   EXPECT_TRUE(spec->network);
   EXPECT_EQ(spec->sandbox, SandboxKind::kNone);
-  EXPECT_EQ(spec->env, (std::vector<std::pair<std::string, std::string>>{{"ALPHA", "two words"},
+  EXPECT_EQ(spec->vars, (std::vector<std::pair<std::string, std::string>>{{"ALPHA", "two words"},
                                                                          {"ZED", "1"}}));
   EXPECT_EQ(spec->limits.memory_mb, 2048);
   EXPECT_EQ(spec->limits.processes, 100);

@@ -19,7 +19,7 @@ TEST(ShardBoundsTest, ContiguousPartsWithTheSmallestLargestPart) {
 TraceSet Shard(int index, int count, std::vector<std::string> all, std::vector<std::string> files) {
   TraceSet t;
   t.root = "/r";
-  t.mode = "isolate";
+  t.mode = TraceMode::kIsolate;
   t.python = "3.11";
   t.shard = ShardInfo{index, count, std::move(all), files};
   for (const auto& f : files) {

@@ -216,7 +216,7 @@ TEST(InferTest, TheAgentGetsItsWorkspaceItsVariablesAndNothingElse) {
   EXPECT_EQ(spec.sandbox.writable, (std::vector<std::string>{tmp / "run/t.lv2/workspace", tmp / "run/t.lv2/output"}));
   EXPECT_NE(std::find(spec.sandbox.hidden.begin(), spec.sandbox.hidden.end(), tmp / "run"), spec.sandbox.hidden.end());
   auto has = [&](const std::string& k, const std::string& v) {
-    return std::find(spec.env.begin(), spec.env.end(), std::pair<std::string, std::string>{k, v}) != spec.env.end();
+    return std::find(spec.vars.begin(), spec.vars.end(), std::pair<std::string, std::string>{k, v}) != spec.vars.end();
   };
   EXPECT_TRUE(has("FBKIT_INSTANCE_ID", "t.lv2"));
   EXPECT_TRUE(has("FBKIT_LEVEL", "2"));

@@ -82,7 +82,7 @@ class BuildTaskTest : public ::testing::Test {
     ASSERT_TRUE(tables.ok()) << tables.error();
     trace_ = tracer::TraceSet{};
     trace_.root = root_;
-    trace_.mode = "isolate";
+    trace_.mode = tracer::TraceMode::kIsolate;
     trace_.files[kF2p] = Ran(kF2p, "test_g", 4, Code("pkg/core.py", 5, "g"));
     trace_.files[kF2p].edges[{Code("pkg/core.py", 5, "g"), Code("pkg/core.py", 13, "h")}] = 1;
     trace_.files[kP2p] = Ran(kP2p, "test_f", 4, Code("pkg/core.py", 1, "f"));
