@@ -103,7 +103,7 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::Eva
   o->rerun = a.rerun;
   o->eval.timeout = a.timeout;
   o->eval.sandbox = *sandbox;
-  o->eval.env_cache = EnvCacheDir();
+  o->eval.environment_cache = EnvCacheDir();
   return std::nullopt;
 }
 

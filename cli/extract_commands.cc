@@ -198,7 +198,7 @@ int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec,
   auto sandbox = SandboxOf(spec);
   if (!sandbox.ok()) return Fail(who, sandbox.error());
   vo.sandbox = *sandbox;
-  vo.env_cache = EnvCacheDir();
+  vo.environment_cache = EnvCacheDir();
   extract::taskdir::VerifyReport r =
       extract::taskdir::VerifyTask(RealServices(), *abs, vo);
   if (!r.ok) return Fail(who, dir + ": " + r.reason);

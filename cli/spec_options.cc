@@ -80,7 +80,7 @@ util::Expected<runner::BuiltEnvironment> BuildEnvironment(const runner::RepoSpec
   if (spec.sandbox == runner::SandboxKind::kBwrap) {
     if (auto s = runner::CheckBwrap(); !s.ok()) return util::Error{s.error()};
   }
-  runner::EnvRequest request{spec, root, spec.env_cache, [&](const std::string& line) {
+  runner::EnvRequest request{spec, root, spec.environment_cache, [&](const std::string& line) {
                                if (!quiet) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
                              }};
   return runner::EnsureEnvironment(util::RealEnv(), runner::RealLauncher(), request);
@@ -124,7 +124,7 @@ util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::strin
   if (Given(a, "total_timeout")) spec.total_timeout = a.total_timeout;
   if (Given(a, "exclude")) spec.exclude = a.exclude;
   if (auto s = MergeEnv(a.env, &spec); !s.ok()) return util::Error{s.error()};
-  spec.env_cache = EnvCacheDir();
+  spec.environment_cache = EnvCacheDir();
   return spec;
 }
 

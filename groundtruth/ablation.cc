@@ -358,8 +358,7 @@ Localization Localize(const runner::Services& services,
         fail_to_pass,
         util::JoinPath(work_dir, "repo"),
         util::JoinPath(work_dir, "run")};
-  if (auto s = PrepareCheckout(env, launcher, instance, c.repo, true); !s.ok())
-    return fail(s.error());
+  if (auto e = PrepareCheckout(env, launcher, instance, c.repo, true)) return fail(e->message);
   if (std::string why = ChooseSelection(c, whole_files); !why.empty()) return fail(why);
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   // The tests have written the checkout: git over it runs sandboxed.

@@ -97,21 +97,22 @@ std::vector<std::string> RunnableTests(const std::string& test_patch) {
   return out;
 }
 
-util::Status PrepareCheckout(util::Env& env, runner::Launcher& launcher, const Instance& instance,
-                             const std::string& dir, bool gold) {
+std::optional<CheckoutError> PrepareCheckout(util::Env& env, runner::Launcher& launcher,
+                                             const Instance& instance, const std::string& dir,
+                                             bool gold) {
   runner::Git git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
   if (auto s = git.Checkout(instance.repo, instance.base_commit, dir); !s.ok()) {
-    return util::Error{"cannot check out " + instance.base_commit + ": " + s.error()};
+    return CheckoutError{false, "cannot check out " + instance.base_commit + ": " + s.error()};
   }
   if (auto s = git.Apply(dir, instance.test_patch); !s.ok()) {
-    return util::Error{"the test patch does not apply: " + s.error()};
+    return CheckoutError{true, "the test patch does not apply: " + s.error()};
   }
   if (gold) {
     if (auto s = git.Apply(dir, instance.patch); !s.ok()) {
-      return util::Error{"the gold patch does not apply: " + s.error()};
+      return CheckoutError{true, "the gold patch does not apply: " + s.error()};
     }
   }
-  return {};
+  return std::nullopt;
 }
 
 Validation Validate(const runner::Services& services,
@@ -127,20 +128,22 @@ Validation Validate(const runner::Services& services,
     return v;
   };
   if (auto p = util::ParsePatch(instance.patch); !p.ok() || p->empty()) {
-    return done(ValidationStatus::kDiscarded, p.ok() ? "the gold patch is empty" : "gold patch: " + p.error());
+    return done(ValidationStatus::kDiscarded,
+                p.ok() ? "the gold patch is empty" : "gold patch: " + p.error());
   }
   v.test_files = RunnableTests(instance.test_patch);
-  if (v.test_files.empty())
+  if (v.test_files.empty()) {
     return done(ValidationStatus::kDiscarded, "the test patch touches no runnable test file");
+  }
   std::string repo = util::JoinPath(work_dir, "repo");
-  if (auto s = PrepareCheckout(env, launcher, instance, repo, false); !s.ok()) {
-    return done(s.error().starts_with("cannot") ? ValidationStatus::kError
-                                                : ValidationStatus::kDiscarded,
-                s.error());
+  if (auto e = PrepareCheckout(env, launcher, instance, repo, false)) {
+    return done(e->patch ? ValidationStatus::kDiscarded : ValidationStatus::kError, e->message);
   }
   std::string runs = util::JoinPath(work_dir, "run");
   auto before = TestOutcomes(env, tests, repo, spec, instance.pythonpath, v.test_files, runs);
-  if (!before.ok()) return done(ValidationStatus::kError, "pytest before the gold patch: " + before.error());
+  if (!before.ok()) {
+    return done(ValidationStatus::kError, "pytest before the gold patch: " + before.error());
+  }
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   // The tests have written the checkout: git over it runs sandboxed.
   git.Confine(runner::ToolSandbox(spec, {work_dir}, {instance.repo}));
@@ -150,11 +153,15 @@ Validation Validate(const runner::Services& services,
   std::vector<Outcomes> after;
   for (int k = 0; k < std::max(1, repeat); ++k) {
     auto o = TestOutcomes(env, tests, repo, spec, instance.pythonpath, v.test_files, runs);
-    if (!o.ok()) return done(ValidationStatus::kError, "pytest with the gold patch: " + o.error());
+    if (!o.ok()) {
+      return done(ValidationStatus::kError, "pytest with the gold patch: " + o.error());
+    }
     after.push_back(std::move(*o));
   }
   Classify(*before, after, &v);
-  if (v.fail_to_pass.empty()) return done(ValidationStatus::kDiscarded, "no test goes from failing to passing");
+  if (v.fail_to_pass.empty()) {
+    return done(ValidationStatus::kDiscarded, "no test goes from failing to passing");
+  }
   return done(ValidationStatus::kOk, "");
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,10 +63,18 @@ void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Valida
 // The test files of a test patch worth running: test_*.py or *_test.py that exist after it.
 std::vector<std::string> RunnableTests(const std::string& test_patch);
 
+// Why a checkout could not be prepared: the base commit could not be checked out (the run
+// failed), or a patch does not apply (the instance is at fault). The message says which step.
+struct CheckoutError {
+  bool patch = false;
+  std::string message;
+};
+
 // Checks out the base commit into `dir` and applies the test patch (and, with `gold`, the
-// gold patch); errors say which step failed.
-util::Status PrepareCheckout(util::Env& env, runner::Launcher& launcher, const Instance& instance,
-                             const std::string& dir, bool gold);
+// gold patch); nullopt when all went well.
+std::optional<CheckoutError> PrepareCheckout(util::Env& env, runner::Launcher& launcher,
+                                             const Instance& instance, const std::string& dir,
+                                             bool gold);
 
 // The whole validation of one instance in `work_dir` (removed afterwards).
 Validation Validate(const runner::Services& services,

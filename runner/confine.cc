@@ -18,8 +18,8 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
     if (util::Status s = CheckBwrap(); !s.ok()) return util::Error{s.error()};
   }
   if (!spec.install.empty()) {
-    std::string cache = spec.env_cache.empty() ? util::JoinPath(request.work_dir, "env")
-                                               : spec.env_cache;
+    std::string cache = spec.environment_cache.empty() ? util::JoinPath(request.work_dir, "env")
+                                               : spec.environment_cache;
     auto built = EnsureEnvironment(env, launcher, EnvRequest{spec, request.root, cache, nullptr});
     if (!built.ok()) return util::Error{built.error()};
     c.python = built->python;

@@ -33,7 +33,7 @@ struct RepoSpec {
   std::string image_name;  // a container image for runners that use one
   // Not part of the file: where environments built from `install` are cached (the
   // command line's choice; "" means under the work directory).
-  std::string env_cache;
+  std::string environment_cache;
 };
 
 // Parses TOML text; errors read "FILE:LINE: ..." and name the key (unknown keys and wrong

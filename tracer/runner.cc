@@ -155,7 +155,8 @@ class Runner {
     const std::string& include = lines[0];
     auto real = env_.RealPath(include);
     if (!real.ok() || !include.starts_with("/")) return util::Error{"no interpreter headers at " + include};
-    for (const std::string& tree : {options_.spec.env_cache, options_.root, options_.work_dir}) {
+    for (const std::string& tree :
+         {options_.spec.environment_cache, options_.root, options_.work_dir}) {
       if (tree.empty()) continue;
       auto resolved = env_.RealPath(tree);
       std::string t = resolved.ok() ? *resolved : tree;

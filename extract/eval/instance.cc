@@ -404,7 +404,7 @@ EvalReport EvaluateInstance(const runner::Services& services,
   auto info = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
   if (!info.ok()) return r.error = info.error(), r;
   info->spec.sandbox = options.sandbox;
-  info->spec.env_cache = options.env_cache;
+  info->spec.environment_cache = options.environment_cache;
   r.sandbox = runner::SandboxKindName(options.sandbox);
   r.level = info->level;
   r.repo = info->repo;

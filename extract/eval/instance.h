@@ -42,7 +42,7 @@ struct EvalOptions {
   // How the agent's code is isolated (every process that imports or tests it): bubblewrap
   // unless the user said `--sandbox none`; recorded in the report.
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
-  std::string env_cache;    // where environments built from install steps are cached
+  std::string environment_cache;    // where environments built from install steps are cached
 };
 
 struct EvalReport {

@@ -148,9 +148,9 @@ util::Expected<PackageSources> PackageSourcesOf(util::Env& env, runner::Launcher
                                                 const ExtractOptions& options) {
   PackageSources sources{options.files, "", {}};
   if (options.spec.install.empty()) return sources;
-  std::string cache = options.spec.env_cache.empty()
+  std::string cache = options.spec.environment_cache.empty()
                           ? util::JoinPath(options.out_dir, ".work/env")
-                          : options.spec.env_cache;
+                          : options.spec.environment_cache;
   auto built = runner::EnsureEnvironment(env, launcher, {options.spec, root, cache, nullptr});
   if (!built.ok()) return util::Error{"the environment: " + built.error()};
   sources.built_dir = util::JoinPath(built->dir, "src");
@@ -591,7 +591,7 @@ class TaskRun {
     vo.f2p_max_pass = options_.f2p_max_pass;
     vo.work_dir = util::JoinPath(work_, f_.id);
     vo.sandbox = options_.spec.sandbox;
-    vo.env_cache = options_.spec.env_cache;
+    vo.environment_cache = options_.spec.environment_cache;
     if (level == 2 && !o_.instance_ids.empty()) {
       vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
     }

@@ -86,7 +86,7 @@ class Verification {
     if (!info.ok()) return Fail(info.error());
     info_ = std::move(*info);
     info_.spec.sandbox = options_.sandbox;
-    info_.spec.env_cache = options_.env_cache;
+    info_.spec.environment_cache = options_.environment_cache;
     if (std::string why = Prepare(); !why.empty()) return Fail(why);
     files_ = info_.f2p_files;
     files_.insert(files_.end(), info_.p2p_files.begin(), info_.p2p_files.end());

@@ -27,7 +27,7 @@ struct VerifyOptions {
   // sibling directory whose id ends in .lv1).
   std::string level1_dir;
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;  // how the tests are isolated
-  std::string env_cache;  // where environments built from install steps are cached
+  std::string environment_cache;  // where environments built from install steps are cached
 };
 
 // Which check a task failed.
