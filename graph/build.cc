@@ -170,33 +170,10 @@ class Builder {
     }
   }
 
-  // "(Base, mod.Other, metaclass=Meta)": the positional bases.
   void AddBases(uint32_t module, uint32_t cls, const std::string& signature) {
-    if (signature.size() < 2 || signature.front() != '(') return;
-    std::string inner = signature.substr(1, signature.size() - 2);
-    int depth = 0;
-    std::string cur;
-    auto flush = [&] {
-      std::string name;
-      for (char c : cur) {
-        if (!std::isspace(static_cast<unsigned char>(c))) name += c;
-      }
-      bool plain = !name.empty() && name.find_first_of("=[(*") == std::string::npos;
-      if (plain) {
-        if (auto base = Resolve(module, name)) AddStatic(cls, *base, EdgeKind::kInherits);
-      }
-      cur.clear();
-    };
-    for (char c : inner) {
-      if (c == '(' || c == '[' || c == '{') ++depth;
-      if (c == ')' || c == ']' || c == '}') --depth;
-      if (c == ',' && depth == 0) {
-        flush();
-      } else {
-        cur += c;
-      }
+    for (const auto& name : parser::PositionalBases(signature)) {
+      if (auto base = Resolve(module, name)) AddStatic(cls, *base, EdgeKind::kInherits);
     }
-    flush();
   }
 
   // -- the trace -----------------------------------------------------------------------

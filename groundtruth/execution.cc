@@ -24,11 +24,6 @@ bool IsOther(const Reported& o) {
   return Is(o, Outcome::kSkipped) || Is(o, Outcome::kXfailed) || Is(o, Outcome::kXpassed);
 }
 
-Reported OutcomeOf(const Outcomes& o, const std::string& id) {
-  auto it = o.find(id);
-  return it == o.end() ? Reported() : Reported(it->second);
-}
-
 void Sort(std::vector<std::string>* v) { std::sort(v->begin(), v->end()); }
 
 std::string Base(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
@@ -59,10 +54,10 @@ void Classify(const Outcomes& before, const std::vector<Outcomes>& after, Valida
     for (const auto& [id, o] : run) ids.insert(id);
   }
   for (const auto& id : ids) {
-    Reported b = OutcomeOf(before, id);
-    Reported a = after.empty() ? Reported() : OutcomeOf(after[0], id);
+    Reported b = runner::ReportedOutcome(before, id);
+    Reported a = after.empty() ? Reported() : runner::ReportedOutcome(after[0], id);
     bool stable = true;
-    for (const auto& run : after) stable = stable && OutcomeOf(run, id) == a;
+    for (const auto& run : after) stable = stable && runner::ReportedOutcome(run, id) == a;
     if (!stable) {
       v->flaky.push_back(id);
     } else if (Is(a, Outcome::kPassed)) {

@@ -1,5 +1,7 @@
 #include "parser/modules.h"
 
+#include <cctype>
+#include <string_view>
 #include <vector>
 
 namespace fbkit::parser {
@@ -19,6 +21,32 @@ std::string AbsoluteModule(const FileTable& table, const Import& imp) {
   }
   if (!imp.module.empty()) base += (base.empty() ? "" : ".") + imp.module;
   return base;
+}
+
+std::vector<std::string> PositionalBases(const std::string& signature) {
+  std::vector<std::string> out;
+  if (signature.size() < 2 || signature.front() != '(') return out;
+  int depth = 0;
+  std::string cur;
+  auto flush = [&] {
+    std::string name;
+    for (char c : cur) {
+      if (!std::isspace(static_cast<unsigned char>(c))) name += c;
+    }
+    if (!name.empty() && name.find_first_of("=[(*") == std::string::npos) out.push_back(name);
+    cur.clear();
+  };
+  for (char c : std::string_view(signature).substr(1, signature.size() - 2)) {
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      flush();
+    } else {
+      cur += c;
+    }
+  }
+  flush();
+  return out;
 }
 
 }  // namespace fbkit::parser

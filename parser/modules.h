@@ -1,8 +1,9 @@
-// Module-name arithmetic shared by the graph builder and the extractor: the package a
-// module's relative imports start from, and the absolute module an import statement names.
+// Names shared by the graph builder and the extractor: the package a module's relative
+// imports start from, the absolute module an import statement names, and a class's bases.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "parser/entity.h"
 
@@ -13,5 +14,10 @@ std::string PackageOf(const FileTable& table);
 
 // The absolute dotted module of `from ...x import y` / `import x` in `table`.
 std::string AbsoluteModule(const FileTable& table, const Import& imp);
+
+// The plain positional bases of a class signature as written, dotted names whole and without
+// spaces: "(Base, mod.Other, Generic[T], *extra, metaclass=Meta)" gives Base and mod.Other (a
+// subscript, a call, a starred or a keyword argument is no plain base).
+std::vector<std::string> PositionalBases(const std::string& signature);
 
 }  // namespace fbkit::parser

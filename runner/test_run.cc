@@ -32,6 +32,13 @@ std::map<std::string, Outcome> OutcomesOf(const TestRun& run) {
   return out;
 }
 
+std::optional<Outcome> ReportedOutcome(const std::map<std::string, Outcome>& outcomes,
+                                       const std::string& id) {
+  auto it = outcomes.find(id);
+  if (it == outcomes.end()) return std::nullopt;
+  return it->second;
+}
+
 std::string OutcomeOf(const TestRun& run, const std::string& id) {
   auto f = run.files.find(id.substr(0, id.find("::")));
   if (f == run.files.end()) return "missing";

@@ -82,6 +82,11 @@ class TestRunner {
 // Test id -> outcome, for every test the run reported (a test never collected is absent).
 std::map<std::string, Outcome> OutcomesOf(const TestRun& run);
 
+// The outcome of test `id` in `outcomes` (as OutcomesOf gives them); nullopt when the run did
+// not report it (missing).
+std::optional<Outcome> ReportedOutcome(const std::map<std::string, Outcome>& outcomes,
+                                       const std::string& id);
+
 // The outcome name of test `id` in `run`: its own, else its file's status when the file did
 // not run normally, else "missing".
 std::string OutcomeOf(const TestRun& run, const std::string& id);

@@ -217,35 +217,10 @@ std::set<size_t> ImportedFiles(const Repo& repo, const std::vector<std::string>&
   return seen;
 }
 
-// The positional bases of a class as written in its signature ("(Base, mod.Other, x=1)":
-// Base and Other); a base written as a subscript or a call (`Generic[T]`) is left out, as
-// FeatureBench's masking leaves it out.
-std::vector<std::string> BaseNames(const std::string& signature) {
-  std::vector<std::string> out;
-  if (signature.size() < 2 || signature.front() != '(') return out;
-  int depth = 0;
-  std::string cur;
-  auto flush = [&] {
-    std::string b = util::Trim(cur);
-    if (!b.empty() && b.find_first_of("=[(") == std::string::npos && !b.starts_with("*")) {
-      out.push_back(b.substr(b.find_last_of('.') + 1));
-    }
-    cur.clear();
-  };
-  for (char c : std::string_view(signature).substr(1, signature.size() - 2)) {
-    if (c == ',' && depth == 0) {
-      flush();
-      continue;
-    }
-    depth += (c == '(' || c == '[') - (c == ')' || c == ']');
-    cur += c;
-  }
-  flush();
-  return out;
-}
-
-// Whether a class's chain of bases leaves its file: one of them (transitively, through the
-// file's module-level classes) is a builtin, a third-party class or another module's class.
+// Whether a class's chain of bases leaves its file: one of its plain bases (transitively,
+// through the file's module-level classes) is a builtin, a third-party class or another
+// module's class. A subscripted base (`Generic[T]`) is no plain base, as in FeatureBench's
+// masking.
 bool BasesLeaveFile(const parser::FileTable& t, const parser::Entity& cls) {
   std::map<std::string, const parser::Entity*> classes;
   for (const auto& e : t.entities) {
@@ -257,8 +232,8 @@ bool BasesLeaveFile(const parser::FileTable& t, const parser::Entity& cls) {
     const parser::Entity* c = todo.back();
     todo.pop_back();
     if (!seen.insert(c->name).second) continue;
-    for (const auto& b : BaseNames(c->signature)) {
-      auto it = classes.find(b);
+    for (const auto& b : parser::PositionalBases(c->signature)) {
+      auto it = classes.find(b.substr(b.find_last_of('.') + 1));
       if (it == classes.end()) return true;
       todo.push_back(it->second);
     }

@@ -196,9 +196,7 @@ class Verification {
   }
 
   static std::optional<runner::Outcome> Outcome(const TestsRun& run, const std::string& id) {
-    auto it = run.outcomes.find(id);
-    if (it == run.outcomes.end()) return std::nullopt;
-    return it->second;
+    return runner::ReportedOutcome(run.outcomes, id);
   }
 
   // The round's verdict on `run`, flaky tests aside: "" when it holds, else why (`failure`

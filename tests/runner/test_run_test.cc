@@ -28,6 +28,12 @@ TEST(TestRunTest, OutcomesOfNamesEveryTestReported) {
                                                              {"c.py::z", Outcome::kFailed}}));
 }
 
+TEST(TestRunTest, ReportedOutcomeIsMissingForATestTheRunDidNotReport) {
+  std::map<std::string, Outcome> outcomes = {{"a.py::x", Outcome::kXfailed}};
+  EXPECT_EQ(ReportedOutcome(outcomes, "a.py::x"), Outcome::kXfailed);
+  EXPECT_EQ(ReportedOutcome(outcomes, "a.py::y"), std::nullopt);
+}
+
 TEST(TestRunTest, OutcomeOfFallsBackToTheFileThenMissing) {
   TestRun run = testing::RunWith({{"a.py::x", "skipped"}});
   run.files["b.py"].status = FileStatus::kCrashed;
