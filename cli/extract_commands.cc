@@ -304,8 +304,10 @@ int RunTops(ExtractArgs a) {
       w.Key("calls"), w.Int(candidates[i].calls);
       w.Key("chosen"), w.Bool(choices[i].chosen);
       w.Key("depth"), w.Int(candidates[i].depth);
-      w.Key("id"), w.String(choices[i].id);
-      w.Key("members"), w.StringArray(choices[i].members);
+      w.Key("id"), w.String(l->repo->id(choices[i].entity));
+      std::vector<std::string> members;
+      for (auto m : choices[i].members) members.push_back(l->repo->id(m));
+      w.Key("members"), w.StringArray(members);
       w.Key("spread"), w.Int(static_cast<int64_t>(candidates[i].spread));
       w.Key("why"), w.String(choices[i].why);
       w.EndObject();

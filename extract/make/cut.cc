@@ -35,14 +35,12 @@ struct CutIndex::Impl {
   const Repo& repo;
   std::vector<std::map<std::string, int>> bindings;              // module-level name -> bindings
   std::vector<std::map<std::string, std::string>> module_alias;  // name -> module it binds
-  std::vector<std::unordered_map<std::string, size_t>> entity_index;  // id -> index
   std::set<std::pair<std::string, std::string>> used_from_outside;    // (module, name)
 
   explicit Impl(const Repo& r) : repo(r) {
     size_t n = repo.files().size();
     bindings.resize(n);
     module_alias.resize(n);
-    entity_index.resize(n);
     for (size_t f = 0; f < n; ++f) IndexFile(f);
     for (size_t f = 0; f < n; ++f) IndexOutsideUses(f);
   }
@@ -52,7 +50,6 @@ struct CutIndex::Impl {
     if (t.entities.empty()) return;
     const std::string& mod_id = t.entities[0].id;
     for (size_t e = 0; e < t.entities.size(); ++e) {
-      entity_index[f][t.entities[e].id] = e;
       if (t.entities[e].parent == mod_id) bindings[f][t.entities[e].name]++;
     }
     for (const auto& imp : t.imports) {
@@ -116,13 +113,13 @@ struct FileCut {
   std::set<size_t> removed_assignments;
   std::map<std::string, int> lost;                      // module-level name -> bindings removed
   std::set<std::string> star_lost;                      // names a star import no longer provides
-  std::map<std::string, std::set<std::string>> origin;  // lost name -> entities causing it
+  std::map<std::string, std::set<Ent>> origin;  // lost name -> entities causing it
   bool touched = false;
 };
 
 class Planner {
  public:
-  Planner(const Repo& repo, const CutIndex::Impl& index, const std::set<std::string>& extracted,
+  Planner(const Repo& repo, const CutIndex::Impl& index, const std::set<Ent>& extracted,
           const std::vector<FilePolicy>& policy, const CutRules& rules)
       : repo_(repo),
         index_(index),
@@ -161,7 +158,7 @@ class Planner {
     return b != index_.bindings[f].end() && it->second >= b->second;
   }
 
-  void Lose(size_t f, const std::string& name, const std::set<std::string>& origin) {
+  void Lose(size_t f, const std::string& name, const std::set<Ent>& origin) {
     cuts_[f].lost[name]++;
     cuts_[f].origin[name].insert(origin.begin(), origin.end());
     cuts_[f].touched = true;
@@ -175,26 +172,36 @@ class Planner {
       if (t.entities.empty() || policy_[f] != FilePolicy::kEditable) continue;
       for (size_t e = 1; e < t.entities.size(); ++e) {
         const Entity& ent = t.entities[e];
-        bool parent_removed = false;
-        if (auto it = index_.entity_index[f].find(ent.parent); it != index_.entity_index[f].end()) {
-          parent_removed = c.removed[it->second];
-        }
-        c.removed[e] = parent_removed || extracted_.count(ent.id) > 0;
+        const Ent v = repo_.module(f) + static_cast<Ent>(e);
+        auto parent = Position(f, repo_.Parent(v));
+        bool parent_removed = parent && c.removed[*parent];
+        c.removed[e] = parent_removed || extracted_.count(v) > 0;
         if (!c.removed[e] || parent_removed) continue;
         c.touched = true;
         result_.removed.push_back(ent.id);
-        if (ent.parent == t.entities[0].id) Lose(f, ent.name, {ent.id});
+        if (ent.parent == t.entities[0].id) Lose(f, ent.name, {v});
       }
     }
   }
 
-  bool ScopeRemoved(size_t f, const std::string& scope) const {
-    auto it = index_.entity_index[f].find(scope);
-    return it != index_.entity_index[f].end() && cuts_[f].removed[it->second];
+  // Where entity `v` is in file f's table, when it is in that file.
+  std::optional<size_t> Position(size_t f, std::optional<Ent> v) const {
+    if (!v || repo_.file(*v) != f) return std::nullopt;
+    return *v - repo_.module(f);
   }
 
-  void Conflict(const std::set<std::string>& origin, const std::string& why) {
-    for (const auto& id : origin) conflicts_.insert(id);
+  // The position in file f of the entity an import's scope names (the parser gives its id).
+  std::optional<size_t> ScopeOf(size_t f, const std::string& scope) const {
+    return Position(f, repo_.Find(scope));
+  }
+
+  bool ScopeRemoved(size_t f, const std::string& scope) const {
+    auto at = ScopeOf(f, scope);
+    return at && cuts_[f].removed[*at];
+  }
+
+  void Conflict(const std::set<Ent>& origin, const std::string& why) {
+    conflicts_.insert(origin.begin(), origin.end());
     reasons_.insert(why);
   }
 
@@ -205,12 +212,13 @@ class Planner {
       return true;
     }
     const Entity& ent = T(f).entities[e];
-    return ent.kind == EntityKind::kClass || rules_.executed->count(ent.id) > 0;
+    return ent.kind == EntityKind::kClass ||
+           rules_.executed->count(repo_.module(f) + static_cast<Ent>(e)) > 0;
   }
 
   // A use of a removed name by entity e of file h: a conflict when that code runs, else a
   // dangling reference the P2P runs never reach.
-  void Use(size_t h, size_t e, bool runs, const std::set<std::string>& origin,
+  void Use(size_t h, size_t e, bool runs, const std::set<Ent>& origin,
            const std::string& name) {
     const Entity& ent = T(h).entities[e];
     if (runs) {
@@ -255,11 +263,11 @@ class Planner {
       const auto& origin = cuts_[*src].origin[name.name];
       std::string where = t.path + ":" + std::to_string(imp.line);
       if (!module_scope) {
-        auto scope = index_.entity_index[h].find(imp.scope);
-        if (scope == index_.entity_index[h].end() || Runs(h, scope->second)) {
+        auto scope = ScopeOf(h, imp.scope);
+        if (!scope || Runs(h, *scope)) {
           Conflict(origin, where + ": a function imports " + name.name + " from " + base);
         } else {
-          Use(h, scope->second, false, origin, base + "." + name.name);
+          Use(h, *scope, false, origin, base + "." + name.name);
         }
       } else if (policy_[h] != FilePolicy::kEditable) {
         Conflict(origin, where + ": test code imports " + name.name + " from " + base);
@@ -378,9 +386,8 @@ class Planner {
       if (!src || at == parts.end()) return;
       cls = T(*src).path + "::" + chain->second;
       next = static_cast<size_t>(at - parts.begin()) + 1;
-    } else if (auto local = index_.entity_index[h].find(T(h).path + "::" + parts[0]);
-               local != index_.entity_index[h].end()) {
-      cls = local->first;
+    } else if (auto local = repo_.Find(T(h).path + "::" + parts[0])) {
+      cls = repo_.id(*local);
     } else {
       for (const auto& imp : T(h).imports) {
         if (!imp.is_from || imp.scope != T(h).entities[0].id) continue;
@@ -393,10 +400,10 @@ class Planner {
       }
     }
     if (!cls || next >= parts.size()) return;
-    std::string member = *cls + "." + parts[next];
-    auto ref_entity = repo_.Find(member);
-    if (!ref_entity || !extracted_.count(member)) return;
-    Conflict({member}, user.id + " reads " + ref + " at import time");
+    // The reference names an entity: resolved by the id it would have.
+    auto member = repo_.Find(*cls + "." + parts[next]);
+    if (!member || !extracted_.count(*member)) return;
+    Conflict({*member}, user.id + " reads " + ref + " at import time");
   }
 
   // A class that stays but loses methods: its body and its other members' decorators must
@@ -406,14 +413,14 @@ class Planner {
     const FileCut& c = cuts_[h];
     for (size_t e = 0; e < t.entities.size(); ++e) {
       if (c.removed[e] || t.entities[e].kind != EntityKind::kClass) continue;
-      std::map<std::string, std::set<std::string>> removed_names;
+      std::map<std::string, std::set<Ent>> removed_names;
       std::set<std::string> kept_names, body_uses, decorator_uses;
       for (const auto& r : t.entities[e].references) body_uses.insert(std::string(Head(r)));
       for (size_t k = e + 1; k < t.entities.size(); ++k) {
         const Entity& child = t.entities[k];
         if (child.parent != t.entities[e].id) continue;
         if (c.removed[k]) {
-          removed_names[child.name].insert(child.id);
+          removed_names[child.name].insert(repo_.module(h) + static_cast<Ent>(k));
         } else {
           kept_names.insert(child.name);
           for (const auto& d : child.decorators) decorator_uses.insert(DecoratorHead(d));
@@ -516,12 +523,12 @@ class Planner {
 
   const Repo& repo_;
   const CutIndex::Impl& index_;
-  const std::set<std::string>& extracted_;
+  const std::set<Ent>& extracted_;
   const std::vector<FilePolicy>& policy_;
   const CutRules& rules_;
   std::vector<FileCut> cuts_;
   std::set<std::string> dangling_;
-  std::set<std::string> conflicts_;
+  std::set<Ent> conflicts_;
   std::set<std::string> reasons_;
   CutResult result_;
 };
@@ -781,7 +788,7 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
 
 }  // namespace
 
-CutResult PlanCut(const Repo& repo, const CutIndex& index, const std::set<std::string>& extracted,
+CutResult PlanCut(const Repo& repo, const CutIndex& index, const std::set<Ent>& extracted,
                   const std::vector<FilePolicy>& policy, parser::PythonParser& parser,
                   const CutRules& rules) {
   Planner planner(repo, index.impl(), extracted, policy, rules);

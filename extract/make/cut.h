@@ -27,7 +27,7 @@ enum class FilePolicy {
 struct CutResult {
   // Entities that define a name something that stays still uses: they must remain, and the
   // cut be planned again. Nothing else below is filled when this is not empty.
-  std::vector<std::string> conflicts;
+  std::vector<Ent> conflicts;
   std::vector<std::string> reasons;          // one line per conflict, for reports
   std::map<std::string, std::string> texts;  // path -> new source, changed files only
   std::vector<std::string> removed;          // removed entities (outermost only), sorted
@@ -40,11 +40,11 @@ struct CutResult {
 
 // Which code that stays may still name what the cut removes.
 struct CutRules {
-  // The entities the P2P runs execute (entity ids). A kept function or method outside this
+  // The entities the P2P runs execute. A kept function or method outside this
   // set may keep a dangling use of a removed name in its body, as in FeatureBench, where the
   // P2P runs are the judge. Code run at import time (module and class bodies, decorators,
   // signatures: defaults and annotations) and test code always count as executed.
-  const std::set<std::string>* executed = nullptr;
+  const std::set<Ent>* executed = nullptr;
   // fbkit's rule before: no name that stays may become undefined anywhere (`executed` unused).
   bool strict = true;
 };
@@ -61,9 +61,9 @@ class CutIndex {
   std::unique_ptr<Impl> impl_;
 };
 
-// `extracted`: entity ids to remove (their nested entities go with them). `policy`: one
+// `extracted`: the entities to remove (their nested entities go with them). `policy`: one
 // per repo file. `parser` re-parses changed files to check them.
-CutResult PlanCut(const Repo& repo, const CutIndex& index, const std::set<std::string>& extracted,
+CutResult PlanCut(const Repo& repo, const CutIndex& index, const std::set<Ent>& extracted,
                   const std::vector<FilePolicy>& policy, parser::PythonParser& parser,
                   const CutRules& rules = {});
 

@@ -127,14 +127,13 @@ const std::string& CodeOf(const std::string& raw) {
 
 // The entity's own code (its nested definitions left out), strings and comments blanked (a
 // help string saying "raise an exception" raises nothing).
-std::string OwnBody(const Repo& repo, EntityRef ref) {
-  const auto& table = repo.files()[ref.file];
-  const Entity& e = table.entities[ref.entity];
-  const std::string& src = CodeOf(repo.source(ref.file));
+std::string OwnBody(const Repo& repo, Ent v) {
+  const Entity& e = repo.entity(v);
+  const std::string& src = CodeOf(repo.source(repo.file(v)));
   std::string out;
   int64_t pos = e.start_byte;
-  for (const auto& n : table.entities) {
-    if (n.parent != e.id) continue;
+  for (Ent c : repo.Children(v)) {
+    const Entity& n = repo.entity(c);
     out += src.substr(static_cast<size_t>(pos), static_cast<size_t>(n.start_byte - pos));
     pos = n.end_byte;
   }
@@ -148,13 +147,14 @@ std::string List(const std::vector<std::string>& names) {
 }
 
 // The repository names the entity uses: references that name an entity of its module.
-std::vector<std::string> Uses(const Repo& repo, EntityRef ref) {
-  const Entity& e = repo.entity(ref);
-  std::string path = repo.files()[ref.file].path;
+std::vector<std::string> Uses(const Repo& repo, Ent v) {
+  const Entity& e = repo.entity(v);
+  const std::string& path = repo.table(v).path;
   std::vector<std::string> out;
   for (const auto& r : e.references) {
     std::string head(Head(r));
     if (head == "self" || head == "cls" || out.size() >= 10) continue;
+    // A name the module defines: resolved by the id it would have.
     if (repo.Find(path + "::" + head) && head != e.name) out.push_back(r);
   }
   return out;
@@ -173,12 +173,12 @@ std::string ParameterLines(const std::vector<Parameter>& params, bool method) {
   return out;
 }
 
-std::string DescribeFunction(const Repo& repo, EntityRef ref) {
-  const Entity& e = repo.entity(ref);
+std::string DescribeFunction(const Repo& repo, Ent v) {
+  const Entity& e = repo.entity(v);
   bool method = e.kind == EntityKind::kMethod;
   std::string returns;
   std::vector<Parameter> params = ParseParameters(e.signature, &returns);
-  std::string body = OwnBody(repo, ref);
+  std::string body = OwnBody(repo, v);
   std::string what = e.is_async ? "Coroutine" : "Function";
   if (method) {
     what = e.name == "__init__" ? "Initialiser" : e.is_async ? "Async method" : "Method";
@@ -205,29 +205,27 @@ std::string DescribeFunction(const Repo& repo, EntityRef ref) {
   if (!raises.empty()) out += "\nRaises:\n    " + List(raises) + "\n";
   std::vector<std::string> attrs = AttributesSet(body);
   if (!attrs.empty()) out += "\nSets:\n    " + List(attrs) + "\n";
-  std::vector<std::string> uses = Uses(repo, ref);
+  std::vector<std::string> uses = Uses(repo, v);
   if (!uses.empty()) out += "\nUses:\n    " + List(uses) + "\n";
   return out.substr(0, out.size() - 1);
 }
 
-std::string DescribeClass(const Repo& repo, EntityRef ref) {
-  const auto& table = repo.files()[ref.file];
-  const Entity& e = table.entities[ref.entity];
+std::string DescribeClass(const Repo& repo, Ent v) {
+  const Entity& e = repo.entity(v);
   std::string bases = e.signature.size() > 2 && e.signature.front() == '('
                           ? e.signature.substr(1, e.signature.size() - 2)
                           : "";
   std::string out = "Class `" + e.qualname + "`" +
                     (OneLine(bases).empty() ? "" : ", derived from " + OneLine(bases)) + ".\n";
   std::vector<std::string> methods;
-  for (size_t i = 0; i < table.entities.size(); ++i) {
-    const Entity& m = table.entities[i];
-    if (m.parent != e.id) continue;
+  for (Ent mv : repo.Children(v)) {
+    const Entity& m = repo.entity(mv);
     if (m.name == "__init__") {
       std::string ret;
       std::string plines = ParameterLines(ParseParameters(m.signature, &ret), true);
       out += plines.empty() ? "\nConstructed without arguments.\n"
                             : "\nConstructor parameters:\n" + plines;
-      std::vector<std::string> attrs = AttributesSet(OwnBody(repo, {ref.file, i}));
+      std::vector<std::string> attrs = AttributesSet(OwnBody(repo, mv));
       if (!attrs.empty()) out += "\nInstance attributes:\n    " + List(attrs) + "\n";
     }
     if (m.kind == EntityKind::kMethod) methods.push_back(m.name);
@@ -288,9 +286,9 @@ std::vector<Parameter> ParseParameters(const std::string& signature, std::string
   return out;
 }
 
-std::string DescribeFromCode(const Repo& repo, EntityRef ref) {
-  return repo.entity(ref).kind == EntityKind::kClass ? DescribeClass(repo, ref)
-                                                     : DescribeFunction(repo, ref);
+std::string DescribeFromCode(const Repo& repo, Ent v) {
+  return repo.entity(v).kind == EntityKind::kClass ? DescribeClass(repo, v)
+                                                   : DescribeFunction(repo, v);
 }
 
 }  // namespace fbkit::extract::make

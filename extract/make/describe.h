@@ -22,7 +22,7 @@ struct Parameter {
 // return annotation ("" when none).
 std::vector<Parameter> ParseParameters(const std::string& signature, std::string* returns);
 
-// The docstring text (no quotes) for `ref`, never empty.
-std::string DescribeFromCode(const Repo& repo, EntityRef ref);
+// The docstring text (no quotes) for an entity, never empty.
+std::string DescribeFromCode(const Repo& repo, Ent entity);
 
 }  // namespace fbkit::extract::make

@@ -357,12 +357,10 @@ namespace {
 
 // The one top-level package the top objects come from, and its directory.
 util::Expected<std::pair<std::string, std::string>> PackageOf(const Repo& repo,
-                                                              const std::vector<std::string>& tops) {
+                                                              const std::vector<Ent>& tops) {
   std::string package;
-  for (const auto& id : tops) {
-    auto r = repo.Find(id);
-    if (!r) continue;
-    std::string pkg(Head(repo.files()[r->file].module));
+  for (Ent v : tops) {
+    std::string pkg(Head(repo.table(v).module));
     if (package.empty()) package = pkg;
     if (pkg != package) return util::Error{"the top objects come from two packages"};
   }
@@ -457,7 +455,7 @@ util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
 util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
                                    parser::PythonParser& parser, const std::string& f2p,
                                    const std::vector<std::string>& f2p_tests,
-                                   const std::vector<std::string>& tops,
+                                   const std::vector<Ent>& tops,
                                    const PackageSources& sources, const std::string& dir) {
   Level2 l2;
   auto package = PackageOf(repo, tops);

@@ -43,7 +43,7 @@ struct PackageSources {
 util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
                                    parser::PythonParser& parser, const std::string& f2p,
                                    const std::vector<std::string>& f2p_tests,
-                                   const std::vector<std::string>& tops,
+                                   const std::vector<Ent>& tops,
                                    const PackageSources& sources, const std::string& dir);
 
 // `text` with every mention of one of the package's modules ("pkg.sub", regex-escaped

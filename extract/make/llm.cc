@@ -10,6 +10,12 @@ namespace fbkit::extract::make {
 
 namespace {
 
+std::string SourceOf(const Repo& repo, Ent v) {
+  const auto& e = repo.entity(v);
+  return repo.source(repo.file(v))
+      .substr(static_cast<size_t>(e.start_byte), static_cast<size_t>(e.end_byte - e.start_byte));
+}
+
 std::string Request(const Repo& repo, const std::string& f2p,
                     const std::vector<TopCandidate>& cands) {
   std::string out;
@@ -17,18 +23,11 @@ std::string Request(const Repo& repo, const std::string& f2p,
   w.BeginObject();
   w.Key("candidates"), w.BeginArray();
   for (const auto& c : cands) {
-    auto r = repo.Find(c.id);
-    std::string source;
-    if (r) {
-      const auto& e = repo.entity(*r);
-      source = repo.source(r->file).substr(static_cast<size_t>(e.start_byte),
-                                           static_cast<size_t>(e.end_byte - e.start_byte));
-    }
     w.BeginObject();
     w.Key("calls"), w.Int(c.calls);
     w.Key("depth"), w.Int(c.depth);
-    w.Key("id"), w.String(c.id);
-    w.Key("source"), w.String(source);
+    w.Key("id"), w.String(repo.id(c.entity));
+    w.Key("source"), w.String(SourceOf(repo, c.entity));
     w.Key("spread"), w.Int(static_cast<int64_t>(c.spread));
     w.EndObject();
   }
@@ -42,33 +41,29 @@ std::string Request(const Repo& repo, const std::string& f2p,
   return out + "\n";
 }
 
-util::Expected<std::vector<std::string>> Answer(const std::string& text,
-                                                const std::vector<TopCandidate>& cands) {
+// The candidates the answer names (their ids resolved here, where they come in).
+util::Expected<std::vector<Ent>> Answer(const Repo& repo, const std::string& text,
+                                        const std::vector<TopCandidate>& cands) {
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     if (j.is_object()) j = j.at("top_objects");
-    std::vector<std::string> ids;
+    std::vector<Ent> chosen;
     for (const auto& x : j) {
       std::string id = x.get<std::string>();
-      bool known = std::any_of(cands.begin(), cands.end(),
-                               [&](const TopCandidate& c) { return c.id == id; });
-      if (!known) return util::Error{"answer names '" + id + "', which is no candidate"};
-      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+      auto it = std::find_if(cands.begin(), cands.end(),
+                            [&](const TopCandidate& c) { return repo.id(c.entity) == id; });
+      if (it == cands.end()) return util::Error{"answer names '" + id + "', which is no candidate"};
+      if (std::find(chosen.begin(), chosen.end(), it->entity) == chosen.end())
+        chosen.push_back(it->entity);
     }
-    if (ids.empty()) return util::Error{"answer names no top-level object"};
-    return ids;
+    if (chosen.empty()) return util::Error{"answer names no top-level object"};
+    return chosen;
   } catch (const nlohmann::json::exception& e) {
     return util::Error{std::string("answer is not the expected JSON: ") + e.what()};
   }
 }
 
-std::string SourceOf(const Repo& repo, EntityRef r) {
-  const auto& e = repo.entity(r);
-  return repo.source(r.file).substr(static_cast<size_t>(e.start_byte),
-                                    static_cast<size_t>(e.end_byte - e.start_byte));
-}
-
-void Signatures(util::JsonWriter& w, const Repo& repo, const std::vector<EntityRef>& refs) {
+void Signatures(util::JsonWriter& w, const Repo& repo, const std::vector<Ent>& refs) {
   w.BeginArray();
   for (const auto& r : refs) {
     const auto& e = repo.entity(r);
@@ -81,42 +76,41 @@ void Signatures(util::JsonWriter& w, const Repo& repo, const std::vector<EntityR
 }
 
 // Entities whose code names `e` (its name, or a dotted use ending in it); at most 8.
-std::vector<EntityRef> Callers(const Repo& repo, const parser::Entity& e) {
-  std::vector<EntityRef> out;
-  for (size_t f = 0; f < repo.files().size() && out.size() < 8; ++f) {
-    const auto& entities = repo.files()[f].entities;
-    for (size_t i = 0; i < entities.size() && out.size() < 8; ++i) {
-      const auto& c = entities[i];
-      if (c.id == e.id || c.kind == parser::EntityKind::kModule) continue;
-      bool names = std::any_of(c.references.begin(), c.references.end(), [&](const auto& r) {
-        return r == e.name || r.ends_with("." + e.name);
-      });
-      if (names) out.push_back({f, i});
-    }
+std::vector<Ent> Callers(const Repo& repo, Ent v) {
+  const auto& e = repo.entity(v);
+  std::vector<Ent> out;
+  for (Ent cv = 0; cv < repo.size() && out.size() < 8; ++cv) {
+    const auto& c = repo.entity(cv);
+    if (cv == v || c.kind == parser::EntityKind::kModule) continue;
+    bool names = std::any_of(c.references.begin(), c.references.end(), [&](const auto& r) {
+      return r == e.name || r.ends_with("." + e.name);
+    });
+    if (names) out.push_back(cv);
   }
   return out;
 }
 
 // What `e` uses of its own module; at most 8.
-std::vector<EntityRef> Callees(const Repo& repo, EntityRef r) {
-  const auto& e = repo.entity(r);
-  std::string path = repo.files()[r.file].path;
-  std::vector<EntityRef> out;
+std::vector<Ent> Callees(const Repo& repo, Ent v) {
+  const auto& e = repo.entity(v);
+  const std::string& path = repo.table(v).path;
+  std::vector<Ent> out;
   for (const auto& ref : e.references) {
     if (out.size() >= 8) break;
+    // A name the module defines: resolved by the id it would have.
     auto found = repo.Find(path + "::" + std::string(Head(ref)));
-    if (found && repo.entity(*found).id != e.id) out.push_back(*found);
+    if (found && *found != v) out.push_back(*found);
   }
   return out;
 }
 
-std::string DocstringRequest(const Repo& repo, const std::string& repo_name, EntityRef r) {
+std::string DocstringRequest(const Repo& repo, const std::string& repo_name, Ent r) {
   const auto& e = repo.entity(r);
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
   w.Key("callees"), Signatures(w, repo, Callees(repo, r));
-  w.Key("callers"), Signatures(w, repo, Callers(repo, e));
+  w.Key("callers"), Signatures(w, repo, Callers(repo, r));
   w.Key("id"), w.String(e.id);
   w.Key("kind"), w.String(parser::EntityKindName(e.kind));
   w.Key("name"), w.String(e.name);
@@ -156,7 +150,7 @@ util::Expected<std::string> AnswerText(const std::string& text, const char* key,
 StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
                                  std::string repo_name) {
   StatementModel m;
-  m.docstring = [&model, &repo, repo_name](EntityRef r) -> util::Expected<std::string> {
+  m.docstring = [&model, &repo, repo_name](Ent r) -> util::Expected<std::string> {
     std::function<util::Expected<std::string>(const std::string&)> read =
         [](const std::string& a) { return AnswerText(a, "docstring", 16u << 10); };
     auto doc = runner::AskFor(model, DocstringRequest(repo, repo_name, r), read);
@@ -186,12 +180,12 @@ StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
 TopChooser LlmTopChooser(runner::Model& model, const Repo& repo) {
   return [&model, &repo](
              const std::string& f2p,
-             const std::vector<TopCandidate>& cands) -> util::Expected<std::vector<std::string>> {
-    std::function<util::Expected<std::vector<std::string>>(const std::string&)> read =
-        [&cands](const std::string& a) { return Answer(a, cands); };
-    auto ids = runner::AskFor(model, Request(repo, f2p, cands), read);
-    if (!ids.ok()) return util::Error{ids.error()};
-    return ids->value_or(std::vector<std::string>{});  // empty: the default rule chooses
+             const std::vector<TopCandidate>& cands) -> util::Expected<std::vector<Ent>> {
+    std::function<util::Expected<std::vector<Ent>>(const std::string&)> read =
+        [&repo, &cands](const std::string& a) { return Answer(repo, a, cands); };
+    auto chosen = runner::AskFor(model, Request(repo, f2p, cands), read);
+    if (!chosen.ok()) return util::Error{chosen.error()};
+    return chosen->value_or(std::vector<Ent>{});  // empty: the default rule chooses
   };
 }
 

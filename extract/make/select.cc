@@ -102,19 +102,16 @@ bool Reaches(const graph::Node& n, uint32_t t) {
 }
 
 // The module-level function or class an entity belongs to (itself when it is one).
-std::optional<uint32_t> TopLevel(const DepGraph& g, const Repo& repo, uint32_t v) {
-  auto ref = repo.Find(g.nodes()[v].id);
-  if (!ref) return std::nullopt;
-  const auto& table = repo.files()[ref->file];
-  const parser::Entity* e = &table.entities[ref->entity];
-  if (e->kind == EntityKind::kModule) return std::nullopt;
-  while (e->parent != table.entities[0].id) {
-    auto p = repo.Find(e->parent);
+std::optional<Ent> TopLevel(const Repo& repo, Ent v) {
+  if (repo.entity(v).kind == EntityKind::kModule) return std::nullopt;
+  while (!repo.IsTopLevel(v)) {
+    auto p = repo.Parent(v);
     if (!p) return std::nullopt;
-    e = &repo.entity(*p);
+    v = *p;
   }
-  if (e->kind != EntityKind::kClass && e->kind != EntityKind::kFunction) return std::nullopt;
-  return g.Find(e->id);
+  EntityKind kind = repo.entity(v).kind;
+  if (kind != EntityKind::kClass && kind != EntityKind::kFunction) return std::nullopt;
+  return v;
 }
 
 std::set<std::string> TestFileSet(const DepGraph& g) {
@@ -125,19 +122,24 @@ int Lines(const graph::Node& n) { return n.end_line - n.start_line + 1; }
 
 // The test files that use an entity: those that reach it, or for a class, any of its members
 // (its body runs at import time for every file that imports its module: no use of it).
-std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, uint32_t v) {
+std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, Ent v) {
   const graph::Node& n = g.nodes()[v];
   if (n.kind != EntityKind::kClass) return {n.test_files.begin(), n.test_files.end()};
   std::set<uint32_t> out;
-  auto ref = repo.Find(n.id);
-  if (!ref) return out;
   std::string prefix = n.id + ".";
-  for (const auto& e : repo.files()[ref->file].entities) {
-    if (!e.id.starts_with(prefix) || e.kind == EntityKind::kClass) continue;
-    if (auto m = g.Find(e.id))
-      out.insert(g.nodes()[*m].test_files.begin(), g.nodes()[*m].test_files.end());
+  for (Ent m : repo.EntitiesOf(repo.file(v))) {
+    if (!repo.id(m).starts_with(prefix) || repo.entity(m).kind == EntityKind::kClass) continue;
+    out.insert(g.nodes()[m].test_files.begin(), g.nodes()[m].test_files.end());
   }
   return out;
+}
+
+// The member of `cls` named `name`, if its body defines one.
+std::optional<Ent> Member(const Repo& repo, Ent cls, const std::string& name) {
+  for (Ent m : repo.Children(cls)) {
+    if (repo.entity(m).name == name) return m;
+  }
+  return std::nullopt;
 }
 
 // The repository classes v inherits from, transitively.
@@ -157,14 +159,11 @@ std::set<uint32_t> Ancestors(const DepGraph& g, uint32_t v) {
 
 // A method named `name` of class `cls` overrides an abstract method (an `abstractmethod`
 // decorator) of one of its repository bases: without it the class could not be instantiated.
-bool ImplementsAbstract(const Repo& repo, const DepGraph& g, const std::string& cls,
-                        const std::string& name) {
-  auto v = g.Find(cls);
-  if (!v) return false;
-  for (uint32_t base : Ancestors(g, *v)) {
-    auto ref = repo.Find(g.nodes()[base].id + "." + name);
-    if (!ref) continue;
-    const auto& decorators = repo.entity(*ref).decorators;
+bool ImplementsAbstract(const Repo& repo, const DepGraph& g, Ent cls, const std::string& name) {
+  for (Ent base : Ancestors(g, cls)) {
+    auto m = Member(repo, base, name);
+    if (!m) continue;
+    const auto& decorators = repo.entity(*m).decorators;
     if (std::any_of(decorators.begin(), decorators.end(), [](const std::string& d) {
           return d.find("abstractmethod") != std::string::npos;
         }))
@@ -204,7 +203,7 @@ std::set<size_t> ImportedFiles(const Repo& repo, const std::vector<std::string>&
     const parser::FileTable& t = repo.files()[f];
     add_module(t.module);
     for (const auto& imp : t.imports) {
-      auto scope = repo.Find(imp.scope);
+      auto scope = repo.Find(imp.scope);  // the parser names an import's scope by its id
       if (scope && IsDef(repo.entity(*scope))) continue;  // runs when it is called
       std::string base = imp.is_from ? parser::AbsoluteModule(t, imp) : imp.module;
       add_module(base);
@@ -248,23 +247,25 @@ bool IsContainerProtocol(const std::string& name) {
 
 }  // namespace
 
-std::set<std::string> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p2p) {
-  std::set<std::string> kept;
+std::set<Ent> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p2p) {
+  std::set<Ent> kept;
   for (size_t f : ImportedFiles(repo, p2p)) {
     const parser::FileTable& t = repo.files()[f];
     if (taskdir::IsTestCode(t.path, {})) continue;
     std::set<std::string> exported;
     if (t.all) exported.insert(t.all->begin(), t.all->end());
     const std::set<std::string> read(t.import_time_reads.begin(), t.import_time_reads.end());
-    std::set<std::string> open_classes;  // module-level classes whose bases leave the file
-    for (const auto& e : t.entities) {
+    std::set<Ent> open_classes;  // module-level classes whose bases leave the file
+    for (Ent v : repo.EntitiesOf(f)) {
+      const parser::Entity& e = repo.entity(v);
       if (e.kind == EntityKind::kModule) continue;
-      bool top = e.parent == t.entities[0].id;
-      if (top && e.kind == EntityKind::kClass && BasesLeaveFile(t, e)) open_classes.insert(e.id);
-      bool in_open_class = open_classes.count(e.parent) > 0;
+      bool top = repo.IsTopLevel(v);
+      if (top && e.kind == EntityKind::kClass && BasesLeaveFile(t, e)) open_classes.insert(v);
+      auto parent = repo.Parent(v);
+      bool in_open_class = parent && open_classes.count(*parent) > 0;
       if ((top && exported.count(e.name)) || read.count(e.name) ||
           (IsDef(e) && (IsContainerProtocol(e.name) || in_open_class))) {
-        kept.insert(e.id);
+        kept.insert(v);
       }
     }
   }
@@ -277,30 +278,30 @@ namespace {
 class Extractor {
  public:
   Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
-            const std::set<std::string>& kept, int cap, size_t utility_limit)
+            const std::set<Ent>& kept, int cap, size_t utility_limit)
       : g_(g), repo_(repo), t_(t), p2p_(p2p), kept_(kept), cap_(cap),
         utility_limit_(utility_limit), tests_(TestFileSet(g)) {}
 
-  void Run(const std::vector<uint32_t>& tops, Plan* plan) {
+  void Run(const std::vector<Ent>& tops, Plan* plan) {
     std::deque<Item> queue;
-    for (uint32_t v : tops) queue.push_back({v, false, false});
-    const std::set<uint32_t> top_set(tops.begin(), tops.end());
-    std::set<uint32_t> seen;
+    for (Ent v : tops) queue.push_back({v, false, false});
+    const std::set<Ent> top_set(tops.begin(), tops.end());
+    std::set<Ent> seen;
     while (!queue.empty()) {
       auto [v, inside, stands_in] = queue.front();
       queue.pop_front();
       if (!seen.insert(v).second) continue;
       const graph::Node& n = g_.nodes()[v];
-      if (n.kind == EntityKind::kModule || (!inside && !Cuttable(n.id))) continue;
+      if (n.kind == EntityKind::kModule || (!inside && !Cuttable(v))) continue;
       if (!inside && taskdir::IsTestCode(n.path, tests_)) continue;  // callbacks the tests pass
       if (!inside &&
-          (ReachedByP2P(v) || kept_.count(n.id) || (!top_set.count(v) && Utility(n)))) {
+          (ReachedByP2P(v) || kept_.count(v) || (!top_set.count(v) && Utility(n)))) {
         if (n.kind == EntityKind::kClass) Children(v, false, &queue);
         // A function that stays only because code that stays names it (a registry filled
         // at import time, an import by name) and that no P2P file runs: what it calls
         // for this test file may still go (FeatureBench lets code no P2P test runs name
         // what is removed).
-        if (n.kind != EntityKind::kClass && kept_.count(n.id) && !ReachedByP2P(v) &&
+        if (n.kind != EntityKind::kClass && kept_.count(v) && !ReachedByP2P(v) &&
             !Utility(n)) {
           Follow(v, seen, stands_in || top_set.count(v), &queue);
         }
@@ -313,8 +314,8 @@ class Extractor {
         }
         lines_ += Lines(n);
       }
-      plan->extracted.insert(n.id);
-      if (stands_in && !inside) plan->stand_ins.insert(n.id);
+      plan->extracted.insert(v);
+      if (stands_in && !inside) plan->stand_ins.insert(v);
       Children(v, true, &queue);
       Follow(v, seen, false, &queue);
     }
@@ -371,26 +372,22 @@ class Extractor {
 
   // Module-level functions and classes and the members of classes can be cut out; a def
   // nested in a function belongs to that function.
-  bool Cuttable(const std::string& id) const {
-    auto ref = repo_.Find(id);
-    if (!ref) return false;
-    const auto& table = repo_.files()[ref->file];
-    const parser::Entity& e = table.entities[ref->entity];
-    if (e.parent == table.entities[0].id) return true;
-    auto parent = repo_.Find(e.parent);
+  bool Cuttable(Ent v) const {
+    if (repo_.IsTopLevel(v)) return true;
+    auto parent = repo_.Parent(v);
     // A decorated class (functools.total_ordering, dataclass, ...) may inspect its members
     // when the module is imported, and a class without its implementation of an abstract
     // method cannot be instantiated: such members go only with the whole class.
     return parent && repo_.entity(*parent).kind == EntityKind::kClass &&
            repo_.entity(*parent).decorators.empty() &&
-           !ImplementsAbstract(repo_, g_, e.parent, e.name);
+           !ImplementsAbstract(repo_, g_, *parent, repo_.entity(v).name);
   }
 
   const DepGraph& g_;
   const Repo& repo_;
   uint32_t t_;
   const std::set<uint32_t>& p2p_;
-  const std::set<std::string>& kept_;
+  const std::set<Ent>& kept_;
   int cap_;
   size_t utility_limit_;
   const std::set<std::string> tests_;
@@ -459,14 +456,14 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
     for (const Edge* x = b; x != e; ++x) {
       if (x->kind == EdgeKind::kContains) continue;
       if (taskdir::IsTestCode(g.nodes()[x->to].path, tests)) continue;
-      auto top = TopLevel(g, repo, x->to);
+      auto top = TopLevel(repo, x->to);
       if (top) weight[*top] += x->kind == EdgeKind::kCall ? x->count : 1;
     }
   }
   std::map<uint32_t, int> deeper;  // top-level object -> the fewest calls it takes to reach
   if (depth > 1) {
     for (const auto& [v, d] : ReachedThroughLibrary(g, *t, depth)) {
-      auto top = TopLevel(g, repo, v);
+      auto top = TopLevel(repo, v);
       if (!top || weight.count(*top) || d < 2) continue;
       auto [it, fresh] = deeper.insert({*top, d});
       if (!fresh) it->second = std::min(it->second, d);
@@ -475,16 +472,16 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
   auto add = [&](uint32_t v, int64_t calls, int d) {
     const graph::Node& n = g.nodes()[v];
     std::set<uint32_t> users = UsedBy(g, repo, v);
-    if (users.count(*t)) out.push_back({n.id, calls, users.size(), Lines(n), d});
+    if (users.count(*t)) out.push_back({v, calls, users.size(), Lines(n), d});
   };
   for (const auto& [v, w] : weight) add(v, w, 1);
   for (const auto& [v, d] : deeper) add(v, 0, d);
-  std::sort(out.begin(), out.end(), [](const TopCandidate& a, const TopCandidate& b) {
+  std::sort(out.begin(), out.end(), [&](const TopCandidate& a, const TopCandidate& b) {
     if ((a.depth > 1) != (b.depth > 1)) return a.depth < b.depth;
     if (a.spread != b.spread) return a.spread < b.spread;
     if (a.calls != b.calls) return a.calls > b.calls;
     if (a.depth != b.depth) return a.depth < b.depth;
-    return a.id < b.id;
+    return repo.id(a.entity) < repo.id(b.entity);
   });
   return out;
 }
@@ -493,18 +490,14 @@ namespace {
 
 // A test function as pytest collects them by default: test* at module level, or a test*
 // method of a module-level Test* class.
-bool IsTestFunction(const Repo& repo, const std::string& id) {
-  auto ref = repo.Find(id);
-  if (!ref) return false;
-  const auto& table = repo.files()[ref->file];
-  const parser::Entity& e = table.entities[ref->entity];
+bool IsTestFunction(const Repo& repo, Ent v) {
+  const parser::Entity& e = repo.entity(v);
   if (!e.name.starts_with("test")) return false;
-  if (e.parent == table.entities[0].id) return e.kind == EntityKind::kFunction;
-  auto p = repo.Find(e.parent);
+  if (repo.IsTopLevel(v)) return e.kind == EntityKind::kFunction;
+  auto p = repo.Parent(v);
   if (!p) return false;
   const parser::Entity& cls = repo.entity(*p);
-  return cls.kind == EntityKind::kClass && cls.name.starts_with("Test") &&
-         cls.parent == table.entities[0].id;
+  return cls.kind == EntityKind::kClass && cls.name.starts_with("Test") && repo.IsTopLevel(*p);
 }
 
 // How test functions use the repository: who calls what directly, and what this file's test
@@ -532,11 +525,11 @@ TestUse CollectTestUse(const Repo& repo, const DepGraph& g, uint32_t t) {
     if (x.kind != EdgeKind::kCall && x.kind != EdgeKind::kReference) continue;
     if (is_test[x.from] < 0) {
       is_test[x.from] = TestFileIndex(g, g.nodes()[x.from].path).has_value() &&
-                        IsTestFunction(repo, g.nodes()[x.from].id);
+                        IsTestFunction(repo, x.from);
     }
     if (!is_test[x.from]) continue;
     uint32_t file = *TestFileIndex(g, g.nodes()[x.from].path);
-    auto top = TopLevel(g, repo, x.to);
+    auto top = TopLevel(repo, x.to);
     if (file == t && top) use.exercised.insert(*top);
     if (file == t && top && x.kind == EdgeKind::kReference) use.named_by[*top].insert(x.from);
     if (x.kind != EdgeKind::kCall) continue;
@@ -592,7 +585,7 @@ bool BuiltThroughBase(const Repo& repo, const DepGraph& g, const TestUse& use, u
     for (uint32_t c : it->second) {
       const std::string& q = g.nodes()[c].qualname;
       bool ctor = q.ends_with(".__init__") || q.ends_with(".__new__");
-      auto top = TopLevel(g, repo, c);
+      auto top = TopLevel(repo, c);
       if (ctor && top && bases.count(*top)) return true;
     }
   }
@@ -632,15 +625,13 @@ bool NamedLikeException(const parser::Entity& e) {
 
 // An exception class: named like one, or with such a base in the repository (transitively:
 // click's MissingParameter -> BadParameter -> UsageError -> ClickException(Exception)).
-bool IsExceptionClass(const Repo& repo, const DepGraph& g, const parser::Entity& e) {
+bool IsExceptionClass(const Repo& repo, const DepGraph& g, Ent v) {
+  const parser::Entity& e = repo.entity(v);
   if (NamedLikeException(e)) return true;
-  auto v = g.Find(e.id);
-  if (e.kind != EntityKind::kClass || !v) return false;
-  std::set<uint32_t> bases = Ancestors(g, *v);
-  return std::any_of(bases.begin(), bases.end(), [&](uint32_t b) {
-    auto base = repo.Find(g.nodes()[b].id);
-    return base && NamedLikeException(repo.entity(*base));
-  });
+  if (e.kind != EntityKind::kClass) return false;
+  std::set<Ent> bases = Ancestors(g, v);
+  return std::any_of(bases.begin(), bases.end(),
+                     [&](Ent b) { return NamedLikeException(repo.entity(b)); });
 }
 
 bool IsDunder(const std::string& name) {
@@ -674,31 +665,30 @@ bool OtherFilesCall(const TestUse& use, uint32_t v, std::optional<uint32_t> t) {
 // ChooseTopObjects); `deep` false: never chosen, and the reason says when it would be.
 TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
                      std::optional<uint32_t> t, const TestUse& use, size_t limit, bool deep) {
-  TopChoice choice{c.id, false, {}, ""};
+  TopChoice choice{c.entity, false, {}, ""};
   const std::string where = "reached " + std::to_string(c.depth) +
                             " calls deep through library code; " + std::to_string(c.spread) +
                             " of " + std::to_string(g.test_files().size()) +
                             " test files use it";
-  auto ref = repo.Find(c.id);
-  auto v = g.Find(c.id);
-  if (!ref || !v || !t) {
+  const Ent v = c.entity;
+  if (!t) {
     choice.why = "not in the entity table";
   } else if (!deep) {
     choice.why = where + " (weighed when the direct choice leaves too little to cut)";
-  } else if (IsExceptionClass(repo, g, repo.entity(*ref))) {
+  } else if (IsExceptionClass(repo, g, v)) {
     choice.why = where + ": an exception class";
-  } else if (c.spread <= limit && BuildsInputs(use.calls, *v, *t)) {
+  } else if (c.spread <= limit && BuildsInputs(use.calls, v, *t)) {
     choice.why = where + ", but the tests of many files call it directly: it builds inputs";
   } else if (c.spread <= limit) {
     choice.chosen = true;
     choice.why = where + " (at most " + std::to_string(limit) + ")";
-  } else if (repo.entity(*ref).kind == EntityKind::kClass) {
-    for (const auto& m : repo.files()[ref->file].entities) {
-      if (m.parent != c.id || m.kind != EntityKind::kMethod || IsBuildOrCheck(m.name)) continue;
-      auto mv = g.Find(m.id);
-      if (!mv || IsDunder(m.name) || !Reaches(g.nodes()[*mv], *t)) continue;
-      if (g.nodes()[*mv].test_files.size() > limit) continue;
-      if (!OtherFilesCall(use, *mv, t)) choice.members.push_back(m.id);
+  } else if (repo.entity(v).kind == EntityKind::kClass) {
+    for (Ent mv : repo.Children(v)) {
+      const parser::Entity& m = repo.entity(mv);
+      if (m.kind != EntityKind::kMethod || IsBuildOrCheck(m.name)) continue;
+      if (IsDunder(m.name) || !Reaches(g.nodes()[mv], *t)) continue;
+      if (g.nodes()[mv].test_files.size() > limit) continue;
+      if (!OtherFilesCall(use, mv, t)) choice.members.push_back(mv);
     }
     choice.chosen = !choice.members.empty();
     choice.why = where + (choice.chosen ? "; its methods this file reaches and few others do"
@@ -710,18 +700,12 @@ TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
 }
 
 // The graph nodes a choice takes: its chosen members, else the object and everything in it.
-std::vector<uint32_t> ChosenNodes(const Repo& repo, const DepGraph& g, const TopChoice& c) {
-  std::vector<uint32_t> out;
-  auto add = [&](const std::string& id) {
-    if (auto v = g.Find(id)) out.push_back(*v);
-  };
-  for (const auto& m : c.members) add(m);
-  if (!c.members.empty()) return out;
-  add(c.id);
-  if (auto ref = repo.Find(c.id)) {
-    for (const auto& e : repo.files()[ref->file].entities) {
-      if (e.id.starts_with(c.id + ".")) add(e.id);
-    }
+std::vector<Ent> ChosenNodes(const Repo& repo, const TopChoice& c) {
+  if (!c.members.empty()) return c.members;
+  std::vector<Ent> out = {c.entity};
+  const std::string prefix = repo.id(c.entity) + ".";
+  for (Ent e : repo.EntitiesOf(repo.file(c.entity))) {
+    if (repo.id(e).starts_with(prefix)) out.push_back(e);
   }
   return out;
 }
@@ -733,13 +717,13 @@ void DropShadowed(const Repo& repo, const DepGraph& g, uint32_t t, int depth,
   std::set<uint32_t> chosen;
   for (const auto& c : *choices) {
     if (!c.chosen) continue;
-    for (uint32_t v : ChosenNodes(repo, g, c)) chosen.insert(v);
+    for (uint32_t v : ChosenNodes(repo, c)) chosen.insert(v);
   }
   std::map<uint32_t, int> open = ReachedThroughLibrary(g, t, depth, chosen);
   for (size_t i = 0; i < choices->size(); ++i) {
     TopChoice& c = (*choices)[i];
     if (!c.chosen || candidates[i].depth < 2) continue;
-    std::vector<uint32_t> nodes = ChosenNodes(repo, g, c);
+    std::vector<Ent> nodes = ChosenNodes(repo, c);
     if (std::any_of(nodes.begin(), nodes.end(), [&](uint32_t v) { return open.count(v); })) {
       continue;
     }
@@ -769,7 +753,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     auto [b, e] = OutEdges(g, v);
     for (const Edge* x = b; x != e; ++x) {
       if (x->kind != EdgeKind::kImport && x->kind != EdgeKind::kReference) continue;
-      if (auto top = TopLevel(g, repo, x->to)) named.insert(*top);
+      if (auto top = TopLevel(repo, x->to)) named.insert(*top);
     }
   }
   auto called = [&](uint32_t v) {  // by this file's test functions, directly
@@ -786,9 +770,8 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   const size_t deep_limit = std::min(limit, std::max<size_t>(2, 2 * fewest));
   std::vector<TopChoice> out;
   for (const auto& c : candidates) {
-    TopChoice choice{c.id, false, {}, ""};
-    auto ref = repo.Find(c.id);
-    auto v = g.Find(c.id);
+    TopChoice choice{c.entity, false, {}, ""};
+    const Ent v = c.entity;
     const std::string n = std::to_string(c.spread) + " of " +
                           std::to_string(g.test_files().size()) + " test files use it";
     if (c.depth > 1) {
@@ -801,74 +784,69 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
       out.push_back(std::move(choice));
       continue;
     }
-    const parser::Entity* e = ref ? &repo.entity(*ref) : nullptr;
-    bool is_class = e && e->kind == EntityKind::kClass;
+    const parser::Entity* e = &repo.entity(v);
+    bool is_class = e->kind == EntityKind::kClass;
     // Members the tests call directly: beyond building and checking (constructor,
     // comparisons, repr), and those few other files' tests call.
-    std::vector<std::string> used, specific_members;
+    std::vector<Ent> used, specific_members;
     if (is_class) {
-      for (const auto& m : repo.files()[ref->file].entities) {
-        if (m.parent != c.id || m.kind != EntityKind::kMethod) continue;
-        auto mv = g.Find(m.id);
-        if (!mv || IsBuildOrCheck(m.name)) continue;
+      for (Ent mv : repo.Children(v)) {
+        const parser::Entity& m = repo.entity(mv);
+        if (m.kind != EntityKind::kMethod || IsBuildOrCheck(m.name)) continue;
         bool accessor = std::any_of(m.decorators.begin(), m.decorators.end(), [](const auto& d) {
           return d.find("property") != std::string::npos || d.ends_with(".setter");
         });
         bool public_method = !IsDunder(m.name) && !m.name.starts_with("_") && !accessor;
-        const auto& reach = g.nodes()[*mv].test_files;
+        const auto& reach = g.nodes()[mv].test_files;
         // Reached by this file and by hardly any other: this file is where it is tested,
         // even when the tests reach it through the library's entry points.
-        if (public_method && t && Reaches(g.nodes()[*mv], *t) && reach.size() <= reach_limit &&
-            !OtherFilesCall(use, *mv, t)) {
-          specific_members.push_back(m.id);
+        if (public_method && t && Reaches(g.nodes()[mv], *t) && reach.size() <= reach_limit &&
+            !OtherFilesCall(use, mv, t)) {
+          specific_members.push_back(mv);
           continue;
         }
-        if (!called(*mv)) continue;
-        used.push_back(m.id);
-        if (public_method && MainTester(use.entity_calls, *mv, *t))
-          specific_members.push_back(m.id);
+        if (!called(mv)) continue;
+        used.push_back(mv);
+        if (public_method && MainTester(use.entity_calls, mv, *t)) specific_members.push_back(mv);
       }
     }
-    bool is_named = v && named.count(*v);
-    bool is_public = !e || !e->name.starts_with("_");
+    bool is_named = named.count(v) > 0;
+    bool is_public = !e->name.starts_with("_");
     // Defined in the module the file is named after (test_markers.py: markers.py).
-    bool subject_module =
-        !subject.empty() && subject == ModuleWord(c.id.substr(0, c.id.find("::")), false);
+    bool subject_module = !subject.empty() && subject == ModuleWord(repo.table(v).path, false);
     // Test files whose test functions call it directly (a function; a class's constructor).
-    auto calling = v ? use.entity_calls.find(*v) : use.entity_calls.end();
+    auto calling = use.entity_calls.find(v);
     size_t direct_files = calling != use.entity_calls.end() ? calling->second.size() : 0;
-    if (!e) {
-      choice.why = "not in the entity table";
-    } else if (!is_public && !is_named) {
+    if (!is_public && !is_named) {
       choice.why = "private, reached through other code";
-    } else if (!is_named && !(v && called(*v)) && used.empty()) {
+    } else if (!is_named && !called(v) && used.empty()) {
       choice.why = "neither named nor called by this file's tests (fixtures, helpers)";
-    } else if (!v || !use.exercised.count(*v)) {
+    } else if (!use.exercised.count(v)) {
       choice.why =
           "not called or named by this file's test functions (fixtures, helpers, "
           "code nested in tests)";
-    } else if (IsExceptionClass(repo, g, *e) && specific_members.empty() && is_public &&
+    } else if (IsExceptionClass(repo, g, v) && specific_members.empty() && is_public &&
                subject_module) {
       choice.chosen = true;
       choice.why = "an exception class of the module this file is named after";
-    } else if (IsExceptionClass(repo, g, *e) && specific_members.empty()) {
+    } else if (IsExceptionClass(repo, g, v) && specific_members.empty()) {
       choice.why = "an exception class (its own methods are not called by the tests)";
-    } else if (IsExceptionClass(repo, g, *e)) {
+    } else if (IsExceptionClass(repo, g, v)) {
       choice.chosen = true;
       choice.why = "an exception class whose own methods the tests call";
-    } else if (c.spread <= limit && BuildsInputs(use.calls, *v, *t)) {
-      choice.why = n + ", but the tests of " + std::to_string(CallingFiles(use, *v)) +
+    } else if (c.spread <= limit && BuildsInputs(use.calls, v, *t)) {
+      choice.why = n + ", but the tests of " + std::to_string(CallingFiles(use, v)) +
                    " files call it directly, this file's less than " +
                    std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
-    } else if (c.spread <= limit && is_class && use.callers[*v].empty() &&
-               !BuiltThroughBase(repo, g, use, *v)) {
+    } else if (c.spread <= limit && is_class && use.callers[v].empty() &&
+               !BuiltThroughBase(repo, g, use, v)) {
       choice.why = n +
                    ", but this file's test functions never run its own code (they pass it "
                    "or build it with a generated or inherited constructor): an input";
     } else if (c.spread <= limit) {
       choice.chosen = true;
       choice.why = n + " (at most " + std::to_string(limit) + ")";
-    } else if (!is_class && called(*v) && direct_files <= func_limit) {
+    } else if (!is_class && called(v) && direct_files <= func_limit) {
       choice.chosen = true;
       choice.why = n + ", but only this file's test functions call it directly";
     } else if (!specific_members.empty()) {
@@ -878,7 +856,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     } else if (is_public && subject_module) {
       choice.chosen = true;
       choice.why = n + ", but it is defined in the module this file is named after";
-    } else if (MainTester(use.calls, *v, *t) && use.callers[*v].size() >= 2) {
+    } else if (MainTester(use.calls, v, *t) && use.callers[v].size() >= 2) {
       choice.chosen = true;
       choice.why = n + ", but this file's test functions make most direct test calls into it";
     } else {
@@ -930,15 +908,13 @@ void ForEachCalledFromTestCode(const DepGraph& g, uint32_t t, int depth,
 
 // The unit an entity belongs to as an interface: the outermost function or method it is (or
 // is nested in), else itself (a class, a module).
-const parser::Entity* OutermostUnit(const Repo& repo, const std::string& id) {
-  auto ref = repo.Find(id);
-  if (!ref) return nullptr;
-  const parser::Entity* unit = &repo.entity(*ref);
-  for (const parser::Entity* up = unit;;) {
-    auto p = repo.Find(up->parent);
+Ent OutermostUnit(const Repo& repo, Ent v) {
+  Ent unit = v;
+  for (Ent up = v;;) {
+    auto p = repo.Parent(up);
     if (!p || repo.entity(*p).kind == EntityKind::kModule) break;
-    up = &repo.entity(*p);
-    if (up->kind != EntityKind::kClass) unit = up;
+    up = *p;
+    if (repo.entity(up).kind != EntityKind::kClass) unit = up;
   }
   return unit;
 }
@@ -947,22 +923,22 @@ const parser::Entity* OutermostUnit(const Repo& repo, const std::string& id) {
 // the test file's code calls in its run — from its test functions, or through its helpers,
 // fixtures and conftests — except builders of inputs (BuildsInputs: the general-purpose
 // tools the model is told to leave out). Sorted by id.
-std::vector<std::string> DirectlyTested(const Repo& repo, const DepGraph& g, uint32_t t) {
+std::vector<Ent> DirectlyTested(const Repo& repo, const DepGraph& g, uint32_t t) {
   TestUse use = CollectTestUse(repo, g, t);
-  std::set<std::string> out;
-  ForEachCalledFromTestCode(g, t, 5, [&](uint32_t v) {
+  std::set<Ent> out;
+  ForEachCalledFromTestCode(g, t, 5, [&](Ent v) {
     if (g.nodes()[v].kind == EntityKind::kModule || BuildsInputs(use.entity_calls, v, t)) return;
-    if (const parser::Entity* unit = OutermostUnit(repo, g.nodes()[v].id)) out.insert(unit->id);
+    out.insert(OutermostUnit(repo, v));
   });
-  return {out.begin(), out.end()};
+  return repo.ByIdOrder(out);
 }
 
 // Passing test files (other than the F2P file) that use none of the top objects.
 std::vector<std::string> P2PPool(const DepGraph& g, const std::vector<PassingFile>& passing,
-                                 const std::string& f2p, const std::vector<std::string>& tops,
-                                 const std::map<std::string, std::set<uint32_t>>& users) {
+                                 const std::string& f2p, const std::vector<Ent>& tops,
+                                 const std::map<Ent, std::set<uint32_t>>& users) {
   std::set<uint32_t> reaching;
-  for (const auto& id : tops) reaching.insert(users.at(id).begin(), users.at(id).end());
+  for (Ent v : tops) reaching.insert(users.at(v).begin(), users.at(v).end());
   std::vector<std::string> pool;
   for (const auto& p : passing) {
     if (p.file == f2p) continue;
@@ -996,33 +972,30 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   } else if (options.chooser == TopRule::kFeatureBench) {
     plan.top_objects = DirectlyTested(repo, g, *t);
     plan.member_tops = true;
-    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);
+    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().entity);
   } else {
     for (const auto& c : ChooseTopObjects(repo, g, f2p.file, candidates, options)) {
       if (!c.chosen) continue;
       if (c.members.empty() || options.whole_classes) {
-        plan.top_objects.push_back(c.id);
+        plan.top_objects.push_back(c.entity);
         continue;
       }
       plan.member_tops = true;
       plan.top_objects.insert(plan.top_objects.end(), c.members.begin(), c.members.end());
     }
-    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().id);
+    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().entity);
   }
-  std::map<std::string, std::set<uint32_t>> users;  // top object -> test files using it
-  for (const auto& id : plan.top_objects) {
-    auto v = g.Find(id);
-    users[id] = v ? UsedBy(g, repo, *v) : std::set<uint32_t>{};
-  }
+  std::map<Ent, std::set<uint32_t>> users;  // top object -> test files using it
+  for (Ent v : plan.top_objects) users[v] = UsedBy(g, repo, v);
   std::vector<std::string> pool;
   for (;;) {
     pool = P2PPool(g, passing, f2p.file, plan.top_objects, users);
     if (pool.size() >= static_cast<size_t>(options.p2p) || plan.top_objects.size() <= 1) break;
     // Demote the most widely used top object.
     auto widest = std::max_element(plan.top_objects.begin(), plan.top_objects.end(),
-                                   [&](const std::string& a, const std::string& b) {
+                                   [&](Ent a, Ent b) {
                                      size_t sa = users[a].size(), sb = users[b].size();
-                                     return sa != sb ? sa < sb : a < b;
+                                     return sa != sb ? sa < sb : repo.id(a) < repo.id(b);
                                    });
     plan.demoted.push_back(*widest);
     plan.top_objects.erase(widest);
@@ -1067,14 +1040,11 @@ util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
   if (!t) return util::Error{plan->f2p + " is not a test file of the graph"};
   std::set<uint32_t> p2p_index;
   for (const auto& f : plan->p2p) p2p_index.insert(*TestFileIndex(g, f));
-  std::vector<uint32_t> tops;
-  for (const auto& id : plan->top_objects) {
-    if (auto v = g.Find(id)) tops.push_back(*v);
-  }
   plan->extracted.clear();
   plan->stand_ins.clear();
   plan->capped = false;
-  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap, plan->utility_limit).Run(tops, plan);
+  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap, plan->utility_limit)
+      .Run(plan->top_objects, plan);
   if (plan->extracted.empty()) {
     return util::Error{plan->kept.empty()
                            ? "every top-level object is also used by the P2P files"
@@ -1083,44 +1053,43 @@ util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
   return util::Status::Ok();
 }
 
-std::set<std::string> Interfaces(const Repo& repo, const DepGraph& g, const std::string& f2p,
-                                 const std::vector<std::string>& tops,
-                                 const std::set<std::string>& extracted, int depth) {
-  std::set<std::string> out;
+std::set<Ent> Interfaces(const Repo& repo, const DepGraph& g, const std::string& f2p,
+                         const std::vector<Ent>& tops, const std::set<Ent>& extracted, int depth) {
+  std::set<Ent> out;
   // What the test code calls first of the extracted code: shown, and not followed further.
   if (auto t = TestFileIndex(g, f2p)) {
-    ForEachCalledFromTestCode(g, *t, depth, [&](uint32_t v) {
-      const parser::Entity* unit = OutermostUnit(repo, g.nodes()[v].id);
-      if (unit && extracted.count(unit->id)) out.insert(unit->id);
+    ForEachCalledFromTestCode(g, *t, depth, [&](Ent v) {
+      Ent unit = OutermostUnit(repo, v);
+      if (extracted.count(unit)) out.insert(unit);
     });
   }
-  for (const auto& id : tops) {
-    auto ref = repo.Find(id);
-    if (ref && repo.entity(*ref).kind == EntityKind::kFunction && extracted.count(id)) {
-      out.insert(id);
-    }
+  for (Ent v : tops) {
+    if (repo.entity(v).kind == EntityKind::kFunction && extracted.count(v)) out.insert(v);
   }
   // A top class none of whose methods was reached is shown whole.
-  for (const auto& id : tops) {
-    auto ref = repo.Find(id);
-    if (!ref || repo.entity(*ref).kind != EntityKind::kClass || !extracted.count(id)) continue;
-    auto it = out.lower_bound(id + ".");
-    if (it == out.end() || !it->starts_with(id + ".")) out.insert(id);
+  for (Ent v : tops) {
+    if (repo.entity(v).kind != EntityKind::kClass || !extracted.count(v)) continue;
+    const std::string prefix = repo.id(v) + ".";
+    if (std::none_of(out.begin(), out.end(),
+                     [&](Ent s) { return repo.id(s).starts_with(prefix); })) {
+      out.insert(v);
+    }
   }
   return out;
 }
 
-std::set<std::string> ExecutedBy(const DepGraph& g, const std::vector<std::string>& files) {
+std::set<Ent> ExecutedBy(const DepGraph& g, const std::vector<std::string>& files) {
   std::set<uint32_t> index;
   for (const auto& f : files) {
     if (auto t = TestFileIndex(g, f)) index.insert(*t);
   }
-  std::set<std::string> out;
-  for (const auto& n : g.nodes()) {
+  std::set<Ent> out;
+  for (Ent v = 0; v < g.nodes().size(); ++v) {
+    const graph::Node& n = g.nodes()[v];
     if (n.kind == EntityKind::kClass || n.kind == EntityKind::kModule) continue;
     for (uint32_t t : n.test_files) {
       if (index.count(t)) {
-        out.insert(n.id);
+        out.insert(v);
         break;
       }
     }
@@ -1128,14 +1097,12 @@ std::set<std::string> ExecutedBy(const DepGraph& g, const std::vector<std::strin
   return out;
 }
 
-int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted) {
+int ExtractedLines(const Repo& repo, const std::set<Ent>& extracted) {
   std::map<size_t, std::vector<bool>> seen;
   int lines = 0;
-  for (const auto& id : extracted) {
-    auto ref = repo.Find(id);
-    if (!ref) continue;
-    const auto& e = repo.entity(*ref);
-    auto& marks = seen[ref->file];
+  for (Ent v : extracted) {
+    const auto& e = repo.entity(v);
+    auto& marks = seen[repo.file(v)];
     if (marks.size() <= static_cast<size_t>(e.end_line))
       marks.resize(static_cast<size_t>(e.end_line) + 1);
     for (int l = e.start_line; l <= e.end_line; ++l) {

@@ -71,7 +71,7 @@ struct SelectOptions {
 };
 
 struct TopCandidate {
-  std::string id;
+  Ent entity = 0;
   int64_t calls = 0;  // direct calls and static links from the test file into it
   size_t spread = 0;  // test files that reach it
   int lines = 0;
@@ -82,9 +82,9 @@ struct TopCandidate {
 
 // Why the default chooser took or left a candidate (for `fb-extract plan`).
 struct TopChoice {
-  std::string id;  // the candidate (a top-level function or class)
+  Ent entity = 0;  // the candidate (a top-level function or class)
   bool chosen = false;
-  std::vector<std::string> members;  // chosen members of a shared class (entity ids)
+  std::vector<Ent> members;  // chosen members of a shared class
   std::string why;
 };
 
@@ -128,21 +128,21 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph&
                                         const SelectOptions& options);
 
 // Picks the top-level objects among candidates (may be replaced by a model's choice).
-using TopChooser = std::function<util::Expected<std::vector<std::string>>(
+using TopChooser = std::function<util::Expected<std::vector<Ent>>(
     const std::string& f2p, const std::vector<TopCandidate>& candidates)>;
 
 struct Plan {
   std::string f2p;
   std::vector<std::string> f2p_tests;
-  std::vector<std::string> top_objects;  // entity ids, most specific first
-  bool member_tops = false;              // some are methods chosen for their class
-  std::vector<std::string> demoted;      // top objects given up to find P2P files
-  std::vector<std::string> p2p;          // test files, sorted
-  std::set<std::string> extracted;       // entity ids (nested ones included)
-  std::set<std::string> kept;            // entities that must stay (code that stays uses them)
+  std::vector<Ent> top_objects;     // most specific first
+  bool member_tops = false;         // some are methods chosen for their class
+  std::vector<Ent> demoted;         // top objects given up to find P2P files
+  std::vector<std::string> p2p;     // test files, sorted
+  std::set<Ent> extracted;          // nested ones included
+  std::set<Ent> kept;               // entities that must stay (code that stays uses them)
   // Extracted objects that stand for a top object that stays (a function code that stays
   // names, e.g. in a registry filled at import time): the first removed ones below it.
-  std::set<std::string> stand_ins;
+  std::set<Ent> stand_ins;
   int cap = 0;
   bool capped = false;
   // A helper (anything but a top object) that more test files than this reach stays: it is
@@ -169,7 +169,7 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph&
 // default values); and the methods of a class whose chain of bases leaves its file (a
 // builtin, a third-party or another module's class), which cannot be told apart from what
 // the base needs. A kept top object stays, but what it calls for this test file may go.
-std::set<std::string> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p2p);
+std::set<Ent> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p2p);
 
 // Steps 2-4 for one F2P file. Fails with the reason when no task can be planned.
 util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,
@@ -186,16 +186,16 @@ util::Status Reextract(const Repo& repo, const graph::DepGraph& g, Plan* plan);
 // through its helpers, fixtures and conftests (at most `depth` calls deep) — plus top
 // objects that are functions. Extracted code reached only through other extracted code or
 // through library code that stays is not shown (FeatureBench's model stops at the library
-// objects the tests call, and shows the removed ones). Entity ids, sorted: functions,
-// classes (no method reached), methods.
-std::set<std::string> Interfaces(const Repo& repo, const graph::DepGraph& g,
-                                 const std::string& f2p, const std::vector<std::string>& tops,
-                                 const std::set<std::string>& extracted, int depth = 5);
+// objects the tests call, and shows the removed ones): functions, classes (no method
+// reached), methods.
+std::set<Ent> Interfaces(const Repo& repo, const graph::DepGraph& g, const std::string& f2p,
+                         const std::vector<Ent>& tops, const std::set<Ent>& extracted,
+                         int depth = 5);
 
-// The functions and methods (entity ids) that the given test files execute, per the trace.
-std::set<std::string> ExecutedBy(const graph::DepGraph& g, const std::vector<std::string>& files);
+// The functions and methods that the given test files execute, per the trace.
+std::set<Ent> ExecutedBy(const graph::DepGraph& g, const std::vector<std::string>& files);
 
 // Lines of the extracted entities, each line counted once.
-int ExtractedLines(const Repo& repo, const std::set<std::string>& extracted);
+int ExtractedLines(const Repo& repo, const std::set<Ent>& extracted);
 
 }  // namespace fbkit::extract::make

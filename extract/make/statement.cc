@@ -116,10 +116,10 @@ size_t SkipString(const std::string& src, size_t p, size_t limit) {
 
 // The class-level statements of a class body (attributes, assignments), as written,
 // without its docstring and its nested defs and classes.
-std::string ClassStatements(const Repo& repo, EntityRef ref) {
-  const auto& table = repo.files()[ref.file];
-  const Entity& cls = table.entities[ref.entity];
-  const std::string& src = repo.source(ref.file);
+std::string ClassStatements(const Repo& repo, Ent v) {
+  const auto& table = repo.table(v);
+  const Entity& cls = repo.entity(v);
+  const std::string& src = repo.source(repo.file(v));
   size_t limit = static_cast<size_t>(cls.end_byte);
   size_t kw = src.find("class", static_cast<size_t>(cls.start_byte));
   size_t p = HeaderEnd(src, kw == std::string::npos ? limit : kw + 5, limit);
@@ -152,30 +152,27 @@ std::string ClassStatements(const Repo& repo, EntityRef ref) {
 
 }  // namespace
 
-util::Expected<std::string> RenderInterface(const Repo& repo, const std::string& id,
-                                            const std::set<std::string>& members_shown,
+util::Expected<std::string> RenderInterface(const Repo& repo, Ent v,
+                                            const std::set<Ent>& members_shown,
                                             const Describe& describe) {
-  auto ref = repo.Find(id);
-  if (!ref) return std::string();
-  const Entity& e = repo.entity(*ref);
-  auto doc = describe(*ref);
+  const Entity& e = repo.entity(v);
+  auto doc = describe(v);
   if (!doc.ok()) return doc;
   std::string out = Header(e);
   std::string body = Docstring(*doc);
   if (e.kind != EntityKind::kClass) return out + Indent(body + "...", "    ");
   // Class attributes as written, dedented to the class body.
-  std::string attrs = ClassStatements(repo, *ref);
+  std::string attrs = ClassStatements(repo, v);
   std::string common;
   if (!attrs.empty()) {
     size_t n = attrs.find_first_not_of(" \t");
     common = attrs.substr(0, n);
   }
   std::string members;
-  const auto& entities = repo.files()[ref->file].entities;
-  for (size_t i = 0; i < entities.size(); ++i) {
-    const Entity& m = entities[i];
-    if (m.parent != e.id || !members_shown.count(m.id)) continue;
-    auto mdoc = describe({ref->file, i});
+  for (Ent mv : repo.Children(v)) {
+    if (!members_shown.count(mv)) continue;
+    const Entity& m = repo.entity(mv);
+    auto mdoc = describe(mv);
     if (!mdoc.ok()) return mdoc;
     members += "\n" + Header(m) + Indent(Docstring(*mdoc) + "...", "    ");
   }
@@ -190,11 +187,9 @@ util::Expected<std::string> RenderInterface(const Repo& repo, const std::string&
   return out + Indent(body + attr_text + members, "    ");
 }
 
-std::string ImportPath(const Repo& repo, const std::string& f2p, const std::string& id) {
-  auto ref = repo.Find(id);
-  if (!ref) return "";
-  const Entity& e = repo.entity(*ref);
-  const std::string& module = repo.files()[ref->file].module;
+std::string ImportPath(const Repo& repo, const std::string& f2p, Ent v) {
+  const Entity& e = repo.entity(v);
+  const std::string& module = repo.table(v).module;
   auto test = repo.FileOf(f2p);
   if (test) {
     const auto& t = repo.files()[*test];
@@ -232,16 +227,13 @@ std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
                            const std::vector<std::pair<const Entity*, std::string>>& tops) {
   std::set<std::string> files;
   size_t functions = 0;
-  for (const auto& id : in.removed) {
-    auto r = repo.Find(id);
-    if (!r) continue;
-    files.insert(repo.files()[r->file].path);
-    functions += repo.entity(*r).kind != EntityKind::kClass;
+  for (Ent v : in.removed) {
+    files.insert(repo.table(v).path);
+    functions += repo.entity(v).kind != EntityKind::kClass;
   }
   std::string names;  // the top objects (a chosen method as Class.method)
-  for (const auto& id : in.tops) {
-    auto r = repo.Find(id);
-    if (r) names += (names.empty() ? "" : ", ") + std::string("`") + repo.entity(*r).qualname + "`";
+  for (Ent v : in.tops) {
+    names += (names.empty() ? "" : ", ") + std::string("`") + repo.entity(v).qualname + "`";
   }
   std::string out = "**Task Statement: implement " + names + " in " + in.repo_name + "**\n\n";
   out += "**Core Functionality**\n\n";
@@ -291,57 +283,49 @@ std::string NoteSection(const StatementInput& in) {
 }  // namespace
 
 util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementInput& in) {
-  std::map<std::string, std::string> written;  // entity id -> docstring made for it
-  Describe describe = [&](EntityRef r) -> util::Expected<std::string> {
+  std::map<Ent, std::string> written;  // entity -> docstring made for it
+  Describe describe = [&](Ent r) -> util::Expected<std::string> {
     const Entity& e = repo.entity(r);
     if (e.docstring && !e.docstring->empty()) return *e.docstring;
-    if (auto it = written.find(e.id); it != written.end()) return it->second;
+    if (auto it = written.find(r); it != written.end()) return it->second;
     util::Expected<std::string> doc = in.model && in.model->docstring
                                           ? in.model->docstring(r)
                                           : util::Expected<std::string>(DescribeFromCode(repo, r));
     if (!doc.ok()) return doc;
     if (doc->find_first_not_of(" \t\r\n") == std::string::npos) *doc = DescribeFromCode(repo, r);
     *doc = LiteralBody(*doc);
-    written[e.id] = *doc;
+    written[r] = *doc;
     return doc;
   };
   // A method is shown in its class's block; a class shown as a whole lists its removed
   // methods.
-  std::vector<std::string> shown;
-  std::set<std::string> members = in.shown;
-  for (const auto& id : in.shown.empty() ? in.tops
-                                         : std::vector<std::string>(in.shown.begin(),
-                                                                    in.shown.end())) {
-    auto ref = repo.Find(id);
-    if (!ref) continue;
-    std::string block_id = id;
-    if (repo.entity(*ref).kind == EntityKind::kMethod) {
-      auto parent = repo.Find(repo.entity(*ref).parent);
-      if (parent && repo.entity(*parent).kind == EntityKind::kClass) block_id = repo.entity(*parent).id;
+  std::vector<Ent> shown;
+  std::set<Ent> members = in.shown;
+  for (Ent v : in.shown.empty() ? in.tops : repo.ByIdOrder(in.shown)) {
+    Ent block = v;
+    if (repo.entity(v).kind == EntityKind::kMethod) {
+      auto parent = repo.Parent(v);
+      if (parent && repo.entity(*parent).kind == EntityKind::kClass) block = *parent;
     }
-    if (std::find(shown.begin(), shown.end(), block_id) == shown.end()) shown.push_back(block_id);
-    if (block_id == id && repo.entity(*ref).kind == EntityKind::kClass &&
-        (in.shown.empty() || in.shown.count(id))) {
-      for (const auto& m : in.removed) {
-        if (m.starts_with(id + ".") && m.find('.', id.size() + 1) == std::string::npos) {
-          members.insert(m);
-        }
+    if (std::find(shown.begin(), shown.end(), block) == shown.end()) shown.push_back(block);
+    if (block == v && repo.entity(v).kind == EntityKind::kClass &&
+        (in.shown.empty() || in.shown.count(v))) {
+      for (Ent m : in.removed) {
+        if (repo.Parent(m) == v) members.insert(m);
       }
     }
   }
   std::vector<std::pair<const Entity*, std::string>> tops;  // with its docstring
   std::string blocks, interfaces;
-  for (const auto& id : shown) {
-    auto ref = repo.Find(id);
-    if (!ref) continue;
-    const Entity& e = repo.entity(*ref);
-    auto doc = describe(*ref);
+  for (Ent v : shown) {
+    const Entity& e = repo.entity(v);
+    auto doc = describe(v);
     if (!doc.ok()) return doc;
     tops.emplace_back(&e, *doc);
-    auto rendered = RenderInterface(repo, id, members, describe);
+    auto rendered = RenderInterface(repo, v, members, describe);
     if (!rendered.ok()) return rendered;
     interfaces += *rendered + "\n";
-    std::string import = ImportPath(repo, in.f2p, id);
+    std::string import = ImportPath(repo, in.f2p, v);
     if (in.level == 2 && !in.package.empty()) {
       std::string from = "from " + in.package;
       if (import.starts_with(from + " ") || import.starts_with(from + ".")) {
@@ -349,7 +333,7 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
       }
     }
     blocks += "\n### Interface " + std::to_string(tops.size()) + ": `" + e.name + "`\n\n";
-    if (in.level == 1) blocks += "Path: `" + repo.files()[ref->file].path + "`\n\n";
+    if (in.level == 1) blocks += "Path: `" + repo.table(v).path + "`\n\n";
     blocks += "Import: `" + import + "`\n\n```python\n" + *rendered + "```\n";
   }
   std::string task;

@@ -19,7 +19,7 @@ namespace fbkit::extract::make {
 // (DescribeFromCode; the Task section built from the interfaces).
 struct StatementModel {
   // A docstring (text without quotes) for an entity that has none.
-  std::function<util::Expected<std::string>(EntityRef)> docstring;
+  std::function<util::Expected<std::string>(Ent)> docstring;
   // The Task section's statement (title, core functionalities, main features, key
   // challenges) from the interfaces (rendered Python: signatures and docstrings).
   std::function<util::Expected<std::string>(const std::string& interfaces, int level)>
@@ -29,11 +29,12 @@ struct StatementModel {
 struct StatementInput {
   std::string repo_name;               // "owner/repo"
   std::string f2p;                     // the test file
-  std::vector<std::string> tops;       // top-level objects (entity ids)
-  std::set<std::string> removed;       // every removed entity id (nested ones included)
+  std::vector<Ent> tops;               // top-level objects
+  std::set<Ent> removed;               // every removed entity (nested ones included)
   // The interfaces to show (Interfaces(): functions, classes, methods in their class's
-  // block); empty: the top objects, a class with all its removed methods.
-  std::set<std::string> shown;
+  // block; shown in the order of their ids); empty: the top objects, a class with all its
+  // removed methods.
+  std::set<Ent> shown;
   int level = 1;                       // 1: inside the repository; 2: from scratch as agent_code
   std::string package;                 // L2: the original top-level package agent_code replaces
   std::vector<std::string> test_uses;  // L2: what the tests read from agent_code
@@ -41,18 +42,18 @@ struct StatementInput {
 };
 
 // How the test file imports an entity: "from click.termui import progressbar".
-std::string ImportPath(const Repo& repo, const std::string& f2p, const std::string& id);
+std::string ImportPath(const Repo& repo, const std::string& f2p, Ent entity);
 
 // An error when the model's command fails.
 util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementInput& in);
 
 // Docstring text for an entity: its own, else `describe`'s.
-using Describe = std::function<util::Expected<std::string>(EntityRef)>;
+using Describe = std::function<util::Expected<std::string>(Ent)>;
 
 // The interface of one entity as Python source: decorators, header, docstring, class-level
 // statements, and for a class those of its methods in `members`.
-util::Expected<std::string> RenderInterface(const Repo& repo, const std::string& id,
-                                            const std::set<std::string>& members,
+util::Expected<std::string> RenderInterface(const Repo& repo, Ent entity,
+                                            const std::set<Ent>& members,
                                             const Describe& describe);
 
 }  // namespace fbkit::extract::make

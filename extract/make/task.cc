@@ -109,8 +109,7 @@ struct InstanceFields {
   std::string id;
   int level = 1;
   const Plan* plan = nullptr;
-  std::vector<std::string> tops;
-  std::vector<std::string> extracted;
+  std::vector<Ent> tops;
   std::vector<std::string> files;
   int lines = 0;
   int functions = 0;
@@ -120,7 +119,7 @@ struct InstanceFields {
   Patches patches;
   std::vector<std::string> orphans;
   std::vector<std::string> dangling;
-  std::set<std::string> interfaces;  // what the statement shows
+  std::set<Ent> interfaces;  // what the statement shows
   bool strict_references = false;
   std::string digest;       // of the plan (the fbkit id scheme)
   std::string create_time;  // the F2P file's first and last commit ("%Y-%m-%d %H:%M:%S")
@@ -158,8 +157,10 @@ util::Expected<PackageSources> PackageSourcesOf(util::Env& env, runner::Launcher
   return sources;
 }
 
-// The task's instance.json (fields FeatureBench's and fbkit's own).
-taskdir::Instance ToInstance(const ExtractOptions& options, const InstanceFields& f) {
+// The task's instance.json (fields FeatureBench's and fbkit's own): where entities leave the
+// pipeline as ids.
+taskdir::Instance ToInstance(const Repo& repo, const ExtractOptions& options,
+                             const InstanceFields& f) {
   taskdir::Instance i;
   i.instance_id = f.id;
   i.repo = options.repo_name;
@@ -169,7 +170,7 @@ taskdir::Instance ToInstance(const ExtractOptions& options, const InstanceFields
   i.f2p_files = {f.plan->f2p};
   if (f.level == 1) i.p2p_files = f.plan->p2p, i.p2p_tests = f.p2p_tests;
   i.f2p_tests = f.f2p_tests;
-  i.top_objects = f.tops;
+  for (Ent v : f.tops) i.top_objects.push_back(repo.id(v));
   i.patch = f.patches.patch;
   i.test_patch = f.patches.test_patch;
   i.problem_statement = f.statement;
@@ -178,10 +179,10 @@ taskdir::Instance ToInstance(const ExtractOptions& options, const InstanceFields
   i.create_time = f.create_time;
   i.upd_time = f.upd_time;
   i.dangling_references = f.dangling;
-  i.demoted_top_objects = f.plan->demoted;
-  i.extracted = f.extracted;
+  for (Ent v : f.plan->demoted) i.demoted_top_objects.push_back(repo.id(v));
+  i.extracted = repo.Ids(f.plan->extracted);
   i.extracted_files = f.files;
-  i.interfaces.assign(f.interfaces.begin(), f.interfaces.end());
+  i.interfaces = repo.Ids(f.interfaces);
   i.orphans_removed = f.orphans;
   i.functions = f.functions;
   i.lines = f.lines;
@@ -192,8 +193,9 @@ taskdir::Instance ToInstance(const ExtractOptions& options, const InstanceFields
 }
 
 // What the fbkit id scheme hashes: the F2P file, line cap, P2P files and extracted entities.
-std::string Digest(const std::string& f2p, const Plan& plan,
-                   const std::vector<std::string>& extracted) {
+std::string Digest(const Repo& repo, const Plan& plan) {
+  const std::string& f2p = plan.f2p;
+  const std::vector<std::string> extracted = repo.Ids(plan.extracted);
   std::string key = f2p + "\n" + std::to_string(plan.cap) + "\n";
   for (const auto& p : plan.p2p) key += p + "\n";
   for (const auto& id : extracted) key += id + "\n";
@@ -245,7 +247,7 @@ namespace {
 struct CutPlan {
   std::optional<Plan> plan;
   CutResult cut;
-  std::vector<std::string> tops;  // the top objects the cut removes
+  std::vector<Ent> tops;  // the top objects the cut removes
   int lines = 0;
   Rejection rejection = Rejection::kNone;
   std::string detail;
@@ -261,7 +263,7 @@ void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
   };
   cp.tops.clear();
   std::vector<FilePolicy> policy = Policies(ctx.repo, ctx.graph, *cp.plan);
-  std::set<std::string> executed = ExecutedBy(ctx.graph, cp.plan->p2p);
+  std::set<Ent> executed = ExecutedBy(ctx.graph, cp.plan->p2p);
   CutRules rules{&executed, options.strict_references};
   for (int round = 0;; ++round) {
     cp.cut = PlanCut(ctx.repo, ctx.index, cp.plan->extracted, policy, parser, rules);
@@ -273,13 +275,16 @@ void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
     }
   }
   if (!cp.cut.problems.empty()) return fail(Rejection::kUnparsableCut, cp.cut.problems.front());
-  for (const auto& id : cp.plan->top_objects) {
-    auto it = cp.plan->extracted.lower_bound(id);
-    if (it != cp.plan->extracted.end() && (*it == id || it->starts_with(id + ".")))
-      cp.tops.push_back(id);
+  for (Ent v : cp.plan->top_objects) {
+    const std::string prefix = ctx.repo.id(v) + ".";
+    if (cp.plan->extracted.count(v) ||
+        std::any_of(cp.plan->extracted.begin(), cp.plan->extracted.end(),
+                    [&](Ent x) { return ctx.repo.id(x).starts_with(prefix); })) {
+      cp.tops.push_back(v);
+    }
   }
-  for (const auto& id : cp.plan->stand_ins) {
-    if (std::find(cp.tops.begin(), cp.tops.end(), id) == cp.tops.end()) cp.tops.push_back(id);
+  for (Ent v : ctx.repo.ByIdOrder(cp.plan->stand_ins)) {
+    if (std::find(cp.tops.begin(), cp.tops.end(), v) == cp.tops.end()) cp.tops.push_back(v);
   }
   if (cp.tops.empty()) return fail(Rejection::kStillUsed, "no top-level object could be removed");
   cp.lines = ExtractedLines(ctx.repo, cp.plan->extracted);
@@ -371,31 +376,28 @@ std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
   std::string why;
   if (r.failure == taskdir::VerifyFailure::kP2P) {
     std::set<std::string> names = MissingNames(r.messages);
-    std::vector<std::string> keep;
-    for (const auto& id : plan.extracted) {
-      auto ref = ctx.repo.Find(id);
-      if (ref && names.count(ctx.repo.entity(*ref).name) && !plan.kept.count(id)) {
-        keep.push_back(id);
-      }
+    std::set<Ent> keep;
+    for (Ent v : plan.extracted) {
+      if (names.count(ctx.repo.entity(v).name) && !plan.kept.count(v)) keep.insert(v);
     }
     if (keep.empty()) return "";
     plan.kept.insert(keep.begin(), keep.end());
     why = "P2P tests failed; kept";
-    for (const auto& id : keep) why += " " + id;
+    for (const auto& id : ctx.repo.Ids(keep)) why += " " + id;
   } else if (r.failure == taskdir::VerifyFailure::kF2PPasses) {
-    std::vector<std::string> added;
+    std::vector<Ent> added;
     for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p)) {
-      if (std::find(plan.top_objects.begin(), plan.top_objects.end(), c.id) !=
+      if (std::find(plan.top_objects.begin(), plan.top_objects.end(), c.entity) !=
               plan.top_objects.end() ||
-          plan.kept.count(c.id)) {
+          plan.kept.count(c.entity)) {
         continue;
       }
-      plan.top_objects.push_back(c.id);
-      added.push_back(c.id);
+      plan.top_objects.push_back(c.entity);
+      added.push_back(c.entity);
     }
     if (added.empty()) return "";
     why = "the F2P file still passed; top objects added:";
-    for (const auto& id : added) why += " " + id;
+    for (Ent v : added) why += " " + ctx.repo.id(v);
   } else {
     return "";
   }
@@ -435,11 +437,9 @@ InstanceFields Fields(const ExtractContext& ctx, const ExtractOptions& options,
   const Plan& plan = *cp.plan;
   f.plan = &plan;
   f.tops = cp.tops;
-  f.extracted.assign(plan.extracted.begin(), plan.extracted.end());
   f.lines = cp.lines;
-  for (const auto& id : f.extracted) {
-    auto r = ctx.repo.Find(id);
-    if (r && ctx.repo.entity(*r).kind != parser::EntityKind::kClass) ++f.functions;
+  for (Ent v : plan.extracted) {
+    if (ctx.repo.entity(v).kind != parser::EntityKind::kClass) ++f.functions;
   }
   for (const auto& [path, text] : cp.cut.texts) f.files.push_back(path);
   f.interfaces = Interfaces(ctx.repo, ctx.graph, f2p.file, cp.tops, plan.extracted);
@@ -509,7 +509,7 @@ class TaskRun {
       f_ = Fields(ctx_, options_, f2p_, cp_);
       f_.create_time = create_time_;
       f_.upd_time = upd_time_;
-      f_.digest = Digest(f2p_.file, *cp_.plan, f_.extracted);
+      f_.digest = Digest(ctx_.repo, *cp_.plan);
       taskdir::VerifyReport report;
       Rejection category = Rejection::kNone;
       std::string failure = WriteAndVerify(1, &category, &report);
@@ -578,7 +578,7 @@ class TaskRun {
       return statement.error();
     }
     f_.statement = *statement;
-    if (auto s = taskdir::WriteTaskFiles(env_, dir, ToInstance(options_, f_)); !s.ok()) {
+    if (auto s = taskdir::WriteTaskFiles(env_, dir, ToInstance(ctx_.repo, options_, f_)); !s.ok()) {
       return s.error();
     }
     return "";
@@ -610,7 +610,7 @@ class TaskRun {
     std::erase_if(f_.f2p_tests, flaky);
     std::erase_if(f_.p2p_tests, flaky);
     o_.flaky.insert(o_.flaky.end(), report->flaky.begin(), report->flaky.end());
-    if (auto s = taskdir::WriteTaskFiles(env_, dir, ToInstance(options_, f_)); !s.ok()) {
+    if (auto s = taskdir::WriteTaskFiles(env_, dir, ToInstance(ctx_.repo, options_, f_)); !s.ok()) {
       return s.error();
     }
     return "";

@@ -40,6 +40,9 @@ util::Status LoadSources(util::Env& env, const WorkspaceRequest& r, Workspace* w
   if (!tables.ok()) return util::Error{tables.error()};
   auto repo = Repo::Load(env, r.root, std::move(*tables));
   if (!repo.ok()) return util::Error{repo.error()};
+  if (auto s = repo->CheckGraph(w->graph); !s.ok()) {
+    return util::Error{r.graph_path + ": " + s.error()};
+  }
   w->repo = std::make_unique<Repo>(std::move(*repo));
   w->index = std::make_unique<CutIndex>(*w->repo);
   return util::Status::Ok();

@@ -259,6 +259,22 @@ TEST_F(ExtractE2E, TaskCommandExtractsOneFile) {
   EXPECT_NE(bad.err.find("tests/helpers.py"), std::string::npos) << bad.err;
 }
 
+// A graph of another repository (or of this one with other excludes) numbers other entities:
+// refused before anything is planned, naming the graph file.
+TEST_F(ExtractE2E, AGraphOfAnotherEntityTableIsRefused) {
+  std::string other = *dir_ / "other-graph.json";
+  ASSERT_EQ(RunCommand({kBinary, "build", Fixture("top_objects_shared"), "-o", other, "--no-cache"})
+                .exit_code,
+            0);
+  auto r = RunCommand({kExtract, "task", root_, "--graph", other, "--trace", kData + "/trace.json",
+                       "-o", *dir_ / "refused", "--python", kPython, "--f2p",
+                       "tests/test_stats.py", "-q"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("other-graph.json: the graph was built from another entity table"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(ExtractE2E, LlmCmdChoosesTheTopObjectsAndWritesDocstringsAndTheTaskStatement) {
   // A stand-in model: answers each request by its schema, logs what it was asked.
   std::string model = *dir_ / "model.sh";

@@ -23,6 +23,12 @@ std::string ModuleOf(const std::string& path) {
   return m;
 }
 
+// CutRules with entity ids (the test's edge).
+struct IdRules {
+  const std::set<std::string>* executed = nullptr;
+  bool strict = true;
+};
+
 class CutTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -35,7 +41,7 @@ class CutTest : public ::testing::Test {
   CutResult Cut(const std::map<std::string, std::string>& files,
                 const std::set<std::string>& extracted,
                 const std::map<std::string, FilePolicy>& policies = {},
-                const CutRules& rules = {}) {
+                const IdRules& rules = {}) {
     std::vector<parser::FileTable> tables;
     for (const auto& [path, src] : files) {
       env_->AddFile("/r/" + path, src);
@@ -48,7 +54,14 @@ class CutTest : public ::testing::Test {
       auto it = policies.find(t.path);
       policy.push_back(it == policies.end() ? FilePolicy::kEditable : it->second);
     }
-    return PlanCut(*repo_, *index_, extracted, policy, *parser_, rules);
+    std::set<Ent> executed;
+    if (rules.executed) executed = repo_->Resolve(*rules.executed);
+    return PlanCut(*repo_, *index_, repo_->Resolve(extracted), policy, *parser_,
+                   CutRules{rules.executed ? &executed : nullptr, rules.strict});
+  }
+
+  std::vector<std::string> Ids(const std::vector<Ent>& ents) const {
+    return repo_->Ids(std::set<Ent>(ents.begin(), ents.end()));
   }
 
   std::unique_ptr<testing::FakeEnv> env_ = std::make_unique<testing::FakeEnv>();
@@ -77,17 +90,17 @@ TEST_F(CutTest, UnexecutedCodeMayKeepADanglingReferenceExecutedCodeMayNot) {
        "from money import fmt\n\n\ndef total(xs):\n    return fmt(sum(xs))\n\n\n"
        "def count(xs):\n    return len(xs)\n"}};
   std::set<std::string> executed = {"report.py::count"};
-  auto r = Cut(files, {"money.py::fmt"}, {}, CutRules{&executed, false});
+  auto r = Cut(files, {"money.py::fmt"}, {}, IdRules{&executed, false});
   ASSERT_TRUE(r.conflicts.empty()) << r.reasons.front();
   EXPECT_EQ(r.dangling, std::vector<std::string>{"report.py:4: total uses fmt"});
   EXPECT_EQ(r.texts.at("report.py"),
             "def total(xs):\n    return fmt(sum(xs))\n\n\ndef count(xs):\n    return len(xs)\n");
   executed.insert("report.py::total");
-  auto runs = Cut(files, {"money.py::fmt"}, {}, CutRules{&executed, false});
-  EXPECT_EQ(runs.conflicts, std::vector<std::string>{"money.py::fmt"});
+  auto runs = Cut(files, {"money.py::fmt"}, {}, IdRules{&executed, false});
+  EXPECT_EQ(Ids(runs.conflicts), std::vector<std::string>{"money.py::fmt"});
   // The rule before: nothing may name what goes.
-  auto strict = Cut(files, {"money.py::fmt"}, {}, CutRules{});
-  EXPECT_EQ(strict.conflicts, std::vector<std::string>{"money.py::fmt"});
+  auto strict = Cut(files, {"money.py::fmt"}, {}, IdRules{});
+  EXPECT_EQ(Ids(strict.conflicts), std::vector<std::string>{"money.py::fmt"});
   EXPECT_TRUE(strict.dangling.empty());
 }
 
@@ -97,9 +110,9 @@ TEST_F(CutTest, SignaturesAndDecoratorsOfUnexecutedCodeStillConflict) {
   auto r = Cut({{"m.py",
                  "def unit():\n    return 1\n\n\ndef f(x, scale=unit()):\n    return x\n\n\n"
                  "def g(unit):\n    return unit\n"}},
-               {"m.py::unit"}, {}, CutRules{&none, false});
+               {"m.py::unit"}, {}, IdRules{&none, false});
   // f's default calls unit at import time; g's parameter merely shares the name.
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::unit"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"m.py::unit"});
   EXPECT_EQ(r.reasons, std::vector<std::string>{"m.py::f uses unit"});
 }
 
@@ -110,8 +123,8 @@ TEST_F(CutTest, ModuleLevelIntrospectionOfAMethodKeepsIt) {
                  "class T:\n    def rate(self):\n        \"\"\"Rate.\"\"\"\n        return 1\n\n"
                  "    def apply(self):\n        return 2\n"},
                 {"docs.py", "from tax import T\n\nHELP = T.rate.__doc__\n"}},
-               {"tax.py::T.rate", "tax.py::T.apply"}, {}, CutRules{&none, false});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"tax.py::T.rate"});
+               {"tax.py::T.rate", "tax.py::T.apply"}, {}, IdRules{&none, false});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"tax.py::T.rate"});
 }
 
 TEST_F(CutTest, LastFunctionOfAFileLeavesNoTrailingBlankLines) {
@@ -228,7 +241,7 @@ TEST_F(CutTest, NameStillUsedByRemainingCodeIsAConflict) {
                  "def helper():\n    pass\n\n\ndef feature():\n    helper()\n\n\n"
                  "def untested():\n    return helper()\n"}},
                {"m.py::helper", "m.py::feature"});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::helper"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"m.py::helper"});
   EXPECT_TRUE(r.texts.empty());
 }
 
@@ -237,7 +250,7 @@ TEST_F(CutTest, ImportedNameUsedInAnotherModuleIsAConflict) {
                 {"pkg/a.py", "def f():\n    pass\n"},
                 {"pkg/b.py", "from pkg.a import f\n\n\ndef g():\n    return f()\n"}},
                {"pkg/a.py::f"});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"pkg/a.py::f"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"pkg/a.py::f"});
 }
 
 TEST_F(CutTest, DottedUseThroughAModuleImportIsAConflict) {
@@ -245,7 +258,7 @@ TEST_F(CutTest, DottedUseThroughAModuleImportIsAConflict) {
                 {"pkg/a.py", "def f():\n    pass\n"},
                 {"pkg/b.py", "import pkg.a\n\n\ndef g():\n    return pkg.a.f()\n"}},
                {"pkg/a.py::f"});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"pkg/a.py::f"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"pkg/a.py::f"});
 }
 
 TEST_F(CutTest, NameUsedInsideAnFStringIsAConflict) {
@@ -253,7 +266,7 @@ TEST_F(CutTest, NameUsedInsideAnFStringIsAConflict) {
                  "def color(c):\n    return str(c)\n\n\ndef style(t, fg):\n"
                  "    return f\"\\033[{color(fg)}m{t!r:>{width()}}\"\n"}},
                {"m.py::color"});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::color"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"m.py::color"});
 }
 
 TEST_F(CutTest, NameUsedInADecoratorArgumentIsAConflict) {
@@ -261,7 +274,7 @@ TEST_F(CutTest, NameUsedInADecoratorArgumentIsAConflict) {
                  "import pytest\n\n\ndef make():\n    return 1\n\n\n"
                  "@pytest.mark.parametrize(\"x\", [make()])\ndef test(x):\n    pass\n"}},
                {"m.py::make"});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::make"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"m.py::make"});
 }
 
 TEST_F(CutTest, FrozenTestCodeIsCheckedButIgnoredTestFilesAreNot) {
@@ -269,7 +282,7 @@ TEST_F(CutTest, FrozenTestCodeIsCheckedButIgnoredTestFilesAreNot) {
                                               {"pkg/a.py", "def f():\n    pass\n"},
                                               {"tests/test_a.py", "from pkg.a import f\n"}};
   auto frozen = Cut(files, {"pkg/a.py::f"}, {{"tests/test_a.py", FilePolicy::kFrozen}});
-  EXPECT_EQ(frozen.conflicts, std::vector<std::string>{"pkg/a.py::f"});
+  EXPECT_EQ(Ids(frozen.conflicts), std::vector<std::string>{"pkg/a.py::f"});
   env_ = std::make_unique<testing::FakeEnv>();
   auto ignored = Cut(files, {"pkg/a.py::f"}, {{"tests/test_a.py", FilePolicy::kIgnored}});
   EXPECT_TRUE(ignored.conflicts.empty());
@@ -281,14 +294,14 @@ TEST_F(CutTest, PropertySetterKeepsItsGetter) {
                  "class A:\n    @property\n    def x(self):\n        return 1\n\n"
                  "    @x.setter\n    def x(self, v):\n        pass\n"}},
                {"m.py::A.x"});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"m.py::A.x"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"m.py::A.x"});
 }
 
 TEST_F(CutTest, StarImportUsersAreChecked) {
   auto r = Cut({{"pkg/__init__.py", "from .a import *\n\n\ndef g():\n    return f()\n"},
                 {"pkg/a.py", "def f():\n    pass\n"}},
                {"pkg/a.py::f"});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"pkg/a.py::f"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"pkg/a.py::f"});
 }
 
 TEST_F(CutTest, ImportOfRemovedNameInsideAFunctionIsAConflict) {
@@ -296,7 +309,7 @@ TEST_F(CutTest, ImportOfRemovedNameInsideAFunctionIsAConflict) {
                 {"pkg/a.py", "def f():\n    pass\n"},
                 {"pkg/b.py", "def g():\n    from .a import f\n    return f\n"}},
                {"pkg/a.py::f"});
-  EXPECT_EQ(r.conflicts, std::vector<std::string>{"pkg/a.py::f"});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"pkg/a.py::f"});
 }
 
 TEST_F(CutTest, EveryRewrittenFileParses) {

@@ -90,11 +90,12 @@ class SelectTest : public ::testing::Test {
 
   std::set<std::string> Extract(std::vector<std::string> tops, std::vector<std::string> p2p,
                                 std::set<std::string> kept) {
-    plan_.top_objects = std::move(tops);
+    plan_.top_objects.clear();
+    for (const auto& id : tops) plan_.top_objects.push_back(*repo_->Find(id));
     plan_.p2p = std::move(p2p);
-    plan_.kept = std::move(kept);
+    plan_.kept = repo_->Resolve(kept);
     status_ = Reextract(*repo_, graph_, &plan_);
-    return plan_.extracted;
+    return repo_->IdSet(plan_.extracted);
   }
 
   testing::FakeEnv env_;
@@ -133,7 +134,7 @@ TEST_F(SelectTest, AKeptFunctionNoP2PFileRunsStaysWholeAndWhatItCallsStillGoes) 
   // A top object that stays: the first removed object below it stands in for it.
   got = Extract({"pkg/m.py::Shell.feature"}, {}, {"pkg/m.py::Shell.feature"});
   EXPECT_EQ(got, (std::set<std::string>{"pkg/m.py::helper"}));
-  EXPECT_EQ(plan_.stand_ins, (std::set<std::string>{"pkg/m.py::helper"}));
+  EXPECT_EQ(repo_->IdSet(plan_.stand_ins), (std::set<std::string>{"pkg/m.py::helper"}));
 }
 
 TEST_F(SelectTest, NothingIsReachedThroughAKeptFunctionAP2PFileRuns) {
@@ -275,15 +276,15 @@ class PlanTest : public ::testing::Test {
 TEST_F(PlanTest, ASharedClassIsChosenThroughItsSpecificMethodOrWholeOnRequest) {
   auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
   ASSERT_TRUE(plan.ok()) << plan.error();
-  EXPECT_EQ(plan->top_objects, std::vector<std::string>{"pkg/m.py::Shell.feature"});
+  EXPECT_EQ(plan->top_objects, std::vector<Ent>{*repo_->Find("pkg/m.py::Shell.feature")});
   EXPECT_TRUE(plan->member_tops);
-  EXPECT_EQ(plan->extracted,
+  EXPECT_EQ(repo_->IdSet(plan->extracted),
             (std::set<std::string>{"pkg/m.py::Shell.feature", "pkg/m.py::helper"}));
 
   options_.whole_classes = true;
   plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
   ASSERT_TRUE(plan.ok()) << plan.error();
-  EXPECT_EQ(plan->top_objects, std::vector<std::string>{"pkg/m.py::Shell"});
+  EXPECT_EQ(plan->top_objects, std::vector<Ent>{*repo_->Find("pkg/m.py::Shell")});
   EXPECT_FALSE(plan->member_tops);
 }
 
@@ -314,7 +315,7 @@ TEST_F(PlanTest, TheShareRuleLeavesTheSharedClassOut) {
   auto choices = ChooseTopObjects(*repo_, graph_, "tests/test_a.py",
                                   TopCandidates(*repo_, graph_, "tests/test_a.py"), options_);
   ASSERT_EQ(choices.size(), 1u);
-  EXPECT_EQ(choices[0].id, "pkg/m.py::Shell");
+  EXPECT_EQ(repo_->id(choices[0].entity), "pkg/m.py::Shell");
   EXPECT_FALSE(choices[0].chosen);
 }
 
@@ -369,14 +370,14 @@ TEST(AbstractTest, AnImplementationOfAnAbstractMethodStaysWithItsClass) {
   Plan plan;
   plan.f2p = "tests/test_a.py";
   plan.cap = 3000;
-  plan.top_objects = {"pkg/a.py::Impl"};
+  plan.top_objects = {*repo->Find("pkg/a.py::Impl")};
   plan.p2p = {"tests/test_b.py"};
   ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
-  EXPECT_EQ(plan.extracted, (std::set<std::string>{"pkg/a.py::Impl.extra"}));
+  EXPECT_EQ(repo->IdSet(plan.extracted), (std::set<std::string>{"pkg/a.py::Impl.extra"}));
   // No P2P file uses Impl: the class goes whole, its implementation with it.
   plan.p2p = {};
   ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
-  EXPECT_EQ(plan.extracted.count("pkg/a.py::Impl.run"), 1u);
+  EXPECT_EQ(repo->IdSet(plan.extracted).count("pkg/a.py::Impl.run"), 1u);
 }
 
 }  // namespace
@@ -478,7 +479,7 @@ TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay
   }
   auto repo = Repo::Load(env, "/r", std::move(tables));
   ASSERT_TRUE(repo.ok()) << repo.error();
-  std::set<std::string> kept = ImportTimeKept(*repo, {"tests/test_p.py"});
+  std::set<std::string> kept = repo->IdSet(ImportTimeKept(*repo, {"tests/test_p.py"}));
   std::set<std::string> in_m;
   for (const auto& id : kept) {
     EXPECT_TRUE(id.starts_with("pkg/m.py::")) << id << " is in a file P2P collection never imports";
