@@ -43,7 +43,7 @@ std::string InstanceOf(const std::string& path) {
 }
 
 // A trajectory of `format` read from `path`, before its records.
-Trajectory Begin(const char* format, const std::string& path) {
+Trajectory Begin(TrajectoryFormat format, const std::string& path) {
   Trajectory t;
   t.format = format;
   t.source = path;
@@ -80,7 +80,7 @@ std::string ClaudeTool(const json& use, Collector* col, std::string* cwd) {
 }  // namespace
 
 Trajectory ReadClaudeCode(const std::string& text, const std::string& path) {
-  Trajectory t = Begin("claude-code", path);
+  Trajectory t = Begin(TrajectoryFormat::kClaudeCode, path);
   Collector col;
   std::string cwd;
   std::map<std::string, size_t> turn_of;          // tool_use id -> turn
@@ -188,7 +188,7 @@ std::string WorkspaceOf(const std::string& path, const std::vector<std::string>&
 }  // namespace
 
 Trajectory ReadCodex(const std::string& text, const std::string& path) {
-  Trajectory t = Begin("codex", path);
+  Trajectory t = Begin(TrajectoryFormat::kCodex, path);
   std::vector<json> records = Records(text, path);
   std::vector<std::string> touched;
   for (const json& r : records) {
@@ -244,7 +244,7 @@ Trajectory ReadCodex(const std::string& text, const std::string& path) {
 // ---- gemini-cli (gemini -p --output-format stream-json) -------------------------------------
 
 Trajectory ReadGeminiCli(const std::string& text, const std::string& path) {
-  Trajectory t = Begin("gemini-cli", path);
+  Trajectory t = Begin(TrajectoryFormat::kGeminiCli, path);
   std::vector<json> records = Records(text, path);
   std::vector<std::string> touched;
   for (const json& r : records) {
@@ -360,7 +360,7 @@ std::string TraeRoot(const json& interactions) {
 }  // namespace
 
 Trajectory ReadTraeAgent(const std::string& text, const std::string& path) {
-  Trajectory t = Begin("trae-agent", path);
+  Trajectory t = Begin(TrajectoryFormat::kTraeAgent, path);
   std::string base = path.substr(path.find_last_of('/') + 1), dir = util::DirName(path);
   if (!dir.ends_with("/output") && dir != "output" && base.ends_with(".json")) {
     t.instance_id = base.substr(0, base.size() - 5);  // Trae's own <id>.json
@@ -420,7 +420,7 @@ Trajectory ReadTraeAgent(const std::string& text, const std::string& path) {
 namespace fbkit::agents::parts {
 
 Trajectory ReadAutoCodeRoverMeta(const std::string& text, const std::string& path) {
-  Trajectory t = Begin("auto-code-rover", path);
+  Trajectory t = Begin(TrajectoryFormat::kAutoCodeRover, path);
   json j = util::ParseUntrustedJson(text);
   if (!j.is_object()) throw std::runtime_error(path + ": not an AutoCodeRover meta.json");
   const json& task = Obj(j, "task_info");

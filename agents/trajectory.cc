@@ -390,7 +390,7 @@ std::vector<std::string> MiniActions(const json& msg, const std::regex& action_r
 
 Trajectory ReadMini(const json& j, const std::string& path) {
   Trajectory t;
-  t.format = "mini-swe-agent";
+  t.format = TrajectoryFormat::kMiniSweAgent;
   t.source = path;
   const json& info = j.at("info");
   t.instance_id = util::TextOr(j, "instance_id", StemOf(path));
@@ -513,7 +513,7 @@ Trajectory ReadSweAgent(const json& whole, const std::string& path) {
                       ? whole
                       : whole["attempts"].back();
   Trajectory t;
-  t.format = "swe-agent";
+  t.format = TrajectoryFormat::kSweAgent;
   t.source = path;
   t.instance_id = StemOf(path);
   const json& info = whole.contains("info") ? whole.at("info") : j.at("info");
@@ -606,7 +606,7 @@ std::string OpenHandsRoot(const std::string& instruction, const std::vector<json
 
 Trajectory ReadOpenHands(const json& j, const std::string& path) {
   Trajectory t;
-  t.format = "openhands";
+  t.format = TrajectoryFormat::kOpenHands;
   t.source = path;
   t.instance_id = j.at("instance_id").get<std::string>();
   if (j.contains("test_result") && j["test_result"].is_object()) {
@@ -697,14 +697,43 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
 
 }  // namespace
 
-const std::vector<std::pair<std::string, Trajectory (*)(const std::string&, const std::string&)>>&
-AgentCliReaders() {
-  static const std::vector<std::pair<std::string, Trajectory (*)(const std::string&, const std::string&)>>
-      readers = {{"claude-code", parts::ReadClaudeCode},
-                 {"codex", parts::ReadCodex},
-                 {"gemini-cli", parts::ReadGeminiCli},
-                 {"trae-agent", parts::ReadTraeAgent},
-                 {"auto-code-rover", parts::ReadAutoCodeRoverMeta}};
+const std::vector<TrajectoryFormat>& TrajectoryFormats() {
+  using F = TrajectoryFormat;
+  static const std::vector<F> all = {F::kMiniSweAgent, F::kSweAgent,   F::kOpenHands,
+                                     F::kClaudeCode,   F::kCodex,      F::kGeminiCli,
+                                     F::kTraeAgent,    F::kAutoCodeRover};
+  return all;
+}
+
+const char* TrajectoryFormatName(TrajectoryFormat format) {
+  switch (format) {
+    case TrajectoryFormat::kMiniSweAgent: return "mini-swe-agent";
+    case TrajectoryFormat::kSweAgent: return "swe-agent";
+    case TrajectoryFormat::kOpenHands: return "openhands";
+    case TrajectoryFormat::kClaudeCode: return "claude-code";
+    case TrajectoryFormat::kCodex: return "codex";
+    case TrajectoryFormat::kGeminiCli: return "gemini-cli";
+    case TrajectoryFormat::kTraeAgent: return "trae-agent";
+    case TrajectoryFormat::kAutoCodeRover: return "auto-code-rover";
+  }
+  return "";
+}
+
+std::optional<TrajectoryFormat> TrajectoryFormatFromName(std::string_view name) {
+  for (TrajectoryFormat f : TrajectoryFormats()) {
+    if (name == TrajectoryFormatName(f)) return f;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::pair<TrajectoryFormat, TrajectoryReader>>& AgentCliReaders() {
+  using F = TrajectoryFormat;
+  static const std::vector<std::pair<F, TrajectoryReader>> readers = {
+      {F::kClaudeCode, parts::ReadClaudeCode},
+      {F::kCodex, parts::ReadCodex},
+      {F::kGeminiCli, parts::ReadGeminiCli},
+      {F::kTraeAgent, parts::ReadTraeAgent},
+      {F::kAutoCodeRover, parts::ReadAutoCodeRoverMeta}};
   return readers;
 }
 
@@ -821,11 +850,11 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
 util::Expected<Trajectory> ReadAgentStreamOrThrow(util::Env& env, const std::string& text,
                                                   const std::string& file,
                                                   const std::string& display,
-                                                  const std::string& format);
+                                                  TrajectoryFormat format);
 
 util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& text,
                                            const std::string& file, const std::string& display,
-                                           const std::string& format) {
+                                           TrajectoryFormat format) {
   // Agents wrote these files: whatever they hold is a reason to skip this one, never to stop.
   try {
     return ReadAgentStreamOrThrow(env, text, file, display, format);
@@ -837,7 +866,7 @@ util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& te
 util::Expected<Trajectory> ReadAgentStreamOrThrow(util::Env& env, const std::string& text,
                                                   const std::string& file,
                                                   const std::string& display,
-                                                  const std::string& format) {
+                                                  TrajectoryFormat format) {
   auto real = env.RealPath(file);
   std::string path = real.ok() ? *real : file;
   auto read = ReadTrajectories(text, path, format);
@@ -845,8 +874,10 @@ util::Expected<Trajectory> ReadAgentStreamOrThrow(util::Env& env, const std::str
   if (read->size() != 1) return util::Error{display + ": not one trajectory"};
   Trajectory t = std::move(read->front());
   t.source = display;
-  if (format == "auto-code-rover") AddAutoCodeRoverRun(env, util::DirName(path), &t);
-  if (format == "codex" && !t.api_calls) {
+  if (format == TrajectoryFormat::kAutoCodeRover) {
+    AddAutoCodeRoverRun(env, util::DirName(path), &t);
+  }
+  if (format == TrajectoryFormat::kCodex && !t.api_calls) {
     t.api_calls = CodexSessionCalls(env, util::JoinPath(util::DirName(path), "codex/sessions"));
   }
   return t;
@@ -865,7 +896,8 @@ std::optional<std::string> InferInstanceOf(util::Env& env, const std::string& fi
 void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t) {
   auto inst = InferInstanceOf(env, file);
   if (!inst) {
-    if (t->format == "trae-agent" && t->patch.empty() && file.ends_with(".json")) {
+    if (t->format == TrajectoryFormat::kTraeAgent && t->patch.empty() &&
+        file.ends_with(".json")) {
       // Trae's own harness writes <id>.patch beside <id>.json.
       std::string base = file.substr(file.find_last_of('/') + 1);
       auto patch = env.ReadUntrusted(util::DirName(file),
@@ -888,7 +920,7 @@ void SetPatch(Trajectory* t, std::string patch) {
   parts::PatchFiles(t);
 }
 
-bool IsAgentCliFormat(const std::string& format) {
+bool IsAgentCliFormat(TrajectoryFormat format) {
   const auto& readers = AgentCliReaders();
   return std::any_of(readers.begin(), readers.end(), [&](const auto& r) { return r.first == format; });
 }
@@ -899,46 +931,47 @@ ShellEffects AnalyzeShell(const std::string& command, std::string* cwd) {
   return e;
 }
 
-std::string DetectFormat(const std::string& text, const std::string& path) {
+std::optional<TrajectoryFormat> DetectFormat(const std::string& text, const std::string& path) {
+  using F = TrajectoryFormat;
   json j = util::ParseUntrustedJson(text);
   if (j.is_object()) {
-    if (j.contains("llm_interactions") && j.contains("agent_steps")) return "trae-agent";
-    if (j.contains("task_info") && j.contains("setup_info")) return "auto-code-rover";
+    if (j.contains("llm_interactions") && j.contains("agent_steps")) return F::kTraeAgent;
+    if (j.contains("task_info") && j.contains("setup_info")) return F::kAutoCodeRover;
     bool info = j.contains("info") && j["info"].is_object();
     if (info && j.contains("messages") && !j.contains("trajectory") && !j.contains("history")) {
-      return "mini-swe-agent";
+      return F::kMiniSweAgent;
     }
     if ((info && (j.contains("trajectory") || j.contains("history"))) || j.contains("attempts")) {
-      return "swe-agent";
+      return F::kSweAgent;
     }
-    if (j.contains("instance_id") && j.contains("history")) return "openhands";
-    return "";
+    if (j.contains("instance_id") && j.contains("history")) return F::kOpenHands;
+    return std::nullopt;
   }
   std::string first = text.substr(0, text.find('\n'));
   json line = util::ParseUntrustedJson(first);
   if (line.is_object() && line.contains("instance_id") && line.contains("history"))
-    return "openhands";
+    return F::kOpenHands;
   if (line.is_object() && util::TextOr(line, "type") == "system" && util::TextOr(line, "subtype") == "init" &&
       line.contains("claude_code_version")) {
-    return "claude-code";
+    return F::kClaudeCode;
   }
   if (line.is_object() && util::TextOr(line, "type") == "thread.started" && line.contains("thread_id")) {
-    return "codex";
+    return F::kCodex;
   }
   if (line.is_object() && util::TextOr(line, "type") == "init" && line.contains("session_id") &&
       line.contains("model")) {
-    return "gemini-cli";
+    return F::kGeminiCli;
   }
   (void)path;
-  return "";
+  return std::nullopt;
 }
 
 util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text,
                                                          const std::string& path,
-                                                         const std::string& format) {
+                                                         TrajectoryFormat format) {
   std::vector<Trajectory> out;
-  for (const auto& [name, reader] : AgentCliReaders()) {
-    if (format != name) continue;
+  for (const auto& [f, reader] : AgentCliReaders()) {
+    if (format != f) continue;
     try {
       out.push_back(reader(text, path));
     } catch (const std::exception& e) {
@@ -947,7 +980,7 @@ util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text
     }
     return out;
   }
-  if (format == "openhands") {
+  if (format == TrajectoryFormat::kOpenHands) {
     size_t start = 0;
     int line = 0;
     while (start < text.size()) {
@@ -970,12 +1003,10 @@ util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text
   try {
     json j = util::ParseUntrustedJson(text);
     if (j.is_discarded()) j = json::parse(text);  // not JSON: throws, saying where
-    if (format == "mini-swe-agent") {
+    if (format == TrajectoryFormat::kMiniSweAgent) {
       out.push_back(ReadMini(j, path));
-    } else if (format == "swe-agent") {
-      out.push_back(ReadSweAgent(j, path));
     } else {
-      return util::Error{path + ": unknown trajectory format \"" + format + "\""};
+      out.push_back(ReadSweAgent(j, path));
     }
   } catch (const std::exception& e) {
     return util::Error{path + ": " + e.what()};

@@ -46,8 +46,9 @@
 #pragma once
 
 #include <optional>
-#include <utility>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/env.h"
@@ -55,13 +56,33 @@
 
 namespace fbkit::agents {
 
+// The trajectory formats fbkit reads: the harnesses' trajectory files, then the agents' own
+// logs (AgentCliReaders).
+enum class TrajectoryFormat {
+  kMiniSweAgent,   // "mini-swe-agent"
+  kSweAgent,       // "swe-agent"
+  kOpenHands,      // "openhands"
+  kClaudeCode,     // "claude-code"
+  kCodex,          // "codex"
+  kGeminiCli,      // "gemini-cli"
+  kTraeAgent,      // "trae-agent"
+  kAutoCodeRover,  // "auto-code-rover"
+};
+
+// Every format, in the order above.
+const std::vector<TrajectoryFormat>& TrajectoryFormats();
+// A format's name, as files, `--format` and summaries spell it.
+const char* TrajectoryFormatName(TrajectoryFormat format);
+// The format of a name; none for a name no format has.
+std::optional<TrajectoryFormat> TrajectoryFormatFromName(std::string_view name);
+
 struct Turn {
   std::string thought, action, observation;  // observation trimmed
 };
 
 struct Trajectory {
   std::string instance_id;
-  std::string format;  // mini-swe-agent, swe-agent, openhands
+  TrajectoryFormat format = TrajectoryFormat::kMiniSweAgent;
   std::string source;  // the file it came from
   std::string root;    // the repository's path in the agent's environment
   std::vector<std::string> opened, edited, patch_files;  // sorted, repository-relative
@@ -80,7 +101,7 @@ struct Trajectory {
 // instance's patch and statement are AddInferRunContext's.
 util::Expected<Trajectory> ReadAgentStream(util::Env& env, const std::string& text,
                                            const std::string& file, const std::string& display,
-                                           const std::string& format);
+                                           TrajectoryFormat format);
 
 // RUN_DIR/<id> when `file` sits directly in an `fb-extract infer` instance's output/ (beside
 // which a regular result.json lies); nullopt otherwise.
@@ -102,21 +123,22 @@ struct ShellEffects {
 };
 ShellEffects AnalyzeShell(const std::string& command, std::string* cwd);
 
-// The formats of the agent CLIs' event streams (`fb-extract infer --agent`): name and reader.
-const std::vector<std::pair<std::string, Trajectory (*)(const std::string&, const std::string&)>>&
-AgentCliReaders();
+// The formats of the agents' own logs (the agent CLIs' event streams of `fb-extract infer
+// --agent`, Trae Agent's and AutoCodeRover's files), each with its reader.
+using TrajectoryReader = Trajectory (*)(const std::string& text, const std::string& path);
+const std::vector<std::pair<TrajectoryFormat, TrajectoryReader>>& AgentCliReaders();
 
 // Whether `format` is one of AgentCliReaders'.
-bool IsAgentCliFormat(const std::string& format);
+bool IsAgentCliFormat(TrajectoryFormat format);
 
-// "mini-swe-agent", "swe-agent", "openhands", or an agent CLI's stream ("claude-code",
-// "codex", "gemini-cli", from its first record) from a file's text and name; "" when none.
-std::string DetectFormat(const std::string& text, const std::string& path);
+// The format of a file from its text (its keys, or an agent CLI's first record); none when
+// it is no trajectory fbkit reads.
+std::optional<TrajectoryFormat> DetectFormat(const std::string& text, const std::string& path);
 
 // The trajectories of one file in `format` (one, or one per line for openhands); errors
 // name `path` (and the line for JSON Lines).
 util::Expected<std::vector<Trajectory>> ReadTrajectories(const std::string& text,
                                                          const std::string& path,
-                                                         const std::string& format);
+                                                         TrajectoryFormat format);
 
 }  // namespace fbkit::agents

@@ -25,7 +25,8 @@ bool IsTrajectoryName(const std::string& name) {
   if (name.ends_with(".traj.json") || name.ends_with(".traj") || name == "output.jsonl") return true;
   const auto& cli = agents::AgentCliReaders();  // `infer --agent` streams: output/<format>.jsonl
   return std::any_of(cli.begin(), cli.end(), [&](const auto& r) {
-    return name == r.first + ".jsonl" || name == r.first + ".json";  // trae-agent.json
+    std::string format = agents::TrajectoryFormatName(r.first);
+    return name == format + ".jsonl" || name == format + ".json";  // trae-agent.json
   });
 }
 
@@ -50,7 +51,7 @@ void WriteTrajectory(util::JsonWriter& w, const agents::Trajectory& t) {
   }
   w.Key("edited"), w.StringArray(t.edited);
   w.Key("exit_status"), w.String(t.exit_status);
-  w.Key("format"), w.String(t.format);
+  w.Key("format"), w.String(agents::TrajectoryFormatName(t.format));
   w.Key("opened"), w.StringArray(t.opened);
   w.Key("patch_files"), w.StringArray(t.patch_files);
   w.Key("root"), w.String(t.root);
@@ -95,7 +96,7 @@ std::string SummarizeRequest(const agents::Trajectory& t, const std::string& age
               {"task", "summarize_trajectory"},
               {"instance_id", t.instance_id},
               {"agent", agent},
-              {"format", t.format},
+              {"format", agents::TrajectoryFormatName(t.format)},
               {"problem_statement", t.problem_statement},
               {"turns", turns},
               {"opened", t.opened},

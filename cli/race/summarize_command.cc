@@ -32,11 +32,21 @@ struct SummarizeArgs {
   bool quiet = false;
 };
 
-// The trajectories of one file, or a warning.
-util::Expected<std::vector<agents::Trajectory>> ReadOneRun(util::Env& env,
-                                                                const std::string& file,
-                                                                const std::string& display,
-                                                                const std::string& format) {
+// Every trajectory format's name, the last joined with `last` ("a, b or c").
+std::string FormatNames(const char* last) {
+  const auto& all = agents::TrajectoryFormats();
+  std::string out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == all.size() ? last : ", ");
+    out += agents::TrajectoryFormatName(all[i]);
+  }
+  return out;
+}
+
+// The trajectories of one file in `format` (none: detected from the file), or a warning.
+util::Expected<std::vector<agents::Trajectory>> ReadOneRun(
+    util::Env& env, const std::string& file, const std::string& display,
+    std::optional<agents::TrajectoryFormat> format) {
   // Agents wrote these: a file past any real run's size is refused, not read whole.
   constexpr uint64_t kMaxTrajectory = 256u << 20;
   if (auto st = env.Stat(file, false); st.ok() && st->size > kMaxTrajectory) {
@@ -44,18 +54,15 @@ util::Expected<std::vector<agents::Trajectory>> ReadOneRun(util::Env& env,
   }
   auto text = env.ReadFile(file);
   if (!text.ok()) return util::Error{text.error()};
-  std::string f = format == "auto" ? agents::DetectFormat(*text, file) : format;
-  if (f.empty()) {
-    return util::Error{display + ": not a trajectory of mini-swe-agent, swe-agent, openhands, "
-                                 "claude-code, codex, gemini-cli, trae-agent or auto-code-rover"};
-  }
+  auto f = format ? format : agents::DetectFormat(*text, file);
+  if (!f) return util::Error{display + ": not a trajectory of " + FormatNames(" or ")};
   util::Expected<std::vector<agents::Trajectory>> read = std::vector<agents::Trajectory>{};
-  if (agents::IsAgentCliFormat(f)) {
-    auto t = agents::ReadAgentStream(env, *text, file, display, f);
+  if (agents::IsAgentCliFormat(*f)) {
+    auto t = agents::ReadAgentStream(env, *text, file, display, *f);
     if (!t.ok()) return util::Error{t.error()};
     read->push_back(std::move(*t));
   } else {
-    read = agents::ReadTrajectories(*text, display, f);
+    read = agents::ReadTrajectories(*text, display, *f);
     if (!read.ok()) return read;
   }
   for (auto& t : *read) agents::AddInferRunContext(env, file, &t);
@@ -100,7 +107,9 @@ int ReadRuns(util::Env& env, const SummarizeArgs& a, const std::string& base,
   for (const auto& file : files) {
     if (InsideAnAgentsTree(env, base, file)) continue;
     std::string display = file.starts_with(base + "/") ? file.substr(base.size() + 1) : file;
-    auto read = ReadOneRun(env, file, display, a.format);
+    auto read = ReadOneRun(env, file, display,
+                           a.format == "auto" ? std::nullopt
+                                              : agents::TrajectoryFormatFromName(a.format));
     if (!read.ok()) {
       std::fprintf(stderr, "fb-race summarize: %s\n", read.error().c_str());
       rc = kExitFileErrors;
@@ -184,9 +193,12 @@ void AddSummarize(CLI::App& app, int* exit_code) {
       "and steps.");
   cmd->add_option("RUNS", a->runs, "A run directory (searched recursively) or one trajectory file")
       ->required();
-  cmd->add_option("--format", a->format, "auto (default), mini-swe-agent, swe-agent, openhands, claude-code, codex, gemini-cli, trae-agent or auto-code-rover (its task directory's meta.json)")
-      ->check(CLI::IsMember({"auto", "mini-swe-agent", "swe-agent", "openhands", "claude-code",
-                             "codex", "gemini-cli", "trae-agent", "auto-code-rover"}));
+  std::vector<std::string> formats = {"auto"};
+  for (auto f : agents::TrajectoryFormats()) formats.push_back(agents::TrajectoryFormatName(f));
+  cmd->add_option("--format", a->format,
+                  "auto (default), " + FormatNames(" or ") +
+                      " (auto-code-rover: its task directory's meta.json)")
+      ->check(CLI::IsMember(formats));
   cmd->add_option("--agent", a->agent, "The agent's name (default: RUNS's name)");
   AddModelOptions(cmd, &a->model, "the summaries (fbkit.llm-summarize/1)");
   cmd->add_option("--swebench-report", a->reports,

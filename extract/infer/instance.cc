@@ -269,9 +269,9 @@ std::optional<Usage> TrajectoryUsage(const std::string& text) {
 // formats agents/trajectory.h reads), when it reports tokens.
 std::optional<Usage> AgentCliUsage(util::Env& env, const std::string& output, const std::string& rel,
                                    const std::string& text) {
-  std::string format = agents::DetectFormat(text, rel);
-  if (!agents::IsAgentCliFormat(format)) return std::nullopt;
-  auto t = agents::ReadAgentStream(env, text, util::JoinPath(output, rel), rel, format);
+  auto format = agents::DetectFormat(text, rel);
+  if (!format || !agents::IsAgentCliFormat(*format)) return std::nullopt;
+  auto t = agents::ReadAgentStream(env, text, util::JoinPath(output, rel), rel, *format);
   if (!t.ok() || !t->prompt_tokens || !t->completion_tokens) return std::nullopt;
   Usage u;
   u.input_tokens = *t->prompt_tokens;

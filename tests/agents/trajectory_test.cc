@@ -8,6 +8,12 @@
 namespace fbkit::agents {
 namespace {
 
+// A format's name ("" for none), so that expectations read as files spell formats.
+std::string Name(std::optional<TrajectoryFormat> f) { return f ? TrajectoryFormatName(*f) : ""; }
+
+TrajectoryFormat F(const char* name) { return TrajectoryFormatFromName(name).value(); }
+
+
 using Paths = std::vector<std::string>;
 
 ShellEffects Shell(const std::string& cmd, std::string cwd = "/testbed") {
@@ -43,13 +49,25 @@ TEST(AnalyzeShell, DirectoriesAndQuotes) {
   EXPECT_TRUE(Shell("cat $HOME/x.py *.py ~/y.py").opened.empty()) << "unresolvable words";
 }
 
+TEST(TrajectoryFormat, EveryFormatHasOneNameThatReadsBack) {
+  std::set<std::string> names;
+  for (TrajectoryFormat f : TrajectoryFormats()) {
+    std::string name = TrajectoryFormatName(f);
+    EXPECT_TRUE(names.insert(name).second) << name;
+    EXPECT_EQ(TrajectoryFormatFromName(name), f) << name;
+  }
+  EXPECT_EQ(names.size(), 8u);
+  EXPECT_FALSE(TrajectoryFormatFromName("auto").has_value());
+  EXPECT_FALSE(TrajectoryFormatFromName("").has_value());
+}
+
 TEST(DetectFormat, ByKeys) {
-  EXPECT_EQ(DetectFormat(R"({"info": {}, "messages": []})", "a.traj.json"), "mini-swe-agent");
-  EXPECT_EQ(DetectFormat(R"({"info": {}, "trajectory": [], "history": []})", "a.traj"),
+  EXPECT_EQ(Name(DetectFormat(R"({"info": {}, "messages": []})", "a.traj.json")), "mini-swe-agent");
+  EXPECT_EQ(Name(DetectFormat(R"({"info": {}, "trajectory": [], "history": []})", "a.traj")),
             "swe-agent");
-  EXPECT_EQ(DetectFormat("{\"instance_id\": \"x\", \"history\": []}\n{}\n", "output.jsonl"),
+  EXPECT_EQ(Name(DetectFormat("{\"instance_id\": \"x\", \"history\": []}\n{}\n", "output.jsonl")),
             "openhands");
-  EXPECT_EQ(DetectFormat("[1, 2]", "x.traj"), "");
+  EXPECT_EQ(Name(DetectFormat("[1, 2]", "x.traj")), "");
 }
 
 }  // namespace
@@ -80,7 +98,7 @@ TEST(ReadTrajectories, OpenHandsPairsAndIpythonEdits) {
       [{"id": 9, "action": "finish", "args": {}}, {"id": 10, "cause": 9, "observation": "null"}]
     ]})J";
   std::erase(line, '\n');  // one JSON Lines record
-  auto t = ReadTrajectories(line + "\n", "output.jsonl", "openhands");
+  auto t = ReadTrajectories(line + "\n", "output.jsonl", F("openhands"));
   ASSERT_TRUE(t.ok()) << t.error();
   ASSERT_EQ(t->size(), 1u);
   const Trajectory& r = t->front();
@@ -103,8 +121,8 @@ TEST(ReadTrajectories, SweAgentAttemptsAndOpenFileEdits) {
       {"action": "find_file a.py", "observation": "", "thought": "", "state": {"working_dir": "/r"}}],
       "history": [], "info": {}}],
     "info": {"submission": "", "exit_status": "exit_cost", "model_stats": {"tokens_sent": 10, "tokens_received": 2, "api_calls": 6, "instance_cost": 0.1}}})";
-  ASSERT_EQ(DetectFormat(traj, "x.traj"), "swe-agent");
-  auto t = ReadTrajectories(traj, "run/i-1/i-1.traj", "swe-agent");
+  ASSERT_EQ(Name(DetectFormat(traj, "x.traj")), "swe-agent");
+  auto t = ReadTrajectories(traj, "run/i-1/i-1.traj", F("swe-agent"));
   ASSERT_TRUE(t.ok()) << t.error();
   const Trajectory& r = t->front();
   EXPECT_EQ(r.instance_id, "i-1");
@@ -119,10 +137,10 @@ TEST(ReadTrajectories, SweAgentAttemptsAndOpenFileEdits) {
 
 TEST(ReadTrajectories, BrokenInputNamesTheFileAndLine) {
   auto t = ReadTrajectories("{\"instance_id\": \"a\", \"history\": []}\n{oops\n",
-                            "out/output.jsonl", "openhands");
+                            "out/output.jsonl", F("openhands"));
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.error().find("out/output.jsonl:2:"), std::string::npos) << t.error();
-  auto m = ReadTrajectories("{\"messages\": []}", "a.traj.json", "mini-swe-agent");
+  auto m = ReadTrajectories("{\"messages\": []}", "a.traj.json", F("mini-swe-agent"));
   ASSERT_FALSE(m.ok()) << "no info object";
   EXPECT_NE(m.error().find("a.traj.json"), std::string::npos) << m.error();
 }
@@ -133,8 +151,9 @@ const std::string kCliRuns = std::string(FBKIT_SOURCE_DIR) + "/fixtures/agents/t
 
 Trajectory ReadCliRun(const std::string& rel) {
   std::string text = testing::ReadFileOrDie(kCliRuns + rel);
-  std::string format = DetectFormat(text, rel);
-  auto read = ReadTrajectories(text, kCliRuns + rel, format);
+  auto format = DetectFormat(text, rel);
+  EXPECT_TRUE(format.has_value()) << rel;
+  auto read = ReadTrajectories(text, kCliRuns + rel, format.value_or(TrajectoryFormat::kCodex));
   EXPECT_TRUE(read.ok()) << (read.ok() ? "" : read.error());
   EXPECT_EQ(read.ok() ? read->size() : 0u, 1u);
   return read.ok() && !read->empty() ? read->front() : Trajectory{};
@@ -142,7 +161,7 @@ Trajectory ReadCliRun(const std::string& rel) {
 
 TEST(AgentCliStreams, ClaudeCode) {
   Trajectory t = ReadCliRun("claude-code/stream.jsonl");
-  EXPECT_EQ(t.format, "claude-code");
+  EXPECT_EQ(Name(t.format), "claude-code");
   EXPECT_EQ(t.instance_id, "stream");  // not under an infer run's output/
   EXPECT_TRUE(t.root.ends_with("/workspace")) << t.root;  // system/init's cwd
   EXPECT_EQ(t.prompt_tokens, 7300);  // the result record's usage: the script's totals
@@ -156,12 +175,13 @@ TEST(AgentCliStreams, ClaudeCode) {
   EXPECT_NE(t.turns[1].observation.find("M src/shapes/stats.py"), std::string::npos);
   EXPECT_EQ(t.turns[2].thought, "Applied the feature.");
   // The transcript is no stream of its own (it would count the run twice).
-  EXPECT_EQ(DetectFormat(testing::ReadFileOrDie(kCliRuns + "claude-code/transcript.jsonl"), "t.jsonl"), "");
+  std::string transcript = testing::ReadFileOrDie(kCliRuns + "claude-code/transcript.jsonl");
+  EXPECT_EQ(Name(DetectFormat(transcript, "t.jsonl")), "");
 }
 
 TEST(AgentCliStreams, Codex) {
   Trajectory t = ReadCliRun("codex/events.jsonl");
-  EXPECT_EQ(t.format, "codex");
+  EXPECT_EQ(Name(t.format), "codex");
   EXPECT_TRUE(t.root.ends_with(".lv1/workspace")) << t.root;  // from the file changes' paths
   EXPECT_EQ(t.prompt_tokens, 9900);  // turn.completed
   EXPECT_EQ(t.completion_tokens, 1055);
@@ -178,7 +198,7 @@ TEST(AgentCliStreams, Codex) {
 
 TEST(AgentCliStreams, GeminiCli) {
   Trajectory t = ReadCliRun("gemini-cli/stream.jsonl");
-  EXPECT_EQ(t.format, "gemini-cli");
+  EXPECT_EQ(Name(t.format), "gemini-cli");
   EXPECT_EQ(t.prompt_tokens, 5200);  // the result's stats
   EXPECT_EQ(t.completion_tokens, 377);
   EXPECT_EQ(t.api_calls, 3);  // model responses between tool results
@@ -193,12 +213,12 @@ TEST(AgentCliStreams, ATruncatedOrBrokenStream) {
   // Killed before its result: no usage is made up, the status says so.
   std::string text = testing::ReadFileOrDie(kCliRuns + "gemini-cli/stream.jsonl");
   std::string cut = text.substr(0, text.rfind("{\"type\":\"result\""));
-  auto read = ReadTrajectories(cut, "run/x/output/gemini-cli.jsonl", "gemini-cli");
+  auto read = ReadTrajectories(cut, "run/x/output/gemini-cli.jsonl", F("gemini-cli"));
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->front().instance_id, "x");
   EXPECT_FALSE(read->front().prompt_tokens);
   EXPECT_EQ(read->front().exit_status, "incomplete: no result record");
-  auto bad = ReadTrajectories(cut + "not json\n", "s.jsonl", "gemini-cli");
+  auto bad = ReadTrajectories(cut + "not json\n", "s.jsonl", F("gemini-cli"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("s.jsonl:8: not a JSON object"), std::string::npos) << bad.error();
 }
