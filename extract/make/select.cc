@@ -176,44 +176,12 @@ bool IsDef(const parser::Entity& e) {
   return e.kind == EntityKind::kFunction || e.kind == EntityKind::kMethod;
 }
 
-// The repository files that importing `roots` runs: their module-level (and class-level)
-// imports, transitively, with the packages above each imported module, and every conftest.py
-// (pytest imports them all when it collects).
-std::set<size_t> ImportedFiles(const Repo& repo, const std::vector<std::string>& roots) {
-  std::set<size_t> seen;
-  std::vector<size_t> todo;
-  auto add = [&](std::optional<size_t> f) {
-    if (f && seen.insert(*f).second) todo.push_back(*f);
-  };
-  auto add_module = [&](const std::string& module) {
-    std::string prefix;
-    for (const auto& part : util::Split(module, '.')) {
-      prefix += (prefix.empty() ? "" : ".") + part;
-      add(repo.ModuleFile(prefix));
-    }
-  };
-  for (const auto& r : roots) add(repo.FileOf(r));
-  for (size_t f = 0; f < repo.files().size(); ++f) {
-    const std::string& p = repo.files()[f].path;
-    if (p == "conftest.py" || p.ends_with("/conftest.py")) add(f);
-  }
-  while (!todo.empty()) {
-    size_t f = todo.back();
-    todo.pop_back();
-    const parser::FileTable& t = repo.files()[f];
-    add_module(t.module);
-    for (const auto& imp : t.imports) {
-      auto scope = repo.Find(imp.scope);  // the parser names an import's scope by its id
-      if (scope && IsDef(repo.entity(*scope))) continue;  // runs when it is called
-      std::string base = imp.is_from ? parser::AbsoluteModule(t, imp) : imp.module;
-      add_module(base);
-      if (!imp.is_from) continue;
-      for (const auto& n : imp.names) {
-        if (n.name != "*" && repo.IsModule(base, n.name)) add_module(base + "." + n.name);
-      }
-    }
-  }
-  return seen;
+// Whether any of `files` (test file indices, sorted) ran entity v, by the trace: for a module
+// or a class, that its body ran (the module was imported, in collection or later).
+bool RanIn(const DepGraph& g, Ent v, const std::vector<uint32_t>& files) {
+  const auto& ran = g.nodes()[v].test_files;
+  return std::any_of(files.begin(), files.end(),
+                     [&](uint32_t t) { return std::binary_search(ran.begin(), ran.end(), t); });
 }
 
 // Whether a class's chain of bases leaves its file: one of its plain bases (transitively,
@@ -247,10 +215,16 @@ bool IsContainerProtocol(const std::string& name) {
 
 }  // namespace
 
-std::set<Ent> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p2p) {
+std::set<Ent> ImportTimeKept(const Repo& repo, const DepGraph& g,
+                             const std::vector<std::string>& p2p) {
+  std::vector<uint32_t> runs;
+  for (const auto& f : p2p) {
+    if (auto t = TestFileIndex(g, f)) runs.push_back(*t);
+  }
   std::set<Ent> kept;
-  for (size_t f : ImportedFiles(repo, p2p)) {
+  for (size_t f = 0; f < repo.files().size(); ++f) {
     const parser::FileTable& t = repo.files()[f];
+    if (t.entities.empty() || !RanIn(g, repo.module(f), runs)) continue;
     if (taskdir::IsTestCode(t.path, {})) continue;
     std::set<std::string> exported;
     if (t.all) exported.insert(t.all->begin(), t.all->end());
@@ -260,7 +234,9 @@ std::set<Ent> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p
       const parser::Entity& e = repo.entity(v);
       if (e.kind == EntityKind::kModule) continue;
       bool top = repo.IsTopLevel(v);
-      if (top && e.kind == EntityKind::kClass && BasesLeaveFile(t, e)) open_classes.insert(v);
+      if (top && e.kind == EntityKind::kClass && RanIn(g, v, runs) && BasesLeaveFile(t, e)) {
+        open_classes.insert(v);
+      }
       auto parent = repo.Parent(v);
       bool in_open_class = parent && open_classes.count(*parent) > 0;
       if ((top && exported.count(e.name)) || read.count(e.name) ||
@@ -733,6 +709,58 @@ void DropShadowed(const Repo& repo, const DepGraph& g, uint32_t t, int depth,
   }
 }
 
+// What test file `f2p` names (imports, dotted uses), as top-level objects.
+std::set<Ent> NamedBy(const Repo& repo, const DepGraph& g, const std::string& f2p) {
+  std::set<Ent> named;
+  for (Ent v = 0; v < g.nodes().size(); ++v) {
+    if (g.nodes()[v].path != f2p) continue;
+    auto [b, e] = OutEdges(g, v);
+    for (const Edge* x = b; x != e; ++x) {
+      if (x->kind != EdgeKind::kImport && x->kind != EdgeKind::kReference) continue;
+      if (auto top = TopLevel(repo, x->to)) named.insert(*top);
+    }
+  }
+  return named;
+}
+
+// Whether test file t's test functions call v directly.
+bool CalledBy(const TestUse& use, Ent v, std::optional<uint32_t> t) {
+  auto it = use.entity_calls.find(v);
+  return it != use.entity_calls.end() && t && it->second.count(*t) > 0;
+}
+
+// The methods of a class test file t uses: those its test functions call directly (beyond
+// building and checking: constructor, comparisons, repr), and the specific ones among
+// them and among those it reaches (public methods at most `reach_limit` files reach and no
+// other file's tests call, or those whose direct test calls come mostly from t).
+struct MemberUse {
+  std::vector<Ent> used, specific;
+};
+MemberUse MembersUsed(const Repo& repo, const DepGraph& g, Ent cls, std::optional<uint32_t> t,
+                      const TestUse& use, size_t reach_limit) {
+  MemberUse out;
+  for (Ent mv : repo.Children(cls)) {
+    const parser::Entity& m = repo.entity(mv);
+    if (m.kind != EntityKind::kMethod || IsBuildOrCheck(m.name)) continue;
+    bool accessor = std::any_of(m.decorators.begin(), m.decorators.end(), [](const auto& d) {
+      return d.find("property") != std::string::npos || d.ends_with(".setter");
+    });
+    bool public_method = !IsDunder(m.name) && !m.name.starts_with("_") && !accessor;
+    const auto& reach = g.nodes()[mv].test_files;
+    // Reached by this file and by hardly any other: this file is where it is tested, even
+    // when the tests reach it through the library's entry points.
+    if (public_method && t && Reaches(g.nodes()[mv], *t) && reach.size() <= reach_limit &&
+        !OtherFilesCall(use, mv, t)) {
+      out.specific.push_back(mv);
+      continue;
+    }
+    if (!CalledBy(use, mv, t)) continue;
+    out.used.push_back(mv);
+    if (public_method && MainTester(use.entity_calls, mv, *t)) out.specific.push_back(mv);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
@@ -746,20 +774,8 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   auto t = TestFileIndex(g, f2p);
   TestUse use = specific && t ? CollectTestUse(repo, g, *t) : TestUse{};
   const std::string subject = ModuleWord(f2p, true);
-  // What the test file names (imports, dotted uses), as top-level objects.
-  std::set<uint32_t> named;
-  for (uint32_t v = 0; specific && v < g.nodes().size(); ++v) {
-    if (g.nodes()[v].path != f2p) continue;
-    auto [b, e] = OutEdges(g, v);
-    for (const Edge* x = b; x != e; ++x) {
-      if (x->kind != EdgeKind::kImport && x->kind != EdgeKind::kReference) continue;
-      if (auto top = TopLevel(repo, x->to)) named.insert(*top);
-    }
-  }
-  auto called = [&](uint32_t v) {  // by this file's test functions, directly
-    auto it = use.entity_calls.find(v);
-    return it != use.entity_calls.end() && t && it->second.count(*t) > 0;
-  };
+  const std::set<Ent> named = specific ? NamedBy(repo, g, f2p) : std::set<Ent>{};
+  auto called = [&](Ent v) { return CalledBy(use, v, t); };
   // The deeper candidates are many where the tests drive an application: only the most
   // specific count, those used by at most twice as few files as the most specific of them
   // (and never more than `limit`).
@@ -786,32 +802,13 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
     }
     const parser::Entity* e = &repo.entity(v);
     bool is_class = e->kind == EntityKind::kClass;
-    // Members the tests call directly: beyond building and checking (constructor,
-    // comparisons, repr), and those few other files' tests call.
-    std::vector<Ent> used, specific_members;
-    if (is_class) {
-      for (Ent mv : repo.Children(v)) {
-        const parser::Entity& m = repo.entity(mv);
-        if (m.kind != EntityKind::kMethod || IsBuildOrCheck(m.name)) continue;
-        bool accessor = std::any_of(m.decorators.begin(), m.decorators.end(), [](const auto& d) {
-          return d.find("property") != std::string::npos || d.ends_with(".setter");
-        });
-        bool public_method = !IsDunder(m.name) && !m.name.starts_with("_") && !accessor;
-        const auto& reach = g.nodes()[mv].test_files;
-        // Reached by this file and by hardly any other: this file is where it is tested,
-        // even when the tests reach it through the library's entry points.
-        if (public_method && t && Reaches(g.nodes()[mv], *t) && reach.size() <= reach_limit &&
-            !OtherFilesCall(use, mv, t)) {
-          specific_members.push_back(mv);
-          continue;
-        }
-        if (!called(mv)) continue;
-        used.push_back(mv);
-        if (public_method && MainTester(use.entity_calls, mv, *t)) specific_members.push_back(mv);
-      }
-    }
+    MemberUse members = is_class ? MembersUsed(repo, g, v, t, use, reach_limit) : MemberUse{};
+    const std::vector<Ent>& used = members.used;
+    const std::vector<Ent>& specific_members = members.specific;
     bool is_named = named.count(v) > 0;
-    bool is_public = !e->name.starts_with("_");
+    // A dunder (a module's `__dir__` or `__getattr__`) is a protocol hook builtins call, no
+    // private name.
+    bool is_public = !e->name.starts_with("_") || IsDunder(e->name);
     // Defined in the module the file is named after (test_markers.py: markers.py).
     bool subject_module = !subject.empty() && subject == ModuleWord(repo.table(v).path, false);
     // Test files whose test functions call it directly (a function; a class's constructor).
@@ -950,6 +947,90 @@ std::vector<std::string> P2PPool(const DepGraph& g, const std::vector<PassingFil
 
 }  // namespace
 
+namespace {
+
+// Step 2: the top objects of test file t (a model's choice, else the rule's; the most specific
+// candidate when nothing is chosen).
+util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
+                        const std::vector<TopCandidate>& candidates, const SelectOptions& options,
+                        const TopChooser& chooser, Plan* plan) {
+  if (chooser) {  // a model; an empty choice leaves it to the rule below
+    auto chosen = chooser(plan->f2p, candidates);
+    if (!chosen.ok()) return util::Error{chosen.error()};
+    plan->top_objects = *chosen;
+  }
+  if (!plan->top_objects.empty()) return util::Status::Ok();
+  if (options.chooser == TopRule::kFeatureBench) {
+    plan->top_objects = DirectlyTested(repo, g, t);
+    plan->member_tops = true;
+  } else {
+    for (const auto& c : ChooseTopObjects(repo, g, plan->f2p, candidates, options)) {
+      if (!c.chosen) continue;
+      if (c.members.empty() || options.whole_classes) {
+        plan->top_objects.push_back(c.entity);
+        continue;
+      }
+      plan->member_tops = true;
+      plan->top_objects.insert(plan->top_objects.end(), c.members.begin(), c.members.end());
+    }
+  }
+  if (plan->top_objects.empty()) plan->top_objects.push_back(candidates.front().entity);
+  return util::Status::Ok();
+}
+
+// The passing files that share no top object, demoting the most widely used top objects
+// until there are enough (or one is left).
+std::vector<std::string> P2PCandidates(const Repo& repo, const DepGraph& g,
+                                       const std::vector<PassingFile>& passing,
+                                       const SelectOptions& options, Plan* plan) {
+  std::map<Ent, std::set<uint32_t>> users;  // top object -> test files using it
+  for (Ent v : plan->top_objects) users[v] = UsedBy(g, repo, v);
+  for (;;) {
+    auto pool = P2PPool(g, passing, plan->f2p, plan->top_objects, users);
+    if (pool.size() >= static_cast<size_t>(options.p2p) || plan->top_objects.size() <= 1) {
+      return pool;
+    }
+    auto widest = std::max_element(plan->top_objects.begin(), plan->top_objects.end(),
+                                   [&](Ent a, Ent b) {
+                                     size_t sa = users[a].size(), sb = users[b].size();
+                                     return sa != sb ? sa < sb : repo.id(a) < repo.id(b);
+                                   });
+    plan->demoted.push_back(*widest);
+    plan->top_objects.erase(widest);
+  }
+}
+
+// Step 3: `options.p2p` files of the pool, in the seeded order (then those beside the F2P
+// file first, or those sharing the fewest entities with it), sorted.
+std::vector<std::string> DrawP2P(const DepGraph& g, uint32_t t, const std::string& f2p,
+                                 std::vector<std::string> pool, const SelectOptions& options,
+                                 util::Rng& rng) {
+  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
+  if (options.p2p_anywhere) {
+    // FeatureBench's plain seeded random choice.
+  } else if (!options.least_overlap) {
+    // Test files beside the F2P file first (its own test package): they run the code around
+    // the feature, which then stays; the seeded order holds within each group.
+    auto dir = [](const std::string& path) { return path.substr(0, path.rfind('/') + 1); };
+    std::stable_partition(pool.begin(), pool.end(),
+                          [&](const std::string& p) { return dir(p) == dir(f2p); });
+  } else {
+    std::map<uint32_t, size_t> overlap;  // test file -> entities it shares with the F2P file
+    for (const auto& n : g.nodes()) {
+      if (n.kind == EntityKind::kModule || !Reaches(n, t)) continue;
+      for (uint32_t f : n.test_files) overlap[f]++;
+    }
+    std::stable_sort(pool.begin(), pool.end(), [&](const std::string& a, const std::string& b) {
+      return overlap[*TestFileIndex(g, a)] < overlap[*TestFileIndex(g, b)];
+    });
+  }
+  pool.resize(static_cast<size_t>(options.p2p));
+  std::sort(pool.begin(), pool.end());
+  return pool;
+}
+
+}  // namespace
+
 util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
                               const std::vector<PassingFile>& passing, const PassingFile& f2p,
                               const SelectOptions& options, const TopChooser& chooser) {
@@ -963,71 +1044,17 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   if (candidates.empty() || (candidates.front().depth > 1 && !options.deep)) {
     return util::Error{"no repository object is tested directly"};
   }
-  if (chooser) {  // a model; an empty choice leaves it to the rule below
-    auto chosen = chooser(f2p.file, candidates);
-    if (!chosen.ok()) return util::Error{chosen.error()};
-    plan.top_objects = *chosen;
+  if (auto s = ChooseTops(repo, g, *t, candidates, options, chooser, &plan); !s.ok()) {
+    return util::Error{s.error()};
   }
-  if (!plan.top_objects.empty()) {
-  } else if (options.chooser == TopRule::kFeatureBench) {
-    plan.top_objects = DirectlyTested(repo, g, *t);
-    plan.member_tops = true;
-    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().entity);
-  } else {
-    for (const auto& c : ChooseTopObjects(repo, g, f2p.file, candidates, options)) {
-      if (!c.chosen) continue;
-      if (c.members.empty() || options.whole_classes) {
-        plan.top_objects.push_back(c.entity);
-        continue;
-      }
-      plan.member_tops = true;
-      plan.top_objects.insert(plan.top_objects.end(), c.members.begin(), c.members.end());
-    }
-    if (plan.top_objects.empty()) plan.top_objects.push_back(candidates.front().entity);
-  }
-  std::map<Ent, std::set<uint32_t>> users;  // top object -> test files using it
-  for (Ent v : plan.top_objects) users[v] = UsedBy(g, repo, v);
-  std::vector<std::string> pool;
-  for (;;) {
-    pool = P2PPool(g, passing, f2p.file, plan.top_objects, users);
-    if (pool.size() >= static_cast<size_t>(options.p2p) || plan.top_objects.size() <= 1) break;
-    // Demote the most widely used top object.
-    auto widest = std::max_element(plan.top_objects.begin(), plan.top_objects.end(),
-                                   [&](Ent a, Ent b) {
-                                     size_t sa = users[a].size(), sb = users[b].size();
-                                     return sa != sb ? sa < sb : repo.id(a) < repo.id(b);
-                                   });
-    plan.demoted.push_back(*widest);
-    plan.top_objects.erase(widest);
-  }
+  std::vector<std::string> pool = P2PCandidates(repo, g, passing, options, &plan);
   if (pool.size() < static_cast<size_t>(options.p2p)) {
     return util::Error{"only " + std::to_string(pool.size()) + " passing test files share no " +
                        "top-level object (--p2p " + std::to_string(options.p2p) + ")"};
   }
   util::Rng rng(TaskSeed(options.seed, f2p.file));
-  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
-  if (options.p2p_anywhere) {
-    // FeatureBench's plain seeded random choice.
-  } else if (!options.least_overlap) {
-    // Test files beside the F2P file first (its own test package): they run the code around
-    // the feature, which then stays; the seeded order holds within each group.
-    auto dir = [](const std::string& path) { return path.substr(0, path.rfind('/') + 1); };
-    std::stable_partition(pool.begin(), pool.end(),
-                          [&](const std::string& p) { return dir(p) == dir(f2p.file); });
-  } else {
-    std::map<uint32_t, size_t> overlap;  // test file -> entities it shares with the F2P file
-    for (const auto& n : g.nodes()) {
-      if (n.kind == EntityKind::kModule || !Reaches(n, *t)) continue;
-      for (uint32_t f : n.test_files) overlap[f]++;
-    }
-    std::stable_sort(pool.begin(), pool.end(), [&](const std::string& a, const std::string& b) {
-      return overlap[*TestFileIndex(g, a)] < overlap[*TestFileIndex(g, b)];
-    });
-  }
-  pool.resize(static_cast<size_t>(options.p2p));
-  std::sort(pool.begin(), pool.end());
-  plan.p2p = pool;
-  plan.kept = ImportTimeKept(repo, plan.p2p);
+  plan.p2p = DrawP2P(g, *t, f2p.file, std::move(pool), options, rng);
+  plan.kept = ImportTimeKept(repo, g, plan.p2p);
   plan.cap =
       options.min_cap +
       static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));

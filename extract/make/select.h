@@ -92,8 +92,8 @@ struct TopChoice {
 // file tests. "Test functions" are test* functions and test* methods of Test* classes, their
 // own bodies only (code nested in them builds inputs). With N test files and
 // limit = max(1, max_share * N):
-//   - private objects (a leading underscore) the file does not name never: they are reached
-//     through the public API;
+//   - private objects (a leading underscore, but no dunder: a module's `__dir__` is what
+//     `dir()` calls) the file does not name never: they are reached through the public API;
 //   - objects the file neither names nor calls from its test functions never (fixtures,
 //     helpers), nor those its test functions neither call nor name (used only in fixtures,
 //     parametrize lists or code nested in tests);
@@ -161,15 +161,18 @@ uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
 std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph& g,
                                         const std::string& f2p, int depth = 1);
 
-// What FeatureBench's masking never removes from the files the collection of `p2p` imports
-// (a plan starts with them kept): names the file's own `__all__` lists; the container
-// protocol (`__len__`, `__iter__`, `__getitem__`, `__setitem__`, `__delitem__`), whose loss
-// changes behaviour without an error; every def whose name the file reads when it is
-// imported (module-level and class-level code, bases, decorators such as `@x.setter`,
-// default values); and the methods of a class whose chain of bases leaves its file (a
-// builtin, a third-party or another module's class), which cannot be told apart from what
-// the base needs. A kept top object stays, but what it calls for this test file may go.
-std::set<Ent> ImportTimeKept(const Repo& repo, const std::vector<std::string>& p2p);
+// What FeatureBench's masking never removes from the files the `p2p` runs import (their
+// module bodies ran, by the trace; a plan starts with them kept): names the file's own
+// `__all__` lists; the container protocol (`__len__`, `__iter__`, `__getitem__`,
+// `__setitem__`, `__delitem__`), whose loss changes behaviour without an error; every def
+// whose name the file reads when it is imported (module-level and class-level code, bases,
+// decorators such as `@x.setter`, default values); and the methods of a class whose body ran
+// and whose chain of bases leaves its file (a builtin, a third-party or another module's
+// class), which cannot be told apart from what the base needs. A class defined where the
+// import never went (an `except NameError:` fallback) keeps nothing. A kept top object
+// stays, but what it calls for this test file may go.
+std::set<Ent> ImportTimeKept(const Repo& repo, const graph::DepGraph& g,
+                             const std::vector<std::string>& p2p);
 
 // Steps 2-4 for one F2P file. Fails with the reason when no task can be planned.
 util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,

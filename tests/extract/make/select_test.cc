@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "parser/python_parser.h"
@@ -416,8 +417,23 @@ TEST(PassingFilesTest, TestsWhoseIdsNameTheCheckoutsPathAreLeftOut) {
 namespace fbkit::extract::make {
 namespace {
 
-// What FeatureBench's masking never removes stays from the start, in the files the P2P
-// files' collection imports (through the package, transitively), and nowhere else.
+// The tables of `files` (path, source), each also a file of `env` under /r.
+std::vector<parser::FileTable> ParseFiles(
+    parser::PythonParser& parser, testing::FakeEnv& env,
+    const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<parser::FileTable> tables;
+  for (const auto& [path, text] : files) {
+    env.AddFile("/r/" + path, text);
+    std::string module = path.substr(0, path.size() - 3);
+    std::replace(module.begin(), module.end(), '/', '.');
+    if (module.ends_with(".__init__")) module.resize(module.size() - 9);
+    tables.push_back(parser.Parse(path, module, text, true));
+  }
+  return tables;
+}
+
+// What FeatureBench's masking never removes stays from the start, in the files whose module
+// bodies the P2P runs ran (by the trace), and nowhere else.
 TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay) {
   const std::string m =
       "from .base import Base\n"
@@ -442,6 +458,12 @@ TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay
       "class Listy(list):\n"
       "    def method(self):\n"
       "        return 4\n"
+      "try:\n"
+      "    ExceptionGroup\n"
+      "except NameError:\n"  // never ran on this interpreter: its body did not run
+      "    class ExceptionGroup(Exception):\n"
+      "        def __init__(self, message):\n"
+      "            pass\n"
       "class Typed(Generic[T]):\n"  // a subscripted base parametrises: not followed
       "    def method(self):\n"
       "        return 4\n"
@@ -469,17 +491,21 @@ TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay
       {"pkg/m.py", m},
       {"pkg/other.py", other},
       {"tests/test_p.py", "import pkg\ndef test_p():\n    assert pkg\n"}};
-  std::vector<parser::FileTable> tables;
-  for (const auto& [path, text] : files) {
-    env.AddFile("/r/" + path, text);
-    std::string module = path.substr(0, path.size() - 3);
-    std::replace(module.begin(), module.end(), '/', '.');
-    if (module.ends_with(".__init__")) module.resize(module.size() - 9);
-    tables.push_back((*p)->Parse(path, module, text, true));
-  }
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
   auto repo = Repo::Load(env, "/r", std::move(tables));
   ASSERT_TRUE(repo.ok()) << repo.error();
-  std::set<std::string> kept = repo->IdSet(ImportTimeKept(*repo, {"tests/test_p.py"}));
+  // The trace: test_p.py's run imported the package and pkg/m.py and ran its class bodies
+  // but ExceptionGroup's; pkg/other.py was never imported.
+  graph::DepGraph built = graph::DepGraph::Build(repo->files(), nullptr, nullptr);
+  std::vector<Node> nodes = built.nodes();
+  for (auto& n : nodes) {
+    bool module_ran = n.kind == parser::EntityKind::kModule && n.path != "pkg/other.py";
+    bool class_ran = n.kind == parser::EntityKind::kClass && n.path == "pkg/m.py" &&
+                     n.qualname != "ExceptionGroup";
+    if (module_ran || class_ran) n.test_files = {0};
+  }
+  auto g = graph::DepGraph::FromParts(nodes, built.edges(), {"tests/test_p.py"});
+  std::set<std::string> kept = repo->IdSet(ImportTimeKept(*repo, g, {"tests/test_p.py"}));
   std::set<std::string> in_m;
   for (const auto& id : kept) {
     EXPECT_TRUE(id.starts_with("pkg/m.py::")) << id << " is in a file P2P collection never imports";
@@ -488,8 +514,46 @@ TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay
   EXPECT_EQ(in_m, (std::set<std::string>{"Local.__len__", "Local.plain", "Local.x", "Local.x#2",
                                          "Listy.method", "default_value", "exported",
                                          "register", "registered"}));
-  // No P2P file imports the package: nothing is kept.
-  EXPECT_TRUE(ImportTimeKept(*repo, {}).empty());
+  // No P2P file: nothing is kept.
+  EXPECT_TRUE(ImportTimeKept(*repo, g, {}).empty());
+}
+
+// A module's `__dir__` is what `dir(module)` calls: a protocol hook, not a private name, so a
+// test file that calls it tests it; a private helper it does not name is reached through it.
+TEST(ChooseTopObjectsTest, AModulesDunderIsNoPrivateName) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py", ""},
+      {"pkg/lazy.py", "def __dir__():\n    return _names()\n\n\ndef _names():\n    return ['x']\n"},
+      {"tests/test_lazy.py",
+       "import pkg.lazy as lazy\n\n\ndef test_dir():\n    assert dir(lazy) == ['x']\n"}};
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  // The trace: test_dir calls __dir__ (through dir()), which calls _names.
+  graph::DepGraph built = graph::DepGraph::Build(tables, nullptr, nullptr);
+  std::vector<Node> nodes = built.nodes();
+  std::vector<Edge> edges = built.edges();
+  Ent test = *repo->Find("tests/test_lazy.py::test_dir");
+  Ent dunder = *repo->Find("pkg/lazy.py::__dir__");
+  Ent names = *repo->Find("pkg/lazy.py::_names");
+  for (Ent v : {test, dunder, names}) nodes[v].test_files = {0};
+  edges.push_back({test, dunder, EdgeKind::kCall, 1, {0}});
+  edges.push_back({dunder, names, EdgeKind::kCall, 1, {0}});
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return std::tie(a.from, a.to, a.kind) < std::tie(b.from, b.to, b.kind);
+  });
+  auto g = graph::DepGraph::FromParts(nodes, edges, {"tests/test_lazy.py"});
+  SelectOptions options;
+  auto candidates = TopCandidates(*repo, g, "tests/test_lazy.py", 5);
+  auto choices = ChooseTopObjects(*repo, g, "tests/test_lazy.py", candidates, options);
+  std::map<std::string, bool> chosen;
+  for (const auto& c : choices) chosen[repo->id(c.entity)] = c.chosen;
+  ASSERT_TRUE(chosen.count("pkg/lazy.py::__dir__"));
+  EXPECT_TRUE(chosen["pkg/lazy.py::__dir__"]);
+  EXPECT_FALSE(chosen["pkg/lazy.py::_names"]) << "reached through __dir__ only";
 }
 
 }  // namespace
