@@ -208,6 +208,23 @@ bool BasesLeaveFile(const parser::FileTable& t, const parser::Entity& cls) {
   return false;
 }
 
+bool IsDunder(const std::string& name) {
+  return name.size() > 4 && name.starts_with("__") && name.ends_with("__");
+}
+
+// Members through which tests build inputs and check results rather than test a class.
+bool IsBuildOrCheck(const std::string& name) {
+  static const std::set<std::string> kNames = {
+      "__init__", "__new__",  "__post_init__", "__eq__", "__ne__", "__hash__", "__repr__",
+      "__str__",  "__bool__", "__lt__",        "__le__", "__gt__", "__ge__",   "__init_subclass__"};
+  return kNames.count(name) > 0;
+}
+
+// Test files beyond this many that reach a member make it shared: a method of a shared class
+// is specific to a file only when at most this many reach it, and a constructor or check
+// (IsBuildOrCheck) more reach is how those files build and check their inputs.
+constexpr size_t kReachLimit = 2;
+
 bool IsContainerProtocol(const std::string& name) {
   return name == "__len__" || name == "__iter__" || name == "__getitem__" ||
          name == "__setitem__" || name == "__delitem__";
@@ -270,8 +287,11 @@ class Extractor {
       const graph::Node& n = g_.nodes()[v];
       if (n.kind == EntityKind::kModule || (!inside && !Cuttable(v))) continue;
       if (!inside && taskdir::IsTestCode(n.path, tests_)) continue;  // callbacks the tests pass
-      if (!inside &&
-          (ReachedByP2P(v) || kept_.count(v) || (!top_set.count(v) && Utility(n)))) {
+      // A class whose constructor or checks other test files use stays as a shell: only
+      // its members go (FeatureBench removes methods, and leaves how others build inputs).
+      bool shell = n.kind == EntityKind::kClass && HasSharedBuilder(v);
+      if (!inside && (shell || ReachedByP2P(v) || kept_.count(v) || SharedBuilder(v) ||
+                      (!top_set.count(v) && Utility(n)))) {
         if (n.kind == EntityKind::kClass) Children(v, false, &queue);
         // A function that stays only because code that stays names it (a registry filled
         // at import time, an import by name) and that no P2P file runs: what it calls
@@ -295,6 +315,18 @@ class Extractor {
       Children(v, true, &queue);
       Follow(v, seen, false, &queue);
     }
+  }
+
+  // A constructor or check (IsBuildOrCheck) more than kReachLimit test files reach.
+  bool SharedBuilder(Ent v) const {
+    const parser::Entity& e = repo_.entity(v);
+    return e.kind == EntityKind::kMethod && IsBuildOrCheck(e.name) &&
+           g_.nodes()[v].test_files.size() > kReachLimit;
+  }
+
+  bool HasSharedBuilder(Ent cls) const {
+    auto members = repo_.Children(cls);
+    return std::any_of(members.begin(), members.end(), [&](Ent m) { return SharedBuilder(m); });
   }
 
   bool Utility(const graph::Node& n) const {
@@ -610,18 +642,6 @@ bool IsExceptionClass(const Repo& repo, const DepGraph& g, Ent v) {
                      [&](Ent b) { return NamedLikeException(repo.entity(b)); });
 }
 
-bool IsDunder(const std::string& name) {
-  return name.size() > 4 && name.starts_with("__") && name.ends_with("__");
-}
-
-// Members through which tests build inputs and check results rather than test a class.
-bool IsBuildOrCheck(const std::string& name) {
-  static const std::set<std::string> kNames = {
-      "__init__", "__new__",  "__post_init__", "__eq__", "__ne__", "__hash__", "__repr__",
-      "__str__",  "__bool__", "__lt__",        "__le__", "__gt__", "__ge__",   "__init_subclass__"};
-  return kNames.count(name) > 0;
-}
-
 // The most test files an object may reach and not be a utility of the suite:
 // max(1, max_share * N). A top object reaches at most this many; a helper reaching more stays.
 size_t UtilityLimit(const DepGraph& g, const SelectOptions& options) {
@@ -770,7 +790,7 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   bool specific = options.chooser != TopRule::kShare;
   // A shared function counts when this file is the only one whose test functions call it
   // directly; a method of a shared class when at most two test files reach it.
-  const size_t func_limit = 1, reach_limit = 2;
+  const size_t func_limit = 1, reach_limit = kReachLimit;
   auto t = TestFileIndex(g, f2p);
   TestUse use = specific && t ? CollectTestUse(repo, g, *t) : TestUse{};
   const std::string subject = ModuleWord(f2p, true);

@@ -181,7 +181,9 @@ util::Expected<Plan> PlanTask(const Repo& repo, const graph::DepGraph& g,
 
 // Step 4 again after a cut found entities that must stay (`plan->kept`): a kept function
 // stays whole; a kept class stays as a shell whose members are weighed one by one like those
-// of a class the P2P files use. Fails when nothing can be extracted any more.
+// of a class the P2P files use, and so does a class whose constructor or checks
+// (IsBuildOrCheck) more than two test files reach (their constructor and checks stay). Fails
+// when nothing can be extracted any more.
 util::Status Reextract(const Repo& repo, const graph::DepGraph& g, Plan* plan);
 
 // The interfaces a task shows (FeatureBench's top objects as its statement shows them): the

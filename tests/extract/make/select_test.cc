@@ -558,3 +558,46 @@ TEST(ChooseTopObjectsTest, AModulesDunderIsNoPrivateName) {
 
 }  // namespace
 }  // namespace fbkit::extract::make
+
+namespace fbkit::extract::make {
+namespace {
+
+// A top class whose constructor other test files use (more than two: how they build their
+// inputs) stays as a shell: its methods go, its constructor stays; with fewer users the class
+// goes whole.
+TEST(ReextractTest, AClassOthersBuildStaysAsAShell) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  const std::string box =
+      "class Box:\n    def __init__(self, v):\n        self.v = v\n\n"
+      "    def feature(self):\n        return self.v + 1\n";
+  std::vector<parser::FileTable> tables;
+  tables.push_back((*p)->Parse("pkg/m.py", "pkg.m", box, true));
+  env.AddFile("/r/pkg/m.py", box);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  const std::vector<std::string> tests = {"tests/test_a.py", "tests/test_b.py", "tests/test_c.py",
+                                          "tests/test_d.py"};
+  auto plan_with_builders = [&](std::vector<uint32_t> init_reach) {
+    graph::DepGraph built = graph::DepGraph::Build(tables, nullptr, nullptr);
+    std::vector<Node> nodes = built.nodes();
+    nodes[*repo->Find("pkg/m.py::Box.__init__")].test_files = init_reach;
+    nodes[*repo->Find("pkg/m.py::Box.feature")].test_files = {0};
+    auto g = graph::DepGraph::FromParts(nodes, built.edges(), tests);
+    Plan plan;
+    plan.f2p = "tests/test_a.py";
+    plan.cap = 3000;
+    plan.top_objects = {*repo->Find("pkg/m.py::Box")};
+    plan.p2p = {"tests/test_b.py"};  // reaches nothing of Box
+    EXPECT_TRUE(Reextract(*repo, g, &plan).ok());
+    return repo->IdSet(plan.extracted);
+  };
+  EXPECT_EQ(plan_with_builders({0, 2, 3}), (std::set<std::string>{"pkg/m.py::Box.feature"}));
+  EXPECT_EQ(plan_with_builders({0, 2}),
+            (std::set<std::string>{"pkg/m.py::Box", "pkg/m.py::Box.__init__",
+                                   "pkg/m.py::Box.feature"}));
+}
+
+}  // namespace
+}  // namespace fbkit::extract::make
