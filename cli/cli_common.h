@@ -4,10 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "runner/services.h"
 #include "runner/test_run.h"
@@ -48,6 +50,22 @@ int RunMain(CLI::App& app, int argc, char** argv, const char* name, const int& e
 
 // Prints "WHO: MESSAGE" on stderr and returns kExitFailure.
 int Fail(const std::string& who, const std::string& message);
+
+// An option whose words name the values of an enum (`words` in the order help lists them):
+// the word is turned into its value when the command line is parsed, and any other word is
+// a usage error naming the words; help shows TEXT:{word,...} as for any choice.
+template <typename E>
+CLI::Option* AddChoice(CLI::App* cmd, const std::string& name, E* value,
+                       const std::vector<std::pair<std::string, E>>& words,
+                       const std::string& help) {
+  std::vector<std::string> names;
+  for (const auto& w : words) names.push_back(w.first);
+  std::map<std::string, E> map(words.begin(), words.end());
+  return cmd->add_option(name, help)
+      ->type_name("TEXT")
+      ->check(CLI::IsMember(names))
+      ->each([value, map](const std::string& word) { *value = map.at(word); });
+}
 
 // $XDG_CACHE_HOME/fbkit/SUB, else ~/.cache/fbkit/SUB; nullopt without either variable.
 std::optional<std::string> UserCacheDir(const std::string& sub);

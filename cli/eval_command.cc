@@ -18,12 +18,14 @@
 namespace fbkit::cli {
 namespace {
 
+enum class SummaryFormat { kJson, kTable };
+
 struct EvalArgs {
   std::string tasks;
   std::string predictions;
   std::string output;
   std::string agent_logs;
-  std::string format = "json";
+  SummaryFormat format = SummaryFormat::kJson;
   std::string html;
   std::vector<std::string> only;
   bool gold = false;
@@ -121,7 +123,8 @@ int RunEval(const EvalArgs& a) {
   if (!run.error.empty()) return Fail(kWho, run.error);
   if (auto s = WriteHtml(env, a, run.reports, name); !s.ok()) return Fail(kWho, s.error());
   const auto& reports = run.reports;
-  std::string out = a.format == "table" ? extract::eval::SummaryTable(reports) : run.summary_json;
+  std::string out =
+      a.format == SummaryFormat::kTable ? extract::eval::SummaryTable(reports) : run.summary_json;
   std::fputs(out.c_str(), stdout);
   if (!run.write_errors.empty()) return kExitFailure;
   return errors.empty() ? kExitOk : kExitFileErrors;
@@ -151,8 +154,9 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
                    "Directory of agent logs (ID.log, ID.txt, ID.json, ... or ID/): flag reads "
                    "of the installed library's sources");
   eval->add_option("--instance", a->only, "Only this instance id (repeatable)");
-  eval->add_option("--format", a->format, "Summary on stdout: json (default) or table")
-      ->check(CLI::IsMember({"json", "table"}));
+  AddChoice(eval, "--format", &a->format,
+            {{"json", SummaryFormat::kJson}, {"table", SummaryFormat::kTable}},
+            "Summary on stdout: json (default) or table");
   eval->add_option("--html", a->html, "Also write a one-page HTML report to this file");
   eval->add_option("--sandbox", a->sandbox,
                    "bwrap (default): every process running the agent's code is isolated; none: "

@@ -18,7 +18,7 @@ namespace {
 
 struct ExportArgs {
   std::string tasks;
-  std::string format = "featurebench";
+  extract::dataset::ExportFormat format = extract::dataset::ExportFormat::kFeatureBench;
   std::string output = "-";
   int jobs = 1;
   bool quiet = false;
@@ -30,9 +30,7 @@ int RunExport(const ExportArgs& a) {
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(who, tasks.error());
   std::vector<std::pair<std::string, std::string>> list(tasks->begin(), tasks->end());
-  using extract::dataset::ExportFormat;
-  ExportFormat format =
-      a.format == "swebench" ? ExportFormat::kSweBench : ExportFormat::kFeatureBench;
+  const extract::dataset::ExportFormat format = a.format;
   auto scratch = MakeScratchDir("export");
   if (!scratch.ok()) return Fail(who, scratch.error());
   Progress progress(who, !a.quiet);
@@ -60,7 +58,8 @@ int RunExport(const ExportArgs& a) {
   if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(who, a.output + ": " + s.error());
   if (!a.quiet) {
     std::fprintf(stderr, "%s: %zu rows (%s)%s%s\n", who.c_str(), list.size() - failed,
-                 a.format.c_str(), a.output == "-" ? "" : " -> ", a.output == "-" ? "" : a.output.c_str());
+                 format == extract::dataset::ExportFormat::kSweBench ? "swebench" : "featurebench",
+                 a.output == "-" ? "" : " -> ", a.output == "-" ? "" : a.output.c_str());
   }
   return failed ? kExitFailure : kExitOk;
 }
@@ -157,8 +156,10 @@ void AddExportCommand(CLI::App& app, int* exit_code) {
       "L1 row's base_commit is the commit of the task's presolved/ repository).");
   cmd->add_option("TASKS", a->tasks, "A task directory, a directory of them, or a task list")
       ->required();
-  cmd->add_option("--format", a->format, "featurebench (default) or swebench")
-      ->check(CLI::IsMember({"featurebench", "swebench"}));
+  using extract::dataset::ExportFormat;
+  AddChoice(cmd, "--format", &a->format,
+            {{"featurebench", ExportFormat::kFeatureBench}, {"swebench", ExportFormat::kSweBench}},
+            "featurebench (default) or swebench");
   cmd->add_option("-o,--output", a->output, "Output file (.jsonl; default: stdout)");
   cmd->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");

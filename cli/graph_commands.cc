@@ -16,11 +16,13 @@
 namespace fbkit::cli {
 namespace {
 
+enum class GraphFormat { kJson, kBinary, kGraphMl, kDot };
+
 struct BuildArgs {
   std::string root;
   std::vector<std::string> traces;
   std::string output = "-";
-  std::string format = "json";
+  GraphFormat format = GraphFormat::kJson;
   std::string focus;
   int depth = 2;
   std::vector<std::string> excludes;
@@ -65,10 +67,13 @@ int RunBuild(const BuildArgs& a) {
     focus = g.Find(a.focus);
     if (!focus) return Fail("fb-graph build", "--focus: no entity " + a.focus);
   }
-  std::string out = a.format == "graphml"  ? graph::GraphMl(g)
-                    : a.format == "dot"    ? graph::GraphDot(g, focus, a.depth)
-                    : a.format == "binary" ? graph::GraphBinary(g)
-                                           : graph::GraphJson(g, *root, stats);
+  std::string out;
+  switch (a.format) {
+    case GraphFormat::kGraphMl: out = graph::GraphMl(g); break;
+    case GraphFormat::kDot: out = graph::GraphDot(g, focus, a.depth); break;
+    case GraphFormat::kBinary: out = graph::GraphBinary(g); break;
+    case GraphFormat::kJson: out = graph::GraphJson(g, *root, stats); break;
+  }
   util::Status s = WriteOutput(env, a.output, out);
   if (!s.ok()) return Fail("fb-graph build", s.error());
   if (!a.quiet) {
@@ -248,10 +253,13 @@ void AddGraphCommands(CLI::App& app, int* exit_code) {
                   "fbkit.trace/1 JSON from fb-graph trace (repeat it for the N shards of a "
                   "sharded trace: they are merged first)");
   cmd->add_option("-o,--output", a->output, "Output file ('-' for stdout)");
-  cmd->add_option("--format", a->format,
-                  "json (default), binary (fast to load for queries), graphml (Gephi) or dot "
-                  "(Graphviz)")
-      ->check(CLI::IsMember({"json", "binary", "graphml", "dot"}));
+  AddChoice(cmd, "--format", &a->format,
+            {{"json", GraphFormat::kJson},
+             {"binary", GraphFormat::kBinary},
+             {"graphml", GraphFormat::kGraphMl},
+             {"dot", GraphFormat::kDot}},
+            "json (default), binary (fast to load for queries), graphml (Gephi) or dot "
+            "(Graphviz)");
   cmd->add_option("--focus", a->focus, "DOT: only the neighbourhood of this entity id");
   cmd->add_option("--depth", a->depth, "DOT with --focus: edges away from it (default 2)");
   cmd->add_option("--exclude", a->excludes,

@@ -26,12 +26,14 @@
 namespace fbkit::cli::race {
 namespace {
 
+enum class ScoreFormat { kTable, kJson, kCsv };
+
 struct ScoreArgs {
   std::vector<std::string> gt;
   std::vector<std::string> agents;
   std::string instances;
   std::string output = "-";
-  std::string format = "table";
+  ScoreFormat format = ScoreFormat::kTable;
   std::string html, svg;
   ModelArgs model;
   std::string work_dir;
@@ -164,9 +166,10 @@ int RunScore(const ScoreArgs& a) {
   (void)env.RemoveAll(work);
   ReportModel(kWho, model->get());
   std::string usage = *model ? runner::UsageJson(**model) : "";
-  std::string out = a.format == "json"  ? groundtruth::ScoresJson(scores, a.per_instance, usage)
-                    : a.format == "csv" ? groundtruth::ScoresCsv(scores)
-                                        : groundtruth::ScoresTable(scores);
+  std::string out = a.format == ScoreFormat::kJson
+                        ? groundtruth::ScoresJson(scores, a.per_instance, usage)
+                    : a.format == ScoreFormat::kCsv ? groundtruth::ScoresCsv(scores)
+                                                    : groundtruth::ScoresTable(scores);
   if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(kWho, s.error());
   for (const auto& [path, text] :
        {std::pair{&a.html, &groundtruth::ScoresHtml}, std::pair{&a.svg, &groundtruth::ScoresSvg}}) {
@@ -188,8 +191,11 @@ void AddScore(CLI::App& app, int* exit_code) {
   cmd->add_option("--instances", a->instances,
                   "Instances (repo, base_commit): back-infer tasks from the agents' patches");
   cmd->add_option("-o,--output", a->output, "Output file (default: stdout)");
-  cmd->add_option("--format", a->format, "table, json or csv (default table)")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
+  AddChoice(cmd, "--format", &a->format,
+            {{"table", ScoreFormat::kTable},
+             {"json", ScoreFormat::kJson},
+             {"csv", ScoreFormat::kCsv}},
+            "table, json or csv (default table)");
   cmd->add_option("--threshold", a->threshold,
                   "Lexical similarity needed for a semantic match (default 0.5)")
       ->check(CLI::Range(0.0, 1.0));
