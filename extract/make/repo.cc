@@ -74,6 +74,21 @@ std::vector<Ent> Repo::Children(Ent e) const {
   return out;
 }
 
+bool Repo::Within(Ent e, Ent outer) const {
+  for (auto p = Parent(e); p; p = Parent(*p)) {
+    if (*p == outer) return true;
+  }
+  return false;
+}
+
+std::vector<Ent> Repo::Descendants(Ent e) const {
+  std::vector<Ent> out;
+  for (Ent m : EntitiesOf(file(e))) {
+    if (Within(m, e)) out.push_back(m);
+  }
+  return out;
+}
+
 std::vector<Ent> Repo::ByIdOrder(const std::set<Ent>& ents) const {
   std::vector<Ent> out(ents.begin(), ents.end());
   std::sort(out.begin(), out.end(), [&](Ent a, Ent b) { return id(a) < id(b); });

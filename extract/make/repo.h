@@ -58,6 +58,10 @@ class Repo {
   std::vector<Ent> EntitiesOf(size_t file) const;
   // The entities directly inside `e` (a class's members, a function's nested defs).
   std::vector<Ent> Children(Ent e) const;
+  // Whether `e` is nested in `outer`, at any depth (not `outer` itself).
+  bool Within(Ent e, Ent outer) const;
+  // Every entity nested in `e`, at any depth, in table order.
+  std::vector<Ent> Descendants(Ent e) const;
 
   // `ents` in the order of their ids (where the order shows in what the pipeline writes).
   std::vector<Ent> ByIdOrder(const std::set<Ent>& ents) const;

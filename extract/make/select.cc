@@ -97,6 +97,15 @@ std::optional<uint32_t> TestFileIndex(const DepGraph& g, const std::string& file
   return static_cast<uint32_t>(it - files.begin());
 }
 
+// The indices of `files` among the graph's test files (files it does not have left out).
+std::set<uint32_t> TestFileIndices(const DepGraph& g, const std::vector<std::string>& files) {
+  std::set<uint32_t> out;
+  for (const auto& f : files) {
+    if (auto t = TestFileIndex(g, f)) out.insert(*t);
+  }
+  return out;
+}
+
 bool Reaches(const graph::Node& n, uint32_t t) {
   return std::binary_search(n.test_files.begin(), n.test_files.end(), t);
 }
@@ -126,9 +135,8 @@ std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, Ent v) {
   const graph::Node& n = g.nodes()[v];
   if (n.kind != EntityKind::kClass) return {n.test_files.begin(), n.test_files.end()};
   std::set<uint32_t> out;
-  std::string prefix = n.id + ".";
-  for (Ent m : repo.EntitiesOf(repo.file(v))) {
-    if (!repo.id(m).starts_with(prefix) || repo.entity(m).kind == EntityKind::kClass) continue;
+  for (Ent m : repo.Descendants(v)) {
+    if (repo.entity(m).kind == EntityKind::kClass) continue;
     out.insert(g.nodes()[m].test_files.begin(), g.nodes()[m].test_files.end());
   }
   return out;
@@ -176,12 +184,11 @@ bool IsDef(const parser::Entity& e) {
   return e.kind == EntityKind::kFunction || e.kind == EntityKind::kMethod;
 }
 
-// Whether any of `files` (test file indices, sorted) ran entity v, by the trace: for a module
-// or a class, that its body ran (the module was imported, in collection or later).
-bool RanIn(const DepGraph& g, Ent v, const std::vector<uint32_t>& files) {
+// Whether any of `files` (test file indices) ran entity v, by the trace: for a module or a
+// class, that its body ran (the module was imported, in collection or later).
+bool RanIn(const DepGraph& g, Ent v, const std::set<uint32_t>& files) {
   const auto& ran = g.nodes()[v].test_files;
-  return std::any_of(files.begin(), files.end(),
-                     [&](uint32_t t) { return std::binary_search(ran.begin(), ran.end(), t); });
+  return std::any_of(ran.begin(), ran.end(), [&](uint32_t t) { return files.count(t) > 0; });
 }
 
 // Whether a class's chain of bases leaves its file: one of its plain bases (transitively,
@@ -234,10 +241,7 @@ bool IsContainerProtocol(const std::string& name) {
 
 std::set<Ent> ImportTimeKept(const Repo& repo, const DepGraph& g,
                              const std::vector<std::string>& p2p) {
-  std::vector<uint32_t> runs;
-  for (const auto& f : p2p) {
-    if (auto t = TestFileIndex(g, f)) runs.push_back(*t);
-  }
+  const std::set<uint32_t> runs = TestFileIndices(g, p2p);
   std::set<Ent> kept;
   for (size_t f = 0; f < repo.files().size(); ++f) {
     const parser::FileTable& t = repo.files()[f];
@@ -338,10 +342,7 @@ class Extractor {
   bool ReachedByP2P(uint32_t v) {
     if (auto it = memo_.find(v); it != memo_.end()) return it->second;
     const graph::Node& n = g_.nodes()[v];
-    bool reached = false;
-    if (n.kind != EntityKind::kClass) {
-      for (uint32_t f : n.test_files) reached = reached || p2p_.count(f);
-    }
+    bool reached = n.kind != EntityKind::kClass && RanIn(g_, v, p2p_);
     auto [b, e] = OutEdges(g_, v);
     for (const Edge* x = b; x != e && !reached; ++x) {
       if (x->kind == EdgeKind::kContains) reached = ReachedByP2P(x->to);
@@ -699,10 +700,7 @@ TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
 std::vector<Ent> ChosenNodes(const Repo& repo, const TopChoice& c) {
   if (!c.members.empty()) return c.members;
   std::vector<Ent> out = {c.entity};
-  const std::string prefix = repo.id(c.entity) + ".";
-  for (Ent e : repo.EntitiesOf(repo.file(c.entity))) {
-    if (repo.id(e).starts_with(prefix)) out.push_back(e);
-  }
+  for (Ent e : repo.Descendants(c.entity)) out.push_back(e);
   return out;
 }
 
@@ -1085,8 +1083,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
 util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
   auto t = TestFileIndex(g, plan->f2p);
   if (!t) return util::Error{plan->f2p + " is not a test file of the graph"};
-  std::set<uint32_t> p2p_index;
-  for (const auto& f : plan->p2p) p2p_index.insert(*TestFileIndex(g, f));
+  const std::set<uint32_t> p2p_index = TestFileIndices(g, plan->p2p);
   plan->extracted.clear();
   plan->stand_ins.clear();
   plan->capped = false;
@@ -1116,9 +1113,7 @@ std::set<Ent> Interfaces(const Repo& repo, const DepGraph& g, const std::string&
   // A top class none of whose methods was reached is shown whole.
   for (Ent v : tops) {
     if (repo.entity(v).kind != EntityKind::kClass || !extracted.count(v)) continue;
-    const std::string prefix = repo.id(v) + ".";
-    if (std::none_of(out.begin(), out.end(),
-                     [&](Ent s) { return repo.id(s).starts_with(prefix); })) {
+    if (std::none_of(out.begin(), out.end(), [&](Ent s) { return repo.Within(s, v); })) {
       out.insert(v);
     }
   }
@@ -1126,19 +1121,12 @@ std::set<Ent> Interfaces(const Repo& repo, const DepGraph& g, const std::string&
 }
 
 std::set<Ent> ExecutedBy(const DepGraph& g, const std::vector<std::string>& files) {
-  std::set<uint32_t> index;
-  for (const auto& f : files) {
-    if (auto t = TestFileIndex(g, f)) index.insert(*t);
-  }
+  const std::set<uint32_t> index = TestFileIndices(g, files);
   std::set<Ent> out;
   for (Ent v = 0; v < g.nodes().size(); ++v) {
-    const graph::Node& n = g.nodes()[v];
-    if (n.kind == EntityKind::kClass || n.kind == EntityKind::kModule) continue;
-    for (uint32_t t : n.test_files) {
-      if (index.count(t)) {
-        out.insert(v);
-        break;
-      }
+    EntityKind kind = g.nodes()[v].kind;
+    if (kind != EntityKind::kClass && kind != EntityKind::kModule && RanIn(g, v, index)) {
+      out.insert(v);
     }
   }
   return out;

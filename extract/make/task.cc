@@ -276,10 +276,9 @@ void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
   }
   if (!cp.cut.problems.empty()) return fail(Rejection::kUnparsableCut, cp.cut.problems.front());
   for (Ent v : cp.plan->top_objects) {
-    const std::string prefix = ctx.repo.id(v) + ".";
     if (cp.plan->extracted.count(v) ||
         std::any_of(cp.plan->extracted.begin(), cp.plan->extracted.end(),
-                    [&](Ent x) { return ctx.repo.id(x).starts_with(prefix); })) {
+                    [&](Ent x) { return ctx.repo.Within(x, v); })) {
       cp.tops.push_back(v);
     }
   }

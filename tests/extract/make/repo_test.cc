@@ -67,6 +67,12 @@ TEST_F(RepoTest, HandlesFollowTheTableAndKnowTheirPlace) {
   EXPECT_FALSE(repo_->IsTopLevel(E("pkg/a.py::<module>")));
   EXPECT_EQ(repo_->Children(E("pkg/a.py::Zed")),
             (std::vector<Ent>{E("pkg/a.py::Zed.run"), E("pkg/a.py::Zed.also")}));
+  EXPECT_EQ(repo_->Descendants(E("pkg/a.py::Zed")),
+            (std::vector<Ent>{E("pkg/a.py::Zed.run"), E("pkg/a.py::Zed.run.inner"),
+                              E("pkg/a.py::Zed.also")}));
+  EXPECT_TRUE(repo_->Within(E("pkg/a.py::Zed.run.inner"), E("pkg/a.py::Zed")));
+  EXPECT_FALSE(repo_->Within(E("pkg/a.py::Zed"), E("pkg/a.py::Zed")));
+  EXPECT_FALSE(repo_->Within(E("pkg/a.py::alpha"), E("pkg/a.py::Zed")));
 }
 
 TEST_F(RepoTest, HandlesLeaveThePipelineAsIdsInIdOrder) {
