@@ -222,13 +222,20 @@ void AddDepthOption(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
 
 // How the top objects and the P2P files are chosen (task and all).
 void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
-  cmd->add_option("--p2p", a->select.p2p, "P2P test files per task (default 5)");
+  cmd->add_option("--p2p", a->select.p2p, "P2P test files per task, at most (default 5)");
+  cmd->add_option("--min-p2p", a->select.min_p2p,
+                  "Fewest P2P test files per task: top objects are demoted only while fewer "
+                  "files use none of them (default 1, FeatureBench's min_p2p_files)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", a->select.seed, "Seed for P2P choice and line cap (default 42)");
   cmd->add_option("--min-cap", a->select.min_cap, "Smallest line cap (default 3000)");
   cmd->add_option("--max-cap", a->select.max_cap, "Largest line cap (default 5000)");
   cmd->add_option("--max-share", a->select.max_share,
-                  "A top object is used by at most this share of test files, and a helper used "
-                  "by more stays (default 0.25)");
+                  "A top object is used by at most this share of test files (default 0.25)");
+  cmd->add_option("--keep-share", a->select.keep_share,
+                  "A helper used by more than this share of test files stays, whatever P2P "
+                  "files were drawn (default 0: the P2P runs alone decide, as in FeatureBench)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option_function<std::string>(
          "--top-chooser",
          [a](const std::string& v) { a->select.chooser = extract::make::TopRulesByName().at(v); },

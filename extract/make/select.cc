@@ -643,11 +643,15 @@ bool IsExceptionClass(const Repo& repo, const DepGraph& g, Ent v) {
                      [&](Ent b) { return NamedLikeException(repo.entity(b)); });
 }
 
-// The most test files an object may reach and not be a utility of the suite:
-// max(1, max_share * N). A top object reaches at most this many; a helper reaching more stays.
+// max(1, share * N) for the N test files of the trace.
+size_t ShareLimit(const DepGraph& g, double share) {
+  const double n = static_cast<double>(g.test_files().size());
+  return std::max<size_t>(1, static_cast<size_t>(share * n));
+}
+
+// The most test files a top object may reach: max(1, max_share * N).
 size_t UtilityLimit(const DepGraph& g, const SelectOptions& options) {
-  return std::max<size_t>(
-      1, static_cast<size_t>(options.max_share * static_cast<double>(g.test_files().size())));
+  return ShareLimit(g, options.max_share);
 }
 
 // Whether the test functions of a file other than t call entity v directly.
@@ -997,7 +1001,7 @@ util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
 }
 
 // The passing files that share no top object, demoting the most widely used top objects
-// until there are enough (or one is left).
+// until there are `options.min_p2p` (or one is left).
 std::vector<std::string> P2PCandidates(const Repo& repo, const DepGraph& g,
                                        const std::vector<PassingFile>& passing,
                                        const SelectOptions& options, Plan* plan) {
@@ -1005,7 +1009,7 @@ std::vector<std::string> P2PCandidates(const Repo& repo, const DepGraph& g,
   for (Ent v : plan->top_objects) users[v] = UsedBy(g, repo, v);
   for (;;) {
     auto pool = P2PPool(g, passing, plan->f2p, plan->top_objects, users);
-    if (pool.size() >= static_cast<size_t>(options.p2p) || plan->top_objects.size() <= 1) {
+    if (pool.size() >= static_cast<size_t>(options.min_p2p) || plan->top_objects.size() <= 1) {
       return pool;
     }
     auto widest = std::max_element(plan->top_objects.begin(), plan->top_objects.end(),
@@ -1018,8 +1022,8 @@ std::vector<std::string> P2PCandidates(const Repo& repo, const DepGraph& g,
   }
 }
 
-// Step 3: `options.p2p` files of the pool, in the seeded order (then those beside the F2P
-// file first, or those sharing the fewest entities with it), sorted.
+// Step 3: `options.p2p` files of the pool (all when fewer), in the seeded order (then those
+// beside the F2P file first, or those sharing the fewest entities with it), sorted.
 std::vector<std::string> DrawP2P(const DepGraph& g, uint32_t t, const std::string& f2p,
                                  std::vector<std::string> pool, const SelectOptions& options,
                                  util::Rng& rng) {
@@ -1042,7 +1046,7 @@ std::vector<std::string> DrawP2P(const DepGraph& g, uint32_t t, const std::strin
       return overlap[*TestFileIndex(g, a)] < overlap[*TestFileIndex(g, b)];
     });
   }
-  pool.resize(static_cast<size_t>(options.p2p));
+  pool.resize(std::min(pool.size(), static_cast<size_t>(options.p2p)));
   std::sort(pool.begin(), pool.end());
   return pool;
 }
@@ -1056,7 +1060,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   if (!t) return util::Error{f2p.file + " is not a test file of the graph"};
   Plan plan;
   plan.f2p = f2p.file;
-  plan.utility_limit = UtilityLimit(g, options);
+  plan.utility_limit = options.keep_share > 0 ? ShareLimit(g, options.keep_share) : 0;
   plan.f2p_tests = f2p.tests;
   std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file, options.depth);
   if (candidates.empty() || (candidates.front().depth > 1 && !options.deep)) {
@@ -1066,9 +1070,9 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
     return util::Error{s.error()};
   }
   std::vector<std::string> pool = P2PCandidates(repo, g, passing, options, &plan);
-  if (pool.size() < static_cast<size_t>(options.p2p)) {
+  if (pool.size() < static_cast<size_t>(options.min_p2p)) {
     return util::Error{"only " + std::to_string(pool.size()) + " passing test files share no " +
-                       "top-level object (--p2p " + std::to_string(options.p2p) + ")"};
+                       "top-level object (--min-p2p " + std::to_string(options.min_p2p) + ")"};
   }
   util::Rng rng(TaskSeed(options.seed, f2p.file));
   plan.p2p = DrawP2P(g, *t, f2p.file, std::move(pool), options, rng);

@@ -45,11 +45,17 @@ enum class TopRule {
 const std::map<std::string, TopRule>& TopRulesByName();
 
 struct SelectOptions {
-  int p2p = 5;
+  int p2p = 5;      // P2P files drawn, at most
+  // Fewest P2P files a task may have (FeatureBench's min_p2p_files): top objects are demoted,
+  // most widely used first, only while fewer eligible files remain.
+  int min_p2p = 1;
   int min_cap = 3000;
   int max_cap = 5000;
   uint64_t seed = 42;
   double max_share = 0.25;  // a top object is reached by at most this share of test files
+  // A helper more than this share of the test files reach stays whatever P2P files were
+  // drawn (0, the default: none does; FeatureBench lets the P2P runs alone decide).
+  double keep_share = 0;
   // P2P files sharing the fewest reached entities with the F2P file first (ties by the
   // seeded shuffle) instead of a plain seeded random choice: more code can be cut.
   bool least_overlap = false;
@@ -145,9 +151,8 @@ struct Plan {
   std::set<Ent> stand_ins;
   int cap = 0;
   bool capped = false;
-  // A helper (anything but a top object) that more test files than this reach stays: it is
-  // a utility of the suite, which FeatureBench's P2P files, drawn from the whole suite, would
-  // almost surely run (0: no limit). PlanTask sets it from SelectOptions::max_share.
+  // A helper (anything but a top object) that more test files than this reach stays, as a
+  // utility of the suite (0: no limit). PlanTask sets it from SelectOptions::keep_share.
   size_t utility_limit = 0;
 };
 

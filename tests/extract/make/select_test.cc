@@ -311,6 +311,35 @@ TEST_F(PlanTest, P2PFilesBesideTheF2PFileComeFirstWhateverTheSeed) {
   EXPECT_EQ(picked, (std::set<std::string>{"tests/other/test_d.py", "tests/test_c.py"}));
 }
 
+// As FeatureBench's min_p2p_files: fewer eligible files than --p2p make a task with those
+// files; only fewer than --min-p2p leave no plan.
+TEST_F(PlanTest, FewerEligibleFilesThanP2PAreAllTakenAndOnlyMinP2PRefuses) {
+  options_.whole_classes = true;  // test_c.py and other/test_d.py use nothing of Shell
+  options_.p2p = 5;
+  auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan->p2p, (std::vector<std::string>{"tests/other/test_d.py", "tests/test_c.py"}));
+  EXPECT_TRUE(plan->demoted.empty());
+
+  options_.min_p2p = 3;
+  plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error(),
+            "only 2 passing test files share no top-level object (--min-p2p 3)");
+}
+
+// By default the P2P runs alone decide what stays, as in FeatureBench; --keep-share keeps
+// the helpers more than that share of the 4 test files reach.
+TEST_F(PlanTest, HelpersStayForTheirSpreadOnlyWithKeepShare) {
+  auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan->utility_limit, 0u);
+  options_.keep_share = 0.5;
+  plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan->utility_limit, 2u);
+}
+
 TEST_F(PlanTest, TheShareRuleLeavesTheSharedClassOut) {
   options_.chooser = TopRule::kShare;
   auto choices = ChooseTopObjects(*repo_, graph_, "tests/test_a.py",
