@@ -643,15 +643,11 @@ bool IsExceptionClass(const Repo& repo, const DepGraph& g, Ent v) {
                      [&](Ent b) { return NamedLikeException(repo.entity(b)); });
 }
 
-// max(1, share * N) for the N test files of the trace.
+// max(1, share * N) for the N test files of the trace: the most test files a top object may
+// reach (share: --max-share), and those a helper may reach before it stays (--keep-share).
 size_t ShareLimit(const DepGraph& g, double share) {
   const double n = static_cast<double>(g.test_files().size());
   return std::max<size_t>(1, static_cast<size_t>(share * n));
-}
-
-// The most test files a top object may reach: max(1, max_share * N).
-size_t UtilityLimit(const DepGraph& g, const SelectOptions& options) {
-  return ShareLimit(g, options.max_share);
 }
 
 // Whether the test functions of a file other than t call entity v directly.
@@ -788,7 +784,7 @@ MemberUse MembersUsed(const Repo& repo, const DepGraph& g, Ent cls, std::optiona
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
                                         const std::vector<TopCandidate>& candidates,
                                         const SelectOptions& options) {
-  size_t limit = UtilityLimit(g, options);
+  size_t limit = ShareLimit(g, options.max_share);
   bool specific = options.chooser != TopRule::kShare;
   // A shared function counts when this file is the only one whose test functions call it
   // directly; a method of a shared class when at most two test files reach it.
