@@ -74,6 +74,7 @@ void WriteAssignment(util::JsonWriter& w, const Assignment& a) {
   w.Key("end_line"), w.Int(a.end_line);
   w.Key("line"), w.Int(a.line);
   w.Key("name"), w.String(a.name);
+  w.Key("rebinds"), w.Bool(a.rebinds);
   w.Key("start_byte"), w.Int(a.start_byte);
   w.EndObject();
 }
@@ -146,7 +147,8 @@ FileTable FileTableFromJson(const nlohmann::json& j) {
     t.assignments.push_back(Assignment{a.at("name").get<std::string>(), a.at("line").get<int>(),
                                        a.at("end_line").get<int>(),
                                        a.at("start_byte").get<int64_t>(),
-                                       a.at("end_byte").get<int64_t>()});
+                                       a.at("end_byte").get<int64_t>(),
+                                       a.value("rebinds", false)});
   }
   return t;
 }

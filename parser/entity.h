@@ -60,6 +60,9 @@ struct Assignment {
   int end_line = 0;
   int64_t start_byte = 0;  // the whole statement
   int64_t end_byte = 0;
+  // The statement reads the name it binds (`f = wrap(f)`, `n += 1`): it needs an earlier
+  // binding and does not make the name available by itself.
+  bool rebinds = false;
 };
 
 struct ParseError {

@@ -682,20 +682,29 @@ class Walker {
     Sym kind = SymOf(expr);
     if (kind == Sym::kAssignment || kind == Sym::kAugmentedAssignment) {
       std::vector<std::string> names;
+      std::set<std::string> reads;  // heads of the names the bound value reads
       TSNode value = expr;
       while (!ts_node_is_null(value) &&
              (SymOf(value) == Sym::kAssignment || SymOf(value) == Sym::kAugmentedAssignment)) {
         TSNode right = ts_node_child_by_field_id(value, impl_.f_right);
         if (ts_node_is_null(right) && SymOf(value) == Sym::kAssignment) break;  // `x: int`
+        size_t first = names.size();
         CollectTargets(ts_node_child_by_field_id(value, impl_.f_left), &names);
+        if (SymOf(value) == Sym::kAugmentedAssignment) {
+          reads.insert(names.begin() + static_cast<std::ptrdiff_t>(first), names.end());
+        }
         TrackAll(value, right);
         value = right;
       }
+      std::set<std::string> value_names;
+      if (!ts_node_is_null(value)) Names(value, &value_names);
+      for (const auto& n : value_names) reads.insert(n.substr(0, n.find('.')));
       TSNode last = LastToken(stmt);
       for (auto& name : names) {
+        bool rebinds = reads.count(name) > 0;
         table_->assignments.push_back(Assignment{
             std::move(name), Line(ts_node_start_point(stmt)), Line(ts_node_end_point(last)),
-            Byte(ts_node_start_byte(stmt)), Byte(ts_node_end_byte(last))});
+            Byte(ts_node_start_byte(stmt)), Byte(ts_node_end_byte(last)), rebinds});
       }
     } else if (kind == Sym::kCall) {
       TrackAllCall(expr);

@@ -66,7 +66,9 @@ struct CutIndex::Impl {
         }
       }
     }
-    for (const auto& a : t.assignments) bindings[f][a.name]++;
+    for (const auto& a : t.assignments) {
+      if (!a.rebinds) bindings[f][a.name]++;  // `f = wrap(f)` needs f bound before
+    }
   }
 
   void IndexOutsideUses(size_t f) {

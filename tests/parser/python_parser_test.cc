@@ -265,6 +265,18 @@ TEST_F(PythonParserTest, ModuleLevelAssignments) {
                                              "k@8"}));
 }
 
+// A statement that reads what it binds needs an earlier binding of it.
+TEST_F(PythonParserTest, AssignmentsThatReadTheirOwnNameRebind) {
+  FileTable t = Parse(
+      "f = wrap(f)\nn += 1\na, b = debug(b), 2\ng = h = make(h.x)\nk = 1\n"
+      "m = [m2 for m2 in x]\n");
+  std::vector<std::string> rebinds;
+  for (const auto& a : t.assignments) {
+    if (a.rebinds) rebinds.push_back(a.name + "@" + std::to_string(a.line));
+  }
+  EXPECT_EQ(rebinds, (std::vector<std::string>{"f@1", "n@2", "b@3", "h@4"}));
+}
+
 TEST_F(PythonParserTest, SyntaxErrorKeepsRecoveredEntities) {
   FileTable t = Parse(
       "def good():\n    return 1\n\n"

@@ -127,6 +127,23 @@ TEST_F(CutTest, ModuleLevelIntrospectionOfAMethodKeepsIt) {
   EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"tax.py::T.rate"});
 }
 
+// `TR2 = debug(TR2)` reads the def it rebinds: without the def the module cannot import,
+// whether or not that statement sits in a module-level `if` block.
+TEST_F(CutTest, AModuleLevelRebindingOfARemovedNameIsAConflict) {
+  std::set<std::string> none;
+  const std::map<std::string, std::string> files = {
+      {"fu.py",
+       "from conf import DEBUG\n\n\ndef TR1(rv):\n    return rv\n\n\ndef TR2(rv):\n"
+       "    return rv\n\n\nif DEBUG:\n    (TR1, TR2) = list(map(print, (TR1, TR2)))\n"},
+      {"conf.py", "DEBUG = False\n"}};
+  auto r = Cut(files, {"fu.py::TR2"}, {}, IdRules{&none, false});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"fu.py::TR2"});
+  EXPECT_EQ(r.reasons, std::vector<std::string>{"fu.py::<module> uses TR2"});
+  // A name bound again from something else stays available.
+  auto other = Cut({{"m.py", "def f():\n    return 1\n\n\nf = print\n"}}, {"m.py::f"});
+  EXPECT_TRUE(other.conflicts.empty());
+}
+
 TEST_F(CutTest, LastFunctionOfAFileLeavesNoTrailingBlankLines) {
   auto r = Cut({{"m.py", "def a():\n    return 1\n\n\ndef b():\n    return 2\n"}}, {"m.py::b"});
   EXPECT_EQ(r.texts.at("m.py"), "def a():\n    return 1\n");
