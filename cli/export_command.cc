@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/cli_common.h"
 #include "cli/extract_common.h"
@@ -23,6 +26,18 @@ struct ExportArgs {
   int jobs = 1;
   bool quiet = false;
 };
+
+// `--format`'s words, for the option and for the summary line.
+const std::vector<std::pair<std::string, extract::dataset::ExportFormat>> kExportFormats = {
+    {"featurebench", extract::dataset::ExportFormat::kFeatureBench},
+    {"swebench", extract::dataset::ExportFormat::kSweBench}};
+
+std::string FormatName(extract::dataset::ExportFormat format) {
+  for (const auto& [word, f] : kExportFormats) {
+    if (f == format) return word;
+  }
+  return "";
+}
 
 int RunExport(const ExportArgs& a) {
   const std::string who = "fb-extract export";
@@ -58,7 +73,7 @@ int RunExport(const ExportArgs& a) {
   if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(who, a.output + ": " + s.error());
   if (!a.quiet) {
     std::fprintf(stderr, "%s: %zu rows (%s)%s%s\n", who.c_str(), list.size() - failed,
-                 format == extract::dataset::ExportFormat::kSweBench ? "swebench" : "featurebench",
+                 FormatName(format).c_str(),
                  a.output == "-" ? "" : " -> ", a.output == "-" ? "" : a.output.c_str());
   }
   return failed ? kExitFailure : kExitOk;
@@ -156,10 +171,7 @@ void AddExportCommand(CLI::App& app, int* exit_code) {
       "L1 row's base_commit is the commit of the task's presolved/ repository).");
   cmd->add_option("TASKS", a->tasks, "A task directory, a directory of them, or a task list")
       ->required();
-  using extract::dataset::ExportFormat;
-  AddChoice(cmd, "--format", &a->format,
-            {{"featurebench", ExportFormat::kFeatureBench}, {"swebench", ExportFormat::kSweBench}},
-            "featurebench (default) or swebench");
+  AddChoice(cmd, "--format", &a->format, kExportFormats, "featurebench (default) or swebench");
   cmd->add_option("-o,--output", a->output, "Output file (.jsonl; default: stdout)");
   cmd->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");

@@ -29,6 +29,7 @@
 #include <fstream>
 #include <set>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -274,6 +275,16 @@ int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
   return total;
 }
 
+// The text of a /proc file, "" when it cannot be opened. The process may exit between the
+// listing and the read (ESRCH), which a C++ stream's buffer throws as an exception.
+std::string ReadProcFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text = ReadToEnd(fd);
+  ::close(fd);
+  return text;
+}
+
 // The processes descending from `pid` (itself included), from /proc: a sandbox's, whatever
 // session or group they moved to (bubblewrap's own init inherits orphans).
 std::set<pid_t> Descendants(pid_t pid) {
@@ -283,8 +294,7 @@ std::set<pid_t> Descendants(pid_t pid) {
       char* end = nullptr;
       long p = std::strtol(e->d_name, &end, 10);
       if (p <= 0 || *end != '\0') continue;
-      std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::string stat = ReadProcFile(std::string("/proc/") + e->d_name + "/stat");
       size_t close = stat.rfind(')');
       if (close == std::string::npos || close + 4 >= stat.size()) continue;
       long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);  // ") S PPID"
@@ -321,7 +331,7 @@ int64_t UnlinkedOpenBytes(pid_t pid, const std::set<dev_t>& devices) {
     ::closedir(fds);
     // Mapped, its descriptor closed: the file lives on in the mapping ("(deleted)" in maps),
     // at least as large as what is mapped of it.
-    std::ifstream maps("/proc/" + std::to_string(p) + "/maps");
+    std::istringstream maps(ReadProcFile("/proc/" + std::to_string(p) + "/maps"));
     for (std::string line; std::getline(maps, line);) {
       if (!line.ends_with(" (deleted)")) continue;
       unsigned long start = 0, end = 0, major = 0, minor = 0, inode = 0;
@@ -716,6 +726,13 @@ util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& 
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+std::string ReadToEnd(int fd) {
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  return text;
 }
 
 }  // namespace fbkit::runner

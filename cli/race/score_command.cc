@@ -147,6 +147,20 @@ std::vector<groundtruth::AgentScore> ScoreAll(const ScoreArgs& a, runner::Model*
   return scores;
 }
 
+// The scores in the format asked for.
+std::string FormatScores(const std::vector<groundtruth::AgentScore>& scores, const ScoreArgs& a,
+                         const std::string& usage) {
+  switch (a.format) {
+    case ScoreFormat::kJson:
+      return groundtruth::ScoresJson(scores, a.per_instance, usage);
+    case ScoreFormat::kCsv:
+      return groundtruth::ScoresCsv(scores);
+    case ScoreFormat::kTable:
+      break;
+  }
+  return groundtruth::ScoresTable(scores);
+}
+
 int RunScore(const ScoreArgs& a) {
   util::Env& env = util::RealEnv();
   auto gts = LoadGroundTruths(env, a.gt);
@@ -166,11 +180,9 @@ int RunScore(const ScoreArgs& a) {
   (void)env.RemoveAll(work);
   ReportModel(kWho, model->get());
   std::string usage = *model ? runner::UsageJson(**model) : "";
-  std::string out = a.format == ScoreFormat::kJson
-                        ? groundtruth::ScoresJson(scores, a.per_instance, usage)
-                    : a.format == ScoreFormat::kCsv ? groundtruth::ScoresCsv(scores)
-                                                    : groundtruth::ScoresTable(scores);
-  if (auto s = WriteOutput(env, a.output, out); !s.ok()) return Fail(kWho, s.error());
+  if (auto s = WriteOutput(env, a.output, FormatScores(scores, a, usage)); !s.ok()) {
+    return Fail(kWho, s.error());
+  }
   for (const auto& [path, text] :
        {std::pair{&a.html, &groundtruth::ScoresHtml}, std::pair{&a.svg, &groundtruth::ScoresSvg}}) {
     if (path->empty()) continue;

@@ -1,7 +1,9 @@
 #include "runner/process.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,6 +17,30 @@ namespace {
 
 using testing::ReadFileOrDie;
 using testing::ScratchDir;
+
+// The sandbox's disk watch reads /proc/PID/stat of processes that may exit meanwhile; a C++
+// stream's buffer throws on that read's ESRCH and aborted a whole `fb-extract all`.
+TEST(ProcessTest, ReadingTheProcFileOfAProcessThatExitedIsNoException) {
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  int fd = ::open(("/proc/" + std::to_string(child) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  std::string text;
+  EXPECT_NO_THROW(text = ReadToEnd(fd));
+  EXPECT_EQ(text, "");
+  ::close(fd);
+  fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(ReadToEnd(fd).starts_with(std::to_string(::getpid()) + " ("));
+  ::close(fd);
+}
 
 TEST(ProcessTest, ExitCodeOutputEnvAndCwd) {
   ScratchDir tmp;
