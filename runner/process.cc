@@ -731,8 +731,12 @@ util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& 
 std::string ReadToEnd(int fd) {
   std::string text;
   char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  return text;
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return text;
+    text.append(buf, static_cast<size_t>(n));
+  }
 }
 
 }  // namespace fbkit::runner
