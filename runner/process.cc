@@ -1,6 +1,7 @@
 #include "runner/process.h"
 
 #include "runner/seccomp.h"
+#include "util/env.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -275,14 +276,11 @@ int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
   return total;
 }
 
-// The text of a /proc file, "" when it cannot be opened. The process may exit between the
-// listing and the read (ESRCH), which a C++ stream's buffer throws as an exception.
+// The text of a /proc file, "" when it cannot be read: the process may exit between the
+// listing and the read (ESRCH), which a C++ stream's buffer would throw as an exception.
 std::string ReadProcFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string text = ReadToEnd(fd);
-  ::close(fd);
-  return text;
+  auto text = util::RealEnv().ReadFile(path);
+  return text.ok() ? std::move(*text) : std::string();
 }
 
 // The processes descending from `pid` (itself included), from /proc: a sandbox's, whatever
@@ -725,17 +723,6 @@ util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& 
       return info;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
-std::string ReadToEnd(int fd) {
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return text;
-    text.append(buf, static_cast<size_t>(n));
   }
 }
 

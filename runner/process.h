@@ -72,8 +72,4 @@ Launcher& RealLauncher();
 util::Expected<ExitInfo> RunToCompletion(Launcher& launcher, const ProcessSpec& spec,
                                          double timeout_seconds = 0);
 
-// What is left to read of `fd`, up to the first error. A /proc file of a process that has
-// exited fails with ESRCH: the text read so far is returned, never an exception.
-std::string ReadToEnd(int fd);
-
 }  // namespace fbkit::runner
