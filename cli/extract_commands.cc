@@ -173,15 +173,19 @@ int RunAll(const ExtractArgs& a) {
   if (!summary.ok()) return Fail(who, summary.error());
   PrintSummary(*summary);
   for (const auto& e : summary->write_errors) Fail(who, "writing a resume state: " + e);
-  if (auto it = summary->rejected.find(std::string(
-          extract::make::RejectionName(extract::make::Rejection::kModelUnavailable)));
-      it != summary->rejected.end()) {
-    Fail(who, std::to_string(it->second) +
-                  " candidates left undecided: the model could not answer (see above); a rerun "
-                  "builds them again");
-    return kExitFailure;
+  // Undecided candidates: no state was written, so a rerun builds them again.
+  using extract::make::Rejection;
+  bool undecided = false;
+  for (auto [r, why] : {std::pair{Rejection::kModelUnavailable, "the model could not answer"},
+                        std::pair{Rejection::kInternalError,
+                                  "fbkit failed on them (a bug; please report it)"}}) {
+    auto it = summary->rejected.find(std::string(extract::make::RejectionName(r)));
+    if (it == summary->rejected.end()) continue;
+    Fail(who, std::to_string(it->second) + " candidates left undecided: " + why +
+                  " (see above); a rerun builds them again");
+    undecided = true;
   }
-  return summary->write_errors.empty() ? kExitOk : kExitFailure;
+  return summary->write_errors.empty() && !undecided ? kExitOk : kExitFailure;
 }
 
 int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec, bool quiet) {

@@ -165,8 +165,19 @@ util::Expected<AllSummary> ExtractAll(
   };
   batch.run = [&](size_t i, int worker) {
     int64_t down = options.model ? options.model->unavailable() : 0;
-    TaskOutcome o = BuildTask({env, launcher, tests}, *parsers[static_cast<size_t>(worker)],
-                              inputs.ctx, *mine[i], options);
+    TaskOutcome o;
+    try {
+      o = BuildTask({env, launcher, tests}, *parsers[static_cast<size_t>(worker)], inputs.ctx,
+                    *mine[i], options);
+    } catch (const std::exception& e) {
+      // A bug on this candidate must not end the others' run; it is undecided (no state), so
+      // a rerun builds it again, and the command's exit status says so.
+      o = TaskOutcome{};
+      o.f2p = mine[i]->file;
+      o.rejection = Rejection::kInternalError;
+      o.detail = e.what();
+      return o;
+    }
     if (!o.emitted && options.model && options.model->unavailable() > down) {
       // The model could not answer (its endpoint, its command): no verdict on this
       // candidate, so nothing a rerun would take as final.

@@ -216,6 +216,7 @@ std::string_view RejectionName(Rejection r) {
     case Rejection::kLevel2: return "L2";
     case Rejection::kIo: return "io";
     case Rejection::kModelUnavailable: return "model unavailable";
+    case Rejection::kInternalError: return "internal error";
     case Rejection::kEarlierRun: return "(earlier run) rejected";
   }
   return "";
@@ -226,7 +227,7 @@ Rejection RejectionFromName(std::string_view name) {
                       Rejection::kTooFewLines, Rejection::kUnparsableCut,
                       Rejection::kVerificationFailed,
                       Rejection::kStatement, Rejection::kLevel2, Rejection::kIo,
-                      Rejection::kModelUnavailable}) {
+                      Rejection::kModelUnavailable, Rejection::kInternalError}) {
     if (RejectionName(r) == name) return r;
   }
   return Rejection::kEarlierRun;

@@ -73,6 +73,7 @@ enum class Rejection {
   kLevel2,              // "L2": the L2 variant could not be written (the L1 task stands)
   kIo,                  // "io": the task directory could not be written
   kModelUnavailable,    // "model unavailable": undecided, the model could not answer
+  kInternalError,       // "internal error": undecided, fbkit failed on it (an exception: a bug)
   kEarlierRun,          // "(earlier run) rejected": a state file that cannot be read
 };
 

@@ -5,10 +5,13 @@
 // its evidence kept; the rejection names round-trip through the state files' words.
 #include "extract/make/task.h"
 
+#include "extract/make/all.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "extract/taskdir/task_dir.h"
@@ -214,11 +217,41 @@ TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
   EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
 }
 
+// An exception out of one candidate's build (a bug) is that candidate's "internal error", left
+// undecided (no state file, so a rerun builds it again); the other candidates go on.
+TEST_F(BuildTaskTest, AnExceptionInOneCandidateOfAllLeavesTheOthersBuilt) {
+  Answer(/*f2p_needs_g=*/true);
+  auto answer = tests_.respond;
+  tests_.respond = [answer](const runner::TestRunRequest& r) {
+    if (ReadFileOrDie(r.root + "/pkg/core.py").find("def f") == std::string::npos) {
+      throw std::runtime_error("a bug on this candidate");
+    }
+    return answer(r);
+  };
+  std::map<std::string, std::string> not_passing;
+  AllOptions all;
+  all.min_points = 1;
+  std::map<std::string, std::string> rejected;
+  auto summary = ExtractAll({util::RealEnv(), runner::RealLauncher(), tests_},
+                            {ExtractContext{*repo_, *index_, graph_, passing_}, not_passing, 2},
+                            options_, all, [&](const util::BatchItem<TaskOutcome>& item) {
+                              if (!item.result->emitted) {
+                                rejected[item.result->f2p] = item.result->detail;
+                              }
+                            });
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_EQ(summary->emitted, 1u);
+  EXPECT_EQ(summary->rejected["internal error"], 1u);
+  EXPECT_EQ(rejected[kP2p], "a bug on this candidate");
+  auto states = std::filesystem::directory_iterator(options_.out_dir + "/.fbkit/state");
+  EXPECT_EQ(std::distance(begin(states), end(states)), 1) << "only the emitted one is decided";
+}
+
 TEST(RejectionTest, NamesAreTheWordsOfSummariesAndStateFiles) {
   for (Rejection r : {Rejection::kNone, Rejection::kNoPlan, Rejection::kStillUsed,
                       Rejection::kTooFewLines, Rejection::kUnparsableCut,
                       Rejection::kVerificationFailed, Rejection::kStatement, Rejection::kLevel2,
-                      Rejection::kIo, Rejection::kModelUnavailable}) {
+                      Rejection::kIo, Rejection::kModelUnavailable, Rejection::kInternalError}) {
     EXPECT_EQ(RejectionFromName(RejectionName(r)), r) << RejectionName(r);
   }
   EXPECT_EQ(RejectionName(Rejection::kTooFewLines), "too few lines");
