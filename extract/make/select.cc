@@ -781,19 +781,144 @@ MemberUse MembersUsed(const Repo& repo, const DepGraph& g, Ent cls, std::optiona
 
 }  // namespace
 
+namespace {
+
+// What the direct rule weighs every candidate of one test file against.
+struct DirectRule {
+  const Repo& repo;
+  const DepGraph& g;
+  std::optional<uint32_t> t;
+  const TestUse& use;
+  const std::string& subject;    // the module word the test file is named after
+  const std::set<Ent>& named;    // what the file's tests name
+  size_t limit = 0;              // the share limit, in test files
+  size_t test_files = 0;
+};
+
+// The facts about one direct candidate that the rules read.
+struct DirectFacts {
+  bool is_class = false, is_named = false, is_public = false, subject_module = false;
+  bool called = false, exception = false;
+  MemberUse members;
+  size_t direct_files = 0;  // test files whose test functions call it directly
+  size_t callers = 0;       // this file's test functions that call it directly
+  std::string spread;       // "N of M test files use it"
+};
+
+// A shared function counts when this file is the only one whose test functions call it
+// directly; a method of a shared class when at most kReachLimit test files reach it.
+constexpr size_t kFuncLimit = 1;
+
+DirectFacts FactsOf(const DirectRule& r, const TopCandidate& c) {
+  const Ent v = c.entity;
+  const parser::Entity& e = r.repo.entity(v);
+  DirectFacts f;
+  f.is_class = e.kind == EntityKind::kClass;
+  f.members = f.is_class ? MembersUsed(r.repo, r.g, v, r.t, r.use, kReachLimit) : MemberUse{};
+  f.is_named = r.named.count(v) > 0;
+  // A dunder (a module's `__dir__` or `__getattr__`) is a protocol hook builtins call, no
+  // private name.
+  f.is_public = !e.name.starts_with("_") || IsDunder(e.name);
+  // Defined in the module the file is named after (test_markers.py: markers.py).
+  f.subject_module =
+      !r.subject.empty() && r.subject == ModuleWord(r.repo.table(v).path, false);
+  f.called = CalledBy(r.use, v, r.t);
+  f.exception = IsExceptionClass(r.repo, r.g, v);
+  auto calling = r.use.entity_calls.find(v);
+  f.direct_files = calling != r.use.entity_calls.end() ? calling->second.size() : 0;
+  auto callers = r.use.callers.find(v);
+  f.callers = callers != r.use.callers.end() ? callers->second.size() : 0;
+  f.spread = std::to_string(c.spread) + " of " + std::to_string(r.test_files) +
+             " test files use it";
+  return f;
+}
+
+// The rules that decide whatever the spread: what this file's tests do not test here, and
+// exception classes. nullopt when none applies.
+std::optional<TopChoice> ChooseByKind(const DirectRule& r, Ent v, const DirectFacts& f) {
+  TopChoice choice{v, false, {}, ""};
+  const bool specific_members = !f.members.specific.empty();
+  if (!f.is_public && !f.is_named) {
+    choice.why = "private, reached through other code";
+  } else if (!f.is_named && !f.called && f.members.used.empty()) {
+    choice.why = "neither named nor called by this file's tests (fixtures, helpers)";
+  } else if (!r.use.exercised.count(v)) {
+    choice.why =
+        "not called or named by this file's test functions (fixtures, helpers, "
+        "code nested in tests)";
+  } else if (f.exception && !specific_members && f.is_public && f.subject_module) {
+    choice.chosen = true;
+    choice.why = "an exception class of the module this file is named after";
+  } else if (f.exception && !specific_members) {
+    choice.why = "an exception class (its own methods are not called by the tests)";
+  } else if (f.exception) {
+    choice.chosen = true;
+    choice.why = "an exception class whose own methods the tests call";
+  } else {
+    return std::nullopt;
+  }
+  return choice;
+}
+
+// The rules by spread: within the share limit unless it builds inputs or is one; beyond it
+// only where this file is where it is tested.
+TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const DirectFacts& f) {
+  const Ent v = c.entity;
+  TopChoice choice{v, false, {}, ""};
+  const std::string& n = f.spread;
+  const bool within = c.spread <= r.limit;
+  if (within && BuildsInputs(r.use.calls, v, *r.t)) {
+    choice.why = n + ", but the tests of " + std::to_string(CallingFiles(r.use, v)) +
+                 " files call it directly, this file's less than " +
+                 std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
+  } else if (within && f.is_class && f.callers == 0 && !BuiltThroughBase(r.repo, r.g, r.use, v)) {
+    choice.why = n +
+                 ", but this file's test functions never run its own code (they pass it "
+                 "or build it with a generated or inherited constructor): an input";
+  } else if (within) {
+    choice.chosen = true;
+    choice.why = n + " (at most " + std::to_string(r.limit) + ")";
+  } else if (!f.is_class && f.called && f.direct_files <= kFuncLimit) {
+    choice.chosen = true;
+    choice.why = n + ", but only this file's test functions call it directly";
+  } else if (!f.members.specific.empty()) {
+    choice.chosen = true;
+    choice.members = f.members.specific;
+    choice.why = n + "; tested through methods specific to this file";
+  } else if (f.is_public && f.subject_module) {
+    choice.chosen = true;
+    choice.why = n + ", but it is defined in the module this file is named after";
+  } else if (MainTester(r.use.calls, v, *r.t) && f.callers >= 2) {
+    choice.chosen = true;
+    choice.why = n + ", but this file's test functions make most direct test calls into it";
+  } else {
+    choice.why = n + (f.is_class ? ", and no method of it is specific to this file's tests"
+                                 : ": a utility");
+  }
+  return choice;
+}
+
+// The share rule before (--top-chooser share): within the limit or a utility.
+TopChoice ChooseByShare(const TopCandidate& c, size_t limit, size_t test_files) {
+  TopChoice choice{c.entity, c.spread <= limit, {}, ""};
+  choice.why = std::to_string(c.spread) + " of " + std::to_string(test_files) +
+               " test files use it" +
+               (choice.chosen ? " (at most " + std::to_string(limit) + ")" : ": a utility");
+  return choice;
+}
+
+}  // namespace
+
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
                                         const std::vector<TopCandidate>& candidates,
                                         const SelectOptions& options) {
   size_t limit = ShareLimit(g, options.max_share);
   bool specific = options.chooser != TopRule::kShare;
-  // A shared function counts when this file is the only one whose test functions call it
-  // directly; a method of a shared class when at most two test files reach it.
-  const size_t func_limit = 1, reach_limit = kReachLimit;
   auto t = TestFileIndex(g, f2p);
   TestUse use = specific && t ? CollectTestUse(repo, g, *t) : TestUse{};
   const std::string subject = ModuleWord(f2p, true);
   const std::set<Ent> named = specific ? NamedBy(repo, g, f2p) : std::set<Ent>{};
-  auto called = [&](Ent v) { return CalledBy(use, v, t); };
+  const DirectRule rule{repo, g, t, use, subject, named, limit, g.test_files().size()};
   // The deeper candidates are many where the tests drive an application: only the most
   // specific count, those used by at most twice as few files as the most specific of them
   // (and never more than `limit`).
@@ -804,81 +929,15 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   const size_t deep_limit = std::min(limit, std::max<size_t>(2, 2 * fewest));
   std::vector<TopChoice> out;
   for (const auto& c : candidates) {
-    TopChoice choice{c.entity, false, {}, ""};
-    const Ent v = c.entity;
-    const std::string n = std::to_string(c.spread) + " of " +
-                          std::to_string(g.test_files().size()) + " test files use it";
     if (c.depth > 1) {
       out.push_back(ChooseDeep(repo, g, c, t, use, deep_limit, options.deep));
-      continue;
-    }
-    if (!specific) {
-      choice.chosen = c.spread <= limit;
-      choice.why = n + (choice.chosen ? " (at most " + std::to_string(limit) + ")" : ": a utility");
-      out.push_back(std::move(choice));
-      continue;
-    }
-    const parser::Entity* e = &repo.entity(v);
-    bool is_class = e->kind == EntityKind::kClass;
-    MemberUse members = is_class ? MembersUsed(repo, g, v, t, use, reach_limit) : MemberUse{};
-    const std::vector<Ent>& used = members.used;
-    const std::vector<Ent>& specific_members = members.specific;
-    bool is_named = named.count(v) > 0;
-    // A dunder (a module's `__dir__` or `__getattr__`) is a protocol hook builtins call, no
-    // private name.
-    bool is_public = !e->name.starts_with("_") || IsDunder(e->name);
-    // Defined in the module the file is named after (test_markers.py: markers.py).
-    bool subject_module = !subject.empty() && subject == ModuleWord(repo.table(v).path, false);
-    // Test files whose test functions call it directly (a function; a class's constructor).
-    auto calling = use.entity_calls.find(v);
-    size_t direct_files = calling != use.entity_calls.end() ? calling->second.size() : 0;
-    if (!is_public && !is_named) {
-      choice.why = "private, reached through other code";
-    } else if (!is_named && !called(v) && used.empty()) {
-      choice.why = "neither named nor called by this file's tests (fixtures, helpers)";
-    } else if (!use.exercised.count(v)) {
-      choice.why =
-          "not called or named by this file's test functions (fixtures, helpers, "
-          "code nested in tests)";
-    } else if (IsExceptionClass(repo, g, v) && specific_members.empty() && is_public &&
-               subject_module) {
-      choice.chosen = true;
-      choice.why = "an exception class of the module this file is named after";
-    } else if (IsExceptionClass(repo, g, v) && specific_members.empty()) {
-      choice.why = "an exception class (its own methods are not called by the tests)";
-    } else if (IsExceptionClass(repo, g, v)) {
-      choice.chosen = true;
-      choice.why = "an exception class whose own methods the tests call";
-    } else if (c.spread <= limit && BuildsInputs(use.calls, v, *t)) {
-      choice.why = n + ", but the tests of " + std::to_string(CallingFiles(use, v)) +
-                   " files call it directly, this file's less than " +
-                   std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
-    } else if (c.spread <= limit && is_class && use.callers[v].empty() &&
-               !BuiltThroughBase(repo, g, use, v)) {
-      choice.why = n +
-                   ", but this file's test functions never run its own code (they pass it "
-                   "or build it with a generated or inherited constructor): an input";
-    } else if (c.spread <= limit) {
-      choice.chosen = true;
-      choice.why = n + " (at most " + std::to_string(limit) + ")";
-    } else if (!is_class && called(v) && direct_files <= func_limit) {
-      choice.chosen = true;
-      choice.why = n + ", but only this file's test functions call it directly";
-    } else if (!specific_members.empty()) {
-      choice.chosen = true;
-      choice.members = specific_members;
-      choice.why = n + "; tested through methods specific to this file";
-    } else if (is_public && subject_module) {
-      choice.chosen = true;
-      choice.why = n + ", but it is defined in the module this file is named after";
-    } else if (MainTester(use.calls, v, *t) && use.callers[v].size() >= 2) {
-      choice.chosen = true;
-      choice.why = n + ", but this file's test functions make most direct test calls into it";
+    } else if (!specific) {
+      out.push_back(ChooseByShare(c, limit, rule.test_files));
     } else {
-      choice.why =
-          n + (is_class ? ", and no method of it is specific to this file's tests" : ": a utility");
+      DirectFacts facts = FactsOf(rule, c);
+      auto by_kind = ChooseByKind(rule, c.entity, facts);
+      out.push_back(by_kind ? std::move(*by_kind) : ChooseBySpread(rule, c, facts));
     }
-    out.push_back(std::move(choice));
   }
   if (options.deep && t) DropShadowed(repo, g, *t, options.depth, candidates, &out);
   return out;
