@@ -692,17 +692,10 @@ std::string Apply(const std::string& src, std::vector<ByteEdit> edits) {
   return out;
 }
 
-void Planner::Edit(size_t f, parser::PythonParser& parser) {
-  const FileTable& t = T(f);
-  const std::string& src = repo_.source(f);
-  Source s(src);
-  FileCut& c = cuts_[f];
-  if (policy_[f] != FilePolicy::kEditable) return;
-  std::vector<ByteEdit> edits;
-  for (size_t e = 1; e < t.entities.size(); ++e) {
-    if (!c.removed[e] || ScopeRemoved(f, t.entities[e].parent)) continue;
-    edits.push_back(StatementEdit(s, t.entities[e].start_byte, t.entities[e].end_byte));
-  }
+// The import statements and names the cut drops (`c.dropped`: import, name), a statement
+// whole when all its names go.
+void ImportEdits(const FileTable& t, const FileCut& c, const Source& s,
+                 std::vector<ByteEdit>* edits) {
   for (size_t i = 0; i < t.imports.size(); ++i) {
     const Import& imp = t.imports[i];
     std::vector<bool> drop(imp.names.size());
@@ -715,60 +708,59 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
     }
     if (dropped == 0) continue;
     if (dropped == imp.names.size()) {
-      edits.push_back(StatementEdit(s, imp.start_byte, imp.end_byte));
+      edits->push_back(StatementEdit(s, imp.start_byte, imp.end_byte));
     } else {
-      ListEdits(spans, drop, &edits);
+      ListEdits(spans, drop, edits);
     }
   }
-  std::set<int64_t> done_statements;
-  std::map<int64_t, parser::PythonParser::AllList> all_lists;
-  for (auto& list : parser.AllLists(src)) all_lists[list.statement_start] = std::move(list);
-  for (size_t a = 0; a < t.assignments.size(); ++a) {
-    const auto& as = t.assignments[a];
-    if (c.removed_assignments.count(a)) {
-      edits.push_back(StatementEdit(s, as.start_byte, as.end_byte));
-    } else if (as.name == "__all__" && all_lists.count(as.start_byte) &&
-               done_statements.insert(as.start_byte).second) {
-      const auto& list = all_lists.at(as.start_byte);
-      const auto& entries = list.entries;
-      std::vector<std::pair<int64_t, int64_t>> spans;
-      std::vector<bool> drop;
-      for (const auto& [span, name] : entries) {
-        spans.push_back(span);
-        drop.push_back(Lost(f, name) || c.star_lost.count(name) > 0);
-      }
-      bool all_dropped = !drop.empty() && std::count(drop.begin(), drop.end(), true) ==
-                                              static_cast<long>(drop.size());
-      if (all_dropped && list.bare) {
-        edits.push_back({list.value.first, list.value.second, "()", 0});  // `__all__ = 'a', 'b'`
-      } else if (all_dropped) {
-        int64_t start = spans.front().first, end = spans.back().second;
-        while (end < as.end_byte &&
-               (src[static_cast<size_t>(end)] == ',' || src[static_cast<size_t>(end)] == ' ')) {
-          ++end;
-        }
-        // Entries on lines of their own go with their lines (no whitespace-only line left).
-        int64_t line = s.LineStart(start);
-        bool own_line = src.find_first_not_of(" \t", static_cast<size_t>(line)) ==
-                        static_cast<size_t>(start);
-        if (own_line && end < as.end_byte && src[static_cast<size_t>(end)] == '\n') {
-          start = line;
-          ++end;
-        }
-        edits.push_back({start, end, "", 0});
-      } else {
-        ListEdits(spans, drop, &edits);
-      }
-    }
+}
+
+// The entries of one `__all__` list whose names are lost; an emptied list keeps its
+// brackets (a bare tuple becomes `()`).
+void AllListEdits(const Source& s, const parser::Assignment& as,
+                  const parser::PythonParser::AllList& list,
+                  const std::function<bool(const std::string&)>& lost,
+                  std::vector<ByteEdit>* edits) {
+  const std::string& src = s.str();
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  std::vector<bool> drop;
+  for (const auto& [span, name] : list.entries) {
+    spans.push_back(span);
+    drop.push_back(lost(name));
   }
-  // Blocks left without a statement get a `pass` at their own indentation.
+  bool all_dropped = !drop.empty() && std::count(drop.begin(), drop.end(), true) ==
+                                          static_cast<long>(drop.size());
+  if (all_dropped && list.bare) {
+    edits->push_back({list.value.first, list.value.second, "()", 0});  // `__all__ = 'a', 'b'`
+  } else if (all_dropped) {
+    int64_t start = spans.front().first, end = spans.back().second;
+    while (end < as.end_byte &&
+           (src[static_cast<size_t>(end)] == ',' || src[static_cast<size_t>(end)] == ' ')) {
+      ++end;
+    }
+    // Entries on lines of their own go with their lines (no whitespace-only line left).
+    int64_t line = s.LineStart(start);
+    bool own_line =
+        src.find_first_not_of(" \t", static_cast<size_t>(line)) == static_cast<size_t>(start);
+    if (own_line && end < as.end_byte && src[static_cast<size_t>(end)] == '\n') {
+      start = line;
+      ++end;
+    }
+    edits->push_back({start, end, "", 0});
+  } else {
+    ListEdits(spans, drop, edits);
+  }
+}
+
+// Blocks the edits leave without a statement get a `pass` at their own indentation.
+void PassEdits(const Source& s, parser::PythonParser& parser, std::vector<ByteEdit>* edits) {
   auto covered = [&](int64_t b, int64_t e) {
-    for (const auto& ed : edits) {
+    for (const auto& ed : *edits) {
       if (ed.start <= b && e <= ed.end && ed.start != ed.end) return true;
     }
     return false;
   };
-  for (const auto& block : parser.Blocks(src)) {
+  for (const auto& block : parser.Blocks(s.str())) {
     if (block.statements.empty() || covered(block.owner_start, block.owner_start + 1)) continue;
     bool all = true;
     for (const auto& [b, e] : block.statements) all = all && covered(b, e);
@@ -776,8 +768,36 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
     // Inside the removal covering the first statement: Apply() merges the two, so `pass`
     // replaces that removal.
     int64_t line = s.LineStart(block.statements.front().first);
-    edits.push_back({line, line, std::string(Source::Indent(s.Line(line))) + "pass\n", 0});
+    edits->push_back({line, line, std::string(Source::Indent(s.Line(line))) + "pass\n", 0});
   }
+}
+
+void Planner::Edit(size_t f, parser::PythonParser& parser) {
+  const FileTable& t = T(f);
+  const std::string& src = repo_.source(f);
+  Source s(src);
+  FileCut& c = cuts_[f];
+  if (policy_[f] != FilePolicy::kEditable) return;
+  std::vector<ByteEdit> edits;
+  for (size_t e = 1; e < t.entities.size(); ++e) {
+    if (!c.removed[e] || ScopeRemoved(f, t.entities[e].parent)) continue;
+    edits.push_back(StatementEdit(s, t.entities[e].start_byte, t.entities[e].end_byte));
+  }
+  ImportEdits(t, c, s, &edits);
+  std::set<int64_t> done_statements;
+  std::map<int64_t, parser::PythonParser::AllList> all_lists;
+  for (auto& list : parser.AllLists(src)) all_lists[list.statement_start] = std::move(list);
+  auto lost = [&](const std::string& name) { return Lost(f, name) || c.star_lost.count(name); };
+  for (size_t a = 0; a < t.assignments.size(); ++a) {
+    const auto& as = t.assignments[a];
+    if (c.removed_assignments.count(a)) {
+      edits.push_back(StatementEdit(s, as.start_byte, as.end_byte));
+    } else if (as.name == "__all__" && all_lists.count(as.start_byte) &&
+               done_statements.insert(as.start_byte).second) {
+      AllListEdits(s, as, all_lists.at(as.start_byte), lost, &edits);
+    }
+  }
+  PassEdits(s, parser, &edits);
   std::string out = Apply(src, std::move(edits));
   if (out == src) return;
   parser::FileTable check = parser.Parse(t.path, t.module, out, false);

@@ -282,6 +282,61 @@ std::string NoteSection(const StatementInput& in) {
 
 }  // namespace
 
+namespace {
+
+// The blocks the statement shows, in order: a method is shown in its class's block. Adds to
+// `members` the removed methods of each class shown as a whole.
+std::vector<Ent> ShownBlocks(const Repo& repo, const StatementInput& in, std::set<Ent>* members) {
+  std::vector<Ent> shown;
+  for (Ent v : in.shown.empty() ? in.tops : repo.ByIdOrder(in.shown)) {
+    Ent block = v;
+    if (repo.entity(v).kind == EntityKind::kMethod) {
+      auto parent = repo.Parent(v);
+      if (parent && repo.entity(*parent).kind == EntityKind::kClass) block = *parent;
+    }
+    if (std::find(shown.begin(), shown.end(), block) == shown.end()) shown.push_back(block);
+    if (block == v && repo.entity(v).kind == EntityKind::kClass &&
+        (in.shown.empty() || in.shown.count(v))) {
+      for (Ent m : in.removed) {
+        if (repo.Parent(m) == v) members->insert(m);
+      }
+    }
+  }
+  return shown;
+}
+
+// How the test file imports v; at level 2 from `agent_code` instead of the package.
+std::string InterfaceImport(const Repo& repo, const StatementInput& in, Ent v) {
+  std::string import = ImportPath(repo, in.f2p, v);
+  if (in.level == 2 && !in.package.empty()) {
+    std::string from = "from " + in.package;
+    if (import.starts_with(from + " ") || import.starts_with(from + ".")) {
+      import = "from agent_code" + import.substr(from.size());
+    }
+  }
+  return import;
+}
+
+// The "## Interface Descriptions" heading and what it says about where interfaces go.
+std::string DescriptionsHeading(const StatementInput& in) {
+  std::string out = "\n## Interface Descriptions\n\n";
+  if (in.level == 1) {
+    return out +
+           "Each interface goes into the file named in its block (the path is relative to the "
+           "repository root), importable as shown.\n";
+  }
+  out +=
+      "Each interface must be importable from `agent_code` exactly as shown; organise the "
+      "package's modules as the import paths say.\n";
+  if (!in.test_uses.empty()) {
+    out += "\nThe tests read these names from `agent_code` (all of them must exist):\n\n";
+    for (const auto& u : in.test_uses) out += "- `" + u + "`\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementInput& in) {
   std::map<Ent, std::string> written;  // entity -> docstring made for it
   Describe describe = [&](Ent r) -> util::Expected<std::string> {
@@ -297,24 +352,8 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     written[r] = *doc;
     return doc;
   };
-  // A method is shown in its class's block; a class shown as a whole lists its removed
-  // methods.
-  std::vector<Ent> shown;
   std::set<Ent> members = in.shown;
-  for (Ent v : in.shown.empty() ? in.tops : repo.ByIdOrder(in.shown)) {
-    Ent block = v;
-    if (repo.entity(v).kind == EntityKind::kMethod) {
-      auto parent = repo.Parent(v);
-      if (parent && repo.entity(*parent).kind == EntityKind::kClass) block = *parent;
-    }
-    if (std::find(shown.begin(), shown.end(), block) == shown.end()) shown.push_back(block);
-    if (block == v && repo.entity(v).kind == EntityKind::kClass &&
-        (in.shown.empty() || in.shown.count(v))) {
-      for (Ent m : in.removed) {
-        if (repo.Parent(m) == v) members.insert(m);
-      }
-    }
-  }
+  std::vector<Ent> shown = ShownBlocks(repo, in, &members);
   std::vector<std::pair<const Entity*, std::string>> tops;  // with its docstring
   std::string blocks, interfaces;
   for (Ent v : shown) {
@@ -325,16 +364,10 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     auto rendered = RenderInterface(repo, v, members, describe);
     if (!rendered.ok()) return rendered;
     interfaces += *rendered + "\n";
-    std::string import = ImportPath(repo, in.f2p, v);
-    if (in.level == 2 && !in.package.empty()) {
-      std::string from = "from " + in.package;
-      if (import.starts_with(from + " ") || import.starts_with(from + ".")) {
-        import = "from agent_code" + import.substr(from.size());
-      }
-    }
     blocks += "\n### Interface " + std::to_string(tops.size()) + ": `" + e.name + "`\n\n";
     if (in.level == 1) blocks += "Path: `" + repo.table(v).path + "`\n\n";
-    blocks += "Import: `" + import + "`\n\n```python\n" + *rendered + "```\n";
+    blocks += "Import: `" + InterfaceImport(repo, in, v) + "`\n\n```python\n" + *rendered +
+              "```\n";
   }
   std::string task;
   if (in.model && in.model->task_statement) {
@@ -343,22 +376,7 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     if (t->find_first_not_of(" \t\r\n") != std::string::npos) task = TaskSection(*t);
   }
   if (task.empty()) task = OwnTaskSection(repo, in, tops);
-  std::string out = "## Task\n\n" + task + NoteSection(in);
-  out += "\n## Interface Descriptions\n\n";
-  if (in.level == 1) {
-    out +=
-        "Each interface goes into the file named in its block (the path is relative to the "
-        "repository root), importable as shown.\n";
-  } else {
-    out +=
-        "Each interface must be importable from `agent_code` exactly as shown; organise the "
-        "package's modules as the import paths say.\n";
-    if (!in.test_uses.empty()) {
-      out += "\nThe tests read these names from `agent_code` (all of them must exist):\n\n";
-      for (const auto& u : in.test_uses) out += "- `" + u + "`\n";
-    }
-  }
-  return out + blocks;
+  return "## Task\n\n" + task + NoteSection(in) + DescriptionsHeading(in) + blocks;
 }
 
 }  // namespace fbkit::extract::make
