@@ -172,7 +172,6 @@ util::Expected<AllSummary> ExtractAll(
     } catch (const std::exception& e) {
       // A bug on this candidate must not end the others' run; it is undecided (no state), so
       // a rerun builds it again, and the command's exit status says so.
-      o = TaskOutcome{};
       o.f2p = mine[i]->file;
       o.rejection = Rejection::kInternalError;
       o.detail = e.what();

@@ -658,15 +658,19 @@ bool OtherFilesCall(const TestUse& use, uint32_t v, std::optional<uint32_t> t) {
                      [&](const auto& fc) { return !t || fc.first != *t; });
 }
 
+// "N of M test files use it": a candidate's spread as every choice's reason says it.
+std::string SpreadText(size_t spread, size_t test_files) {
+  return std::to_string(spread) + " of " + std::to_string(test_files) + " test files use it";
+}
+
 // The choice of a candidate found deeper than the test file's own links (see
 // ChooseTopObjects); `deep` false: never chosen, and the reason says when it would be.
 TopChoice ChooseDeep(const Repo& repo, const DepGraph& g, const TopCandidate& c,
                      std::optional<uint32_t> t, const TestUse& use, size_t limit, bool deep) {
   TopChoice choice{c.entity, false, {}, ""};
   const std::string where = "reached " + std::to_string(c.depth) +
-                            " calls deep through library code; " + std::to_string(c.spread) +
-                            " of " + std::to_string(g.test_files().size()) +
-                            " test files use it";
+                            " calls deep through library code; " +
+                            SpreadText(c.spread, g.test_files().size());
   const Ent v = c.entity;
   if (!t) {
     choice.why = "not in the entity table";
@@ -779,10 +783,6 @@ MemberUse MembersUsed(const Repo& repo, const DepGraph& g, Ent cls, std::optiona
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // What the direct rule weighs every candidate of one test file against.
 struct DirectRule {
   const Repo& repo;
@@ -806,7 +806,7 @@ struct DirectFacts {
 };
 
 // A shared function counts when this file is the only one whose test functions call it
-// directly; a method of a shared class when at most kReachLimit test files reach it.
+// directly.
 constexpr size_t kFuncLimit = 1;
 
 DirectFacts FactsOf(const DirectRule& r, const TopCandidate& c) {
@@ -828,8 +828,7 @@ DirectFacts FactsOf(const DirectRule& r, const TopCandidate& c) {
   f.direct_files = calling != r.use.entity_calls.end() ? calling->second.size() : 0;
   auto callers = r.use.callers.find(v);
   f.callers = callers != r.use.callers.end() ? callers->second.size() : 0;
-  f.spread = std::to_string(c.spread) + " of " + std::to_string(r.test_files) +
-             " test files use it";
+  f.spread = SpreadText(c.spread, r.test_files);
   return f;
 }
 
@@ -901,8 +900,7 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
 // The share rule before (--top-chooser share): within the limit or a utility.
 TopChoice ChooseByShare(const TopCandidate& c, size_t limit, size_t test_files) {
   TopChoice choice{c.entity, c.spread <= limit, {}, ""};
-  choice.why = std::to_string(c.spread) + " of " + std::to_string(test_files) +
-               " test files use it" +
+  choice.why = SpreadText(c.spread, test_files) +
                (choice.chosen ? " (at most " + std::to_string(limit) + ")" : ": a utility");
   return choice;
 }

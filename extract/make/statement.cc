@@ -280,10 +280,6 @@ std::string NoteSection(const StatementInput& in) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // The blocks the statement shows, in order: a method is shown in its class's block. Adds to
 // `members` the removed methods of each class shown as a whole.
 std::vector<Ent> ShownBlocks(const Repo& repo, const StatementInput& in, std::set<Ent>* members) {
