@@ -120,13 +120,14 @@ int RunEval(const EvalArgs& a) {
   auto run = extract::eval::EvaluateRun(RealServices(), o, std::ref(lines));
   lines.Done();
   for (const auto& e : run.write_errors) Fail(kWho, "writing a report: " + e);
+  for (const auto& e : run.internal_errors) Fail(kWho, "internal error: " + e);
   if (!run.error.empty()) return Fail(kWho, run.error);
   if (auto s = WriteHtml(env, a, run.reports, name); !s.ok()) return Fail(kWho, s.error());
   const auto& reports = run.reports;
   std::string out =
       a.format == SummaryFormat::kTable ? extract::eval::SummaryTable(reports) : run.summary_json;
   std::fputs(out.c_str(), stdout);
-  if (!run.write_errors.empty()) return kExitFailure;
+  if (!run.write_errors.empty() || !run.internal_errors.empty()) return kExitFailure;
   return errors.empty() ? kExitOk : kExitFileErrors;
 }
 

@@ -55,6 +55,9 @@ int RunExport(const ExportArgs& a) {
     return extract::dataset::ExportRow(env, runner::RealLauncher(), list[i].second, format,
                               util::JoinPath(*scratch, std::to_string(i)));
   };
+  batch.failed = [](size_t, const std::string& what) -> util::Expected<std::string> {
+    return util::Error{"internal error: " + what};
+  };
   batch.report = [&](const auto& item) { progress.Update(item.done, item.total); };
   auto rows = util::RunBatch(list.size(), batch);
   progress.Clear();

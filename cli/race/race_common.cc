@@ -65,6 +65,11 @@ Out RunInstances(
   batch.run = [&](size_t k, int worker) {
     return fn(*mine[k], util::JoinPath(work, std::to_string(k)), worker);
   };
+  batch.failed = [&](size_t k, const std::string& what) {
+    std::fprintf(stderr, "fb-race: %s: internal error: %s\n", mine[k]->instance_id.c_str(),
+                 what.c_str());
+    return Out{"", "", kExitFailure};
+  };
   Out all_out;
   for (const auto& o : util::RunBatch(mine.size(), batch)) {
     all_out.text += o->text;

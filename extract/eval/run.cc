@@ -176,8 +176,19 @@ EvalRunResult EvaluateRun(
     }
     return r;
   };
+  batch.failed = [&](size_t k, const std::string& what) {
+    const Prediction& p = preds[mine[k]];
+    EvalReport r;
+    r.instance_id = p.instance_id;
+    r.model = p.model;
+    r.error = "internal error: " + what;
+    std::lock_guard<std::mutex> lock(mu);
+    out.internal_errors.push_back(p.instance_id + ": " + what);
+    return r;
+  };
   batch.report = report;
   util::RunBatch(mine.size(), batch);
+  std::sort(out.internal_errors.begin(), out.internal_errors.end());
   ::rmdir(util::JoinPath(options.run_dir, ".work").c_str());  // only when no other shard uses it
   // Shards that share RUN_DIR merge into the unsharded result.
   util::FileLock lock(util::JoinPath(options.run_dir, ".fbkit-lock"));

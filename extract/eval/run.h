@@ -48,6 +48,9 @@ struct EvalRunResult {
   std::vector<EvalReport> reports;  // every finished report for the predictions
   std::string summary_json;         // as written to RUN_DIR/summary.json
   std::vector<std::string> write_errors;  // reports that could not be written
+  // "ID: what" for each prediction whose evaluation threw (a bug): no report, so a rerun
+  // evaluates it again.
+  std::vector<std::string> internal_errors;
   std::string error;                // why summary.json could not be written ("" when it was)
 };
 

@@ -109,6 +109,13 @@ InferRunResult InferRun(
     }
     return r;
   };
+  batch.failed = [&](size_t i, const std::string& what) {
+    InferResult r;  // an error, so a rerun runs the instance again
+    r.instance_id = mine[i].first;
+    r.status = InferStatus::kError;
+    r.error = "internal error: " + what;
+    return r;
+  };
   // The agent cannot start: the others would fail alike.
   batch.stops = [](const InferResult& r) { return r.could_not_start; };
   batch.report = report;

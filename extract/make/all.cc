@@ -165,18 +165,8 @@ util::Expected<AllSummary> ExtractAll(
   };
   batch.run = [&](size_t i, int worker) {
     int64_t down = options.model ? options.model->unavailable() : 0;
-    TaskOutcome o;
-    try {
-      o = BuildTask({env, launcher, tests}, *parsers[static_cast<size_t>(worker)], inputs.ctx,
-                    *mine[i], options);
-    } catch (const std::exception& e) {
-      // A bug on this candidate must not end the others' run; it is undecided (no state), so
-      // a rerun builds it again, and the command's exit status says so.
-      o.f2p = mine[i]->file;
-      o.rejection = Rejection::kInternalError;
-      o.detail = e.what();
-      return o;
-    }
+    TaskOutcome o = BuildTask({env, launcher, tests}, *parsers[static_cast<size_t>(worker)],
+                              inputs.ctx, *mine[i], options);
     if (!o.emitted && options.model && options.model->unavailable() > down) {
       // The model could not answer (its endpoint, its command): no verdict on this
       // candidate, so nothing a rerun would take as final.
@@ -190,6 +180,15 @@ util::Expected<AllSummary> ExtractAll(
       std::lock_guard<std::mutex> lock(mu);
       s.write_errors.push_back(written.error());
     }
+    return o;
+  };
+  batch.failed = [&](size_t i, const std::string& what) {
+    // A bug on this candidate must not end the others' run; it is undecided (no state), so a
+    // rerun builds it again, and the command's exit status says so.
+    TaskOutcome o;
+    o.f2p = mine[i]->file;
+    o.rejection = Rejection::kInternalError;
+    o.detail = what;
     return o;
   };
   batch.report = report;

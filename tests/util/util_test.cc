@@ -3,9 +3,10 @@
 
 #include <atomic>
 #include <mutex>
-#include <optional>
-#include <string>
 #include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "util/batch.h"
@@ -139,6 +140,46 @@ TEST(BatchTest, AStopLeavesTheItemsNotYetStarted) {
   b.stops = [](const int& r) { return r == 3; };
   auto results = RunBatch(10, b);
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(results[i].has_value(), i <= 3) << i;
+}
+
+// An exception out of one item is that item's `failed` result; the others are done.
+TEST(BatchTest, AnExceptionInOneItemIsItsFailedResult) {
+  Batch<std::string> b;
+  b.jobs = 3;
+  b.run = [](size_t i, int) -> std::string {
+    if (i == 4) throw std::runtime_error("boom " + std::to_string(i));
+    return "now " + std::to_string(i);
+  };
+  b.failed = [](size_t i, const std::string& what) {
+    return "failed " + std::to_string(i) + ": " + what;
+  };
+  size_t reported = 0;
+  b.report = [&](const BatchItem<std::string>&) { ++reported; };
+  auto results = RunBatch(10, b);
+  EXPECT_EQ(reported, 10u);
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(*results[i], i == 4 ? "failed 4: boom 4" : "now " + std::to_string(i)) << i;
+  }
+}
+
+// Without `failed`, the first exception reaches the caller (not std::terminate from a worker
+// thread), after the items already started have finished; no item starts after it (one job: item 2 is
+// the last).
+TEST(BatchTest, WithoutAFailedHookTheExceptionReachesTheCaller) {
+  for (int jobs : {1, 3}) {
+    std::atomic<int> started = 0;
+    Batch<int> b;
+    b.jobs = jobs;
+    b.run = [&](size_t i, int) {
+      ++started;
+      if (i == 2) throw std::runtime_error("boom");
+      return static_cast<int>(i);
+    };
+    EXPECT_THROW(RunBatch(100, b), std::runtime_error) << jobs;
+    if (jobs == 1) {
+      EXPECT_EQ(started.load(), 3);
+    }
+  }
 }
 
 TEST(PathTest, JoinAndDirName) {
