@@ -4,8 +4,9 @@
  * interpreter version and ABI) and loaded by the agent; the pure-Python Recorder.profile is
  * the fallback and the specification: on a call event whose code is repository code (asked
  * once per code object from `classify`), count the edge from the nearest repository frame
- * below it (NULL when none) in the current context's table, or in the import context while
- * module-level code of a non-test module runs.
+ * below it (NULL when none, or when the search meets the frame a running garbage collection
+ * interrupted, given by `set_collecting`) in the current context's table, or in the import
+ * context while module-level code of a non-test module runs.
  *
  * Code objects are keyed by address; the tracer holds a reference to every code object it
  * has seen, so an address is never reused while it is in a table. */
@@ -46,6 +47,7 @@ typedef struct {
   size_t current;
   size_t import_table;
   long import_depth;
+  PyObject* collecting; /* the frame a running garbage collection interrupted, or NULL */
 } Tracer;
 
 static size_t HashPtr(const void* p) {
@@ -172,6 +174,10 @@ static int OnCall(Tracer* t, PyFrameObject* frame) {
   PyObject* caller_code = NULL;
   PyFrameObject* f = PyFrame_GetBack(frame);
   while (f) {
+    if ((PyObject*)f == t->collecting) {
+      Py_DECREF(f);
+      break;
+    }
     PyObject* c = (PyObject*)PyFrame_GetCode(f);
     int ck = Classify(t, c);
     if (ck < 0) {
@@ -234,6 +240,11 @@ static PyObject* Tracer_set_context(Tracer* t, PyObject* name) {
   size_t i = TableFor(t, name);
   if (i == (size_t)-1) return NULL;
   t->current = i;
+  Py_RETURN_NONE;
+}
+
+static PyObject* Tracer_set_collecting(Tracer* t, PyObject* frame) {
+  Py_XSETREF(t->collecting, frame == Py_None ? NULL : Py_NewRef(frame));
   Py_RETURN_NONE;
 }
 
@@ -323,11 +334,14 @@ static void Tracer_dealloc(Tracer* t) {
   PyMem_Free(t->tables);
   Py_XDECREF(t->classify);
   Py_XDECREF(t->module_ids);
+  Py_XDECREF(t->collecting);
   Py_TYPE(t)->tp_free((PyObject*)t);
 }
 
 static PyMethodDef Tracer_methods[] = {
     {"set_context", (PyCFunction)Tracer_set_context, METH_O, "Count edges in this context."},
+    {"set_collecting", (PyCFunction)Tracer_set_collecting, METH_O,
+     "The frame a running garbage collection interrupted (None: none): no caller below it."},
     {"install", (PyCFunction)Tracer_install, METH_NOARGS, "Install on the current thread."},
     {"take", (PyCFunction)Tracer_take, METH_NOARGS, "Return and clear the edge counts."},
     {NULL, NULL, 0, NULL},

@@ -25,6 +25,7 @@ static import closure); "<fixture>BASEID::NAME" for session- and package-scoped 
 setup (attributed to the files that use it); "<session>" for anything else.
 """
 
+import gc
 import json
 import os
 import sys
@@ -48,7 +49,10 @@ class Recorder:
 
     `profile` is the sys.setprofile callback. A callee counts when its file is under the
     root; its caller is the nearest frame whose file is under the root (None when the call
-    came from outside, e.g. pytest calling a test). Code objects are keyed by identity (id,
+    came from outside, e.g. pytest calling a test, or from the garbage collector: a finalizer
+    or a generator it closes runs on top of whichever frame happened to trigger the
+    collection, which depends on allocation counts, not on the code; the finalizer's own
+    calls have it as their caller). Code objects are keyed by identity (id,
     with a reference kept so ids stay unique): CPython's code equality ignores the file, so
     equal functions in two files would otherwise be taken for one."""
 
@@ -65,6 +69,7 @@ class Recorder:
         self._module_ids = set()  # ids of <module> codes of non-test repo modules
         self.test_files = set()
         self.import_depth = 0
+        self.collecting = None  # the frame a running garbage collection interrupted
         self.contexts = {}  # context -> {(caller id or None, callee id): count}
         self.context = SESSION_CONTEXT
         self._edges = self.contexts.setdefault(self.context, {})
@@ -125,6 +130,9 @@ class Recorder:
                 return
             caller = frame.f_back
             while caller is not None:
+                if caller is self.collecting:
+                    caller = None
+                    break
                 ckey = id(caller.f_code)
                 cinfo = self._info.get(ckey, False)
                 if cinfo is False:
@@ -139,6 +147,23 @@ class Recorder:
             edges[edge] = edges.get(edge, 0) + 1
         elif event == "return" and self.import_depth and id(frame.f_code) in self._module_ids:
             self.import_depth -= 1
+
+    # -- the garbage collector --------------------------------------------------------
+    def on_gc(self, phase, info):
+        """gc.callbacks hook: from start to stop, the frame the collection interrupted ends
+        the search for a caller."""
+        self.collecting = sys._getframe(1) if phase == "start" else None
+        if self.tracer is not None:
+            self.tracer.set_collecting(self.collecting)
+
+    def watch_collections(self):
+        if self.on_gc not in gc.callbacks:
+            gc.callbacks.append(self.on_gc)
+
+    def unwatch_collections(self):
+        if self.on_gc in gc.callbacks:
+            gc.callbacks.remove(self.on_gc)
+        self.on_gc("stop", None)
 
     # -- contexts ---------------------------------------------------------------------
     def set_context(self, context):
@@ -270,6 +295,7 @@ class Agent:
                             "preloaded": sorted(preloaded)})
         if not self.recording:
             return
+        self.recorder.watch_collections()
         threading.setprofile(self.profile)
         self.install()
 
@@ -284,6 +310,7 @@ class Agent:
     def stop(self):
         sys.setprofile(None)
         threading.setprofile(None)
+        self.recorder.unwatch_collections()
 
     def flush(self):
         for context, edges in sorted(self.recorder.take().items()):

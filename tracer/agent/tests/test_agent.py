@@ -13,6 +13,7 @@ Tests marked xfail(strict=True) document agent bugs found by these tests; each r
 what is wrong. When a bug is fixed the test XPASSes, fails the run, and the mark goes.
 """
 
+import gc
 import importlib
 import json
 import os
@@ -398,6 +399,51 @@ class TestProfile:
         profiled(rec, core.helper, 1)
         helper = repo.ident("PKG/core.py", "def helper", "helper")
         assert named(rec, rec.take()) == {SESSION_CONTEXT: {(None, helper): 1}}
+
+    def test_a_call_the_garbage_collector_makes_has_no_caller(self, repo, impl):
+        # A finalizer runs on top of whichever frame triggered the collection (here `collect`,
+        # in a real run any frame whose allocation crossed the threshold): no caller.
+        repo.write("PKG/cyc.py", """
+            class Cycle:
+                def __init__(self):
+                    self.me = self
+
+                def __del__(self):
+                    finalize()
+
+            def finalize():
+                return 1
+
+            def make():
+                Cycle()
+
+            def collect():
+                gc.collect()
+
+            import gc
+        """)
+        cyc = repo.module("PKG.cyc")
+        rec = make_recorder(repo.root, impl)
+        rec.watch_collections()
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            profiled(rec, lambda: (cyc.make(), cyc.collect()))
+        finally:
+            rec.unwatch_collections()
+            if enabled:
+                gc.enable()
+        assert rec.collecting is None
+        f = "PKG/cyc.py"
+        init = repo.ident(f, "def __init__", "__init__")
+        dele = repo.ident(f, "def __del__", "__del__")
+        finalize = repo.ident(f, "def finalize", "finalize")
+        make = repo.ident(f, "def make", "make")
+        collect = repo.ident(f, "def collect", "collect")
+        assert named(rec, rec.take()) == {SESSION_CONTEXT: {
+            (None, make): 1, (make, init): 1, (None, collect): 1, (None, dele): 1,
+            (dele, finalize): 1}}
+        assert rec.on_gc not in gc.callbacks
 
     def test_nothing_recorded_for_outside_code(self, repo, impl):
         rec = make_recorder(repo.root, impl)
