@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 
@@ -218,6 +219,17 @@ class Planner {
            rules_.executed->count(repo_.module(f) + static_cast<Ent>(e)) > 0;
   }
 
+  // Whether the P2P runs never call what a removed name stands for: functions none of them
+  // executes. A function they do run may then keep naming it, on lines that did not run (as
+  // in FeatureBench, whose P2P runs are the judge; a name read without a call fails them, and
+  // the repair keeps it). A class stays named: `isinstance` reads it without a call.
+  bool NeverCalled(const std::set<Ent>& origin) const {
+    if (rules_.strict || !rules_.executed) return false;
+    return std::all_of(origin.begin(), origin.end(), [&](Ent v) {
+      return repo_.entity(v).kind == EntityKind::kFunction && !rules_.executed->count(v);
+    });
+  }
+
   // A use of a removed name by entity e of file h: a conflict when that code runs, else a
   // dangling reference the P2P runs never reach.
   void Use(size_t h, size_t e, bool runs, const std::set<Ent>& origin,
@@ -347,18 +359,26 @@ class Planner {
         if (c.removed[e]) continue;
         const Entity& ent = t.entities[e];
         bool runs = Runs(h, e);
+        bool import_time = e == 0 || ent.kind == EntityKind::kClass;
+        // Whether a use of the name is a conflict: code that runs may not lose it, unless
+        // the use is in a function's body and the P2P runs never call what it names.
+        auto binding = [&](const std::set<Ent>& origin, bool at_import) {
+          return at_import || (runs && (import_time || !NeverCalled(origin)));
+        };
         std::set<std::string> at_import;  // decorators and the signature run at import time
         for (const auto& d : ent.decorators) at_import.insert(DecoratorHead(d));
         if (e > 0) SignatureNames(ent, &at_import);
         std::set<std::string> uses = at_import;
         Uses(ent, &uses);
         for (const auto& u : uses) {
-          if (Lost(h, u)) Use(h, e, runs || at_import.count(u), cuts_[h].origin.at(u), u);
+          if (!Lost(h, u)) continue;
+          const auto& origin = cuts_[h].origin.at(u);
+          Use(h, e, binding(origin, at_import.count(u) > 0), origin, u);
         }
-        bool import_time = e == 0 || ent.kind == EntityKind::kClass;
         for (const auto& r : ent.references) {
-          bool r_runs = runs || at_import.count(std::string(Head(r)));
-          CheckChain(h, e, r, r_runs);
+          CheckChain(h, e, r, [&](const std::set<Ent>& origin) {
+            return binding(origin, at_import.count(std::string(Head(r))) > 0);
+          });
           if (import_time || at_import.count(std::string(Head(r)))) CheckMemberUse(h, ent, r);
         }
         for (const auto& d : ent.decorators) CheckMemberUse(h, ent, d);
@@ -367,12 +387,15 @@ class Planner {
     }
   }
 
-  void CheckChain(size_t h, size_t e, const std::string& ref, bool runs) {
+  // `binding(origin)`: whether a use of a name removed from `origin` is a conflict.
+  void CheckChain(size_t h, size_t e, const std::string& ref,
+                  const std::function<bool(const std::set<Ent>&)>& binding) {
     auto chain = index_.ModuleChain(h, ref);
     if (!chain) return;
     auto src = repo_.ModuleFile(chain->first);
     if (!src || !Lost(*src, chain->second)) return;
-    Use(h, e, runs, cuts_[*src].origin.at(chain->second), ref);
+    const auto& origin = cuts_[*src].origin.at(chain->second);
+    Use(h, e, binding(origin), origin, ref);
   }
 
   // Code that runs at import time and reads a removed member of a class that stays

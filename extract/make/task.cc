@@ -351,6 +351,7 @@ std::set<std::string> MissingNames(const std::vector<std::string>& messages) {
   static const std::regex kPatterns[] = {
       std::regex(R"(NameError: name '(\w+)' is not defined)"),
       std::regex(R"(has no attribute '(\w+)')"),
+      std::regex(R"(AttributeError: (\w+)(?=[ \t]*(\n|$)))"),  // a module's __getattr__
       std::regex(R"(cannot import name '(\w+)')"),
       std::regex(R"(UnboundLocalError: .*'(\w+)')"),
   };

@@ -82,26 +82,50 @@ TEST_F(CutTest, RemovesAFunctionWithItsDecoratorsAndCommentWithoutLeavingAHole) 
   EXPECT_TRUE(r.problems.empty());
 }
 
-// FeatureBench's rule: code the P2P runs never execute may keep naming what goes.
-TEST_F(CutTest, UnexecutedCodeMayKeepADanglingReferenceExecutedCodeMayNot) {
+// FeatureBench's rule: code the P2P runs never execute may keep naming what goes; code they
+// execute may keep naming a function none of them calls (the naming line did not run), not
+// one they call, nor a class (`isinstance` reads it without a call).
+TEST_F(CutTest, ExecutedCodeMayKeepADanglingReferenceOnlyToAFunctionNoP2PRunCalls) {
   const std::map<std::string, std::string> files = {
       {"money.py", "def fmt(c):\n    return str(c)\n"},
       {"report.py",
        "from money import fmt\n\n\ndef total(xs):\n    return fmt(sum(xs))\n\n\n"
        "def count(xs):\n    return len(xs)\n"}};
+  const std::string cut_report =
+      "def total(xs):\n    return fmt(sum(xs))\n\n\ndef count(xs):\n    return len(xs)\n";
   std::set<std::string> executed = {"report.py::count"};
   auto r = Cut(files, {"money.py::fmt"}, {}, IdRules{&executed, false});
   ASSERT_TRUE(r.conflicts.empty()) << r.reasons.front();
   EXPECT_EQ(r.dangling, std::vector<std::string>{"report.py:4: total uses fmt"});
-  EXPECT_EQ(r.texts.at("report.py"),
-            "def total(xs):\n    return fmt(sum(xs))\n\n\ndef count(xs):\n    return len(xs)\n");
+  EXPECT_EQ(r.texts.at("report.py"), cut_report);
   executed.insert("report.py::total");
   auto runs = Cut(files, {"money.py::fmt"}, {}, IdRules{&executed, false});
-  EXPECT_EQ(Ids(runs.conflicts), std::vector<std::string>{"money.py::fmt"});
+  ASSERT_TRUE(runs.conflicts.empty()) << runs.reasons.front();
+  EXPECT_EQ(runs.dangling, std::vector<std::string>{"report.py:4: total uses fmt"});
+  EXPECT_EQ(runs.texts.at("report.py"), cut_report);
+  executed.insert("money.py::fmt");
+  auto called = Cut(files, {"money.py::fmt"}, {}, IdRules{&executed, false});
+  EXPECT_EQ(Ids(called.conflicts), std::vector<std::string>{"money.py::fmt"});
+  std::set<std::string> total = {"report.py::total"};
+  auto a_class = Cut({{"money.py", "class Fmt:\n    pass\n"},
+                      {"report.py",
+                       "from money import Fmt\n\n\ndef total(x):\n"
+                       "    return isinstance(x, Fmt)\n"}},
+                     {"money.py::Fmt"}, {}, IdRules{&total, false});
+  EXPECT_EQ(Ids(a_class.conflicts), std::vector<std::string>{"money.py::Fmt"});
   // The rule before: nothing may name what goes.
   auto strict = Cut(files, {"money.py::fmt"}, {}, IdRules{});
   EXPECT_EQ(Ids(strict.conflicts), std::vector<std::string>{"money.py::fmt"});
   EXPECT_TRUE(strict.dangling.empty());
+}
+
+// A module-level use runs at import, whether the P2P runs call the function or not.
+TEST_F(CutTest, AModuleLevelUseOfAFunctionNoP2PRunCallsIsAConflict) {
+  std::set<std::string> none;
+  auto r = Cut({{"money.py", "def fmt(c):\n    return str(c)\n"},
+                {"report.py", "from money import fmt\n\nFORMATTERS = {\"plain\": fmt}\n"}},
+               {"money.py::fmt"}, {}, IdRules{&none, false});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"money.py::fmt"});
 }
 
 // Defaults, annotations and decorators run when the module is imported, executed or not.

@@ -186,12 +186,10 @@ TEST_F(BuildTaskTest, TooFewLinesIsARejectionBeforeAnyRun) {
   EXPECT_TRUE(tests_.requests.empty());
 }
 
-// The feature's helper h (reached only through g in the trace) is also needed by the P2P
-// test in a way the trace did not see: the first verification fails with a NameError
-// naming h, the repair keeps h, and the task verifies on the second round.
-TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
-  Prepare(std::string(kCore) + "\n\ndef h(x):\n    return x + 1\n");
-  tests_.respond = [](const runner::TestRunRequest& r) {
+// Test runs in which test_g needs g, and test_f needs h, failing with `message` without it.
+std::function<util::Expected<runner::TestRun>(const runner::TestRunRequest&)> NeedingH(
+    const std::string& message) {
+  return [message](const runner::TestRunRequest& r) {
     std::string core = ReadFileOrDie(r.root + "/pkg/core.py");
     bool has_g = core.find("def g") != std::string::npos;
     bool has_h = core.find("def h") != std::string::npos;
@@ -202,19 +200,32 @@ TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
     }
     runner::TestRun run = testing::RunWith(outcomes);
     std::string p2p = std::string(kP2p) + "::test_f";
-    if (run.files.count(kP2p) && !has_h) {
-      run.files[kP2p].tests[p2p].message = "E   NameError: name 'h' is not defined";
-    }
+    if (run.files.count(kP2p) && !has_h) run.files[kP2p].tests[p2p].message = message;
     return util::Expected<runner::TestRun>(run);
   };
-  TaskOutcome o = Build();
-  ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
-  ASSERT_EQ(o.repairs.size(), 1u);
-  EXPECT_NE(o.repairs[0].find("kept pkg/core.py::h"), std::string::npos) << o.repairs[0];
-  auto inst = taskdir::ReadInstance(util::RealEnv(),
-                                    taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
-  ASSERT_TRUE(inst.ok()) << inst.error();
-  EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
+}
+
+// The feature's helper h (reached only through g in the trace) is also needed by the P2P
+// test in a way the trace did not see: the first verification fails with an error naming
+// h, the repair keeps h, and the task verifies on the second round. The errors: a NameError,
+// and the AttributeError a module's __getattr__ raises for a name read from it
+// (`old = utils.h` with h imported into utils).
+TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
+  for (const char* message :
+       {"E   NameError: name 'h' is not defined", "E       AttributeError: h\n\nsrc/x.py:9"}) {
+    SCOPED_TRACE(message);
+    std::filesystem::remove_all(tmp_.path() + "/out");
+    Prepare(std::string(kCore) + "\n\ndef h(x):\n    return x + 1\n");
+    tests_.respond = NeedingH(message);
+    TaskOutcome o = Build();
+    ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
+    ASSERT_EQ(o.repairs.size(), 1u);
+    EXPECT_NE(o.repairs[0].find("kept pkg/core.py::h"), std::string::npos) << o.repairs[0];
+    auto inst = taskdir::ReadInstance(
+        util::RealEnv(), taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
+    ASSERT_TRUE(inst.ok()) << inst.error();
+    EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
+  }
 }
 
 // An exception out of one candidate's build (a bug) is that candidate's "internal error", left
