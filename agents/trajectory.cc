@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -604,6 +605,72 @@ std::string OpenHandsRoot(const std::string& instruction, const std::vector<json
   return "/workspace";
 }
 
+// Cost, tokens and API calls from OpenHands' `metrics`.
+void OpenHandsMetrics(const json& j, Trajectory* t) {
+  json metrics = j.value("metrics", json::object());
+  if (!metrics.is_object()) return;
+  t->cost = Double(metrics, "accumulated_cost");
+  if (metrics.contains("accumulated_token_usage") &&
+      metrics["accumulated_token_usage"].is_object()) {
+    t->prompt_tokens = Int(metrics["accumulated_token_usage"], "prompt_tokens");
+    t->completion_tokens = Int(metrics["accumulated_token_usage"], "completion_tokens");
+  }
+  if (metrics.contains("response_latencies") && metrics["response_latencies"].is_array()) {
+    t->api_calls = static_cast<int64_t>(metrics["response_latencies"].size());
+  }
+}
+
+// One OpenHands action of `kind`: what it read, edited or ran goes to `col` (`cwd` follows
+// the shell); returns the turn's action text, or nullopt for an action that is no turn.
+std::optional<std::string> OpenHandsAction(const std::string& kind, const json& args,
+                                           const json* obs, Collector* col, std::string* cwd,
+                                           bool* finished) {
+  std::string p = util::TextOr(args, "path");
+  if (kind == "read") {
+    std::string obs_text = obs ? util::TextOr(*obs, "content") : "";
+    if (obs_text.find("files and directories") == std::string::npos) col->Open(p, *cwd);
+    return "read " + p;
+  }
+  if (kind == "edit") {
+    std::string command = util::TextOr(args, "command");
+    std::string code = util::TextOr(args, "translated_ipython_code");
+    if (command == "view" ||
+        (command.empty() && code.find("'command': 'view'") != std::string::npos)) {
+      col->Open(p, *cwd);
+    } else {
+      col->Edit(p, *cwd);
+    }
+    return "edit " + (command.empty() ? std::string("") : command + " ") + p;
+  }
+  if (kind == "write") {
+    col->Edit(p, *cwd);
+    return "write " + p;
+  }
+  if (kind == "run") {
+    if (args.value("is_input", false)) return std::nullopt;
+    std::string command = util::TextOr(args, "command");
+    col->Shell(command, cwd);
+    if (obs && obs->contains("extras") && (*obs)["extras"].is_object()) {
+      json meta = (*obs)["extras"].value("metadata", json::object());
+      if (meta.is_object()) {
+        std::string wd = util::TextOr(meta, "working_dir");
+        if (!wd.empty()) *cwd = wd;
+      }
+    }
+    return command;
+  }
+  if (kind == "run_ipython") {
+    std::string code = util::TextOr(args, "code");
+    IpythonEffects(code, *cwd, col);
+    return code;
+  }
+  if (kind == "finish") {
+    *finished = true;
+    return "finish";
+  }
+  return std::nullopt;
+}
+
 Trajectory ReadOpenHands(const json& j, const std::string& path) {
   Trajectory t;
   t.format = TrajectoryFormat::kOpenHands;
@@ -614,18 +681,7 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
   }
   std::string instruction = util::TextOr(j, "instruction");
   t.problem_statement = Clip(instruction, 20000);
-  json metrics = j.value("metrics", json::object());
-  if (metrics.is_object()) {
-    t.cost = Double(metrics, "accumulated_cost");
-    if (metrics.contains("accumulated_token_usage") &&
-        metrics["accumulated_token_usage"].is_object()) {
-      t.prompt_tokens = Int(metrics["accumulated_token_usage"], "prompt_tokens");
-      t.completion_tokens = Int(metrics["accumulated_token_usage"], "completion_tokens");
-    }
-    if (metrics.contains("response_latencies") && metrics["response_latencies"].is_array()) {
-      t.api_calls = static_cast<int64_t>(metrics["response_latencies"].size());
-    }
-  }
+  OpenHandsMetrics(j, &t);
   auto events = Events(j.value("history", json::array()));
   std::map<int64_t, const json*> observation_of;
   for (const auto& e : events) {
@@ -639,54 +695,17 @@ Trajectory ReadOpenHands(const json& j, const std::string& path) {
   bool finished = false;
   for (const auto& e : events) {
     if (!e.contains("action") || !e["action"].is_string()) continue;
-    std::string kind = e["action"];
     json args = e.value("args", json::object());
     const json* obs = nullptr;
     if (e.contains("id") && e["id"].is_number()) {
       auto it = observation_of.find(e["id"].get<int64_t>());
       if (it != observation_of.end()) obs = it->second;
     }
+    auto action = OpenHandsAction(e["action"], args, obs, &col, &cwd, &finished);
+    if (!action) continue;
     std::string obs_text = obs ? util::TextOr(*obs, "content") : "";
-    std::string p = util::TextOr(args, "path");
-    std::string action_text;
-    if (kind == "read") {
-      if (obs_text.find("files and directories") == std::string::npos) col.Open(p, cwd);
-      action_text = "read " + p;
-    } else if (kind == "edit") {
-      std::string command = util::TextOr(args, "command");
-      std::string code = util::TextOr(args, "translated_ipython_code");
-      if (command == "view" ||
-          (command.empty() && code.find("'command': 'view'") != std::string::npos)) {
-        col.Open(p, cwd);
-      } else {
-        col.Edit(p, cwd);
-      }
-      action_text = "edit " + (command.empty() ? std::string("") : command + " ") + p;
-    } else if (kind == "write") {
-      col.Edit(p, cwd);
-      action_text = "write " + p;
-    } else if (kind == "run") {
-      if (args.value("is_input", false)) continue;
-      action_text = util::TextOr(args, "command");
-      col.Shell(action_text, &cwd);
-      if (obs && obs->contains("extras") && (*obs)["extras"].is_object()) {
-        json meta = (*obs)["extras"].value("metadata", json::object());
-        if (meta.is_object()) {
-          std::string wd = util::TextOr(meta, "working_dir");
-          if (!wd.empty()) cwd = wd;
-        }
-      }
-    } else if (kind == "run_ipython") {
-      action_text = util::TextOr(args, "code");
-      IpythonEffects(action_text, cwd, &col);
-    } else if (kind == "finish") {
-      finished = true;
-      action_text = "finish";
-    } else {
-      continue;
-    }
     t.turns.push_back(
-        {Clip(util::TextOr(args, "thought"), 1500), Clip(action_text, 1500), Clip(obs_text, 1500)});
+        {Clip(util::TextOr(args, "thought"), 1500), Clip(*action, 1500), Clip(obs_text, 1500)});
   }
   std::string error = util::TextOr(j, "error");
   t.exit_status = !error.empty() ? error : finished ? "finished" : "";

@@ -81,6 +81,92 @@ void JournalReader::Feed(std::string_view data) {
   }
 }
 
+// What each kind of record changes in a JournalReader and its trace.
+struct JournalRecords {
+  static void Collect(JournalReader& r, const json& rec) {
+    std::string file = rec.at("file").get<std::string>();
+    FileTrace& f = File(r.trace_, file);
+    if (std::find(r.collected_.begin(), r.collected_.end(), file) == r.collected_.end()) {
+      r.collected_.push_back(file);
+    }
+    if (rec.at("error").is_string()) {
+      f.status = runner::FileStatus::kCollectError;
+      f.error = rec.at("error").get<std::string>();
+      r.trace_->counts["error"]++;
+    }
+  }
+
+  static void Selected(JournalReader& r, const json& rec) {
+    if (r.selection_seen_) {
+      // pytest selects once per session: another selection was written by the tested code.
+      r.trace_->integrity.push_back("a second selection of tests in one session's journal "
+                                    "(written by the tested code?)");
+      return;
+    }
+    r.selection_seen_ = true;
+    for (const auto& entry : rec.at("files")) {
+      std::string file = entry.at(0).get<std::string>();
+      r.selected_.push_back(file);
+      File(r.trace_, file).nodeids = entry.at(1).get<std::vector<std::string>>();
+    }
+  }
+
+  // pytest runs tests only once it has said which it selected: a report before that, or of
+  // a test it did not select (a file that failed to collect has none), was not written by
+  // pytest's run of it.
+  static void Report(JournalReader& r, const json& rec) {
+    std::string nodeid = rec.at("nodeid").get<std::string>();
+    bool known = false;
+    if (r.selection_seen_ && rec.at("file").is_string()) {
+      const auto& ids = File(r.trace_, rec.at("file").get<std::string>()).nodeids;
+      known = std::find(ids.begin(), ids.end(), nodeid) != ids.end();
+    }
+    if (known || (r.selection_seen_ && !rec.at("file").is_string())) {
+      ApplyReport(r.trace_, rec);  // a test outside the repository only counts
+    } else if (r.unselected_++ == 0) {
+      r.trace_->integrity.push_back("a report of " + nodeid +
+                                    ", a test pytest had not selected (written by the tested code?)");
+    }
+  }
+
+  static void Apply(JournalReader& r, const json& rec, const std::string& type) {
+    TraceSet* trace = r.trace_;
+    if (type == "integrity") {
+      trace->integrity.push_back(rec.at("message").get<std::string>());
+    } else if (type == "start") {
+      trace->python = rec.value("python", "");
+      trace->accelerated = rec.value("accelerated", false);
+      for (const auto& p : rec.at("preloaded")) trace->preloaded.insert(p.get<std::string>());
+    } else if (type == "collect") {
+      Collect(r, rec);
+    } else if (type == "selected") {
+      Selected(r, rec);
+    } else if (type == "begin") {
+      r.current_file_ = rec.at("file").get<std::string>();
+      r.begun_.insert(*r.current_file_);
+    } else if (type == "test") {
+      if (r.current_file_) r.current_test_ = {*r.current_file_, rec.at("nodeid").get<std::string>()};
+    } else if (type == "report") {
+      Report(r, rec);
+    } else if (type == "edges") {
+      ApplyEdges(trace, rec);
+    } else if (type == "uses") {
+      File(trace, rec.at("file").get<std::string>())
+          .fixture_contexts.insert(rec.at("context").get<std::string>());
+    } else if (type == "warning") {
+      trace->warnings.push_back(
+          TraceWarning{rec.at("nodeid").get<std::string>(), rec.at("message").get<std::string>()});
+    } else if (type == "hooks") {
+      for (const auto& h : rec.at("hooks")) {
+        trace->hooks.insert({h.at(0).get<std::string>(), h.at(1).get<std::string>()});
+      }
+    } else if (type == "finish") {
+      trace->exitstatus = rec.at("exitstatus").get<int>();
+      r.finished_ = true;
+    }
+  }
+};
+
 void JournalReader::Apply(std::string_view line) {
   if (line.empty()) return;
   // With a key: signed by fbkit's writer and numbered in order, else written by the tested
@@ -121,73 +207,7 @@ void JournalReader::Apply(std::string_view line) {
       }
       return;
     }
-    if (type == "integrity") {
-      trace_->integrity.push_back(rec.at("message").get<std::string>());
-    } else if (type == "start") {
-      trace_->python = rec.value("python", "");
-      trace_->accelerated = rec.value("accelerated", false);
-      for (const auto& p : rec.at("preloaded")) trace_->preloaded.insert(p.get<std::string>());
-    } else if (type == "collect") {
-      std::string file = rec.at("file").get<std::string>();
-      FileTrace& f = File(trace_, file);
-      if (std::find(collected_.begin(), collected_.end(), file) == collected_.end()) {
-        collected_.push_back(file);
-      }
-      if (rec.at("error").is_string()) {
-        f.status = runner::FileStatus::kCollectError;
-        f.error = rec.at("error").get<std::string>();
-        trace_->counts["error"]++;
-      }
-    } else if (type == "selected") {
-      if (selection_seen_) {
-        // pytest selects once per session: another selection was written by the tested code.
-        trace_->integrity.push_back("a second selection of tests in one session's journal "
-                                    "(written by the tested code?)");
-        return;
-      }
-      selection_seen_ = true;
-      for (const auto& entry : rec.at("files")) {
-        std::string file = entry.at(0).get<std::string>();
-        selected_.push_back(file);
-        File(trace_, file).nodeids = entry.at(1).get<std::vector<std::string>>();
-      }
-    } else if (type == "begin") {
-      current_file_ = rec.at("file").get<std::string>();
-      begun_.insert(*current_file_);
-    } else if (type == "test") {
-      if (current_file_) current_test_ = {*current_file_, rec.at("nodeid").get<std::string>()};
-    } else if (type == "report") {
-      // pytest runs tests only once it has said which it selected: a report before that, or
-      // of a test it did not select (a file that failed to collect has none), was not written
-      // by pytest's run of it.
-      std::string nodeid = rec.at("nodeid").get<std::string>();
-      bool known = false;
-      if (selection_seen_ && rec.at("file").is_string()) {
-        const auto& ids = File(trace_, rec.at("file").get<std::string>()).nodeids;
-        known = std::find(ids.begin(), ids.end(), nodeid) != ids.end();
-      }
-      if (known || (selection_seen_ && !rec.at("file").is_string())) {
-        ApplyReport(trace_, rec);  // a test outside the repository only counts
-      } else if (unselected_++ == 0) {
-        trace_->integrity.push_back("a report of " + nodeid +
-                                    ", a test pytest had not selected (written by the tested code?)");
-      }
-    } else if (type == "edges") {
-      ApplyEdges(trace_, rec);
-    } else if (type == "uses") {
-      File(trace_, rec.at("file").get<std::string>())
-          .fixture_contexts.insert(rec.at("context").get<std::string>());
-    } else if (type == "warning") {
-      trace_->warnings.push_back(
-          TraceWarning{rec.at("nodeid").get<std::string>(), rec.at("message").get<std::string>()});
-    } else if (type == "hooks") {
-      for (const auto& h : rec.at("hooks")) {
-        trace_->hooks.insert({h.at(0).get<std::string>(), h.at(1).get<std::string>()});
-      }
-    } else if (type == "finish") {
-      trace_->exitstatus = rec.at("exitstatus").get<int>();
-      finished_ = true;
-    }
+    JournalRecords::Apply(*this, rec, type);
   } catch (const std::exception&) {  // a field of the wrong type, an index out of range
     ++malformed_;
   }

@@ -39,6 +39,7 @@ class JournalReader {
   TraceSet* trace() const { return trace_; }
 
  private:
+  friend struct JournalRecords;  // what each kind of record changes (journal.cc)
   void Apply(std::string_view line);
   std::string pending_;
   TraceSet* trace_;
