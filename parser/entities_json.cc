@@ -41,6 +41,10 @@ void WriteEntity(util::JsonWriter& w, const Entity& e, bool references) {
   w.Key("signature"), w.String(e.signature);
   w.Key("start_byte"), w.Int(e.start_byte);
   w.Key("start_line"), w.Int(e.start_line);
+  if (references) {
+    w.Key("value_reads");
+    w.StringArray(e.value_reads);
+  }
   w.EndObject();
 }
 
@@ -118,6 +122,7 @@ FileTable FileTableFromJson(const nlohmann::json& j) {
     x.docstring = OptString(e.at("docstring"));
     if (e.contains("references")) {
       x.references = e.at("references").get<std::vector<std::string>>();
+      x.value_reads = e.at("value_reads").get<std::vector<std::string>>();
       t.has_references = true;
     }
     t.entities.push_back(std::move(x));

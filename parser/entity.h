@@ -31,6 +31,9 @@ struct Entity {
   // Names its code uses (identifiers and dotted attribute chains such as "os.path.join"),
   // sorted and unique; nested defs and classes keep their own. Only collected on request.
   std::vector<std::string> references;
+  // Those of `references` read at least once other than as a call's callee (`f` in `x = f`,
+  // `{k: f}`, `g(f)`; not in `f()`), sorted. Collected with `references`.
+  std::vector<std::string> value_reads;
 };
 
 struct ImportName {

@@ -9,7 +9,7 @@ namespace fbkit::parser {
 namespace {
 
 // Bump when the parser's output changes: old records then simply stop matching.
-constexpr std::string_view kCacheVersion = "fbkit-entities-11 tree-sitter-python-0.23.6";
+constexpr std::string_view kCacheVersion = "fbkit-entities-12 tree-sitter-python-0.23.6";
 constexpr std::string_view kPackMagic = "fbkit-entities-pack 1";
 constexpr int64_t kRacyWindowNs = 2'000'000'000;
 

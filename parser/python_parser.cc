@@ -352,20 +352,21 @@ class Walker {
   void CollectReferences() {
     table_->has_references = true;
     for (size_t i = 0; i < entity_nodes_.size(); ++i) {
-      std::set<std::string> names;
+      std::set<std::string> names, values;
       TSNode node = entity_nodes_[i];
       for (Children c(node); c.valid(); c.Next()) {
         if (c.field() == impl_.f_name && i > 0) continue;  // its own name
-        Names(c.node(), &names);
+        Names(c.node(), &names, &values);
       }
       // Its decorators' arguments (`@pytest.mark.parametrize("x", [make()])`) too.
       TSNode outer = i > 0 ? ts_node_parent(node) : TSNode{};
       if (!ts_node_is_null(outer) && SymOf(outer) == Sym::kDecoratedDefinition) {
         for (Children c(outer); c.valid(); c.Next()) {
-          if (SymOf(c.node()) == Sym::kDecorator) Names(c.node(), &names);
+          if (SymOf(c.node()) == Sym::kDecorator) Names(c.node(), &names, &values);
         }
       }
       table_->entities[i].references.assign(names.begin(), names.end());
+      table_->entities[i].value_reads.assign(values.begin(), values.end());
     }
   }
 
@@ -423,7 +424,15 @@ class Walker {
     }
   }
 
-  void Names(TSNode n, std::set<std::string>* out) const {
+  // The names `n`'s code reads into `out`; into `values` too, those read other than as the
+  // callee of a call (`f` in `x = f` or `g(f)`, not in `f()`; `m.f` likewise).
+  void Names(TSNode n, std::set<std::string>* out, std::set<std::string>* values = nullptr,
+             bool callee = false) const {
+    auto add = [&](const std::string& name) {
+      out->insert(name);
+      if (values && !callee) values->insert(name);
+    };
+    auto each = [&](TSNode child) { Names(child, out, values); };
     switch (SymOf(n)) {
       case Sym::kDecoratedDefinition:  // its decorators count for the decorated entity
       case Sym::kFunctionDefinition:
@@ -436,34 +445,40 @@ class Walker {
         return;           // nested entities keep their own references; imports are import edges
       case Sym::kString:  // only an f-string's interpolations hold code
         for (Children c(n); c.valid(); c.Next()) {
-          if (SymOf(c.node()) == Sym::kInterpolation) Names(c.node(), out);
+          if (SymOf(c.node()) == Sym::kInterpolation) each(c.node());
         }
         return;
       case Sym::kIdentifier:
-        out->insert(Identifier(n));
+        add(Identifier(n));
         return;
       case Sym::kAttribute:
         if (std::string dotted = DottedChain(n); !dotted.empty()) {
-          out->insert(dotted);
+          add(dotted);
           return;
         }
         break;
+      case Sym::kCall:
+        for (Children c(n); c.valid(); c.Next()) {
+          if (!ts_node_is_named(c.node())) continue;
+          Names(c.node(), out, values, c.field() == impl_.f_function);
+        }
+        return;
       case Sym::kParameters:
         for (Children c(n); c.valid(); c.Next()) {
-          if (SymOf(c.node()) == Sym::kParameterWithValue) Names(c.node(), out);
+          if (SymOf(c.node()) == Sym::kParameterWithValue) each(c.node());
         }
         return;
       case Sym::kParameterWithValue:
       case Sym::kKeywordArgument:  // only the default / value and the annotation
         for (Children c(n); c.valid(); c.Next()) {
-          if (c.field() == impl_.f_value || c.field() == impl_.f_type) Names(c.node(), out);
+          if (c.field() == impl_.f_value || c.field() == impl_.f_type) each(c.node());
         }
         return;
       default:
         break;
     }
     for (Children c(n); c.valid(); c.Next()) {
-      if (ts_node_is_named(c.node())) Names(c.node(), out);
+      if (ts_node_is_named(c.node())) each(c.node());
     }
   }
 

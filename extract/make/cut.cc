@@ -220,9 +220,10 @@ class Planner {
   }
 
   // Whether the P2P runs never call what a removed name stands for: functions none of them
-  // executes. A function they do run may then keep naming it, on lines that did not run (as
-  // in FeatureBench, whose P2P runs are the judge; a name read without a call fails them, and
-  // the repair keeps it). A class stays named: `isinstance` reads it without a call.
+  // executes. A function they do run may then keep calling it, on lines that did not run (as
+  // in FeatureBench, whose P2P runs are the judge), but not read it as a value (`{k: f}`,
+  // `old = m.f`), which a run evaluates without a call. A class stays named: `isinstance`
+  // reads it without a call.
   bool NeverCalled(const std::set<Ent>& origin) const {
     if (rules_.strict || !rules_.executed) return false;
     return std::all_of(origin.begin(), origin.end(), [&](Ent v) {
@@ -361,9 +362,11 @@ class Planner {
         bool runs = Runs(h, e);
         bool import_time = e == 0 || ent.kind == EntityKind::kClass;
         // Whether a use of the name is a conflict: code that runs may not lose it, unless
-        // the use is in a function's body and the P2P runs never call what it names.
-        auto binding = [&](const std::set<Ent>& origin, bool at_import) {
-          return at_import || (runs && (import_time || !NeverCalled(origin)));
+        // the use is a call in a function's body and the P2P runs never call what it names.
+        std::set<std::string> values;  // heads of what the entity reads other than as callee
+        for (const auto& v : ent.value_reads) values.insert(std::string(Head(v)));
+        auto binding = [&](const std::set<Ent>& origin, bool at_import, bool value) {
+          return at_import || (runs && (import_time || value || !NeverCalled(origin)));
         };
         std::set<std::string> at_import;  // decorators and the signature run at import time
         for (const auto& d : ent.decorators) at_import.insert(DecoratorHead(d));
@@ -373,11 +376,12 @@ class Planner {
         for (const auto& u : uses) {
           if (!Lost(h, u)) continue;
           const auto& origin = cuts_[h].origin.at(u);
-          Use(h, e, binding(origin, at_import.count(u) > 0), origin, u);
+          Use(h, e, binding(origin, at_import.count(u) > 0, values.count(u) > 0), origin, u);
         }
         for (const auto& r : ent.references) {
           CheckChain(h, e, r, [&](const std::set<Ent>& origin) {
-            return binding(origin, at_import.count(std::string(Head(r))) > 0);
+            bool value = std::binary_search(ent.value_reads.begin(), ent.value_reads.end(), r);
+            return binding(origin, at_import.count(std::string(Head(r))) > 0, value);
           });
           if (import_time || at_import.count(std::string(Head(r)))) CheckMemberUse(h, ent, r);
         }

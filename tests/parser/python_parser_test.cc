@@ -456,5 +456,27 @@ TEST_F(PythonParserTest, ImportTimeReadsAreWhatImportingRuns) {
   EXPECT_TRUE(Parse("x = 1\n").import_time_reads.empty()) << "collected only with references";
 }
 
+// A function's references, and those it reads other than as a call's callee: a callee
+// (`g()`, `m.k()`) is read only when the call runs; a value (`{1: g}`, `h`, `m.j`, an
+// argument) is read whether or not anything calls it.
+TEST_F(PythonParserTest, ValueReadsAreReferencesReadOtherThanAsACallee) {
+  FileTable t = parser_->Parse("pkg/mod.py", "pkg.mod",
+                               "def f(a):\n"
+                               "    g()\n"
+                               "    m.k(a)\n"
+                               "    x = h\n"
+                               "    y = m.j\n"
+                               "    z = {1: g}\n"
+                               "    run(cb)\n"
+                               "    make()(a)\n",
+                               true);
+  ASSERT_EQ(t.entities.size(), 2u);
+  const Entity& f = t.entities[1];
+  EXPECT_EQ(f.references, (std::vector<std::string>{"a", "cb", "g", "h", "m.j", "m.k", "make",
+                                                     "run", "x", "y", "z"}));
+  EXPECT_EQ(f.value_reads,
+            (std::vector<std::string>{"a", "cb", "g", "h", "m.j", "x", "y", "z"}));
+}
+
 }  // namespace
 }  // namespace fbkit::parser

@@ -83,8 +83,9 @@ TEST_F(CutTest, RemovesAFunctionWithItsDecoratorsAndCommentWithoutLeavingAHole) 
 }
 
 // FeatureBench's rule: code the P2P runs never execute may keep naming what goes; code they
-// execute may keep naming a function none of them calls (the naming line did not run), not
-// one they call, nor a class (`isinstance` reads it without a call).
+// execute may keep calling a function none of them calls (the calling line did not run), not
+// one they call, nor read it as a value, nor name a class (`isinstance` reads it without a
+// call).
 TEST_F(CutTest, ExecutedCodeMayKeepADanglingReferenceOnlyToAFunctionNoP2PRunCalls) {
   const std::map<std::string, std::string> files = {
       {"money.py", "def fmt(c):\n    return str(c)\n"},
@@ -107,6 +108,13 @@ TEST_F(CutTest, ExecutedCodeMayKeepADanglingReferenceOnlyToAFunctionNoP2PRunCall
   auto called = Cut(files, {"money.py::fmt"}, {}, IdRules{&executed, false});
   EXPECT_EQ(Ids(called.conflicts), std::vector<std::string>{"money.py::fmt"});
   std::set<std::string> total = {"report.py::total"};
+  // Read as a value in a function the P2P runs execute: evaluated without a call.
+  auto a_value = Cut({{"money.py", files.at("money.py")},
+                      {"report.py",
+                       "from money import fmt\n\n\ndef total(xs):\n"
+                       "    return {\"plain\": fmt}\n"}},
+                     {"money.py::fmt"}, {}, IdRules{&total, false});
+  EXPECT_EQ(Ids(a_value.conflicts), std::vector<std::string>{"money.py::fmt"});
   auto a_class = Cut({{"money.py", "class Fmt:\n    pass\n"},
                       {"report.py",
                        "from money import Fmt\n\n\ndef total(x):\n"
