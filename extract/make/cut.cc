@@ -363,8 +363,10 @@ class Planner {
         bool import_time = e == 0 || ent.kind == EntityKind::kClass;
         // Whether a use of the name is a conflict: code that runs may not lose it, unless
         // the use is a call in a function's body and the P2P runs never call what it names.
-        std::set<std::string> values;  // heads of what the entity reads other than as callee
-        for (const auto& v : ent.value_reads) values.insert(std::string(Head(v)));
+        auto read_as_value = [&](const std::string& head) {  // asked only of lost names
+          return std::any_of(ent.value_reads.begin(), ent.value_reads.end(),
+                             [&](const std::string& v) { return Head(v) == head; });
+        };
         auto binding = [&](const std::set<Ent>& origin, bool at_import, bool value) {
           return at_import || (runs && (import_time || value || !NeverCalled(origin)));
         };
@@ -376,7 +378,7 @@ class Planner {
         for (const auto& u : uses) {
           if (!Lost(h, u)) continue;
           const auto& origin = cuts_[h].origin.at(u);
-          Use(h, e, binding(origin, at_import.count(u) > 0, values.count(u) > 0), origin, u);
+          Use(h, e, binding(origin, at_import.count(u) > 0, read_as_value(u)), origin, u);
         }
         for (const auto& r : ent.references) {
           CheckChain(h, e, r, [&](const std::set<Ent>& origin) {
