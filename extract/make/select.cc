@@ -129,6 +129,12 @@ std::set<std::string> TestFileSet(const DepGraph& g) {
 
 int Lines(const graph::Node& n) { return n.end_line - n.start_line + 1; }
 
+// Code a package's __init__.py defines: never a top object, never extracted, and nothing is
+// followed through it (FeatureBench's classifier: neither top nor specific, so it stays).
+bool InPackageInit(const graph::Node& n) {
+  return n.path == "__init__.py" || n.path.ends_with("/__init__.py");
+}
+
 // The test files that use an entity: those that reach it, or for a class, any of its members
 // (its body runs at import time for every file that imports its module: no use of it).
 std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, Ent v) {
@@ -291,6 +297,7 @@ class Extractor {
       const graph::Node& n = g_.nodes()[v];
       if (n.kind == EntityKind::kModule || (!inside && !Cuttable(v))) continue;
       if (!inside && taskdir::IsTestCode(n.path, tests_)) continue;  // callbacks the tests pass
+      if (!inside && InPackageInit(n)) continue;
       // A class whose constructor or checks other test files use stays as a shell: only
       // its members go (FeatureBench removes methods, and leaves how others build inputs).
       bool shell = n.kind == EntityKind::kClass && HasSharedBuilder(v);
@@ -480,6 +487,7 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
   }
   auto add = [&](uint32_t v, int64_t calls, int d) {
     const graph::Node& n = g.nodes()[v];
+    if (InPackageInit(n)) return;
     std::set<uint32_t> users = UsedBy(g, repo, v);
     if (users.count(*t)) out.push_back({v, calls, users.size(), Lines(n), d});
   };

@@ -160,7 +160,8 @@ struct Plan {
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
 
 // The candidates a test file could test: repository objects (module-level functions and
-// classes outside test code) it links to and reaches (depth 1), then with depth > 1 those
+// classes outside test code and outside a package's __init__.py, which FeatureBench never
+// removes; nor does the extraction) it links to and reaches (depth 1), then with depth > 1 those
 // its run reaches at most `depth` calls deep through library code; each group most specific
 // (fewest test files) first.
 std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph& g,

@@ -867,6 +867,9 @@ TEST(FeatureBenchRulesE2E, DanglingIntrospectionModuleAttributeAndRepair) {
   EXPECT_TRUE(has(money["extracted"], "src/till/money.py::_group"));
   EXPECT_FALSE(has(money["interfaces"], "src/till/money.py::_group"));
   EXPECT_EQ(std::string(money["problem_statement"]).find("def _group"), std::string::npos);
+  // Code a package's __init__.py defines stays, though only test_money.py reaches it.
+  EXPECT_TRUE(has(money["extracted"], "src/till/money.py::percent_of"));
+  EXPECT_FALSE(has(money["extracted"], "src/till/__init__.py::_round_half_up"));
   // Import-time introspection: docs.py reads TaxTable.rate_for.__doc__ at import, so
   // rate_for stays while the rest of the class goes.
   auto tax = instance("out", "test_tax");

@@ -585,6 +585,56 @@ TEST(ChooseTopObjectsTest, AModulesDunderIsNoPrivateName) {
   EXPECT_FALSE(chosen["pkg/lazy.py::_names"]) << "reached through __dir__ only";
 }
 
+// FeatureBench's classifier takes nothing a package's __init__.py defines, as a top object or
+// as a helper (neither top nor specific): it stays, and nothing is followed through it.
+TEST(PackageInitTest, WhatAnInitDefinesIsNeverACandidateNorExtracted) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py",
+       "def init_feature():\n    return _deeper()\n\n\ndef _deeper():\n    return 1\n\n\n"
+       "def shared():\n    return 2\n"},
+      {"pkg/m.py", "from pkg import shared\n\n\ndef feature():\n    return shared()\n"},
+      {"tests/test_m.py",
+       "from pkg import init_feature\nfrom pkg.m import feature\n\n\ndef test_feature():\n"
+       "    assert feature() + init_feature() == 3\n"}};
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  graph::DepGraph built = graph::DepGraph::Build(tables, nullptr, nullptr);
+  std::vector<Node> nodes = built.nodes();
+  std::vector<Edge> edges = built.edges();
+  auto id = [&](const char* name) { return *repo->Find(name); };
+  Ent test = id("tests/test_m.py::test_feature"), feature = id("pkg/m.py::feature");
+  Ent init_feature = id("pkg/__init__.py::init_feature"), deeper = id("pkg/__init__.py::_deeper");
+  Ent shared = id("pkg/__init__.py::shared");
+  for (Ent v : {test, feature, init_feature, deeper, shared}) nodes[v].test_files = {0};
+  edges.push_back({test, feature, EdgeKind::kCall, 1, {0}});
+  edges.push_back({test, init_feature, EdgeKind::kCall, 1, {0}});
+  edges.push_back({init_feature, deeper, EdgeKind::kCall, 1, {0}});
+  edges.push_back({feature, shared, EdgeKind::kCall, 1, {0}});
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return std::tie(a.from, a.to, a.kind) < std::tie(b.from, b.to, b.kind);
+  });
+  auto g = graph::DepGraph::FromParts(nodes, edges, {"tests/test_m.py"});
+  std::set<std::string> candidates;
+  for (const auto& c : TopCandidates(*repo, g, "tests/test_m.py", 5)) {
+    candidates.insert(repo->id(c.entity));
+  }
+  EXPECT_EQ(candidates, std::set<std::string>{"pkg/m.py::feature"});
+  Plan plan;
+  plan.f2p = "tests/test_m.py";
+  plan.cap = 3000;
+  plan.top_objects = {feature};
+  ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
+  EXPECT_EQ(repo->IdSet(plan.extracted), std::set<std::string>{"pkg/m.py::feature"});
+  // Handed one as a top object (a model's choice), nothing of it goes.
+  plan.top_objects = {init_feature};
+  EXPECT_FALSE(Reextract(*repo, g, &plan).ok());
+  EXPECT_TRUE(plan.extracted.empty());
+}
+
 }  // namespace
 }  // namespace fbkit::extract::make
 
