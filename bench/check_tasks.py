@@ -8,7 +8,9 @@ For every L1 task in OUT (and L2 tasks, from their L1 sibling):
   3. pyflakes finds no undefined name in presolved/ that the original (presolved + patch)
      does not have, except the dangling references instance.json declares (code no P2P
      test executes, FeatureBench's rule; none with --strict-references).
-Prints one line per task and a summary; exit status 1 when any task misbehaves.
+Prints one line per task as it is checked and a summary; a task whose check cannot run (a
+patch that does not apply, a missing L1 sibling) is reported as failed with the reason and
+the others go on; exit status 1 when any task misbehaves.
 
 usage: check_tasks.py OUT [--python /usr/bin/python3] [--f2p-max-pass 0.3] [--jobs N]
 """
@@ -155,6 +157,15 @@ def check(task_dir, args):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def check_or_error(task_dir, args):
+    """check(), with an error that stops this task's check as its one problem."""
+    try:
+        return check(task_dir, args)
+    except Exception as e:  # noqa: BLE001 -- one task's failure must not end the others
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return os.path.basename(task_dir), 0.0, [f"check could not run: {first}"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -167,13 +178,14 @@ def main():
                    if os.path.exists(os.path.join(args.out, d, "instance.json")))
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = pool.map(lambda d: check(os.path.join(args.out, d), args), tasks)
+        results = pool.map(lambda d: check_or_error(os.path.join(args.out, d), args), tasks)
         for instance_id, rate, problems in results:
             status = "ok" if not problems else "FAIL"
             failed += bool(problems)
             print(f"{status:4} {instance_id}  F2P pass rate before: {rate:.2f}")
             for p in problems:
                 print(f"       {p}")
+            sys.stdout.flush()
     print(f"{len(tasks)} tasks checked, {len(tasks) - failed} ok, {failed} failed")
     return 1 if failed or not tasks else 0
 

@@ -102,6 +102,29 @@ TEST_F(ExtractE2E, EveryTaskBehavesAsPromisedUnderPlainPytestAndPyflakes) {
   EXPECT_NE(check.out.find(" 0 failed"), std::string::npos) << check.out;
 }
 
+// A task whose check cannot run (its patch does not apply) is that task's failure; the
+// others are still checked.
+TEST_F(ExtractE2E, ACheckThatCannotRunFailsItsTaskAndTheOthersGoOn) {
+  ASSERT_EQ(all_->exit_code, 0);
+  ScratchDir dir;
+  std::vector<std::string> lv1;
+  for (const auto& id : Tasks(kData + "/out")) {
+    if (id.ends_with(".lv1") && lv1.size() < 2) lv1.push_back(id);
+  }
+  ASSERT_EQ(lv1.size(), 2u);
+  for (const auto& id : lv1) {
+    std::filesystem::copy(kData + "/out/" + id, dir / id, std::filesystem::copy_options::recursive);
+  }
+  WriteFileOrDie(dir / (lv1[0] + "/patch.diff"), "diff --git a/x b/x\nnot a patch\n");
+  auto check = RunCommand({kPython, kSource + "/bench/check_tasks.py", dir.path(), "--python",
+                           kPython});
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  EXPECT_NE(check.out.find("FAIL " + lv1[0]), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("check could not run: git apply"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("ok   " + lv1[1]), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("2 tasks checked, 1 ok, 1 failed"), std::string::npos) << check.out;
+}
+
 TEST_F(ExtractE2E, GoldPatchesAreTheExpectedOnes) {
   ASSERT_EQ(all_->exit_code, 0);
   std::string expected_dir = kSource + "/tests/cli/expected/extract_features";
