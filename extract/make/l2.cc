@@ -353,6 +353,41 @@ std::vector<std::string> ConftestChain(const Repo& repo, const std::string& f2p)
   return out;
 }
 
+std::vector<std::string> LoadedTestModules(const Repo& repo, const std::string& f2p) {
+  std::vector<std::string> out = ConftestChain(repo, f2p);
+  std::set<size_t> seen;
+  std::vector<size_t> todo;
+  for (const auto& path : out) todo.push_back(*repo.FileOf(path));
+  if (auto f = repo.FileOf(f2p)) todo.push_back(*f);
+  seen.insert(todo.begin(), todo.end());
+  std::set<std::string> helpers;
+  while (!todo.empty()) {
+    const parser::FileTable& t = repo.files()[todo.back()];
+    todo.pop_back();
+    for (const auto& imp : t.imports) {
+      std::string base = parser::AbsoluteModule(t, imp);
+      std::vector<std::string> modules = {base};
+      for (const auto& n : imp.names) modules.push_back(imp.is_from ? base + "." + n.name : n.name);
+      for (const auto& m : modules) {
+        // The module and the packages above it that are test code too (their __init__.py
+        // runs first).
+        for (std::string up = m; !up.empty();) {
+          if (!TestModule(repo, up)) break;
+          size_t f = *repo.ModuleFile(up);
+          if (seen.insert(f).second) {
+            todo.push_back(f);
+            helpers.insert(repo.files()[f].path);
+          }
+          size_t dot = up.rfind('.');
+          up = dot == std::string::npos ? "" : up.substr(0, dot);
+        }
+      }
+    }
+  }
+  out.insert(out.end(), helpers.begin(), helpers.end());
+  return out;
+}
+
 namespace {
 
 // The one top-level package the top objects come from, and its directory.
@@ -402,26 +437,27 @@ util::Expected<std::string> GoldPatch(util::Env& env, runner::Git& git, const Re
 }
 
 // The test patch: it adds the redirected F2P file to the original repository (which, like
-// L1's presolved + patch.diff, does not have it) and redirects the conftest files it loads:
-// their fixtures and hooks must build agent_code's objects too (an L2 task has no P2P tests
-// that could need the originals). Fills l2's test_patch, test_uses and conftests.
+// L1's presolved + patch.diff, does not have it) and redirects the other test modules it
+// loads (LoadedTestModules): their fixtures, hooks and checks must build and expect
+// agent_code's objects too (an L2 task has no P2P tests that could need the originals).
+// Fills l2's test_patch, test_uses and redirected.
 util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
                        parser::PythonParser& parser, const std::string& f2p,
                        const std::string& work, Level2* l2) {
-  auto redirected = RedirectTestImports(repo, parser, f2p, l2->package, &l2->test_uses);
-  if (!redirected.ok()) return util::Error{redirected.error()};
+  auto test_file = RedirectTestImports(repo, parser, f2p, l2->package, &l2->test_uses);
+  if (!test_file.ok()) return util::Error{test_file.error()};
   std::set<std::string> uses(l2->test_uses.begin(), l2->test_uses.end());
-  std::vector<std::pair<std::string, std::string>> conftests;  // path -> redirected text
-  for (const auto& path : ConftestChain(repo, f2p)) {
+  std::vector<std::pair<std::string, std::string>> redirected;  // path -> redirected text
+  for (const auto& path : LoadedTestModules(repo, f2p)) {
     size_t file = *repo.FileOf(path);
     auto text = Redirect(repo, parser, file, l2->package, false);
     if (!text.ok()) return util::Error{text.error()};
     if (*text == repo.source(file)) continue;
-    conftests.emplace_back(path, *text);
+    redirected.emplace_back(path, *text);
     TestUses(repo, repo.files()[file], l2->package, &uses);
   }
   l2->test_uses.assign(uses.begin(), uses.end());
-  for (const auto& c : conftests) l2->conftests.push_back(c.first);
+  for (const auto& c : redirected) l2->redirected.push_back(c.first);
   if (auto s = env.MakeDirs(work); !s.ok()) return s;
   if (auto r = git.Run(work, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
   auto write = [&](const std::string& path, const std::string& text) -> util::Status {
@@ -429,19 +465,19 @@ util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
     return env.WriteFileAtomic(dst, text);
   };
-  for (const auto& [path, text] : conftests) {
+  for (const auto& [path, text] : redirected) {
     if (auto s = write(path, repo.source(*repo.FileOf(path))); !s.ok()) return s;
   }
-  if (!conftests.empty()) {
+  if (!redirected.empty()) {
     for (const auto& args : std::vector<std::vector<std::string>>{
-             {"add", "-A"}, {"commit", "-q", "--no-verify", "-m", "fbkit: conftest files"}}) {
+             {"add", "-A"}, {"commit", "-q", "--no-verify", "-m", "fbkit: test modules"}}) {
       if (auto r = git.Run(work, args); !r.ok()) return util::Error{r.error()};
     }
   }
-  for (const auto& [path, text] : conftests) {
+  for (const auto& [path, text] : redirected) {
     if (auto s = write(path, text); !s.ok()) return s;
   }
-  if (auto s = write(f2p, *redirected); !s.ok()) return s;
+  if (auto s = write(f2p, *test_file); !s.ok()) return s;
   if (auto r = git.Run(work, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
   auto tp = git.Run(work, {"diff", "--no-color", "--no-ext-diff", "--binary"});
   if (!tp.ok()) return util::Error{tp.error()};

@@ -6,8 +6,9 @@
 // and what the environment's install steps built into it (extension modules, a generated
 // version file), so that a compiled package's gold runs; the test patch adds the F2P file with its
 // imports (and dotted uses) of the top-level objects redirected to `agent_code`, and
-// redirects the same way the conftest files pytest loads for it (their fixtures and hooks
-// then build agent_code's objects); pickles of the package's classes written as bytes
+// redirects the same way the conftest files pytest loads for it and the test helper modules
+// these import (their fixtures, hooks and checks then build and expect agent_code's
+// objects); pickles of the package's classes written as bytes
 // literals (protocols 0-2) are renamed too.
 #pragma once
 
@@ -28,7 +29,8 @@ struct Level2 {
   std::string test_patch;
   std::vector<std::string> test_uses;  // what the test reads from agent_code, sorted
   std::vector<std::string> f2p_tests;  // the F2P test ids as the redirected file gives them
-  std::vector<std::string> conftests;  // the conftest files the test patch redirects
+  // The conftest files and test helper modules the test patch redirects.
+  std::vector<std::string> redirected;
 };
 
 // What agent_code is copied from beyond the Python files of `repo`.
@@ -59,6 +61,11 @@ std::string RenameModulePaths(const Repo& repo, const std::string& package,
 // The conftest.py files pytest loads for `f2p` (its directory and every parent up to the
 // root), root first.
 std::vector<std::string> ConftestChain(const Repo& repo, const std::string& f2p);
+
+// The other test modules pytest loads for `f2p`: its conftest chain, then the repository's
+// test modules that the F2P file and these import, transitively, with the test packages
+// above them (helpers such as xarray/tests/__init__.py), by path.
+std::vector<std::string> LoadedTestModules(const Repo& repo, const std::string& f2p);
 
 util::Expected<std::string> RedirectTestImports(const Repo& repo, parser::PythonParser& python,
                                                 const std::string& f2p,

@@ -589,6 +589,12 @@ TEST(L2E2E, APackageWithItsOwnTestsAndDottedSelfImportsGivesALevel2Task) {
   EXPECT_NE(patch.find("+import agent_code.ops, agent_code as calc"), std::string::npos) << patch;
   EXPECT_NE(patch.find("agent_code/stats.py"), std::string::npos);
   EXPECT_EQ(patch.find("agent_code/tests/"), std::string::npos) << patch;
+  // The package's test helper the F2P file imports checks agent_code's classes.
+  std::string test_patch = ReadFileOrDie(dir / ("out/" + ids[1] + "/test_patch.diff"));
+  EXPECT_NE(test_patch.find("+++ b/src/calc/tests/__init__.py\n"), std::string::npos)
+      << test_patch;
+  EXPECT_NE(test_patch.find("+import agent_code.stats, agent_code as calc"), std::string::npos)
+      << test_patch;
 }
 
 // fixtures/top_objects_shared: a class every test file uses, two methods of which only

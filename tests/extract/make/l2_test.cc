@@ -112,5 +112,36 @@ TEST_F(L2Test, TheConftestChainIsTheTestsDirectoryAndItsParentsRootFirst) {
   EXPECT_EQ(ConftestChain(*repo_, "test_top.py"), (std::vector<std::string>{"conftest.py"}));
 }
 
+// The test helpers the F2P file and its conftests import are redirected like them (xarray's
+// tests import assert_equal from xarray/tests/__init__.py, which checks the objects' classes
+// against the package it imports): test modules only, transitively, with the test packages
+// above them.
+TEST_F(L2Test, TheTestModulesLoadedAreTheConftestsThenTheTestHelpersImportedTransitively) {
+  const std::map<std::string, std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py", {"pkg", ""}},
+      {"pkg/util.py", {"pkg.util", "def f():\n    pass\n"}},
+      {"pkg/tests/__init__.py", {"pkg.tests", "import pkg.util\nfrom . import checks\n"}},
+      {"pkg/tests/checks.py", {"pkg.tests.checks", "import pkg\n"}},
+      {"pkg/tests/unused.py", {"pkg.tests.unused", "import pkg\n"}},
+      {"conftest.py", {"conftest", "from helpers.more import h\n"}},
+      {"helpers/__init__.py", {"helpers", ""}},
+      {"helpers/more.py", {"helpers.more", "import pkg.util\n"}},
+      {"tests/__init__.py", {"tests", ""}},
+      {"tests/test_x.py",
+       {"tests.test_x", "from pkg.tests import assert_x\nfrom pkg.util import f\nimport os\n"}},
+  };
+  std::vector<parser::FileTable> tables;
+  for (const auto& [path, m] : files) {
+    env_.AddFile("/r/" + path, m.second);
+    tables.push_back(parser_->Parse(path, m.first, m.second, true));
+  }
+  repo_ = std::make_unique<Repo>(std::move(*Repo::Load(env_, "/r", std::move(tables))));
+  // helpers/ is no test code (not under a tests directory): agent_code's business, not the
+  // test patch's; tests/__init__.py is not imported by name.
+  EXPECT_EQ(LoadedTestModules(*repo_, "tests/test_x.py"),
+            (std::vector<std::string>{"conftest.py", "pkg/tests/__init__.py",
+                                      "pkg/tests/checks.py"}));
+}
+
 }  // namespace
 }  // namespace fbkit::extract::make
