@@ -253,10 +253,6 @@ void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_flag("--p2p-anywhere", a->select.p2p_anywhere,
                 "Choose the P2P files at random among all eligible ones, as FeatureBench does "
                 "(default: those in the F2P file's directory first, then at random)");
-  cmd->add_flag("--p2p-any-file", a->select.p2p_any_file,
-                "Draw the P2P files at random among all passing files, whatever top objects "
-                "they use, as FeatureBench's published code does (its overlap check never "
-                "matches); top objects they run stay. Implies --p2p-anywhere");
   cmd->add_flag("--p2p-least-overlap", a->select.least_overlap,
                 "Choose the P2P files that share the fewest entities with the F2P file "
                 "(default: seeded random choice among the eligible ones)");

@@ -1062,11 +1062,10 @@ util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
 }
 
 // The passing files that share no top object, demoting the most widely used top objects
-// until there are `options.min_p2p` (or one is left); with p2p_any_file, every passing file.
+// until there are `options.min_p2p` (or one is left).
 std::vector<std::string> P2PCandidates(const Repo& repo, const DepGraph& g,
                                        const std::vector<PassingFile>& passing,
                                        const SelectOptions& options, Plan* plan) {
-  if (options.p2p_any_file) return P2PPool(g, passing, plan->f2p, {}, {});
   std::map<Ent, std::set<uint32_t>> users;  // top object -> test files using it
   for (Ent v : plan->top_objects) users[v] = UsedBy(g, repo, v);
   for (;;) {
@@ -1090,7 +1089,7 @@ std::vector<std::string> DrawP2P(const DepGraph& g, uint32_t t, const std::strin
                                  std::vector<std::string> pool, const SelectOptions& options,
                                  util::Rng& rng) {
   for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
-  if (options.p2p_anywhere || options.p2p_any_file) {
+  if (options.p2p_anywhere) {
     // FeatureBench's plain seeded random choice.
   } else if (!options.least_overlap) {
     // Test files beside the F2P file first (its own test package): they run the code around

@@ -62,11 +62,6 @@ struct SelectOptions {
   // FeatureBench's choice: a seeded random sample of the eligible files wherever they are
   // (default: the F2P file's own directory first).
   bool p2p_anywhere = false;
-  // FeatureBench's code as published: every passing test file is eligible (its check of a
-  // file's overlap with the top objects compares name fragments with whole object ids and
-  // never matches), so no top object is demoted; the ones the drawn files run stay. Implies
-  // p2p_anywhere.
-  bool p2p_any_file = false;
   // How the deterministic default picks top objects (see ChooseTopObjects).
   TopRule chooser = TopRule::kSpecific;
   // Classes chosen through their specific methods become top objects whole (the retry when

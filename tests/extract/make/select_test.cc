@@ -328,21 +328,6 @@ TEST_F(PlanTest, FewerEligibleFilesThanP2PAreAllTakenAndOnlyMinP2PRefuses) {
             "only 2 passing test files share no top-level object (--min-p2p 3)");
 }
 
-// --p2p-any-file: FeatureBench's published draw, in which every passing file is eligible:
-// test_b.py, which uses Shell, is drawn too, and what it runs of Shell stays.
-TEST_F(PlanTest, AnyFileDrawsAmongAllPassingFilesAndWhatTheyRunStays) {
-  options_.whole_classes = true;
-  options_.p2p = 5;
-  options_.p2p_any_file = true;
-  auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
-  ASSERT_TRUE(plan.ok()) << plan.error();
-  EXPECT_EQ(plan->p2p, (std::vector<std::string>{"tests/other/test_d.py", "tests/test_b.py",
-                                                  "tests/test_c.py"}));
-  EXPECT_TRUE(plan->demoted.empty());
-  EXPECT_EQ(repo_->IdSet(plan->extracted),
-            (std::set<std::string>{"pkg/m.py::Shell.feature", "pkg/m.py::helper"}));
-}
-
 // By default the P2P runs alone decide what stays, as in FeatureBench; --keep-share keeps
 // the helpers more than that share of the 4 test files reach.
 TEST_F(PlanTest, HelpersStayForTheirSpreadOnlyWithKeepShare) {
