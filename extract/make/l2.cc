@@ -144,6 +144,18 @@ bool TestFileName(const std::string& path) {
          base.ends_with("_test.py");
 }
 
+// The modules an import statement of `t` may load: the module it names (absolute) and, for
+// each imported name, that name as a submodule (`from pkg import sub`, `import pkg.sub`).
+std::vector<std::string> ImportedModules(const parser::FileTable& t) {
+  std::vector<std::string> out;
+  for (const auto& imp : t.imports) {
+    std::string base = parser::AbsoluteModule(t, imp);
+    out.push_back(base);
+    for (const auto& n : imp.names) out.push_back(imp.is_from ? base + "." + n.name : n.name);
+  }
+  return out;
+}
+
 // The package's Python files agent_code copies: those outside its tests, and the modules
 // inside its test directories (not test files) that those import, with their packages'
 // __init__.py files; file indexes, sorted. Links are left out (a link could name any host
@@ -163,17 +175,12 @@ std::vector<size_t> PackageModules(util::Env& env, const Repo& repo, const std::
   while (!todo.empty()) {
     const parser::FileTable& t = repo.files()[todo.back()];
     todo.pop_back();
-    for (const auto& imp : t.imports) {
-      std::string base = parser::AbsoluteModule(t, imp);
-      std::vector<std::string> modules = {base};
-      for (const auto& n : imp.names) modules.push_back(imp.is_from ? base + "." + n.name : n.name);
-      for (const auto& m : modules) {
-        if (!InPackage(m, package)) continue;
-        // The module and the packages above it, up to the package itself.
-        for (std::string up = m; up.size() > package.size(); up = up.substr(0, up.rfind('.'))) {
-          auto f = repo.ModuleFile(up);
-          if (f && !TestFileName(repo.files()[*f].path)) keep(*f);
-        }
+    for (const auto& m : ImportedModules(t)) {
+      if (!InPackage(m, package)) continue;
+      // The module and the packages above it, up to the package itself.
+      for (std::string up = m; up.size() > package.size(); up = up.substr(0, up.rfind('.'))) {
+        auto f = repo.ModuleFile(up);
+        if (f && !TestFileName(repo.files()[*f].path)) keep(*f);
       }
     }
   }
@@ -364,23 +371,18 @@ std::vector<std::string> LoadedTestModules(const Repo& repo, const std::string& 
   while (!todo.empty()) {
     const parser::FileTable& t = repo.files()[todo.back()];
     todo.pop_back();
-    for (const auto& imp : t.imports) {
-      std::string base = parser::AbsoluteModule(t, imp);
-      std::vector<std::string> modules = {base};
-      for (const auto& n : imp.names) modules.push_back(imp.is_from ? base + "." + n.name : n.name);
-      for (const auto& m : modules) {
-        // The module and the packages above it that are test code too (their __init__.py
-        // runs first).
-        for (std::string up = m; !up.empty();) {
-          if (!TestModule(repo, up)) break;
-          size_t f = *repo.ModuleFile(up);
-          if (seen.insert(f).second) {
-            todo.push_back(f);
-            helpers.insert(repo.files()[f].path);
-          }
-          size_t dot = up.rfind('.');
-          up = dot == std::string::npos ? "" : up.substr(0, dot);
+    for (const auto& m : ImportedModules(t)) {
+      // The module and the packages above it that are test code too (their __init__.py
+      // runs first).
+      for (std::string up = m; !up.empty();) {
+        if (!TestModule(repo, up)) break;
+        size_t f = *repo.ModuleFile(up);
+        if (seen.insert(f).second) {
+          todo.push_back(f);
+          helpers.insert(repo.files()[f].path);
         }
+        size_t dot = up.rfind('.');
+        up = dot == std::string::npos ? "" : up.substr(0, dot);
       }
     }
   }

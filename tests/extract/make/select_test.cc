@@ -461,6 +461,25 @@ std::vector<parser::FileTable> ParseFiles(
   return tables;
 }
 
+// The static graph of `tables` with a trace of the one test file `test_file`: each call
+// (caller id, callee id) made in its run, and both ends reached by it.
+graph::DepGraph TracedGraph(const std::vector<parser::FileTable>& tables, const Repo& repo,
+                            const std::vector<std::pair<std::string, std::string>>& calls,
+                            const std::string& test_file) {
+  graph::DepGraph built = graph::DepGraph::Build(tables, nullptr, nullptr);
+  std::vector<Node> nodes = built.nodes();
+  std::vector<Edge> edges = built.edges();
+  for (const auto& [from, to] : calls) {
+    Ent f = *repo.Find(from), t = *repo.Find(to);
+    nodes[f].test_files = nodes[t].test_files = {0};
+    edges.push_back({f, t, EdgeKind::kCall, 1, {0}});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return std::tie(a.from, a.to, a.kind) < std::tie(b.from, b.to, b.kind);
+  });
+  return graph::DepGraph::FromParts(nodes, edges, {test_file});
+}
+
 // What FeatureBench's masking never removes stays from the start, in the files whose module
 // bodies the P2P runs ran (by the trace), and nowhere else.
 TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay) {
@@ -562,19 +581,10 @@ TEST(ChooseTopObjectsTest, AModulesDunderIsNoPrivateName) {
   auto repo = Repo::Load(env, "/r", tables);
   ASSERT_TRUE(repo.ok()) << repo.error();
   // The trace: test_dir calls __dir__ (through dir()), which calls _names.
-  graph::DepGraph built = graph::DepGraph::Build(tables, nullptr, nullptr);
-  std::vector<Node> nodes = built.nodes();
-  std::vector<Edge> edges = built.edges();
-  Ent test = *repo->Find("tests/test_lazy.py::test_dir");
-  Ent dunder = *repo->Find("pkg/lazy.py::__dir__");
-  Ent names = *repo->Find("pkg/lazy.py::_names");
-  for (Ent v : {test, dunder, names}) nodes[v].test_files = {0};
-  edges.push_back({test, dunder, EdgeKind::kCall, 1, {0}});
-  edges.push_back({dunder, names, EdgeKind::kCall, 1, {0}});
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
-    return std::tie(a.from, a.to, a.kind) < std::tie(b.from, b.to, b.kind);
-  });
-  auto g = graph::DepGraph::FromParts(nodes, edges, {"tests/test_lazy.py"});
+  auto g = TracedGraph(tables, *repo,
+                       {{"tests/test_lazy.py::test_dir", "pkg/lazy.py::__dir__"},
+                        {"pkg/lazy.py::__dir__", "pkg/lazy.py::_names"}},
+                       "tests/test_lazy.py");
   SelectOptions options;
   auto candidates = TopCandidates(*repo, g, "tests/test_lazy.py", 5);
   auto choices = ChooseTopObjects(*repo, g, "tests/test_lazy.py", candidates, options);
@@ -602,22 +612,14 @@ TEST(PackageInitTest, WhatAnInitDefinesIsNeverACandidateNorExtracted) {
   std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
   auto repo = Repo::Load(env, "/r", tables);
   ASSERT_TRUE(repo.ok()) << repo.error();
-  graph::DepGraph built = graph::DepGraph::Build(tables, nullptr, nullptr);
-  std::vector<Node> nodes = built.nodes();
-  std::vector<Edge> edges = built.edges();
-  auto id = [&](const char* name) { return *repo->Find(name); };
-  Ent test = id("tests/test_m.py::test_feature"), feature = id("pkg/m.py::feature");
-  Ent init_feature = id("pkg/__init__.py::init_feature"), deeper = id("pkg/__init__.py::_deeper");
-  Ent shared = id("pkg/__init__.py::shared");
-  for (Ent v : {test, feature, init_feature, deeper, shared}) nodes[v].test_files = {0};
-  edges.push_back({test, feature, EdgeKind::kCall, 1, {0}});
-  edges.push_back({test, init_feature, EdgeKind::kCall, 1, {0}});
-  edges.push_back({init_feature, deeper, EdgeKind::kCall, 1, {0}});
-  edges.push_back({feature, shared, EdgeKind::kCall, 1, {0}});
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
-    return std::tie(a.from, a.to, a.kind) < std::tie(b.from, b.to, b.kind);
-  });
-  auto g = graph::DepGraph::FromParts(nodes, edges, {"tests/test_m.py"});
+  auto g = TracedGraph(tables, *repo,
+                       {{"tests/test_m.py::test_feature", "pkg/m.py::feature"},
+                        {"tests/test_m.py::test_feature", "pkg/__init__.py::init_feature"},
+                        {"pkg/__init__.py::init_feature", "pkg/__init__.py::_deeper"},
+                        {"pkg/m.py::feature", "pkg/__init__.py::shared"}},
+                       "tests/test_m.py");
+  Ent feature = *repo->Find("pkg/m.py::feature");
+  Ent init_feature = *repo->Find("pkg/__init__.py::init_feature");
   std::set<std::string> candidates;
   for (const auto& c : TopCandidates(*repo, g, "tests/test_m.py", 5)) {
     candidates.insert(repo->id(c.entity));
