@@ -52,7 +52,8 @@ Edits StringEdits(const Repo& repo, const std::string& src, const std::string& p
 }
 
 // A module of the package's own tests (xarray/tests/__init__.py): no part of agent_code, so
-// its imports stay (the original package is still there beside agent_code).
+// an import of it keeps its name (the original package is still there beside agent_code);
+// the test patch redirects the module itself when the F2P file loads it (LoadedTestModules).
 bool TestModule(const Repo& repo, const std::string& module) {
   auto f = repo.ModuleFile(module);
   return f && taskdir::IsTestCode(repo.files()[*f].path, {});
