@@ -170,6 +170,24 @@ struct PythonParser::Impl {
     if (s == kErrorSymbol) return Sym::kDescend;  // ERROR: recovered code may hold defs
     return s < sym_of.size() ? sym_of[s] : Sym::kOther;
   }
+  // The last token of a node, skipping trailing comments: its end is where the node's code
+  // ends (the node's own extent may run over comments and the newline).
+  TSNode LastToken(TSNode n) const {
+    for (;;) {
+      uint32_t count = ts_node_child_count(n);
+      if (count == 0) return n;
+      TSNode last = {};
+      bool found = false;
+      for (Children c(n); c.valid(); c.Next()) {
+        TSNode child = c.node();
+        if (SymOf(child) == Sym::kComment) continue;
+        last = child;
+        found = true;
+      }
+      if (!found) return n;
+      n = last;
+    }
+  }
   static constexpr TSSymbol kErrorSymbol = static_cast<TSSymbol>(-1);
 };
 
@@ -239,24 +257,7 @@ class Walker {
   int Line(TSPoint p) const { return static_cast<int>(p.row) + 1; }
   int64_t Byte(uint32_t b) const { return offset_ + b; }
 
-  // The last token of a node, skipping trailing comments: its end is where the node's code
-  // ends (the node's own extent may run over comments and the newline).
-  TSNode LastToken(TSNode n) const {
-    for (;;) {
-      uint32_t count = ts_node_child_count(n);
-      if (count == 0) return n;
-      TSNode last = {};
-      bool found = false;
-      for (Children c(n); c.valid(); c.Next()) {
-        TSNode child = c.node();
-        if (SymOf(child) == Sym::kComment) continue;
-        last = child;
-        found = true;
-      }
-      if (!found) return n;
-      n = last;
-    }
-  }
+  TSNode LastToken(TSNode n) const { return impl_.LastToken(n); }
 
   void VisitChildren(TSNode node, const Scope& scope) {
     for (Children c(node); c.valid(); c.Next()) {
@@ -1059,10 +1060,13 @@ std::vector<PythonParser::Block> PythonParser::Blocks(std::string_view source) {
     }
     for (Children c(node); c.valid(); c.Next()) {
       TSNode child = c.node();
-      if (ts_node_child_count(child) > 0) stack.push_back(child);
+      // tree-sitter's recovery may leave a block empty (a body of comments only), no error.
+      if (ts_node_child_count(child) > 0 || impl_->SymOf(child) == Sym::kBlock) {
+        stack.push_back(child);
+      }
       if (is_block && ts_node_is_named(child) && impl_->SymOf(child) != Sym::kComment) {
         block.statements.emplace_back(offset + ts_node_start_byte(child),
-                                      offset + ts_node_end_byte(child));
+                                      offset + ts_node_end_byte(impl_->LastToken(child)));
       }
     }
     if (is_block) blocks.push_back(std::move(block));

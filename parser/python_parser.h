@@ -27,8 +27,10 @@ class PythonParser {
                   bool references = false);
 
   // The indented blocks of a file (bodies of def, class, if, for, try, ...): the start of
-  // the statement owning the block and the byte spans of its statements (comments
-  // excluded), so that a cut can tell when it empties one.
+  // the statement owning the block and the byte spans of its statements' code (comments
+  // excluded, also those after a statement's last token), so that a cut can tell when it
+  // empties one. A block without statements is text Python rejects, which tree-sitter may
+  // parse without an error (a body of comments only).
   struct Block {
     int64_t owner_start = 0;
     std::vector<std::pair<int64_t, int64_t>> statements;

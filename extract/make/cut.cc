@@ -834,6 +834,12 @@ void Planner::Edit(size_t f, parser::PythonParser& parser) {
     result_.problems.push_back(t.path + ":" + std::to_string(err.line) + ":" +
                                std::to_string(err.column) + ": " + err.message);
   }
+  for (const auto& block : parser.Blocks(out)) {
+    if (!block.statements.empty()) continue;
+    auto line = 1 + std::count(out.begin(), out.begin() + block.owner_start, '\n');
+    result_.problems.push_back(t.path + ":" + std::to_string(line) +
+                               ": a block left without a statement");
+  }
   result_.texts[t.path] = std::move(out);
 }
 

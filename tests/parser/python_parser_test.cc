@@ -103,6 +103,33 @@ TEST_F(PythonParserTest, EndLineExcludesTrailingCommentsAndBlankLines) {
   EXPECT_EQ(Find(t, "pkg/mod.py::f")->end_line, 2);
 }
 
+// A statement of a block ends where its code ends: a cut that removes the code of a block's
+// only statement empties the block even when comments indented as its body follow.
+TEST_F(PythonParserTest, BlockStatementsEndWhereTheirCodeEnds) {
+  std::string src =
+      "class Cat:\n"
+      "    def f(self):\n"
+      "        ...\n"
+      "        # kept\n"
+      "\n"
+      "x = 1\n";
+  auto blocks = parser_->Blocks(src);
+  ASSERT_EQ(blocks.size(), 2u);
+  ASSERT_EQ(blocks[0].statements.size(), 1u);  // the class body: one def, no comment
+  EXPECT_EQ(src.substr(blocks[0].statements[0].first,
+                       blocks[0].statements[0].second - blocks[0].statements[0].first),
+            "def f(self):\n        ...");
+}
+
+// Python has no empty block; tree-sitter's recovery may parse one without an error, so the
+// blocks say so and a cut can reject such text.
+TEST_F(PythonParserTest, ABlockOfCommentsOnlyHasNoStatement) {
+  auto blocks = parser_->Blocks("def f():\n    class C:\n            # gone\n\n    return C\n");
+  bool empty = false;
+  for (const auto& b : blocks) empty = empty || b.statements.empty();
+  EXPECT_TRUE(empty);
+}
+
 TEST_F(PythonParserTest, EndLineExcludesLineContinuationBeforeComment) {
   FileTable t = Parse(
       "def f():\n"

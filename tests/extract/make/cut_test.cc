@@ -191,6 +191,19 @@ TEST_F(CutTest, EmptiedClassGetsPassAtItsOwnIndentationWithTabs) {
   EXPECT_TRUE(r.problems.empty());
 }
 
+// seaborn's Nominal._setup: the only method of a class nested in a function, followed by
+// comments indented as its body; the syntax tree runs the method over them.
+TEST_F(CutTest, AClassEmptiedOfAMethodWhoseBodyEndsInCommentsGetsPass) {
+  auto r = Cut({{"m.py",
+                 "def setup():\n    class Cat(Base):\n        def f(self, axis):\n"
+                 "            ...\n            # axis.set(1)\n\n    return Cat()\n"}},
+               {"m.py::setup.Cat.f"});
+  ASSERT_TRUE(r.conflicts.empty());
+  EXPECT_TRUE(r.problems.empty()) << r.problems.front();
+  EXPECT_EQ(r.texts.at("m.py"), "def setup():\n    class Cat(Base):\n        pass\n"
+                                "            # axis.set(1)\n\n    return Cat()\n");
+}
+
 TEST_F(CutTest, ClassKeepsItsDocstringAndOtherMethods) {
   auto r = Cut({{"m.py",
                  "class A:\n    \"\"\"Doc.\"\"\"\n\n    def f(self):\n        return 1\n\n"
