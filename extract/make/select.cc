@@ -391,12 +391,15 @@ class Extractor {
   bool Cuttable(Ent v) const {
     if (repo_.IsTopLevel(v)) return true;
     auto parent = repo_.Parent(v);
-    // A decorated class (functools.total_ordering, dataclass, ...) may inspect its members
-    // when the module is imported, and a class without its implementation of an abstract
-    // method cannot be instantiated: such members go only with the whole class.
+    // A class decorator inspects special methods when the module is imported
+    // (functools.total_ordering needs an ordering method, dataclass keeps a `__eq__` or
+    // `__post_init__` it finds), and a class without its implementation of an abstract
+    // method cannot be instantiated: such members go only with the whole class. Other
+    // methods of a decorated class go alone, as FeatureBench removes them (seaborn's marks).
+    const std::string& name = repo_.entity(v).name;
     return parent && repo_.entity(*parent).kind == EntityKind::kClass &&
-           repo_.entity(*parent).decorators.empty() &&
-           !ImplementsAbstract(repo_, g_, *parent, repo_.entity(v).name);
+           (repo_.entity(*parent).decorators.empty() || !IsDunder(name)) &&
+           !ImplementsAbstract(repo_, g_, *parent, name);
   }
 
   const DepGraph& g_;
@@ -807,6 +810,7 @@ struct DirectRule {
 struct DirectFacts {
   bool is_class = false, is_named = false, is_public = false, subject_module = false;
   bool called = false, exception = false;
+  bool own_code_runs = false;  // a method of the class runs in this file's run, at any depth
   MemberUse members;
   size_t direct_files = 0;  // test files whose test functions call it directly
   size_t callers = 0;       // this file's test functions that call it directly
@@ -837,6 +841,12 @@ DirectFacts FactsOf(const DirectRule& r, const TopCandidate& c) {
   auto callers = r.use.callers.find(v);
   f.callers = callers != r.use.callers.end() ? callers->second.size() : 0;
   f.spread = SpreadText(c.spread, r.test_files);
+  if (f.is_class && r.t) {
+    for (Ent m : r.repo.Children(v)) {
+      bool method = r.repo.entity(m).kind == EntityKind::kMethod;
+      f.own_code_runs = f.own_code_runs || (method && Reaches(r.g.nodes()[m], *r.t));
+    }
+  }
   return f;
 }
 
@@ -878,10 +888,15 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
     choice.why = n + ", but the tests of " + std::to_string(CallingFiles(r.use, v)) +
                  " files call it directly, this file's less than " +
                  std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
-  } else if (within && f.is_class && f.callers == 0 && !BuiltThroughBase(r.repo, r.g, r.use, v)) {
+  } else if (within && f.is_class && f.callers == 0 && !BuiltThroughBase(r.repo, r.g, r.use, v) &&
+             !(f.subject_module && f.own_code_runs)) {
     choice.why = n +
                  ", but this file's test functions never run its own code (they pass it "
                  "or build it with a generated or inherited constructor): an input";
+  } else if (within && f.is_class && f.callers == 0) {
+    choice.chosen = true;
+    choice.why = n + "; built as an input, but defined in the module this file is named after "
+                     "and its own code runs in this file's tests";
   } else if (within) {
     choice.chosen = true;
     choice.why = n + " (at most " + std::to_string(r.limit) + ")";
@@ -1174,6 +1189,22 @@ std::set<Ent> Interfaces(const Repo& repo, const DepGraph& g, const std::string&
   }
   for (Ent v : tops) {
     if (repo.entity(v).kind == EntityKind::kFunction && extracted.count(v)) out.insert(v);
+  }
+  // A top class that stays (a shell others subclass or import) shows the methods it loses
+  // that code which stays calls in the F2P file's run: where the library enters the feature.
+  std::set<Ent> shells;
+  for (Ent v : tops) {
+    if (repo.entity(v).kind == EntityKind::kClass && !extracted.count(v)) shells.insert(v);
+  }
+  auto t = TestFileIndex(g, f2p);
+  for (const Edge& x : g.edges()) {
+    if (shells.empty() || !t) break;
+    if (x.kind != EdgeKind::kCall || extracted.count(x.from) || !extracted.count(x.to) ||
+        !std::binary_search(x.test_files.begin(), x.test_files.end(), *t)) {
+      continue;
+    }
+    auto parent = repo.Parent(x.to);
+    if (parent && shells.count(*parent)) out.insert(x.to);
   }
   // A top class none of whose methods was reached is shown whole.
   for (Ent v : tops) {

@@ -682,3 +682,62 @@ TEST(ReextractTest, AClassOthersBuildStaysAsAShell) {
 
 }  // namespace
 }  // namespace fbkit::extract::make
+
+namespace fbkit::extract::make {
+namespace {
+
+// seaborn's marks: a test file builds a decorated dataclass of the module it is named after
+// and hands it to the library, which runs its methods. The class is chosen though the tests
+// run none of its code themselves; where it must stay (another class inherits it), its plain
+// methods go alone (a decorator reads special methods, not these), and the problem statement
+// shows those the library calls.
+TEST(AppDrivenTest, AMarkOfTheTestedModuleIsChosenAndLosesItsMethodsAsAShell) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py", ""},
+      {"pkg/marks.py",
+       "from dataclasses import dataclass\n\n\ndef register(cls):\n    return cls\n\n\n"
+       "@register\n@dataclass\nclass Path:\n    width: int = 1\n\n"
+       "    def __post_init__(self):\n        self.width = int(self.width)\n\n"
+       "    def _plot(self, ax):\n        return self._style(ax) + self.width\n\n"
+       "    def _style(self, ax):\n        return ax\n\n\n"
+       "@dataclass\nclass Line(Path):\n    pass\n"},
+      {"pkg/plot.py",
+       "class Plot:\n    def __init__(self, mark):\n        self.mark = mark\n\n"
+       "    def plot(self):\n        return self.mark._plot(1)\n"},
+      {"tests/test_marks.py",
+       "from pkg.marks import Path\nfrom pkg.plot import Plot\n\n\ndef test_path():\n"
+       "    assert Plot(Path()).plot() == 2\n"}};
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  auto g = TracedGraph(tables, *repo,
+                       {{"tests/test_marks.py::test_path", "pkg/plot.py::Plot.__init__"},
+                        {"tests/test_marks.py::test_path", "pkg/plot.py::Plot.plot"},
+                        {"pkg/plot.py::Plot.plot", "pkg/marks.py::Path._plot"},
+                        {"pkg/marks.py::Path._plot", "pkg/marks.py::Path._style"}},
+                       "tests/test_marks.py");
+  Ent path = *repo->Find("pkg/marks.py::Path");
+  auto candidates = TopCandidates(*repo, g, "tests/test_marks.py", 5);
+  SelectOptions options;
+  bool chosen = false;
+  for (const auto& c : ChooseTopObjects(*repo, g, "tests/test_marks.py", candidates, options)) {
+    if (c.entity == path) chosen = c.chosen;
+  }
+  EXPECT_TRUE(chosen);
+  Plan plan;
+  plan.f2p = "tests/test_marks.py";
+  plan.cap = 3000;
+  plan.top_objects = {path};
+  plan.kept = {path};  // Line inherits it
+  ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
+  EXPECT_EQ(repo->IdSet(plan.extracted),
+            (std::set<std::string>{"pkg/marks.py::Path._plot", "pkg/marks.py::Path._style"}));
+  auto shown = Interfaces(*repo, g, "tests/test_marks.py", plan.top_objects, plan.extracted, 5);
+  EXPECT_EQ(repo->IdSet(shown), std::set<std::string>{"pkg/marks.py::Path._plot"});
+}
+
+}  // namespace
+}  // namespace fbkit::extract::make
