@@ -888,15 +888,13 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
     choice.why = n + ", but the tests of " + std::to_string(CallingFiles(r.use, v)) +
                  " files call it directly, this file's less than " +
                  std::to_string(static_cast<int>(kBuilderShare * 100)) + "%: it builds inputs";
-  } else if (within && f.is_class && f.callers == 0 && !BuiltThroughBase(r.repo, r.g, r.use, v) &&
-             !(f.subject_module && f.own_code_runs)) {
-    choice.why = n +
-                 ", but this file's test functions never run its own code (they pass it "
-                 "or build it with a generated or inherited constructor): an input";
-  } else if (within && f.is_class && f.callers == 0) {
-    choice.chosen = true;
-    choice.why = n + "; built as an input, but defined in the module this file is named after "
-                     "and its own code runs in this file's tests";
+  } else if (within && f.is_class && f.callers == 0 && !BuiltThroughBase(r.repo, r.g, r.use, v)) {
+    choice.chosen = f.subject_module && f.own_code_runs;
+    choice.why = n + (choice.chosen
+                          ? "; built as an input, but defined in the module this file is named "
+                            "after and its own code runs in this file's tests"
+                          : ", but this file's test functions never run its own code (they pass "
+                            "it or build it with a generated or inherited constructor): an input");
   } else if (within) {
     choice.chosen = true;
     choice.why = n + " (at most " + std::to_string(r.limit) + ")";
@@ -1180,8 +1178,9 @@ util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
 std::set<Ent> Interfaces(const Repo& repo, const DepGraph& g, const std::string& f2p,
                          const std::vector<Ent>& tops, const std::set<Ent>& extracted, int depth) {
   std::set<Ent> out;
+  const auto t = TestFileIndex(g, f2p);
   // What the test code calls first of the extracted code: shown, and not followed further.
-  if (auto t = TestFileIndex(g, f2p)) {
+  if (t) {
     ForEachCalledFromTestCode(g, *t, depth, [&](Ent v) {
       Ent unit = OutermostUnit(repo, v);
       if (extracted.count(unit)) out.insert(unit);
@@ -1200,7 +1199,6 @@ std::set<Ent> Interfaces(const Repo& repo, const DepGraph& g, const std::string&
       shells.insert(v);
     }
   }
-  auto t = TestFileIndex(g, f2p);
   for (const Edge& x : g.edges()) {
     if (shells.empty() || !t) break;
     if (x.kind != EdgeKind::kCall || extracted.count(x.from) || !extracted.count(x.to) ||
