@@ -536,17 +536,41 @@ struct TestUse {
                                                     // it calls directly
 };
 
-// Collects TestUse for test file t: edges whose source is a test function itself (not code
-// nested in it, which builds inputs: commands, callbacks, classes defined in a test).
+// The code that tests: the test functions, and the functions of their test file they call
+// directly, transitively (helpers such as sphinx's `parse` and `check`, or a function nested
+// in a test that the test calls). Code that pytest or the library calls (fixtures, callbacks,
+// commands defined in a test) and classes defined in a test build inputs.
+std::vector<bool> TestingCode(const Repo& repo, const DepGraph& g) {
+  std::vector<bool> testing(g.nodes().size(), false);
+  std::vector<int8_t> in_test_file(g.nodes().size(), -1);
+  auto test_file = [&](uint32_t v) {
+    if (in_test_file[v] < 0) in_test_file[v] = TestFileIndex(g, g.nodes()[v].path).has_value();
+    return in_test_file[v] > 0;
+  };
+  for (uint32_t v = 0; v < testing.size(); ++v) {
+    testing[v] = test_file(v) && IsTestFunction(repo, v);
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Edge& x : g.edges()) {
+      if (x.kind != EdgeKind::kCall || !testing[x.from] || testing[x.to]) continue;
+      if (!test_file(x.to) || g.nodes()[x.to].path != g.nodes()[x.from].path) continue;
+      const parser::Entity& e = repo.entity(x.to);
+      bool helper = e.kind == EntityKind::kFunction ||
+                    (e.kind == EntityKind::kMethod && repo.Parent(x.to) &&
+                     repo.entity(*repo.Parent(x.to)).name.starts_with("Test"));
+      if (helper) testing[x.to] = grew = true;
+    }
+  }
+  return testing;
+}
+
+// Collects TestUse for test file t: edges whose source is testing code (TestingCode).
 TestUse CollectTestUse(const Repo& repo, const DepGraph& g, uint32_t t) {
-  std::vector<int8_t> is_test(g.nodes().size(), -1);
+  std::vector<bool> is_test = TestingCode(repo, g);
   TestUse use;
   for (const Edge& x : g.edges()) {
     if (x.kind != EdgeKind::kCall && x.kind != EdgeKind::kReference) continue;
-    if (is_test[x.from] < 0) {
-      is_test[x.from] = TestFileIndex(g, g.nodes()[x.from].path).has_value() &&
-                        IsTestFunction(repo, x.from);
-    }
     if (!is_test[x.from]) continue;
     uint32_t file = *TestFileIndex(g, g.nodes()[x.from].path);
     auto top = TopLevel(repo, x.to);
@@ -861,8 +885,8 @@ std::optional<TopChoice> ChooseByKind(const DirectRule& r, Ent v, const DirectFa
     choice.why = "neither named nor called by this file's tests (fixtures, helpers)";
   } else if (!r.use.exercised.count(v)) {
     choice.why =
-        "not called or named by this file's test functions (fixtures, helpers, "
-        "code nested in tests)";
+        "not called or named by this file's test functions or their helpers (fixtures, "
+        "callbacks and classes defined in tests)";
   } else if (f.exception && !specific_members && f.is_public && f.subject_module) {
     choice.chosen = true;
     choice.why = "an exception class of the module this file is named after";
@@ -875,6 +899,13 @@ std::optional<TopChoice> ChooseByKind(const DirectRule& r, Ent v, const DirectFa
     return std::nullopt;
   }
   return choice;
+}
+
+// More than half of the suite's test files reach c: it is part of the application every
+// test runs (sphinx's `compile_linkcheck_allowed_redirects`, connected to every build), no
+// feature of one file; taking it out leaves only the files that run no application as P2P.
+bool RunsEverywhere(const DirectRule& r, const TopCandidate& c) {
+  return 2 * c.spread > r.test_files;
 }
 
 // The rules by spread: within the share limit unless it builds inputs or is one; beyond it
@@ -898,9 +929,12 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
   } else if (within) {
     choice.chosen = true;
     choice.why = n + " (at most " + std::to_string(r.limit) + ")";
-  } else if (!f.is_class && f.called && f.direct_files <= kFuncLimit) {
+  } else if (!f.is_class && f.called && f.direct_files <= kFuncLimit && !RunsEverywhere(r, c)) {
     choice.chosen = true;
     choice.why = n + ", but only this file's test functions call it directly";
+  } else if (!f.is_class && f.called && f.direct_files <= kFuncLimit) {
+    choice.why = n + ": more than half of them, so it is part of what every test runs "
+                 "(only this file's test functions call it directly)";
   } else if (!f.members.specific.empty()) {
     choice.chosen = true;
     choice.members = f.members.specific;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -737,6 +738,124 @@ TEST(AppDrivenTest, AMarkOfTheTestedModuleIsChosenAndLosesItsMethodsAsAShell) {
             (std::set<std::string>{"pkg/marks.py::Path._plot", "pkg/marks.py::Path._style"}));
   auto shown = Interfaces(*repo, g, "tests/test_marks.py", plan.top_objects, plan.extracted, 5);
   EXPECT_EQ(repo->IdSet(shown), std::set<std::string>{"pkg/marks.py::Path._plot"});
+}
+
+}  // namespace
+}  // namespace fbkit::extract::make
+
+namespace fbkit::extract::make {
+namespace {
+
+// A graph whose traced calls each belong to one test file's run (index into `test_files`).
+graph::DepGraph TracedFiles(const std::vector<parser::FileTable>& tables, const Repo& repo,
+                            const std::vector<std::tuple<std::string, std::string, uint32_t>>& calls,
+                            const std::vector<std::string>& test_files) {
+  graph::DepGraph built = graph::DepGraph::Build(tables, nullptr, nullptr);
+  std::vector<Node> nodes = built.nodes();
+  std::map<std::pair<Ent, Ent>, std::set<uint32_t>> runs;
+  for (const auto& [from, to, file] : calls) {
+    Ent f = *repo.Find(from), t = *repo.Find(to);
+    runs[{f, t}].insert(file);
+    for (Ent v : {f, t}) {
+      auto& reach = nodes[v].test_files;
+      if (std::find(reach.begin(), reach.end(), file) == reach.end()) reach.push_back(file);
+      std::sort(reach.begin(), reach.end());
+    }
+  }
+  std::vector<Edge> edges = built.edges();
+  for (const auto& [pair, files] : runs) {
+    edges.push_back({pair.first, pair.second, EdgeKind::kCall, 1, {files.begin(), files.end()}});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return std::tie(a.from, a.to, a.kind) < std::tie(b.from, b.to, b.kind);
+  });
+  return graph::DepGraph::FromParts(nodes, edges, test_files);
+}
+
+std::map<std::string, bool> Chosen(const Repo& repo, const graph::DepGraph& g,
+                                   const std::string& f2p) {
+  SelectOptions options;
+  std::map<std::string, bool> out;
+  for (const auto& c : ChooseTopObjects(repo, g, f2p, TopCandidates(repo, g, f2p, 5), options)) {
+    out[repo.id(c.entity)] = c.chosen;
+  }
+  return out;
+}
+
+// sphinx's test_domain_c: the tests call the parser through helpers of their file (`parse`,
+// and a `check` defined in a test): what the helpers call, the tests call. A fixture is
+// called by pytest, not by the tests: what it builds is an input.
+TEST(TestHelperTest, WhatTheFilesHelpersCallTheTestsCall) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py", ""},
+      {"pkg/parser.py",
+       "class Parser:\n    def __init__(self, s):\n        self.s = s\n\n"
+       "    def parse(self):\n        return self.s\n"},
+      {"pkg/app.py", "class App:\n    def __init__(self):\n        self.n = 1\n"},
+      {"tests/test_parser.py",
+       "import pytest\nfrom pkg.app import App\nfrom pkg.parser import Parser\n\n\n"
+       "@pytest.fixture\ndef app():\n    return App()\n\n\n"
+       "def parse(s):\n    return Parser(s).parse()\n\n\n"
+       "def test_parse(app):\n    assert parse('x') == 'x'\n\n\n"
+       "def test_nested(app):\n    def check(s):\n        return Parser(s).parse()\n\n"
+       "    assert check('y') == 'y'\n"}};
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  const std::string t = "tests/test_parser.py";
+  auto g = TracedFiles(tables, *repo,
+                       {{t + "::test_parse", t + "::parse", 0},
+                        {t + "::parse", "pkg/parser.py::Parser.__init__", 0},
+                        {t + "::parse", "pkg/parser.py::Parser.parse", 0},
+                        {t + "::test_nested", t + "::test_nested.check", 0},
+                        {t + "::test_nested.check", "pkg/parser.py::Parser.parse", 0},
+                        {t + "::app", "pkg/app.py::App.__init__", 0}},
+                       {t});
+  auto chosen = Chosen(*repo, g, t);
+  ASSERT_TRUE(chosen.count("pkg/parser.py::Parser"));
+  EXPECT_TRUE(chosen["pkg/parser.py::Parser"]);
+  ASSERT_TRUE(chosen.count("pkg/app.py::App"));
+  EXPECT_FALSE(chosen["pkg/app.py::App"]) << "built by a fixture";
+}
+
+// A function only this file's tests call directly is chosen however many files reach it,
+// unless more than half of them do: then every test runs it (sphinx's
+// `compile_linkcheck_allowed_redirects`, connected to every build).
+TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py", ""},
+      {"pkg/app.py",
+       "def hook(c):\n    return c\n\n\ndef make_id(s):\n    return s\n\n\n"
+       "def build():\n    return hook(1) + make_id(2)\n"}};
+  std::vector<std::string> tests;
+  std::vector<std::pair<std::string, std::string>> all = files;
+  for (int i = 0; i < 5; ++i) {
+    tests.push_back("tests/test_" + std::to_string(i) + ".py");
+    all.push_back({tests.back(), "from pkg.app import build, hook, make_id\n\n\n"
+                                 "def test_it():\n    assert build() and hook(1) and make_id(2)\n"});
+  }
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, all);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  std::vector<std::tuple<std::string, std::string, uint32_t>> calls = {
+      {tests[0] + "::test_it", "pkg/app.py::hook", 0},
+      {tests[0] + "::test_it", "pkg/app.py::make_id", 0}};
+  for (uint32_t i = 1; i < 5; ++i) {
+    calls.push_back({tests[i] + "::test_it", "pkg/app.py::build", i});
+    calls.push_back({"pkg/app.py::build", "pkg/app.py::hook", i});
+    if (i == 1) calls.push_back({"pkg/app.py::build", "pkg/app.py::make_id", i});
+  }
+  auto g = TracedFiles(tables, *repo, calls, tests);
+  auto chosen = Chosen(*repo, g, tests[0]);
+  EXPECT_TRUE(chosen["pkg/app.py::make_id"]) << "2 of 5 files reach it";
+  ASSERT_TRUE(chosen.count("pkg/app.py::hook"));
+  EXPECT_FALSE(chosen["pkg/app.py::hook"]) << "all 5 files reach it";
 }
 
 }  // namespace
