@@ -806,13 +806,14 @@ MemberUse MembersUsed(const Repo& repo, const DepGraph& g, Ent cls, std::optiona
     const auto& reach = g.nodes()[mv].test_files;
     // Reached by this file and by hardly any other: this file is where it is tested, even
     // when the tests reach it through the library's entry points.
+    const bool called = CalledBy(use, mv, t);
+    if (called) out.used.push_back(mv);
     if (public_method && t && Reaches(g.nodes()[mv], *t) && reach.size() <= reach_limit &&
         !OtherFilesCall(use, mv, t)) {
       out.specific.push_back(mv);
       continue;
     }
-    if (!CalledBy(use, mv, t)) continue;
-    out.used.push_back(mv);
+    if (!called) continue;
     if (public_method && MainTester(use.entity_calls, mv, *t)) out.specific.push_back(mv);
   }
   return out;

@@ -748,7 +748,8 @@ namespace {
 
 // A graph whose traced calls each belong to one test file's run (index into `test_files`).
 graph::DepGraph TracedFiles(const std::vector<parser::FileTable>& tables, const Repo& repo,
-                            const std::vector<std::tuple<std::string, std::string, uint32_t>>& calls,
+                            const std::vector<std::tuple<std::string, std::string, uint32_t>>&
+                                calls,
                             const std::vector<std::string>& test_files) {
   graph::DepGraph built = graph::DepGraph::Build(tables, nullptr, nullptr);
   std::vector<Node> nodes = built.nodes();
@@ -838,7 +839,8 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
   for (int i = 0; i < 5; ++i) {
     tests.push_back("tests/test_" + std::to_string(i) + ".py");
     all.push_back({tests.back(), "from pkg.app import build, hook, make_id\n\n\n"
-                                 "def test_it():\n    assert build() and hook(1) and make_id(2)\n"});
+                                 "def test_it():\n"
+                                 "    assert build() and hook(1) and make_id(2)\n"});
   }
   std::vector<parser::FileTable> tables = ParseFiles(**p, env, all);
   auto repo = Repo::Load(env, "/r", tables);
@@ -856,6 +858,41 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
   EXPECT_TRUE(chosen["pkg/app.py::make_id"]) << "2 of 5 files reach it";
   ASSERT_TRUE(chosen.count("pkg/app.py::hook"));
   EXPECT_FALSE(chosen["pkg/app.py::hook"]) << "all 5 files reach it";
+}
+
+// sphinx's test_ext_math: the `app` fixture builds the application every file uses, and one
+// test calls a method of it that no other file reaches (`set_html_assets_policy`). The file
+// neither names the class nor calls it, but it calls that method: the class is chosen
+// through it.
+TEST(TestHelperTest, AMethodOfAFixturesObjectOnlyThisFileCallsIsChosen) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py", ""},
+      {"pkg/app.py",
+       "class App:\n    def build(self):\n        return 1\n\n"
+       "    def set_policy(self, p):\n        self.p = p\n"},
+      {"pkg/runner.py", "def run(app):\n    return app.build()\n"}};
+  std::vector<std::string> tests;
+  for (int i = 0; i < 5; ++i) {
+    tests.push_back("tests/test_" + std::to_string(i) + ".py");
+    files.push_back({tests.back(), "from pkg.runner import run\n\n\n"
+                                   "def test_it(app):\n    app.set_policy(1)\n    run(app)\n"});
+  }
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  std::vector<std::tuple<std::string, std::string, uint32_t>> calls = {
+      {tests[0] + "::test_it", "pkg/app.py::App.set_policy", 0}};
+  for (uint32_t i = 0; i < 5; ++i) {
+    calls.push_back({tests[i] + "::test_it", "pkg/runner.py::run", i});
+    calls.push_back({"pkg/runner.py::run", "pkg/app.py::App.build", i});
+  }
+  auto g = TracedFiles(tables, *repo, calls, tests);
+  auto chosen = Chosen(*repo, g, tests[0]);
+  ASSERT_TRUE(chosen.count("pkg/app.py::App"));
+  EXPECT_TRUE(chosen["pkg/app.py::App"]);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -67,15 +68,19 @@ class BuildTaskTest : public ::testing::Test {
  protected:
   void SetUp() override { Prepare(kCore); }
 
-  // The repository with `core` as pkg/core.py, its entity table, trace and graph.
-  void Prepare(const std::string& core) {
+  // The repository with `core` as pkg/core.py, its entity table, trace and graph; `f2p`,
+  // `p2p` and `trace` replace the test files and the trace when given.
+  void Prepare(const std::string& core, const std::string& f2p = "",
+               const std::string& p2p = "",
+               const std::function<void(tracer::TraceSet&)>& trace = nullptr) {
     root_ = tmp_.path() + "/repo";
     for (const char* dir : {"/pkg", "/tests"}) std::filesystem::create_directories(root_ + dir);
     WriteFileOrDie(root_ + "/pkg/__init__.py", "");
     WriteFileOrDie(root_ + "/pkg/core.py", core);
-    WriteFileOrDie(root_ + "/" + kF2p,
-                   "from pkg.core import g\n\n\ndef test_g():\n    assert g(4) == 6\n");
-    WriteFileOrDie(root_ + "/" + kP2p, "from pkg.core import f\n\n\ndef test_f():\n    assert f() == 1\n");
+    const std::string g_test = "from pkg.core import g\n\n\ndef test_g():\n    assert g(4) == 6\n";
+    const std::string f_test = "from pkg.core import f\n\n\ndef test_f():\n    assert f() == 1\n";
+    WriteFileOrDie(root_ + "/" + kF2p, f2p.empty() ? g_test : f2p);
+    WriteFileOrDie(root_ + "/" + kP2p, p2p.empty() ? f_test : p2p);
     parser::EntitiesOptions eo;
     eo.root = root_;
     eo.references = true;
@@ -89,6 +94,7 @@ class BuildTaskTest : public ::testing::Test {
     trace_.files[kF2p] = Ran(kF2p, "test_g", 4, Code("pkg/core.py", 5, "g"));
     trace_.files[kF2p].edges[{Code("pkg/core.py", 5, "g"), Code("pkg/core.py", 13, "h")}] = 1;
     trace_.files[kP2p] = Ran(kP2p, "test_f", 4, Code("pkg/core.py", 1, "f"));
+    if (trace) trace(trace_);
     graph_ = graph::DepGraph::Build(*tables, &trace_, nullptr);
     auto repo = Repo::Load(util::RealEnv(), root_, std::move(*tables));
     ASSERT_TRUE(repo.ok()) << repo.error();
@@ -226,6 +232,37 @@ TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
     ASSERT_TRUE(inst.ok()) << inst.error();
     EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
   }
+}
+
+// An application-driven file: its test calls the shared entry point `run` (which the P2P
+// test calls too) and a `label` of its own; the feature, g, is reached only through `run`.
+// The plan (label) leaves the F2P test passing; adding every direct candidate (run, which
+// the P2P file keeps) changes nothing; the next round adds the deep choice, g, and the task
+// verifies.
+TEST_F(BuildTaskTest, AnF2PFileThatStillPassesGetsTheDeepChoice) {
+  const std::string core =
+      "def run(x):\n    if x > 3:\n        return g(x)\n    return x\n\n\n"
+      "def label():\n    \"\"\"A label.\"\"\"\n    return 'n'\n\n\n" +
+      std::string(kCore).substr(std::string(kCore).find("def g"));
+  Prepare(core,
+          "from pkg.core import label, run\n\n\ndef test_g():\n"
+          "    assert run(4) == 6 and label() == 'n'\n",
+          "from pkg.core import run\n\n\ndef test_f():\n    assert run(1) == 1\n",
+          [](tracer::TraceSet& t) {
+            t.files[kF2p] = Ran(kF2p, "test_g", 4, Code("pkg/core.py", 1, "run"));
+            t.files[kF2p].edges[{Code(kF2p, 4, "test_g"), Code("pkg/core.py", 7, "label")}] = 1;
+            t.files[kF2p].edges[{Code("pkg/core.py", 1, "run"), Code("pkg/core.py", 12, "g")}] = 1;
+            t.files[kP2p] = Ran(kP2p, "test_f", 4, Code("pkg/core.py", 1, "run"));
+          });
+  Answer(true);
+  TaskOutcome o = Build();
+  ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
+  ASSERT_EQ(o.repairs.size(), 2u);
+  EXPECT_NE(o.repairs[1].find("pkg/core.py::g"), std::string::npos) << o.repairs[1];
+  auto inst = taskdir::ReadInstance(util::RealEnv(),
+                                    taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
+  ASSERT_TRUE(inst.ok()) << inst.error();
+  EXPECT_EQ(inst->extracted, (std::vector<std::string>{"pkg/core.py::g", "pkg/core.py::label"}));
 }
 
 // An exception out of one candidate's build (a bug) is that candidate's "internal error", left
