@@ -75,7 +75,9 @@ util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const R
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"init", "-q"},
-           {"add", "-A"},
+           // Every file listed, those the repository's .gitignore matches too (sphinx tracks
+           // a `*.so` its apidoc tests read): a clone of presolved/ is what tests run on.
+           {"add", "-A", "--force"},
            {"commit", "-q", "--no-verify", "-m", "fbkit: pre-solved codebase"}}) {
     if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
   }

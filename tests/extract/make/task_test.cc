@@ -265,6 +265,30 @@ TEST_F(BuildTaskTest, AnF2PFileThatStillPassesGetsTheDeepChoice) {
   EXPECT_EQ(inst->extracted, (std::vector<std::string>{"pkg/core.py::g", "pkg/core.py::label"}));
 }
 
+// A file the repository tracks though its .gitignore matches it (sphinx's test roots hold a
+// `*.so`) is in the copy the tests run on.
+TEST_F(BuildTaskTest, ATrackedFileTheGitignoreMatchesIsInTheTestedCopy) {
+  WriteFileOrDie(root_ + "/.gitignore", "*.so\n");
+  WriteFileOrDie(root_ + "/pkg/data.so", "not really a library\n");
+  options_.files.insert(options_.files.end(), {".gitignore", "pkg/data.so"});
+  Answer(true);
+  auto f2p_needs_g = tests_.respond;
+  tests_.respond = [f2p_needs_g](const runner::TestRunRequest& r) {
+    auto run = f2p_needs_g(r);
+    if (run.ok() && !std::filesystem::exists(r.root + "/pkg/data.so")) {
+      for (auto& [file, f] : run->files) {
+        for (auto& [id, t] : f.tests) {
+          if (file == kP2p) t.outcome = runner::Outcome::kFailed;
+        }
+      }
+    }
+    return run;
+  };
+  TaskOutcome o = Build();
+  ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
+  EXPECT_TRUE(o.repairs.empty());
+}
+
 // An exception out of one candidate's build (a bug) is that candidate's "internal error", left
 // undecided (no state file, so a rerun builds it again); the other candidates go on.
 TEST_F(BuildTaskTest, AnExceptionInOneCandidateOfAllLeavesTheOthersBuilt) {
