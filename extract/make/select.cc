@@ -508,6 +508,11 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
 
 namespace {
 
+// More than half of the suite's `test_files` reach an object used by `spread` of them: it is
+// part of the application every test runs, and taking it out would leave as P2P only the
+// files that run no application.
+bool MostOfTheSuite(size_t spread, size_t test_files) { return 2 * spread > test_files; }
+
 // A test function as pytest collects them by default: test* at module level, or a test*
 // method of a module-level Test* class.
 bool IsTestFunction(const Repo& repo, Ent v) {
@@ -902,11 +907,11 @@ std::optional<TopChoice> ChooseByKind(const DirectRule& r, Ent v, const DirectFa
   return choice;
 }
 
-// More than half of the suite's test files reach c: it is part of the application every
-// test runs (sphinx's `compile_linkcheck_allowed_redirects`, connected to every build), no
-// feature of one file; taking it out leaves only the files that run no application as P2P.
+// A function only this file's tests call that most of the suite runs
+// (`compile_linkcheck_allowed_redirects`, connected to every sphinx build): no feature of one
+// file.
 bool RunsEverywhere(const DirectRule& r, const TopCandidate& c) {
-  return 2 * c.spread > r.test_files;
+  return MostOfTheSuite(c.spread, r.test_files);
 }
 
 // The rules by spread: within the share limit unless it builds inputs or is one; beyond it
@@ -1095,9 +1100,15 @@ util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
     plan->top_objects = DirectlyTested(repo, g, t);
     plan->member_tops = true;
   } else {
+    std::map<Ent, size_t> spread;
+    for (const auto& c : candidates) spread[c.entity] = c.spread;
     for (const auto& c : ChooseTopObjects(repo, g, plan->f2p, candidates, options)) {
       if (!c.chosen) continue;
-      if (c.members.empty() || options.whole_classes) {
+      // Whole only where at most half of the test files use it: a class more use is the
+      // application every test runs (sphinx's `Sphinx`), tested here through its methods.
+      bool whole =
+          options.whole_classes && !MostOfTheSuite(spread[c.entity], g.test_files().size());
+      if (c.members.empty() || whole) {
         plan->top_objects.push_back(c.entity);
         continue;
       }

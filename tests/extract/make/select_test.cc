@@ -893,6 +893,16 @@ TEST(TestHelperTest, AMethodOfAFixturesObjectOnlyThisFileCallsIsChosen) {
   auto chosen = Chosen(*repo, g, tests[0]);
   ASSERT_TRUE(chosen.count("pkg/app.py::App"));
   EXPECT_TRUE(chosen["pkg/app.py::App"]);
+  // The retry that takes such classes whole (their methods left too few lines) keeps this
+  // one to its method: every file builds it.
+  std::vector<PassingFile> passing;
+  for (const auto& t : tests) passing.push_back({t, {t + "::test_it"}});
+  SelectOptions whole;
+  whole.whole_classes = true;
+  auto plan = PlanTask(*repo, g, passing, passing[0], whole, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(repo->IdSet(std::set<Ent>(plan->top_objects.begin(), plan->top_objects.end())),
+            std::set<std::string>{"pkg/app.py::App.set_policy"});
 }
 
 }  // namespace
