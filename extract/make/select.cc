@@ -909,9 +909,10 @@ std::optional<TopChoice> ChooseByKind(const DirectRule& r, Ent v, const DirectFa
 
 // A function only this file's tests call that most of the suite runs
 // (`compile_linkcheck_allowed_redirects`, connected to every sphinx build): no feature of one
-// file.
+// file. Not a dunder: a module's `__getattr__` runs wherever Python probes the module for a
+// name (click's, in all of its test files), which says nothing of who uses it.
 bool RunsEverywhere(const DirectRule& r, const TopCandidate& c) {
-  return MostOfTheSuite(c.spread, r.test_files);
+  return !IsDunder(r.repo.entity(c.entity).name) && MostOfTheSuite(c.spread, r.test_files);
 }
 
 // The rules by spread: within the share limit unless it builds inputs or is one; beyond it

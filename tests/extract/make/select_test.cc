@@ -833,12 +833,14 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
       {"pkg/__init__.py", ""},
       {"pkg/app.py",
        "def hook(c):\n    return c\n\n\ndef make_id(s):\n    return s\n\n\n"
-       "def build():\n    return hook(1) + make_id(2)\n"}};
+       "def build():\n    return hook(1) + make_id(2)\n\n\n"
+       "def __getattr__(name):\n    raise AttributeError(name)\n"}};
   std::vector<std::string> tests;
   std::vector<std::pair<std::string, std::string>> all = files;
   for (int i = 0; i < 5; ++i) {
     tests.push_back("tests/test_" + std::to_string(i) + ".py");
-    all.push_back({tests.back(), "from pkg.app import build, hook, make_id\n\n\n"
+    all.push_back({tests.back(), "from pkg import app\n"
+                                 "from pkg.app import build, hook, make_id\n\n\n"
                                  "def test_it():\n"
                                  "    assert build() and hook(1) and make_id(2)\n"});
   }
@@ -847,8 +849,11 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
   ASSERT_TRUE(repo.ok()) << repo.error();
   std::vector<std::tuple<std::string, std::string, uint32_t>> calls = {
       {tests[0] + "::test_it", "pkg/app.py::hook", 0},
-      {tests[0] + "::test_it", "pkg/app.py::make_id", 0}};
+      {tests[0] + "::test_it", "pkg/app.py::make_id", 0},
+      {tests[0] + "::test_it", "pkg/app.py::__getattr__", 0}};
   for (uint32_t i = 1; i < 5; ++i) {
+    // Python probes the module for names wherever it is imported.
+    calls.push_back({tests[i] + "::<module>", "pkg/app.py::__getattr__", i});
     calls.push_back({tests[i] + "::test_it", "pkg/app.py::build", i});
     calls.push_back({"pkg/app.py::build", "pkg/app.py::hook", i});
     if (i == 1) calls.push_back({"pkg/app.py::build", "pkg/app.py::make_id", i});
@@ -858,6 +863,7 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
   EXPECT_TRUE(chosen["pkg/app.py::make_id"]) << "2 of 5 files reach it";
   ASSERT_TRUE(chosen.count("pkg/app.py::hook"));
   EXPECT_FALSE(chosen["pkg/app.py::hook"]) << "all 5 files reach it";
+  EXPECT_TRUE(chosen["pkg/app.py::__getattr__"]) << "a protocol hook: its reach says nothing";
 }
 
 // sphinx's test_ext_math: the `app` fixture builds the application every file uses, and one
