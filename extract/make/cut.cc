@@ -490,7 +490,9 @@ class Planner {
       };
       for (size_t i = 0; i < t.imports.size(); ++i) {
         const Import& imp = t.imports[i];
-        if (imp.scope != t.entities[0].id) continue;
+        // A __future__ import directs the compiler (`annotations`: no annotation of the
+        // module is evaluated); it binds no name anything reads.
+        if (imp.scope != t.entities[0].id || imp.module == "__future__") continue;
         for (size_t n = 0; n < imp.names.size(); ++n) {
           std::string bound = BoundName(imp, imp.names[n]);
           if (imp.names[n].name == "*" || c.dropped.count({i, n}) ||

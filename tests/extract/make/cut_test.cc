@@ -288,6 +288,23 @@ TEST_F(CutTest, OrphanImportsAndConstantsOfTheRemovedCodeGo) {
   EXPECT_EQ(r.orphans, (std::vector<std::string>{"m.py: math", "m.py: _FACTOR"}));
 }
 
+// `from __future__ import annotations` is a directive to the compiler, not a name: a removed
+// function that uses a local named `annotations` does not take it along (pydantic's
+// `_typing_extra.py` then evaluated `type[BaseModel]` at import and failed).
+TEST_F(CutTest, AFutureImportIsNoOrphan) {
+  auto r = Cut({{"m.py",
+                 "from __future__ import annotations\n\n\n"
+                 "def collect(obj):\n    annotations = obj.__annotations__\n"
+                 "    return annotations\n"
+                 "\n\ndef other(x: Later) -> Later:\n    return x\n"}},
+               {"m.py::collect"});
+  ASSERT_TRUE(r.conflicts.empty());
+  EXPECT_EQ(r.texts.at("m.py"),
+            "from __future__ import annotations\n\n\ndef other(x: Later) -> Later:\n"
+            "    return x\n");
+  EXPECT_TRUE(r.orphans.empty());
+}
+
 TEST_F(CutTest, ConstantInAllOrReadElsewhereIsNoOrphan) {
   auto r = Cut({{"pkg/__init__.py", ""},
                 {"pkg/m.py", "__all__ = [\"A\"]\nA = 1\nB = 2\n\n\ndef f():\n    return A + B\n"},
