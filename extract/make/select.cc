@@ -922,6 +922,9 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
   TopChoice choice{v, false, {}, ""};
   const std::string& n = f.spread;
   const bool within = c.spread <= r.limit;
+  // Beyond the limit a function is chosen where this file tests it, unless most of the
+  // suite runs it; a function of the module the file is named after is its subject anyway.
+  const bool everywhere = !f.is_class && RunsEverywhere(r, c);
   if (within && BuildsInputs(r.use.calls, v, *r.t)) {
     choice.why = n + ", but the tests of " + std::to_string(CallingFiles(r.use, v)) +
                  " files call it directly, this file's less than " +
@@ -936,12 +939,9 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
   } else if (within) {
     choice.chosen = true;
     choice.why = n + " (at most " + std::to_string(r.limit) + ")";
-  } else if (!f.is_class && f.called && f.direct_files <= kFuncLimit && !RunsEverywhere(r, c)) {
+  } else if (!f.is_class && f.called && f.direct_files <= kFuncLimit && !everywhere) {
     choice.chosen = true;
     choice.why = n + ", but only this file's test functions call it directly";
-  } else if (!f.is_class && f.called && f.direct_files <= kFuncLimit) {
-    choice.why = n + ": more than half of them, so it is part of what every test runs "
-                 "(only this file's test functions call it directly)";
   } else if (!f.members.specific.empty()) {
     choice.chosen = true;
     choice.members = f.members.specific;
@@ -949,9 +949,12 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
   } else if (f.is_public && f.subject_module) {
     choice.chosen = true;
     choice.why = n + ", but it is defined in the module this file is named after";
-  } else if (MainTester(r.use.calls, v, *r.t) && f.callers >= 2) {
+  } else if (MainTester(r.use.calls, v, *r.t) && f.callers >= 2 && !everywhere) {
     choice.chosen = true;
     choice.why = n + ", but this file's test functions make most direct test calls into it";
+  } else if (everywhere && f.called) {
+    choice.why = n + ": more than half of them, so it is part of what every test runs (though "
+                 "this file's tests call it most)";
   } else {
     choice.why = n + (f.is_class ? ", and no method of it is specific to this file's tests"
                                  : ": a utility");
