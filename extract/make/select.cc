@@ -922,9 +922,10 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
   TopChoice choice{v, false, {}, ""};
   const std::string& n = f.spread;
   const bool within = c.spread <= r.limit;
-  // Beyond the limit a function is chosen where this file tests it, unless most of the
-  // suite runs it; a function of the module the file is named after is its subject anyway.
-  const bool everywhere = !f.is_class && RunsEverywhere(r, c);
+  // Beyond the limit a function is chosen where this file tests it, but not one that most
+  // of the suite runs and no other file's tests call (a hook the application calls); a
+  // function of the module the file is named after is its subject anyway.
+  const bool everywhere = !f.is_class && f.direct_files <= kFuncLimit && RunsEverywhere(r, c);
   if (within && BuildsInputs(r.use.calls, v, *r.t)) {
     choice.why = n + ", but the tests of " + std::to_string(CallingFiles(r.use, v)) +
                  " files call it directly, this file's less than " +

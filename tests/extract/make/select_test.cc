@@ -824,7 +824,8 @@ TEST(TestHelperTest, WhatTheFilesHelpersCallTheTestsCall) {
 
 // A function only this file's tests call directly is chosen however many files reach it,
 // unless more than half of them do: then every test runs it (sphinx's
-// `compile_linkcheck_allowed_redirects`, connected to every build).
+// `compile_linkcheck_allowed_redirects`, connected to every build). One other files' tests
+// call too, but this file most, is still tested here.
 TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
   auto p = parser::PythonParser::Create();
   ASSERT_TRUE(p.ok());
@@ -833,7 +834,8 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
       {"pkg/__init__.py", ""},
       {"pkg/app.py",
        "def hook(c):\n    return c\n\n\ndef make_id(s):\n    return s\n\n\n"
-       "def build():\n    return hook(1) + make_id(2)\n\n\n"
+       "def build():\n    return hook(1) + make_id(2) + say(3)\n\n\n"
+       "def say(x):\n    return x\n\n\n"
        "def __getattr__(name):\n    raise AttributeError(name)\n"}};
   std::vector<std::string> tests;
   std::vector<std::pair<std::string, std::string>> all = files;
@@ -842,7 +844,8 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
     all.push_back({tests.back(), "from pkg import app\n"
                                  "from pkg.app import build, hook, make_id\n\n\n"
                                  "def test_it():\n"
-                                 "    assert build() and hook(1) and make_id(2)\n"});
+                                 "    assert build() and hook(1) and make_id(2)\n\n\n"
+                                 "def test_more():\n    assert say(1)\n"});
   }
   std::vector<parser::FileTable> tables = ParseFiles(**p, env, all);
   auto repo = Repo::Load(env, "/r", tables);
@@ -850,13 +853,17 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
   std::vector<std::tuple<std::string, std::string, uint32_t>> calls = {
       {tests[0] + "::test_it", "pkg/app.py::hook", 0},
       {tests[0] + "::test_it", "pkg/app.py::make_id", 0},
-      {tests[0] + "::test_it", "pkg/app.py::__getattr__", 0}};
+      {tests[0] + "::test_it", "pkg/app.py::__getattr__", 0},
+      {tests[0] + "::test_it", "pkg/app.py::say", 0},
+      {tests[0] + "::test_more", "pkg/app.py::say", 0},
+      {tests[1] + "::test_more", "pkg/app.py::say", 1}};
   for (uint32_t i = 1; i < 5; ++i) {
     // Python probes the module for names wherever it is imported.
     calls.push_back({tests[i] + "::<module>", "pkg/app.py::__getattr__", i});
     calls.push_back({tests[i] + "::test_it", "pkg/app.py::build", i});
     calls.push_back({"pkg/app.py::build", "pkg/app.py::hook", i});
     if (i == 1) calls.push_back({"pkg/app.py::build", "pkg/app.py::make_id", i});
+    calls.push_back({"pkg/app.py::build", "pkg/app.py::say", i});
   }
   auto g = TracedFiles(tables, *repo, calls, tests);
   auto chosen = Chosen(*repo, g, tests[0]);
@@ -864,6 +871,8 @@ TEST(TestHelperTest, AFunctionMostOfTheSuiteRunsIsNoTopObject) {
   ASSERT_TRUE(chosen.count("pkg/app.py::hook"));
   EXPECT_FALSE(chosen["pkg/app.py::hook"]) << "all 5 files reach it";
   EXPECT_TRUE(chosen["pkg/app.py::__getattr__"]) << "a protocol hook: its reach says nothing";
+  // Other files' tests call it too, this file most (click's `echo` in test_echo.py).
+  EXPECT_TRUE(chosen["pkg/app.py::say"]) << "tested here though every file runs it";
 }
 
 // sphinx's test_ext_math: the `app` fixture builds the application every file uses, and one
