@@ -955,7 +955,7 @@ TopChoice ChooseBySpread(const DirectRule& r, const TopCandidate& c, const Direc
     choice.why = n + ", but this file's test functions make most direct test calls into it";
   } else if (everywhere && f.called) {
     choice.why = n + ": more than half of them, so it is part of what every test runs (though "
-                 "this file's tests call it most)";
+                 "only this file's test functions call it directly)";
   } else {
     choice.why = n + (f.is_class ? ", and no method of it is specific to this file's tests"
                                  : ": a utility");
@@ -1092,6 +1092,17 @@ namespace {
 
 // Step 2: the top objects of test file t (a model's choice, else the rule's; the most specific
 // candidate when nothing is chosen).
+// Appends the top objects choice `c` gives: the object itself, or (unless `whole`) the
+// methods it is tested through. Whether it gave methods.
+bool AppendTops(const TopChoice& c, bool whole, std::vector<Ent>* tops) {
+  if (c.members.empty() || whole) {
+    tops->push_back(c.entity);
+    return false;
+  }
+  tops->insert(tops->end(), c.members.begin(), c.members.end());
+  return true;
+}
+
 util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
                         const std::vector<TopCandidate>& candidates, const SelectOptions& options,
                         const TopChooser& chooser, Plan* plan) {
@@ -1105,20 +1116,15 @@ util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
     plan->top_objects = DirectlyTested(repo, g, t);
     plan->member_tops = true;
   } else {
-    std::map<Ent, size_t> spread;
-    for (const auto& c : candidates) spread[c.entity] = c.spread;
-    for (const auto& c : ChooseTopObjects(repo, g, plan->f2p, candidates, options)) {
-      if (!c.chosen) continue;
+    // The choices are the candidates', in their order.
+    std::vector<TopChoice> choices = ChooseTopObjects(repo, g, plan->f2p, candidates, options);
+    for (size_t i = 0; i < choices.size(); ++i) {
+      if (!choices[i].chosen) continue;
       // Whole only where at most half of the test files use it: a class more use is the
       // application every test runs (sphinx's `Sphinx`), tested here through its methods.
-      bool whole =
-          options.whole_classes && !MostOfTheSuite(spread[c.entity], g.test_files().size());
-      if (c.members.empty() || whole) {
-        plan->top_objects.push_back(c.entity);
-        continue;
-      }
-      plan->member_tops = true;
-      plan->top_objects.insert(plan->top_objects.end(), c.members.begin(), c.members.end());
+      bool whole = options.whole_classes &&
+                   !MostOfTheSuite(candidates[i].spread, g.test_files().size());
+      if (AppendTops(choices[i], whole, &plan->top_objects)) plan->member_tops = true;
     }
   }
   if (plan->top_objects.empty()) plan->top_objects.push_back(candidates.front().entity);
@@ -1207,6 +1213,20 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
       static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));
   if (auto s = Reextract(repo, g, &plan); !s.ok()) return util::Error{s.error()};
   return plan;
+}
+
+std::vector<Ent> DeepTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
+                                const SelectOptions& options) {
+  if (options.depth <= 1) return {};
+  SelectOptions deep = options;
+  deep.deep = true;
+  std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p, deep.depth);
+  std::vector<TopChoice> choices = ChooseTopObjects(repo, g, f2p, candidates, deep);
+  std::vector<Ent> out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i].chosen && candidates[i].depth > 1) AppendTops(choices[i], false, &out);
+  }
+  return out;
 }
 
 util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {

@@ -133,6 +133,12 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph&
                                         const std::vector<TopCandidate>& candidates,
                                         const SelectOptions& options);
 
+// The top objects the deep choice (SelectOptions::deep) takes below test file `f2p`'s own
+// links: the chosen candidates its run reaches 2 to `options.depth` calls deep, a shared
+// class through its methods. Empty with depth 1.
+std::vector<Ent> DeepTopObjects(const Repo& repo, const graph::DepGraph& g, const std::string& f2p,
+                                const SelectOptions& options);
+
 // Picks the top-level objects among candidates (may be replaced by a model's choice).
 using TopChooser = std::function<util::Expected<std::vector<Ent>>(
     const std::string& f2p, const std::vector<TopCandidate>& candidates)>;

@@ -369,25 +369,6 @@ std::set<std::string> MissingNames(const std::vector<std::string>& messages) {
   return out;
 }
 
-// What the deep choice (SelectOptions::deep) adds below the file's own links: the chosen
-// candidates its run reaches 2 to `depth` calls deep, a shared class through its methods.
-std::vector<Ent> DeepChoice(const ExtractContext& ctx, const std::string& f2p,
-                            const SelectOptions& select) {
-  if (select.depth <= 1) return {};
-  SelectOptions deep = select;
-  deep.deep = true;
-  auto candidates = TopCandidates(ctx.repo, ctx.graph, f2p, deep.depth);
-  std::map<Ent, int> depth;
-  for (const auto& c : candidates) depth[c.entity] = c.depth;
-  std::vector<Ent> out;
-  for (const auto& c : ChooseTopObjects(ctx.repo, ctx.graph, f2p, candidates, deep)) {
-    if (!c.chosen || depth[c.entity] <= 1) continue;
-    if (c.members.empty()) out.push_back(c.entity);
-    out.insert(out.end(), c.members.begin(), c.members.end());
-  }
-  return out;
-}
-
 // Changes the plan after a failed verification (FeatureBench's symbol protection, as a new
 // plan): P2P tests that fail keep the extracted entities their errors name; an F2P file that
 // still passes gets every object its tests call directly as a top object (what P2P files use
@@ -420,7 +401,7 @@ std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
     };
     for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p)) add(c.entity);
     if (added.empty()) {  // every direct candidate is in: the feature lies deeper
-      for (Ent v : DeepChoice(ctx, plan.f2p, options.select)) add(v);
+      for (Ent v : DeepTopObjects(ctx.repo, ctx.graph, plan.f2p, options.select)) add(v);
     }
     if (added.empty()) return "";
     why = "the F2P file still passed; top objects added:";
