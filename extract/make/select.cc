@@ -973,6 +973,21 @@ TopChoice ChooseByShare(const TopCandidate& c, size_t limit, size_t test_files) 
 
 }  // namespace
 
+bool IsTestSupport(std::string_view path, std::string_view f2p) {
+  for (size_t start = 0; start < path.size();) {
+    size_t end = std::min(path.find('/', start), path.size());
+    std::string_view part = path.substr(start, end - start);
+    if (end == path.size() && part.ends_with(".py")) part.remove_suffix(3);
+    if (part == "testing" || part == "_testing") {
+      const std::string_view root = path.substr(0, start + part.size());
+      return !(f2p.starts_with(root) && f2p.size() > root.size() && f2p[root.size()] == '/') &&
+             ModuleWord(f2p, true) != "testing";
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
                                         const std::vector<TopCandidate>& candidates,
                                         const SelectOptions& options) {
@@ -984,16 +999,19 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   const std::set<Ent> named = specific ? NamedBy(repo, g, f2p) : std::set<Ent>{};
   const DirectRule rule{repo, g, t, use, subject, named, limit, g.test_files().size()};
   // The deeper candidates are many where the tests drive an application: only the most
-  // specific count, those used by at most twice as few files as the most specific of them
-  // (and never more than `limit`).
+  // specific count, those used by at most `deep_width` times as many files as the most
+  // specific of them (and never more than `limit`).
   size_t fewest = limit;
   for (const auto& c : candidates) {
     if (c.depth > 1 && c.spread > 0) fewest = std::min(fewest, c.spread);
   }
-  const size_t deep_limit = std::min(limit, std::max<size_t>(2, 2 * fewest));
+  const size_t width = static_cast<size_t>(std::max(1, options.deep_width));
+  const size_t deep_limit = std::min(limit, std::max<size_t>(2, width * fewest));
   std::vector<TopChoice> out;
   for (const auto& c : candidates) {
-    if (c.depth > 1) {
+    if (specific && IsTestSupport(g.nodes()[c.entity].path, f2p)) {
+      out.push_back({c.entity, false, {}, "the library's test support, not a feature"});
+    } else if (c.depth > 1) {
       out.push_back(ChooseDeep(repo, g, c, t, use, deep_limit, options.deep));
     } else if (!specific) {
       out.push_back(ChooseByShare(c, limit, rule.test_files));

@@ -74,6 +74,10 @@ struct SelectOptions {
   // own links (the retry when the direct choice leaves too few lines or nothing to cut: the
   // feature is reached through the application).
   bool deep = false;
+  // Of the deeper candidates, those used by at most this many times as many test files as
+  // the most specific of them are weighed (never more than max_share); the deep retry
+  // doubles it while its choice still leaves too little to cut.
+  int deep_width = 2;
 };
 
 struct TopCandidate {
@@ -164,6 +168,12 @@ struct Plan {
 
 // A seed for one task: the run's seed mixed with the test file's path.
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
+
+// Whether `path` is the library's test support (a module or package named `testing` or
+// `_testing`: assertions and fixtures its tests use, sphinx.testing, seaborn._testing) for
+// the test file `f2p`: never a top object unless `f2p` tests it (it lies inside that package,
+// or is named after it, as test_testing.py). FeatureBench's model is told the same.
+bool IsTestSupport(std::string_view path, std::string_view f2p);
 
 // The candidates a test file could test: repository objects (module-level functions and
 // classes outside test code and outside a package's __init__.py, which FeatureBench never

@@ -292,25 +292,58 @@ void CutUntilStable(parser::PythonParser& parser, const ExtractContext& ctx,
   cp.lines = ExtractedLines(ctx.repo, cp.plan->extracted);
 }
 
+// Steps 3-7 for a plan: cut until no code that stays uses what goes.
+CutPlan CutFromPlan(parser::PythonParser& parser, const ExtractContext& ctx, Plan plan,
+                    const ExtractOptions& options) {
+  CutPlan cp;
+  cp.plan = std::move(plan);
+  CutUntilStable(parser, ctx, options, cp);
+  if (cp.rejection == Rejection::kNone && cp.lines < options.min_lines) {
+    cp.rejection = Rejection::kTooFewLines;
+    cp.detail = std::to_string(cp.lines) + " lines to implement (--min-lines " +
+                std::to_string(options.min_lines) + ")";
+  }
+  return cp;
+}
+
 // Steps 2-7 for one F2P file: plan, then cut until no code that stays uses what goes.
 CutPlan PlanAndCut(parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
                    const ExtractOptions& options, const SelectOptions& select) {
-  CutPlan cp;
-  auto fail = [&](Rejection rejection, std::string detail) {
-    cp.rejection = rejection;
-    cp.detail = std::move(detail);
-    return std::move(cp);
-  };
   auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, select, options.chooser);
-  if (!plan.ok()) return fail(Rejection::kNoPlan, plan.error());
-  cp.plan = std::move(*plan);
-  CutUntilStable(parser, ctx, options, cp);
-  if (cp.rejection != Rejection::kNone) return cp;
-  if (cp.lines < options.min_lines) {
-    return fail(Rejection::kTooFewLines, std::to_string(cp.lines) + " lines to implement (--min-lines " +
-                                     std::to_string(options.min_lines) + ")");
+  if (!plan.ok()) {
+    CutPlan cp;
+    cp.rejection = Rejection::kNoPlan;
+    cp.detail = plan.error();
+    return cp;
   }
-  return cp;
+  return CutFromPlan(parser, ctx, std::move(*plan), options);
+}
+
+// The top objects a plan chose, those demoted for P2P files included, sorted.
+std::vector<Ent> ChosenTops(const Plan& plan) {
+  std::vector<Ent> out = plan.top_objects;
+  out.insert(out.end(), plan.demoted.begin(), plan.demoted.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The deep retry: the most specific of the objects found deeper than the test file's own
+// links, then, while that choice still leaves too little to cut, those up to twice as widely
+// used, and so on up to --max-share (a choice already cut is not cut again). The first
+// task made, else nothing.
+std::optional<CutPlan> DeepRetry(parser::PythonParser& parser, const ExtractContext& ctx,
+                                 const PassingFile& f2p, const ExtractOptions& options) {
+  SelectOptions deep = options.select;
+  deep.deep = true;
+  std::set<std::vector<Ent>> tried;
+  const size_t files = ctx.graph.test_files().size();
+  for (; static_cast<size_t>(deep.deep_width) <= 2 * files; deep.deep_width *= 2) {
+    auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, deep, options.chooser);
+    if (!plan.ok() || !tried.insert(ChosenTops(*plan)).second) continue;
+    CutPlan deeper = CutFromPlan(parser, ctx, std::move(*plan), options);
+    if (deeper.rejection == Rejection::kNone) return deeper;
+  }
+  return std::nullopt;
 }
 
 // PlanAndCut with the default choice, then the retries when it leaves too little: the
@@ -334,14 +367,11 @@ CutPlan PlanWithRetries(parser::PythonParser& parser, const ExtractContext& ctx,
                     cp.rejection == Rejection::kStillUsed;
   if (too_little && !options.chooser && options.select.chooser != TopRule::kFeatureBench &&
       options.select.depth > 1 && !options.select.deep) {
-    SelectOptions deep = options.select;
-    deep.deep = true;
-    CutPlan deeper = PlanAndCut(parser, ctx, f2p, options, deep);
-    if (deeper.rejection == Rejection::kNone) {
-      *detail = "objects up to " + std::to_string(deep.depth) +
+    if (auto deeper = DeepRetry(parser, ctx, f2p, options)) {
+      *detail = "objects up to " + std::to_string(options.select.depth) +
                 " calls deep chosen (the direct choice: " + std::string(RejectionName(cp.rejection)) + ", " +
                 cp.detail + ")";
-      return deeper;
+      return std::move(*deeper);
     }
   }
   return cp;
@@ -399,7 +429,9 @@ std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
       plan.top_objects.push_back(v);
       added.push_back(v);
     };
-    for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p)) add(c.entity);
+    for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p)) {
+      if (!IsTestSupport(ctx.graph.nodes()[c.entity].path, plan.f2p)) add(c.entity);
+    }
     if (added.empty()) {  // every direct candidate is in: the feature lies deeper
       for (Ent v : DeepTopObjects(ctx.repo, ctx.graph, plan.f2p, options.select)) add(v);
     }

@@ -822,6 +822,50 @@ TEST(TestHelperTest, WhatTheFilesHelpersCallTheTestsCall) {
   EXPECT_FALSE(chosen["pkg/app.py::App"]) << "built by a fixture";
 }
 
+// The library's test support (a `testing` / `_testing` module or package) is no feature of a
+// test file that only uses it; it is of one inside that package or named after it.
+TEST(TestSupportTest, TestingModulesAreNoFeatureOfTheFilesThatUseThem) {
+  EXPECT_TRUE(IsTestSupport("sphinx/testing/util.py", "tests/test_ext_math.py"));
+  EXPECT_TRUE(IsTestSupport("seaborn/_testing.py", "tests/test_distributions.py"));
+  EXPECT_TRUE(IsTestSupport("src/pkg/testing/a/b.py", "tests/test_b.py"));
+  EXPECT_FALSE(IsTestSupport("sympy/testing/runtests_pytest.py",
+                             "sympy/testing/tests/test_runtests_pytest.py"));
+  EXPECT_FALSE(IsTestSupport("seaborn/_testing.py", "tests/test_testing.py"));
+  EXPECT_FALSE(IsTestSupport("xarray/testing/assertions.py", "xarray/tests/test_testing.py"));
+  EXPECT_FALSE(IsTestSupport("pkg/testing_tools.py", "tests/test_b.py"));
+  EXPECT_FALSE(IsTestSupport("pkg/core.py", "tests/test_b.py"));
+  EXPECT_FALSE(IsTestSupport("pkg/testingx/core.py", "tests/test_b.py"));
+}
+
+// A file whose tests check the feature with the library's own assertion helper: the
+// helper, which its tests call directly and no other file's do, is not chosen.
+TEST(TestSupportTest, AnAssertionHelperOfTheLibraryIsNoTopObject) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py", ""},
+      {"pkg/core.py", "def area(w, h):\n    return w * h\n"},
+      {"pkg/testing.py", "def assert_close(a, b):\n    assert abs(a - b) < 1e-9\n"},
+      {"tests/test_core.py",
+       "from pkg.core import area\nfrom pkg.testing import assert_close\n\n\n"
+       "def test_area():\n    assert_close(area(2, 3), 6)\n"},
+      {"tests/test_other.py", "def test_nothing():\n    assert True\n"}};
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  const std::string t = "tests/test_core.py";
+  auto g = TracedFiles(tables, *repo,
+                       {{t + "::test_area", "pkg/core.py::area", 0},
+                        {t + "::test_area", "pkg/testing.py::assert_close", 0}},
+                       {t, "tests/test_other.py"});
+  auto chosen = Chosen(*repo, g, t);
+  ASSERT_TRUE(chosen.count("pkg/core.py::area"));
+  EXPECT_TRUE(chosen["pkg/core.py::area"]);
+  ASSERT_TRUE(chosen.count("pkg/testing.py::assert_close"));
+  EXPECT_FALSE(chosen["pkg/testing.py::assert_close"]);
+}
+
 // A function only this file's tests call directly is chosen however many files reach it,
 // unless more than half of them do: then every test runs it (sphinx's
 // `compile_linkcheck_allowed_redirects`, connected to every build). One other files' tests

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -101,7 +102,7 @@ class BuildTaskTest : public ::testing::Test {
     repo_ = std::make_unique<Repo>(std::move(*repo));
     index_ = std::make_unique<CutIndex>(*repo_);
     passing_ = PassingFiles(trace_, nullptr);
-    ASSERT_EQ(passing_.size(), 2u);
+    ASSERT_EQ(passing_.size(), trace_.files.size());
     auto p = parser::PythonParser::Create();
     ASSERT_TRUE(p.ok());
     parser_ = std::move(*p);
@@ -134,7 +135,8 @@ class BuildTaskTest : public ::testing::Test {
   }
 
   TaskOutcome Build() {
-    const PassingFile* f2p = passing_[0].file == kF2p ? &passing_[0] : &passing_[1];
+    auto f2p = std::find_if(passing_.begin(), passing_.end(),
+                            [](const PassingFile& p) { return p.file == kF2p; });
     return BuildTask({util::RealEnv(), runner::RealLauncher(), tests_}, *parser_,
                      ExtractContext{*repo_, *index_, graph_, passing_}, *f2p, options_);
   }
@@ -263,6 +265,58 @@ TEST_F(BuildTaskTest, AnF2PFileThatStillPassesGetsTheDeepChoice) {
                                     taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
   ASSERT_TRUE(inst.ok()) << inst.error();
   EXPECT_EQ(inst->extracted, (std::vector<std::string>{"pkg/core.py::g", "pkg/core.py::label"}));
+}
+
+// An application every test file drives through `main`: the F2P file's run reaches `tiny`
+// (its own, 2 lines) and `g` (the feature, which two other files also reach), nine files
+// reach only `f`. The most specific deeper choice, tiny, leaves too few lines; the retry
+// widens to objects up to twice as widely used (never more than --max-share: 3 of 12) and
+// takes g too.
+TEST_F(BuildTaskTest, TheDeepRetryWidensWhileItsChoiceLeavesTooFewLines) {
+  const std::string core =
+      "def main(cmd):\n"                  // 1
+      "    if cmd == 'render':\n"
+      "        return tiny() + g(4)\n"
+      "    if cmd == 'count':\n"
+      "        return g(3)\n"
+      "    return f()\n"
+      "\n"
+      "\n"
+      "def tiny():\n"                     // 9
+      "    return 0\n"
+      "\n"
+      "\n"
+      "def f():\n"                        // 13
+      "    return 1\n"
+      "\n"
+      "\n" +
+      std::string(kCore).substr(std::string(kCore).find("def g"));  // g at 17
+  Prepare(core, "from pkg.core import main\n\n\ndef test_g():\n    assert main('render') == 6\n",
+          "from pkg.core import main\n\n\ndef test_f():\n    assert main('x') == 1\n",
+          [](tracer::TraceSet& t) {
+            const auto main = Code("pkg/core.py", 1, "main");
+            t.files[kF2p] = Ran(kF2p, "test_g", 4, main);
+            t.files[kF2p].edges[{main, Code("pkg/core.py", 9, "tiny")}] = 1;
+            t.files[kF2p].edges[{main, Code("pkg/core.py", 17, "g")}] = 1;
+            for (std::string name : {"a", "b"}) {
+              std::string file = "tests/test_" + name + ".py";
+              t.files[file] = Ran(file, "test_f", 4, main);
+              t.files[file].edges[{main, Code("pkg/core.py", 17, "g")}] = 1;
+            }
+            for (int i = 0; i < 9; ++i) {
+              std::string file = i == 0 ? std::string(kP2p) : "tests/test_c" + std::to_string(i) + ".py";
+              t.files[file] = Ran(file, "test_f", 4, main);
+              t.files[file].edges[{main, Code("pkg/core.py", 13, "f")}] = 1;
+            }
+          });
+  Answer(true);
+  options_.min_lines = 4;
+  TaskOutcome o = Build();
+  ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
+  auto inst = taskdir::ReadInstance(util::RealEnv(),
+                                    taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
+  ASSERT_TRUE(inst.ok()) << inst.error();
+  EXPECT_EQ(inst->extracted, (std::vector<std::string>{"pkg/core.py::g", "pkg/core.py::tiny"}));
 }
 
 // A file the repository tracks though its .gitignore matches it (sphinx's test roots hold a
