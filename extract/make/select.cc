@@ -988,6 +988,10 @@ bool IsTestSupport(std::string_view path, std::string_view f2p) {
   return false;
 }
 
+bool IsTestHelper(const Repo& repo, const DepGraph& g, Ent v, std::string_view f2p) {
+  return repo.entity(v).kind == EntityKind::kFunction && IsTestSupport(g.nodes()[v].path, f2p);
+}
+
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, const std::string& f2p,
                                         const std::vector<TopCandidate>& candidates,
                                         const SelectOptions& options) {
@@ -1009,8 +1013,8 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const DepGraph& g, con
   const size_t deep_limit = std::min(limit, std::max<size_t>(2, width * fewest));
   std::vector<TopChoice> out;
   for (const auto& c : candidates) {
-    if (specific && IsTestSupport(g.nodes()[c.entity].path, f2p)) {
-      out.push_back({c.entity, false, {}, "the library's test support, not a feature"});
+    if (specific && IsTestHelper(repo, g, c.entity, f2p)) {
+      out.push_back({c.entity, false, {}, "a test helper of the library's testing module"});
     } else if (c.depth > 1) {
       out.push_back(ChooseDeep(repo, g, c, t, use, deep_limit, options.deep));
     } else if (!specific) {

@@ -169,11 +169,18 @@ struct Plan {
 // A seed for one task: the run's seed mixed with the test file's path.
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
 
-// Whether `path` is the library's test support (a module or package named `testing` or
-// `_testing`: assertions and fixtures its tests use, sphinx.testing, seaborn._testing) for
-// the test file `f2p`: never a top object unless `f2p` tests it (it lies inside that package,
-// or is named after it, as test_testing.py). FeatureBench's model is told the same.
+// Whether a function of `path` is one of the library's test helpers for the test file
+// `f2p`: `path` is in a module or package named `testing` or `_testing` (the checks and
+// context managers tests wrap around the code: sphinx.testing's assert_node, seaborn's
+// _testing.assert_colors_equal, sympy.testing's warns) and `f2p` does not test it (it lies
+// inside that package, or is named after it, as test_testing.py). Such a function is never a
+// top object; FeatureBench's model is told the same. Classes of such modules are machinery
+// that can be a feature (click.testing's stream wrappers) and are weighed as any other.
 bool IsTestSupport(std::string_view path, std::string_view f2p);
+
+// Whether `v` is a function of the library's testing module that `f2p` does not test
+// (IsTestSupport).
+bool IsTestHelper(const Repo& repo, const graph::DepGraph& g, Ent v, std::string_view f2p);
 
 // The candidates a test file could test: repository objects (module-level functions and
 // classes outside test code and outside a package's __init__.py, which FeatureBench never

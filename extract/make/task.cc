@@ -430,7 +430,7 @@ std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
       added.push_back(v);
     };
     for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p)) {
-      if (!IsTestSupport(ctx.graph.nodes()[c.entity].path, plan.f2p)) add(c.entity);
+      if (!IsTestHelper(ctx.repo, ctx.graph, c.entity, plan.f2p)) add(c.entity);
     }
     if (added.empty()) {  // every direct candidate is in: the feature lies deeper
       for (Ent v : DeepTopObjects(ctx.repo, ctx.graph, plan.f2p, options.select)) add(v);

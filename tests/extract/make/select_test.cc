@@ -838,7 +838,8 @@ TEST(TestSupportTest, TestingModulesAreNoFeatureOfTheFilesThatUseThem) {
 }
 
 // A file whose tests check the feature with the library's own assertion helper: the
-// helper, which its tests call directly and no other file's do, is not chosen.
+// helper, which its tests call directly and no other file's do, is not chosen; a class of
+// the testing module that the tests exercise (click.testing's stream wrappers) is.
 TEST(TestSupportTest, AnAssertionHelperOfTheLibraryIsNoTopObject) {
   auto p = parser::PythonParser::Create();
   ASSERT_TRUE(p.ok());
@@ -846,10 +847,13 @@ TEST(TestSupportTest, AnAssertionHelperOfTheLibraryIsNoTopObject) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {"pkg/__init__.py", ""},
       {"pkg/core.py", "def area(w, h):\n    return w * h\n"},
-      {"pkg/testing.py", "def assert_close(a, b):\n    assert abs(a - b) < 1e-9\n"},
+      {"pkg/testing.py",
+       "def assert_close(a, b):\n    assert abs(a - b) < 1e-9\n\n\n"
+       "class Capture:\n    def text(self):\n        return ''\n"},
       {"tests/test_core.py",
-       "from pkg.core import area\nfrom pkg.testing import assert_close\n\n\n"
-       "def test_area():\n    assert_close(area(2, 3), 6)\n"},
+       "from pkg.core import area\nfrom pkg.testing import Capture, assert_close\n\n\n"
+       "def test_area():\n    assert_close(area(2, 3), 6)\n\n\n"
+       "def test_capture():\n    assert Capture().text() == ''\n"},
       {"tests/test_other.py", "def test_nothing():\n    assert True\n"}};
   std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
   auto repo = Repo::Load(env, "/r", tables);
@@ -857,13 +861,16 @@ TEST(TestSupportTest, AnAssertionHelperOfTheLibraryIsNoTopObject) {
   const std::string t = "tests/test_core.py";
   auto g = TracedFiles(tables, *repo,
                        {{t + "::test_area", "pkg/core.py::area", 0},
-                        {t + "::test_area", "pkg/testing.py::assert_close", 0}},
+                        {t + "::test_area", "pkg/testing.py::assert_close", 0},
+                        {t + "::test_capture", "pkg/testing.py::Capture.text", 0}},
                        {t, "tests/test_other.py"});
   auto chosen = Chosen(*repo, g, t);
   ASSERT_TRUE(chosen.count("pkg/core.py::area"));
   EXPECT_TRUE(chosen["pkg/core.py::area"]);
   ASSERT_TRUE(chosen.count("pkg/testing.py::assert_close"));
   EXPECT_FALSE(chosen["pkg/testing.py::assert_close"]);
+  ASSERT_TRUE(chosen.count("pkg/testing.py::Capture"));
+  EXPECT_TRUE(chosen["pkg/testing.py::Capture"]);
 }
 
 // A function only this file's tests call directly is chosen however many files reach it,
