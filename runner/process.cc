@@ -605,7 +605,7 @@ class PosixLauncher : public Launcher {
       }
       prepared.sandboxed = true;
       prepared.seccomp = SeccompFd();
-      prepared.env = SandboxEnvironment(environ, host.home, spec.vars);
+      prepared.env = SandboxEnvironment(environ, host.home, {});
       disk.roots = spec.sandbox.writable;
       for (const auto& b : spec.sandbox.binds) {
         if (b.writable) disk.roots.push_back(b.source);
@@ -653,7 +653,8 @@ class PosixLauncher : public Launcher {
     }
     if (prepared.sandboxed) {
       int seccomp = prepared.seccomp >= 0 ? 3 + static_cast<int>(prepared.channels.size()) : -1;
-      prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd, spec.argv, seccomp, copy_bytes);
+      prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd,
+                                SandboxedCommand(host, spec.argv, spec.vars), seccomp, copy_bytes);
     }
     auto log = OpenOutput(spec.log_path);
     if (!log.ok()) return util::Error{log.error()};

@@ -82,6 +82,7 @@ HostInfo CurrentHost() {
   host.bwrap = FindProgram("bwrap");
   host.setpriv = FindProgram("setpriv");
   host.tar = FindProgram("tar");
+  host.env = FindProgram("env");
   const char* home = std::getenv("HOME");
   host.home = home ? home : "";
   host.root = ::geteuid() == 0;
@@ -359,6 +360,16 @@ std::vector<std::string> SandboxEnvironment(
     env.push_back(k + "=" + v);
   }
   return env;
+}
+
+std::vector<std::string> SandboxedCommand(
+    const HostInfo& host, const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& vars) {
+  if (vars.empty()) return argv;
+  std::vector<std::string> out = {host.env.empty() ? std::string("env") : host.env};
+  for (const auto& [k, v] : vars) out.push_back(k + "=" + v);
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
 }
 
 std::vector<std::string> InterpreterDirs(const std::string& python) {

@@ -98,6 +98,7 @@ struct HostInfo {
   std::string home;                 // the invoking user's $HOME ("" when unset)
   bool root = false;                // fbkit runs as uid 0
   std::string tar = "tar";          // GNU tar: fills a private copy inside the sandbox
+  std::string env = "env";          // env(1): sets the spec's variables for the command alone
   std::vector<SystemPath> system;   // the allow-listed system paths that exist (SystemPaths)
 };
 
@@ -132,12 +133,21 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
                                    int seccomp_fd = -1,
                                    const std::vector<int64_t>& copy_bytes = {});
 
-// The environment of a sandboxed process: only PATH, locale, TZ and TERM of `parent`
-// ("K=V" strings), HOME (an empty private directory) and TMPDIR, then `extra` on top. No
-// credentials, tokens or agent sockets leak in.
+// The environment bubblewrap starts with, and so every sandboxed process: only PATH,
+// locale, TZ, TERM and the CA-bundle paths of `parent` ("K=V" strings), HOME (an empty
+// private directory) and TMPDIR, then `extra` on top. No credentials, tokens or agent
+// sockets leak in. A spec's variables are never `extra`: bwrap (and setpriv, before it drops
+// root) would load what LD_PRELOAD names on the host; they reach the command alone
+// (SandboxedCommand).
 std::vector<std::string> SandboxEnvironment(
     const char* const* parent, const std::string& home,
     const std::vector<std::pair<std::string, std::string>>& extra);
+
+// The command a sandbox runs for `argv` with the spec's `vars`: `argv` itself without them,
+// else env(1) setting them first, inside the sandbox, after root is dropped.
+std::vector<std::string> SandboxedCommand(
+    const HostInfo& host, const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& vars);
 
 // The directories an interpreter needs to run: the prefix of `python` as named (a virtual
 // environment) and of the file it resolves to (PATH lookup for a bare name).

@@ -108,6 +108,10 @@ class SpecReader {
     for (const auto& [name, value] : *t) {
       std::string v;
       if (!String(k + "." + std::string(name.str()), value, &v)) return false;
+      if (!IsVariableName(name.str())) {
+        return Fail(value, "key '" + k + "." + std::string(name.str()) +
+                               "': not a variable name (letters, digits and '_', not first a digit)");
+      }
       if (IsFbkitVariable(std::string(name.str()))) {
         return Fail(value, "key '" + k + "." + std::string(name.str()) +
                                "': FBKIT_TRACE_* and FBKIT_PROBE_* variables are fbkit's own (a spec cannot set them)");
@@ -273,7 +277,9 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json) {
     s.network = j.value("network", false);
     if (j.contains("env") && j["env"].is_object()) {
       for (const auto& [k, v] : j["env"].items()) {
-        if (v.is_string() && !IsFbkitVariable(k)) s.vars.emplace_back(k, v.get<std::string>());
+        if (v.is_string() && IsVariableName(k) && !IsFbkitVariable(k)) {
+          s.vars.emplace_back(k, v.get<std::string>());
+        }
       }
     }
     if (j.contains("limits") && j["limits"].is_object()) {

@@ -3,7 +3,9 @@
 // network and resource limits — read by every command of the three tools.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -55,6 +57,15 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json);
 // spec read back drops them.
 inline bool IsFbkitVariable(const std::string& name) {
   return name.starts_with("FBKIT_TRACE_") || name.starts_with("FBKIT_PROBE_");
+}
+
+// Whether `name` can name an environment variable a spec sets: a letter or '_', then
+// letters, digits and '_' (never an option of env(1), never a '=').
+inline bool IsVariableName(std::string_view name) {
+  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  if (name.empty() || !letter(name[0])) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
 }
 
 }  // namespace fbkit::runner

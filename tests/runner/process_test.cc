@@ -215,6 +215,21 @@ std::string InSandbox(const ScratchDir& tmp, const std::string& script, Limits l
   return ReadFileOrDie(tmp / "log");
 }
 
+// A spec's variables are the command's, set inside the sandbox once root is dropped: the
+// dynamic loader's (LD_DEBUG_OUTPUT here, LD_PRELOAD alike) never reach bubblewrap or
+// setpriv on the host, which would write (or load) what they name there.
+TEST(SandboxHostile, LoaderVariablesOfASpecNeverReachTheHost) {
+  ScratchDir tmp, outside;
+  ProcessSpec spec = Sandboxed(tmp, "echo \"$LD_DEBUG:$FBKIT_X\" > seen");
+  spec.vars = {{"FBKIT_X", "kept"}, {"LD_DEBUG", "libs"},
+               {"LD_DEBUG_OUTPUT", outside / "ld"}};
+  auto info = RunToCompletion(RealLauncher(), spec, 120);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(info->code, 0);
+  EXPECT_EQ(ReadFileOrDie(tmp / "seen"), "libs:kept\n");
+  EXPECT_TRUE(std::filesystem::is_empty(outside.path())) << "the loader ran on the host";
+}
+
 TEST(SandboxHostile, NoRootInsideNoSysctlNoShadowNoHostTree) {
   ScratchDir tmp;
   std::string pattern = ReadFileOrDie("/proc/sys/kernel/core_pattern");

@@ -116,6 +116,15 @@ TEST(SandboxTest, EnvironmentIsScrubbed) {
                                            "TMPDIR=/tmp"}));
 }
 
+TEST(SandboxTest, TheSpecsVariablesAreSetForTheCommandAlone) {
+  HostInfo h = Host(true);
+  h.env = "/usr/bin/env";
+  EXPECT_EQ(SandboxedCommand(h, {"python3", "-m", "pytest"}, {}),
+            (std::vector<std::string>{"python3", "-m", "pytest"}));
+  EXPECT_EQ(SandboxedCommand(h, {"python3"}, {{"A", "1"}, {"LD_PRELOAD", "./x.so"}}),
+            (std::vector<std::string>{"/usr/bin/env", "A=1", "LD_PRELOAD=./x.so", "python3"}));
+}
+
 TEST(SandboxTest, KindNames) {
   EXPECT_EQ(*ParseSandboxKind("bwrap"), SandboxKind::kBwrap);
   EXPECT_EQ(*ParseSandboxKind("none"), SandboxKind::kNone);

@@ -69,6 +69,13 @@ TEST(RepoSpecTest, ErrorsNameFileLineAndKey) {
   auto type = ParseRepoSpec("[limits]\nmemory_mb = 1.5\n", "s.toml");
   ASSERT_FALSE(type.ok());
   EXPECT_EQ(type.error(), "s.toml:2: key 'limits.memory_mb' must be a whole number");
+  for (const char* name : {"\"-S\"", "\"A=B\"", "\"1X\"", "\"A B\""}) {
+    auto bad = ParseRepoSpec(std::string("[env]\nOK = \"1\"\n") + name + " = \"x\"\n", "s.toml");
+    ASSERT_FALSE(bad.ok()) << name;
+    EXPECT_EQ(bad.error().substr(0, 9), "s.toml:3:") << bad.error();
+    EXPECT_NE(bad.error().find("not a variable name"), std::string::npos) << bad.error();
+  }
+  EXPECT_TRUE(ParseRepoSpec("[env]\n_A1 = \"x\"\nLD_LIBRARY_PATH = \"/x\"\n", "s.toml").ok());
   auto syntax = ParseRepoSpec("repo = \n", "s.toml");
   ASSERT_FALSE(syntax.ok());
   EXPECT_EQ(syntax.error().substr(0, 9), "s.toml:1:");
