@@ -231,6 +231,39 @@ def _fake_plugin():
 _fake_plugin()
 """
 
+# A hook that runs no Python code: a builtin bound to a list (`len` of it is 1, truthy),
+# registered as the first pytest_pyfunc_call, answers every test call without running it.
+BUILTIN_HOOK = """
+def _builtin_hook():
+    import gc, types
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "PytestPluginManager":
+            plugin = types.ModuleType("shapes_speedups")
+            plugin.pytest_pyfunc_call = types.MethodType(len, [1])
+            obj.register(plugin, "shapes_speedups")
+            break
+
+
+_builtin_hook()
+"""
+
+# The same hook as Python code, compiled under the name of a repository file the patch
+# leaves unchanged (so no changed file implements it).
+UNCHANGED_FILE_HOOK = """
+def _unchanged_file_hook():
+    import gc, os, types
+    plugin = types.ModuleType("shapes_speedups")
+    exec(compile("def pytest_pyfunc_call(pyfuncitem):\\n    return True\\n",
+                 os.path.join(os.path.dirname(__file__), "geometry.py"), "exec"), plugin.__dict__)
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "PytestPluginManager":
+            obj.register(plugin, "shapes_speedups")
+            break
+
+
+_unchanged_file_hook()
+"""
+
 # The library plants a journal among the child processes' journals (a directory the tests
 # may write) saying every F2P test passed.
 CHILD_JOURNAL = """
@@ -567,6 +600,8 @@ def main():
     cases["forge_runner_swap"] = (l1_id, forged(RUNNER_SWAP))
     cases["forge_builtin"] = (l1_id, forged(FORGE_REPORTS + REPLACE_BUILTIN))
     cases["forge_report_class"] = (l1_id, forged(REPORT_CLASS))
+    cases["forge_builtin_hook"] = (l1_id, forged(BUILTIN_HOOK))
+    cases["forge_unchanged_file_hook"] = (l1_id, forged(UNCHANGED_FILE_HOOK))
 
     f2p_ids = json.load(open(os.path.join(l1, "instance.json")))["f2p_tests"]
 

@@ -181,6 +181,27 @@ def _function_code(obj):
     return getattr(getattr(obj, "__func__", obj), "__code__", None)
 
 
+def _hook_code(fn):
+    """The Python code a hook implementation runs: a function's, a bound method's, a
+    partial's function's, or a callable object's __call__; None when it runs none (a
+    builtin or C callable, which no file defines and no check could read)."""
+    import functools
+    for _ in range(8):
+        code = _function_code(fn)
+        if code is not None:
+            return code
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif callable(fn) and not isinstance(fn, type) and hasattr(type(fn), "__call__"):
+            call = getattr(type(fn), "__call__")
+            if call is fn or _function_code(call) is None:
+                return None
+            fn = call
+        else:
+            return None
+    return None
+
+
 def _code_from_file(code, config=None):
     """Whether `code` is what its own file compiles to (None: the file names no such code).
     With `config`, pytest's assertion rewriting is tried first, the plain compile after."""
@@ -328,11 +349,20 @@ def _check_machinery(config):
     for name in _WATCHED_HOOKS:
         hook = getattr(config.pluginmanager.hook, name, None)
         for impl in (hook.get_hookimpls() if hook is not None else ()):
-            code = _function_code(impl.function)
-            if code is None or id(code) in _trusted_code[1]:
+            code = _hook_code(impl.function)
+            if code is None:
+                _integrity("the %s implementation of plugin %s runs no Python code (%r)"
+                           % (name, impl.plugin_name, impl.function))
+                continue
+            if id(code) in _trusted_code[1]:
                 continue
             if os.path.realpath(code.co_filename).startswith(root):
-                continue  # repository hooks are journaled as such
+                # Repository hooks are journaled as such, by the file their code names:
+                # code compiled elsewhere and named after an unchanged file is flagged.
+                if _code_from_file(code, config) is not True:
+                    _integrity("the %s implementation %s does not come from the file it names (%s)"
+                               % (name, code.co_name, code.co_filename))
+                continue
             if _code_from_file(code) is not True:
                 _integrity("the %s implementation %s does not come from the file it names (%s)"
                            % (name, code.co_name, code.co_filename))
@@ -611,7 +641,7 @@ def _journal_hooks(config):
     for name in _WATCHED_HOOKS:
         hook = getattr(config.pluginmanager.hook, name, None)
         for impl in (hook.get_hookimpls() if hook is not None else ()):
-            code = getattr(impl.function, "__code__", None)
+            code = _hook_code(impl.function)
             path = os.path.realpath(code.co_filename) if code is not None else ""
             if path.startswith(prefix):
                 found.add((path[len(prefix):], name))
