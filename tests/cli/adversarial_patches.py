@@ -264,6 +264,51 @@ def _unchanged_file_hook():
 _unchanged_file_hook()
 """
 
+# A plugin registered from library code (found on the stack while the conftest imports the
+# package) with hooks no check watches: one wraps every collected test function in a no-op
+# that carries the original as __wrapped__ (functools.wraps), the other swaps it for a no-op
+# after collection, just before each test runs.
+PLUGIN_FROM_STACK = """
+def _plugin_from_stack(plugin):
+    import sys
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if type(value).__name__ == "PytestPluginManager":
+                value.register(plugin, "shapes-extras")
+                return
+        frame = frame.f_back
+"""
+
+WRAPPED_TESTS = PLUGIN_FROM_STACK + """
+
+class _Wrap:
+    def pytest_collectreport(self, report):
+        import functools
+        for item in getattr(report, "result", None) or []:
+            if item.name.startswith("test_") and callable(getattr(item, "obj", None)):
+                item.obj = functools.wraps(item.obj)(lambda *a, **k: None)
+
+
+_plugin_from_stack(_Wrap())
+"""
+
+LATE_SWAP = PLUGIN_FROM_STACK + """
+
+class _Late:
+    items = {}
+
+    def pytest_collection_finish(self, session):
+        self.items = {item.nodeid: item for item in session.items}
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        if nodeid in self.items:
+            self.items[nodeid].obj = lambda *a, **k: None
+
+
+_plugin_from_stack(_Late())
+"""
+
 # The library plants a journal among the child processes' journals (a directory the tests
 # may write) saying every F2P test passed.
 CHILD_JOURNAL = """
@@ -602,6 +647,8 @@ def main():
     cases["forge_report_class"] = (l1_id, forged(REPORT_CLASS))
     cases["forge_builtin_hook"] = (l1_id, forged(BUILTIN_HOOK))
     cases["forge_unchanged_file_hook"] = (l1_id, forged(UNCHANGED_FILE_HOOK))
+    cases["forge_wrapped_tests"] = (l1_id, forged(WRAPPED_TESTS))
+    cases["forge_late_swap"] = (l1_id, forged(LATE_SWAP))
 
     f2p_ids = json.load(open(os.path.join(l1, "instance.json")))["f2p_tests"]
 

@@ -248,14 +248,49 @@ def _check_protected(when):
                        % (rel, when))
 
 
+_test_functions = {}  # nodeid -> the test's function as collected (checked then)
+
+
+def _plain(obj):
+    return getattr(obj, "__func__", obj)
+
+
+def _wrappers(obj, own):
+    """The layers around a test function (functools.wraps' __wrapped__ chain) whose code lies
+    in the repository outside the test's own file `own`: (relative path, code) each."""
+    out = []
+    for _ in range(32):
+        nxt = getattr(obj, "__wrapped__", None)
+        if nxt is None:
+            break
+        code = getattr(_plain(obj), "__code__", None)
+        if code is not None:
+            rel = _relpath(code.co_filename)
+            if rel is not None and os.path.realpath(code.co_filename) != own:
+                out.append((rel, code))
+        obj = nxt
+    return out
+
+
 def _check_tests(session):
     """Each test function's code must be its file's: a library that rewrites test modules
     while they are imported is caught here, and so is a test of a grader's file whose
-    function was compiled anywhere else (a module put in the test module's place)."""
+    function was compiled anywhere else (a module put in the test module's place). The
+    repository files whose code wraps a test function are journaled with the hooks (graders
+    flag the ones a patch changed), and that code must be its file's."""
     config = session.config
     rewrite = config if getattr(config.option, "assertmode", "plain") == "rewrite" else None
+    wrapped = set()
     for item in session.items:
-        code = _function_code(getattr(item, "obj", None))
+        obj = getattr(item, "obj", None)
+        _test_functions[item.nodeid] = _plain(obj)
+        own = os.path.realpath(str(item.path))
+        for rel, code in _wrappers(obj, own):
+            wrapped.add((rel, "the wrapper of test function %s" % item.name.split("[")[0]))
+            if _code_from_file(code) is not True:
+                _integrity("the wrapper %s of %s does not come from the file it names (%s)"
+                           % (code.co_name, item.nodeid, rel))
+        code = _function_code(obj)
         graded = _relpath(str(item.path)) in _PROTECTED
         if graded and (code is None or os.path.realpath(code.co_filename) != os.path.realpath(str(item.path))):
             _integrity("the test function of %s was not compiled from %s (a module put in its place?)"
@@ -268,6 +303,8 @@ def _check_tests(session):
         if _code_from_file(code, rewrite) is False:
             _integrity("the code of %s differs from %s on disk (rewritten while it was imported?)"
                        % (item.nodeid, _relpath(code.co_filename)))
+    if wrapped:
+        _agent.journal.write({"type": "hooks", "hooks": sorted(wrapped)})
 
 
 def _check_writer():
@@ -692,6 +729,10 @@ def pytest_runtest_call(item):
     """Innermost around the test's own call: that pytest called it, and whether it raised,
     whatever reports say."""
     _called.add(item.nodeid)
+    if (_checks and item.nodeid in _test_functions
+            and _plain(getattr(item, "obj", None)) is not _test_functions[item.nodeid]):
+        _integrity("the test function of %s was replaced after it was collected and checked"
+                   % item.nodeid)
     outcome = yield
     excinfo = getattr(outcome, "excinfo", None)
     if _checks and excinfo is not None:
