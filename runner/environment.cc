@@ -1,9 +1,12 @@
 #include "runner/environment.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "runner/repo_files.h"
 #include "util/file_lock.h"
 #include "util/hash.h"
 #include "util/json_writer.h"
@@ -124,6 +127,28 @@ std::vector<std::string> BuiltFiles(const std::string& src, const std::string& r
   return out;
 }
 
+// What an environment's copy of `root` takes, root-relative and sorted: every regular file
+// with no other hard link and every link (copied as a link), outside .git; no device, FIFO
+// or socket. The copy is made on the host as fbkit's user: a hard link in a repository
+// handed over as a directory (or a device node) would give the install steps any file.
+std::vector<std::string> CopyableFiles(const std::string& root) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string rel = it->path().lexically_relative(root).generic_string();
+    if (rel == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode) || (S_ISREG(st.st_mode) && st.st_nlink == 1)) out.push_back(rel);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const EnvRequest& r,
                                        const std::string& key, const std::string& dir) {
   const RepoSpec& spec = r.spec;
@@ -131,13 +156,9 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   std::string src = util::JoinPath(dir, "src");
   std::string venv = util::JoinPath(dir, "env");
   if (auto s = env.MakeDirs(src); !s.ok()) return util::Error{s.error()};
-  ProcessSpec copy;
-  copy.argv = {"cp", "-a", r.root + "/.", src};
-  copy.log_path = util::JoinPath(dir, "copy.log");
-  if (auto s = RunLogged(env, launcher, copy, 0, "copying the repository"); !s.ok()) {
-    return util::Error{s.error()};
+  if (auto s = CopyRepoFiles(r.root, CopyableFiles(r.root), src); !s.ok()) {
+    return util::Error{"copying the repository: " + s.error()};
   }
-  (void)env.RemoveAll(util::JoinPath(src, ".git"));
   double timeout = spec.total_timeout > 0 ? spec.total_timeout : 3600;
   for (size_t i = 0; i < spec.install.size(); ++i) {
     if (r.say) r.say("install step " + std::to_string(i + 1) + "/" + std::to_string(spec.install.size()) + ": " + spec.install[i]);

@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 
+#include "util/hash.h"
 #include "util/strings.h"
 
 namespace fbkit::runner {
@@ -212,8 +214,84 @@ util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
   return sandbox;
 }
 
+std::string ProgramSetting(std::string_view text) {
+  static const std::set<std::string> kSections = {"include", "includeif", "pager"};
+  static const std::set<std::string> kNames = {
+      "program", "command", "textconv", "driver", "clean", "smudge", "process", "helper",
+      "sshcommand", "editor", "pager", "askpass", "gitproxy", "alternaterefscommand", "uploadpack", "receivepack", "packobjectshook", "external",
+      "showsignature"};
+  auto lower = [](std::string_view v) {
+    std::string out;
+    for (char c : v) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::string section;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    std::string_view line = text.substr(at, nl == std::string_view::npos ? text.size() - at : nl - at);
+    at = nl == std::string_view::npos ? text.size() : nl + 1;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    if (line.starts_with("[")) {
+      size_t end = line.find_first_of(" \t.\"]", 1);
+      section = lower(line.substr(1, end == std::string_view::npos ? line.size() - 1 : end - 1));
+      if (kSections.count(section)) return section;
+      continue;
+    }
+    size_t end = 0;
+    while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '-')) ++end;
+    std::string name = lower(line.substr(0, end));
+    if (!name.empty() && kNames.count(name)) return section + "." + name;
+  }
+  return "";
+}
+
+util::Status Git::VetRepositoryConfig(const std::string& cwd,
+                                      const std::vector<std::string>& args) {
+  // The git directory git would find: --git-dir, else .git in cwd or above it (a `gitdir:`
+  // file followed), with its common directory's configuration.
+  std::string git_dir;
+  for (const auto& a : args) {
+    if (a.starts_with("--git-dir=")) git_dir = a.substr(10);
+  }
+  for (std::string dir = cwd; git_dir.empty() && !dir.empty();) {
+    std::string dot = util::JoinPath(dir, ".git");
+    if (auto text = env_.ReadFile(dot); text.ok() && text->starts_with("gitdir:")) {
+      std::string to = util::Trim(text->substr(7));
+      git_dir = to.starts_with("/") ? to : util::JoinPath(dir, to);
+    } else if (env_.Stat(dot, true).ok()) {
+      git_dir = dot;
+    }
+    std::string parent = util::DirName(dir);
+    if (parent == dir) break;
+    dir = parent;
+  }
+  if (git_dir.empty()) return util::Status::Ok();
+  std::vector<std::string> configs = {util::JoinPath(git_dir, "config"),
+                                      util::JoinPath(git_dir, "config.worktree")};
+  if (auto common = env_.ReadFile(util::JoinPath(git_dir, "commondir")); common.ok()) {
+    std::string c = util::Trim(*common);
+    configs.push_back(util::JoinPath(c.starts_with("/") ? c : util::JoinPath(git_dir, c), "config"));
+  }
+  for (const auto& config : configs) {
+    auto text = env_.ReadFile(config);
+    if (!text.ok()) continue;
+    std::string version = util::Md5Hex(*text);
+    if (vetted_[config] == version) continue;
+    if (std::string key = ProgramSetting(*text); !key.empty()) {
+      return util::Error{config + " sets " + key + ", which would make git run a program (or " +
+                         "read more configuration) on this host; fbkit runs no git over it: " +
+                         "remove the setting, or give fbkit a fresh clone"};
+    }
+    vetted_[config] = version;
+  }
+  return util::Status::Ok();
+}
+
 std::pair<int, std::string> Git::Exec(const std::string& cwd,
                                       const std::vector<std::string>& args) {
+  if (!confined()) {
+    if (auto s = VetRepositoryConfig(cwd, args); !s.ok()) return {-1, s.error()};
+  }
   ProcessSpec spec;
   spec.argv = {"git",
                "-c",

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,12 @@ std::string PatchPathProblem(std::string_view patch);
 std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes);
 inline constexpr uint64_t kMaxBinaryPatchBytes = 64ull << 20;
 
+// The first setting of a git configuration file's text that makes git run a program or read
+// other configuration ("gpg.program", "core.fsmonitor", "filter.x.clean", "include.path",
+// "log.showsignature", "pager.log"...), as "section.name"; "" when none. Read leniently:
+// anything that looks like such a key counts.
+std::string ProgramSetting(std::string_view config_text);
+
 class Git {
  public:
   // `scratch` is a directory for command logs and patch files (created on demand).
@@ -100,6 +107,10 @@ class Git {
  private:
   // Exit code (-1: could not start) and output of `git ARGS`.
   std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args);
+  // Unconfined, git runs on the host over the user's repository and reads its own
+  // .git/config: an error when that configuration names a program for git to run
+  // (ProgramSetting), checked once per file version.
+  util::Status VetRepositoryConfig(const std::string& cwd, const std::vector<std::string>& args);
   // `patch` written to a fresh file of the scratch directory; its path.
   util::Expected<std::string> PatchFile(std::string_view patch);
   ApplyResult ApplyLeniently(const std::string& dir, std::string_view patch);
@@ -114,6 +125,7 @@ class Git {
   // The global configuration file of confined git (safe.directory=*), in the scratch dir.
   std::string FixedGlobalConfig() const { return util::JoinPath(scratch_, "fixed-global.gitconfig"); }
 
+  std::map<std::string, std::string> vetted_;  // config file -> the version vetted
   util::Env& env_;
   Launcher& launcher_;
   std::string scratch_;

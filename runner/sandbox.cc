@@ -164,6 +164,28 @@ void AddNamespaces(std::vector<std::string>* a, const Sandbox& sandbox, const Ho
 // Where copy `i`'s source is bound read-only inside the sandbox, for the prelude to read.
 std::string CopySource(size_t i) { return "/.fbkit-copy/" + std::to_string(i); }
 
+// Whether protected path `p` may be bound from the host: bubblewrap follows links in a
+// bind's source, so a repository's `.git -> /` (or a linked directory above a test file)
+// would mount the host's files inside. Not a link itself, and, inside a private copy's
+// target, still inside it with every link followed. A missing path binds nothing anyway.
+bool ProtectsWhatItNames(const Sandbox& sandbox, const std::string& p) {
+  struct stat st;
+  if (::lstat(p.c_str(), &st) != 0) return true;
+  if (S_ISLNK(st.st_mode)) return false;
+  auto real = [](const std::string& path) {
+    char* r = ::realpath(path.c_str(), nullptr);
+    std::string out = r ? r : "";
+    std::free(r);
+    return out;
+  };
+  for (const auto& c : sandbox.copies) {
+    if (!Under(p, c.target)) continue;
+    const std::string inside = real(p), tree = real(c.target);
+    return !inside.empty() && !tree.empty() && Under(inside, tree);
+  }
+  return true;
+}
+
 // The mount points bubblewrap makes below `target` (protected paths, binds, other trees):
 // the prelude leaves them as mounted.
 std::vector<std::string> MountsBelow(const Sandbox& sandbox, const std::string& target) {
@@ -320,7 +342,9 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
     parents.Before(p, system);
     a.insert(a.end(), {"--bind", p, p});
   }
-  for (const auto& p : sandbox.protect) a.insert(a.end(), {"--ro-bind-try", p, p});
+  for (const auto& p : sandbox.protect) {
+    if (ProtectsWhatItNames(sandbox, p)) a.insert(a.end(), {"--ro-bind-try", p, p});
+  }
   for (const auto& o : sandbox.overlays) a.insert(a.end(), {"--ro-bind", o.source, o.target});
   if (!cwd.empty() && sandbox.copies.empty()) a.insert(a.end(), {"--chdir", cwd});
   a.push_back("--");

@@ -17,6 +17,7 @@ namespace {
 
 using testing::FakeLauncher;
 using testing::ScratchDir;
+using testing::ReadFileOrDie;
 using testing::WriteFileOrDie;
 
 class EnvironmentTest : public ::testing::Test {
@@ -94,16 +95,40 @@ TEST_F(EnvironmentTest, BuiltOnceThenReusedFromTheCache) {
   EXPECT_EQ(first->collected, "3 tests collected in 0.1s");
   EXPECT_EQ(first->python, "/usr/bin/python3") << "no venv was made: the spec's interpreter";
   auto specs = launcher.answered();
-  ASSERT_EQ(specs.size(), 4u);  // copy, two steps, the pytest check
-  EXPECT_EQ(specs[0].argv[0], "cp");
-  EXPECT_EQ(specs[1].argv, (std::vector<std::string>{"/bin/sh", "-c", spec_.install[0]}));
-  EXPECT_EQ(specs[1].cwd, first->dir + "/src");
-  EXPECT_EQ(specs[1].sandbox.writable, (std::vector<std::string>{first->dir}));
+  ASSERT_EQ(specs.size(), 3u);  // two steps, the pytest check
+  EXPECT_EQ(specs[0].argv, (std::vector<std::string>{"/bin/sh", "-c", spec_.install[0]}));
+  EXPECT_EQ(specs[0].cwd, first->dir + "/src");
+  EXPECT_EQ(specs[0].sandbox.writable, (std::vector<std::string>{first->dir}));
+  EXPECT_EQ(ReadFileOrDie(first->dir + "/src/deps/pins.txt"), "a==1\n");
   auto again = EnsureEnvironment(util::RealEnv(), launcher, {spec_, root_, cache, nullptr});
   ASSERT_TRUE(again.ok()) << again.error();
   EXPECT_TRUE(again->reused);
   EXPECT_EQ(again->collected, first->collected);
-  EXPECT_EQ(launcher.answered().size(), 4u) << "the cached environment was built again";
+  EXPECT_EQ(launcher.answered().size(), 3u) << "the cached environment was built again";
+}
+
+// The copy the install steps work in is made on the host: a hard link a repository handed
+// over as a directory holds (to any file of the host's) and a FIFO are left out, a link
+// stays a link, .git is not copied.
+TEST_F(EnvironmentTest, TheCopyTakesNoHardLinkNorFifo) {
+  WriteFileOrDie(tmp_.path() + "/host-secret", "secret\n");
+  std::filesystem::create_hard_link(tmp_.path() + "/host-secret", root_ + "/stolen");
+  ASSERT_EQ(::mkfifo((root_ + "/fifo").c_str(), 0600), 0);
+  std::filesystem::create_symlink("README.md", root_ + "/link");
+  std::filesystem::create_directories(root_ + "/.git");
+  WriteFileOrDie(root_ + "/.git/config", "[core]\n");
+  FakeLauncher launcher([](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+    bool check = p.argv.size() > 2 && p.argv[1] == "-m" && p.argv[2] == "pytest";
+    return FakeLauncher::Exit(0, check ? "t.py::a\n\n1 test collected in 0.1s\n" : "");
+  });
+  auto built = EnsureEnvironment(util::RealEnv(), launcher, {spec_, root_, tmp_.path() + "/c", nullptr});
+  ASSERT_TRUE(built.ok()) << built.error();
+  const std::string src = built->dir + "/src";
+  EXPECT_TRUE(std::filesystem::exists(src + "/README.md"));
+  EXPECT_TRUE(std::filesystem::is_symlink(src + "/link"));
+  EXPECT_FALSE(std::filesystem::exists(src + "/stolen"));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(src + "/fifo")));
+  EXPECT_FALSE(std::filesystem::exists(src + "/.git"));
 }
 
 TEST_F(EnvironmentTest, AFailingStepIsNamedWithItsOutput) {
@@ -119,7 +144,7 @@ TEST_F(EnvironmentTest, AFailingStepIsNamedWithItsOutput) {
       << built.error();
   EXPECT_NE(built.error().find("No matching distribution for x"), std::string::npos)
       << built.error();
-  EXPECT_EQ(launcher.answered().size(), 3u) << "the check ran after a failed step";
+  EXPECT_EQ(launcher.answered().size(), 2u) << "the check ran after a failed step";
 }
 
 }  // namespace

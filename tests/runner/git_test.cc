@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -76,6 +77,39 @@ TEST(GitTest, HostGitReadsNoGlobalConfigurationAndRunsNoDriverTheTreeNames) {
 }
 
 // Git's error messages and its hermetic configuration, seen through a fake launcher.
+TEST(GitTest, SettingsThatRunAProgramAreFoundInAConfiguration) {
+  EXPECT_EQ(ProgramSetting("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
+                           "[remote \"origin\"]\n\turl = https://x/y\n[branch \"main\"]\n"
+                           "\tremote = origin\n[alias]\n\tst = status\n"),
+            "");
+  EXPECT_EQ(ProgramSetting("[log]\n\tshowSignature = true\n"), "log.showsignature");
+  EXPECT_EQ(ProgramSetting("[core]\n  bare = false\n[gpg]\n\tprogram = ./evil.sh\n"), "gpg.program");
+  EXPECT_EQ(ProgramSetting("[filter \"lfs\"]\n\tclean = x\n"), "filter.clean");
+  EXPECT_EQ(ProgramSetting("[include]\n\tpath = ../x\n"), "include");
+  EXPECT_EQ(ProgramSetting("[core]\n\tsshCommand = x\n"), "core.sshcommand");
+}
+
+// Host-side git over the user's repository refuses to run when the repository's own
+// configuration names a program (red team: `log.showSignature` and `gpg.program`, a script
+// of the repository's, made `git log` run it as fbkit's user); it runs once it is removed.
+TEST(GitTest, HostGitRefusesARepositoryWhoseConfigurationNamesAProgram) {
+  ScratchDir tmp;
+  std::string tree = tmp / "tree";
+  fs::create_directories(tree);
+  Git git(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  ASSERT_TRUE(git.Run(tree, {"init", "-q"}).ok());
+  ASSERT_TRUE(git.Run(tree, {"status", "--porcelain"}).ok());
+  std::string config = ReadFileOrDie(tree + "/.git/config");
+  WriteFileOrDie(tree + "/.git/config", config + "[gpg]\n\tprogram = ./evil.sh\n");
+  auto refused = git.Run(tree, {"status", "--porcelain"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("sets gpg.program"), std::string::npos) << refused.error();
+  fs::create_directories(tree + "/sub");
+  EXPECT_FALSE(git.Run(tree + "/sub", {"status", "--porcelain"}).ok()) << "found from below";
+  WriteFileOrDie(tree + "/.git/config", config);
+  EXPECT_TRUE(git.Run(tree, {"status", "--porcelain"}).ok());
+}
+
 TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
   ScratchDir tmp;
   FakeLauncher fake([](const ProcessSpec& spec) -> std::optional<FakeLauncher::Outcome> {
@@ -236,9 +270,13 @@ TEST(GitTest, ConfinedGitReadsNoConfigurationOfTheWorkCopy) {
   EXPECT_FALSE(refused.applied);
   EXPECT_TRUE(refused.unsafe_path);
 
-  // The same tree does run the filter for host-side git: the test can fail.
-  ASSERT_TRUE(host.Run(tree, {"reset", "-q"}).ok());
-  ASSERT_TRUE(host.Run(tree, {"add", "-A"}).ok());
+  // fbkit's host-side git refuses the tree (its configuration names a program); plain git
+  // does run the filter: the test can fail.
+  auto refused_host = host.Run(tree, {"add", "-A"});
+  ASSERT_FALSE(refused_host.ok());
+  EXPECT_NE(refused_host.error().find("sets filter.clean"), std::string::npos) << refused_host.error();
+  EXPECT_FALSE(fs::exists(marker));
+  ASSERT_EQ(std::system(("cd " + tree + " && git reset -q && git add -A").c_str()), 0);
   EXPECT_TRUE(fs::exists(marker));
 }
 

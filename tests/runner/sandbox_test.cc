@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/testing/run.h"
 
 namespace fbkit::runner {
 namespace {
@@ -123,6 +127,28 @@ TEST(SandboxTest, TheSpecsVariablesAreSetForTheCommandAlone) {
             (std::vector<std::string>{"python3", "-m", "pytest"}));
   EXPECT_EQ(SandboxedCommand(h, {"python3"}, {{"A", "1"}, {"LD_PRELOAD", "./x.so"}}),
             (std::vector<std::string>{"/usr/bin/env", "A=1", "LD_PRELOAD=./x.so", "python3"}));
+}
+
+// bubblewrap follows links in a bind's source: a protected path that is a link (a
+// repository's `.git -> /`), or lies behind a linked directory leaving the copy, is not
+// bound.
+TEST(SandboxTest, AProtectedPathThatIsALinkIsNotBound) {
+  testing::ScratchDir tmp;
+  const std::string repo = tmp.path() + "/repo";
+  std::filesystem::create_directories(repo + "/tests");
+  std::filesystem::create_directories(tmp.path() + "/outside");
+  std::ofstream(tmp.path() + "/outside/t.py") << "x";
+  std::ofstream(repo + "/tests/ok.py") << "x";
+  std::filesystem::create_symlink("/", repo + "/.git");
+  std::filesystem::create_symlink(tmp.path() + "/outside", repo + "/linked");
+  Sandbox s;
+  s.kind = SandboxKind::kBwrap;
+  s.copies = {{repo, repo, "", {}}};
+  s.protect = {repo + "/.git", repo + "/linked/t.py", repo + "/tests/ok.py"};
+  auto args = BwrapArgs(s, Host(true), repo, {"true"});
+  EXPECT_EQ(Find(args, {"--ro-bind-try", repo + "/.git"}), -1);
+  EXPECT_EQ(Find(args, {"--ro-bind-try", repo + "/linked/t.py"}), -1);
+  EXPECT_GE(Find(args, {"--ro-bind-try", repo + "/tests/ok.py"}), 0);
 }
 
 TEST(SandboxTest, KindNames) {
