@@ -51,7 +51,9 @@ util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const 
     out.push_back(std::move(*kv));
   }
   for (const auto& name : a.pass_env) {
-    if (!runner::IsVariableName(name)) return util::Error{"--pass-env " + name + ": not a variable name"};
+    if (!runner::IsVariableName(name)) {
+      return util::Error{"--pass-env " + name + ": not a variable name"};
+    }
     const char* value = std::getenv(name.c_str());
     if (!value) return util::Error{"--pass-env " + name + ": not set in fbkit's environment"};
     out.emplace_back(name, value);

@@ -101,7 +101,8 @@ util::Status PrepareEnvironment(const runner::RepoSpec& spec, const std::string&
 util::Expected<std::pair<std::string, std::string>> ParseEnvAssignment(const std::string& item) {
   size_t eq = item.find('=');
   if (eq == std::string::npos || !runner::IsVariableName(item.substr(0, eq))) {
-    return util::Error{"--env wants NAME=VALUE (NAME: letters, digits and '_'), got '" + item + "'"};
+    return util::Error{"--env wants NAME=VALUE (NAME: letters, digits and '_'), got '" + item +
+                       "'"};
   }
   return std::pair{item.substr(0, eq), item.substr(eq + 1)};
 }

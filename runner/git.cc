@@ -217,9 +217,10 @@ util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
 std::string ProgramSetting(std::string_view text) {
   static const std::set<std::string> kSections = {"include", "includeif", "pager"};
   static const std::set<std::string> kNames = {
-      "program", "command", "textconv", "driver", "clean", "smudge", "process", "helper",
-      "sshcommand", "editor", "pager", "askpass", "gitproxy", "alternaterefscommand", "uploadpack", "receivepack", "packobjectshook", "external",
-      "showsignature"};
+      "program",  "command",    "textconv", "driver",      "clean",
+      "smudge",   "process",    "helper",   "sshcommand",  "editor",
+      "pager",    "askpass",    "gitproxy", "uploadpack",  "receivepack",
+      "external", "showsignature", "packobjectshook", "alternaterefscommand"};
   auto lower = [](std::string_view v) {
     std::string out;
     for (char c : v) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -228,7 +229,8 @@ std::string ProgramSetting(std::string_view text) {
   std::string section;
   for (size_t at = 0; at < text.size();) {
     size_t nl = text.find('\n', at);
-    std::string_view line = text.substr(at, nl == std::string_view::npos ? text.size() - at : nl - at);
+    const size_t end_of_line = nl == std::string_view::npos ? text.size() : nl;
+    std::string_view line = text.substr(at, end_of_line - at);
     at = nl == std::string_view::npos ? text.size() : nl + 1;
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
     if (line.starts_with("[")) {
@@ -238,7 +240,10 @@ std::string ProgramSetting(std::string_view text) {
       continue;
     }
     size_t end = 0;
-    while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '-')) ++end;
+    auto key_char = [&](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+    };
+    while (end < line.size() && key_char(line[end])) ++end;
     std::string name = lower(line.substr(0, end));
     if (!name.empty() && kNames.count(name)) return section + "." + name;
   }
@@ -270,7 +275,8 @@ util::Status Git::VetRepositoryConfig(const std::string& cwd,
                                       util::JoinPath(git_dir, "config.worktree")};
   if (auto common = env_.ReadFile(util::JoinPath(git_dir, "commondir")); common.ok()) {
     std::string c = util::Trim(*common);
-    configs.push_back(util::JoinPath(c.starts_with("/") ? c : util::JoinPath(git_dir, c), "config"));
+    std::string common_dir = c.starts_with("/") ? c : util::JoinPath(git_dir, c);
+    configs.push_back(util::JoinPath(common_dir, "config"));
   }
   for (const auto& config : configs) {
     auto text = env_.ReadFile(config);

@@ -110,7 +110,8 @@ class SpecReader {
       if (!String(k + "." + std::string(name.str()), value, &v)) return false;
       if (!IsVariableName(name.str())) {
         return Fail(value, "key '" + k + "." + std::string(name.str()) +
-                               "': not a variable name (letters, digits and '_', not first a digit)");
+                               "': not a variable name (letters, digits and '_', not first a "
+                               "digit)");
       }
       if (IsFbkitVariable(std::string(name.str()))) {
         return Fail(value, "key '" + k + "." + std::string(name.str()) +
