@@ -1,7 +1,5 @@
 #include "runner/environment.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -131,7 +129,7 @@ std::vector<std::string> BuiltFiles(const std::string& src, const std::string& r
 // with no other hard link and every link (copied as a link), outside .git; no device, FIFO
 // or socket. The copy is made on the host as fbkit's user: a hard link in a repository
 // handed over as a directory (or a device node) would give the install steps any file.
-std::vector<std::string> CopyableFiles(const std::string& root) {
+std::vector<std::string> CopyableFiles(util::Env& env, const std::string& root) {
   std::vector<std::string> out;
   std::error_code ec;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
@@ -141,9 +139,11 @@ std::vector<std::string> CopyableFiles(const std::string& root) {
       it.disable_recursion_pending();
       continue;
     }
-    struct stat st;
-    if (::lstat(it->path().c_str(), &st) != 0) continue;
-    if (S_ISLNK(st.st_mode) || (S_ISREG(st.st_mode) && st.st_nlink == 1)) out.push_back(rel);
+    const std::string path = it->path().string();
+    auto st = env.Stat(path, false);
+    if (st.ok() && (st->type == util::FileType::kSymlink || PlainFile(env, path))) {
+      out.push_back(rel);
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -156,7 +156,7 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   std::string src = util::JoinPath(dir, "src");
   std::string venv = util::JoinPath(dir, "env");
   if (auto s = env.MakeDirs(src); !s.ok()) return util::Error{s.error()};
-  if (auto s = CopyRepoFiles(r.root, CopyableFiles(r.root), src); !s.ok()) {
+  if (auto s = CopyRepoFiles(r.root, CopyableFiles(env, r.root), src); !s.ok()) {
     return util::Error{"copying the repository: " + s.error()};
   }
   double timeout = spec.total_timeout > 0 ? spec.total_timeout : 3600;

@@ -192,6 +192,19 @@ std::string PatchPathProblem(std::string_view patch) {
   return "";
 }
 
+namespace {
+
+// The --git-dir=DIR a command names, "" when none (the last one counts, as for git).
+std::string GitDirArgument(const std::vector<std::string>& args) {
+  std::string out;
+  for (const auto& a : args) {
+    if (a.starts_with("--git-dir=")) out = a.substr(10);
+  }
+  return out;
+}
+
+}  // namespace
+
 util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
                                             const std::vector<std::string>& args) {
   Sandbox sandbox = sandbox_;
@@ -205,10 +218,8 @@ util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
     }
   }
   sandbox.read_only.push_back(scratch_);
-  std::string git_dir = util::JoinPath(cwd, ".git");
-  for (const auto& a : args) {
-    if (a.starts_with("--git-dir=")) git_dir = a.substr(10);
-  }
+  std::string git_dir = GitDirArgument(args);
+  if (git_dir.empty()) git_dir = util::JoinPath(cwd, ".git");
   std::string config = util::JoinPath(git_dir, "config");
   if (env_.Stat(config, false).ok()) sandbox.overlays.push_back(Bind{fixed, config, false});
   return sandbox;
@@ -254,10 +265,7 @@ util::Status Git::VetRepositoryConfig(const std::string& cwd,
                                       const std::vector<std::string>& args) {
   // The git directory git would find: --git-dir, else .git in cwd or above it (a `gitdir:`
   // file followed), with its common directory's configuration.
-  std::string git_dir;
-  for (const auto& a : args) {
-    if (a.starts_with("--git-dir=")) git_dir = a.substr(10);
-  }
+  std::string git_dir = GitDirArgument(args);
   for (std::string dir = cwd; git_dir.empty() && !dir.empty();) {
     std::string dot = util::JoinPath(dir, ".git");
     if (auto text = env_.ReadFile(dot); text.ok() && text->starts_with("gitdir:")) {

@@ -169,19 +169,14 @@ std::string CopySource(size_t i) { return "/.fbkit-copy/" + std::to_string(i); }
 // would mount the host's files inside. Not a link itself, and, inside a private copy's
 // target, still inside it with every link followed. A missing path binds nothing anyway.
 bool ProtectsWhatItNames(const Sandbox& sandbox, const std::string& p) {
-  struct stat st;
-  if (::lstat(p.c_str(), &st) != 0) return true;
-  if (S_ISLNK(st.st_mode)) return false;
-  auto real = [](const std::string& path) {
-    char* r = ::realpath(path.c_str(), nullptr);
-    std::string out = r ? r : "";
-    std::free(r);
-    return out;
-  };
+  util::Env& env = util::RealEnv();
+  auto st = env.Stat(p, false);
+  if (!st.ok()) return true;
+  if (st->type == util::FileType::kSymlink) return false;
   for (const auto& c : sandbox.copies) {
     if (!Under(p, c.target)) continue;
-    const std::string inside = real(p), tree = real(c.target);
-    return !inside.empty() && !tree.empty() && Under(inside, tree);
+    auto inside = env.RealPath(p), tree = env.RealPath(c.target);
+    return inside.ok() && tree.ok() && Under(*inside, *tree);
   }
   return true;
 }

@@ -1112,8 +1112,6 @@ std::vector<std::string> P2PPool(const DepGraph& g, const std::vector<PassingFil
 
 namespace {
 
-// Step 2: the top objects of test file t (a model's choice, else the rule's; the most specific
-// candidate when nothing is chosen).
 // Appends the top objects choice `c` gives: the object itself, or (unless `whole`) the
 // methods it is tested through. Whether it gave methods.
 bool AppendTops(const TopChoice& c, bool whole, std::vector<Ent>* tops) {
@@ -1125,6 +1123,8 @@ bool AppendTops(const TopChoice& c, bool whole, std::vector<Ent>* tops) {
   return true;
 }
 
+// Step 2: the top objects of test file t (a model's choice, else the rule's; the most specific
+// candidate when nothing is chosen).
 util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
                         const std::vector<TopCandidate>& candidates, const SelectOptions& options,
                         const TopChooser& chooser, Plan* plan) {

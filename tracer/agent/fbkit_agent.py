@@ -393,14 +393,11 @@ def _check_machinery(config):
                 continue
             if id(code) in _trusted_code[1]:
                 continue
-            if os.path.realpath(code.co_filename).startswith(root):
-                # Repository hooks are journaled as such, by the file their code names:
-                # code compiled elsewhere and named after an unchanged file is flagged.
-                if _code_from_file(code, config) is not True:
-                    _integrity("the %s implementation %s does not come from the file it names (%s)"
-                               % (name, code.co_name, code.co_filename))
-                continue
-            if _code_from_file(code) is not True:
+            # Repository hooks are journaled by the file their code names (graders flag the
+            # changed ones), and pytest may have rewritten their asserts; any hook's code must
+            # be what that file compiles to.
+            in_repository = os.path.realpath(code.co_filename).startswith(root)
+            if _code_from_file(code, config if in_repository else None) is not True:
                 _integrity("the %s implementation %s does not come from the file it names (%s)"
                            % (name, code.co_name, code.co_filename))
 
