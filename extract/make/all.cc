@@ -17,10 +17,15 @@
 namespace fbkit::extract::make {
 namespace {
 
-// When the test file was first committed (ISO 8601), from `git log --follow`.
-std::string FirstCommitted(runner::Git& git, const std::string& root, const std::string& file) {
+// When the test file was first committed (ISO 8601), from `git log --follow`; "" for a file
+// git does not know; an error when git fails (no repository, a configuration refused).
+util::Expected<std::string> FirstCommitted(runner::Git& git, const std::string& root,
+                                           const std::string& file) {
   auto log = git.Run(root, {"log", "--diff-filter=A", "--follow", "--format=%cI", "--", file});
-  if (!log.ok() || log->empty()) return "";
+  if (!log.ok()) {
+    return util::Error{"--after: when " + file + " was first committed: " + log.error()};
+  }
+  if (log->empty()) return std::string();
   std::string text = log->substr(0, log->find_last_not_of('\n') + 1);
   return text.substr(text.find_last_of('\n') == std::string::npos ? 0
                                                                   : text.find_last_of('\n') + 1);
@@ -47,9 +52,10 @@ std::string StateJson(const TaskOutcome& o) {
   return out + "\n";
 }
 
-// This shard's candidates; files that cannot be one are counted in s->rejected.
-std::vector<const PassingFile*> Candidates(runner::Git& git, const AllInputs& in,
-                                           const AllOptions& all, AllSummary* s) {
+// This shard's candidates; files that cannot be one are counted in s->rejected. Fails when
+// git cannot say when a file was first committed (--after).
+util::Expected<std::vector<const PassingFile*>> Candidates(runner::Git& git, const AllInputs& in,
+                                                           const AllOptions& all, AllSummary* s) {
   for (const auto& [file, why] : in.not_passing) {
     s->rejected["not passing: " + why.substr(0, why.find(" ("))]++;
   }
@@ -60,8 +66,9 @@ std::vector<const PassingFile*> Candidates(runner::Git& git, const AllInputs& in
       continue;
     }
     if (!all.after.empty()) {
-      std::string first = FirstCommitted(git, in.ctx.repo.root(), p.file);
-      if (first.empty() || first < all.after) {
+      auto first = FirstCommitted(git, in.ctx.repo.root(), p.file);
+      if (!first.ok()) return util::Error{first.error()};
+      if (first->empty() || *first < all.after) {
         s->rejected["first committed before --after"]++;
         continue;
       }
@@ -144,7 +151,9 @@ util::Expected<AllSummary> ExtractAll(
   s.shard = all.shard;
   s.test_files = inputs.test_files;
   runner::Git git(env, launcher, options.out_dir);
-  std::vector<const PassingFile*> mine = Candidates(git, inputs, all, &s);
+  auto candidates = Candidates(git, inputs, all, &s);
+  if (!candidates.ok()) return util::Error{candidates.error()};
+  std::vector<const PassingFile*> mine = std::move(*candidates);
   s.candidates = mine.size();
   int jobs = std::max(1, all.jobs);
   std::vector<std::unique_ptr<parser::PythonParser>> parsers;

@@ -33,7 +33,7 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
       reject("library code collected for its doctests (not a test file)");
       continue;
     }
-    PassingFile p{path, {}, 0, 0};
+    PassingFile p{path, {}, 0, 0, {}};
     std::string bad;
     for (const auto& id : f.nodeids) {
       // Parametrised with the checkout's absolute path: a copy elsewhere (verification,
@@ -47,6 +47,7 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
       // xpassed: a non-strict xfail that passed, a success for pytest (exit status 0).
       if (runner::PassesSession(outcome)) {
         p.tests.push_back(id);
+        if (outcome == runner::Outcome::kXpassed) p.xpassed.push_back(id);
       } else if (outcome == runner::Outcome::kSkipped) {
         ++p.skipped;
       } else if (bad.empty()) {
@@ -683,13 +684,6 @@ bool IsExceptionClass(const Repo& repo, const DepGraph& g, Ent v) {
                      [&](Ent b) { return NamedLikeException(repo.entity(b)); });
 }
 
-// max(1, share * N) for the N test files of the trace: the most test files a top object may
-// reach (share: --max-share), and those a helper may reach before it stays (--keep-share).
-size_t ShareLimit(const DepGraph& g, double share) {
-  const double n = static_cast<double>(g.test_files().size());
-  return std::max<size_t>(1, static_cast<size_t>(share * n));
-}
-
 // Whether the test functions of a file other than t call entity v directly.
 bool OtherFilesCall(const TestUse& use, uint32_t v, std::optional<uint32_t> t) {
   auto callers = use.entity_calls.find(v);
@@ -988,6 +982,11 @@ bool IsTestSupport(std::string_view path, std::string_view f2p) {
   return false;
 }
 
+size_t ShareLimit(const DepGraph& g, double share) {
+  const double n = static_cast<double>(g.test_files().size());
+  return std::max<size_t>(1, static_cast<size_t>(share * n));
+}
+
 bool IsTestHelper(const Repo& repo, const DepGraph& g, Ent v, std::string_view f2p) {
   return repo.entity(v).kind == EntityKind::kFunction && IsTestSupport(g.nodes()[v].path, f2p);
 }
@@ -1214,7 +1213,12 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   Plan plan;
   plan.f2p = f2p.file;
   plan.utility_limit = options.keep_share > 0 ? ShareLimit(g, options.keep_share) : 0;
-  plan.f2p_tests = f2p.tests;
+  for (const auto& id : f2p.tests) {
+    if (std::find(f2p.xpassed.begin(), f2p.xpassed.end(), id) == f2p.xpassed.end()) {
+      plan.f2p_tests.push_back(id);
+    }
+  }
+  if (plan.f2p_tests.empty()) return util::Error{f2p.file + " has no test the harness can score"};
   std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file, options.depth);
   if (candidates.empty() || (candidates.front().depth > 1 && !options.deep)) {
     return util::Error{"no repository object is tested directly"};

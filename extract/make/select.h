@@ -26,6 +26,9 @@ struct PassingFile {
   // Tests left out because their ids name the checkout's absolute path (parametrised with
   // it): in another copy they have other ids.
   size_t path_ids = 0;
+  // Those of `tests` that xpassed (marked xfail, yet passed): no F2P point, since the
+  // harness counts an xpassed F2P test as failing; a P2P point like the others.
+  std::vector<std::string> xpassed = {};
 };
 
 // Test files that ran completely with every test passed or xfailed (skipped ones allowed,
@@ -168,6 +171,10 @@ struct Plan {
 
 // A seed for one task: the run's seed mixed with the test file's path.
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
+
+// max(1, share * N) for the N test files of the graph: the most test files a top object may
+// reach (share: --max-share), and those a helper may reach before it stays (--keep-share).
+size_t ShareLimit(const graph::DepGraph& g, double share);
 
 // Whether a function of `path` is one of the library's test helpers for the test file
 // `f2p`: `path` is in a module or package named `testing` or `_testing` (the checks and

@@ -336,8 +336,11 @@ std::optional<CutPlan> DeepRetry(parser::PythonParser& parser, const ExtractCont
   SelectOptions deep = options.select;
   deep.deep = true;
   std::set<std::vector<Ent>> tried;
-  const size_t files = ctx.graph.test_files().size();
-  for (; static_cast<size_t>(deep.deep_width) <= 2 * files; deep.deep_width *= 2) {
+  // Every deep candidate is used by at least one file: from a width of `limit` on, the
+  // choice is the same (all up to --max-share), so that width is the last tried.
+  const size_t limit = ShareLimit(ctx.graph, deep.max_share);
+  for (bool last = false; !last; deep.deep_width *= 2) {
+    last = static_cast<size_t>(std::max(1, deep.deep_width)) >= limit;
     auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, deep, options.chooser);
     if (!plan.ok() || !tried.insert(ChosenTops(*plan)).second) continue;
     CutPlan deeper = CutFromPlan(parser, ctx, std::move(*plan), options);

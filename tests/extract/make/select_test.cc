@@ -290,6 +290,19 @@ TEST_F(PlanTest, ASharedClassIsChosenThroughItsSpecificMethodOrWholeOnRequest) {
   EXPECT_FALSE(plan->member_tops);
 }
 
+TEST_F(PlanTest, TheF2PFilesXpassedTestsAreLeftOutOfTheTask) {
+  PassingFile f2p = passing_[1];
+  f2p.tests.push_back("tests/test_a.py::test_marked");
+  f2p.xpassed = {"tests/test_a.py::test_marked"};
+  auto plan = PlanTask(*repo_, graph_, passing_, f2p, options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan->f2p_tests, std::vector<std::string>{"tests/test_a.py::test_feature"});
+  f2p.tests = f2p.xpassed;  // nothing left to score
+  plan = PlanTask(*repo_, graph_, passing_, f2p, options_, nullptr);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error(), "tests/test_a.py has no test the harness can score");
+}
+
 TEST_F(PlanTest, P2PFilesBesideTheF2PFileComeFirstWhateverTheSeed) {
   options_.whole_classes = true;  // test_b.py uses Shell: test_c.py and other/test_d.py remain
   auto p2p_for = [&](uint64_t seed) {
@@ -969,6 +982,24 @@ TEST(TestHelperTest, AMethodOfAFixturesObjectOnlyThisFileCallsIsChosen) {
   ASSERT_TRUE(plan.ok()) << plan.error();
   EXPECT_EQ(repo->IdSet(std::set<Ent>(plan->top_objects.begin(), plan->top_objects.end())),
             std::set<std::string>{"pkg/app.py::App.set_policy"});
+}
+
+// A test marked xfail that passed is a passing test of its file, yet no F2P point: the
+// harness counts an xpassed F2P test as failing, so the gold patch could never resolve it.
+TEST(PassingFilesTest, AnXpassedTestPassesButIsNoF2PTest) {
+  tracer::TraceSet trace;
+  tracer::FileTrace& f = trace.files["tests/test_x.py"];
+  f.file = "tests/test_x.py";
+  const std::string plain = "tests/test_x.py::test_plain";
+  const std::string marked = "tests/test_x.py::test_marked";
+  f.nodeids = {plain, marked};
+  f.tests[plain].outcome = runner::Outcome::kPassed;
+  f.tests[marked].outcome = runner::Outcome::kXpassed;
+  std::map<std::string, std::string> rejected;
+  auto passing = PassingFiles(trace, &rejected);
+  ASSERT_EQ(passing.size(), 1u);
+  EXPECT_EQ(passing[0].tests, (std::vector<std::string>{plain, marked}));
+  EXPECT_EQ(passing[0].xpassed, std::vector<std::string>{marked});
 }
 
 }  // namespace

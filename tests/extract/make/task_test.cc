@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -371,6 +372,32 @@ TEST_F(BuildTaskTest, AnExceptionInOneCandidateOfAllLeavesTheOthersBuilt) {
   EXPECT_EQ(rejected[kP2p], "a bug on this candidate");
   auto states = std::filesystem::directory_iterator(options_.out_dir + "/.fbkit/state");
   EXPECT_EQ(std::distance(begin(states), end(states)), 1) << "only the emitted one is decided";
+}
+
+// --after asks git when each test file was first committed; when git cannot answer (here:
+// no repository) `all` fails with git's error instead of rejecting every file as too old.
+TEST_F(BuildTaskTest, AllFailsWithGitsErrorWhenItCannotSayWhenAFileWasFirstCommitted) {
+  Answer(/*f2p_needs_g=*/true);
+  AllOptions all;
+  all.min_points = 1;
+  all.after = "2001-01-01";
+  auto run = [&] {
+    return ExtractAll({util::RealEnv(), runner::RealLauncher(), tests_},
+                      {ExtractContext{*repo_, *index_, graph_, passing_}, {}, 2}, options_, all,
+                      [](const util::BatchItem<TaskOutcome>&) {});
+  };
+  auto failed = run();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_TRUE(failed.error().starts_with("--after: when tests/")) << failed.error();
+  EXPECT_NE(failed.error().find("not a git repository"), std::string::npos) << failed.error();
+  // In a repository, files committed today are candidates.
+  std::string git = "git -C " + root_ + " -c user.name=t -c user.email=t@t ";
+  ASSERT_EQ(std::system((git + "init -q && " + git + "add -A && " + git + "commit -qm c").c_str()),
+            0);
+  auto summary = run();
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_EQ(summary->candidates, 2u);
+  EXPECT_EQ(summary->rejected.count("first committed before --after"), 0u);
 }
 
 TEST(RejectionTest, NamesAreTheWordsOfSummariesAndStateFiles) {

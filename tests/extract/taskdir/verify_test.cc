@@ -143,6 +143,18 @@ TEST_F(VerifyTest, AGoldPatchThatDoesNotFixNamesTheFirstErrorLine) {
   EXPECT_NE(r.reason.find("E   AttributeError: no g"), std::string::npos) << r.reason;
 }
 
+// The harness counts an xpassed F2P test as failing: so does the gold round.
+TEST_F(VerifyTest, AnF2PTestThatXpassesWithTheGoldPatchFailsTheGoldRound) {
+  tests_.respond = [](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    return RunWith({{kF2p, has_g ? "xpassed" : "failed"}, {kP2p, "passed"}});
+  };
+  VerifyReport r = Verify();
+  EXPECT_EQ(r.failure, VerifyFailure::kGold);
+  EXPECT_NE(r.reason.find("F2P " + std::string(kF2p) + " xpassed"), std::string::npos)
+      << r.reason;
+}
+
 TEST_F(VerifyTest, PytestThatCannotRunIsAP2PFailureWithItsOutput) {
   tests_.respond = [](const runner::TestRunRequest&) -> util::Expected<runner::TestRun> {
     return util::Error{"ImportError: cannot import name 'g'"};
