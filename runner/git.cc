@@ -225,40 +225,84 @@ util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
   return sandbox;
 }
 
-std::string ProgramSetting(std::string_view text) {
-  static const std::set<std::string> kSections = {"include", "includeif", "pager"};
-  static const std::set<std::string> kNames = {
-      "program",  "command",    "textconv", "driver",      "clean",
-      "smudge",   "process",    "helper",   "sshcommand",  "editor",
-      "pager",    "askpass",    "gitproxy", "uploadpack",  "receivepack",
-      "external", "showsignature", "packobjectshook", "alternaterefscommand"};
-  auto lower = [](std::string_view v) {
-    std::string out;
-    for (char c : v) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
+std::string UninertSetting(const std::vector<std::string>& keys) {
+  // Per section: the names allowed without a subsection, and with one ("*": any name).
+  struct Allowed {
+    std::set<std::string> plain, sub;
   };
-  std::string section;
-  for (size_t at = 0; at < text.size();) {
-    size_t nl = text.find('\n', at);
-    const size_t end_of_line = nl == std::string_view::npos ? text.size() : nl;
-    std::string_view line = text.substr(at, end_of_line - at);
-    at = nl == std::string_view::npos ? text.size() : nl + 1;
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-    if (line.starts_with("[")) {
-      size_t end = line.find_first_of(" \t.\"]", 1);
-      section = lower(line.substr(1, end == std::string_view::npos ? line.size() - 1 : end - 1));
-      if (kSections.count(section)) return section;
-      continue;
-    }
-    size_t end = 0;
-    auto key_char = [&](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
-    };
-    while (end < line.size() && key_char(line[end])) ++end;
-    std::string name = lower(line.substr(0, end));
-    if (!name.empty() && kNames.count(name)) return section + "." + name;
+  static const std::map<std::string, Allowed> kInert = {
+      {"core",
+       {{"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase",
+         "precomposeunicode", "symlinks", "autocrlf", "eol", "safecrlf", "quotepath", "abbrev",
+         "compression", "loosecompression", "bigfilethreshold", "untrackedcache", "checkstat",
+         "trustctime", "splitindex", "sparsecheckout", "sparsecheckoutcone", "commitgraph",
+         "multipackindex", "packedgitlimit", "packedgitwindowsize", "deltabasecachelimit",
+         "preloadindex", "longpaths", "protecthfs", "protectntfs", "warnambiguousrefs",
+         "whitespace", "checkroundtripencoding", "fscache", "hidedotfiles", "worktree"},
+        {}}},
+      {"remote",
+       {{},
+        {"url", "pushurl", "fetch", "push", "tagopt", "mirror", "prune", "prunetags",
+         "skipdefaultupdate", "skipfetchall", "followremotehead"}}},
+      {"branch", {{"autosetupmerge", "autosetuprebase", "sort"},
+                  {"remote", "merge", "rebase", "pushremote", "description"}}},
+      {"extensions", {{"objectformat", "worktreeconfig", "preciousobjects", "refstorage"}, {}}},
+      {"submodule", {{"active"}, {"url", "active", "branch", "ignore", "shallow"}}},
+      {"user", {{"name", "email", "usecconfigonly", "useconfigonly"}, {}}},
+      {"author", {{"name", "email"}, {}}},
+      {"committer", {{"name", "email"}, {}}},
+      {"init", {{"defaultbranch"}, {}}},
+      {"index", {{"version", "sparse", "skiphash", "threads"}, {}}},
+      {"gc", {{"auto", "autodetach", "autopacklimit", "pruneexpire", "reflogexpire",
+               "reflogexpireunreachable", "writecommitgraph"}, {}}},
+      {"pull", {{"rebase", "ff"}, {}}},
+      {"push", {{"default", "autosetupremote", "followtags"}, {}}},
+      {"fetch", {{"prune", "prunetags", "writecommitgraph"}, {}}},
+      {"feature", {{"manyfiles", "experimental"}, {}}},
+      {"diff", {{"renames", "algorithm", "mnemonicprefix", "noprefix", "context",
+                 "interhunkcontext", "indentheuristic", "colormoved"}, {}}},
+      {"merge", {{"ff", "conflictstyle", "renames"}, {}}},
+      {"status", {{"showuntrackedfiles", "submodulesummary", "relativepaths"}, {}}},
+      {"commit", {{"gpgsign", "verbose", "cleanup", "status"}, {}}},
+      {"tag", {{"gpgsign", "sort"}, {}}},
+      {"worktree", {{"guessremote"}, {}}},
+      {"advice", {{"*"}, {}}},
+      {"color", {{"*"}, {"*"}}},
+      {"lfs", {{"*"}, {"*"}}},
+  };
+  for (const auto& key : keys) {
+    size_t first = key.find('.'), last = key.rfind('.');
+    if (first == std::string::npos) return key;
+    std::string section = key.substr(0, first), name = key.substr(last + 1);
+    auto it = kInert.find(section);
+    if (it == kInert.end()) return key;
+    const auto& names = first == last ? it->second.plain : it->second.sub;
+    if (!names.count("*") && !names.count(name)) return key;
   }
   return "";
+}
+
+util::Expected<std::vector<std::string>> Git::ConfigKeys(const std::string& config) {
+  ProcessSpec spec;
+  spec.argv = {"git", "config", "--file", config, "--list", "--null", "--name-only"};
+  spec.cwd = "/";
+  spec.vars = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_CONFIG_GLOBAL", "/dev/null"}, {"LC_ALL", "C"}};
+  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return util::Error{s.error()};
+  spec.log_path = util::JoinPath(
+      scratch_, "git-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".log");
+  auto exit = RunToCompletion(launcher_, spec, kConfinedSeconds);
+  auto out = env_.ReadFile(spec.log_path);
+  (void)env_.RemoveAll(spec.log_path);
+  if (!exit.ok()) return util::Error{"git: " + exit.error()};
+  if (exit->code != 0 || !out.ok()) {
+    return util::Error{config + " cannot be read as git configuration" +
+                       (out.ok() ? ": " + util::Trim(*out) : std::string())};
+  }
+  std::vector<std::string> keys;
+  for (const auto& key : util::Split(*out, '\0')) {
+    if (!key.empty()) keys.push_back(key);
+  }
+  return keys;
 }
 
 util::Status Git::VetRepositoryConfig(const std::string& cwd,
@@ -291,10 +335,13 @@ util::Status Git::VetRepositoryConfig(const std::string& cwd,
     if (!text.ok()) continue;
     std::string version = util::Md5Hex(*text);
     if (vetted_[config] == version) continue;
-    if (std::string key = ProgramSetting(*text); !key.empty()) {
-      return util::Error{config + " sets " + key + ", which would make git run a program (or " +
-                         "read more configuration) on this host; fbkit runs no git over it: " +
-                         "remove the setting, or give fbkit a fresh clone"};
+    auto keys = ConfigKeys(config);
+    if (!keys.ok()) return util::Error{keys.error()};
+    if (std::string key = UninertSetting(*keys); !key.empty()) {
+      return util::Error{config + " sets " + key + ", which fbkit does not know to be inert " +
+                         "(settings can make git run a program, fetch, or read more " +
+                         "configuration) on this host; fbkit runs no git over it: remove the " +
+                         "setting, or give fbkit a fresh full clone"};
     }
     vetted_[config] = version;
   }
@@ -331,7 +378,22 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
                "-c",
                "submodule.recurse=false",
                "-c",
-               "core.attributesFile=/dev/null"};
+               "core.attributesFile=/dev/null",
+               // No transport that runs a command or leaves the host: a repository's
+               // promisor remote cannot make a read fetch (its more specific
+               // protocol.<name>.allow would beat a bare protocol.allow).
+               "-c",
+               "protocol.ext.allow=never",
+               "-c",
+               "protocol.fd.allow=never",
+               "-c",
+               "protocol.ssh.allow=never",
+               "-c",
+               "protocol.git.allow=never",
+               "-c",
+               "protocol.http.allow=never",
+               "-c",
+               "protocol.https.allow=never"};
   if (!confined()) {
     for (const auto& dir : UserSafeDirectories(launcher_, env_, scratch_)) {
       spec.argv.insert(spec.argv.end(), {"-c", "safe.directory=" + dir});
@@ -352,6 +414,7 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
               {"GIT_CONFIG_GLOBAL", confined() ? FixedGlobalConfig() : "/dev/null"},
               {"GIT_ATTR_NOSYSTEM", "1"},
               {"GIT_TERMINAL_PROMPT", "0"},
+              {"GIT_NO_LAZY_FETCH", "1"},
               {"LC_ALL", "C"}};
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return {-1, s.error()};
   auto sandbox = CommandSandbox(cwd, args);

@@ -59,11 +59,12 @@ std::string PatchPathProblem(std::string_view patch);
 std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes);
 inline constexpr uint64_t kMaxBinaryPatchBytes = 64ull << 20;
 
-// The first setting of a git configuration file's text that makes git run a program or read
-// other configuration ("gpg.program", "core.fsmonitor", "filter.x.clean", "include.path",
-// "log.showsignature", "pager.log"...), as "section.name"; "" when none. Read leniently:
-// anything that looks like such a key counts.
-std::string ProgramSetting(std::string_view config_text);
+// The first of a git configuration's settings (as `git config --list --name-only` names
+// them: "section.name" or "section.subsection.name") that is not on fbkit's list of inert
+// ones, "" when all are. An allow-list: anything git may grow that runs a program, fetches
+// (a promisor remote's lazy fetch through an `ext::` URL), or reads more configuration is
+// refused without being named here.
+std::string UninertSetting(const std::vector<std::string>& keys);
 
 class Git {
  public:
@@ -108,9 +109,11 @@ class Git {
   // Exit code (-1: could not start) and output of `git ARGS`.
   std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args);
   // Unconfined, git runs on the host over the user's repository and reads its own
-  // .git/config: an error when that configuration names a program for git to run
-  // (ProgramSetting), checked once per file version.
+  // .git/config: an error when that configuration holds a setting not known to be inert
+  // (UninertSetting), checked once per file version.
   util::Status VetRepositoryConfig(const std::string& cwd, const std::vector<std::string>& args);
+  // The settings of a configuration file, as git itself parses it (no includes followed).
+  util::Expected<std::vector<std::string>> ConfigKeys(const std::string& config);
   // `patch` written to a fresh file of the scratch directory; its path.
   util::Expected<std::string> PatchFile(std::string_view patch);
   ApplyResult ApplyLeniently(const std::string& dir, std::string_view patch);

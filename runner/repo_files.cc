@@ -12,6 +12,11 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
                                                        const std::string& skip_dir) {
   std::vector<std::string> files;
   auto listed = git.Run(root, {"ls-files", "-z", "--cached", "--others", "--exclude-standard"});
+  // A checkout git cannot list (its configuration refused, a broken index) is an error: the
+  // walk below would take what git leaves out (build trees, environments) without a word.
+  if (!listed.ok() && env.Stat(util::JoinPath(root, ".git"), false).ok()) {
+    return util::Error{listed.error()};
+  }
   if (listed.ok() && !listed->empty()) {
     for (size_t b = 0, e; b < listed->size(); b = e + 1) {
       e = listed->find('\0', b);

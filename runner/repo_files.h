@@ -1,6 +1,7 @@
 // The files of a repository that fbkit copies (task trees, the trace's private copy): git's
 // view when ROOT is a checkout (tracked, and untracked but not ignored), else every file
-// outside version-control and cache directories; sorted, root-relative.
+// outside version-control and cache directories; sorted, root-relative. A checkout git
+// fails to list is an error.
 #pragma once
 
 #include <string>

@@ -50,7 +50,8 @@ int RunMine(MineArgs& a) {
   runner::Git git(env, runner::RealLauncher(), work);
   if (auto top = git.Run(*repo, {"rev-parse", "--git-dir"}); !top.ok()) {
     (void)env.RemoveAll(work);
-    return Fail(kWho, a.repo + ": not a git repository"), kExitUsage;
+    // git's own words: "not a git repository", or why fbkit runs no git over it.
+    return Fail(kWho, a.repo + ": " + top.error()), kExitUsage;
   }
   a.options.repo_name = a.name.empty() ? runner::RepoName(git, *repo) : a.name;
   a.options.intents.clear();
