@@ -10,6 +10,7 @@
 #include <set>
 
 #include "util/hash.h"
+#include "runner/spec.h"
 #include "util/strings.h"
 
 namespace fbkit::runner {
@@ -626,7 +627,8 @@ std::string OwnerRepo(std::string u) {
   if (slash == std::string::npos) return "";
   size_t prev = u.find_last_of("/:", slash - 1);
   if (prev == std::string::npos) return "";
-  return u.substr(prev + 1);
+  std::string name = u.substr(prev + 1);
+  return IsRepoName(name) ? name : "";
 }
 
 std::string RepoName(Git& git, const std::string& root) {
@@ -641,6 +643,10 @@ std::string RepoName(Git& git, const std::string& root) {
     at = u;
   }
   std::string base = root.substr(root.find_last_of('/') + 1);
+  for (char& c : base) {
+    if (!IsRepoName("local/" + std::string(1, c))) c = '_';
+  }
+  if (!IsRepoName("local/" + base)) base = "_" + base;
   return "local/" + base;
 }
 

@@ -9,6 +9,7 @@
 
 #include "util/json_read.h"
 #include "util/json_writer.h"
+#include "util/strings.h"
 
 namespace fbkit::runner {
 namespace {
@@ -29,7 +30,14 @@ class SpecReader {
  private:
   bool ReadTop(const std::string& k, const toml::node& n) {
     RepoSpec& s = *spec_;
-    if (k == "repo") return String(k, n, &s.repo);
+    if (k == "repo") {
+      if (!String(k, n, &s.repo)) return false;
+      if (!IsRepoName(s.repo)) {
+        return Fail(n, "key 'repo': not owner/repo (letters, digits, '.', '_' and '-', neither "
+                       "part starting with '.')");
+      }
+      return true;
+    }
     if (k == "python") return String(k, n, &s.python);
     if (k == "image_name") return String(k, n, &s.image_name);
     if (k == "pythonpath") return Strings(k, n, &s.pythonpath);
@@ -265,6 +273,9 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json) {
     nlohmann::json j = nlohmann::json::parse(json);
     RepoSpec s;
     s.repo = j.value("repo", "");
+    if (!s.repo.empty() && !IsRepoName(s.repo)) {
+      return util::Error{"repo '" + util::Printable(s.repo) + "' is not owner/repo"};
+    }
     s.python = j.value("python", "python3");
     s.image_name = j.value("image_name", "");
     s.pythonpath = util::JsonStringList(j, "pythonpath");

@@ -59,6 +59,20 @@ inline bool IsFbkitVariable(const std::string& name) {
   return name.starts_with("FBKIT_TRACE_") || name.starts_with("FBKIT_PROBE_");
 }
 
+// Whether `name` is "owner/repo" as ids and task directories are named from it: two parts of
+// letters, digits, '.', '_' and '-', neither starting with '.'.
+inline bool IsRepoName(std::string_view name) {
+  size_t slash = name.find('/');
+  if (slash == std::string_view::npos) return false;
+  auto part = [](std::string_view p) {
+    return !p.empty() && p[0] != '.' && std::all_of(p.begin(), p.end(), [](char c) {
+      return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+             c == '.' || c == '_' || c == '-';
+    });
+  };
+  return part(name.substr(0, slash)) && part(name.substr(slash + 1));
+}
+
 // Whether `name` can name an environment variable a spec sets: a letter or '_', then
 // letters, digits and '_' (never an option of env(1), never a '=').
 inline bool IsVariableName(std::string_view name) {

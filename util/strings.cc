@@ -41,6 +41,13 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
+bool IsFileName(std::string_view name) {
+  if (name.empty() || name == "." || name == ".." || name.size() > 255) return false;
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return c == '/' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+}
+
 std::string Printable(std::string_view s) {
   std::string out;
   for (char c : s) {

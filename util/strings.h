@@ -30,6 +30,10 @@ std::vector<std::string> Split(const std::string& s, char sep);
 // counts; a final '\n' starts no line).
 std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& text);
 
+// Whether `name` can be one part of a path fbkit makes from it (an instance id, a run's
+// directory): not empty, not "." or "..", at most 255 bytes, no '/' and no control character.
+bool IsFileName(std::string_view name);
+
 // Whether a root-relative path has a `tests` or `test` directory among its parts (a
 // repository's test code by where it lives).
 bool InTestsDirectory(std::string_view path);

@@ -4,8 +4,10 @@
 #include "parser/entity_table.h"
 #include "runner/git.h"
 #include "runner/repo_files.h"
+#include "runner/spec.h"
 #include "tracer/trace_json.h"
 #include "util/parallel.h"
+#include "util/strings.h"
 
 namespace fbkit::extract::make {
 namespace {
@@ -52,6 +54,11 @@ util::Status LoadSources(util::Env& env, const WorkspaceRequest& r, Workspace* w
 
 util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launcher,
                                         const WorkspaceRequest& request) {
+  if (!request.repo_name.empty() && !runner::IsRepoName(request.repo_name)) {
+    return util::Error{"--repo-name " + util::Printable(request.repo_name) +
+                       ": not owner/repo (letters, digits, '.', '_' and '-', neither part "
+                       "starting with '.')"};
+  }
   Workspace w;
   if (auto s = ReadInputs(env, request, &w); !s.ok()) return util::Error{s.error()};
   if (auto s = LoadSources(env, request, &w); !s.ok()) return util::Error{s.error()};

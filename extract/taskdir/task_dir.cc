@@ -121,6 +121,11 @@ util::Expected<Instance> ParseInstance(const std::string& json) {
     nlohmann::json j = nlohmann::json::parse(json);
     Instance i;
     i.instance_id = j.at("instance_id").get<std::string>();
+    if (!util::IsFileName(i.instance_id)) {
+      return util::Error{"instance_id '" + util::Printable(i.instance_id) +
+                         "' cannot name a directory (empty, '.', '..', a '/' or a control "
+                         "character)"};
+    }
     i.level = j.value("level", 1);
     i.repo = Text(j, "repo");
     i.base_commit = Text(j, "base_commit");

@@ -76,6 +76,15 @@ TEST(GitTest, HostGitReadsNoGlobalConfigurationAndRunsNoDriverTheTreeNames) {
   EXPECT_NE(plain.out.find("--- f.txt"), std::string::npos) << plain.out;
 }
 
+// Ids and task directories are named from it: a URL whose last parts climb names nothing.
+TEST(GitTest, OwnerRepoIsTwoPlainPartsOfARemoteUrl) {
+  EXPECT_EQ(OwnerRepo("https://github.com/pallets/click.git\n"), "pallets/click");
+  EXPECT_EQ(OwnerRepo("git@github.com:sympy/sympy"), "sympy/sympy");
+  EXPECT_EQ(OwnerRepo("/work/mirror/x"), "");
+  EXPECT_EQ(OwnerRepo("https://evil/../.."), "");
+  EXPECT_EQ(OwnerRepo("https://evil/a/.hidden"), "");
+}
+
 // An allow-list: what a fresh clone writes is inert; anything else (programs, includes, a
 // promisor remote's lazy fetch, settings git may grow) is not.
 TEST(GitTest, OnlySettingsKnownToBeInertPass) {

@@ -76,6 +76,15 @@ TEST(RepoSpecTest, ErrorsNameFileLineAndKey) {
     EXPECT_NE(bad.error().find("not a variable name"), std::string::npos) << bad.error();
   }
   EXPECT_TRUE(ParseRepoSpec("[env]\n_A1 = \"x\"\nLD_LIBRARY_PATH = \"/x\"\n", "s.toml").ok());
+  // Task directories are named from `repo` (red team round 3: "a/../../../tmp/x" wrote a
+  // task outside -o).
+  for (const char* repo : {"a/../../../tmp/x", "a", "a/b/c", "./b", "a/..", "a/ b"}) {
+    auto bad = ParseRepoSpec("\nrepo = \"" + std::string(repo) + "\"\n", "s.toml");
+    ASSERT_FALSE(bad.ok()) << repo;
+    EXPECT_EQ(bad.error().substr(0, 31), "s.toml:2: key 'repo': not owner") << bad.error();
+  }
+  EXPECT_FALSE(RepoSpecFromJson(R"({"repo": "../../x"})").ok());
+  EXPECT_TRUE(ParseRepoSpec("repo = \"sphinx-doc/sphinx.py_2\"\n", "s.toml").ok());
   auto syntax = ParseRepoSpec("repo = \n", "s.toml");
   ASSERT_FALSE(syntax.ok());
   EXPECT_EQ(syntax.error().substr(0, 9), "s.toml:1:");

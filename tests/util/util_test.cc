@@ -59,6 +59,16 @@ TEST(JsonReadTest, UntrustedJsonIsBoundedInDepthAndSize) {
   EXPECT_TRUE(util::ParseUntrustedJson("{not json").is_discarded());
 }
 
+// Names that become one path part (instance ids, run directories) cannot climb or descend.
+TEST(StringsTest, AFileNameIsOnePartOfAPath) {
+  EXPECT_TRUE(IsFileName("pkg__repo.62cba957.test_stats.8a32a05c.lv1"));
+  const std::vector<std::string> bad_names = {
+      "", ".", "..", "../VICTIM", "a/b", std::string("a\0b", 3), "a\nb", std::string(256, 'x')};
+  for (const std::string& bad : bad_names) {
+    EXPECT_FALSE(IsFileName(bad)) << bad;
+  }
+}
+
 TEST(Utf8Test, FindsFirstInvalidByte) {
   EXPECT_EQ(FindInvalidUtf8("plain"), std::string_view::npos);
   EXPECT_EQ(FindInvalidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"), std::string_view::npos);

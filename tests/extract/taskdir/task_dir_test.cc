@@ -94,6 +94,13 @@ TEST(TaskDirTest, ErrorsNameTheFile) {
   auto bad = ReadInstance(env, TaskDir{"/t/bad.lv1"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("/t/bad.lv1/instance.json"), std::string::npos) << bad.error();
+  // An id becomes a directory of eval's and infer's run (red team round 3: "../VICTIM" made
+  // infer clear a directory beside its run).
+  env.AddFile("/t/up.lv1/instance.json", R"({"instance_id":"../VICTIM","repo_settings":"{}"})");
+  auto up = ReadInstance(env, TaskDir{"/t/up.lv1"});
+  ASSERT_FALSE(up.ok());
+  EXPECT_NE(up.error().find("instance_id '../VICTIM' cannot name a directory"), std::string::npos)
+      << up.error();
   env.AddFile("/t/noid.lv1/instance.json", R"({"repo_settings":"{}"})");
   auto noid = ReadInstance(env, TaskDir{"/t/noid.lv1"});
   ASSERT_FALSE(noid.ok());
