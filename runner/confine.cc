@@ -28,7 +28,10 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
     built_files = built->built_files;
   }
   c.sandbox.read_only.push_back(request.root);
-  for (const auto& dir : InterpreterDirs(c.python)) c.sandbox.read_only.push_back(dir);
+  // The spec's interpreter, never the built one: a built environment's bin/python is a link
+  // its install steps wrote, and what it resolves to on the host (through /proc/self/cwd, say)
+  // is no place to bind. The entry is bound; a venv's link points at the spec's interpreter.
+  for (const auto& dir : InterpreterDirs(spec.python)) c.sandbox.read_only.push_back(dir);
   for (const auto& p : spec.pythonpath) {
     if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
   }

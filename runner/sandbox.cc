@@ -399,10 +399,13 @@ std::vector<std::string> InterpreterDirs(const std::string& python) {
     found = util::JoinPath(cwd ? cwd : "/", found);
     std::free(cwd);
   }
+  // A path through /proc means another place in every process: nothing to bind.
+  if (found.starts_with("/proc/")) return {};
   std::vector<std::string> dirs = {Prefix(found)};
   if (char* real = ::realpath(found.c_str(), nullptr)) {
-    if (Prefix(real) != dirs[0]) dirs.push_back(Prefix(real));
+    std::string r = real;
     std::free(real);
+    if (!r.starts_with("/proc/") && Prefix(r) != dirs[0]) dirs.push_back(Prefix(r));
   }
   return dirs;
 }

@@ -3,6 +3,8 @@
 // with its output.
 #include "runner/environment.h"
 
+#include "runner/confine.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -105,6 +107,34 @@ TEST_F(EnvironmentTest, BuiltOnceThenReusedFromTheCache) {
   EXPECT_TRUE(again->reused);
   EXPECT_EQ(again->collected, first->collected);
   EXPECT_EQ(launcher.answered().size(), 3u) << "the cached environment was built again";
+}
+
+// A built environment's bin/python is a link its install steps wrote: what it resolves to on
+// the host is never bound into the sandbox (red team round 3: a link through /proc/2/cwd
+// bound the host's /home read-only into every later run).
+TEST_F(EnvironmentTest, NothingTheBuiltInterpreterLinksToIsBound) {
+  std::string elsewhere = tmp_.path() + "/elsewhere";
+  std::filesystem::create_directories(elsewhere + "/bin");
+  WriteFileOrDie(elsewhere + "/bin/python", "#!/bin/sh\n");
+  ::chmod((elsewhere + "/bin/python").c_str(), 0755);
+  const std::string step = spec_.install[0];
+  FakeLauncher launcher([&](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+    if (p.argv.size() == 3 && p.argv[2] == step) {
+      std::string bin = p.cwd.substr(0, p.cwd.rfind('/')) + "/env/bin";
+      std::filesystem::create_directories(bin);
+      std::filesystem::create_symlink(elsewhere + "/bin/python", bin + "/python");
+    }
+    bool check = p.argv.size() > 2 && p.argv[1] == "-m" && p.argv[2] == "pytest";
+    return FakeLauncher::Exit(0, check ? "t.py::a\n\n1 test collected in 0.1s\n" : "");
+  });
+  spec_.sandbox = SandboxKind::kNone;
+  spec_.environment_cache = tmp_.path() + "/cache";
+  auto c = Confine(util::RealEnv(), launcher, spec_, {root_, "", tmp_.path() + "/work", ""});
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->python, spec_.environment_cache + "/" + Key() + "/env/bin/python");
+  for (const auto& dir : c->sandbox.read_only) {
+    EXPECT_FALSE(dir.starts_with(elsewhere)) << dir << " is bound";
+  }
 }
 
 // The copy the install steps work in is made on the host: a hard link a repository handed
