@@ -20,7 +20,8 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
   if (!spec.install.empty()) {
     std::string cache = spec.environment_cache.empty() ? util::JoinPath(request.work_dir, "env")
                                                : spec.environment_cache;
-    auto built = EnsureEnvironment(env, launcher, EnvRequest{spec, request.root, cache, nullptr});
+    const std::string& from = request.env_root.empty() ? request.root : request.env_root;
+    auto built = EnsureEnvironment(env, launcher, EnvRequest{spec, from, cache, nullptr});
     if (!built.ok()) return util::Error{built.error()};
     c.python = built->python;
     c.sandbox.read_only.push_back(built->dir);

@@ -26,6 +26,10 @@ struct ConfineRequest {
   std::string copy_of;
   std::string work_dir;  // fbkit's own (never writable inside)
   std::string scratch;   // writable inside ("" for none)
+  // The tree the spec's environment is keyed on and built from ("": root). An evaluation
+  // names the task's own: an agent's patch to setup.py or a requirements file must not
+  // choose what the grader's environment installs.
+  std::string env_root;
 };
 struct Confinement {
   std::string python;

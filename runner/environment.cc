@@ -194,7 +194,11 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   check.vars.insert(check.vars.end(),
                     {{"PYTHONPATH", pythonpath}, {"PYTHONDONTWRITEBYTECODE", "1"}});
   check.log_path = util::JoinPath(dir, "check.log");
+  // Collecting runs the repository's conftest files, which are in no key: the entry is
+  // read-only to them (a conftest's .pth in the venv reached every repository of that key).
   check.sandbox = InstallSandbox(spec, r.root, dir);
+  check.sandbox.writable.clear();
+  check.sandbox.read_only.push_back(dir);
   if (auto s = RunLogged(env, launcher, check, timeout, "the pytest check (collect-only)"); !s.ok()) {
     return util::Error{s.error()};
   }

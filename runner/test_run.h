@@ -44,6 +44,9 @@ Outcome CombineOutcome(const std::map<std::string, std::string>& phases);
 
 struct TestRunRequest {
   std::string root;  // a work copy (writable inside the sandbox)
+  // The tree a spec's environment is keyed on and built from, when not `root`: an
+  // evaluation's is the task's own, never the agent's patched copy.
+  std::string env_root;
   RepoSpec spec;     // the repo spec; its `tests` are replaced by `files`
   std::vector<std::string> files;             // root-relative test files
   std::vector<std::string> extra_pythonpath;  // after the spec's entries

@@ -101,7 +101,8 @@ class Runner {
       if (auto s = env_.MakeDirs(util::JoinPath(scratch, "children")); !s.ok()) return s;
     }
     auto c = runner::Confine(env_, launcher_, options_.spec,
-                             {options_.root, copy_of, options_.work_dir, scratch});
+                             {options_.root, copy_of, options_.work_dir, scratch,
+                              options_.env_root});
     if (!c.ok()) return util::Error{c.error()};
     python_ = c->python;
     sandbox_ = c->sandbox;
@@ -795,6 +796,7 @@ util::Expected<runner::TestRun> AgentTestRunner::Run(const runner::TestRunReques
   o.spec.tests = request.files;
   if (request.total_timeout > 0) o.spec.total_timeout = request.total_timeout;
   o.root_is_work_copy = true;
+  o.env_root = request.env_root;
   o.record = false;
   o.accelerate = false;
   o.work_dir = request.work_dir;

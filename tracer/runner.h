@@ -27,6 +27,7 @@ struct TraceOptions {
   // true: ROOT is fbkit's own work copy (outcome runs), the source of the private copy the
   // tests see; false: the user's checkout, of which git's files are copied first.
   bool root_is_work_copy = false;
+  std::string env_root;  // the tree the spec's environment comes from ("": root)
   bool isolate = false;
   int jobs = 1;                   // processes at once in isolate mode
   std::string work_dir;           // private: agent sources, journals, logs

@@ -119,6 +119,7 @@ struct Context {
   std::vector<std::string> extra_path;
   std::set<std::string> changed;  // files the agent's patch changed (test files put back)
   std::string l2_site;            // L2: the directory holding the agent's agent_code
+  std::string env_root;           // the task's own tree, which the environment comes from
   // What every command over the work copies runs in (git, patch, cp): the work dir writable,
   // the task directories readable; kNone only when the user turned the sandbox off.
   runner::Sandbox sandbox;
@@ -300,6 +301,7 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   auto before = Hashes(c, grader);
   runner::TestRunRequest request;
   request.root = c.repo;
+  request.env_root = c.env_root;
   request.spec = spec;
   request.files = files;
   request.extra_pythonpath = c.extra_path;
@@ -414,12 +416,13 @@ EvalReport EvaluateInstance(const runner::Services& services,
   auto real = env.RealPath(task_dir);
   Context c{env, launcher, tests, runner::Git(env, launcher, options.work_dir), *info,
             real.ok() ? *real : task_dir, options.work_dir,
-            util::JoinPath(options.work_dir, "repo"), {}, {}, {}, {}};
+            util::JoinPath(options.work_dir, "repo"), {}, {}, {}, {}, {}};
   (void)env.RemoveAll(c.work);
   if (auto s = env.MakeDirs(c.work); !s.ok()) return r.error = s.error(), r;
   std::string level1 = options.level1_dir;
   if (level1.empty() && c.task.ends_with(".lv2")) level1 = c.task.substr(0, c.task.size() - 1) + "1";
   c.sandbox = WorkSandbox(c, level1);
+  c.env_root = taskdir::TaskDir{r.level == 2 ? level1 : c.task}.presolved();
   c.git.Confine(c.sandbox);
   util::Status prepared = r.level == 2 ? PrepareLevel2(c, prediction, level1, &r)
                                        : PrepareLevel1(c, prediction, &r);

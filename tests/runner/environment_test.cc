@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -101,6 +102,12 @@ TEST_F(EnvironmentTest, BuiltOnceThenReusedFromTheCache) {
   EXPECT_EQ(specs[0].argv, (std::vector<std::string>{"/bin/sh", "-c", spec_.install[0]}));
   EXPECT_EQ(specs[0].cwd, first->dir + "/src");
   EXPECT_EQ(specs[0].sandbox.writable, (std::vector<std::string>{first->dir}));
+  // The check runs the repository's conftest files, which no key covers: the entry is
+  // read-only to it (red team round 3: a conftest's .pth reached every repository of the key).
+  EXPECT_TRUE(specs[2].sandbox.writable.empty());
+  EXPECT_NE(std::find(specs[2].sandbox.read_only.begin(), specs[2].sandbox.read_only.end(),
+                      first->dir),
+            specs[2].sandbox.read_only.end());
   EXPECT_EQ(ReadFileOrDie(first->dir + "/src/deps/pins.txt"), "a==1\n");
   auto again = EnsureEnvironment(util::RealEnv(), launcher, {spec_, root_, cache, nullptr});
   ASSERT_TRUE(again.ok()) << again.error();
@@ -129,12 +136,33 @@ TEST_F(EnvironmentTest, NothingTheBuiltInterpreterLinksToIsBound) {
   });
   spec_.sandbox = SandboxKind::kNone;
   spec_.environment_cache = tmp_.path() + "/cache";
-  auto c = Confine(util::RealEnv(), launcher, spec_, {root_, "", tmp_.path() + "/work", ""});
+  auto c = Confine(util::RealEnv(), launcher, spec_, {root_, "", tmp_.path() + "/work", "", ""});
   ASSERT_TRUE(c.ok()) << c.error();
   EXPECT_EQ(c->python, spec_.environment_cache + "/" + Key() + "/env/bin/python");
   for (const auto& dir : c->sandbox.read_only) {
     EXPECT_FALSE(dir.starts_with(elsewhere)) << dir << " is bound";
   }
+}
+
+// An evaluation's environment comes from the task's tree, not the patched copy the tests run
+// in: a patch adding a requirements file chooses nothing the grader installs.
+TEST_F(EnvironmentTest, TheEnvironmentComesFromTheTreeItIsAskedFrom) {
+  FakeLauncher launcher([](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+    bool check = p.argv.size() > 2 && p.argv[1] == "-m" && p.argv[2] == "pytest";
+    return FakeLauncher::Exit(0, check ? "t.py::a\n\n1 test collected in 0.1s\n" : "");
+  });
+  std::string patched = tmp_.path() + "/patched";
+  std::filesystem::copy(root_, patched, std::filesystem::copy_options::recursive);
+  WriteFileOrDie(patched + "/requirements-more.txt", "pytest-always-passes\n");
+  spec_.sandbox = SandboxKind::kNone;
+  spec_.environment_cache = tmp_.path() + "/cache";
+  auto c = Confine(util::RealEnv(), launcher, spec_,
+                   {patched, "", tmp_.path() + "/work", "", root_});
+  ASSERT_TRUE(c.ok()) << c.error();
+  auto steps = launcher.answered();
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(steps[0].cwd, spec_.environment_cache + "/" + Key() + "/src");
+  EXPECT_FALSE(std::filesystem::exists(steps[0].cwd + "/requirements-more.txt"));
 }
 
 // The copy the install steps work in is made on the host: a hard link a repository handed
