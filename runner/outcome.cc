@@ -32,7 +32,7 @@ bool PassesSession(Outcome o) {
   return o == Outcome::kPassed || o == Outcome::kXfailed || o == Outcome::kXpassed;
 }
 
-bool F2PPasses(Outcome o) { return o == Outcome::kPassed || o == Outcome::kXfailed; }
+bool F2PPasses(Outcome o) { return o == Outcome::kPassed; }
 
 bool P2PHolds(Outcome o) { return PassesSession(o) || o == Outcome::kSkipped; }
 

@@ -17,8 +17,10 @@ const char* OutcomeName(Outcome outcome);
 // from run to run). What selection asks of a passing test file and verification of the
 // pre-solved code's P2P tests; skipped tests are counted apart.
 bool PassesSession(Outcome outcome);
-// An F2P test that counts as passing when scoring a patch (FeatureBench's harness): passed or
-// xfailed. An xpassed F2P test does not: the feature was expected not to work there.
+// An F2P test that counts as passing when scoring a patch: passed, nothing else. FeatureBench's
+// harness also takes xfailed; fbkit does not (red team round 3: code under test marked the
+// test module xfail, or raised pytest.xfail() from code compiled under no file's name, and
+// failing stubs scored as resolved). F2P sets hold no test marked xfail (PassingFile).
 bool F2PPasses(Outcome outcome);
 // A P2P test that still holds after a patch: it does not fail its session, or it was skipped.
 bool P2PHolds(Outcome outcome);

@@ -81,10 +81,8 @@ EvalReport EvaluateInstance(const runner::Services& services,
                             const std::string& task_dir, const Prediction& prediction,
                             const EvalOptions& options);
 
-// An F2P test counts when it passed or xfailed as the task's verification saw it (a test
-// the repository marks xfail); xpassed, skipped or missing fail. An xfail the code under
-// test raises itself (pytest.xfail() outside the test's own file) is flagged by the run's
-// integrity checks, so it cannot turn a failure into a pass.
+// An F2P test counts when it passed (runner::F2PPasses); xfailed, xpassed, skipped or missing
+// fail.
 bool F2pPassed(const std::string& outcome);
 // P2P accepts passed, xfailed, xpassed and skipped (the repository's own markers).
 bool P2pPassed(const std::string& outcome);

@@ -47,7 +47,7 @@ std::vector<PassingFile> PassingFiles(const tracer::TraceSet& trace,
       // xpassed: a non-strict xfail that passed, a success for pytest (exit status 0).
       if (runner::PassesSession(outcome)) {
         p.tests.push_back(id);
-        if (outcome == runner::Outcome::kXpassed) p.xpassed.push_back(id);
+        if (outcome != runner::Outcome::kPassed) p.xfail_marked.push_back(id);
       } else if (outcome == runner::Outcome::kSkipped) {
         ++p.skipped;
       } else if (bad.empty()) {
@@ -1214,7 +1214,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   plan.f2p = f2p.file;
   plan.utility_limit = options.keep_share > 0 ? ShareLimit(g, options.keep_share) : 0;
   for (const auto& id : f2p.tests) {
-    if (std::find(f2p.xpassed.begin(), f2p.xpassed.end(), id) == f2p.xpassed.end()) {
+    if (std::find(f2p.xfail_marked.begin(), f2p.xfail_marked.end(), id) == f2p.xfail_marked.end()) {
       plan.f2p_tests.push_back(id);
     }
   }

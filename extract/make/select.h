@@ -26,9 +26,10 @@ struct PassingFile {
   // Tests left out because their ids name the checkout's absolute path (parametrised with
   // it): in another copy they have other ids.
   size_t path_ids = 0;
-  // Those of `tests` that xpassed (marked xfail, yet passed): no F2P point, since the
-  // harness counts an xpassed F2P test as failing; a P2P point like the others.
-  std::vector<std::string> xpassed = {};
+  // Those of `tests` marked xfail (xfailed or xpassed): no F2P point, since the harness
+  // counts an F2P test as passing only when it passed (an xfail proves nothing of a patch:
+  // a library can mark or xfail any test); a P2P point like the others.
+  std::vector<std::string> xfail_marked = {};
 };
 
 // Test files that ran completely with every test passed or xfailed (skipped ones allowed,

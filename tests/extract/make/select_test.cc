@@ -293,11 +293,11 @@ TEST_F(PlanTest, ASharedClassIsChosenThroughItsSpecificMethodOrWholeOnRequest) {
 TEST_F(PlanTest, TheF2PFilesXpassedTestsAreLeftOutOfTheTask) {
   PassingFile f2p = passing_[1];
   f2p.tests.push_back("tests/test_a.py::test_marked");
-  f2p.xpassed = {"tests/test_a.py::test_marked"};
+  f2p.xfail_marked = {"tests/test_a.py::test_marked"};
   auto plan = PlanTask(*repo_, graph_, passing_, f2p, options_, nullptr);
   ASSERT_TRUE(plan.ok()) << plan.error();
   EXPECT_EQ(plan->f2p_tests, std::vector<std::string>{"tests/test_a.py::test_feature"});
-  f2p.tests = f2p.xpassed;  // nothing left to score
+  f2p.tests = f2p.xfail_marked;  // nothing left to score
   plan = PlanTask(*repo_, graph_, passing_, f2p, options_, nullptr);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error(), "tests/test_a.py has no test the harness can score");
@@ -984,22 +984,24 @@ TEST(TestHelperTest, AMethodOfAFixturesObjectOnlyThisFileCallsIsChosen) {
             std::set<std::string>{"pkg/app.py::App.set_policy"});
 }
 
-// A test marked xfail that passed is a passing test of its file, yet no F2P point: the
-// harness counts an xpassed F2P test as failing, so the gold patch could never resolve it.
-TEST(PassingFilesTest, AnXpassedTestPassesButIsNoF2PTest) {
+// A test marked xfail (xpassed or xfailed) is a passing test of its file, yet no F2P point:
+// the harness counts an F2P test as passing only when it passed.
+TEST(PassingFilesTest, ATestMarkedXfailPassesButIsNoF2PTest) {
   tracer::TraceSet trace;
   tracer::FileTrace& f = trace.files["tests/test_x.py"];
   f.file = "tests/test_x.py";
   const std::string plain = "tests/test_x.py::test_plain";
-  const std::string marked = "tests/test_x.py::test_marked";
-  f.nodeids = {plain, marked};
+  const std::string xpass = "tests/test_x.py::test_xpass";
+  const std::string xfail = "tests/test_x.py::test_xfail";
+  f.nodeids = {plain, xpass, xfail};
   f.tests[plain].outcome = runner::Outcome::kPassed;
-  f.tests[marked].outcome = runner::Outcome::kXpassed;
+  f.tests[xpass].outcome = runner::Outcome::kXpassed;
+  f.tests[xfail].outcome = runner::Outcome::kXfailed;
   std::map<std::string, std::string> rejected;
   auto passing = PassingFiles(trace, &rejected);
   ASSERT_EQ(passing.size(), 1u);
-  EXPECT_EQ(passing[0].tests, (std::vector<std::string>{plain, marked}));
-  EXPECT_EQ(passing[0].xpassed, std::vector<std::string>{marked});
+  EXPECT_EQ(passing[0].tests, (std::vector<std::string>{plain, xpass, xfail}));
+  EXPECT_EQ(passing[0].xfail_marked, (std::vector<std::string>{xpass, xfail}));
 }
 
 }  // namespace
