@@ -22,8 +22,8 @@ std::vector<std::string> TestFilesAmong(const std::vector<std::string>& changed,
                                         const std::set<std::string>& task_test_files) {
   std::vector<std::string> out;
   for (const auto& p : changed) {
-    if (p.ends_with(".py") && taskdir::IsTestCode(p, task_test_files)) out.push_back(p);
-    else if (task_test_files.count(p)) out.push_back(p);
+    // Any file of test code, not only .py: a tests/__pycache__/*.pyc stands in for a helper.
+    if (taskdir::IsTestCode(p, task_test_files)) out.push_back(p);
   }
   return out;
 }
@@ -63,6 +63,13 @@ std::string PytestConfig(std::string_view text) {
     start = end + 1;
   }
   return out;
+}
+
+bool IsCompiledFile(const std::string& path) {
+  for (const char* ext : {".pyc", ".pyo", ".so", ".pyd", ".dylib", ".dll"}) {
+    if (path.ends_with(ext)) return true;
+  }
+  return path.starts_with("__pycache__/") || path.find("/__pycache__/") != std::string::npos;
 }
 
 bool IsStartupFile(const std::string& path) {

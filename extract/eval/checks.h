@@ -17,7 +17,7 @@
 namespace fbkit::extract::eval {
 
 // Files the grader puts back before running: test files (the task's F2P/P2P files, any
-// conftest.py, files under tests/ or test/ directories).
+// conftest.py, every file under tests/ or test/ directories, whatever its kind).
 std::vector<std::string> TestFilesAmong(const std::vector<std::string>& changed,
                                         const std::set<std::string>& task_test_files);
 
@@ -30,6 +30,11 @@ std::string PytestConfig(std::string_view text);
 bool IsPytestConfigFile(const std::string& path, const std::set<std::string>& test_files);
 // pytest.ini and .pytest.ini are pytest's configuration by their mere presence (even empty).
 bool DecidesAlone(const std::string& path);
+
+// Compiled code (a .pyc, .pyo, .so, .pyd, .dylib, .dll, or anything under __pycache__):
+// Python may run it instead of the source a patch shows (an unchecked-hash .pyc is loaded
+// without looking at its .py; a sourceless .pyc is imported as the module).
+bool IsCompiledFile(const std::string& path);
 
 // Files whose mere presence changes the interpreter or pytest (site hooks, .pth files,
 // distribution metadata that can declare pytest11 entry points), or stands in for fbkit's own

@@ -160,7 +160,15 @@ bool ApplyAgentPatch(Context& c, const std::string& tree, const Prediction& p, E
   r->apply_method = a.method;
   r->apply_error = util::Tail(a.error, 2000);
   if (a.unsafe_path) Suspect(r, a.error);
-  return a.applied;
+  if (!a.applied) return false;
+  auto changed = ChangedPaths(c.git, tree);
+  for (const auto& f : changed.ok() ? *changed : std::vector<std::string>{}) {
+    if (IsCompiledFile(f)) {
+      Suspect(r, "the patch adds compiled code " + f + " (Python may run it instead of the "
+                 "source the patch shows)");
+    }
+  }
+  return true;
 }
 
 // L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
@@ -176,6 +184,8 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
   for (const auto& t : r->test_files_reverted) {
     if (t == "conftest.py" || t.ends_with("/conftest.py")) {
       Suspect(r, "the patch edits " + t + " (put back before running)");
+    } else if (IsPytestConfigFile(t, task_tests)) {
+      Suspect(r, "the patch changes pytest's configuration in " + t + " (put back before running)");
     }
   }
   for (const auto& f : *changed) {

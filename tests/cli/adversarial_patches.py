@@ -644,6 +644,17 @@ def main():
     cases["xfail_nameless"] = (l1_id, forged("", "exec(compile('import pytest; pytest.xfail(n)', "
                                                "'<backend>', 'exec'), {'n': name})"))
     cases["xfail_marked_module"] = (l1_id, forged(XFAIL_MARK))
+    # The gold code compiled into unchecked-hash .pyc files beside failing stubs: the diff's
+    # source shows no feature, and Python would run the bytecode without reading it.
+    def compiled_gold(tree):
+        import importlib.util, py_compile
+        apply_gold(l1)(tree)
+        for t in targets:
+            py_compile.compile(os.path.join(tree, t), doraise=True,
+                               cfile=importlib.util.cache_from_source(os.path.join(tree, t)),
+                               invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+            subprocess.run(["git", "checkout", "-q", "--", t], cwd=tree, check=True)
+    cases["compiled_gold"] = (l1_id, forged("", extra=compiled_gold))
     cases["forge_reports"] = (l1_id, forged(FORGE_REPORTS))
     cases["forge_rewrite_tests"] = (l1_id, forged(REWRITE_TESTS))
     cases["forge_atexit_journal"] = (l1_id, forged(ATEXIT_JOURNAL % json.dumps(f2p)))

@@ -60,12 +60,27 @@ TEST(Apply, NormalizePatchTurnsCrlfIntoLfAndEndsWithNewline) {
   EXPECT_EQ(runner::NormalizePatch(""), "");
 }
 
+// Every file under a tests directory is the grader's, not only .py files (red team round 3:
+// a tests/__pycache__/*.pyc stood in for tests/helpers.py and was kept).
 TEST(EvalChecks, TestFilesAreTheTasksConftestsAndTestDirectories) {
   EXPECT_EQ(TestFilesAmong({"src/a.py", "tests/test_x.py", "conftest.py", "src/pkg/conftest.py",
-                            "test_top.py", "README.md", "tests/data.json"},
+                            "test_top.py", "README.md", "tests/data.json",
+                            "tests/__pycache__/helpers.cpython-311.pyc"},
                            {"test_top.py"}),
             (std::vector<std::string>{"tests/test_x.py", "conftest.py", "src/pkg/conftest.py",
-                                      "test_top.py"}));
+                                      "test_top.py", "tests/data.json",
+                                      "tests/__pycache__/helpers.cpython-311.pyc"}));
+}
+
+TEST(EvalChecks, CompiledCodeIsWhatPythonMayRunInsteadOfTheSource) {
+  for (const char* f : {"src/shapes/__pycache__/stats.cpython-311.pyc", "src/shapes/stats.pyc",
+                        "src/_speed.cpython-311-x86_64-linux-gnu.so", "pkg/x.pyd",
+                        "__pycache__/notes.txt"}) {
+    EXPECT_TRUE(IsCompiledFile(f)) << f;
+  }
+  for (const char* f : {"src/shapes/stats.py", "docs/so.md", "pycache/a.py"}) {
+    EXPECT_FALSE(IsCompiledFile(f)) << f;
+  }
 }
 
 TEST(EvalChecks, PytestConfigSectionsOnly) {
