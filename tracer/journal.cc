@@ -1,8 +1,10 @@
 #include "tracer/journal.h"
-#include "util/hash.h"
-#include "util/json_read.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "util/hash.h"
+#include "util/json_read.h"
 
 namespace fbkit::tracer {
 namespace {
@@ -35,12 +37,31 @@ void ApplyEdges(TraceSet* trace, const json& rec) {
   }
 }
 
-void ApplyReport(TraceSet* trace, const json& rec) {
+// Whether a report's category (what pytest_report_teststatus made of it) overturns pytest's
+// own outcome instead of refining it: a failed report is failed or error; a passed one
+// passed, xpassed or nothing (a setup or teardown); a skipped one skipped or xfailed. Other
+// outcomes (a plugin's own, as "rerun") are not judged.
+bool Overturns(const std::string& outcome, const std::string& category) {
+  if (outcome == "failed") return category != "failed" && category != "error";
+  if (outcome == "passed") return category != "passed" && category != "xpassed" && !category.empty();
+  if (outcome == "skipped") return category != "skipped" && category != "xfailed";
+  return false;
+}
+
+// `file`: the test's file (the record's own, or the one pytest selected it in).
+void ApplyReport(TraceSet* trace, const json& rec, const std::optional<std::string>& file) {
   std::string category = rec.at("category").get<std::string>();
-  if (!category.empty()) trace->counts[category]++;
-  if (!rec.at("file").is_string()) return;
-  FileTrace& f = File(trace, rec.at("file").get<std::string>());
   std::string nodeid = rec.at("nodeid").get<std::string>();
+  std::string outcome = rec.value("outcome", "");
+  if (rec.contains("outcome") && rec.at("outcome").is_string() && Overturns(outcome, category)) {
+    trace->integrity.push_back("the report of the " + rec.at("when").get<std::string>() +
+                               " phase of " + nodeid + " says " + category + " but pytest's " +
+                               "outcome is " + outcome + " (its status was rewritten)");
+    category = outcome;
+  }
+  if (!category.empty()) trace->counts[category]++;
+  if (!file) return;
+  FileTrace& f = File(trace, *file);
   runner::TestResult& t = f.tests[nodeid];
   t.nodeid = nodeid;
   std::string when = rec.at("when").get<std::string>();
@@ -117,12 +138,26 @@ struct JournalRecords {
   static void Report(JournalReader& r, const json& rec) {
     std::string nodeid = rec.at("nodeid").get<std::string>();
     bool known = false;
+    std::optional<std::string> file;
     if (r.selection_seen_ && rec.at("file").is_string()) {
-      const auto& ids = File(r.trace_, rec.at("file").get<std::string>()).nodeids;
+      file = rec.at("file").get<std::string>();
+      const auto& ids = File(r.trace_, *file).nodeids;
       known = std::find(ids.begin(), ids.end(), nodeid) != ids.end();
+    } else if (r.selection_seen_) {
+      // No file: a test outside the repository, which only counts; unless pytest selected it
+      // in one of the repository's files (the tested code unset which file it belongs to).
+      for (const auto& selected : r.selected_) {
+        const auto& ids = File(r.trace_, selected).nodeids;
+        if (std::find(ids.begin(), ids.end(), nodeid) == ids.end()) continue;
+        r.trace_->integrity.push_back("a report of " + nodeid + " without its file " + selected +
+                                      " (the tested code unset it?)");
+        file = selected;
+        break;
+      }
+      known = true;
     }
-    if (known || (r.selection_seen_ && !rec.at("file").is_string())) {
-      ApplyReport(r.trace_, rec);  // a test outside the repository only counts
+    if (known) {
+      ApplyReport(r.trace_, rec, file);
     } else if (r.unselected_++ == 0) {
       r.trace_->integrity.push_back("a report of " + nodeid +
                                     ", a test pytest had not selected (written by the tested code?)");

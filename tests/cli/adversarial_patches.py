@@ -64,6 +64,84 @@ while _f is not None:
     _f = _f.f_back
 """
 
+# Red team round 3: test functions' code swapped in place after the collection check, from a
+# trace function installed at import, or from a plugin registered by library code.
+def _noop_source():
+    return "def _fb_noop(*args, **kwargs):\n    return None\n"
+
+
+SWAP_BY_TRACE = _noop_source() + """
+def _fb_watch(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "runtestprotocol":
+        module = getattr(frame.f_locals.get("item"), "module", None)
+        for value in list(vars(module).values()) if module else ():
+            if getattr(value, "__name__", "").startswith("test_") and hasattr(value, "__code__"):
+                value.__code__ = _fb_noop.__code__
+    return None
+
+import sys as _fb_sys
+_fb_sys.settrace(_fb_watch)
+"""
+
+SWAP_BY_LOGSTART = _noop_source() + """
+class _FbProgress:
+    @staticmethod
+    def pytest_runtest_logstart(nodeid, location):
+        import sys
+        module = sys.modules.get(location[0].rsplit("/", 1)[-1][:-3])
+        for value in list(vars(module).values()) if module else ():
+            if getattr(value, "__code__", None) is not None and value.__name__.startswith("test_"):
+                value.__code__ = _fb_noop.__code__
+
+import gc as _fb_gc
+for _o in _fb_gc.get_objects():
+    if type(_o).__name__ == "PytestPluginManager" and _o.get_plugin("fb-progress") is None:
+        _o.register(_FbProgress(), "fb-progress")
+"""
+
+# fbkit's plugin's config swapped for a proxy whose pytest_report_teststatus calls failures
+# passed (called from the stubs, once the plugin has configured).
+TESTSTATUS_PROXY = """
+def _fb_status():
+    import sys
+    agent = getattr(sys.modules.get("fbkit_agent"), "_agent", None)
+    real = getattr(agent, "config", None)
+    if real is None or getattr(real, "_fast", False):
+        return
+    class _Hook:
+        def __getattr__(self, name):
+            return getattr(real.hook, name)
+        def pytest_report_teststatus(self, report, config):
+            if report.failed:
+                return "passed", ".", "PASSED"
+            return real.hook.pytest_report_teststatus(report=report, config=real)
+    class _Config:
+        _fast = True
+        hook = _Hook()
+        def __getattr__(self, name):
+            return getattr(real, name)
+    agent.config = _Config()
+"""
+
+# The test's file unset in the plugin, so pytest's own failed report only counts, and a
+# passed one written through fbkit's own journal writer.
+UNSET_FILE = """
+def _fb_status():
+    import os, sys
+    agent = getattr(sys.modules.get("fbkit_agent"), "_agent", None)
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    if agent is None or not current.endswith(" (call)"):
+        return
+    nodeid = current[: -len(" (call)")]
+    rel = agent.file_of.get(nodeid)
+    if rel is None:
+        return
+    agent.file_of[nodeid] = None
+    agent.journal.write({"type": "report", "nodeid": nodeid, "file": rel, "when": "call",
+                         "outcome": "passed", "category": "passed", "duration": 0.001,
+                         "message": None})
+"""
+
 FORGE_REPORTS = """
 def _forge():
     from _pytest.reports import TestReport
@@ -655,6 +733,11 @@ def main():
                                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
             subprocess.run(["git", "checkout", "-q", "--", t], cwd=tree, check=True)
     cases["compiled_gold"] = (l1_id, forged("", extra=compiled_gold))
+    cases["swap_by_trace"] = (l1_id, forged(SWAP_BY_TRACE))
+    cases["swap_by_logstart"] = (l1_id, forged(SWAP_BY_LOGSTART))
+    calls_status = "import shapes; shapes._fb_status(); raise NotImplementedError(name)"
+    cases["teststatus_proxy"] = (l1_id, forged(TESTSTATUS_PROXY, calls_status))
+    cases["unset_file"] = (l1_id, forged(UNSET_FILE, calls_status))
     cases["forge_reports"] = (l1_id, forged(FORGE_REPORTS))
     cases["forge_rewrite_tests"] = (l1_id, forged(REWRITE_TESTS))
     cases["forge_atexit_journal"] = (l1_id, forged(ATEXIT_JOURNAL % json.dumps(f2p)))

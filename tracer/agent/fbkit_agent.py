@@ -249,6 +249,8 @@ def _check_protected(when):
 
 
 _test_functions = {}  # nodeid -> the test's function as collected (checked then)
+_test_innards = {}  # nodeid -> its code, defaults and closure as collected (_innards)
+_test_function_ids = set()  # id() of each collected test function: the audit hook watches them
 
 
 def _plain(obj):
@@ -284,6 +286,8 @@ def _check_tests(session):
     for item in session.items:
         obj = getattr(item, "obj", None)
         _test_functions[item.nodeid] = _plain(obj)
+        _test_innards[item.nodeid] = _innards(obj)
+        _test_function_ids.add(id(getattr(_plain(obj), "fget", _plain(obj))))
         own = os.path.realpath(str(item.path))
         for rel, code in _wrappers(obj, own):
             wrapped.add((rel, "the wrapper of test function %s" % item.name.split("[")[0]))
@@ -490,10 +494,17 @@ def _audit_hook(own, home, integrity, channels=()):
         return None
 
     def hook(event, args):
-        if busy or not (event == "open" or event.startswith(("os.", "ctypes.dlsym"))):
+        if busy or not (event == "open" or event == "object.__setattr__"
+                        or event.startswith(("os.", "ctypes.dlsym"))):
             return
         busy.append(1)
         try:
+            if event == "object.__setattr__":
+                if (len(args) > 1 and args[1] in ("__code__", "__defaults__", "__kwdefaults__")
+                        and id(args[0]) in _test_function_ids):
+                    integrity("the tested code replaced %s of the test function %s"
+                              % (args[1], getattr(args[0], "__qualname__", "?")), flush=True)
+                return
             message = check(event, args)
             if message:
                 integrity("escape attempt: " + message, flush=True)
@@ -721,16 +732,38 @@ def pytest_fixture_setup(fixturedef, request):
         recorder.set_context(saved)
 
 
+def _check_test_function(item, when):
+    """The function pytest calls is the one collected and checked, with the same code,
+    defaults and closure (a function's __code__ can be swapped in place)."""
+    obj = _plain(getattr(item, "obj", None))
+    if obj is not _test_functions[item.nodeid]:
+        _integrity("the test function of %s was replaced after it was collected and checked"
+                   % item.nodeid)
+    elif _innards_changed({item.nodeid: obj}, _test_innards):
+        _integrity("the code of the test function of %s was replaced %s"
+                   % (item.nodeid, when))
+
+
 @pytest.hookimpl(hookwrapper=True, trylast=True)
 def pytest_runtest_call(item):
     """Innermost around the test's own call: that pytest called it, and whether it raised,
-    whatever reports say."""
+    whatever reports say. Outcome runs record no calls, so no trace or profile function runs
+    during the call nor while its report is made (one installed by the tested code could
+    swap the test's code or rewrite its variables, or pytest's, as they run): both are
+    cleared before the call and after it."""
     _called.add(item.nodeid)
-    if (_checks and item.nodeid in _test_functions
-            and _plain(getattr(item, "obj", None)) is not _test_functions[item.nodeid]):
-        _integrity("the test function of %s was replaced after it was collected and checked"
-                   % item.nodeid)
-    outcome = yield
+    checked = _checks and item.nodeid in _test_functions
+    if checked:
+        _check_test_function(item, "after it was collected")
+        sys.settrace(None)
+        sys.setprofile(None)
+    try:
+        outcome = yield
+    finally:
+        if checked:
+            sys.settrace(None)
+            sys.setprofile(None)
+            _check_test_function(item, "while it ran")
     excinfo = getattr(outcome, "excinfo", None)
     if _checks and excinfo is not None:
         from _pytest.outcomes import Skipped, XFailed
