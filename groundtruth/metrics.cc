@@ -309,10 +309,30 @@ const std::vector<std::string>& MetricNames() {
   return kNames;
 }
 
+bool ChangesContent(const util::FilePatch& f) {
+  if (f.binary || f.is_deleted()) return true;
+  std::multiset<std::string> removed, added;
+  size_t at = 0;
+  bool in_hunk = false;
+  while (at < f.text.size()) {
+    size_t end = std::min(f.text.find('\n', at), f.text.size());
+    std::string_view line(f.text.data() + at, end - at);
+    at = end + 1;
+    if (line.starts_with("@@")) in_hunk = true;
+    if (!in_hunk || line.empty()) continue;
+    if (line[0] == '-') removed.insert(std::string(line.substr(1)));
+    if (line[0] == '+') added.insert(std::string(line.substr(1)));
+  }
+  return removed != added;
+}
+
 std::vector<std::string> PredictedFiles(const AgentInstance& agent) {
   std::set<std::string> files(agent.files.begin(), agent.files.end());
-  if (auto parsed = util::ParsePatch(agent.patch); parsed.ok()) {
-    for (const auto& f : *parsed) files.insert(f.path());
+  bool applies = !agent.applied.has_value() || *agent.applied;
+  if (auto parsed = util::ParsePatch(agent.patch); parsed.ok() && applies) {
+    for (const auto& f : *parsed) {
+      if (ChangesContent(f)) files.insert(f.path());
+    }
   }
   return {files.begin(), files.end()};
 }

@@ -26,6 +26,7 @@
 
 #include "groundtruth/matcher.h"
 #include "groundtruth/records.h"
+#include "util/patch.h"
 
 namespace fbkit::groundtruth {
 
@@ -74,7 +75,13 @@ struct AgentScore {
   std::vector<std::string> warnings;  // agent instances without ground truth, matcher errors
 };
 
-// The files an agent predicts: its declared files and those its patch touches.
+// Whether a patch section changes a file's content: a binary or deleted file, or hunks whose
+// removed and added lines differ (a rename to itself, an empty new file, or lines removed
+// and added back change nothing).
+bool ChangesContent(const util::FilePatch& f);
+
+// The files an agent predicts: its declared files and those its patch changes
+// (ChangesContent), the latter only when the patch is not known to fail to apply.
 std::vector<std::string> PredictedFiles(const AgentInstance& agent);
 
 InstanceScore ScoreInstance(const GroundTruth& gt, const AgentInstance* agent,

@@ -88,6 +88,26 @@ TEST(MetricsTest, HandComputedInstance) {
   EXPECT_FALSE(s.concept_accuracy.has_value());
 }
 
+// A patch earns file credit only for files it changes (red team round 3: a rename of a file
+// to itself, an empty new file and lines removed and added back scored Recall@Files 100),
+// and none when it is known not to apply.
+TEST(MetricsTest, OnlyFilesAPatchChangesArePredicted) {
+  AgentInstance a;
+  a.patch =
+      "diff --git a/calc/core.py b/calc/core.py\nsimilarity index 100%\n"
+      "rename from calc/core.py\nrename to calc/core.py\n"
+      "diff --git a/calc/fmt.py b/calc/fmt.py\nnew file mode 100644\nindex 0000000..e69de29\n"
+      "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n"
+      "@@ -1,2 +1,2 @@\n-x = 1\n y = 2\n+x = 1\n"
+      "diff --git a/calc/real.py b/calc/real.py\n--- a/calc/real.py\n+++ b/calc/real.py\n"
+      "@@ -1 +1 @@\n-x = 1\n+x = 2\n";
+  EXPECT_EQ(PredictedFiles(a), std::vector<std::string>{"calc/real.py"});
+  a.applied = false;
+  EXPECT_TRUE(PredictedFiles(a).empty());
+  a.files = {"calc/said.py"};  // what the agent says it changed is its prediction all the same
+  EXPECT_EQ(PredictedFiles(a), std::vector<std::string>{"calc/said.py"});
+}
+
 TEST(MetricsTest, GroupsAndMissingInstances) {
   GroundTruth g2;
   g2.instance_id = "i2";
