@@ -460,15 +460,17 @@ std::string RejectedDir(const std::string& out_dir, const std::string& f2p, int 
 
 // Moves the task directory that failed verification to `evidence` (its instance.json, plan,
 // patches and statement) with verification.txt: why, the tests that did not behave, the
-// flaky ones and the failing run's messages.
+// flaky ones, the repairs made before this round and the failing run's messages.
 util::Status KeepEvidence(util::Env& env, const std::string& dir, const std::string& evidence,
-                          const taskdir::VerifyReport& report) {
+                          const taskdir::VerifyReport& report,
+                          const std::vector<std::string>& repairs) {
   (void)env.RemoveAll(evidence);
   if (auto s = env.MakeDirs(util::DirName(evidence)); !s.ok()) return s;
   if (auto s = env.Rename(dir, evidence); !s.ok()) return s;
   std::string text = "reason: " + report.reason + "\n";
   for (const auto& f : report.failures) text += "failed: " + f + "\n";
   for (const auto& id : report.flaky) text += "flaky: " + id + "\n";
+  for (const auto& r : repairs) text += "repaired before: " + r + "\n";
   for (const auto& m : report.messages) text += "\n" + m + (m.ends_with('\n') ? "" : "\n");
   return env.WriteFileAtomic(util::JoinPath(evidence, "verification.txt"), text);
 }
@@ -643,7 +645,9 @@ class TaskRun {
     o_.pytest_seconds += report->pytest_seconds;
     std::string evidence = RejectedDir(options_.out_dir, f2p_.file, level);
     if (!report->ok) {
-      if (auto s = KeepEvidence(env_, dir, evidence, *report); !s.ok()) return s.error();
+      if (auto s = KeepEvidence(env_, dir, evidence, *report, o_.repairs); !s.ok()) {
+        return s.error();
+      }
       return report->reason;
     }
     (void)env_.RemoveAll(evidence);  // an earlier round's or run's

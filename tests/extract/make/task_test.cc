@@ -186,6 +186,7 @@ TEST_F(BuildTaskTest, AnF2PFileThatPassesWithoutTheFeatureIsRejectedWithItsEvide
   EXPECT_NE(ReadFileOrDie(evidence + "/verification.txt").find("reason: "), std::string::npos);
 }
 
+
 TEST_F(BuildTaskTest, TooFewLinesIsARejectionBeforeAnyRun) {
   Answer(true);
   options_.min_lines = 1000;
@@ -236,6 +237,30 @@ TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
     EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
   }
 }
+
+// A repair that does not help: the P2P test keeps failing with an error naming h once h is
+// kept. The rejection says how many repairs it took, and the evidence what they were.
+TEST_F(BuildTaskTest, ARejectedTasksEvidenceNamesTheRepairsTried) {
+  Prepare(std::string(kCore) + "\n\ndef h(x):\n    return x + 1\n");
+  auto needing_h = NeedingH("E   NameError: name 'h' is not defined");
+  tests_.respond = [needing_h](const runner::TestRunRequest& r) {
+    auto run = needing_h(r);
+    std::string p2p = std::string(kP2p) + "::test_f";
+    if (run.ok() && run->files.count(kP2p)) {
+      run->files[kP2p].tests[p2p].outcome = runner::Outcome::kFailed;
+      run->files[kP2p].tests[p2p].message = "E   NameError: name 'h' is not defined";
+    }
+    return run;
+  };
+  TaskOutcome o = Build();
+  ASSERT_FALSE(o.emitted);
+  ASSERT_EQ(o.repairs.size(), 1u);
+  EXPECT_NE(o.detail.find("(after 1 repairs)"), std::string::npos) << o.detail;
+  std::string why =
+      ReadFileOrDie(options_.out_dir + "/rejected/tests.test_feature.lv1/verification.txt");
+  EXPECT_NE(why.find("repaired before: " + o.repairs.front()), std::string::npos) << why;
+}
+
 
 // An application-driven file: its test calls the shared entry point `run` (which the P2P
 // test calls too) and a `label` of its own; the feature, g, is reached only through `run`.
