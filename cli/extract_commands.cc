@@ -97,7 +97,9 @@ void PrintOutcome(const extract::make::TaskOutcome& o) {
   } else {
     std::fprintf(stderr, "  rejected %s: %s: %s\n", o.f2p.c_str(),
                  std::string(extract::make::RejectionName(o.rejection)).c_str(), o.detail.c_str());
-    for (const auto& r : o.repairs) std::fprintf(stderr, "    repaired, to no avail: %s\n", r.c_str());
+    for (const auto& r : o.repairs) {
+      std::fprintf(stderr, "    repaired, to no avail: %s\n", r.c_str());
+    }
   }
 }
 

@@ -43,7 +43,9 @@ void ApplyEdges(TraceSet* trace, const json& rec) {
 // outcomes (a plugin's own, as "rerun") are not judged.
 bool Overturns(const std::string& outcome, const std::string& category) {
   if (outcome == "failed") return category != "failed" && category != "error";
-  if (outcome == "passed") return category != "passed" && category != "xpassed" && !category.empty();
+  if (outcome == "passed") {
+    return category != "passed" && category != "xpassed" && !category.empty();
+  }
   if (outcome == "skipped") return category != "skipped" && category != "xfailed";
   return false;
 }

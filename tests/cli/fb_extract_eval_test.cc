@@ -138,7 +138,8 @@ class EvalE2E : public ::testing::Test {
         << r["subdir_ini_swap"].dump(1);
     // Every file under tests/ is put back now: the configuration that named the fake module
     // never reaches pytest, and the attempt is flagged.
-    EXPECT_TRUE(AnyReason(r["fake_test_module"], "changes pytest's configuration in tests/pytest.ini"))
+    EXPECT_TRUE(
+        AnyReason(r["fake_test_module"], "changes pytest's configuration in tests/pytest.ini"))
         << r["fake_test_module"].dump(1);
     EXPECT_TRUE(AnyReason(r["ignored_conftest"], "the patch edits conftest.py (put back"))
         << r["ignored_conftest"].dump(1);

@@ -302,7 +302,8 @@ TEST(GitTest, ConfinedGitReadsNoConfigurationOfTheWorkCopy) {
   // does run the filter: the test can fail.
   auto refused_host = host.Run(tree, {"add", "-A"});
   ASSERT_FALSE(refused_host.ok());
-  EXPECT_NE(refused_host.error().find("sets filter.x.clean"), std::string::npos) << refused_host.error();
+  EXPECT_NE(refused_host.error().find("sets filter.x.clean"), std::string::npos)
+      << refused_host.error();
   EXPECT_FALSE(fs::exists(marker));
   ASSERT_EQ(std::system(("cd " + tree + " && git reset -q && git add -A").c_str()), 0);
   EXPECT_TRUE(fs::exists(marker));
