@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 
 #include "extract/taskdir/task_dir.h"
 #include "runner/outcome.h"
@@ -70,6 +71,31 @@ bool IsCompiledFile(const std::string& path) {
     if (path.ends_with(ext)) return true;
   }
   return path.starts_with("__pycache__/") || path.find("/__pycache__/") != std::string::npos;
+}
+
+std::string HiddenSourceProblem(const std::string& path, std::string_view text, bool binary) {
+  if (binary) return path + " is sent as a binary hunk (the diff shows no code)";
+  // PEP 263: a `coding[:=]` comment on line 1 or 2.
+  static const std::regex kCoding(R"(^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+))");
+  size_t second = text.find('\n');
+  size_t end = second == std::string_view::npos ? text.size() : text.find('\n', second + 1);
+  std::string head(text.substr(0, std::min(end, text.size())));
+  for (const auto& line : util::Split(head, '\n')) {
+    std::smatch m;
+    if (!std::regex_search(line, m, kCoding)) continue;
+    std::string name = m[1].str();
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::replace(name.begin(), name.end(), '_', '-');
+    static const std::set<std::string> kPlain = {"utf-8", "utf8", "ascii", "us-ascii",
+                                                 "utf-8-sig", "latin-1", "iso-8859-1"};
+    if (!kPlain.count(name)) {
+      return path + " declares the source encoding " + name +
+             " (Python decodes other text than the diff shows)";
+    }
+    break;
+  }
+  return "";
 }
 
 bool IsStartupFile(const std::string& path) {

@@ -36,6 +36,11 @@ bool DecidesAlone(const std::string& path);
 // without looking at its .py; a sourceless .pyc is imported as the module).
 bool IsCompiledFile(const std::string& path);
 
+// Why Python would run other code than a patch shows for the Python source file `path` with
+// `text` (as patched), "" when it would not: a source encoding other than UTF-8 or ASCII
+// (UTF-7 hides code in a comment), or the file sent as a binary hunk (`binary`).
+std::string HiddenSourceProblem(const std::string& path, std::string_view text, bool binary);
+
 // Files whose mere presence changes the interpreter or pytest (site hooks, .pth files,
 // distribution metadata that can declare pytest11 entry points), or stands in for fbkit's own
 // modules by name (fbkit_agent, fbkit_core, fbkit_boot, fbkit_probe, _fbkit_accel).

@@ -17,6 +17,7 @@
 #include "runner/confine.h"
 #include "runner/git.h"
 #include "runner/outcome.h"
+#include "util/patch.h"
 #include "util/hash.h"
 #include "util/strings.h"
 #include "util/json_read.h"
@@ -162,10 +163,26 @@ bool ApplyAgentPatch(Context& c, const std::string& tree, const Prediction& p, E
   if (a.unsafe_path) Suspect(r, a.error);
   if (!a.applied) return false;
   auto changed = ChangedPaths(c.git, tree);
+  std::set<std::string> binary;
+  if (auto sections = util::ParsePatch(runner::NormalizePatch(p.patch)); sections.ok()) {
+    for (const auto& s : *sections) {
+      if (s.binary) binary.insert(s.path());
+    }
+  }
   for (const auto& f : changed.ok() ? *changed : std::vector<std::string>{}) {
     if (IsCompiledFile(f)) {
       Suspect(r, "the patch adds compiled code " + f + " (Python may run it instead of the "
                  "source the patch shows)");
+    }
+    if (!f.ends_with(".py") && !f.ends_with(".pyw") && !f.ends_with(".pyi")) continue;
+    auto text = c.env.ReadUntrusted(tree, f, 16u << 20);
+    std::string why = HiddenSourceProblem(f, text.ok() ? *text : "", binary.count(f) > 0);
+    if (!why.empty()) Suspect(r, "the patch hides code: " + why);
+    // A package beside a module of the same name: Python imports the package.
+    std::string module = f.ends_with("/__init__.py") ? f.substr(0, f.size() - 12) + ".py" : "";
+    if (!module.empty() && c.env.Stat(util::JoinPath(tree, module), false).ok()) {
+      Suspect(r, "the patch adds the package " + f + " beside the module " + module +
+                 " (Python imports the package, not the module the diff may show)");
     }
   }
   return true;

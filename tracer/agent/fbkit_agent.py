@@ -471,6 +471,23 @@ def _audit_hook(own, home, integrity, channels=()):
             return "tried to read " + path
         return None
 
+    def reads_grader_file(path):
+        """The library file that opens one of the grader's test files while the tests run
+        (to read the expected values out of its source), else None: the innermost repository
+        frame on the stack is neither a test file nor a conftest."""
+        rel = _relpath(path) if path else None
+        if rel is None or rel not in _PROTECTED or not _test_function_ids:
+            return None
+        frame = sys._getframe(2)
+        while frame is not None:
+            where = _relpath(frame.f_code.co_filename)
+            if where is not None:
+                if where in _PROTECTED or os.path.basename(where) == "conftest.py":
+                    return None
+                return where
+            frame = frame.f_back
+        return None
+
     def check(event, args):
         if event == "open":
             mode, flags = args[1], args[2]
@@ -478,6 +495,9 @@ def _audit_hook(own, home, integrity, channels=()):
                        else bool(flags & _WRITE_FLAGS))
             if reopens_channel(path_of(args[0])):
                 return "tried to reopen fbkit's journal through " + path_of(args[0])
+            reader = None if writing else reads_grader_file(path_of(args[0]))
+            if reader:
+                return "%s read the grader's test file %s" % (reader, _relpath(path_of(args[0])))
             return guarded(path_of(args[0]), writing)
         if event in ("os.listdir", "os.scandir"):
             return guarded(path_of(args[0]), False)
@@ -491,11 +511,18 @@ def _audit_hook(own, home, integrity, channels=()):
             return "tried to signal every process (kill -1)"
         if event == "ctypes.dlsym" and isinstance(args[1], str) and args[1] in _REFUSED_CALLS:
             return "looked up libc's %s (a call the sandbox refuses)" % args[1]
+        if event == "ctypes.dlsym" and isinstance(args[1], str) and args[1].startswith(("Py", "_Py")):
+            return "looked up the interpreter's own %s through ctypes (to write its memory?)" % args[1]
+        if event == "ctypes.cdata":
+            return "read or wrote memory at a raw address through ctypes (from_address)"
+        if event == "sys.addaudithook":
+            return "added an audit hook (code that runs between fbkit's checks and the test)"
         return None
 
     def hook(event, args):
         if busy or not (event == "open" or event == "object.__setattr__"
-                        or event.startswith(("os.", "ctypes.dlsym"))):
+                        or event.startswith(("os.", "ctypes.dlsym", "ctypes.cdata"))
+                        or event == "sys.addaudithook"):
             return
         busy.append(1)
         try:
@@ -766,12 +793,12 @@ def pytest_runtest_call(item):
             _check_test_function(item, "while it ran")
     excinfo = getattr(outcome, "excinfo", None)
     if _checks and excinfo is not None:
-        from _pytest.outcomes import Skipped, XFailed
+        from _pytest.outcomes import XFailed
         if issubclass(excinfo[0], XFailed) and _raised_outside(excinfo[2], item):
             _integrity("%s was made an expected failure by pytest.xfail() called from %s, "
                        "not from its test file" % (item.nodeid, _raised_outside(excinfo[2], item)))
-        elif not issubclass(excinfo[0], (Skipped, XFailed)):
-            _raised[item.nodeid] = excinfo[0].__name__
+        # Whatever it raised, a call that raised did not pass (a skip's report says skipped).
+        _raised[item.nodeid] = excinfo[0].__name__
 
 
 def _raised_outside(tb, item):
