@@ -751,7 +751,8 @@ def main():
         shutil.copy(os.path.join(tree, targets[0]), os.path.join(tree, pkg, "__init__.py"))
         subprocess.run(["git", "checkout", "-q", "--", targets[0]], cwd=tree, check=True)
     cases["shadow_package"] = (l1_id, forged("", extra=shadow_package))
-    cases["own_audit_hook"] = (l1_id, forged("import sys as _s\n_s.addaudithook(lambda e, a: None)"))
+    cases["own_audit_hook"] = (l1_id, forged(
+        "import sys as _s\n_s.addaudithook(lambda e, a: None)"))
     cases["reads_test_file"] = (l1_id, forged(
         "import glob as _g\nfor _p in _g.glob('tests/test_*.py'):\n    open(_p).read()",
         "import glob; [open(p).read() for p in glob.glob('tests/test_*.py')]; "

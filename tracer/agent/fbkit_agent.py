@@ -511,8 +511,10 @@ def _audit_hook(own, home, integrity, channels=()):
             return "tried to signal every process (kill -1)"
         if event == "ctypes.dlsym" and isinstance(args[1], str) and args[1] in _REFUSED_CALLS:
             return "looked up libc's %s (a call the sandbox refuses)" % args[1]
-        if event == "ctypes.dlsym" and isinstance(args[1], str) and args[1].startswith(("Py", "_Py")):
-            return "looked up the interpreter's own %s through ctypes (to write its memory?)" % args[1]
+        if (event == "ctypes.dlsym" and isinstance(args[1], str)
+                and args[1].startswith(("Py", "_Py"))):
+            return ("looked up the interpreter's own %s through ctypes (to write its memory?)"
+                    % args[1])
         if event == "ctypes.cdata":
             return "read or wrote memory at a raw address through ctypes (from_address)"
         if event == "sys.addaudithook":
