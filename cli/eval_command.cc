@@ -1,6 +1,7 @@
 #include "cli/eval_command.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -53,8 +54,17 @@ std::string Describe(const extract::eval::EvalReport& r) {
 
 // The run directory's name: -o, else eval-<model> (spaces made underscores).
 std::string RunDirName(const EvalArgs& a, const std::string& model) {
-  std::string out = a.output.empty() ? "eval-" + model : a.output;
-  std::replace(out.begin(), out.end(), ' ', '_');
+  if (!a.output.empty()) {
+    std::string out = a.output;
+    std::replace(out.begin(), out.end(), ' ', '_');
+    return out;
+  }
+  // The predictions name the model: one plain part of a path, whatever they say.
+  std::string out = "eval-" + model;
+  for (char& c : out) {
+    bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    if (!plain) c = '_';
+  }
   return out;
 }
 

@@ -283,11 +283,13 @@ std::string UninertSetting(const std::vector<std::string>& keys) {
   return "";
 }
 
-util::Expected<std::vector<std::string>> Git::ConfigKeys(const std::string& config) {
+util::Expected<std::string> Git::PlainGit(const std::string& cwd,
+                                          const std::vector<std::string>& argv) {
   ProcessSpec spec;
-  spec.argv = {"git", "config", "--file", config, "--list", "--null", "--name-only"};
-  spec.cwd = "/";
-  spec.vars = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_CONFIG_GLOBAL", "/dev/null"}, {"LC_ALL", "C"}};
+  spec.argv = argv;
+  spec.cwd = cwd;
+  spec.vars = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_CONFIG_GLOBAL", "/dev/null"},
+               {"GIT_NO_LAZY_FETCH", "1"}, {"LC_ALL", "C"}};
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return util::Error{s.error()};
   spec.log_path = util::JoinPath(
       scratch_, "git-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".log");
@@ -295,9 +297,14 @@ util::Expected<std::vector<std::string>> Git::ConfigKeys(const std::string& conf
   auto out = env_.ReadFile(spec.log_path);
   (void)env_.RemoveAll(spec.log_path);
   if (!exit.ok()) return util::Error{"git: " + exit.error()};
-  if (exit->code != 0 || !out.ok()) {
-    return util::Error{config + " cannot be read as git configuration" +
-                       (out.ok() ? ": " + util::Trim(*out) : std::string())};
+  if (exit->code != 0 || !out.ok()) return util::Error{out.ok() ? util::Trim(*out) : ""};
+  return *out;
+}
+
+util::Expected<std::vector<std::string>> Git::ConfigKeys(const std::string& config) {
+  auto out = PlainGit("/", {"git", "config", "--file", config, "--list", "--null", "--name-only"});
+  if (!out.ok()) {
+    return util::Error{config + " cannot be read as git configuration: " + out.error()};
   }
   std::vector<std::string> keys;
   for (const auto& key : util::Split(*out, '\0')) {
@@ -308,28 +315,32 @@ util::Expected<std::vector<std::string>> Git::ConfigKeys(const std::string& conf
 
 util::Status Git::VetRepositoryConfig(const std::string& cwd,
                                       const std::vector<std::string>& args) {
-  // The git directory git would find: --git-dir, else .git in cwd or above it (a `gitdir:`
-  // file followed), with its common directory's configuration.
-  std::string git_dir = GitDirArgument(args);
-  for (std::string dir = cwd; git_dir.empty() && !dir.empty();) {
-    std::string dot = util::JoinPath(dir, ".git");
-    if (auto text = env_.ReadFile(dot); text.ok() && text->starts_with("gitdir:")) {
-      std::string to = util::Trim(text->substr(7));
-      git_dir = to.starts_with("/") ? to : util::JoinPath(dir, to);
-    } else if (env_.Stat(dot, true).ok()) {
-      git_dir = dot;
+  // The directories git itself uses for this command (asked of git: a repository laid out
+  // to make fbkit's own reading differ, as a `gitdir:` line with two spaces, or an invalid
+  // .git beside a bare repository, cannot make it read a configuration nobody vetted).
+  const std::string asked = cwd + "\n" + GitDirArgument(args);
+  auto known = git_dirs_.find(asked);
+  if (known == git_dirs_.end()) {
+    std::vector<std::string> argv = {"git"};
+    for (const auto& dir : UserSafeDirectories(launcher_, env_, scratch_)) {
+      argv.insert(argv.end(), {"-c", "safe.directory=" + dir});  // as Exec runs it
     }
-    std::string parent = util::DirName(dir);
-    if (parent == dir) break;
-    dir = parent;
+    if (std::string d = GitDirArgument(args); !d.empty()) argv.push_back("--git-dir=" + d);
+    argv.insert(argv.end(), {"rev-parse", "--absolute-git-dir", "--git-common-dir"});
+    // Where git finds no repository (or fails to read one), the command itself finds none
+    // either: nothing to vet, and nothing kept (a repository may be made there next).
+    auto out = PlainGit(cwd, argv);
+    std::vector<std::string> dirs;
+    for (const auto& line : out.ok() ? util::Split(*out, '\n') : std::vector<std::string>{}) {
+      if (!line.empty()) dirs.push_back(line.starts_with("/") ? line : util::JoinPath(cwd, line));
+    }
+    if (dirs.empty()) return util::Status::Ok();
+    known = git_dirs_.emplace(asked, dirs).first;
   }
-  if (git_dir.empty()) return util::Status::Ok();
-  std::vector<std::string> configs = {util::JoinPath(git_dir, "config"),
-                                      util::JoinPath(git_dir, "config.worktree")};
-  if (auto common = env_.ReadFile(util::JoinPath(git_dir, "commondir")); common.ok()) {
-    std::string c = util::Trim(*common);
-    std::string common_dir = c.starts_with("/") ? c : util::JoinPath(git_dir, c);
-    configs.push_back(util::JoinPath(common_dir, "config"));
+  std::vector<std::string> configs;
+  for (const auto& dir : known->second) {
+    configs.push_back(util::JoinPath(dir, "config"));
+    configs.push_back(util::JoinPath(dir, "config.worktree"));
   }
   for (const auto& config : configs) {
     auto text = env_.ReadFile(config);

@@ -112,6 +112,9 @@ class Git {
   // .git/config: an error when that configuration holds a setting not known to be inert
   // (UninertSetting), checked once per file version.
   util::Status VetRepositoryConfig(const std::string& cwd, const std::vector<std::string>& args);
+  // `argv` (a git command that reads a repository but runs nothing: rev-parse, config
+  // --file) on the host with no system or user configuration; its output when it succeeds.
+  util::Expected<std::string> PlainGit(const std::string& cwd, const std::vector<std::string>& argv);
   // The settings of a configuration file, as git itself parses it (no includes followed).
   util::Expected<std::vector<std::string>> ConfigKeys(const std::string& config);
   // `patch` written to a fresh file of the scratch directory; its path.
@@ -129,6 +132,8 @@ class Git {
   std::string FixedGlobalConfig() const { return util::JoinPath(scratch_, "fixed-global.gitconfig"); }
 
   std::map<std::string, std::string> vetted_;  // config file -> the version vetted
+  // cwd and --git-dir -> the git and common directories git uses there (none outside one)
+  std::map<std::string, std::vector<std::string>> git_dirs_;
   util::Env& env_;
   Launcher& launcher_;
   std::string scratch_;

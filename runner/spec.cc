@@ -219,10 +219,16 @@ util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
   if (!text.ok()) return util::Error{"--spec: " + text.error()};
   auto spec = ParseRepoSpec(*text, path);
   if (!spec.ok()) return spec;
-  // A spec inside the repository is the repository's word, no more trusted than its code.
+  // A spec inside the repository is the repository's word, no more trusted than its code:
+  // the one found in ROOT wherever it links to, one named inside ROOT, one that resolves
+  // inside it, and one whose place cannot be told.
   auto real_path = env.RealPath(path);
   auto real_root = env.RealPath(root);
-  bool inside = real_path.ok() && real_root.ok() && real_path->starts_with(*real_root + "/");
+  auto under = [](const std::string& p, const std::string& dir) {
+    return !dir.empty() && p.starts_with(dir + "/");
+  };
+  bool inside = !root.empty() && (file.empty() || under(path, root) || !real_path.ok() ||
+                                  !real_root.ok() || under(*real_path, *real_root));
   if (std::string keys = Widening(*spec); inside && !keys.empty()) {
     return util::Error{path + ": a spec inside the repository may not set " + keys +
                        " (they widen what the repository's own code may reach): give them in "

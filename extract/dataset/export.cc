@@ -404,6 +404,9 @@ util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launche
   std::string id = row.value("instance_id", "");
   int level = id.ends_with(".lv1") ? 1 : id.ends_with(".lv2") ? 2 : 0;
   if (level == 0) return util::Error{"instance_id '" + id + "' does not end in .lv1 or .lv2"};
+  if (!util::IsFileName(id)) {
+    return util::Error{"instance_id '" + util::Printable(id) + "' cannot name a directory"};
+  }
   std::vector<std::string> f2p = Strings(row, "FAIL_TO_PASS"), p2p = Strings(row, "PASS_TO_PASS");
   if (f2p.empty()) return util::Error{id + ": FAIL_TO_PASS names no test file"};
   std::string base = row.value("base_commit", "");

@@ -135,6 +135,18 @@ TEST(GitTest, HostGitRefusesARepositoryWhoseConfigurationNamesAProgram) {
   EXPECT_FALSE(git.Run(tree + "/sub", {"status", "--porcelain"}).ok()) << "found from below";
   WriteFileOrDie(tree + "/.git/config", config);
   EXPECT_TRUE(git.Run(tree, {"status", "--porcelain"}).ok());
+  // The configuration vetted is the one git reads (red team round 4: `gitdir:  g`, with two
+  // spaces, is " g" to git; fbkit's own reading took "g").
+  std::string odd = tmp / "odd";
+  fs::create_directories(odd);
+  ASSERT_EQ(std::system(("git -C " + odd + " init -q").c_str()), 0);
+  fs::rename(odd + "/.git", odd + "/ g");
+  WriteFileOrDie(odd + "/.git", "gitdir:  g\n");
+  WriteFileOrDie(odd + "/ g/config", ReadFileOrDie(odd + "/ g/config") + "[gpg]\n\tprogram = ./x\n");
+  Git fresh(util::RealEnv(), RealLauncher(), tmp / "scratch2");
+  refused = fresh.Run(odd, {"status", "--porcelain"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find(" g/config sets gpg.program"), std::string::npos) << refused.error();
 }
 
 // Git's error messages and its hermetic configuration, seen through a fake launcher.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/testing/run.h"
 #include "util/env.h"
 
@@ -141,6 +143,11 @@ TEST(RepoSpecTest, ASpecInsideTheRepositoryMayNotWidenTheSandbox) {
   ASSERT_TRUE(env.WriteFileAtomic(dir + "/repo/fbkit.toml",
                                   "pythonpath = [\"src\"]\n[limits]\nmemory_mb = 1024\n").ok());
   EXPECT_TRUE(LoadRepoSpec(env, "", dir + "/repo").ok());
+  // The repository's fbkit.toml linking to a file outside it (red team round 4: another
+  // repository's install steps wrote it into the cache) is the repository's all the same.
+  std::filesystem::remove(dir + "/repo/fbkit.toml");
+  std::filesystem::create_symlink(dir + "/user.toml", dir + "/repo/fbkit.toml");
+  EXPECT_FALSE(LoadRepoSpec(env, "", dir + "/repo").ok());
 }
 
 }  // namespace
