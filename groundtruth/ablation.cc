@@ -116,19 +116,20 @@ util::Expected<std::string> Reinsert(parser::PythonParser& parser, const FileVer
 // F2P test (pytest runs nothing when one id cannot be collected, e.g. its module no longer
 // imports) the whole files run, so that the failing test named is the one that fails.
 util::Expected<std::string> FirstFailing(util::Env& env, runner::TestRunner& tests,
-                                         const std::string& repo, const runner::RepoSpec& spec,
+                                         const std::string& repo, const std::string& env_root,
+                                         const runner::RepoSpec& spec,
                                          const Instance& instance,
                                          const std::vector<std::string>& f2p,
                                          const std::string& work_dir, bool by_id) {
   std::set<std::string> files;
   for (const auto& id : f2p) files.insert(by_id ? id : id.substr(0, id.find("::")));
-  auto o = TestOutcomes(env, tests, repo, spec, instance.pythonpath,
+  auto o = TestOutcomes(env, tests, repo, env_root, spec, instance.pythonpath,
                         {files.begin(), files.end()}, work_dir);
   if (!o.ok() && !by_id) return util::Error{"pytest: " + o.error()};
   bool complete = o.ok();
   for (const auto& id : f2p) complete = complete && o->count(id);
   if (by_id && !complete) {
-    return FirstFailing(env, tests, repo, spec, instance, f2p, work_dir, false);
+    return FirstFailing(env, tests, repo, env_root, spec, instance, f2p, work_dir, false);
   }
   for (const auto& id : f2p) {
     auto it = o->find(id);
@@ -147,12 +148,13 @@ struct Ctx {
   const std::vector<std::string>& f2p;
   std::string repo;
   std::string runs;
+  std::string env_root;  // EnvironmentSource
   bool by_id = false;  // the F2P tests pass alone on the gold checkout: run only them
 };
 
 Ablation Judge(Ctx& c, const std::string& target) {
   auto failing =
-      FirstFailing(c.env, c.tests, c.repo, c.spec, c.instance, c.f2p, c.runs, c.by_id);
+      FirstFailing(c.env, c.tests, c.repo, c.env_root, c.spec, c.instance, c.f2p, c.runs, c.by_id);
   if (!failing.ok()) {
     // pytest ran with the gold patch (checked first), so the revert is what stops it (e.g.
     // a conftest import fails): the F2P tests do not pass.
@@ -285,7 +287,7 @@ namespace {
 // when the gold checkout passes them, else why not.
 std::string ChooseSelection(Ctx& c, bool whole_files) {
   if (!whole_files) {
-    auto alone = TestOutcomes(c.env, c.tests, c.repo, c.spec, c.instance.pythonpath,
+    auto alone = TestOutcomes(c.env, c.tests, c.repo, c.env_root, c.spec, c.instance.pythonpath,
                               c.f2p, c.runs);
     c.by_id = alone.ok();
     for (const auto& id : c.f2p) {
@@ -293,7 +295,7 @@ std::string ChooseSelection(Ctx& c, bool whole_files) {
     }
   }
   if (c.by_id) return "";
-  auto base = FirstFailing(c.env, c.tests, c.repo, c.spec, c.instance, c.f2p,
+  auto base = FirstFailing(c.env, c.tests, c.repo, c.env_root, c.spec, c.instance, c.f2p,
                            c.runs, false);
   if (!base.ok()) return base.error();
   if (!base->empty()) return "F2P " + *base + " does not pass with the gold patch";
@@ -357,8 +359,11 @@ Localization Localize(const runner::Services& services,
         spec,
         fail_to_pass,
         util::JoinPath(work_dir, "repo"),
-        util::JoinPath(work_dir, "run")};
+        util::JoinPath(work_dir, "run"),
+        ""};
   if (auto e = PrepareCheckout(env, launcher, instance, c.repo, true)) return fail(e->message);
+  c.env_root =
+      EnvironmentSource(env, launcher, instance, spec, util::JoinPath(work_dir, "env-source"));
   if (std::string why = ChooseSelection(c, whole_files); !why.empty()) return fail(why);
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   // The tests have written the checkout: git over it runs sandboxed.

@@ -5,6 +5,7 @@
 
 #include "util/patch.h"
 #include "runner/confine.h"
+#include "runner/environment.h"
 #include "runner/git.h"
 #include "runner/outcome.h"
 #include "util/json_writer.h"
@@ -31,12 +32,18 @@ std::string Base(const std::string& path) { return path.substr(path.find_last_of
 }  // namespace
 
 util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
-                                      const std::string& root, const runner::RepoSpec& spec,
+                                      const std::string& root, const std::string& env_root,
+                                      const runner::RepoSpec& spec,
                                       const std::vector<std::string>& pythonpath,
                                       const std::vector<std::string>& files,
                                       const std::string& work_dir) {
   runner::TestRunRequest request;
   request.root = root;
+  if (!spec.install.empty() && !env_root.empty()) {
+    auto same = runner::SameDependencies(env, spec, root, env_root);
+    if (!same.ok()) return util::Error{same.error()};
+    if (*same) request.env_root = env_root;
+  }
   request.spec = spec;
   request.files = files;
   request.extra_pythonpath = pythonpath;
@@ -110,6 +117,14 @@ std::optional<CheckoutError> PrepareCheckout(util::Env& env, runner::Launcher& l
   return std::nullopt;
 }
 
+std::string EnvironmentSource(util::Env& env, runner::Launcher& launcher,
+                              const Instance& instance, const runner::RepoSpec& spec,
+                              const std::string& dir) {
+  if (spec.install.empty()) return "";
+  if (PrepareCheckout(env, launcher, instance, dir, true)) return "";
+  return dir;
+}
+
 Validation Validate(const runner::Services& services,
                     const Instance& instance,
                     const runner::RepoSpec& spec, int repeat, const std::string& work_dir) {
@@ -135,7 +150,10 @@ Validation Validate(const runner::Services& services,
     return done(e->patch ? ValidationStatus::kDiscarded : ValidationStatus::kError, e->message);
   }
   std::string runs = util::JoinPath(work_dir, "run");
-  auto before = TestOutcomes(env, tests, repo, spec, instance.pythonpath, v.test_files, runs);
+  std::string env_root =
+      EnvironmentSource(env, launcher, instance, spec, util::JoinPath(work_dir, "env-source"));
+  auto before =
+      TestOutcomes(env, tests, repo, env_root, spec, instance.pythonpath, v.test_files, runs);
   if (!before.ok()) {
     return done(ValidationStatus::kError, "pytest before the gold patch: " + before.error());
   }
@@ -147,7 +165,8 @@ Validation Validate(const runner::Services& services,
   }
   std::vector<Outcomes> after;
   for (int k = 0; k < std::max(1, repeat); ++k) {
-    auto o = TestOutcomes(env, tests, repo, spec, instance.pythonpath, v.test_files, runs);
+    auto o =
+        TestOutcomes(env, tests, repo, env_root, spec, instance.pythonpath, v.test_files, runs);
     if (!o.ok()) {
       return done(ValidationStatus::kError, "pytest with the gold patch: " + o.error());
     }

@@ -34,8 +34,11 @@ using Outcomes = std::map<std::string, runner::Outcome>;
 
 // Runs the test files (root-relative) of the checkout `root` for their outcomes, as the repo
 // spec `spec` says, with `pythonpath` before the spec's own; `work_dir` is removed after.
+// The spec's environment comes from `env_root` (EnvironmentSource) when `root` declares the
+// same dependencies, else from `root` itself.
 util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
-                                      const std::string& root, const runner::RepoSpec& spec,
+                                      const std::string& root, const std::string& env_root,
+                                      const runner::RepoSpec& spec,
                                       const std::vector<std::string>& pythonpath,
                                       const std::vector<std::string>& files,
                                       const std::string& work_dir);
@@ -75,6 +78,15 @@ struct CheckoutError {
 std::optional<CheckoutError> PrepareCheckout(util::Env& env, runner::Launcher& launcher,
                                              const Instance& instance, const std::string& dir,
                                              bool gold);
+
+// Where the runs of an instance take the spec's environment from: a checkout with the test
+// and gold patches at `dir`, made once, so that one environment serves every run (before,
+// after, each ablation) that declares its dependencies; "" when the spec installs nothing
+// or the checkout fails (each run then builds from its own tree, and the run that needs the
+// checkout reports why it failed).
+std::string EnvironmentSource(util::Env& env, runner::Launcher& launcher,
+                              const Instance& instance, const runner::RepoSpec& spec,
+                              const std::string& dir);
 
 // The whole validation of one instance in `work_dir` (removed afterwards).
 Validation Validate(const runner::Services& services,

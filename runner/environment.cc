@@ -126,16 +126,19 @@ std::vector<std::string> BuiltFiles(const std::string& src, const std::string& r
 }
 
 // What an environment's copy of `root` takes, root-relative and sorted: every regular file
-// with no other hard link and every link (copied as a link), outside .git; no device, FIFO
-// or socket. The copy is made on the host as fbkit's user: a hard link in a repository
-// handed over as a directory (or a device node) would give the install steps any file.
+// with no other hard link and every link (copied as a link), outside .git and the caches a
+// test run leaves (__pycache__, .pytest_cache: they change whenever the user runs the tests,
+// and so would the key); no device, FIFO or socket. The copy is made on the host as fbkit's
+// user: a hard link in a repository handed over as a directory (or a device node) would give
+// the install steps any file.
 std::vector<std::string> CopyableFiles(util::Env& env, const std::string& root) {
   std::vector<std::string> out;
   std::error_code ec;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const std::string rel = it->path().lexically_relative(root).generic_string();
-    if (rel == ".git") {
+    const std::string name = it->path().filename().string();
+    if (rel == ".git" || name == "__pycache__" || name == ".pytest_cache") {
       it.disable_recursion_pending();
       continue;
     }
@@ -223,8 +226,13 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
 
 }  // namespace
 
-util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
-                                           const std::string& root) {
+namespace {
+
+constexpr uint64_t kMaxKeyFile = 256u << 20;  // a larger file cannot key an environment
+
+// The spec's fields that shape the environment and the digests of the dependency files.
+util::Expected<std::string> DependencyMaterial(util::Env& env, const RepoSpec& spec,
+                                               const std::string& root) {
   std::string material;
   util::JsonWriter w(&material);
   w.BeginObject();
@@ -238,7 +246,6 @@ util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
   w.EndObject();
   // Read as the repository's, never through a link (it could name a device or a FIFO that
   // never ends), and bounded; a key file that is not a regular file keys by what it is.
-  constexpr uint64_t kMaxKeyFile = 256u << 20;
   for (const auto& f : KeyFiles(spec, root)) {
     auto st = env.Stat(util::JoinPath(root, f), false);
     if (!st.ok()) continue;  // a missing dependency file is part of the key by absence
@@ -250,7 +257,51 @@ util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
     if (!data.ok()) return util::Error{"keying the environment: " + data.error()};
     material += "\n" + f + "\n" + util::Sha256Hex(*data);
   }
-  return util::Sha256Hex(material).substr(0, 16);
+  return material;
+}
+
+// Every file the install steps see (CopyableFiles): its path and its content's digest, or
+// its link's target.
+util::Expected<std::string> TreeDigest(util::Env& env, const std::string& root) {
+  std::string material;
+  util::JsonWriter w(&material);
+  w.BeginArray();
+  for (const auto& f : CopyableFiles(env, root)) {
+    std::string path = util::JoinPath(root, f);
+    auto st = env.Stat(path, false);
+    if (!st.ok()) return util::Error{"keying the environment: " + st.error()};
+    w.String(f);
+    if (st->type == util::FileType::kSymlink) {
+      std::error_code ec;
+      w.String("-> " + fs::read_symlink(path, ec).string());
+      continue;
+    }
+    auto data = env.ReadUntrusted(root, f, kMaxKeyFile);
+    if (!data.ok()) return util::Error{"keying the environment: " + data.error()};
+    w.String(util::Sha256Hex(*data));
+  }
+  w.EndArray();
+  return util::Sha256Hex(material);
+}
+
+}  // namespace
+
+util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
+                                           const std::string& root) {
+  auto material = DependencyMaterial(env, spec, root);
+  if (!material.ok()) return material;
+  auto tree = TreeDigest(env, root);
+  if (!tree.ok()) return tree;
+  return util::Sha256Hex(*material + "\ntree " + *tree).substr(0, 16);
+}
+
+util::Expected<bool> SameDependencies(util::Env& env, const RepoSpec& spec, const std::string& a,
+                                      const std::string& b) {
+  auto first = DependencyMaterial(env, spec, a);
+  if (!first.ok()) return util::Error{first.error()};
+  auto second = DependencyMaterial(env, spec, b);
+  if (!second.ok()) return util::Error{second.error()};
+  return *first == *second;
 }
 
 util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& launcher,

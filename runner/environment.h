@@ -33,10 +33,19 @@ struct BuiltEnvironment {
   std::vector<std::string> built_files;
 };
 
-// The cache key: the spec's python, install steps, install_inputs, env and network, and
-// the contents of pyproject.toml, setup.py, setup.cfg, requirements*.txt and install_inputs.
+// The cache key: the spec's python, install steps, install_inputs, env and network, the
+// contents of pyproject.toml, setup.py, setup.cfg, requirements*.txt and install_inputs, and
+// every file the install steps see. The steps run the repository's code with the entry
+// writable: an entry is only ever reused by the very tree it was built from (red team
+// round 4: a repository with another's spec and dependency files left a .pth in the venv
+// the other's runs then imported).
 util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
                                            const std::string& root);
+
+// Whether two trees declare the same dependencies (the spec's fields and the dependency
+// files of the key): a run in one may use the environment built from the other.
+util::Expected<bool> SameDependencies(util::Env& env, const RepoSpec& spec, const std::string& a,
+                                      const std::string& b);
 
 // Builds the environment unless the cache has it. The steps run with `sh -c` in a copy of
 // the repository (src/) with $FBKIT_ENV (where a virtual environment goes: its bin/python

@@ -192,7 +192,7 @@ util::Expected<std::vector<std::string>> PassingIds(runner::TestRunner& tests,
                                                     const std::vector<std::string>& files,
                                                     const std::string& work) {
   if (files.empty()) return std::vector<std::string>{};
-  auto outcomes = taskdir::RunTests(tests, repo, spec, files, work, nullptr);
+  auto outcomes = taskdir::RunTests(tests, repo, "", spec, files, work, nullptr);
   if (!outcomes.ok()) return util::Error{outcomes.error()};
   std::vector<std::string> ids;
   for (const auto& [id, outcome] : *outcomes) {

@@ -637,6 +637,7 @@ class TaskRun {
     vo.work_dir = util::JoinPath(work_, f_.id);
     vo.sandbox = options_.spec.sandbox;
     vo.environment_cache = options_.spec.environment_cache;
+    vo.env_root = ctx_.repo.root();
     if (level == 2 && !o_.instance_ids.empty()) {
       vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
     }

@@ -45,12 +45,14 @@ std::string ErrorLine(const std::string& message) {
 }  // namespace
 
 util::Expected<std::map<std::string, runner::Outcome>> RunTests(
-    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& spec,
+    runner::TestRunner& tests, const std::string& root, const std::string& env_root,
+    const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
     std::map<std::string, std::string>* errors, std::map<std::string, std::string>* messages) {
   auto start = std::chrono::steady_clock::now();
   runner::TestRunRequest request;
   request.root = root;
+  request.env_root = env_root;
   request.spec = spec;
   request.files = files;
   request.work_dir = work_dir;
@@ -138,6 +140,7 @@ class Verification {
       if (!l1.ok()) return l1.error();
       base = *l1;
     }
+    env_root_ = options_.env_root.empty() ? base.presolved() : options_.env_root;
     // The repository's tests write the work copy: git over it runs sandboxed from the start.
     git_.Confine(runner::ToolSandbox(info_.spec, {options_.work_dir}, {task_.dir, base.dir}));
     auto cloned =
@@ -154,7 +157,7 @@ class Verification {
 
   util::Expected<TestsRun> RunOnce(int round, const std::string& name) {
     TestsRun out;
-    auto outcomes = RunTests(tests_, work_, info_.spec, files_,
+    auto outcomes = RunTests(tests_, work_, env_root_, info_.spec, files_,
                              util::JoinPath(options_.work_dir, name), &r_.pytest_seconds,
                              &out.errors, &out.messages);
     ++r_.pytest_runs;
@@ -265,6 +268,7 @@ class Verification {
   runner::TestRunner& tests_;
   const std::string task_dir_;
   const VerifyOptions& options_;
+  std::string env_root_;  // the tree the spec's environment is built from
   runner::Git git_;
   const std::string work_;
   Instance info_;

@@ -28,6 +28,9 @@ struct VerifyOptions {
   std::string level1_dir;
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;  // how the tests are isolated
   std::string environment_cache;  // where environments built from install steps are cached
+  // The tree the spec's environment is built from: the repository the task was cut from,
+  // while extracting; "" for the task's own presolved/ (L2: the L1 task's).
+  std::string env_root;
 };
 
 // Which check a task failed.
@@ -60,12 +63,13 @@ VerifyReport VerifyTask(const runner::Services& services,
                         const std::string& task_dir, const VerifyOptions& options);
 
 // Runs the given test files in `root` with outcomes only: test id -> outcome, as
-// runner::OutcomesOf (a test that was not collected is absent). Fails when pytest cannot
-// run. `seconds` (optional) is increased by the run's wall time; `errors` (optional) gets
+// runner::OutcomesOf (a test that was not collected is absent), the spec's environment
+// built from `env_root` ("": root). Fails when pytest cannot run. `seconds` (optional) is increased by the run's wall time; `errors` (optional) gets
 // each failed test's error line ("E   AssertionError: ..."), `messages` (optional) each
 // failed test's and each broken file's whole message.
 util::Expected<std::map<std::string, runner::Outcome>> RunTests(
-    runner::TestRunner& tests, const std::string& root, const runner::RepoSpec& spec,
+    runner::TestRunner& tests, const std::string& root, const std::string& env_root,
+    const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
     std::map<std::string, std::string>* errors = nullptr,
     std::map<std::string, std::string>* messages = nullptr);

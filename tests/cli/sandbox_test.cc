@@ -296,6 +296,43 @@ TEST(SandboxE2E, AsAnOrdinaryUserHostilePatchesAreScoredWithoutHarmToo) {
   EvalHostilePatches(true);
 }
 
+// Two repositories with one spec and the same dependency files (none): A's install step
+// runs a module of A's that leaves a .pth in the environment. B never gets A's entry (red
+// team round 4: the key covered only the dependency files, and B's tests ran A's code).
+TEST(SandboxE2E, AnotherRepositorysInstallStepsNeverReachThisOnesRuns) {
+  Host host;
+  ScratchDir tmp;
+  WriteFileOrDie(tmp / "shared.toml",
+                 "python = \"" + std::string(kPython) + "\"\ntests = [\"tests\"]\ninstall = [\n"
+                 "  \"$PYTHON -m venv --without-pip --system-site-packages \\\"$FBKIT_ENV\\\"\",\n"
+                 "  \"\\\"$FBKIT_ENV/bin/python\\\" hook.py\",\n]\n");
+  for (const std::string name : {"A", "B"}) {
+    fs::create_directories(tmp / (name + "/tests"));
+    WriteFileOrDie(tmp / (name + "/tests/test_clean.py"),
+                   "import os\n\ndef test_clean():\n"
+                   "    assert 'FBKIT_POISON' not in os.environ, 'code of repository A runs'\n");
+  }
+  WriteFileOrDie(tmp / "A/hook.py",
+                 "import os, sysconfig\n"
+                 "site = sysconfig.get_paths()['purelib']\n"
+                 "with open(os.path.join(site, 'zz_poison.pth'), 'w') as f:\n"
+                 "    f.write('import os; os.environ[\"FBKIT_POISON\"] = \"A\"\\n')\n");
+  WriteFileOrDie(tmp / "B/hook.py", "print('nothing to do')\n");
+  RunResult a = RunCommand(host.Env({kBinary, "env", tmp / "A", "--spec", tmp / "shared.toml", "-q"}));
+  ASSERT_EQ(a.exit_code, 0) << a.err << a.out;
+  RunResult trace = RunCommand(host.Env({kBinary, "trace", tmp / "B", "--spec", tmp / "shared.toml",
+                                         "-q", "-o", tmp / "B.json"}));
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  EXPECT_EQ(json::parse(ReadFileOrDie(tmp / "B.json"))["counts"], json({{"passed", 1}}))
+      << ReadFileOrDie(tmp / "B.json");
+  // A's own runs do see what its steps did: the environment was poisoned, only not B's.
+  RunResult own = RunCommand(host.Env({kBinary, "trace", tmp / "A", "--spec", tmp / "shared.toml",
+                                       "-q", "-o", tmp / "A.json"}));
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(json::parse(ReadFileOrDie(tmp / "A.json"))["counts"], json({{"failed", 1}}));
+  host.ExpectUntouched();
+}
+
 TEST(SandboxE2E, InstallStepsBuildTheEnvironmentOnceAndTheTestsUseIt) {
   Host host;
   ScratchDir tmp;

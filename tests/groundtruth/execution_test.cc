@@ -53,7 +53,7 @@ TEST(TestOutcomesTest, RunsThroughTheTestRunnerAndCleansUp) {
   };
   runner::RepoSpec spec;
   spec.pythonpath = {"src"};
-  auto o = TestOutcomes(util::RealEnv(), tests, "/repo", spec, {"lib"}, {"t.py"}, work);
+  auto o = TestOutcomes(util::RealEnv(), tests, "/repo", "", spec, {"lib"}, {"t.py"}, work);
   ASSERT_TRUE(o.ok()) << o.error();
   EXPECT_EQ(*o, (Outcomes{{"t.py::t", runner::Outcome::kFailed}}));
   ASSERT_EQ(tests.requests.size(), 1u);
@@ -61,7 +61,7 @@ TEST(TestOutcomesTest, RunsThroughTheTestRunnerAndCleansUp) {
   EXPECT_EQ(tests.requests[0].spec.pythonpath, (std::vector<std::string>{"src"}));
   EXPECT_EQ(tests.requests[0].extra_pythonpath, (std::vector<std::string>{"lib"}));
   EXPECT_FALSE(util::RealEnv().Stat(work, false).ok()) << "the scratch directory is left";
-  auto bad = TestOutcomes(util::RealEnv(), tests, "/repo", spec, {}, {}, work);
+  auto bad = TestOutcomes(util::RealEnv(), tests, "/repo", "", spec, {}, {}, work);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error(), "no tests ran");
 }

@@ -50,16 +50,12 @@ TEST_F(EnvironmentTest, TheKeyFollowsWhatTheEnvironmentIsBuiltFrom) {
   std::string k0 = Key();
   EXPECT_EQ(k0.size(), 16u);
   EXPECT_EQ(Key(), k0);
-  WriteFileOrDie(root_ + "/README.md", "changed\n");
-  EXPECT_EQ(Key(), k0) << "a file no install reads changed the key";
   WriteFileOrDie(root_ + "/deps/pins.txt", "a==2\n");
-  EXPECT_EQ(Key(), k0) << "not an install input yet";
-  spec_.install_inputs = {"deps"};
   std::string k1 = Key();
-  EXPECT_NE(k1, k0);
-  WriteFileOrDie(root_ + "/deps/pins.txt", "a==3\n");
+  EXPECT_NE(k1, k0) << "a file the install steps see";
+  spec_.install_inputs = {"deps"};
   std::string k2 = Key();
-  EXPECT_NE(k2, k1) << "a file under install_inputs";
+  EXPECT_NE(k2, k1) << "an install input";
   WriteFileOrDie(root_ + "/requirements-dev.txt", "pytest\n");
   std::string k3 = Key();
   EXPECT_NE(k3, k2) << "a requirements file";
@@ -71,6 +67,36 @@ TEST_F(EnvironmentTest, TheKeyFollowsWhatTheEnvironmentIsBuiltFrom) {
   EXPECT_NE(k5, k4) << "the install steps";
   spec_.network = true;
   EXPECT_NE(Key(), k5) << "network";
+}
+
+// The install steps run the repository's code with the entry writable: two repositories
+// that share a spec and every dependency file still never share an entry (red team round
+// 4: one's version module left a .pth in the venv that the other's tests then imported).
+// The caches a test run leaves are not part of what the steps see.
+TEST_F(EnvironmentTest, AnEntryIsReusedOnlyByTheTreeItWasBuiltFrom) {
+  std::string other = tmp_.path() + "/other";
+  std::filesystem::copy(root_, other, std::filesystem::copy_options::recursive);
+  std::string mine = Key();
+  auto theirs = EnvironmentKey(util::RealEnv(), spec_, other);
+  ASSERT_TRUE(theirs.ok()) << theirs.error();
+  EXPECT_EQ(*theirs, mine) << "the same files";
+  std::filesystem::create_directories(other + "/x");
+  WriteFileOrDie(other + "/x/_version.py", "open('poison.pth', 'w')\n");
+  theirs = EnvironmentKey(util::RealEnv(), spec_, other);
+  ASSERT_TRUE(theirs.ok()) << theirs.error();
+  EXPECT_NE(*theirs, mine) << "a module no dependency file names";
+  auto same = SameDependencies(util::RealEnv(), spec_, root_, other);
+  ASSERT_TRUE(same.ok()) << same.error();
+  EXPECT_TRUE(*same) << "they declare the same dependencies";
+  WriteFileOrDie(other + "/requirements.txt", "b\n");
+  same = SameDependencies(util::RealEnv(), spec_, root_, other);
+  ASSERT_TRUE(same.ok()) << same.error();
+  EXPECT_FALSE(*same);
+  std::filesystem::create_directories(root_ + "/x/__pycache__");
+  std::filesystem::create_directories(root_ + "/.pytest_cache/v/cache");
+  WriteFileOrDie(root_ + "/x/__pycache__/m.cpython-311.pyc", "cache");
+  WriteFileOrDie(root_ + "/.pytest_cache/v/cache/lastfailed", "{}");
+  EXPECT_EQ(Key(), mine) << "what a test run leaves";
 }
 
 // Dependency files are the repository's: a link to a device that never ends or a FIFO that
