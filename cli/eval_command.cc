@@ -31,6 +31,7 @@ struct EvalArgs {
   std::vector<std::string> only;
   bool gold = false;
   bool rerun = false;
+  bool trust_settings = false;
   bool quiet = false;
   double timeout = 0;
   int jobs = 1;
@@ -116,6 +117,7 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::Eva
   o->eval.timeout = a.timeout;
   o->eval.sandbox = *sandbox;
   o->eval.environment_cache = EnvCacheDir();
+  o->eval.trust_settings = a.trust_settings;
   return std::nullopt;
 }
 
@@ -176,6 +178,7 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
   eval->add_option("--shard", a->shard,
                    "Only the K-th of N shares of the predictions (K/N); shards sharing -o merge "
                    "into one summary");
+  eval->add_flag("--trust-task-settings", a->trust_settings, kTrustTaskSettingsHelp);
   eval->add_flag("--rerun", a->rerun, "Evaluate again instances an earlier run finished");
   eval->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   eval->callback([a, exit_code] { *exit_code = RunEval(*a); });

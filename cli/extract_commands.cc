@@ -191,7 +191,8 @@ int RunAll(const ExtractArgs& a) {
   return summary->write_errors.empty() && !undecided ? kExitOk : kExitFailure;
 }
 
-int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec, bool quiet) {
+int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec, bool trust,
+              bool quiet) {
   const std::string who = "fb-extract verify";
   util::Env& env = util::RealEnv();
   auto abs = env.RealPath(dir);
@@ -206,6 +207,7 @@ int RunVerify(const std::string& dir, double f2p_max_pass, const SpecArgs& spec,
   if (!sandbox.ok()) return Fail(who, sandbox.error());
   vo.sandbox = *sandbox;
   vo.environment_cache = EnvCacheDir();
+  vo.trust_settings = trust;
   extract::taskdir::VerifyReport r =
       extract::taskdir::VerifyTask(RealServices(), *abs, vo);
   if (!r.ok) return Fail(who, dir + ": " + r.reason);
@@ -396,6 +398,7 @@ void AddAllCommand(CLI::App& app, int* exit_code) {
 void AddVerifyCommand(CLI::App& app, int* exit_code) {
   auto v = std::make_shared<std::pair<std::string, double>>("", 0.3);
   auto quiet = std::make_shared<bool>(false);
+  auto trust = std::make_shared<bool>(false);
   auto vspec = std::make_shared<SpecArgs>();
   CLI::App* verify =
       app.add_subcommand("verify", "Check a task directory again by running its tests");
@@ -405,9 +408,10 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
       ->add_option("--sandbox", vspec->sandbox,
                    "bwrap (default: bubblewrap isolation) or none (no isolation)")
       ->check(CLI::IsMember({"bwrap", "none"}));
+  verify->add_flag("--trust-task-settings", *trust, kTrustTaskSettingsHelp);
   verify->add_flag("-q,--quiet", *quiet, "Print nothing on success");
-  verify->callback([v, quiet, vspec, exit_code] {
-    *exit_code = RunVerify(v->first, v->second, *vspec, *quiet);
+  verify->callback([v, quiet, trust, vspec, exit_code] {
+    *exit_code = RunVerify(v->first, v->second, *vspec, *trust, *quiet);
   });
 }
 

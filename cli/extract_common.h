@@ -11,6 +11,12 @@
 
 namespace fbkit::cli {
 
+// --trust-task-settings of verify and eval (extract::taskdir::CheckTaskSettings).
+inline constexpr const char* kTrustTaskSettingsHelp =
+    "The task directories are yours: their repo_settings may widen the sandbox (an interpreter "
+    "outside the system's directories, absolute pythonpath entries, the network, limits above "
+    "the defaults)";
+
 // instance id -> task directory: TASKS itself when it is one, the directories a task list
 // names (a file: one directory per line, relative to the list; # comments), else TASKS's
 // subdirectories that hold an instance.json.

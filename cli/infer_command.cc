@@ -39,6 +39,7 @@ struct InferArgs {
   int jobs = 1;
   bool network = false;
   bool rerun = false;
+  bool trust_settings = false;
   bool quiet = false;
   CLI::Option* network_option = nullptr;
 };
@@ -165,6 +166,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   if (auto stop = AgentOptions(a, std::move(*agent_env), &o)) return stop;
   o.timeout = a.timeout;
   o.sandbox = a.sandbox == "none" ? runner::SandboxKind::kNone : runner::SandboxKind::kBwrap;
+  o.trust_settings = a.trust_settings;
   if (a.network_option->count()) o.network = a.network;
   o.hidden = Parents(*tasks);
   o.max_file_kb = a.max_file_kb;
@@ -296,6 +298,8 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
   AddSandboxOptions(cmd, a);
   cmd->add_option("--max-file-kb", a->max_file_kb, "Larger files are left out of the patch (default 1024)");
   cmd->add_option("--instance", a->only, "Only this instance id (repeatable)");
+  cmd->add_flag("--trust-task-settings", a->trust_settings,
+                "The task directories are yours: their network and limits may widen the agent's sandbox");
   cmd->add_flag("--rerun", a->rerun, "Run again instances an earlier run finished");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->callback([a, exit_code] { *exit_code = Run(*a); });

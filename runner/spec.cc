@@ -7,6 +7,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "runner/sandbox.h"
 #include "util/json_read.h"
 #include "util/json_writer.h"
 #include "util/strings.h"
@@ -179,15 +180,19 @@ util::Expected<RepoSpec> ParseRepoSpec(const std::string& text, const std::strin
   return spec;
 }
 
-namespace {
-
-// What a spec may not set when the repository wrote it: whatever widens what the
-// repository's own code reaches (an interpreter's prefix or absolute paths bound into the
-// sandbox, the network, higher limits). "" when it sets none of them.
-std::string Widening(const RepoSpec& s) {
+std::string Widening(const RepoSpec& s, bool system_interpreter_ok) {
   const RepoSpec defaults;
   std::vector<std::string> keys;
-  if (s.python != defaults.python) keys.push_back("python");
+  auto shown_anyway = [&] {
+    auto dirs = InterpreterDirs(s.python);
+    return !dirs.empty() && std::all_of(dirs.begin(), dirs.end(), [](const std::string& d) {
+      return std::any_of(SystemPaths().begin(), SystemPaths().end(),
+                         [&](const std::string& p) { return d == p || d.starts_with(p + "/"); });
+    });
+  };
+  if (s.python != defaults.python && !(system_interpreter_ok && shown_anyway())) {
+    keys.push_back("python");
+  }
   if (std::any_of(s.pythonpath.begin(), s.pythonpath.end(),
                   [](const std::string& p) { return p.starts_with("/"); })) {
     keys.push_back("absolute pythonpath entries");
@@ -205,7 +210,6 @@ std::string Widening(const RepoSpec& s) {
   return out;
 }
 
-}  // namespace
 
 util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
                                       const std::string& root) {

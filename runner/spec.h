@@ -46,6 +46,13 @@ util::Expected<RepoSpec> ParseRepoSpec(const std::string& text, const std::strin
 util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
                                       const std::string& root);
 
+// What a spec sets that widens what the code it runs may reach, as a list of its keys ("" when
+// none): an interpreter other than python3 (its directories are bound into the sandbox;
+// `system_interpreter_ok`: one whose directories the sandbox shows anyway, like
+// /usr/bin/python3, widens nothing), absolute pythonpath entries (bound), the network,
+// another sandbox, limits above the defaults. A spec the repository wrote may set none.
+std::string Widening(const RepoSpec& spec, bool system_interpreter_ok = false);
+
 // The spec as canonical JSON (sorted keys; `file` and `sandbox` left out: how a run is
 // isolated is the runner's choice, not a property of the repository). Tasks record it in
 // repo_settings; RepoSpecFromJson reads it back (fields it lacks keep their defaults).

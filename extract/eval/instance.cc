@@ -430,11 +430,16 @@ EvalReport EvaluateInstance(const runner::Services& services,
   r.model = prediction.model;
   r.patch_sha256 = util::Sha256Hex(prediction.patch);
   r.empty_patch = Blank(prediction.patch);
+  r.sandbox = runner::SandboxKindName(options.sandbox);  // a task that cannot be read too
   auto info = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
   if (!info.ok()) return r.error = info.error(), r;
+  if (auto s = taskdir::CheckTaskSettings(taskdir::TaskDir{task_dir}, *info,
+                                          options.trust_settings);
+      !s.ok()) {
+    return r.error = s.error(), r;
+  }
   info->spec.sandbox = options.sandbox;
   info->spec.environment_cache = options.environment_cache;
-  r.sandbox = runner::SandboxKindName(options.sandbox);
   r.level = info->level;
   r.repo = info->repo;
   for (const auto& id : info->f2p_tests) r.f2p[id] = "not_run";

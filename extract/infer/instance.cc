@@ -586,6 +586,18 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
   r->usage = ReadUsage(env, l.inst);
 }
 
+// What of the task's repo_settings the agent's sandbox takes (its network, unless --network
+// says, and its limits, unless given) may not widen it unless the user vouches for the task.
+util::Status CheckAgentSettings(const std::string& task_dir, const taskdir::Instance& info,
+                                const InferOptions& options) {
+  taskdir::Instance taken;
+  taken.spec.network = !options.network && info.spec.network;
+  taken.spec.limits = info.spec.limits;
+  if (options.memory_mb >= 0) taken.spec.limits.memory_mb = runner::RepoSpec{}.limits.memory_mb;
+  if (options.processes >= 0) taken.spec.limits.processes = runner::RepoSpec{}.limits.processes;
+  return taskdir::CheckTaskSettings(taskdir::TaskDir{task_dir}, taken, options.trust_settings);
+}
+
 }  // namespace
 
 InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
@@ -595,6 +607,9 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   r.status = InferStatus::kError;
   auto info = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
   if (!info.ok()) return r.error = info.error(), r;
+  if (auto s = CheckAgentSettings(task_dir, *info, options); !s.ok()) {
+    return r.error = s.error(), r;
+  }
   r.instance_id = info->instance_id;
   r.level = info->level;
   Layout l = LayoutOf(options.run_dir, r.instance_id);

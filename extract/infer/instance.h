@@ -35,6 +35,7 @@ struct InferOptions {
   std::vector<std::pair<std::string, std::string>> output_files;
   int64_t max_file_kb = 1024;  // larger files are left out of the patch (and listed)
   std::string run_dir;         // RUN_DIR: instances in RUN_DIR/<id>, private state in .fbkit/
+  bool trust_settings = false;  // the task's network and limits may widen the agent's sandbox
 };
 
 // Token usage as an agent reported it.

@@ -638,6 +638,7 @@ class TaskRun {
     vo.sandbox = options_.spec.sandbox;
     vo.environment_cache = options_.spec.environment_cache;
     vo.env_root = ctx_.repo.root();
+    vo.trust_settings = true;  // written a moment ago from the user's spec
     if (level == 2 && !o_.instance_ids.empty()) {
       vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
     }

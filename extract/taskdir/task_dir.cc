@@ -167,6 +167,15 @@ util::Expected<Instance> ParseInstance(const std::string& json) {
   }
 }
 
+util::Status CheckTaskSettings(const TaskDir& task, const Instance& info, bool trusted) {
+  std::string keys = runner::Widening(info.spec, true);
+  if (trusted || keys.empty()) return util::Status::Ok();
+  return util::Error{task.instance() + ": repo_settings set " + keys +
+                     ", which widen what the task's code may reach (host paths bound into the "
+                     "sandbox, the network, higher limits); if the task directory is yours, "
+                     "run it with --trust-task-settings"};
+}
+
 util::Expected<Instance> ReadInstance(util::Env& env, const TaskDir& task) {
   auto text = env.ReadFile(task.instance());
   if (!text.ok()) return util::Error{text.error()};  // names the file

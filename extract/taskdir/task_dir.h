@@ -76,6 +76,13 @@ util::Expected<Instance> ParseInstance(const std::string& json);
 // Reads a task directory's instance.json; errors name the file.
 util::Expected<Instance> ReadInstance(util::Env& env, const TaskDir& task);
 
+// A task's repo_settings are the task's word, no more trusted than a repository's
+// fbkit.toml (a task directory comes from datasets, other people's runs): an error naming
+// what they set that widens what the task's code may reach (runner::Widening; an
+// interpreter the sandbox shows anyway is fine), unless the user vouches for the task
+// (`trusted`: --trust-task-settings; the extraction's own verification).
+util::Status CheckTaskSettings(const TaskDir& task, const Instance& info, bool trusted);
+
 // Whether `dir` holds an instance.json.
 bool IsTaskDir(util::Env& env, const std::string& dir);
 

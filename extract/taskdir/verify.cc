@@ -87,6 +87,9 @@ class Verification {
     auto info = ReadInstance(env_, TaskDir{task_dir_});
     if (!info.ok()) return Fail(info.error());
     info_ = std::move(*info);
+    if (auto s = CheckTaskSettings(TaskDir{task_dir_}, info_, options_.trust_settings); !s.ok()) {
+      return Fail(s.error());
+    }
     info_.spec.sandbox = options_.sandbox;
     info_.spec.environment_cache = options_.environment_cache;
     if (std::string why = Prepare(); !why.empty()) return Fail(why);

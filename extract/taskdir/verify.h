@@ -31,6 +31,9 @@ struct VerifyOptions {
   // The tree the spec's environment is built from: the repository the task was cut from,
   // while extracting; "" for the task's own presolved/ (L2: the L1 task's).
   std::string env_root;
+  // The task's repo_settings may widen the sandbox (CheckTaskSettings): the user vouches
+  // for the task (--trust-task-settings), or fbkit has just written it.
+  bool trust_settings = false;
 };
 
 // Which check a task failed.

@@ -270,6 +270,39 @@ TEST_F(ExtractE2E, VerifyAcceptsAnEmittedTaskAndRejectsABrokenOne) {
   EXPECT_NE(broken.err.find("patch.diff"), std::string::npos) << broken.err;
 }
 
+// A task directory is no more trusted than a repository's fbkit.toml (red team round 4: a
+// task whose repo_settings listed /home and /root in pythonpath had them bound into verify's
+// and eval's sandbox, with the network on): verify, eval and infer refuse settings that
+// widen the sandbox unless the user vouches for the task.
+TEST_F(ExtractE2E, ATasksSettingsThatWidenTheSandboxNeedTheUsersWord) {
+  ASSERT_EQ(all_->exit_code, 0);
+  std::string id = Tasks(kData + "/out").front();
+  std::string task = *dir_ / "wide.lv1";
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", (kData + "/out/" + id), task}).exit_code, 0);
+  auto instance = nlohmann::json::parse(ReadFileOrDie(task + "/instance.json"));
+  auto settings = nlohmann::json::parse(instance["repo_settings"].get<std::string>());
+  settings["network"] = true;
+  settings["pythonpath"].push_back(*dir_ / "outside");
+  instance["repo_settings"] = settings.dump();
+  WriteFileOrDie(task + "/instance.json", instance.dump());
+  const std::string why = "repo_settings set absolute pythonpath entries, network";
+  auto verify = RunCommand({kExtract, "verify", task, "-q"});
+  EXPECT_EQ(verify.exit_code, 1);
+  EXPECT_NE(verify.err.find(why), std::string::npos) << verify.err;
+  EXPECT_NE(verify.err.find("--trust-task-settings"), std::string::npos) << verify.err;
+  auto eval = RunCommand({kExtract, "eval", task, "--gold", "-q", "-o", *dir_ / "wide-eval"});
+  auto report = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("wide-eval/" + id + "/report.json")));
+  EXPECT_NE(report["error"].get<std::string>().find(why), std::string::npos) << report;
+  EXPECT_FALSE(report["resolved"].get<bool>());
+  auto agent = RunCommand({kExtract, "infer", task, "--agent-cmd", "true", "-q", "-o",
+                           *dir_ / "wide-infer"});
+  auto result = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("wide-infer/" + id + "/result.json")));
+  EXPECT_NE(result["error"].get<std::string>().find("network"), std::string::npos) << result;
+  // The user's word: the task runs as written.
+  auto trusted = RunCommand({kExtract, "verify", task, "-q", "--trust-task-settings"});
+  EXPECT_EQ(trusted.exit_code, 0) << trusted.err;
+}
+
 TEST_F(ExtractE2E, TaskCommandExtractsOneFile) {
   auto r = RunCommand(Args("task", *dir_ / "one", {"--f2p", "tests/test_stats.py", "--no-l2"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
