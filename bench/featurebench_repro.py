@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -196,6 +197,7 @@ def main():
     cfg = json.load(open(args.cases))
     published = published_paths(args.featurebench)
     results = []
+    made = set()  # the .lv1 directories this run made
     for repo in cfg["repositories"]:
         cases = [c for c in repo["cases"] if not args.only or c in args.only]
         if not cases:
@@ -216,7 +218,12 @@ def main():
                                                  if args.llm else ""))
             lv1_dir = os.path.join(tasks, f"{prefix}.{stem}.{md5_8}.lv1")
             t = time.monotonic()
-            if not os.path.exists(lv1_dir):
+            if lv1_dir not in made:
+                # Tasks of an earlier run in --work (other options, --no-verify) are never
+                # reported: made again; an .lv2 case reuses its .lv1 case's run.
+                made.add(lv1_dir)
+                for lv_dir in (lv1_dir, lv1_dir[:-1] + "2"):
+                    shutil.rmtree(lv_dir, ignore_errors=True)
                 p = run([os.path.join(args.fbkit, "fb-extract"), "task", repo["checkout"], "--spec",
                          repo["spec"], "--graph", graph, "--trace", trace, "--f2p", f2p, "-o", tasks,
                          *args.extract_arg])

@@ -299,7 +299,8 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-file-kb", a->max_file_kb, "Larger files are left out of the patch (default 1024)");
   cmd->add_option("--instance", a->only, "Only this instance id (repeatable)");
   cmd->add_flag("--trust-task-settings", a->trust_settings,
-                "The task directories are yours: their network and limits may widen the agent's sandbox");
+                "The task directories are yours: their network and limits may widen the "
+                "agent's sandbox");
   cmd->add_flag("--rerun", a->rerun, "Run again instances an earlier run finished");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->callback([a, exit_code] { *exit_code = Run(*a); });

@@ -114,7 +114,8 @@ class Git {
   util::Status VetRepositoryConfig(const std::string& cwd, const std::vector<std::string>& args);
   // `argv` (a git command that reads a repository but runs nothing: rev-parse, config
   // --file) on the host with no system or user configuration; its output when it succeeds.
-  util::Expected<std::string> PlainGit(const std::string& cwd, const std::vector<std::string>& argv);
+  util::Expected<std::string> PlainGit(const std::string& cwd,
+                                       const std::vector<std::string>& argv);
   // The settings of a configuration file, as git itself parses it (no includes followed).
   util::Expected<std::vector<std::string>> ConfigKeys(const std::string& config);
   // `patch` written to a fresh file of the scratch directory; its path.

@@ -153,23 +153,26 @@ util::Status Clone(Context& c, const std::string& task_dir) {
 }
 
 // The agent's patch applied to `tree` as SWE-bench's harness would (inside the sandbox);
-// false when it did not apply. A patch naming a path outside the tree or in a git
-// directory is refused and flagged.
-bool ApplyAgentPatch(Context& c, const std::string& tree, const Prediction& p, EvalReport* r) {
+// false when it did not apply, else the paths it changed go to `changed`. A patch naming a
+// path outside the tree or in a git directory is refused and flagged.
+util::Expected<bool> ApplyAgentPatch(Context& c, const std::string& tree, const Prediction& p,
+                                     EvalReport* r, std::vector<std::string>* changed) {
   runner::ApplyResult a = c.git.Apply(tree, p.patch, {runner::Leniency::kLenient});
   r->applied = a.applied;
   r->apply_method = a.method;
   r->apply_error = util::Tail(a.error, 2000);
   if (a.unsafe_path) Suspect(r, a.error);
   if (!a.applied) return false;
-  auto changed = ChangedPaths(c.git, tree);
+  auto paths = ChangedPaths(c.git, tree);
+  if (!paths.ok()) return util::Error{paths.error()};
+  *changed = std::move(*paths);
   std::set<std::string> binary;
   if (auto sections = util::ParsePatch(runner::NormalizePatch(p.patch)); sections.ok()) {
     for (const auto& s : *sections) {
       if (s.binary) binary.insert(s.path());
     }
   }
-  for (const auto& f : changed.ok() ? *changed : std::vector<std::string>{}) {
+  for (const auto& f : *changed) {
     if (IsCompiledFile(f)) {
       Suspect(r, "the patch adds compiled code " + f + " (Python may run it instead of the "
                  "source the patch shows)");
@@ -191,12 +194,13 @@ bool ApplyAgentPatch(Context& c, const std::string& tree, const Prediction& p, E
 // L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
 util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
   if (auto s = Clone(c, c.task); !s.ok()) return s;
-  if (!ApplyAgentPatch(c, c.repo, p, r)) return util::Status::Ok();
-  auto changed = ChangedPaths(c.git, c.repo);
-  if (!changed.ok()) return util::Error{changed.error()};
+  std::vector<std::string> changed;
+  auto applied = ApplyAgentPatch(c, c.repo, p, r, &changed);
+  if (!applied.ok()) return util::Error{applied.error()};
+  if (!*applied) return util::Status::Ok();
   std::set<std::string> task_tests(c.info.f2p_files.begin(), c.info.f2p_files.end());
   task_tests.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
-  r->test_files_reverted = TestFilesAmong(*changed, task_tests);
+  r->test_files_reverted = TestFilesAmong(changed, task_tests);
   if (auto s = RestorePaths(c.git, c.repo, r->test_files_reverted); !s.ok()) return s;
   for (const auto& t : r->test_files_reverted) {
     if (t == "conftest.py" || t.ends_with("/conftest.py")) {
@@ -205,7 +209,7 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
       Suspect(r, "the patch changes pytest's configuration in " + t + " (put back before running)");
     }
   }
-  for (const auto& f : *changed) {
+  for (const auto& f : changed) {
     if (std::find(r->test_files_reverted.begin(), r->test_files_reverted.end(), f) !=
         r->test_files_reverted.end()) {
       continue;
@@ -240,7 +244,10 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (auto g = c.git.Run(agent, {"commit", "-q", "--allow-empty", "-m", "empty"}); !g.ok()) {
     return util::Error{g.error()};
   }
-  if (!ApplyAgentPatch(c, agent, p, r)) return util::Status::Ok();
+  std::vector<std::string> changed;
+  auto applied = ApplyAgentPatch(c, agent, p, r, &changed);
+  if (!applied.ok()) return util::Error{applied.error()};
+  if (!*applied) return util::Status::Ok();
   std::string package;
   for (const char* where : {"agent_code", "src/agent_code"}) {
     std::string dir = util::JoinPath(agent, where);

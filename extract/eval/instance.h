@@ -43,7 +43,7 @@ struct EvalOptions {
   // unless the user said `--sandbox none`; recorded in the report.
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
   std::string environment_cache;    // where environments built from install steps are cached
-  bool trust_settings = false;  // the task's repo_settings may widen the sandbox (--trust-task-settings)
+  bool trust_settings = false;  // its repo_settings may widen the sandbox (--trust-task-settings)
 };
 
 struct EvalReport {

@@ -67,9 +67,10 @@ VerifyReport VerifyTask(const runner::Services& services,
 
 // Runs the given test files in `root` with outcomes only: test id -> outcome, as
 // runner::OutcomesOf (a test that was not collected is absent), the spec's environment
-// built from `env_root` ("": root). Fails when pytest cannot run. `seconds` (optional) is increased by the run's wall time; `errors` (optional) gets
-// each failed test's error line ("E   AssertionError: ..."), `messages` (optional) each
-// failed test's and each broken file's whole message.
+// built from `env_root` ("": root). Fails when pytest cannot run. `seconds` (optional) is
+// increased by the run's wall time; `errors` (optional) gets each failed test's error line
+// ("E   AssertionError: ..."), `messages` (optional) each failed test's and each broken
+// file's whole message.
 util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     runner::TestRunner& tests, const std::string& root, const std::string& env_root,
     const runner::RepoSpec& spec,

@@ -318,7 +318,8 @@ TEST(SandboxE2E, AnotherRepositorysInstallStepsNeverReachThisOnesRuns) {
                  "with open(os.path.join(site, 'zz_poison.pth'), 'w') as f:\n"
                  "    f.write('import os; os.environ[\"FBKIT_POISON\"] = \"A\"\\n')\n");
   WriteFileOrDie(tmp / "B/hook.py", "print('nothing to do')\n");
-  RunResult a = RunCommand(host.Env({kBinary, "env", tmp / "A", "--spec", tmp / "shared.toml", "-q"}));
+  RunResult a =
+      RunCommand(host.Env({kBinary, "env", tmp / "A", "--spec", tmp / "shared.toml", "-q"}));
   ASSERT_EQ(a.exit_code, 0) << a.err << a.out;
   RunResult trace = RunCommand(host.Env({kBinary, "trace", tmp / "B", "--spec", tmp / "shared.toml",
                                          "-q", "-o", tmp / "B.json"}));

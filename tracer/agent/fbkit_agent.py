@@ -250,7 +250,7 @@ def _check_protected(when):
 
 _test_functions = {}  # nodeid -> the test's function as collected (checked then)
 _test_innards = {}  # nodeid -> its code, defaults and closure as collected (_innards)
-_test_function_ids = set()  # id() of each collected test function: the audit hook watches them
+_test_function_ids = set()  # id() of each of _test_functions (fget of a property): the audit hook's
 
 
 def _plain(obj):
@@ -287,7 +287,6 @@ def _check_tests(session):
         obj = getattr(item, "obj", None)
         _test_functions[item.nodeid] = _plain(obj)
         _test_innards[item.nodeid] = _innards(obj)
-        _test_function_ids.add(id(getattr(_plain(obj), "fget", _plain(obj))))
         own = os.path.realpath(str(item.path))
         for rel, code in _wrappers(obj, own):
             wrapped.add((rel, "the wrapper of test function %s" % item.name.split("[")[0]))
@@ -307,6 +306,7 @@ def _check_tests(session):
         if _code_from_file(code, rewrite) is False:
             _integrity("the code of %s differs from %s on disk (rewritten while it was imported?)"
                        % (item.nodeid, _relpath(code.co_filename)))
+    _test_function_ids.update(id(getattr(f, "fget", f)) for f in _test_functions.values())
     if wrapped:
         _agent.journal.write({"type": "hooks", "hooks": sorted(wrapped)})
 
