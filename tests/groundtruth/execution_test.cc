@@ -66,6 +66,35 @@ TEST(TestOutcomesTest, RunsThroughTheTestRunnerAndCleansUp) {
   EXPECT_EQ(bad.error(), "no tests ran");
 }
 
+// A run takes the spec's environment from the instance's one checkout (EnvironmentSource)
+// while its tree declares the same dependencies; an ablation of a dependency file builds
+// from its own tree.
+TEST(TestOutcomesTest, TheEnvironmentComesFromTheSourceWhileTheDependenciesAgree) {
+  testing::ScratchDir tmp;
+  std::string run = tmp.path() + "/run", source = tmp.path() + "/source";
+  for (const auto& dir : {run, source}) {
+    ASSERT_TRUE(util::RealEnv().MakeDirs(dir).ok());
+    testing::WriteFileOrDie(dir + "/requirements.txt", "a==1\n");
+  }
+  testing::WriteFileOrDie(run + "/m.py", "x = 1  # the feature, ablated\n");
+  testing::FakeTestRunner tests;
+  tests.respond = [&](const runner::TestRunRequest&) -> util::Expected<runner::TestRun> {
+    return testing::RunWith({{"t.py::t", "passed"}});
+  };
+  runner::RepoSpec spec;
+  auto once = [&] {
+    auto o = TestOutcomes(util::RealEnv(), tests, run, source, spec, {}, {"t.py"},
+                          tmp.path() + "/work");
+    EXPECT_TRUE(o.ok()) << o.error();
+    return tests.requests.back().env_root;
+  };
+  EXPECT_EQ(once(), "") << "no install steps: no environment to build";
+  spec.install = {"pip install -r requirements.txt"};
+  EXPECT_EQ(once(), source);
+  testing::WriteFileOrDie(run + "/requirements.txt", "a==2\n");
+  EXPECT_EQ(once(), "") << "a dependency file differs: the run's own tree";
+}
+
 TEST(ClassifyTest, RunnableTests) {
   std::string patch =
       "diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n"
