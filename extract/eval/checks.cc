@@ -1,6 +1,7 @@
 #include "extract/eval/checks.h"
 
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -167,6 +168,60 @@ std::string ExitContradiction(const runner::TestRun& trace) {
     return "pytest exit status " + std::to_string(status) + " although every test passed";
   }
   return "";
+}
+
+namespace {
+
+// The tests passed by the last summary line of each session block of `logs`; nullopt when a
+// block has none.
+std::optional<size_t> SummaryPassed(std::string_view logs) {
+  static const std::regex kAnsi("\x1b\\[[0-9;]*[A-Za-z]");
+  static const std::regex kSummary(
+      R"(^=* ?((\d+ [a-z]+(, )?)+|no tests ran) in \d+(\.\d+)?s\b.*$)");
+  static const std::regex kPassed(R"((\d+) passed)");
+  size_t total = 0, blocks = 0;
+  bool missing = false;
+  std::optional<size_t> last;
+  auto end_block = [&] {
+    if (blocks > 0) {
+      if (last) total += *last;
+      else missing = true;
+    }
+    last.reset();
+  };
+  size_t b = 0;
+  while (b < logs.size()) {
+    size_t e = std::min(logs.find('\n', b), logs.size());
+    std::string line = std::regex_replace(std::string(logs.substr(b, e - b)), kAnsi, "");
+    b = e + 1;
+    if (line.starts_with("==== session-")) {
+      end_block();
+      ++blocks;
+      continue;
+    }
+    if (!std::regex_match(line, kSummary)) continue;
+    std::smatch m;
+    last = std::regex_search(line, m, kPassed) ? std::stoul(m[1].str()) : 0;
+  }
+  end_block();
+  if (blocks == 0 || missing) return std::nullopt;
+  return total;
+}
+
+}  // namespace
+
+std::string SummaryContradiction(const runner::TestRun& trace, std::string_view logs) {
+  size_t passed = 0;
+  for (const auto& [name, f] : trace.files) {
+    if (f.status == runner::FileStatus::kTimeout || f.status == runner::FileStatus::kCrashed) {
+      return "";
+    }
+    for (const auto& [id, t] : f.tests) passed += t.outcome == runner::Outcome::kPassed;
+  }
+  auto summary = SummaryPassed(logs);
+  if (!summary || passed <= *summary) return "";
+  return "pytest's own summary counts " + std::to_string(*summary) + " tests passed, its " +
+         "journal " + std::to_string(passed) + " (the journal was rewritten?)";
 }
 
 std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,

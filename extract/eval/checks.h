@@ -58,6 +58,13 @@ std::vector<std::string> VanishedTests(const runner::TestRun& trace,
 // the per-test outcomes; empty when consistent or when the run did not finish.
 std::string ExitContradiction(const runner::TestRun& trace);
 
+// pytest's own terminal summary ("15 failed, 78 passed in 0.12s") of each session in `logs`
+// (RunLogs: blocks headed "==== session-N.log") against the journal: more tests passed by
+// the journal than pytest's summaries count means the journal was rewritten behind
+// pytest's back (red team round 5). "" when they agree, or when a session printed no
+// summary or the run did not finish normally (nothing to compare).
+std::string SummaryContradiction(const runner::TestRun& trace, std::string_view logs);
+
 // The original library's top-level modules: for each top object's file, the outermost
 // directory of its path that is a package (`is_package(dir)`: has an __init__.py), else
 // the module's own name ("src/shapes/core.py::Area" -> "shapes").

@@ -374,6 +374,7 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
                    vanished.front() + ")");
   }
   if (std::string why = ExitContradiction(t); !why.empty()) Suspect(r, why);
+  if (std::string why = SummaryContradiction(t, r->test_output); !why.empty()) Suspect(r, why);
   for (const auto& why : t.integrity) Suspect(r, why);
 }
 

@@ -31,7 +31,9 @@ const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_te
                                "forge_unchanged_file_hook", "forge_wrapped_tests",
                                "forge_late_swap", "swap_by_trace", "swap_by_logstart",
                                "teststatus_proxy", "unset_file", "hidden_utf7",
-                               "shadow_package", "own_audit_hook", "reads_test_file"};
+                               "shadow_package", "own_audit_hook", "reads_test_file",
+                               "forge_journal_file_write", "forge_wrapped_hook",
+                               "forge_item_runtest"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -158,6 +160,16 @@ class EvalE2E : public ::testing::Test {
     // The checks stayed on: the forged reports were seen too.
     EXPECT_TRUE(AnyReason(r["forge_shadow_plugin"], "TestReport.from_item_and_call was replaced"))
         << r["forge_shadow_plugin"].dump(1);
+    // Red team round 5: the journal's file rewritten with the session key, a hook's origin
+    // claimed through __wrapped__, pytest's Function.setup replaced.
+    EXPECT_TRUE(AnyReason(r["forge_journal_file_write"], "(the journal was rewritten?)"))
+        << r["forge_journal_file_write"].dump(1);
+    EXPECT_TRUE(AnyReason(r["forge_wrapped_hook"], "implements pytest hooks: pytest_pyfunc_call"))
+        << r["forge_wrapped_hook"].dump(1);
+    EXPECT_TRUE(AnyReason(r["forge_item_runtest"], "pytest's _pytest.python.Function.setup, replaced"))
+        << r["forge_item_runtest"].dump(1);
+    EXPECT_TRUE(AnyReason(r["forge_item_runtest"], "Function.runtest of its test items, replaced"))
+        << r["forge_item_runtest"].dump(1);
     for (const char* name : kForged) {
       EXPECT_TRUE(r[name]["suspicious"]) << name;
       EXPECT_FALSE(r[name]["resolved"]) << name;
@@ -216,7 +228,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 52u);
+  ASSERT_EQ(r.size(), 55u);
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
                                         "l2_gold_odd_attributes"};
   for (const auto& ok : honest) {

@@ -108,6 +108,117 @@ def _loaded_code():
 
 
 _trusted_code = _loaded_code() if os.environ.get("FBKIT_TRACE_CHECKS") == "1" else ([], set())
+
+
+def _pytest_modules():
+    return [(name, module) for name, module in list(sys.modules.items())
+            if module is not None and (name.startswith(("_pytest.", "pluggy."))
+                                       or name in ("_pytest", "pytest", "pluggy"))]
+
+
+def _pytest_machinery():
+    """Every function and class of pytest's and pluggy's modules, and every attribute of
+    those classes: "module.name" or "module.Class.attr" -> the object."""
+    found = {}
+    for name, module in _pytest_modules():
+        for attr, value in list(getattr(module, "__dict__", {}).items()):
+            if isinstance(value, types.FunctionType):
+                found[name + "." + attr] = value
+            elif isinstance(value, type) and getattr(value, "__module__", None) == name:
+                found[name + "." + attr] = value
+                for member, obj in list(vars(value).items()):
+                    if callable(obj) or isinstance(obj, (property, staticmethod, classmethod)):
+                        found[name + "." + attr + "." + member] = obj
+    return found
+
+
+def _installed_dirs():
+    """The interpreter's and its environment's directories (read-only in outcome runs, and
+    built from the task, never from the patch), outside the repository."""
+    import sysconfig
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            dirs.add(sysconfig.get_paths()[key])
+        except Exception:
+            pass
+    return tuple(sorted({os.path.realpath(d) + os.sep for d in dirs if d}))
+
+
+def _trusted_code_object(code):
+    """Code pytest or pluggy loaded, or code of an installed package (a plugin of the
+    environment: hypothesis's patches pytest's fixture marker) that is its file's."""
+    if code is None:
+        return False
+    if id(code) in _trusted_code[1]:
+        return True
+    path = os.path.realpath(code.co_filename)
+    root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "/nonexistent")) + os.sep
+    return (path.startswith(_installed) and not path.startswith(root)
+            and _code_from_file(code) is True)
+
+
+def _value_codes(value):
+    """The code objects a value runs when called or read (a property's accessors)."""
+    parts = [value]
+    if isinstance(value, property):
+        parts = [value.fget, value.fset, value.fdel]
+    elif isinstance(value, (staticmethod, classmethod)):
+        parts = [value.__func__]
+    return [getattr(getattr(p, "__func__", p), "__code__", None) for p in parts if p is not None]
+
+
+def _judge_replacement(value, what, config=None):
+    """A value the tested process put in place of pytest's `what`: nothing when it runs only
+    trusted code (pytest's own plugins and the environment's set attributes of pytest's
+    classes as they configure); the repository files whose code it runs are journaled like
+    hook implementations (graders flag the ones a patch changed); anything else (no Python
+    code, code not from the file it names, the L2 agent's package) is a finding."""
+    codes = _value_codes(value)
+    files = set()
+    for code in codes:
+        if _trusted_code_object(code):
+            continue
+        rel = _relpath(code.co_filename) if code is not None else None
+        if rel is None or _code_from_file(code, config) is not True:
+            _integrity("pytest's %s was replaced while the tests ran (by %r)" % (what, value))
+            return
+        files.add(rel)
+    if not codes:
+        _integrity("pytest's %s was replaced while the tests ran (by %r)" % (what, value))
+    elif files:
+        _agent.journal.write({"type": "hooks",
+                              "hooks": sorted((f, "pytest's " + what + ", replaced") for f in files)})
+
+
+_installed = _installed_dirs()
+_machinery_at_start = _pytest_machinery() if os.environ.get("FBKIT_TRACE_CHECKS") == "1" else {}
+
+
+def _check_pytest_machinery(config):
+    """Any function or class attribute of pytest's and pluggy's modules replaced or added
+    since the plugin loaded, other than by pytest's own code (red team round 5: a library
+    replaced Function.setup, which no narrower list named, to make every test's runtest a
+    no-op)."""
+    now = _pytest_machinery()
+    for name, value in sorted(now.items()):
+        then = _machinery_at_start.get(name, _machinery_at_start)
+        if value is then:
+            continue
+        owner = name.rsplit(".", 1)[0]
+        if then is _machinery_at_start and not isinstance(_machinery_at_start.get(owner), type):
+            continue  # a module's own new name, or a class of a module imported later
+        _judge_replacement(value, name, config)
+
+
+def _check_item(item):
+    """A test item whose own attributes stand in for its class's methods (runtest, setup,
+    ...): pytest would call what the tested code put there."""
+    for name, value in list(vars(item).items()):
+        member = getattr(type(item), name, None)
+        if callable(member) or isinstance(member, property):
+            _judge_replacement(value, "%s.%s of its test items" % (type(item).__name__, name),
+                               item.config)
 _checks = os.environ.get("FBKIT_TRACE_CHECKS") == "1"  # outcome runs: graders read these
 _raised = {}  # nodeid -> type name of the exception its call raised (not a skip or xfail)
 _called = set()  # nodeids whose call phase reached fbkit's pytest_runtest_call
@@ -172,12 +283,15 @@ def _codes_of(path, config=None):
     return _compiled[key]
 
 
-def _function_code(obj):
+def _function_code(obj, unwrap=True):
+    """The code of a function (a bound method's); with `unwrap`, of the innermost function of
+    its __wrapped__ chain (a writable attribute: what it names may never run)."""
     import inspect
-    try:
-        obj = inspect.unwrap(obj)
-    except Exception:
-        return None
+    if unwrap:
+        try:
+            obj = inspect.unwrap(obj)
+        except Exception:
+            return None
     return getattr(getattr(obj, "__func__", obj), "__code__", None)
 
 
@@ -187,14 +301,16 @@ def _hook_code(fn):
     builtin or C callable, which no file defines and no check could read)."""
     import functools
     for _ in range(8):
-        code = _function_code(fn)
+        # The code that is called, never what its __wrapped__ claims (red team round 5: a
+        # library's hook named pytest's own pytest_pyfunc_call as what it wrapped).
+        code = _function_code(fn, unwrap=False)
         if code is not None:
             return code
         if isinstance(fn, functools.partial):
             fn = fn.func
         elif callable(fn) and not isinstance(fn, type) and hasattr(type(fn), "__call__"):
             call = getattr(type(fn), "__call__")
-            if call is fn or _function_code(call) is None:
+            if call is fn or _function_code(call, unwrap=False) is None:
                 return None
             fn = call
         else:
@@ -341,6 +457,20 @@ def _check_writer():
     if journal._file is not file:
         found.append("the journal's file")
         journal._file = file
+    # Their own attributes shadow the file objects' methods (a `write` set on the text file
+    # saw every line fbkit wrote); the lock and the key are the ones the writer started with.
+    for what, obj, attrs in _journal_objects_at_start:
+        for name in sorted(set(vars(obj)) | set(attrs)):
+            if vars(obj).get(name, attrs) is not attrs.get(name, attrs):
+                found.append("the journal's %s's %s" % (what, name))
+                vars(obj).pop(name, None)
+                if name in attrs:
+                    vars(obj)[name] = attrs[name]
+    if journal._lock is not _journal_lock_at_start or journal._key is not _journal_key_at_start:
+        found.append("the journal's lock or key")
+        journal._lock, journal._key = _journal_lock_at_start, _journal_key_at_start
+    if type(journal._pending) is not list or type(journal._seq) is not int:
+        found.append("the journal's pending lines")
     for name in found:
         _integrity("fbkit's journal writer (%s) was replaced while the tests ran" % name)
 
@@ -378,6 +508,7 @@ def _check_own_state():
 
 
 def _check_machinery(config):
+    _check_pytest_machinery(config)
     replaced = set()
     for name, obj in _guarded_now().items():
         if obj is not _guarded_at_start.get(name):
@@ -387,6 +518,8 @@ def _check_machinery(config):
         if name not in replaced:
             _integrity("pytest's %s was replaced while the tests ran (its code, in place)" % name)
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "")) + os.sep
+    site = os.environ.get("FBKIT_TRACE_L2_SITE")
+    site = os.path.realpath(site) + os.sep if site else None
     for name in _WATCHED_HOOKS:
         hook = getattr(config.pluginmanager.hook, name, None)
         for impl in (hook.get_hookimpls() if hook is not None else ()):
@@ -394,6 +527,10 @@ def _check_machinery(config):
             if code is None:
                 _integrity("the %s implementation of plugin %s runs no Python code (%r)"
                            % (name, impl.plugin_name, impl.function))
+                continue
+            if site and os.path.realpath(code.co_filename).startswith(site):
+                _integrity("the agent's package implements the pytest hook %s (%s)"
+                           % (name, os.path.relpath(os.path.realpath(code.co_filename), site)))
                 continue
             if id(code) in _trusted_code[1]:
                 continue
@@ -783,6 +920,7 @@ def pytest_runtest_call(item):
     _called.add(item.nodeid)
     checked = _checks and item.nodeid in _test_functions
     if checked:
+        _check_item(item)
         _check_test_function(item, "after it was collected")
         sys.settrace(None)
         sys.setprofile(None)
@@ -884,6 +1022,23 @@ def pytest_sessionfinish(session, exitstatus):
 
 _agent = _start_from_environment()
 _journal_at_start = (_agent.journal, _agent.journal._file) if _agent is not None else None
+
+
+def _journal_objects():
+    """The journal's text file, its buffer and raw file, with their own attributes."""
+    out = []
+    obj = _agent.journal._file if _agent is not None else None
+    for what in ("file", "buffer", "raw file"):
+        if obj is None or not hasattr(obj, "__dict__"):
+            break
+        out.append((what, obj, dict(vars(obj))))
+        obj = getattr(obj, "buffer" if what == "file" else "raw", None)
+    return out
+
+
+_journal_objects_at_start = _journal_objects()
+_journal_lock_at_start = _agent.journal._lock if _agent is not None else None
+_journal_key_at_start = _agent.journal._key if _agent is not None else None
 _builtins_at_start = dict(vars(__import__("builtins")))
 
 

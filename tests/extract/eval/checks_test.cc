@@ -146,6 +146,30 @@ TEST(EvalChecks, ExitStatusMustAgreeWithOutcomes) {
   EXPECT_EQ(ExitContradiction(hung), "");
 }
 
+// The journal is the tested process's too: one rewritten behind pytest's back passes more
+// tests than pytest's own summary counts (red team round 5).
+TEST(EvalChecks, TheJournalMayNotPassMoreThanPytestsSummaryCounts) {
+  runner::TestRun t = Trace(0, 0, {{"t.py::a", "passed"}, {"t.py::b", "passed"}});
+  const std::string honest = "==== session-1.log\ncollected 2 items\n\nt.py ..\n"
+                             "============================== 2 passed in 0.01s "
+                             "===============================\n";
+  EXPECT_EQ(SummaryContradiction(t, honest), "");
+  const std::string forged = "==== session-1.log\nt.py FF\n"
+                             "\x1b[31m========== 2 failed in 0.02s ==========\x1b[0m\n";
+  EXPECT_EQ(SummaryContradiction(t, forged),
+            "pytest's own summary counts 0 tests passed, its journal 2 (the journal was "
+            "rewritten?)");
+  // Two sessions (-q style lines), counted together; a session without a summary: no check.
+  const std::string two = "==== session-1.log\n1 passed in 0.01s\n"
+                          "==== session-2.log\n1 failed, 1 passed, 2 warnings in 0.30s\n";
+  EXPECT_EQ(SummaryContradiction(t, two), "");
+  EXPECT_EQ(SummaryContradiction(t, "==== session-1.log\n1 passed in 0.01s\n"
+                                    "==== session-2.log\nKilled\n"), "");
+  runner::TestRun more = Trace(0, 0, {{"t.py::a", "passed"}, {"t.py::b", "passed"},
+                                      {"u.py::c", "passed"}});
+  EXPECT_NE(SummaryContradiction(more, two), "");
+}
+
 TEST(EvalChecks, VanishedTestsOnlyFromFilesThatCollected) {
   runner::TestRun t = Trace(0, 0, {{"a.py::x", "passed"}});
   t.files["b.py"].status = runner::FileStatus::kCollectError;
