@@ -136,7 +136,7 @@ class EvalE2E : public ::testing::Test {
         << r["shadow_package"].dump(1);
     EXPECT_TRUE(AnyReason(r["own_audit_hook"], "added an audit hook"))
         << r["own_audit_hook"].dump(1);
-    EXPECT_TRUE(AnyReason(r["reads_test_file"], "read the grader's test file tests/test_stats.py"))
+    EXPECT_TRUE(AnyReason(r["reads_test_file"], "reads the grader's test file tests/test_stats.py"))
         << r["reads_test_file"].dump(1);
     EXPECT_TRUE(AnyReason(r["mute_journal"], "journal descriptor was pointed elsewhere"))
         << r["mute_journal"].dump(1);

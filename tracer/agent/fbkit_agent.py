@@ -609,21 +609,27 @@ def _audit_hook(own, home, integrity, channels=()):
         return None
 
     def reads_grader_file(path):
-        """The library file that opens one of the grader's test files while the tests run
-        (to read the expected values out of its source), else None: the innermost repository
-        frame on the stack is neither a test file nor a conftest."""
+        """When one of the grader's test files is opened while the tests run: the library
+        files on the stack inside the nearest test file or conftest (the repository frames
+        that led to the read, innermost first). They are journaled like hook implementations:
+        graders flag a read through a file the patch changed (to read the expected values out
+        of the test's source), not a repository's own helper (sympy's testing module reads
+        its test files for what it reports)."""
         rel = _relpath(path) if path else None
         if rel is None or rel not in _PROTECTED or not _test_function_ids:
-            return None
+            return
+        readers = set()
         frame = sys._getframe(2)
         while frame is not None:
             where = _relpath(frame.f_code.co_filename)
             if where is not None:
                 if where in _PROTECTED or os.path.basename(where) == "conftest.py":
-                    return None
-                return where
+                    break
+                readers.add(where)
             frame = frame.f_back
-        return None
+        if readers:
+            _agent.journal.write({"type": "hooks", "hooks": sorted(
+                (f, "reads the grader's test file " + rel) for f in readers)})
 
     def check(event, args):
         if event == "open":
@@ -632,9 +638,8 @@ def _audit_hook(own, home, integrity, channels=()):
                        else bool(flags & _WRITE_FLAGS))
             if reopens_channel(path_of(args[0])):
                 return "tried to reopen fbkit's journal through " + path_of(args[0])
-            reader = None if writing else reads_grader_file(path_of(args[0]))
-            if reader:
-                return "%s read the grader's test file %s" % (reader, _relpath(path_of(args[0])))
+            if not writing:
+                reads_grader_file(path_of(args[0]))
             return guarded(path_of(args[0]), writing)
         if event in ("os.listdir", "os.scandir"):
             return guarded(path_of(args[0]), False)
