@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cli/cli_common.h"
 #include "runner/environment.h"
 #include "runner/process.h"
@@ -107,7 +110,21 @@ util::Expected<std::pair<std::string, std::string>> ParseEnvAssignment(const std
   return std::pair{item.substr(0, eq), item.substr(eq + 1)};
 }
 
-std::string EnvCacheDir() { return UserCacheDir("env").value_or("/tmp/fbkit-env-cache"); }
+std::string EnvCacheDir() {
+  if (auto dir = UserCacheDir("env")) return *dir;
+  // Without $HOME or $XDG_CACHE_HOME: a directory of this user's alone, never one another
+  // user could have made first (red team round 5: a shared /tmp directory let one user's
+  // entry become root's test interpreter).
+  std::string dir = "/tmp/fbkit-env-cache-" + std::to_string(::geteuid());
+  (void)::mkdir(dir.c_str(), 0700);
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+      (st.st_mode & 077) == 0) {
+    return dir;
+  }
+  char fresh[] = "/tmp/fbkit-env-cache-XXXXXX";
+  return ::mkdtemp(fresh) ? std::string(fresh) : dir + "-unusable";
+}
 
 util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root) {
   auto loaded = runner::LoadRepoSpec(util::RealEnv(), a.spec_file, root);

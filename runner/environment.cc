@@ -187,7 +187,11 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   check.argv = {b.python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"};
   check.argv.insert(check.argv.end(), spec.pytest_args.begin(), spec.pytest_args.end());
   check.argv.push_back("--color=no");  // over a configuration's --color=yes: the line is shown
-  check.argv.insert(check.argv.end(), spec.tests.begin(), spec.tests.end());
+  // The paths of the run that asked for the environment may not be in the tree it is built
+  // from (a task's F2P file comes with its test patch): only those there are collected.
+  for (const auto& t : spec.tests) {
+    if (env.Stat(util::JoinPath(src, t), false).ok()) check.argv.push_back(t);
+  }
   std::string pythonpath;
   for (const auto& p : spec.pythonpath) {
     pythonpath += (pythonpath.empty() ? "" : ":") + (p.starts_with("/") ? p : util::JoinPath(src, p));

@@ -184,6 +184,14 @@ std::string Widening(const RepoSpec& s, bool system_interpreter_ok) {
   const RepoSpec defaults;
   std::vector<std::string> keys;
   auto shown_anyway = [&] {
+    // Judged by the path as bubblewrap will resolve it: no '.' or '..' parts (a
+    // "/bin/../../home/u/python" is no system path), and what it resolves to as well.
+    const std::string& py = s.python;
+    if (!py.starts_with("/") || py.find("/./") != std::string::npos ||
+        py.find("/../") != std::string::npos || py.find("//") != std::string::npos ||
+        py.ends_with("/.") || py.ends_with("/..")) {
+      return false;
+    }
     auto dirs = InterpreterDirs(s.python);
     return !dirs.empty() && std::all_of(dirs.begin(), dirs.end(), [](const std::string& d) {
       return std::any_of(SystemPaths().begin(), SystemPaths().end(),
@@ -201,10 +209,13 @@ std::string Widening(const RepoSpec& s, bool system_interpreter_ok) {
   if (s.sandbox != defaults.sandbox) keys.push_back("sandbox");
   const Limits& l = s.limits;
   const Limits& d = defaults.limits;
-  if (l.memory_mb > d.memory_mb || l.processes > d.processes || l.file_size_mb > d.file_size_mb ||
-      l.disk_mb > d.disk_mb || l.cpus < 0) {
+  // 0 (or less) means no limit at all.
+  auto above = [](int64_t v, int64_t dflt) { return v > dflt || v <= 0; };
+  if (above(l.memory_mb, d.memory_mb) || above(l.processes, d.processes) ||
+      above(l.file_size_mb, d.file_size_mb) || above(l.disk_mb, d.disk_mb) || l.cpus < 0) {
     keys.push_back("limits above the defaults");
   }
+  if (s.timeout <= 0) keys.push_back("no timeout");
   std::string out;
   for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
   return out;

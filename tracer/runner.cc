@@ -150,21 +150,23 @@ class Runner {
       lines.push_back(info->substr(b, e - b));
     }
     if (lines.size() < 3) return util::Error{"unexpected sysconfig output: " + *info};
-    // The interpreter's answer is the sandboxed code's word: the host compiler reads only
-    // headers outside every tree that code could write (the environment's cache entry, the
-    // repository, the work dir), and the suffix names a file, nothing more.
+    // The interpreter's answer is the sandboxed code's word (a repository's sysconfig.py can
+    // give any directory): the host compiler reads only headers under the system's
+    // directories or the spec's own interpreter's prefix, which no code under test writes.
     const std::string& include = lines[0];
     auto real = env_.RealPath(include);
     if (!real.ok() || !include.starts_with("/")) return util::Error{"no interpreter headers at " + include};
-    for (const std::string& tree :
-         {options_.spec.environment_cache, options_.root, options_.work_dir}) {
-      if (tree.empty()) continue;
-      auto resolved = env_.RealPath(tree);
-      std::string t = resolved.ok() ? *resolved : tree;
-      if (*real == t || real->starts_with(t + "/")) {
-        return util::Error{"the interpreter's headers (" + include + ") lie in a tree the tests "
-                           "could write: not compiled against"};
-      }
+    std::vector<std::string> trusted = runner::SystemPaths();
+    for (const auto& d : runner::InterpreterDirs(options_.spec.python)) trusted.push_back(d);
+    bool allowed = false;
+    for (const auto& dir : trusted) {
+      auto resolved = env_.RealPath(dir);
+      if (!resolved.ok() || *resolved == "/") continue;
+      allowed = allowed || real->starts_with(*resolved + "/");
+    }
+    if (!allowed) {
+      return util::Error{"the interpreter's headers (" + include + ") lie outside the system's "
+                         "and the interpreter's own directories: not compiled against"};
     }
     if (lines[1].empty() || lines[1].find_first_not_of(
             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos) {

@@ -497,7 +497,8 @@ util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
   if (auto s = PrepareWorkspace(env, git, l, task_dir, level); !s.ok()) {
     return util::Error{"preparing the workspace: " + s.error()};
   }
-  auto statement = env.ReadFile(taskdir::TaskDir{task_dir}.statement());
+  // The task's file, never what a link there names on the host (it reaches the agent).
+  auto statement = env.ReadUntrusted(task_dir, "problem_statement.md", 16u << 20);
   if (!statement.ok()) return util::Error{statement.error()};
   if (auto s = env.WriteFileAtomic(l.statement, *statement); !s.ok()) return s;
   for (const auto& [rel, content] : options.output_files) {

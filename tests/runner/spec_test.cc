@@ -152,3 +152,27 @@ TEST(RepoSpecTest, ASpecInsideTheRepositoryMayNotWidenTheSandbox) {
 
 }  // namespace
 }  // namespace fbkit::runner
+
+namespace fbkit::runner {
+namespace {
+
+// What widens the sandbox is judged as the sandbox will see it (red team round 5): an
+// interpreter path through '..' leaves the system's directories whatever its text starts
+// with, and a limit of 0 is no limit.
+TEST(RepoSpecTest, WideningSeesThroughDotsAndZeroLimits) {
+  RepoSpec s;
+  s.python = "/usr/bin/python3";
+  EXPECT_EQ(Widening(s, true), "");
+  EXPECT_EQ(Widening(s, false), "python");
+  s.python = "/bin/../../home/someone/bin/python";
+  EXPECT_EQ(Widening(s, true), "python");
+  s.python = "python3";
+  s.limits.processes = 0;
+  EXPECT_EQ(Widening(s, true), "limits above the defaults");
+  s.limits = Limits{};
+  s.timeout = 0;
+  EXPECT_EQ(Widening(s, true), "no timeout");
+}
+
+}  // namespace
+}  // namespace fbkit::runner
