@@ -215,9 +215,9 @@ bool AblateFile(Ctx& c, runner::Git& git, const util::FilePatch& f, Localization
     l->files.push_back(a);
     return true;
   }
-  std::string full = util::JoinPath(c.repo, f.old_path.empty() ? path : f.old_path);
-  auto text =
-      path.ends_with(".py") ? c.env.ReadFile(full) : util::Expected<std::string>(util::Error{""});
+  std::string rel = f.old_path.empty() ? path : f.old_path;
+  auto text = path.ends_with(".py") ? c.env.ReadUntrusted(c.repo, rel, util::kMaxTreeFileBytes)
+                                    : util::Expected<std::string>(util::Error{""});
   std::string problem = text.ok() ? ParseProblem(c.parser, path, *text) : "";
   a = problem.empty() ? Judge(c, path)
                       : Ablation{path, Verdict::kUnknown, "unparsable after the revert (" + problem + ")"};

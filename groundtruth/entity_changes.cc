@@ -400,7 +400,8 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::
   }
   for (auto& v : out) {
     if (!v.after || !v.path.ends_with(".py")) continue;
-    auto text = env.ReadFile(util::JoinPath(tree, v.path));
+    // No link followed: a patch's links may lead out of the tree, whatever its checks said.
+    auto text = env.ReadUntrusted(tree, v.path, util::kMaxTreeFileBytes);
     if (!text.ok()) return util::Error{text.error()};
     v.after = *text;
   }

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace fbkit::parser {
@@ -79,6 +80,12 @@ class Walker {
         return;
       }
       if (target->type != util::FileType::kRegular) return;
+      // A link out of the tree is no file of the repository: its target is a host file
+      // that fbkit would read, and show in what it writes, on the repository's word.
+      if (!InsideRoot(rel)) {
+        tree_.errors.push_back(FileError{rel, "a symlink to a file outside the tree: not read"});
+        return;
+      }
     } else if (entry.type != util::FileType::kRegular) {
       return;
     }
@@ -89,10 +96,22 @@ class Walker {
     tree_.files.push_back(SourceFile{rel, module.empty() ? stem : module});
   }
 
+  // Whether `rel` resolves to a path inside the root (an unresolvable one is not).
+  bool InsideRoot(const std::string& rel) {
+    if (!real_root_) {
+      auto r = env_.RealPath(root_);
+      real_root_ = r.ok() ? *r : "";
+    }
+    auto real = env_.RealPath(util::JoinPath(root_, rel));
+    return !real_root_->empty() && real.ok() &&
+           real->starts_with(*real_root_ == "/" ? "/" : *real_root_ + "/");
+  }
+
   util::Env& env_;
   const std::string& root_;
   const std::vector<std::string>& excludes_;
   SourceTree tree_;
+  std::optional<std::string> real_root_;
 };
 
 }  // namespace

@@ -50,7 +50,7 @@ util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& di
   if (!info.ok() || info->type != util::FileType::kRegular) {
     return util::Error{dir + "/env.json: no such file"};
   }
-  auto text = env.ReadFile(util::JoinPath(dir, "env.json"));
+  auto text = env.ReadUntrusted(dir, "env.json", util::kMaxTreeFileBytes);
   if (!text.ok()) return util::Error{text.error()};
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return util::Error{dir + "/env.json: not JSON"};

@@ -86,12 +86,19 @@ std::string PathProblem(std::string path) {
   return "";
 }
 
+// The tree path of a patch's file name ("b/dir/name" -> "dir/name"), "" for a bare name.
+std::string TreePath(const std::string& name) {
+  size_t slash = name.find('/');
+  return slash == std::string::npos ? "" : name.substr(slash + 1);
+}
+
 // Why a link at `link` ("b/dir/name") pointing to `target` leaves the tree or enters a git
 // directory, or "": the target is resolved component by component from the link's
-// directory, through the links the patch made before (`links`: tree path -> target), so a
-// chain of links that each stay inside cannot lead out together.
+// directory, through every link the patch makes (`links`: tree path -> target, whatever
+// their order in the patch), so a chain of links that each stay inside cannot lead out
+// together.
 std::string LinkProblem(const std::string& link, const std::string& target,
-                        std::map<std::string, std::string>* links) {
+                        const std::map<std::string, std::string>& links) {
   auto joined = [](const std::vector<std::string>& parts) {
     std::string out;
     for (const auto& p : parts) out += (out.empty() ? "" : "/") + p;
@@ -100,7 +107,6 @@ std::string LinkProblem(const std::string& link, const std::string& target,
   std::vector<std::string> at = util::Split(link, '/');
   if (at.size() < 2) return "";
   at.erase(at.begin());  // the a/ or b/ prefix
-  std::string self = joined(at);
   at.pop_back();         // the link's own name
   std::vector<std::string> pending = util::Split(target, '/');
   std::reverse(pending.begin(), pending.end());
@@ -117,14 +123,13 @@ std::string LinkProblem(const std::string& link, const std::string& target,
     }
     if (!PathProblem(part).empty()) return "it enters a git directory";
     at.push_back(part);
-    auto earlier = links->find(joined(at));
-    if (earlier == links->end()) continue;
-    if (earlier->second.starts_with("/")) return "an absolute target";
-    at.pop_back();  // replaced by what the earlier link points to
-    std::vector<std::string> more = util::Split(earlier->second, '/');
+    auto other = links.find(joined(at));
+    if (other == links.end()) continue;
+    if (other->second.starts_with("/")) return "an absolute target";
+    at.pop_back();  // replaced by what that link points to
+    std::vector<std::string> more = util::Split(other->second, '/');
     for (auto it = more.rbegin(); it != more.rend(); ++it) pending.push_back(*it);
   }
-  (*links)[self] = target;
   return "";
 }
 
@@ -134,17 +139,15 @@ std::string PatchPathProblem(std::string_view patch) {
   int64_t old_left = 0, new_left = 0;
   bool symlink = false;  // the file of the current header is a symbolic link
   std::string link;      // the current header's file (its new name)
-  std::map<std::string, std::string> links;  // links the patch made so far: path -> target
+  std::vector<std::pair<std::string, std::string>> made;  // (link, target), in patch order
   for (const auto& line : util::Split(std::string(patch), '\n')) {
     if (old_left > 0 || new_left > 0) {
       char c = line.empty() ? ' ' : line[0];
       if (symlink && c == '+') {
-        // A link's target: one pointing out of the tree or into git's directory would let
-        // a later hunk (or GNU patch) write there through it.
-        std::string target = line.substr(1);
-        if (std::string why = LinkProblem(link, target, &links); !why.empty()) {
-          return "a symbolic link " + link + " -> " + target + " (" + why + ")";
-        }
+        // A link's target, checked once every link is known: one pointing out of the tree
+        // or into git's directory would let a later hunk (or GNU patch) write there
+        // through it, or fbkit read there.
+        made.emplace_back(link, line.substr(1));
       }
       if (c == ' ' || line.empty()) --old_left, --new_left;
       else if (c == '-') --old_left;
@@ -189,6 +192,13 @@ std::string PatchPathProblem(std::string_view patch) {
     if (size_t tab = name.find('\t'); tab != std::string::npos) name.resize(tab);
     if (line.starts_with("+++ ")) link = Unquote(name);
     if (std::string why = PathProblem(Unquote(name)); !why.empty()) return why;
+  }
+  std::map<std::string, std::string> links;  // every link the patch makes: path -> target
+  for (const auto& [at, target] : made) links[TreePath(at)] = target;
+  for (const auto& [at, target] : made) {
+    if (std::string why = LinkProblem(at, target, links); !why.empty()) {
+      return "a symbolic link " + at + " -> " + target + " (" + why + ")";
+    }
   }
   return "";
 }
@@ -343,8 +353,11 @@ util::Status Git::VetRepositoryConfig(const std::string& cwd,
     configs.push_back(util::JoinPath(dir, "config.worktree"));
   }
   for (const auto& config : configs) {
-    auto text = env_.ReadFile(config);
-    if (!text.ok()) continue;
+    if (!env_.Stat(config, false).ok()) continue;  // no such file
+    // Read as a file of the tree: a link, FIFO or device (/dev/zero) is refused, not read.
+    auto text = env_.ReadUntrusted(util::DirName(config), config.substr(config.rfind('/') + 1),
+                                   util::kMaxTreeFileBytes);
+    if (!text.ok()) return util::Error{text.error() + ": fbkit runs no git over it"};
     std::string version = util::Md5Hex(*text);
     if (vetted_[config] == version) continue;
     auto keys = ConfigKeys(config);

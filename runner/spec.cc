@@ -227,11 +227,17 @@ util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
   std::string path = file;
   if (path.empty()) {
     std::string fallback = util::JoinPath(root, "fbkit.toml");
-    if (!env.Stat(fallback, true).ok()) return RepoSpec{};
+    if (!env.Stat(fallback, false).ok()) return RepoSpec{};
     path = fallback;
   }
-  auto text = env.ReadFile(path);
-  if (!text.ok()) return util::Error{"--spec: " + text.error()};
+  // A spec named inside the repository is read as any file of its tree: no link followed,
+  // no FIFO or device, bounded (a link to /dev/zero would exhaust the host's memory).
+  std::string rel = file.empty()                                    ? "fbkit.toml"
+                    : !root.empty() && path.starts_with(root + "/") ? path.substr(root.size() + 1)
+                                                                    : "";
+  auto text = rel.empty() ? env.ReadFile(path)
+                          : env.ReadUntrusted(root, rel, util::kMaxTreeFileBytes);
+  if (!text.ok()) return util::Error{(file.empty() ? "" : "--spec: ") + text.error()};
   auto spec = ParseRepoSpec(*text, path);
   if (!spec.ok()) return spec;
   // A spec inside the repository is the repository's word, no more trusted than its code:

@@ -32,6 +32,10 @@ struct DirEntry {
 
 std::string JoinPath(std::string_view a, std::string_view b);
 
+// The most fbkit reads of one file of a tree it does not trust (a repository, a task
+// directory, a copy a patch was applied to) on the host, through Env::ReadUntrusted.
+inline constexpr uint64_t kMaxTreeFileBytes = 256u << 20;
+
 class Env {
  public:
   virtual ~Env() = default;

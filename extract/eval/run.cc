@@ -113,7 +113,7 @@ util::Expected<std::vector<Prediction>> LoadPredictions(
   std::vector<Prediction> preds;
   if (predictions_path.empty()) {
     for (const auto& [id, dir] : tasks) {
-      auto patch = env.ReadFile(util::JoinPath(dir, "patch.diff"));
+      auto patch = env.ReadUntrusted(dir, "patch.diff", util::kMaxTreeFileBytes);
       if (!patch.ok()) return util::Error{patch.error()};
       preds.push_back({id, "gold", *patch, util::JoinPath(dir, "patch.diff")});
     }

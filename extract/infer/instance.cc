@@ -591,11 +591,11 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
 // says, and its limits, unless given) may not widen it unless the user vouches for the task.
 util::Status CheckAgentSettings(const std::string& task_dir, const taskdir::Instance& info,
                                 const InferOptions& options) {
-  taskdir::Instance taken;
-  taken.spec.network = !options.network && info.spec.network;
-  taken.spec.limits = info.spec.limits;
-  if (options.memory_mb >= 0) taken.spec.limits.memory_mb = runner::RepoSpec{}.limits.memory_mb;
-  if (options.processes >= 0) taken.spec.limits.processes = runner::RepoSpec{}.limits.processes;
+  runner::RepoSpec taken;
+  taken.network = !options.network && info.spec.network;
+  taken.limits = info.spec.limits;
+  if (options.memory_mb >= 0) taken.limits.memory_mb = runner::RepoSpec{}.limits.memory_mb;
+  if (options.processes >= 0) taken.limits.processes = runner::RepoSpec{}.limits.processes;
   return taskdir::CheckTaskSettings(taskdir::TaskDir{task_dir}, taken, options.trust_settings);
 }
 

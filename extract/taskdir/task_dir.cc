@@ -167,8 +167,8 @@ util::Expected<Instance> ParseInstance(const std::string& json) {
   }
 }
 
-util::Status CheckTaskSettings(const TaskDir& task, const Instance& info, bool trusted) {
-  std::string keys = runner::Widening(info.spec, true);
+util::Status CheckTaskSettings(const TaskDir& task, const runner::RepoSpec& spec, bool trusted) {
+  std::string keys = runner::Widening(spec, true);
   if (trusted || keys.empty()) return util::Status::Ok();
   return util::Error{task.instance() + ": repo_settings set " + keys +
                      ", which widen what the task's code may reach (host paths bound into the "
@@ -177,7 +177,8 @@ util::Status CheckTaskSettings(const TaskDir& task, const Instance& info, bool t
 }
 
 util::Expected<Instance> ReadInstance(util::Env& env, const TaskDir& task) {
-  auto text = env.ReadFile(task.instance());
+  // A task directory is no more trusted than the code it holds: no link followed, bounded.
+  auto text = env.ReadUntrusted(task.dir, kInstanceFile, util::kMaxTreeFileBytes);
   if (!text.ok()) return util::Error{text.error()};  // names the file
   auto instance = ParseInstance(*text);
   if (!instance.ok()) return util::Error{task.instance() + ": " + instance.error()};

@@ -73,7 +73,8 @@ std::string InstanceJson(const Instance& instance);
 // Reads instance.json's text (fbkit.task/1 and /2).
 util::Expected<Instance> ParseInstance(const std::string& json);
 
-// Reads a task directory's instance.json; errors name the file.
+// Reads a task directory's instance.json as a file of an untrusted tree (no link followed,
+// bounded); errors name the file.
 util::Expected<Instance> ReadInstance(util::Env& env, const TaskDir& task);
 
 // A task's repo_settings are the task's word, no more trusted than a repository's
@@ -81,7 +82,7 @@ util::Expected<Instance> ReadInstance(util::Env& env, const TaskDir& task);
 // what they set that widens what the task's code may reach (runner::Widening; an
 // interpreter the sandbox shows anyway is fine), unless the user vouches for the task
 // (`trusted`: --trust-task-settings; the extraction's own verification).
-util::Status CheckTaskSettings(const TaskDir& task, const Instance& info, bool trusted);
+util::Status CheckTaskSettings(const TaskDir& task, const runner::RepoSpec& spec, bool trusted);
 
 // Whether `dir` holds an instance.json.
 bool IsTaskDir(util::Env& env, const std::string& dir);

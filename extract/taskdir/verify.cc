@@ -44,6 +44,18 @@ std::string ErrorLine(const std::string& message) {
 
 }  // namespace
 
+std::string EnvironmentTree(runner::Git& git, const TaskDir& level1, const std::string& dest) {
+  // The environment's key hashes the whole tree it is built from: from the task's own
+  // presolved/ every task would build one of its own.
+  if (git.Run(util::DirName(dest), {"clone", "-q", "--no-hardlinks", level1.presolved(), dest})
+          .ok() &&
+      git.Run(dest, {"apply", level1.patch()}).ok() &&
+      git.Run(dest, {"apply", level1.test_patch()}).ok()) {
+    return dest;
+  }
+  return level1.presolved();
+}
+
 util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     runner::TestRunner& tests, const std::string& root, const std::string& env_root,
     const runner::RepoSpec& spec,
@@ -87,7 +99,7 @@ class Verification {
     auto info = ReadInstance(env_, TaskDir{task_dir_});
     if (!info.ok()) return Fail(info.error());
     info_ = std::move(*info);
-    if (auto s = CheckTaskSettings(TaskDir{task_dir_}, info_, options_.trust_settings); !s.ok()) {
+    if (auto s = CheckTaskSettings(TaskDir{task_dir_}, info_.spec, options_.trust_settings); !s.ok()) {
       return Fail(s.error());
     }
     info_.spec.sandbox = options_.sandbox;
@@ -143,9 +155,12 @@ class Verification {
       if (!l1.ok()) return l1.error();
       base = *l1;
     }
-    env_root_ = options_.env_root.empty() ? base.presolved() : options_.env_root;
     // The repository's tests write the work copy: git over it runs sandboxed from the start.
     git_.Confine(runner::ToolSandbox(info_.spec, {options_.work_dir}, {task_.dir, base.dir}));
+    env_root_ = !options_.env_root.empty() ? options_.env_root
+                : info_.spec.install.empty()
+                    ? base.presolved()  // no environment to build
+                    : EnvironmentTree(git_, base, util::JoinPath(options_.work_dir, "original"));
     auto cloned =
         git_.Run(options_.work_dir, {"clone", "-q", "--no-hardlinks", base.presolved(), work_});
     if (!cloned.ok()) return cloned.error();

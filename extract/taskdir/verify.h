@@ -29,7 +29,7 @@ struct VerifyOptions {
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;  // how the tests are isolated
   std::string environment_cache;  // where environments built from install steps are cached
   // The tree the spec's environment is built from: the repository the task was cut from,
-  // while extracting; "" for the task's own presolved/ (L2: the L1 task's).
+  // while extracting; "" for the one the task rebuilds (EnvironmentTree).
   std::string env_root;
   // The task's repo_settings may widen the sandbox (CheckTaskSettings): the user vouches
   // for the task (--trust-task-settings), or fbkit has just written it.
@@ -61,6 +61,12 @@ struct VerifyReport {
   // once more before it decides): left out of every check; the task should drop them.
   std::set<std::string> flaky;
 };
+
+// The tree a task's environment is built from, made at `dest`: the repository it was cut
+// from, rebuilt from the L1 task `level1` (presolved/ with patch.diff and test_patch.diff
+// applied), the same tree for every task of one commit, so one environment serves them all;
+// the L1 task's presolved/ itself when its patches do not apply. `git` is confined already.
+std::string EnvironmentTree(runner::Git& git, const TaskDir& level1, const std::string& dest);
 
 VerifyReport VerifyTask(const runner::Services& services,
                         const std::string& task_dir, const VerifyOptions& options);

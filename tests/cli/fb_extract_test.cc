@@ -835,6 +835,22 @@ TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
   EXPECT_NE(gold.find("GIT binary patch"), std::string::npos);
   EXPECT_EQ(gold.find("test_inner"), std::string::npos);
   EXPECT_EQ(gold.find("SECRET-OF-THE-HOST"), std::string::npos);
+  // Verified again, every task of the commit (two test files, both levels) runs in one
+  // environment: the one built from the repository the tasks rebuild, not one per task.
+  auto other = RunCommand({kExtract, "task", root, "--graph", dir / "graph.json", "--trace",
+                           dir / "trace.json", "-o", dir / "out", "--p2p", "2", "--min-lines",
+                           "5", "--no-l2", "--f2p", "tests/test_text.py"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  std::string cache = "XDG_CACHE_HOME=" + (dir / "verify-cache");
+  for (const std::string& t : {id, l2, other.out.substr(0, other.out.find('\n'))}) {
+    auto verified = RunCommand({"/usr/bin/env", cache, kExtract, "verify", dir / ("out/" + t), "-q"});
+    EXPECT_EQ(verified.exit_code, 0) << t << verified.err;
+  }
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "verify-cache/fbkit/env")) {
+    entries += e.is_directory();
+  }
+  EXPECT_EQ(entries, 1);
 }
 
 // fixtures/flaky_p2p: verification runs a failing round once more and leaves out the tests

@@ -59,6 +59,22 @@ TEST(SourceFilesTest, SymlinksFilesFollowedDirsNotDanglingReported) {
   EXPECT_EQ(tree->errors[0].message.find("/r/"), std::string::npos) << tree->errors[0].message;
 }
 
+TEST(SourceFilesTest, ALinkToAFileOutsideTheTreeIsNotRead) {
+  FakeEnv env;
+  env.AddFile("/home/u/secret.py", "TOKEN = 1\n");
+  env.AddFile("/r/real/mod.py", "");
+  env.AddSymlink("/r/steal.py", "../home/u/secret.py");
+  env.AddSymlink("/r/real/up.py", "../../home/u/secret.py");
+  env.AddSymlink("/r/real/ok.py", "mod.py");
+  auto tree = FindPythonFiles(env, "/r", {});
+  ASSERT_TRUE(tree.ok());
+  EXPECT_EQ(Paths(*tree), (std::vector<std::string>{"real/mod.py=mod", "real/ok.py=ok"}));
+  ASSERT_EQ(tree->errors.size(), 2u);
+  EXPECT_EQ(tree->errors[0].path, "real/up.py");
+  EXPECT_NE(tree->errors[0].message.find("outside the tree"), std::string::npos);
+  EXPECT_EQ(env.reads("/home/u/secret.py"), 0);
+}
+
 TEST(SourceFilesTest, RootMustBeADirectory) {
   FakeEnv env;
   env.AddFile("/r/file.py", "");

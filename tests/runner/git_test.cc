@@ -135,6 +135,14 @@ TEST(GitTest, HostGitRefusesARepositoryWhoseConfigurationNamesAProgram) {
   EXPECT_FALSE(git.Run(tree + "/sub", {"status", "--porcelain"}).ok()) << "found from below";
   WriteFileOrDie(tree + "/.git/config", config);
   EXPECT_TRUE(git.Run(tree, {"status", "--porcelain"}).ok());
+  // A configuration file that is a link to a device is refused unread (red team round 5,
+  // H6: /dev/zero read until the host's memory ran out).
+  fs::create_symlink("/dev/zero", tree + "/.git/config.worktree");
+  refused = git.Run(tree, {"status", "--porcelain"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("config.worktree: cannot open"), std::string::npos)
+      << refused.error();
+  fs::remove(tree + "/.git/config.worktree");
   // The configuration vetted is the one git reads (red team round 4: `gitdir:  g`, with two
   // spaces, is " g" to git; fbkit's own reading took "g").
   std::string odd = tmp / "odd";
@@ -264,6 +272,12 @@ TEST(GitTest, PatchPathsOutsideTheTreeOrInGitDirectoriesAreRefused) {
   EXPECT_NE(PatchPathProblem(link("d/x", ".") + link("y", "d/x/x/x/../..")).find("climbs out"),
             std::string::npos);
   EXPECT_EQ(PatchPathProblem(link("d/x", "..") + link("y", "d/x/d")), "");
+  // The same chains with the link they go through made later in the patch.
+  EXPECT_NE(PatchPathProblem(link("y", "d/x/d/x/../../..") + link("d/x", "..")).find("climbs out"),
+            std::string::npos);
+  EXPECT_NE(PatchPathProblem(link("leak.py", "d.py/d.py/d.py/../../../../etc/passwd") +
+                             link("d.py", ".")).find("climbs out"),
+            std::string::npos);
   // A removed line "-- .git/x" and an added line "++ ../y" inside a hunk are content.
   EXPECT_EQ(PatchPathProblem("--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n--- .git/x\n+++ ../y\n"
                              " same\n"), "");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 
 #include "tests/testing/run.h"
@@ -148,6 +150,26 @@ TEST(RepoSpecTest, ASpecInsideTheRepositoryMayNotWidenTheSandbox) {
   std::filesystem::remove(dir + "/repo/fbkit.toml");
   std::filesystem::create_symlink(dir + "/user.toml", dir + "/repo/fbkit.toml");
   EXPECT_FALSE(LoadRepoSpec(env, "", dir + "/repo").ok());
+}
+
+// The repository's spec is read as a file of its tree (red team round 5, H6): a link to
+// /dev/zero would have fbkit read until the host's memory ran out, and a FIFO would block it.
+TEST(RepoSpecTest, TheRepositorysSpecIsReadAsAFileOfItsTreeNeverADeviceOrPipe) {
+  testing::ScratchDir scratch;
+  const std::string repo = scratch.path() + "/repo";
+  std::filesystem::create_directories(repo);
+  util::Env& env = util::RealEnv();
+  std::filesystem::create_symlink("/dev/zero", repo + "/fbkit.toml");
+  auto zero = LoadRepoSpec(env, "", repo);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().find(repo + "/fbkit.toml: cannot open"), std::string::npos)
+      << zero.error();
+  EXPECT_FALSE(LoadRepoSpec(env, repo + "/fbkit.toml", repo).ok());  // named, the same
+  std::filesystem::remove(repo + "/fbkit.toml");
+  ASSERT_EQ(::mkfifo((repo + "/fbkit.toml").c_str(), 0600), 0);
+  auto fifo = LoadRepoSpec(env, "", repo);  // returns: nothing writes the FIFO
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().find("not a regular file"), std::string::npos) << fifo.error();
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "tests/testing/fake_env.h"
 
+#include "util/strings.h"
+
 namespace fbkit::testing {
 
 void FakeEnv::AddDir(const std::string& path) {
@@ -34,13 +36,37 @@ int FakeEnv::reads(const std::string& path) const {
   return it == reads_.end() ? 0 : it->second;
 }
 
-const FakeEnv::Node* FakeEnv::Resolve(const std::string& path, bool follow) const {
-  auto it = nodes_.find(path);
+namespace {
+
+// "/a/b/../c/./d" -> "/a/c/d" (text only: the fake's links are on last components).
+std::string Lexical(const std::string& path) {
+  std::vector<std::string> parts;
+  for (const auto& p : util::Split(path, '/')) {
+    if (p.empty() || p == ".") continue;
+    if (p == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(p);
+  }
+  std::string out;
+  for (const auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+}  // namespace
+
+const FakeEnv::Node* FakeEnv::Resolve(const std::string& path, bool follow,
+                                      std::string* resolved) const {
+  std::string at = path;
+  auto it = nodes_.find(at);
   for (int hops = 0; it != nodes_.end() && follow && hops < 8; ++hops) {
     if (it->second.type != util::FileType::kSymlink) break;
     const std::string& target = it->second.data;
-    it = nodes_.find(target.front() == '/' ? target : util::JoinPath(util::DirName(path), target));
+    at = target.front() == '/' ? target : Lexical(util::JoinPath(util::DirName(at), target));
+    it = nodes_.find(at);
   }
+  if (resolved) *resolved = at;
   return it == nodes_.end() ? nullptr : &it->second;
 }
 
@@ -49,6 +75,29 @@ util::Expected<std::string> FakeEnv::ReadFile(const std::string& path) {
   const Node* n = Resolve(path, true);
   if (n == nullptr) return util::Error{path + ": cannot open: No such file or directory"};
   if (n->type != util::FileType::kRegular) return util::Error{path + ": is a directory"};
+  ++reads_[path];
+  return n->data;
+}
+
+util::Expected<std::string> FakeEnv::ReadUntrusted(const std::string& base,
+                                                   const std::string& rel, uint64_t max_bytes) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  std::string path = util::JoinPath(base, rel);
+  // As the real one: no component of `rel` may be a link (the fake's links are whole paths).
+  std::string at = base;
+  for (const auto& part : util::Split(rel, '/')) {
+    at = util::JoinPath(at, part);
+    const Node* n = Resolve(at, false);
+    if (n != nullptr && n->type == util::FileType::kSymlink) {
+      return util::Error{path + ": cannot open (symlinks are not followed here)"};
+    }
+  }
+  const Node* n = Resolve(path, false);
+  if (n == nullptr) return util::Error{path + ": cannot open: No such file or directory"};
+  if (n->type != util::FileType::kRegular) return util::Error{path + ": not a regular file"};
+  if (n->data.size() > max_bytes) {
+    return util::Error{path + ": larger than " + std::to_string(max_bytes) + " bytes"};
+  }
   ++reads_[path];
   return n->data;
 }
@@ -129,8 +178,9 @@ util::Status FakeEnv::Rename(const std::string& from, const std::string& to) {
 
 util::Expected<std::string> FakeEnv::RealPath(const std::string& path) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (Resolve(path, true) == nullptr) return util::Error{path + ": cannot resolve"};
-  return path;
+  std::string real;
+  if (Resolve(path, true, &real) == nullptr) return util::Error{path + ": cannot resolve"};
+  return real;
 }
 
 }  // namespace fbkit::testing

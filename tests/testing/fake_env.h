@@ -23,6 +23,8 @@ class FakeEnv : public util::Env {
   const std::string& Contents(const std::string& path) const { return nodes_.at(path).data; }
 
   util::Expected<std::string> ReadFile(const std::string& path) override;
+  util::Expected<std::string> ReadUntrusted(const std::string& base, const std::string& rel,
+                                            uint64_t max_bytes) override;
   util::Expected<std::string> ReadFileFrom(const std::string& path, uint64_t offset) override;
   util::Status WriteFileAtomic(const std::string& path, std::string_view data) override;
   util::Expected<util::FileInfo> Stat(const std::string& path, bool follow_symlinks) override;
@@ -40,7 +42,8 @@ class FakeEnv : public util::Env {
     int64_t mtime_ns = 0;
     uint64_t inode = 0;
   };
-  const Node* Resolve(const std::string& path, bool follow) const;
+  // The node `path` names, following links when asked; `resolved` gets the path reached.
+  const Node* Resolve(const std::string& path, bool follow, std::string* resolved = nullptr) const;
 
   std::map<std::string, Node> nodes_;
   std::map<std::string, int> reads_;

@@ -90,14 +90,19 @@ _guarded_innards = {n: _innards(o) for n, o in _guarded_at_start.items()}
 _writer_innards = {n: _innards(o) for n, o in _writer_at_start.items()}
 
 
+def _pytest_modules():
+    """pytest's and pluggy's loaded modules, as (name, module) pairs."""
+    return [(name, module) for name, module in list(sys.modules.items())
+            if module is not None and (name.startswith(("_pytest.", "pluggy."))
+                                       or name in ("_pytest", "pytest", "pluggy"))]
+
+
 def _loaded_code():
     """The code objects (by identity, kept alive) of pytest's and pluggy's functions and
     class methods as they are before any conftest loads: hooks pytest registers later from
     them need no compiling to be trusted."""
     keep = []
-    for name, module in list(sys.modules.items()):
-        if not (name.startswith(("_pytest.", "pluggy.")) or name in ("_pytest", "pytest", "pluggy")):
-            continue
+    for _, module in _pytest_modules():
         for value in list(getattr(module, "__dict__", {}).values()):
             members = list(vars(value).values()) if isinstance(value, type) else [value]
             for member in members:
@@ -108,12 +113,6 @@ def _loaded_code():
 
 
 _trusted_code = _loaded_code() if os.environ.get("FBKIT_TRACE_CHECKS") == "1" else ([], set())
-
-
-def _pytest_modules():
-    return [(name, module) for name, module in list(sys.modules.items())
-            if module is not None and (name.startswith(("_pytest.", "pluggy."))
-                                       or name in ("_pytest", "pytest", "pluggy"))]
 
 
 def _pytest_machinery():

@@ -105,6 +105,15 @@ TEST(TaskDirTest, ErrorsNameTheFile) {
   auto noid = ReadInstance(env, TaskDir{"/t/noid.lv1"});
   ASSERT_FALSE(noid.ok());
   EXPECT_NE(noid.error().find("instance_id"), std::string::npos) << noid.error();
+  // A task directory is untrusted: its instance.json is never read through a link (red team
+  // round 5, H6: a link to /dev/zero exhausted the host's memory).
+  env.AddFile("/home/u/secret.json", R"({"instance_id":"x","repo_settings":"{}"})");
+  env.AddSymlink("/t/link.lv1/instance.json", "/home/u/secret.json");
+  auto link = ReadInstance(env, TaskDir{"/t/link.lv1"});
+  ASSERT_FALSE(link.ok());
+  EXPECT_NE(link.error().find("/t/link.lv1/instance.json: cannot open"), std::string::npos)
+      << link.error();
+  EXPECT_EQ(env.reads("/home/u/secret.json"), 0);
   auto missing = ReadInstance(env, TaskDir{"/t/none.lv1"});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("/t/none.lv1/instance.json"), std::string::npos);

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "runner/environment.h"
 #include "runner/git.h"
 #include "runner/process.h"
 #include "tests/testing/fake_test_runner.h"
@@ -171,6 +172,37 @@ TEST_F(VerifyTest, AGoldPatchThatDoesNotApplyIsASetupFailure) {
   VerifyReport r = Verify();
   EXPECT_EQ(r.failure, VerifyFailure::kSetup);
   EXPECT_NE(r.reason.find("patch.diff does not apply"), std::string::npos) << r.reason;
+}
+
+// The environment of a task's runs is built from the repository it was cut from, rebuilt
+// from the task: every task of one commit has the same tree, so the same environment key
+// (from its own presolved/, each task built an environment of its own).
+TEST_F(VerifyTest, TheEnvironmentIsBuiltFromTheRepositoryTheTaskWasCutFrom) {
+  runner::Git git(util::RealEnv(), runner::RealLauncher(), tmp_.path() + "/git2");
+  std::filesystem::create_directories(tmp_.path() + "/work");
+  std::string tree = EnvironmentTree(git, TaskDir{task_}, tmp_.path() + "/work/original");
+  ASSERT_EQ(tree, tmp_.path() + "/work/original");
+  EXPECT_NE(ReadFileOrDie(tree + "/pkg/core.py").find("def g"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(tree + "/tests/test_feature.py"));
+  // The repository itself, as another task of it would rebuild it.
+  std::string repo = tmp_.path() + "/repo";
+  std::filesystem::create_directories(repo);
+  std::filesystem::copy(tree + "/pkg", repo + "/pkg", std::filesystem::copy_options::recursive);
+  std::filesystem::copy(tree + "/tests", repo + "/tests", std::filesystem::copy_options::recursive);
+  runner::RepoSpec spec;
+  spec.install = {"true"};
+  auto key = [&](const std::string& root) {
+    auto k = runner::EnvironmentKey(util::RealEnv(), spec, root);
+    EXPECT_TRUE(k.ok()) << k.error();
+    return k.ok() ? *k : "";
+  };
+  EXPECT_EQ(key(tree), key(repo));
+  EXPECT_NE(key(tree), key(task_ + "/presolved"));
+  // A task whose patches do not apply: its own presolved/, as before.
+  WriteFileOrDie(task_ + "/patch.diff", "diff --git a/none.py b/none.py\n--- a/none.py\n+++ "
+                                        "b/none.py\n@@ -1 +1 @@\n-x\n+y\n");
+  EXPECT_EQ(EnvironmentTree(git, TaskDir{task_}, tmp_.path() + "/work/again"),
+            task_ + "/presolved");
 }
 
 }  // namespace
