@@ -120,7 +120,7 @@ struct Context {
   std::vector<std::string> extra_path;
   std::set<std::string> changed;  // files the agent's patch changed (test files put back)
   std::string l2_site;            // L2: the directory holding the agent's agent_code
-  std::string env_root;           // the tree the environment comes from (EnvironmentTree)
+  std::string env_root;           // the task's own tree, which the environment comes from
   // What every command over the work copies runs in (git, patch, cp): the work dir writable,
   // the task directories readable; kNone only when the user turned the sandbox off.
   runner::Sandbox sandbox;
@@ -462,11 +462,11 @@ EvalReport EvaluateInstance(const runner::Services& services,
   std::string level1 = options.level1_dir;
   if (level1.empty() && c.task.ends_with(".lv2")) level1 = c.task.substr(0, c.task.size() - 1) + "1";
   c.sandbox = WorkSandbox(c, level1);
+  // Never the repository the task was cut from (taskdir::EnvironmentTree, as verify does):
+  // the environment's entry is in the tests' sandbox, and its copy of that tree (or a
+  // package installed from it) would hand the agent's code the gold solution.
+  c.env_root = taskdir::TaskDir{r.level == 2 ? level1 : c.task}.presolved();
   c.git.Confine(c.sandbox);
-  taskdir::TaskDir original{r.level == 2 ? level1 : c.task};
-  c.env_root = c.info.spec.install.empty()
-                   ? original.presolved()  // no environment to build
-                   : taskdir::EnvironmentTree(c.git, original, util::JoinPath(c.work, "original"));
   util::Status prepared = r.level == 2 ? PrepareLevel2(c, prediction, level1, &r)
                                        : PrepareLevel1(c, prediction, &r);
   if (!prepared.ok()) r.error = prepared.error();

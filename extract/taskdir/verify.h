@@ -62,10 +62,11 @@ struct VerifyReport {
   std::set<std::string> flaky;
 };
 
-// The tree a task's environment is built from, made at `dest`: the repository it was cut
-// from, rebuilt from the L1 task `level1` (presolved/ with patch.diff and test_patch.diff
-// applied), the same tree for every task of one commit, so one environment serves them all;
-// the L1 task's presolved/ itself when its patches do not apply. `git` is confined already.
+// The tree verification builds a task's environment from, made at `dest`: the repository
+// it was cut from, rebuilt from the L1 task `level1` (presolved/ with patch.diff and
+// test_patch.diff applied), the same tree for every task of one commit, so one environment
+// serves them all; the L1 task's presolved/ itself when its patches do not apply. `git` is
+// confined already. Never for an agent's runs: the environment would hold the gold.
 std::string EnvironmentTree(runner::Git& git, const TaskDir& level1, const std::string& dest);
 
 VerifyReport VerifyTask(const runner::Services& services,

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 #include "extract/taskdir/verify.h"
@@ -100,6 +102,29 @@ TEST_F(HostCommandsTest, EveryWayAPatchIsAppliedRunsSandboxed) {
   EXPECT_FALSE(into_git.applied);
   EXPECT_TRUE(into_git.suspicious);
   EXPECT_FALSE(into_git.resolved);
+}
+
+// The environment an agent's patch is scored in is built from the task's own pre-solved tree:
+// built from the repository the task was cut from (as verify's is), its entry, which the
+// tests' sandbox holds, would have the gold solution for the agent's code to read.
+TEST_F(HostCommandsTest, TheGradersEnvironmentNeverHoldsTheGold) {
+  auto inst = nlohmann::json::parse(ReadFileOrDie(task_ + "/instance.json"));
+  runner::RepoSpec spec;
+  spec.python = "/usr/bin/python3";
+  spec.install = {"true"};
+  inst["repo_settings"] = runner::RepoSpecJson(spec);
+  testing::WriteFileOrDie(task_ + "/instance.json", inst.dump());
+  std::string seen;
+  tests_.respond = [&](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    seen += ReadFileOrDie((r.env_root.empty() ? r.root : r.env_root) + "/pkg/core.py");
+    return RunWith({{testing::kTinyF2p, "failed"}, {testing::kTinyP2p, "passed"}});
+  };
+  EvalReport stub = Evaluate("diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n"
+                             "+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n-def f():\n+def f():  # x\n"
+                             "     return 1\n");
+  EXPECT_TRUE(stub.applied) << stub.error << stub.apply_error;
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.find("def g"), std::string::npos) << seen;
 }
 
 TEST_F(HostCommandsTest, VerificationRunsGitOverTheTestedCopySandboxed) {
