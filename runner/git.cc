@@ -135,6 +135,12 @@ std::string LinkProblem(const std::string& link, const std::string& target,
 
 }  // namespace
 
+std::string TreePathProblem(const std::string& path) {
+  if (path.empty()) return "an empty path";
+  if (path.starts_with("/")) return "an absolute path (" + path + ")";
+  return PathProblem(path);
+}
+
 std::string PatchPathProblem(std::string_view patch) {
   int64_t old_left = 0, new_left = 0;
   bool symlink = false;  // the file of the current header is a symbolic link

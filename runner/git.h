@@ -52,6 +52,10 @@ std::string NormalizePatch(std::string_view patch);
 // contents would make a later git command run a program). Hunk bodies are skipped by count.
 std::string PatchPathProblem(std::string_view patch);
 
+// Why a path a dataset or task names inside a work copy is unsafe, or "": empty, absolute,
+// climbing out with `..`, or inside a `.git` directory.
+std::string TreePathProblem(const std::string& path);
+
 // Why a patch's binary parts are not applied, or "": its `literal N` hunks inflate to more
 // than `max_bytes` together, or it holds a `delta` hunk (a delta can copy its base many
 // times over, so its size bounds nothing). git applies patches outside any sandbox: a

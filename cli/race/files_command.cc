@@ -60,7 +60,7 @@ Out FilesOne(parser::PythonParser& parser, const FilesArgs& a,
 
 int RunFiles(const FilesArgs& a) {
   util::Env& env = util::RealEnv();
-  auto instances = LoadInstances(env, a.instances);
+  auto instances = LoadInstances(env, a.instances, a.repo);
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
   auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;

@@ -105,7 +105,7 @@ Out GtOne(util::Env& env, parser::PythonParser& parser, const GtArgs& a,
 
 int RunGt(const GtArgs& a) {
   util::Env& env = util::RealEnv();
-  auto instances = LoadInstances(env, a.instances);
+  auto instances = LoadInstances(env, a.instances, a.repo);
   if (!instances.ok()) return Fail(kWho, instances.error()), kExitUsage;
   auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;

@@ -24,17 +24,23 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
          "Instances {instance_id, repo, base_commit, patch, test_patch} (JSON or JSON Lines)")
       ->required();
   AddSpecOptions(cmd, &a->spec_options, kSpecRun);
+  cmd->add_option("--repo", a->repo,
+                  "The repository every instance runs in, whatever its `repo` field says (an "
+                  "instances file names host paths that fbkit clones and runs the tests of: "
+                  "give this for a file you did not make)");
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
 }
 
 util::Expected<std::vector<groundtruth::Instance>> LoadInstances(util::Env& env,
-                                                                 const std::string& path) {
+                                                                 const std::string& path,
+                                                                 const std::string& repo) {
   auto text = env.ReadFile(path);
   if (!text.ok()) return util::Error{text.error()};
   auto instances = groundtruth::ParseInstances(*text, path);
   if (!instances.ok()) return util::Error{instances.error()};
   for (auto& i : *instances) {
+    if (!repo.empty()) i.repo = repo;
     if (auto real = env.RealPath(i.repo); real.ok()) i.repo = *real;
   }
   return instances;

@@ -30,6 +30,7 @@ util::Expected<std::string> ScratchDir(const std::string& given, const std::stri
 // Options shared by the commands that run tests.
 struct RunArgs {
   std::string instances;
+  std::string repo;  // --repo: every instance's repository, whatever the file names
   std::string output;
   std::string work_dir;
   SpecArgs spec_options;
@@ -43,10 +44,11 @@ struct RunArgs {
 // Adds RunArgs's options to `cmd`: -j, --shard, INSTANCES, the run spec's, --work-dir, -q.
 void AddRunOptions(CLI::App* cmd, RunArgs* a);
 
-// The instances, with repository paths made absolute; a missing repository is left as
-// given (its instance then fails on its own).
+// The instances, with repository paths made absolute (every one `repo` when given: --repo);
+// a missing repository is left as given (its instance then fails on its own).
 util::Expected<std::vector<groundtruth::Instance>> LoadInstances(util::Env& env,
-                                                                 const std::string& path);
+                                                                 const std::string& path,
+                                                                 const std::string& repo);
 
 // Prints "fb-race CMD: ID: WHAT" on stderr unless `quiet`.
 void Note(bool quiet, const std::string& cmd, const std::string& id, const std::string& what);

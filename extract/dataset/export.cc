@@ -6,6 +6,7 @@
 
 #include "extract/taskdir/task_dir.h"
 #include "extract/taskdir/verify.h"
+#include "runner/confine.h"
 #include "runner/git.h"
 #include "runner/outcome.h"
 #include "util/json_read.h"
@@ -206,8 +207,10 @@ util::Expected<std::vector<std::string>> PassingIds(runner::TestRunner& tests,
 }  // namespace
 
 util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
-                                      const std::string& task_dir, ExportFormat format,
+                                      const std::string& given_dir, ExportFormat format,
                                       const std::string& work_dir) {
+  auto real = env.RealPath(given_dir);  // the path git sees inside its sandbox
+  const std::string task_dir = real.ok() ? *real : given_dir;
   auto inst = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
   if (!inst.ok()) return util::Error{inst.error()};
   int level = inst->level;
@@ -221,6 +224,12 @@ util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher
   (void)env.RemoveAll(work_dir);
   if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
   runner::Git git(env, launcher, util::JoinPath(work_dir, "log"));
+  // The task directory is no more trusted than its code: git over it runs confined, the
+  // work dir its only writable place (a presolved/ link, or a patch copying a link there,
+  // would otherwise have the host's git read what it names into the row).
+  auto real_level1 = env.RealPath(level1.dir);
+  if (real_level1.ok()) level1.dir = *real_level1;
+  git.Confine(runner::ToolSandbox(runner::RepoSpec{}, {work_dir}, {task_dir, level1.dir}));
   std::string repo = util::JoinPath(work_dir, "repo");
   util::Expected<std::string> row = util::Error{""};
   // A SWE-bench L1 row is the task's own files; the others need the original rebuilt.
@@ -243,6 +252,30 @@ struct ImportedFiles {
   std::vector<std::string> f2p_tests, p2p_tests;
 };
 
+// The files a row names removed from the work copy by (confined) git, which goes through no
+// link: a path through a link the row's patch made would have the host delete what it names.
+util::Status RemoveFiles(runner::Git& git, const std::string& repo,
+                         const std::vector<std::string>& files) {
+  std::vector<std::string> args = {"rm", "-r", "-q", "-f", "--ignore-unmatch", "--"};
+  args.insert(args.end(), files.begin(), files.end());
+  auto r = git.Run(repo, args);
+  return r.ok() ? util::Status::Ok() : util::Status(util::Error{r.error()});
+}
+
+// Why a row may not be imported, or "": a file it names or its patches touch lies outside
+// the work copy or inside a .git directory.
+std::string RowPathProblem(const nlohmann::json& row, const std::vector<std::string>& files) {
+  for (const auto& f : files) {
+    if (std::string why = runner::TreePathProblem(f); !why.empty()) return "a test file: " + why;
+  }
+  for (const char* key : {"patch", "test_patch"}) {
+    if (std::string why = runner::PatchPathProblem(row.value(key, "")); !why.empty()) {
+      return std::string(key) + ": " + why;
+    }
+  }
+  return "";
+}
+
 util::Expected<ImportedFiles> ImportLevel1(util::Env& env, runner::TestRunner& tests,
                                            runner::Git& git, const nlohmann::json& row,
                                            const std::vector<std::string>& f2p,
@@ -257,7 +290,7 @@ util::Expected<ImportedFiles> ImportLevel1(util::Env& env, runner::TestRunner& t
     auto applied = git.Run(repo, {"apply", "--whitespace=fix", mask_path});
     if (!applied.ok()) return util::Error{"patch does not apply at base_commit: " + applied.error()};
   }
-  for (const auto& f : f2p) (void)env.RemoveAll(util::JoinPath(repo, f));
+  if (auto s = RemoveFiles(git, repo, f2p); !s.ok()) return util::Error{s.error()};
   if (auto s = Commit(git, repo, "masked"); !s.ok()) return util::Error{s.error()};
   ImportedFiles out;
   auto gold = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, true));
@@ -307,7 +340,7 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& t
   if (!l1.ok()) return util::Error{"an L2 row needs its L1 task imported first (" + level1 + ")"};
   auto base = git.Run(repo, {"rev-parse", "HEAD"});
   if (!base.ok()) return util::Error{base.error()};
-  for (const auto& f : f2p) (void)env.RemoveAll(util::JoinPath(repo, f));
+  if (auto s = RemoveFiles(git, repo, f2p); !s.ok()) return util::Error{s.error()};
   if (auto s = Commit(git, repo, "without the F2P files"); !s.ok()) return util::Error{s.error()};
   auto without = git.Run(repo, {"rev-parse", "HEAD"});
   if (!without.ok()) return util::Error{without.error()};
@@ -409,6 +442,11 @@ util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launche
   }
   std::vector<std::string> f2p = Strings(row, "FAIL_TO_PASS"), p2p = Strings(row, "PASS_TO_PASS");
   if (f2p.empty()) return util::Error{id + ": FAIL_TO_PASS names no test file"};
+  std::vector<std::string> named = f2p;
+  named.insert(named.end(), p2p.begin(), p2p.end());
+  if (std::string why = RowPathProblem(row, named); !why.empty()) {
+    return util::Error{id + ": " + why};
+  }
   std::string base = row.value("base_commit", "");
   (void)env.RemoveAll(o.work_dir);
   if (auto s = env.MakeDirs(o.work_dir); !s.ok()) return util::Error{s.error()};

@@ -235,9 +235,6 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   auto l1 = taskdir::Level1Task(c.env, taskdir::TaskDir{c.task}, level1);
   if (!l1.ok()) return util::Error{l1.error()};
   if (auto s = Clone(c, l1->dir); !s.ok()) return s;
-  if (auto a = c.git.Run(c.repo, {"apply", l1->patch()}); !a.ok()) {
-    return util::Error{"the L1 patch.diff does not apply: " + a.error()};
-  }
   std::string agent = util::JoinPath(c.work, "agent");
   if (auto s = c.env.MakeDirs(agent); !s.ok()) return s;
   if (auto g = c.git.Run(agent, {"init", "-q"}); !g.ok()) return util::Error{g.error()};

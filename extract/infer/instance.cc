@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -54,16 +55,44 @@ util::Expected<std::string> Base(runner::Git& git, const Layout& l,
   return git.Run(l.workspace, args);
 }
 
-// The workspace as the benchmark defines it, and fbkit's snapshot of it.
+// The workspace as the benchmark defines it, and fbkit's snapshot of it. `git` runs
+// confined (the task directory is no more trusted than its code).
 util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
                               const std::string& task_dir, int level) {
+  if (auto s = env.MakeDirs(util::DirName(l.base)); !s.ok()) return s;
   if (level == 1) {
+    // A presolved/ (or its .git) that is a link or a gitfile would have the clone read
+    // another repository, which then reaches the agent.
     std::string presolved = taskdir::TaskDir{task_dir}.presolved();
-    auto c = git.Run(l.inst, {"clone", "-q", "--no-hardlinks", presolved, l.workspace});
-    if (!c.ok()) return util::Error{c.error()};
-    // The clone must not point back at the task directory (its patch.diff is the answer).
-    if (auto r = git.Run(l.workspace, {"remote", "remove", "origin"}); !r.ok()) {
-      return util::Error{r.error()};
+    for (const auto& dir : {presolved, util::JoinPath(presolved, ".git")}) {
+      auto st = env.Stat(dir, false);
+      if (!st.ok() || st->type != util::FileType::kDirectory) {
+        return util::Error{dir + ": not a directory (a task's presolved/ and its .git are "
+                                 "plain directories)"};
+      }
+    }
+    // Fetched into a fresh repository rather than cloned: the workspace has no remote
+    // pointing back at the task directory (its patch.diff is the answer), and confined git
+    // writes no configuration of a work copy.
+    auto head = git.Run(l.inst, {"ls-remote", "--symref", presolved, "HEAD"});
+    if (!head.ok()) return util::Error{head.error()};
+    std::string branch = "main";
+    if (head->starts_with("ref: refs/heads/")) {
+      std::string named = head->substr(16, head->find_first_of("\t\n") - 16);
+      bool plain = !named.empty() && named[0] != '-' &&
+                   std::all_of(named.begin(), named.end(), [](char ch) {
+                     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' ||
+                            ch == '_' || ch == '-' || ch == '/';
+                   });
+      if (plain) branch = named;
+    }
+    if (auto s = env.MakeDirs(l.workspace); !s.ok()) return s;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"init", "-q", "-b", branch},
+             {"fetch", "-q", "--no-tags", "--update-head-ok", presolved,
+              "+HEAD:refs/heads/" + branch},
+             {"reset", "-q", "--hard"}}) {
+      if (auto r = git.Run(l.workspace, args); !r.ok()) return util::Error{r.error()};
     }
   } else {
     if (auto s = env.MakeDirs(l.workspace); !s.ok()) return s;
@@ -72,7 +101,6 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
       if (auto r = git.Run(l.workspace, args); !r.ok()) return util::Error{r.error()};
     }
   }
-  if (auto s = env.MakeDirs(util::DirName(l.base)); !s.ok()) return s;
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "start"}}) {
     if (auto r = Base(git, l, args); !r.ok()) return util::Error{r.error()};
@@ -494,7 +522,12 @@ util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
   for (const auto& dir : {l.inst, util::DirName(l.statement), l.output}) {
     if (auto s = env.MakeDirs(dir); !s.ok()) return s;
   }
-  if (auto s = PrepareWorkspace(env, git, l, task_dir, level); !s.ok()) {
+  runner::RepoSpec tools;
+  tools.sandbox = options.sandbox;
+  auto task = env.RealPath(task_dir);
+  git.Confine(runner::ToolSandbox(tools, {l.inst, util::DirName(l.base)},
+                                  {task.ok() ? *task : task_dir}));
+  if (auto s = PrepareWorkspace(env, git, l, task.ok() ? *task : task_dir, level); !s.ok()) {
     return util::Error{"preparing the workspace: " + s.error()};
   }
   // The task's file, never what a link there names on the host (it reaches the agent).

@@ -147,8 +147,8 @@ class Verification {
     if (auto s = env_.MakeDirs(options_.work_dir); !s.ok()) return s.error();
     auto real_task = env_.RealPath(task_dir_);
     task_ = TaskDir{real_task.ok() ? *real_task : task_dir_};
-    // L1 starts from presolved/; L2 from the original repository, rebuilt from the sibling
-    // L1 task (its presolved/ with its patch.diff applied).
+    // Both start from an L1 presolved/ (L2: the sibling L1 task's, without its patch.diff:
+    // the feature's own code is no part of the tree agent_code is graded in).
     TaskDir base = task_;
     if (info_.level == 2) {
       auto l1 = Level1Task(env_, task_, options_.level1_dir);
@@ -164,10 +164,6 @@ class Verification {
     auto cloned =
         git_.Run(options_.work_dir, {"clone", "-q", "--no-hardlinks", base.presolved(), work_});
     if (!cloned.ok()) return cloned.error();
-    if (info_.level == 2) {
-      auto restored = git_.Run(work_, {"apply", base.patch()});
-      if (!restored.ok()) return "the L1 patch.diff does not apply: " + restored.error();
-    }
     auto applied = git_.Run(work_, {"apply", task_.test_patch()});
     if (!applied.ok()) return "test_patch.diff does not apply: " + applied.error();
     return "";

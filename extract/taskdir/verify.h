@@ -23,8 +23,8 @@ namespace fbkit::extract::taskdir {
 struct VerifyOptions {
   double f2p_max_pass = 0.3;
   std::string work_dir;  // scratch space (removed afterwards)
-  // L2: the L1 task whose presolved/ + patch.diff is the original repository (default: the
-  // sibling directory whose id ends in .lv1).
+  // L2: the L1 task whose presolved/ the tests run in (default: the sibling directory whose
+  // id ends in .lv1).
   std::string level1_dir;
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;  // how the tests are isolated
   std::string environment_cache;  // where environments built from install steps are cached

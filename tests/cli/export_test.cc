@@ -241,6 +241,26 @@ TEST(ExportE2E, BadInputGetsClearErrorsAndNonZeroExits) {
   auto norepo = RunCommand({kExtract, "import", dir / "bad.jsonl", "--repo", dir / "none", "-o",
                             dir / "x"});
   EXPECT_EQ(norepo.exit_code, 2);
+  // A row naming a test file outside the work copy, or whose patch links out of it, is refused
+  // before anything is removed (red team round 6: the host deleted what they named).
+  fs::create_directories(dir / "victim");
+  WriteFileOrDie(dir / "victim/keep.txt", "keep\n");
+  json out = json::parse(first), link = json::parse(first);
+  out["instance_id"] = "x__out.lv1";
+  out["FAIL_TO_PASS"] = json::array({"../../../../../../../../.." + (dir / "victim")});
+  link["instance_id"] = "x__link.lv1";
+  link["patch"] = "diff --git a/lnk b/lnk\nnew file mode 120000\n--- /dev/null\n+++ b/lnk\n"
+                  "@@ -0,0 +1 @@\n+" + (dir / "victim") + "\n\\ No newline at end of file\n";
+  link["FAIL_TO_PASS"] = json::array({"lnk/keep.txt"});
+  WriteFileOrDie(dir / "evil.jsonl", out.dump() + "\n" + link.dump() + "\n");
+  auto evil = RunCommand({kExtract, "import", dir / "evil.jsonl", "--repo", kData + "/repo", "-o",
+                          dir / "evil", "--python", kPython, "-q"});
+  EXPECT_EQ(evil.exit_code, 1);
+  EXPECT_NE(evil.err.find("x__out.lv1: a test file: a path that climbs out"), std::string::npos)
+      << evil.err;
+  EXPECT_NE(evil.err.find("x__link.lv1: patch: a symbolic link b/lnk"), std::string::npos)
+      << evil.err;
+  EXPECT_EQ(ReadFileOrDie(dir / "victim/keep.txt"), "keep\n");
 }
 
 }  // namespace

@@ -274,6 +274,23 @@ TEST(InferE2E, BadInputGetsClearErrors) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("FBKIT_AGENTS=gemini-cli ./setup.sh"), std::string::npos) << missing.err;
   EXPECT_FALSE(fs::exists(dir / "r/predictions.jsonl"));
+  // A task whose presolved/ is a link (to another repository of the host) is refused before
+  // any git reads it (red team round 6: the clone handed that repository to the agent).
+  std::string one;
+  for (const auto& e : fs::directory_iterator(kTasks)) {
+    if (e.path().string().ends_with(".lv1")) one = e.path();
+  }
+  ASSERT_FALSE(one.empty());
+  fs::create_directories(dir / "linked.lv1");
+  for (const char* f : {"instance.json", "problem_statement.md", "patch.diff", "test_patch.diff"}) {
+    fs::copy_file(one + "/" + f, dir / ("linked.lv1/" + std::string(f)));
+  }
+  fs::create_directory_symlink(one + "/presolved", dir / "linked.lv1/presolved");
+  RunResult linked = RunCommand({kExtract, "infer", dir / "linked.lv1", "--agent-cmd", "true",
+                                 "-o", dir / "r2"});
+  EXPECT_EQ(linked.exit_code, 1);
+  std::string result = ReadFileOrDie(dir / "r2" / fs::path(one).filename() / "result.json");
+  EXPECT_NE(result.find("presolved: not a directory"), std::string::npos) << result;
 }
 
 // An agent command the sandbox cannot show fails before any instance runs, naming the path

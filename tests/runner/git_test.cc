@@ -278,6 +278,11 @@ TEST(GitTest, PatchPathsOutsideTheTreeOrInGitDirectoriesAreRefused) {
   EXPECT_NE(PatchPathProblem(link("leak.py", "d.py/d.py/d.py/../../../../etc/passwd") +
                              link("d.py", ".")).find("climbs out"),
             std::string::npos);
+  // Paths a dataset names inside a work copy.
+  EXPECT_EQ(TreePathProblem("tests/test_x.py"), "");
+  for (const char* bad : {"", "/etc/passwd", "../x", "a/../../x", ".git/config", "a/.GIT/x"}) {
+    EXPECT_NE(TreePathProblem(bad), "") << bad;
+  }
   // A removed line "-- .git/x" and an added line "++ ../y" inside a hunk are content.
   EXPECT_EQ(PatchPathProblem("--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n--- .git/x\n+++ ../y\n"
                              " same\n"), "");
