@@ -267,6 +267,10 @@ util::Status RemoveFiles(runner::Git& git, const std::string& repo,
 std::string RowPathProblem(const nlohmann::json& row, const std::vector<std::string>& files) {
   for (const auto& f : files) {
     if (std::string why = runner::TreePathProblem(f); !why.empty()) return "a test file: " + why;
+    // A name reaches git as a pathspec: magic (":(glob)**") or a glob would name other files.
+    if (f.starts_with(":") || f.find_first_of("*?[") != std::string::npos) {
+      return "a test file: a pattern, not a path (" + f + ")";
+    }
   }
   for (const char* key : {"patch", "test_patch"}) {
     if (std::string why = runner::PatchPathProblem(row.value(key, "")); !why.empty()) {

@@ -252,13 +252,18 @@ TEST(ExportE2E, BadInputGetsClearErrorsAndNonZeroExits) {
   link["patch"] = "diff --git a/lnk b/lnk\nnew file mode 120000\n--- /dev/null\n+++ b/lnk\n"
                   "@@ -0,0 +1 @@\n+" + (dir / "victim") + "\n\\ No newline at end of file\n";
   link["FAIL_TO_PASS"] = json::array({"lnk/keep.txt"});
-  WriteFileOrDie(dir / "evil.jsonl", out.dump() + "\n" + link.dump() + "\n");
+  json glob = json::parse(first);
+  glob["instance_id"] = "x__glob.lv1";
+  glob["FAIL_TO_PASS"] = json::array({":(glob)**"});
+  WriteFileOrDie(dir / "evil.jsonl", out.dump() + "\n" + link.dump() + "\n" + glob.dump() + "\n");
   auto evil = RunCommand({kExtract, "import", dir / "evil.jsonl", "--repo", kData + "/repo", "-o",
                           dir / "evil", "--python", kPython, "-q"});
   EXPECT_EQ(evil.exit_code, 1);
   EXPECT_NE(evil.err.find("x__out.lv1: a test file: a path that climbs out"), std::string::npos)
       << evil.err;
   EXPECT_NE(evil.err.find("x__link.lv1: patch: a symbolic link b/lnk"), std::string::npos)
+      << evil.err;
+  EXPECT_NE(evil.err.find("x__glob.lv1: a test file: a pattern, not a path"), std::string::npos)
       << evil.err;
   EXPECT_EQ(ReadFileOrDie(dir / "victim/keep.txt"), "keep\n");
 }
