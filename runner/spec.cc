@@ -230,13 +230,17 @@ util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
     if (!env.Stat(fallback, false).ok()) return RepoSpec{};
     path = fallback;
   }
-  // A spec named inside the repository is read as any file of its tree: no link followed,
-  // no FIFO or device, bounded (a link to /dev/zero would exhaust the host's memory).
-  std::string rel = file.empty()                                    ? "fbkit.toml"
-                    : !root.empty() && path.starts_with(root + "/") ? path.substr(root.size() + 1)
-                                                                    : "";
-  auto text = rel.empty() ? env.ReadFile(path)
-                          : env.ReadUntrusted(root, rel, util::kMaxTreeFileBytes);
+  auto under = [](const std::string& p, const std::string& dir) {
+    return !dir.empty() && p.starts_with(dir + "/");
+  };
+  // The one found in ROOT, or one named inside it: read as any file of the repository's
+  // tree (no link followed, no FIFO or device, bounded: a link to /dev/zero would exhaust
+  // the host's memory).
+  bool named_inside = !root.empty() && (file.empty() || under(path, root));
+  auto text = !named_inside ? env.ReadFile(path)
+              : file.empty()
+                  ? env.ReadUntrusted(root, "fbkit.toml", util::kMaxTreeFileBytes)
+                  : env.ReadUntrusted(root, path.substr(root.size() + 1), util::kMaxTreeFileBytes);
   if (!text.ok()) return util::Error{(file.empty() ? "" : "--spec: ") + text.error()};
   auto spec = ParseRepoSpec(*text, path);
   if (!spec.ok()) return spec;
@@ -245,11 +249,8 @@ util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
   // inside it, and one whose place cannot be told.
   auto real_path = env.RealPath(path);
   auto real_root = env.RealPath(root);
-  auto under = [](const std::string& p, const std::string& dir) {
-    return !dir.empty() && p.starts_with(dir + "/");
-  };
-  bool inside = !root.empty() && (file.empty() || under(path, root) || !real_path.ok() ||
-                                  !real_root.ok() || under(*real_path, *real_root));
+  bool inside = named_inside || (!root.empty() && (!real_path.ok() || !real_root.ok() ||
+                                                   under(*real_path, *real_root)));
   if (std::string keys = Widening(*spec); inside && !keys.empty()) {
     return util::Error{path + ": a spec inside the repository may not set " + keys +
                        " (they widen what the repository's own code may reach): give them in "

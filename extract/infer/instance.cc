@@ -524,10 +524,10 @@ util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
   }
   runner::RepoSpec tools;
   tools.sandbox = options.sandbox;
-  auto task = env.RealPath(task_dir);
-  git.Confine(runner::ToolSandbox(tools, {l.inst, util::DirName(l.base)},
-                                  {task.ok() ? *task : task_dir}));
-  if (auto s = PrepareWorkspace(env, git, l, task.ok() ? *task : task_dir, level); !s.ok()) {
+  auto real = env.RealPath(task_dir);  // the path git sees inside its sandbox
+  const std::string task = real.ok() ? *real : task_dir;
+  git.Confine(runner::ToolSandbox(tools, {l.inst, util::DirName(l.base)}, {task}));
+  if (auto s = PrepareWorkspace(env, git, l, task, level); !s.ok()) {
     return util::Error{"preparing the workspace: " + s.error()};
   }
   // The task's file, never what a link there names on the host (it reaches the agent).
