@@ -147,8 +147,9 @@ runner::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
 }
 
 util::Status Clone(Context& c, const std::string& task_dir) {
-  std::string presolved = taskdir::TaskDir{task_dir}.presolved();
-  auto cloned = c.git.Run(c.work, {"clone", "-q", "--no-hardlinks", presolved, c.repo});
+  auto presolved = taskdir::PlainPresolved(c.env, taskdir::TaskDir{task_dir});
+  if (!presolved.ok()) return util::Error{presolved.error()};
+  auto cloned = c.git.Run(c.work, {"clone", "-q", "--no-hardlinks", *presolved, c.repo});
   return cloned.ok() ? util::Status::Ok() : util::Status(util::Error{cloned.error()});
 }
 

@@ -61,16 +61,9 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
                               const std::string& task_dir, int level) {
   if (auto s = env.MakeDirs(util::DirName(l.base)); !s.ok()) return s;
   if (level == 1) {
-    // A presolved/ (or its .git) that is a link or a gitfile would have the clone read
-    // another repository, which then reaches the agent.
-    std::string presolved = taskdir::TaskDir{task_dir}.presolved();
-    for (const auto& dir : {presolved, util::JoinPath(presolved, ".git")}) {
-      auto st = env.Stat(dir, false);
-      if (!st.ok() || st->type != util::FileType::kDirectory) {
-        return util::Error{dir + ": not a directory (a task's presolved/ and its .git are "
-                                 "plain directories)"};
-      }
-    }
+    auto checked = taskdir::PlainPresolved(env, taskdir::TaskDir{task_dir});
+    if (!checked.ok()) return util::Error{checked.error()};
+    const std::string& presolved = *checked;
     // Fetched into a fresh repository rather than cloned: the workspace has no remote
     // pointing back at the task directory (its patch.diff is the answer), and confined git
     // writes no configuration of a work copy.

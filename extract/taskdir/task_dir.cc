@@ -112,6 +112,18 @@ util::Expected<TaskDir> Level1Task(util::Env& env, const TaskDir& task, const st
   return l1;
 }
 
+util::Expected<std::string> PlainPresolved(util::Env& env, const TaskDir& task) {
+  std::string presolved = task.presolved();
+  for (const auto& dir : {presolved, util::JoinPath(presolved, ".git")}) {
+    auto st = env.Stat(dir, false);
+    if (!st.ok() || st->type != util::FileType::kDirectory) {
+      return util::Error{dir + ": not a directory (a task's presolved/ and its .git are plain "
+                               "directories)"};
+    }
+  }
+  return presolved;
+}
+
 std::string InstanceJson(const Instance& instance) {
   return instance.imported ? ImportedJson(instance) : MadeJson(instance);
 }

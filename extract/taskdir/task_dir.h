@@ -33,6 +33,11 @@ struct TaskDir {
 // error when it has no presolved/.
 util::Expected<TaskDir> Level1Task(util::Env& env, const TaskDir& task, const std::string& given = "");
 
+// The task's presolved/, which git will read: an error naming the path unless it and its .git
+// are plain directories (a link or a gitfile would have git read another repository of the
+// host, which then reaches the tests or the agent).
+util::Expected<std::string> PlainPresolved(util::Env& env, const TaskDir& task);
+
 // instance.json: FeatureBench's fields with its types (counts as numbers, repo_settings as a
 // JSON string as in its dataset rows), and fbkit's own beside them. A task fbkit made
 // records how (the "made" fields below); an imported FeatureBench row records its own

@@ -155,6 +155,7 @@ class Verification {
       if (!l1.ok()) return l1.error();
       base = *l1;
     }
+    if (auto plain = PlainPresolved(env_, base); !plain.ok()) return plain.error();
     // The repository's tests write the work copy: git over it runs sandboxed from the start.
     git_.Confine(runner::ToolSandbox(info_.spec, {options_.work_dir}, {task_.dir, base.dir}));
     env_root_ = !options_.env_root.empty() ? options_.env_root

@@ -383,6 +383,23 @@ TEST_F(EvalE2E, BadInputGetsClearErrors) {
   EXPECT_NE(mixed.err.find("mixed.jsonl:3: no task nope"), std::string::npos) << mixed.err;
   EXPECT_NE(mixed.err.find("mixed.jsonl:4: a second prediction for " + id), std::string::npos);
   EXPECT_TRUE(OnlyReport(*dir_ / "mixed")["empty_patch"]);
+  // A task whose presolved/ is a link: git would read whatever repository it names (here the
+  // real task's, in general any of the host's). Refused for that task, before any git runs,
+  // by eval and verify alike.
+  std::string real = Task("test_vectors", 1);
+  fs::path linked = *dir_ / "linked" / fs::path(real).filename();
+  fs::create_directories(linked);
+  for (const char* f : {"instance.json", "patch.diff", "test_patch.diff", "problem_statement.md"}) {
+    fs::copy_file(fs::path(real) / f, linked / f);
+  }
+  fs::create_directory_symlink(fs::path(real) / "presolved", linked / "presolved");
+  std::string why = (linked / "presolved").string() +
+                    ": not a directory (a task's presolved/ and its .git are plain directories)";
+  auto link = RunCommand({kExtract, "eval", *dir_ / "linked", "--gold", "-o", *dir_ / "ev-linked", "-q"});
+  EXPECT_EQ(OnlyReport(*dir_ / "ev-linked")["error"], why) << link.err;
+  auto verify = RunCommand({kExtract, "verify", linked});
+  EXPECT_EQ(verify.exit_code, 1);
+  EXPECT_NE(verify.err.find(why), std::string::npos) << verify.err;
 }
 
 }  // namespace

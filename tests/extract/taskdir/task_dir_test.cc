@@ -135,5 +135,28 @@ TEST(TaskDirTest, AnL2TaskFindsItsL1SiblingOrSaysWhyNot) {
   EXPECT_NE(none.error().find("/t/b.lv1"), std::string::npos) << none.error();
 }
 
+// Git reads presolved/ for eval, verify and infer: a link or a gitfile there would hand it
+// another repository of the host (red team round 6, H2), so each of them asks this first.
+TEST(TaskDirTest, PresolvedIsAPlainRepositoryOrNamedAsNotOne) {
+  testing::FakeEnv env;
+  env.AddDir("/t/ok.lv1/presolved/.git");
+  auto ok = PlainPresolved(env, TaskDir{"/t/ok.lv1"});
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  EXPECT_EQ(*ok, "/t/ok.lv1/presolved");
+  env.AddDir("/home/u/repo/.git");
+  env.AddSymlink("/t/link.lv1/presolved", "/home/u/repo");
+  env.AddDir("/t/gitfile.lv1/presolved");
+  env.AddFile("/t/gitfile.lv1/presolved/.git", "gitdir: /home/u/repo/.git\n");
+  env.AddDir("/t/gitlink.lv1/presolved");
+  env.AddSymlink("/t/gitlink.lv1/presolved/.git", "/home/u/repo/.git");
+  for (std::string bad : {"/t/link.lv1/presolved", "/t/gitfile.lv1/presolved/.git",
+                          "/t/gitlink.lv1/presolved/.git", "/t/none.lv1/presolved"}) {
+    auto r = PlainPresolved(env, TaskDir{bad.substr(0, bad.find("/presolved"))});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error(), bad + ": not a directory (a task's presolved/ and its .git are plain "
+                               "directories)");
+  }
+}
+
 }  // namespace
 }  // namespace fbkit::extract::taskdir
