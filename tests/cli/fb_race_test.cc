@@ -1,5 +1,6 @@
 // End-to-end: the real fb-race binary on the race_history fixture (its git history is
-// built by fixtures/race_history/make_history.sh into a scratch directory at test time):
+// built by fixtures/race_history/make_history.sh at test time, and its ground truth made,
+// once for all these tests by ctest's race_history_setup):
 // ground truth, entities and validation compared with the expected JSON, the gold patch
 // scored as an agent, steps and issue texts from files and from --llm-cmd, Lite, and bad
 // input of every subcommand.
@@ -33,18 +34,23 @@ class RaceE2E : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new ScratchDir();
-    auto made = RunCommand({Fixture("race_history/make_history.sh"), *dir_ / "h"});
-    ASSERT_EQ(made.exit_code, 0) << made.err;
-    std::string commits = ReadFileOrDie(*dir_ / "h/commits");
+    ASSERT_TRUE(std::filesystem::exists(History("gt.exit"))) << "run ctest (race_history_setup)";
+    std::string commits = ReadFileOrDie(History("h/commits"));
     base_ = commits.substr(0, commits.find(' '));
-    auto lines = Lines(ReadFileOrDie(*dir_ / "h/instances.jsonl"));
+    auto lines = Lines(ReadFileOrDie(History("h/instances.jsonl")));
     WriteFileOrDie(*dir_ / "race1.jsonl", lines.at(0) + "\n");
-    gt_ = new RunResult(RunCommand(
-        {kRace, "gt", *dir_ / "h/instances.jsonl", "--python", kPython, "-o", *dir_ / "gt", "-q"}));
+    gt_ = new RunResult();
+    gt_->exit_code = std::stoi(ReadFileOrDie(History("gt.exit")));
+    gt_->err = ReadFileOrDie(History("gt.err"));
   }
   static void TearDownTestSuite() {
     delete gt_;
     delete dir_;
+  }
+  // The shared history (h/: the repository, its instances and patches) and its ground truth
+  // (gt/), made once by race_history_setup; read only.
+  static std::string History(const std::string& path) {
+    return std::string(FBKIT_RACE_HISTORY) + "/" + path;
   }
   static inline ScratchDir* dir_ = nullptr;
   static inline RunResult* gt_ = nullptr;
@@ -53,9 +59,9 @@ class RaceE2E : public ::testing::Test {
 
 TEST_F(RaceE2E, GroundTruthMatchesExpected) {
   ASSERT_EQ(gt_->exit_code, 0) << gt_->err;
-  EXPECT_EQ(ReadFileOrDie(*dir_ / "gt/race-1.json"), Expected("race-1.gt.json"));
-  EXPECT_EQ(ReadFileOrDie(*dir_ / "gt/files.jsonl"), Expected("race-1.files.jsonl"));
-  auto v = Lines(ReadFileOrDie(*dir_ / "gt/validation.jsonl"));
+  EXPECT_EQ(ReadFileOrDie(History("gt/race-1.json")), Expected("race-1.gt.json"));
+  EXPECT_EQ(ReadFileOrDie(History("gt/files.jsonl")), Expected("race-1.files.jsonl"));
+  auto v = Lines(ReadFileOrDie(History("gt/validation.jsonl")));
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0] + "\n", Expected("race-1.validation.json"));
   auto r2 = nlohmann::json::parse(v[1]);
@@ -65,13 +71,13 @@ TEST_F(RaceE2E, GroundTruthMatchesExpected) {
   auto r3 = nlohmann::json::parse(v[2]);
   EXPECT_EQ(r3["status"], "discarded");
   EXPECT_EQ(r3["reason"].get<std::string>().substr(0, 33), "the gold patch does not apply: er");
-  std::ifstream missing(*dir_ / "gt/race-2.json");
+  std::ifstream missing(History("gt/race-2.json"));
   EXPECT_FALSE(missing.good()) << "a discarded instance gets no ground truth";
 }
 
 TEST_F(RaceE2E, EntitiesMatchExpected) {
-  auto r = RunCommand({kRace, "entities", *dir_ / "h/repo", "--base", base_, "--patch",
-                       *dir_ / "h/race-1.patch"});
+  auto r = RunCommand({kRace, "entities", History("h/repo"), "--base", base_, "--patch",
+                       History("h/race-1.patch")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, Expected("race-1.entities.json"));
 }
@@ -100,7 +106,7 @@ TEST_F(RaceE2E, GoldPatchAsAgentScoresPerfectly) {
                           {"instances", {{{"instance_id", "race-1"}, {"patch", inst["patch"]},
                                           {"resolved", true}}}}};
   WriteFileOrDie(*dir_ / "gold.json", agent.dump());
-  auto r = RunCommand({kRace, "score", "--gt", *dir_ / "gt", "--agent", *dir_ / "gold.json",
+  auto r = RunCommand({kRace, "score", "--gt", History("gt"), "--agent", *dir_ / "gold.json",
                        "--instances", *dir_ / "race1.jsonl", "--format", "json",
                        "--per-instance"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -111,7 +117,7 @@ TEST_F(RaceE2E, GoldPatchAsAgentScoresPerfectly) {
   EXPECT_EQ(s["tasks"]["recall"], 1);
   EXPECT_EQ(s["tasks"]["overpred"], 0);
   EXPECT_EQ(s["tasks"]["truth"], 8);
-  auto table = RunCommand({kRace, "score", "--gt", *dir_ / "gt/race-1.json", "--agent",
+  auto table = RunCommand({kRace, "score", "--gt", History("gt/race-1.json"), "--agent",
                            *dir_ / "gold.json", "--instances", *dir_ / "race1.jsonl"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("gold   All                              1    100.0      0.0    100.0      0.0"),
@@ -219,18 +225,18 @@ TEST_F(RaceE2E, BadInputExitCodes) {
   };
   std::vector<Case> cases = {
       {{kRace}, 2, ""},
-      {{kRace, "entities", *dir_ / "h/repo", "--base", base_, "--patch", *dir_ / "nope.patch"}, 2,
+      {{kRace, "entities", History("h/repo"), "--base", base_, "--patch", *dir_ / "nope.patch"}, 2,
        "nope.patch"},
-      {{kRace, "entities", *dir_ / "h/repo", "--base", base_, "--patch", *dir_ / "notdiff.patch"}, 2,
+      {{kRace, "entities", History("h/repo"), "--base", base_, "--patch", *dir_ / "notdiff.patch"}, 2,
        "not a unified diff"},
-      {{kRace, "entities", *dir_ / "h/repo", "--base", "deadbeef", "--patch",
-        *dir_ / "h/race-1.patch"}, 2, "deadbeef"},
+      {{kRace, "entities", History("h/repo"), "--base", "deadbeef", "--patch",
+        History("h/race-1.patch")}, 2, "deadbeef"},
       {{kRace, "score", "--gt", *dir_ / "bad.json", "--agent", *dir_ / "bad.json"}, 2,
        "bad.json:2: invalid JSON"},
-      {{kRace, "score", "--gt", *dir_ / "gt", "--agent", *dir_ / "missing.json"}, 2, "missing.json"},
-      {{kRace, "score", "--gt", *dir_ / "gt", "--agent", *dir_ / "bad.json", "--format", "xml"}, 2, ""},
+      {{kRace, "score", "--gt", History("gt"), "--agent", *dir_ / "missing.json"}, 2, "missing.json"},
+      {{kRace, "score", "--gt", History("gt"), "--agent", *dir_ / "bad.json", "--format", "xml"}, 2, ""},
       {{kRace, "validate", *dir_ / "bad.json"}, 2, "bad.json:2"},
-      {{kRace, "validate", *dir_ / "gt/race-1.json"}, 2, "record 1"},
+      {{kRace, "validate", History("gt/race-1.json")}, 2, "record 1"},
       {{kRace, "files", *dir_ / "missing.jsonl"}, 2, "missing.jsonl"},
       {{kRace, "gt", *dir_ / "race1.jsonl"}, 2, "--output"},
       {{kRace, "gt", *dir_ / "race1.jsonl", "-o", *dir_ / "x", "--steps", *dir_ / "bad.json"}, 2,
@@ -239,9 +245,9 @@ TEST_F(RaceE2E, BadInputExitCodes) {
       {{kRace, "lite", "--results", *dir_ / "small.json", "--size", "500"}, 2, "cannot choose 500 of 1"},
       {{kRace, "gt", *dir_ / "race1.jsonl", "-o", *dir_ / "x", "--llm", "claude"}, 2,
        "--llm claude: expected PROVIDER:MODEL"},
-      {{kRace, "score", "--gt", *dir_ / "gt", "--agent", *dir_ / "small.json", "--llm-cache",
+      {{kRace, "score", "--gt", History("gt"), "--agent", *dir_ / "small.json", "--llm-cache",
         *dir_ / "c"}, 2, "--llm-cache needs --llm"},
-      {{kRace, "mine", *dir_ / "h/repo", "--llm", "cohere:x"}, 2, "unknown provider 'cohere'"},
+      {{kRace, "mine", History("h/repo"), "--llm", "cohere:x"}, 2, "unknown provider 'cohere'"},
       {{kRace, "summarize", Fixture("race_trajectories/swe-agent"), "--llm", "openai:m", "--llm-offline",
         "--llm-cache", *dir_ / "empty-cache"}, 3, "no cached answer"},
   };
