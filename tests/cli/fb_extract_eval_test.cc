@@ -39,23 +39,16 @@ class EvalE2E : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new ScratchDir();
-    std::string root = *dir_ / "repo";
-    ASSERT_EQ(RunCommand({"/bin/cp", "-r", Fixture("extract_features"), root}).exit_code, 0);
-    ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "-q", "-o",
-                          *dir_ / "trace.json"}).exit_code, 0);
-    ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", *dir_ / "trace.json", "-q", "-o",
-                          *dir_ / "graph.json", "--no-cache"}).exit_code, 0);
-    for (const char* f2p : {"tests/test_stats.py", "tests/test_vectors.py"}) {
-      auto r = RunCommand({kExtract, "task", root, "--graph", *dir_ / "graph.json", "--trace",
-                           *dir_ / "trace.json", "-o", *dir_ / "tasks", "--python", kPython,
-                           "--min-lines", "5", "--p2p", "2", "-q", "--f2p", f2p});
-      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    }
+    ASSERT_TRUE(fs::exists(Shared("done"))) << "run ctest (eval_tasks_setup)";
+  }
+  // The traced fixture (repo/) and its tasks (tasks/), made once by eval_tasks_setup; read only.
+  static std::string Shared(const std::string& path) {
+    return std::string(FBKIT_EVAL_DATA) + "/" + path;
   }
   static void TearDownTestSuite() { delete dir_; }
 
   static std::string Task(const std::string& stem, int level) {
-    for (const auto& e : fs::directory_iterator(*dir_ / "tasks")) {
+    for (const auto& e : fs::directory_iterator(Shared("tasks"))) {
       std::string name = e.path().filename();
       if (name.find("." + stem + ".") != std::string::npos &&
           name.ends_with(".lv" + std::to_string(level))) {
@@ -66,7 +59,7 @@ class EvalE2E : public ::testing::Test {
   }
 
   static RunResult Eval(const std::string& out, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {kExtract, "eval", *dir_ / "tasks", "-o", out, "-q"};
+    std::vector<std::string> argv = {kExtract, "eval", Shared("tasks"), "-o", out, "-q"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return RunCommand(argv);
   }
@@ -313,7 +306,7 @@ TEST_F(EvalE2E, AsAnOrdinaryUserForgedResultsAreFlaggedToo) {
   if (::geteuid() != 0) GTEST_SKIP() << "becoming another user takes root";
   NobodyLock lock;
   ScratchDir tmp;
-  ASSERT_EQ(RunCommand({"/bin/cp", "-r", *dir_ / "tasks", tmp / "tasks"}).exit_code, 0);
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Shared("tasks"), tmp / "tasks"}).exit_code, 0);
   std::string stats1, stats2;
   for (const auto& e : fs::directory_iterator(tmp / "tasks")) {
     std::string name = e.path().filename();
@@ -352,11 +345,11 @@ TEST_F(EvalE2E, RerunSkipsFinishedInstancesAndAgentLogsAreChecked) {
   ASSERT_EQ(r["suspicious_reasons"].size(), 1u) << r.dump(1);
   EXPECT_NE(r["suspicious_reasons"][0].get<std::string>().find("cat /usr/lib/python3/dist-packages/shapes/vectors.py"),
             std::string::npos);
-  auto again = RunCommand({kExtract, "eval", *dir_ / "tasks", "-o", *dir_ / "resume", "--gold",
+  auto again = RunCommand({kExtract, "eval", Shared("tasks"), "-o", *dir_ / "resume", "--gold",
                            "--instance", id});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("(earlier run)"), std::string::npos) << again.err;
-  auto forced = RunCommand({kExtract, "eval", *dir_ / "tasks", "-o", *dir_ / "resume", "--gold",
+  auto forced = RunCommand({kExtract, "eval", Shared("tasks"), "-o", *dir_ / "resume", "--gold",
                             "--instance", id, "--rerun"});
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_EQ(forced.err.find("(earlier run)"), std::string::npos) << forced.err;
@@ -369,7 +362,7 @@ TEST_F(EvalE2E, BadInputGetsClearErrors) {
   auto missing = Eval(*dir_ / "bad", {"--predictions", *dir_ / "none.jsonl"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("none.jsonl"), std::string::npos) << missing.err;
-  auto not_tasks = RunCommand({kExtract, "eval", dir_->path() + "/repo", "--gold", "-o", *dir_ / "bad"});
+  auto not_tasks = RunCommand({kExtract, "eval", Shared("repo"), "--gold", "-o", *dir_ / "bad"});
   EXPECT_EQ(not_tasks.exit_code, 1);
   EXPECT_NE(not_tasks.err.find("no task directories"), std::string::npos) << not_tasks.err;
   std::string id = fs::path(Task("test_vectors", 1)).filename();

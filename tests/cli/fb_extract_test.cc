@@ -21,7 +21,7 @@ const std::string kExtract = FBKIT_FB_EXTRACT;
 const std::string kData = FBKIT_EXTRACT_DATA;
 
 // One traced copy of the fixture and one `fb-extract all` run over it, made once by
-// tests/cli/make_extract.sh (ctest fixture extract_run) and only read here; what a test
+// tests/cli/make_extract.sh (ctest fixture e2e_data, setup extract_run_setup) and only read here; what a test
 // writes goes to its own scratch directory.
 class ExtractE2E : public ::testing::Test {
  protected:
