@@ -101,6 +101,40 @@ for _o in _fb_gc.get_objects():
 
 # fbkit's plugin's config swapped for a proxy whose pytest_report_teststatus calls failures
 # passed (called from the stubs, once the plugin has configured).
+# Red team round 8: the library, when a test calls it, sets a trace function on the test's
+# frame that jumps over each assert line (frame.f_lineno), and installs tracing for it.
+SKIP_ASSERTS = """
+import dis as _dis, sys as _sys
+
+
+def _fb_skip(frame, event, arg):
+    if event == "line":
+        starts = sorted({n for _, n in _dis.findlinestarts(frame.f_code) if n})
+        asserts, line = set(), None
+        for ins in _dis.get_instructions(frame.f_code):
+            line = ins.positions.lineno or line
+            if ins.opname == "LOAD_ASSERTION_ERROR" or ins.argval == "AssertionError":
+                asserts.add(line)
+        if frame.f_lineno in asserts:
+            later = [n for n in starts if n > frame.f_lineno and n not in asserts]
+            if later:
+                try:
+                    frame.f_lineno = later[0]
+                except ValueError:
+                    pass
+    return _fb_skip
+
+
+def _fb_arm():
+    f = _sys._getframe(1)
+    while f is not None and "/tests/" not in f.f_code.co_filename:
+        f = f.f_back
+    if f is not None:
+        f.f_trace = _fb_skip
+        f.f_trace_lines = True
+        _sys.settrace(lambda *a: None)
+"""
+
 TESTSTATUS_PROXY = """
 def _fb_status():
     import sys
@@ -861,6 +895,7 @@ def main():
     cases["swap_by_logstart"] = (l1_id, forged(SWAP_BY_LOGSTART))
     calls_status = "import shapes; shapes._fb_status(); raise NotImplementedError(name)"
     cases["teststatus_proxy"] = (l1_id, forged(TESTSTATUS_PROXY, calls_status))
+    cases["skip_asserts"] = (l1_id, forged(SKIP_ASSERTS, "import shapes; shapes._fb_arm(); return None"))
     cases["unset_file"] = (l1_id, forged(UNSET_FILE, calls_status))
     # Red team round 4: code the diff does not show (a UTF-7 source, a package beside the
     # module it shadows), an audit hook of the library's own, the test's file read by it.

@@ -33,7 +33,7 @@ const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_te
                                "teststatus_proxy", "unset_file", "hidden_utf7",
                                "shadow_package", "own_audit_hook", "reads_test_file",
                                "forge_journal_file_write", "forge_wrapped_hook",
-                               "forge_item_runtest"};
+                               "forge_item_runtest", "skip_asserts"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -119,6 +119,8 @@ class EvalE2E : public ::testing::Test {
       EXPECT_TRUE(AnyReason(r[swap], "the tested code replaced __code__ of the test function"))
           << r[swap].dump(1);
     }
+    EXPECT_TRUE(AnyReason(r["skip_asserts"], "installed a trace or profile function (sys.settrace"))
+        << r["skip_asserts"].dump(1);
     EXPECT_TRUE(AnyReason(r["teststatus_proxy"], "but pytest's outcome is failed"))
         << r["teststatus_proxy"].dump(1);
     EXPECT_TRUE(AnyReason(r["unset_file"], "without its file tests/test_stats.py"))
@@ -221,7 +223,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 56u);
+  ASSERT_EQ(r.size(), 57u);
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
                                         "l2_gold_odd_attributes"};
   for (const auto& ok : honest) {

@@ -570,11 +570,20 @@ def _under(path, prefixes):
 _FD_PATH = re.compile(r"^/(?:proc/[^/]+(?:/task/[^/]+)?|dev)/fd/\d+$")
 
 
-def _audit_hook(own, home, integrity, channels=()):
+# Audit events that install a trace or profile function (for this thread, every thread, or
+# through sys.monitoring): a trace function can jump over a running test's asserts
+# (frame.f_lineno) or rewrite its variables, so in outcome runs only fbkit's own code may.
+_TRACE_EVENTS = ("sys.settrace", "sys.setprofile", "sys._settraceallthreads",
+                 "sys._setprofileallthreads", "sys.monitoring")
+
+
+def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
     """An audit hook (sys.addaudithook: it cannot be removed) that reports escape attempts
     through `integrity`, before the call is made (a process that kills itself next has
     already reported). `own`: directories of fbkit that nothing may write; `channels`: (st_dev, st_ino) of fbkit's channels, which nothing may reopen through
-    /proc/*/fd or /dev/fd."""
+    /proc/*/fd or /dev/fd; `tracers`: the code objects of fbkit's own functions that set or
+    clear trace and profile functions (any other caller is reported: a file name can be
+    forged with compile(), a code object's identity cannot)."""
     busy = []
 
     def reopens_channel(path):
@@ -660,12 +669,18 @@ def _audit_hook(own, home, integrity, channels=()):
             return "read or wrote memory at a raw address through ctypes (from_address)"
         if event == "sys.addaudithook":
             return "added an audit hook (code that runs between fbkit's checks and the test)"
+        if event.startswith(_TRACE_EVENTS):
+            caller = sys._getframe(2)  # 0: check, 1: hook, 2: the Python code that called
+            if caller is None or caller.f_code not in tracers:
+                return ("installed a trace or profile function (%s, from %s), which can skip "
+                        "a running test's asserts or rewrite its variables"
+                        % (event, caller.f_code.co_filename if caller is not None else "?"))
         return None
 
     def hook(event, args):
         if busy or not (event == "open" or event == "object.__setattr__"
                         or event.startswith(("os.", "ctypes.dlsym", "ctypes.cdata"))
-                        or event == "sys.addaudithook"):
+                        or event == "sys.addaudithook" or event.startswith(_TRACE_EVENTS)):
             return
         busy.append(1)
         try:
@@ -698,7 +713,13 @@ def _watch_escapes():
             channels.add((st.st_dev, st.st_ino))
         except (OSError, ValueError):
             pass
-    sys.addaudithook(_audit_hook(tuple(own), home, _integrity, frozenset(channels)))
+    tracers = {pytest_runtest_call.__code__}
+    for name in ("start", "install", "stop"):
+        method = getattr(type(_agent), name, None)
+        if method is not None and hasattr(method, "__code__"):
+            tracers.add(method.__code__)
+    sys.addaudithook(_audit_hook(tuple(own), home, _integrity, frozenset(channels),
+                                 frozenset(tracers)))
 
 
 class _L2Check:
@@ -919,8 +940,9 @@ def pytest_runtest_call(item):
     """Innermost around the test's own call: that pytest called it, and whether it raised,
     whatever reports say. Outcome runs record no calls, so no trace or profile function runs
     during the call nor while its report is made (one installed by the tested code could
-    swap the test's code or rewrite its variables, or pytest's, as they run): both are
-    cleared before the call and after it."""
+    jump over the test's asserts, swap its code or rewrite its variables, or pytest's, as
+    they run): both are cleared before the call and after it, and one the tested code
+    installed is reported (the audit hook names the call; one left in place is named here)."""
     _called.add(item.nodeid)
     checked = _checks and item.nodeid in _test_functions
     if checked:
@@ -932,6 +954,10 @@ def pytest_runtest_call(item):
         outcome = yield
     finally:
         if checked:
+            # One installed without an audit event (from C) is still there.
+            if sys.gettrace() is not None or sys.getprofile() is not None:
+                _integrity("a trace or profile function was installed while %s ran"
+                           % item.nodeid, flush=True)
             sys.settrace(None)
             sys.setprofile(None)
             _check_test_function(item, "while it ran")
