@@ -61,6 +61,10 @@ struct TestRunRequest {
   std::vector<std::string> l2_originals;
 };
 
+// The hook name fbkit's plugin journals for a grader's test file read while the tests run,
+// followed by the file's path; the journal names the repository files on the stack.
+inline constexpr std::string_view kReadsTestFile = "reads the grader's test file ";
+
 struct TestRun {
   std::optional<int> exitstatus;    // of the (last) pytest session, as its hooks saw it
   std::optional<int> process_exit;  // the exit code of the last finished pytest process

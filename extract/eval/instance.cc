@@ -1,6 +1,7 @@
 #include "extract/eval/instance.h"
 
 #include <algorithm>
+#include <iterator>
 #include <filesystem>
 #include <map>
 #include <chrono>
@@ -363,7 +364,12 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   for (const auto& [name, f] : t.files) r->timed_out |= f.status == runner::FileStatus::kTimeout;
   r->exitstatus = t.exitstatus;
   if (!trace.ok()) return;
-  for (const auto& why : HookReasons(t.hooks, c.changed)) Suspect(r, why);
+  // Reads of a test file the gold's own run made (the test hands the library its path) are
+  // the task's, not the patch's.
+  std::set<std::pair<std::string, std::string>> hooks;
+  std::set_difference(t.hooks.begin(), t.hooks.end(), c.info.gold_test_file_reads.begin(),
+                      c.info.gold_test_file_reads.end(), std::inserter(hooks, hooks.end()));
+  for (const auto& why : HookReasons(hooks, c.changed)) Suspect(r, why);
   std::vector<std::string> expected = c.info.f2p_tests;
   expected.insert(expected.end(), c.info.p2p_tests.begin(), c.info.p2p_tests.end());
   std::vector<std::string> vanished = VanishedTests(t, expected);

@@ -120,6 +120,7 @@ struct InstanceFields {
   std::string statement;
   Patches patches;
   std::vector<std::string> orphans;
+  std::set<std::pair<std::string, std::string>> gold_test_file_reads;
   std::vector<std::string> dangling;
   std::set<Ent> interfaces;  // what the statement shows
   bool strict_references = false;
@@ -186,6 +187,7 @@ taskdir::Instance ToInstance(const Repo& repo, const ExtractOptions& options,
   i.extracted_files = f.files;
   i.interfaces = repo.Ids(f.interfaces);
   i.orphans_removed = f.orphans;
+  i.gold_test_file_reads = f.gold_test_file_reads;
   i.functions = f.functions;
   i.lines = f.lines;
   if (options.model) i.model_json = runner::ModelJson(*options.model);
@@ -653,7 +655,8 @@ class TaskRun {
       return report->reason;
     }
     (void)env_.RemoveAll(evidence);  // an earlier round's or run's
-    if (report->flaky.empty()) return "";
+    if (report->flaky.empty() && report->gold_test_file_reads.empty()) return "";
+    f_.gold_test_file_reads = report->gold_test_file_reads;
     // Tests that changed their outcome between two runs of the same code leave the task.
     auto flaky = [&](const std::string& id) { return report->flaky.count(id) > 0; };
     std::erase_if(f_.f2p_tests, flaky);

@@ -40,6 +40,12 @@ std::string MadeJson(const Instance& i) {
   Tests(w, i.f2p_tests, "f2p_test_points", "f2p_tests");
   w.Key("files"), w.Int(static_cast<int64_t>(i.extracted_files.size()));
   w.Key("functions"), w.Int(i.functions);
+  if (!i.gold_test_file_reads.empty()) {
+    w.Key("gold_test_file_reads");
+    w.BeginArray();
+    for (const auto& [file, hook] : i.gold_test_file_reads) w.StringArray(std::vector<std::string>{file, hook});
+    w.EndArray();
+  }
   w.Key("image_name"), w.String(i.image_name);
   w.Key("instance_id"), w.String(i.instance_id);
   w.Key("interfaces"), w.StringArray(i.interfaces);
@@ -170,6 +176,11 @@ util::Expected<Instance> ParseInstance(const std::string& json) {
     i.orphans_removed = util::JsonStringList(j, "orphans_removed");
     i.functions = Int(j, "functions");
     i.lines = Int(j, "lines");
+    if (j.contains("gold_test_file_reads")) {
+      for (const auto& pair : j.at("gold_test_file_reads")) {
+        i.gold_test_file_reads.insert({pair.at(0).get<std::string>(), pair.at(1).get<std::string>()});
+      }
+    }
     if (j.contains("model")) i.model_json = j["model"].dump();
     i.strict_references = Text(j, "references") == "strict";
     if (j.contains("seed") && j["seed"].is_number_integer()) i.seed = j["seed"].get<uint64_t>();

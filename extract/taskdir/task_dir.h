@@ -68,6 +68,9 @@ struct Instance {
       extracted_files, interfaces, orphans_removed;
   int functions = 0, lines = 0;
   std::string model_json;  // who wrote the choice and the words ("" without a model)
+  // (repository file, hook) of reads of a grader's test file the gold's own run made
+  // (VerifyReport::gold_test_file_reads): eval does not flag these.
+  std::set<std::pair<std::string, std::string>> gold_test_file_reads;
   bool strict_references = false;
   uint64_t seed = 0;
 };

@@ -60,7 +60,8 @@ util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     runner::TestRunner& tests, const std::string& root, const std::string& env_root,
     const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
-    std::map<std::string, std::string>* errors, std::map<std::string, std::string>* messages) {
+    std::map<std::string, std::string>* errors, std::map<std::string, std::string>* messages,
+    std::set<std::pair<std::string, std::string>>* hooks, const std::vector<std::string>& protect) {
   auto start = std::chrono::steady_clock::now();
   runner::TestRunRequest request;
   request.root = root;
@@ -68,11 +69,13 @@ util::Expected<std::map<std::string, runner::Outcome>> RunTests(
   request.spec = spec;
   request.files = files;
   request.work_dir = work_dir;
+  request.protect = protect;
   auto trace = tests.Run(request);
   if (seconds) {
     *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   if (!trace.ok()) return util::Error{trace.error()};
+  if (hooks) hooks->insert(trace->hooks.begin(), trace->hooks.end());
   for (const auto& [path, f] : trace->files) {
     if (messages && f.error) (*messages)[path] = *f.error;
     for (const auto& [id, t] : f.tests) {
@@ -172,9 +175,16 @@ class Verification {
 
   util::Expected<TestsRun> RunOnce(int round, const std::string& name) {
     TestsRun out;
+    std::set<std::pair<std::string, std::string>> hooks;
     auto outcomes = RunTests(tests_, work_, env_root_, info_.spec, files_,
                              util::JoinPath(options_.work_dir, name), &r_.pytest_seconds,
-                             &out.errors, &out.messages);
+                             &out.errors, &out.messages, &hooks,
+                             round == 1 ? files_ : std::vector<std::string>{});
+    for (const auto& hook : hooks) {
+      if (round == 1 && hook.second.starts_with(runner::kReadsTestFile)) {
+        r_.gold_test_file_reads.insert(hook);
+      }
+    }
     ++r_.pytest_runs;
     if (!outcomes.ok() && info_.level == 2 && round == 0) {
       // Without agent_code a redirected conftest cannot even be loaded: nothing passes.

@@ -60,6 +60,10 @@ struct VerifyReport {
   // Tests whose outcome differed between two runs of the same code (a failing round runs
   // once more before it decides): left out of every check; the task should drop them.
   std::set<std::string> flaky;
+  // (repository file, hook) of the gold run's journal: a grader's test file read through
+  // files the gold patch changed (a test that hands its own path to the library, as click's
+  // File options do). The task records them so that eval does not flag the gold for them.
+  std::set<std::pair<std::string, std::string>> gold_test_file_reads;
 };
 
 // The tree verification builds a task's environment from, made at `dest`: the repository
@@ -77,12 +81,15 @@ VerifyReport VerifyTask(const runner::Services& services,
 // built from `env_root` ("": root). Fails when pytest cannot run. `seconds` (optional) is
 // increased by the run's wall time; `errors` (optional) gets each failed test's error line
 // ("E   AssertionError: ..."), `messages` (optional) each failed test's and each broken
-// file's whole message.
+// file's whole message, `hooks` (optional) the run's journaled hooks (TestRun::hooks);
+// `protect`: the grader's files, as eval binds them (reads of them are journaled).
 util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     runner::TestRunner& tests, const std::string& root, const std::string& env_root,
     const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
     std::map<std::string, std::string>* errors = nullptr,
-    std::map<std::string, std::string>* messages = nullptr);
+    std::map<std::string, std::string>* messages = nullptr,
+    std::set<std::pair<std::string, std::string>>* hooks = nullptr,
+    const std::vector<std::string>& protect = {});
 
 }  // namespace fbkit::extract::taskdir

@@ -64,6 +64,16 @@ TEST(TaskDirTest, AMadeTaskIsReadBackWhole) {
   EXPECT_EQ(InstanceJson(*back), env.Contents("/t/task.lv1/instance.json"));
 }
 
+TEST(TaskDirTest, TheGoldsReadsOfTestFilesAreWrittenOnlyWhenThereAreSome) {
+  Instance i;
+  i.instance_id = "x.lv1";
+  EXPECT_EQ(InstanceJson(i).find("gold_test_file_reads"), std::string::npos);
+  i.gold_test_file_reads = {{"src/a.py", "reads the grader's test file tests/test_a.py"}};
+  auto back = ParseInstance(InstanceJson(i));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->gold_test_file_reads, i.gold_test_file_reads);
+}
+
 TEST(TaskDirTest, AnImportedRowKeepsItsOwnSettingsAndNoneOfFbkitsFields) {
   Instance i = Made();
   i.imported = true;

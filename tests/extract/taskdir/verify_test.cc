@@ -77,6 +77,32 @@ TEST_F(VerifyTest, AGoodTaskRunsTwiceOnTheWorkCopyWithTheTestPatch) {
   EXPECT_NE(tests_.requests[0].work_dir, tests_.requests[1].work_dir);
 }
 
+// A test that hands the library its own path (click's File options) has the gold's run read
+// a grader's file through files the gold changed: the gold round runs with the grader's files
+// protected as eval's runs are, and the reads it journals are the task's (eval does not flag
+// them); the round on the pre-solved code records nothing.
+TEST_F(VerifyTest, TheGoldRunsReadsOfItsTestFilesAreRecorded) {
+  Answer("passed");
+  auto plain = tests_.respond;
+  tests_.respond = [=](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    auto run = plain(r);
+    if (run.ok()) {
+      run->hooks.insert({"pkg/core.py", "reads the grader's test file tests/test_feature.py"});
+      run->hooks.insert({"pkg/core.py", "pytest_collection_modifyitems"});
+    }
+    return run;
+  };
+  VerifyReport r = Verify();
+  ASSERT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.gold_test_file_reads,
+            (std::set<std::pair<std::string, std::string>>{
+                {"pkg/core.py", "reads the grader's test file tests/test_feature.py"}}));
+  ASSERT_EQ(tests_.requests.size(), 2u);
+  EXPECT_TRUE(tests_.requests[0].protect.empty());
+  EXPECT_EQ(tests_.requests[1].protect,
+            (std::vector<std::string>{"tests/test_feature.py", "tests/test_core.py"}));
+}
+
 TEST_F(VerifyTest, AFailingP2PTestFailsOnThePresolvedCode) {
   Answer("error");
   VerifyReport r = Verify();
