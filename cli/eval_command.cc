@@ -39,7 +39,7 @@ struct EvalArgs {
   std::string shard;
 };
 
-std::string Describe(const extract::eval::EvalReport& r) {
+std::string DescribeReport(const extract::eval::EvalReport& r) {
   char buf[160];
   std::snprintf(buf, sizeof buf, " (F2P %zu/%zu, P2P %zu/%zu)", r.f2p_passed, r.f2p.size(),
                 r.p2p_passed, r.p2p.size());
@@ -79,34 +79,34 @@ util::Status WriteHtml(util::Env& env, const EvalArgs& a,
   return util::Status::Ok();
 }
 
-constexpr char kWho[] = "fb-extract eval";
+constexpr char kEvalWho[] = "fb-extract eval";
 
 // The run's options from the command line: tasks, predictions (bad ones in `errors`), the
 // run directory (made; its name as given in `name`); else the exit code to stop with.
 std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::EvalRunOptions* o,
                            std::string* name, std::vector<std::string>* errors) {
   if (a.gold == !a.predictions.empty()) {
-    return Fail(kWho, "give either --predictions FILE or --gold"), kExitUsage;
+    return Fail(kEvalWho, "give either --predictions FILE or --gold"), kExitUsage;
   }
   auto sandbox = runner::ParseSandboxKind(a.sandbox);
-  if (!sandbox.ok()) return Fail(kWho, sandbox.error()), kExitUsage;
+  if (!sandbox.ok()) return Fail(kEvalWho, sandbox.error()), kExitUsage;
   if (*sandbox == runner::SandboxKind::kBwrap) {
-    if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kWho, s.error());
+    if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kEvalWho, s.error());
   }
   auto shard = util::ParseShard(a.shard);
-  if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
+  if (!shard.ok()) return Fail(kEvalWho, shard.error()), kExitUsage;
   auto tasks = FindTasks(env, a.tasks);
-  if (!tasks.ok()) return Fail(kWho, tasks.error());
+  if (!tasks.ok()) return Fail(kEvalWho, tasks.error());
   o->tasks = std::move(*tasks);
   auto preds =
       extract::eval::LoadPredictions(env, o->tasks, a.tasks, a.predictions, a.only, errors);
-  if (!preds.ok()) return Fail(kWho, preds.error());
-  for (const auto& e : *errors) Fail(kWho, e);
-  if (preds->empty()) return Fail(kWho, "no prediction to evaluate");
+  if (!preds.ok()) return Fail(kEvalWho, preds.error());
+  for (const auto& e : *errors) Fail(kEvalWho, e);
+  if (preds->empty()) return Fail(kEvalWho, "no prediction to evaluate");
   *name = RunDirName(a, preds->front().model);
-  if (auto s = env.MakeDirs(*name); !s.ok()) return Fail(kWho, *name + ": " + s.error());
+  if (auto s = env.MakeDirs(*name); !s.ok()) return Fail(kEvalWho, *name + ": " + s.error());
   auto run_dir = env.RealPath(*name);
-  if (!run_dir.ok()) return Fail(kWho, run_dir.error());
+  if (!run_dir.ok()) return Fail(kEvalWho, run_dir.error());
   o->run_dir = *run_dir;
   o->agent_logs = a.agent_logs;
   o->infer_run = extract::eval::InferRunOf(env, a.predictions, *preds);
@@ -128,13 +128,13 @@ int RunEval(const EvalArgs& a) {
   std::vector<std::string> errors;
   if (auto stop = Prepare(env, a, &o, &name, &errors)) return *stop;
   BatchLines<extract::eval::EvalReport> lines(
-      "evaluating", a.quiet, [](const auto& item) { return item.result->instance_id; }, Describe);
+      "evaluating", a.quiet, [](const auto& item) { return item.result->instance_id; }, DescribeReport);
   auto run = extract::eval::EvaluateRun(RealServices(), o, std::ref(lines));
   lines.Done();
-  for (const auto& e : run.write_errors) Fail(kWho, "writing a report: " + e);
-  for (const auto& e : run.internal_errors) Fail(kWho, "internal error: " + e);
-  if (!run.error.empty()) return Fail(kWho, run.error);
-  if (auto s = WriteHtml(env, a, run.reports, name); !s.ok()) return Fail(kWho, s.error());
+  for (const auto& e : run.write_errors) Fail(kEvalWho, "writing a report: " + e);
+  for (const auto& e : run.internal_errors) Fail(kEvalWho, "internal error: " + e);
+  if (!run.error.empty()) return Fail(kEvalWho, run.error);
+  if (auto s = WriteHtml(env, a, run.reports, name); !s.ok()) return Fail(kEvalWho, s.error());
   const auto& reports = run.reports;
   std::string out =
       a.format == SummaryFormat::kTable ? extract::eval::SummaryTable(reports) : run.summary_json;

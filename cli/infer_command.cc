@@ -62,7 +62,7 @@ util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const 
   return out;
 }
 
-std::string Describe(const extract::infer::InferResult& r) {
+std::string DescribeResult(const extract::infer::InferResult& r) {
   if (r.status == extract::infer::InferStatus::kError) return "error: " + r.error.substr(0, 200);
   std::string what = r.status == extract::infer::InferStatus::kTimedOut
                          ? "timed out"
@@ -90,7 +90,7 @@ void PrintTable(const std::string& summary) {
   std::printf("%-34s %8.3f\n", "fbkit seconds per instance", j["fbkit_seconds_per_instance"].get<double>());
 }
 
-constexpr char kWho[] = "fb-extract infer";
+constexpr char kInferWho[] = "fb-extract infer";
 
 // The agent's command, files and environment from --agent NAME (a preset) or --agent-cmd,
 // with warnings for what the agent will lack; else the exit code to stop with.
@@ -104,26 +104,26 @@ std::optional<int> AgentOptions(const InferArgs& a,
     agents::AgentChoice choice{a.agent, a.agent_path, dir ? dir : FBKIT_AGENTS_DIR, a.model,
                                 a.model_url, a.agent_args};
     auto launch = agents::PrepareAgent(choice);
-    if (!launch.ok()) return Fail(kWho, launch.error()), kExitUsage;
+    if (!launch.ok()) return Fail(kInferWho, launch.error()), kExitUsage;
     const std::string& key = launch->key_env;
     bool has_key = std::any_of(agent_env.begin(), agent_env.end(),
                                [&](const auto& kv) { return kv.first == key; });
     if (!key.empty() && !has_key) {
       std::fprintf(stderr, "%s: warning: %s reads its API key from %s, which the agent is not "
-                   "given (--pass-env %s, or --env %s=...)\n", kWho, a.agent.c_str(),
+                   "given (--pass-env %s, or --env %s=...)\n", kInferWho, a.agent.c_str(),
                    key.c_str(), key.c_str(), key.c_str());
     }
     bool network = a.network_option->count() ? a.network : false;
     if (!network && a.sidecar.empty()) {
       std::fprintf(stderr, "%s: note: the agent has no network unless the task's spec allows it; "
-                   "a model endpoint off this machine needs --network\n", kWho);
+                   "a model endpoint off this machine needs --network\n", kInferWho);
     }
     o->agent_cmd = launch->command;
     o->read_only.insert(o->read_only.end(), launch->read_only.begin(), launch->read_only.end());
     o->output_files = launch->output_files;
     agent_env.insert(agent_env.begin(), launch->vars.begin(), launch->vars.end());
   } else if (!a.agent_path.empty() || !a.model_url.empty() || !a.agent_args.empty()) {
-    return Fail(kWho, "--agent-path, --model-url and --agent-arg go with --agent NAME"), kExitUsage;
+    return Fail(kInferWho, "--agent-path, --model-url and --agent-arg go with --agent NAME"), kExitUsage;
   }
   o->agent_cmd = agents::WithSidecar(a.sidecar, o->agent_cmd);
   o->vars = std::move(agent_env);
@@ -141,22 +141,22 @@ std::vector<std::string> Parents(const std::map<std::string, std::string>& tasks
 // The run's options from the command line; else the exit code to stop with.
 std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::InferRunOptions* r) {
   auto shard = util::ParseShard(a.shard);
-  if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
+  if (!shard.ok()) return Fail(kInferWho, shard.error()), kExitUsage;
   if (a.agent_cmd.empty() == a.agent.empty()) {
-    return Fail(kWho, "give either --agent NAME or --agent-cmd CMD"), kExitUsage;
+    return Fail(kInferWho, "give either --agent NAME or --agent-cmd CMD"), kExitUsage;
   }
   auto agent_env = AgentEnv(a);
-  if (!agent_env.ok()) return Fail(kWho, agent_env.error()), kExitUsage;
+  if (!agent_env.ok()) return Fail(kInferWho, agent_env.error()), kExitUsage;
   if (a.sandbox == "bwrap") {
-    if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kWho, s.error());
+    if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kInferWho, s.error());
   }
   auto tasks = FindTasks(env, a.tasks);
-  if (!tasks.ok()) return Fail(kWho, tasks.error());
+  if (!tasks.ok()) return Fail(kInferWho, tasks.error());
   if (auto s = env.MakeDirs(util::JoinPath(a.output, ".fbkit")); !s.ok()) {
-    return Fail(kWho, a.output + ": " + s.error());
+    return Fail(kInferWho, a.output + ": " + s.error());
   }
   auto run = env.RealPath(a.output);
-  if (!run.ok()) return Fail(kWho, "cannot resolve " + a.output);
+  if (!run.ok()) return Fail(kInferWho, "cannot resolve " + a.output);
   size_t index = 0;
   for (const auto& [id, dir] : *tasks) {
     bool chosen = a.only.empty() || std::find(a.only.begin(), a.only.end(), id) != a.only.end();
@@ -173,7 +173,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   o.memory_mb = a.memory_mb;
   o.processes = a.processes;
   o.run_dir = *run;
-  if (auto s = extract::infer::CheckAgentCommand(o); !s.ok()) return Fail(kWho, s.error());
+  if (auto s = extract::infer::CheckAgentCommand(o); !s.ok()) return Fail(kInferWho, s.error());
   r->tasks = std::move(*tasks);
   r->model = !a.model.empty() ? a.model : !a.agent.empty() ? a.agent : "agent";
   r->shard = *shard;
@@ -187,14 +187,14 @@ int Run(const InferArgs& a) {
   extract::infer::InferRunOptions o;
   if (auto stop = Prepare(env, a, &o)) return *stop;
   BatchLines<extract::infer::InferResult> lines(
-      kWho, a.quiet, [&](const auto& item) { return o.instances[item.index].first; }, Describe);
+      kInferWho, a.quiet, [&](const auto& item) { return o.instances[item.index].first; }, DescribeResult);
   auto run = extract::infer::InferRun(env, runner::RealLauncher(), o, std::ref(lines));
   lines.Done();
   const auto& results = run.results;
   auto failed = std::find_if(results.begin(), results.end(),
                              [](const auto& r) { return r.could_not_start; });
-  if (failed != results.end()) Fail(kWho, "stopped: " + failed->instance_id + ": " + failed->error);
-  if (!run.error.empty()) return Fail(kWho, run.error);
+  if (failed != results.end()) Fail(kInferWho, "stopped: " + failed->instance_id + ": " + failed->error);
+  if (!run.error.empty()) return Fail(kInferWho, run.error);
   PrintTable(run.summary_json);
   bool any_error = std::any_of(results.begin(), results.end(), [](const auto& r) {
     return r.status == extract::infer::InferStatus::kError;

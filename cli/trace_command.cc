@@ -65,29 +65,29 @@ void Summarise(const tracer::TraceSet& t, double seconds, bool quiet) {
                t.accelerated ? "" : (t.accel_error ? ": " + *t.accel_error + ")" : ")").c_str());
 }
 
-constexpr char kWho[] = "fb-graph trace";
+constexpr char kTraceWho[] = "fb-graph trace";
 
 // args.options completed from the command line (root, spec, environment built, shard and its
 // weights); else the exit code to stop with.
 std::optional<int> Prepare(util::Env& env, TraceArgs& args) {
   auto root = env.RealPath(args.root);
-  if (!root.ok()) return Fail(kWho, root.error());
+  if (!root.ok()) return Fail(kTraceWho, root.error());
   auto spec = ResolveSpec(args.spec, *root);
-  if (!spec.ok()) return Fail(kWho, spec.error()), kExitUsage;
-  if (auto s = PrepareEnvironment(*spec, *root, kWho, args.quiet); !s.ok()) {
-    return Fail(kWho, s.error());
+  if (!spec.ok()) return Fail(kTraceWho, spec.error()), kExitUsage;
+  if (auto s = PrepareEnvironment(*spec, *root, kTraceWho, args.quiet); !s.ok()) {
+    return Fail(kTraceWho, s.error());
   }
   if (!args.shard.empty()) {
     auto shard = util::ParseShard(args.shard);
-    if (!shard.ok()) return Fail(kWho, shard.error()), kExitUsage;
+    if (!shard.ok()) return Fail(kTraceWho, shard.error()), kExitUsage;
     if (!args.options.isolate) {
-      return Fail(kWho, "--shard needs --isolate (one process per test file)"), kExitUsage;
+      return Fail(kTraceWho, "--shard needs --isolate (one process per test file)"), kExitUsage;
     }
     args.options.shard = *shard;
   }
   if (!args.shard_weights.empty()) {
     auto weights = Durations(env, args.shard_weights);
-    if (!weights.ok()) return Fail(kWho, weights.error());
+    if (!weights.ok()) return Fail(kTraceWho, weights.error());
     args.options.shard_weights = std::move(*weights);
   }
   args.options.root = *root;
@@ -104,7 +104,7 @@ int Run(TraceArgs& args) {
   std::string work = args.work_dir.empty() ? "" : std::filesystem::absolute(args.work_dir).string();
   if (work.empty()) {
     auto scratch = MakeScratchDir("trace");
-    if (!scratch.ok()) return Fail(kWho, scratch.error());
+    if (!scratch.ok()) return Fail(kTraceWho, scratch.error());
     work = *scratch;
   }
   args.options.work_dir = work;
@@ -115,9 +115,9 @@ int Run(TraceArgs& args) {
                                 });
   progress.Clear();
   if (!args.keep_work && args.work_dir.empty()) (void)env.RemoveAll(work);
-  if (!trace.ok()) return Fail(kWho, trace.error());
+  if (!trace.ok()) return Fail(kTraceWho, trace.error());
   util::Status written = WriteOutput(env, args.output, tracer::TraceDocument(*trace, args.details));
-  if (!written.ok()) return Fail(kWho, written.error());
+  if (!written.ok()) return Fail(kTraceWho, written.error());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summarise(*trace, seconds, args.quiet);
   for (const auto& [name, f] : trace->files) {

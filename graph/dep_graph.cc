@@ -9,15 +9,17 @@
 #include <unordered_map>
 
 namespace fbkit::graph {
-namespace {
 
-// Edge property: the index of the edge in DepGraph::edges().
+// Edge property: the index of the edge in DepGraph::edges(). Outside the anonymous namespace:
+// DepGraph::Impl, a member of an exported class, holds a graph of them.
 struct EdgeIndex {
   uint32_t index = 0;
 };
 
 using Csr = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property,
                                                EdgeIndex, boost::no_property, uint32_t, uint32_t>;
+
+namespace {
 
 constexpr int kUnvisited = std::numeric_limits<int>::max();
 

@@ -18,9 +18,9 @@
 extern "C" const TSLanguage* tree_sitter_python(void);
 
 namespace fbkit::parser {
-namespace {
 
-// The node types the walker cares about; everything else is kOther.
+// The node types the walker cares about; everything else is kOther. Outside the anonymous
+// namespace: PythonParser::Impl, a member of an exported class, holds a table of them.
 enum class Sym : uint8_t {
   kOther,
   kModule,
@@ -66,6 +66,8 @@ enum class Sym : uint8_t {
   kKeywordArgument,
   kSplatPattern,  // *args / **kwargs in a parameter list
 };
+
+namespace {
 
 const std::unordered_map<std::string, Sym>& SymbolNames() {
   static const std::unordered_map<std::string, Sym> names = {

@@ -28,9 +28,9 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-class Walker {
+class TreeWalker {
  public:
-  Walker(util::Env& env, const std::string& root, const std::vector<std::string>& excludes)
+  TreeWalker(util::Env& env, const std::string& root, const std::vector<std::string>& excludes)
       : env_(env), root_(root), excludes_(excludes) {}
 
   // `rel` is the directory relative to the root ("" for the root); `package` its dotted
@@ -146,7 +146,7 @@ util::Expected<SourceTree> FindPythonFiles(util::Env& env, const std::string& ro
   if (info->type != util::FileType::kDirectory) return util::Error{root + ": not a directory"};
   auto entries = env.ListDir(root);
   if (!entries.ok()) return util::Error{entries.error()};
-  Walker walker(env, root, excludes);
+  TreeWalker walker(env, root, excludes);
   std::string package = HasEntry(*entries, "__init__.py") ? BaseName(root) : "";
   walker.Walk("", *entries, package);
   return walker.Finish();

@@ -296,9 +296,9 @@ std::string RepoSpecJson(const RepoSpec& s) {
   return out;
 }
 
-util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json) {
+util::Expected<RepoSpec> RepoSpecFromJson(const std::string& text) {
   try {
-    nlohmann::json j = nlohmann::json::parse(json);
+    nlohmann::json j = nlohmann::json::parse(text);
     RepoSpec s;
     s.repo = j.value("repo", "");
     if (!s.repo.empty() && !IsRepoName(s.repo)) {

@@ -57,7 +57,7 @@ std::string Widening(const RepoSpec& spec, bool system_interpreter_ok = false);
 // isolated is the runner's choice, not a property of the repository). Tasks record it in
 // repo_settings; RepoSpecFromJson reads it back (fields it lacks keep their defaults).
 std::string RepoSpecJson(const RepoSpec& spec);
-util::Expected<RepoSpec> RepoSpecFromJson(const std::string& json);
+util::Expected<RepoSpec> RepoSpecFromJson(const std::string& text);
 
 // Whether `name` is one of the variables fbkit sets for its plugin and probe (FBKIT_TRACE_*,
 // FBKIT_PROBE_*: what to check and where to write): a spec's env never sets them, a task's

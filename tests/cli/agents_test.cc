@@ -18,9 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kExtract = FBKIT_FB_EXTRACT;
-const std::string kRace = FBKIT_FB_RACE;
-const std::string kTasks = std::string(FBKIT_INFER_DATA) + "/tasks";
 const std::string kModel = kSource + "/fixtures/agents/model";
 const std::string kSolved = "fbkit-fixtures__extract_features.ce05f7f2.test_stats.8a32a05c.lv1";
 const std::string kUnsolved = "fbkit-fixtures__extract_features.ce05f7f2.test_vectors.60f006a0.lv1";

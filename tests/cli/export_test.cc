@@ -19,9 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kExtract = FBKIT_FB_EXTRACT;
 const std::string kData = FBKIT_INFER_DATA;
-const std::string kTasks = kData + "/tasks";
 
 std::vector<json> Rows(const std::string& text) {
   std::vector<json> rows;

@@ -16,7 +16,6 @@
 namespace fbkit::testing {
 namespace {
 
-const std::string kExtract = FBKIT_FB_EXTRACT;
 namespace fs = std::filesystem;
 using nlohmann::json;
 

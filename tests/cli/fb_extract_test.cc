@@ -17,7 +17,6 @@
 namespace fbkit::testing {
 namespace {
 
-const std::string kExtract = FBKIT_FB_EXTRACT;
 const std::string kData = FBKIT_EXTRACT_DATA;
 
 // One traced copy of the fixture and one `fb-extract all` run over it, made once by

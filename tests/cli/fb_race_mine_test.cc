@@ -17,7 +17,6 @@
 namespace fbkit::testing {
 namespace {
 
-const std::string kRace = FBKIT_FB_RACE;
 const std::string kData = FBKIT_RACE_DATA;
 using nlohmann::json;
 

@@ -14,7 +14,6 @@
 namespace fbkit::testing {
 namespace {
 
-const std::string kRace = FBKIT_FB_RACE;
 using nlohmann::json;
 
 json Summarize(const std::string& run, int expect_exit = 0) {

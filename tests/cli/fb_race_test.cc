@@ -17,7 +17,6 @@
 namespace fbkit::testing {
 namespace {
 
-const std::string kRace = FBKIT_FB_RACE;
 
 std::string Expected(const std::string& name) {
   return ReadFileOrDie(Fixture("race_history/expected/" + name));

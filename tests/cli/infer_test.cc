@@ -19,8 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kExtract = FBKIT_FB_EXTRACT;
-const std::string kTasks = std::string(FBKIT_INFER_DATA) + "/tasks";
 const std::string kAgents = kSource + "/fixtures/agents";
 
 struct AgentRun {

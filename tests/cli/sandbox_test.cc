@@ -27,8 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kExtract = FBKIT_FB_EXTRACT;
-const std::string kRace = FBKIT_FB_RACE;
 
 // Every file and directory below `root` with its size, mode and contents: equal before and
 // after means nothing was written, removed or added.

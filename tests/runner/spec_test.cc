@@ -100,11 +100,11 @@ TEST(RepoSpecTest, JsonRoundTripKeepsWhatTasksNeedAndLeavesOutTheSandbox) {
       "sandbox = \"none\"\n[env]\nA = \"b\"\n[limits]\nprocesses = 7\n",
       "s.toml");
   ASSERT_TRUE(spec.ok());
-  std::string json = RepoSpecJson(*spec);
-  EXPECT_EQ(json.find("sandbox"), std::string::npos);
-  auto back = RepoSpecFromJson(json);
+  std::string text = RepoSpecJson(*spec);
+  EXPECT_EQ(text.find("sandbox"), std::string::npos);
+  auto back = RepoSpecFromJson(text);
   ASSERT_TRUE(back.ok()) << back.error();
-  EXPECT_EQ(RepoSpecJson(*back), json);
+  EXPECT_EQ(RepoSpecJson(*back), text);
   EXPECT_EQ(back->sandbox, SandboxKind::kBwrap);  // the runner's choice, not the task's
   EXPECT_EQ(back->limits.processes, 7);
   // Older tasks recorded four fields; the rest take their defaults.

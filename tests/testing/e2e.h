@@ -1,5 +1,5 @@
-// Shared by the end-to-end tests (compiled with FBKIT_FB_GRAPH and FBKIT_SOURCE_DIR): where
-// the binary and the fixtures are.
+// Shared by the end-to-end tests (compiled with FBKIT_FB_GRAPH and FBKIT_SOURCE_DIR, and some
+// with FBKIT_FB_EXTRACT, FBKIT_FB_RACE, FBKIT_INFER_DATA): where the binaries and fixtures are.
 #pragma once
 
 #include <unistd.h>
@@ -12,6 +12,16 @@ namespace fbkit::testing {
 
 inline const std::string kBinary = FBKIT_FB_GRAPH;
 inline const std::string kSource = FBKIT_SOURCE_DIR;
+#ifdef FBKIT_FB_EXTRACT
+inline const std::string kExtract = FBKIT_FB_EXTRACT;
+#endif
+#ifdef FBKIT_FB_RACE
+inline const std::string kRace = FBKIT_FB_RACE;
+#endif
+#ifdef FBKIT_INFER_DATA
+// The tasks tests/cli/make_tasks.sh makes once for the suites (ctest fixture infer_tasks).
+inline const std::string kTasks = std::string(FBKIT_INFER_DATA) + "/tasks";
+#endif
 // The interpreter the suites run under: Debian's, which sees Debian's pytest.
 inline const std::string kPython = "/usr/bin/python3";
 
