@@ -317,10 +317,11 @@ class Runner {
     for (const auto& kv : options_.spec.vars) {
       if (!runner::IsFbkitVariable(kv.first)) env.push_back(kv);
     }
-    // Outcome runs read no bytecode the work copy holds: Python caches in the sandbox's own
-    // /tmp instead of __pycache__ (a planted unchecked-hash .pyc runs without its .py).
+    // Outcome runs read no bytecode the work copy holds (a planted unchecked-hash .pyc runs
+    // without its .py): only the interpreter's library and installed packages keep theirs
+    // (agent/sitecustomize.py).
     if (!options_.record && options_.spec.sandbox == runner::SandboxKind::kBwrap) {
-      env.push_back({"PYTHONPYCACHEPREFIX", "/tmp/fbkit-pycache"});
+      env.push_back({"FBKIT_TRACE_OWN_BYTECODE_ONLY", "1"});
     }
     return env;
   }
