@@ -1599,3 +1599,33 @@ def test_e2e_rootdir_differs_from_cwd(tmp_path):
     edges = merged_edges(records)
     assert (None, ("tests/test_a.py", 1, "test_x")) in edges["tests/test_a.py"]
     assert (None, ("tests/test_a.py", 1, "<module>")) in edges["<collect>tests/test_a.py"]
+
+
+def _run_with_sitecustomize(tree, flag, roots):
+    """VALUE of module m in `tree`, imported by a fresh interpreter whose sitecustomize is the
+    agent's, with outcome runs' bytecode rule on or off."""
+    agent_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=agent_dir + ":" + str(tree), PYTHONDONTWRITEBYTECODE="1",
+               FBKIT_TRACE_OWN_BYTECODE_ONLY=flag, FBKIT_TRACE_ROOT=roots)
+    env.pop("FBKIT_TRACE_ROLE", None)
+    out = subprocess.run([sys.executable, "-c", "import json, m; print(m.VALUE, json.__cached__)"],
+                         env=env, capture_output=True, text=True, check=True).stdout.split()
+    return int(out[0]), out[1]
+
+
+def test_outcome_runs_read_no_bytecode_beside_the_work_copys_sources(tmp_path):
+    import py_compile
+    import importlib.util
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "m.py").write_text("VALUE = 2\n")
+    py_compile.compile(str(tree / "m.py"), cfile=importlib.util.cache_from_source(str(tree / "m.py")),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    (tree / "m.py").write_text("VALUE = 1\n")  # the .pyc no longer matches; unchecked, it runs
+    assert _run_with_sitecustomize(tree, "0", str(tree))[0] == 2
+    value, json_cached = _run_with_sitecustomize(tree, "1", str(tree))
+    assert value == 1
+    # The standard library keeps its own cache.
+    assert json_cached == importlib.util.cache_from_source(json.__file__)
+    # A tree that is no installed package is untrusted even when fbkit names no root.
+    assert _run_with_sitecustomize(tree, "1", "")[0] == 1
