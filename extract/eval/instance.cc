@@ -292,26 +292,8 @@ std::string RunLogs(util::Env& env, const std::string& dir) {
   return out;
 }
 
-// The files that decide what is tested and how: the task's test files and every conftest.py
-// (root-relative, sorted). They are bound read-only while the tests run, and their hashes
-// are compared before and after.
-std::vector<std::string> GraderFiles(const Context& c) {
-  std::set<std::string> files(c.info.f2p_files.begin(), c.info.f2p_files.end());
-  files.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
-  std::error_code ec;
-  namespace fs = std::filesystem;
-  for (auto it = fs::recursive_directory_iterator(c.repo, ec); it != fs::end(it); it.increment(ec)) {
-    if (it->path().filename() == ".git") {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (it->path().filename() == "conftest.py" && !it->is_symlink(ec)) {
-      files.insert(fs::relative(it->path(), c.repo, ec).string());
-    }
-  }
-  return {files.begin(), files.end()};
-}
-
+// The sha256 of each of `files` (the grader's, taskdir::GraderFiles) in the work copy: compared
+// before and after the tests run.
 std::map<std::string, std::string> Hashes(const Context& c, const std::vector<std::string>& files) {
   std::map<std::string, std::string> out;
   for (const auto& f : files) {
@@ -330,7 +312,9 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   std::vector<std::string> files = c.info.f2p_files;
   files.insert(files.end(), c.info.p2p_files.begin(), c.info.p2p_files.end());
   std::string run_dir = util::JoinPath(c.work, "run");
-  std::vector<std::string> grader = GraderFiles(c);
+  std::vector<std::string> tests = c.info.f2p_files;
+  tests.insert(tests.end(), c.info.p2p_files.begin(), c.info.p2p_files.end());
+  std::vector<std::string> grader = taskdir::GraderFiles(c.repo, tests);
   auto before = Hashes(c, grader);
   runner::TestRunRequest request;
   request.root = c.repo;

@@ -1,5 +1,6 @@
 #include "extract/taskdir/task_dir.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "util/json_read.h"
@@ -201,7 +202,10 @@ util::Status CheckTaskSettings(const TaskDir& task, const runner::RepoSpec& spec
 
 util::Expected<Instance> ReadInstance(util::Env& env, const TaskDir& task) {
   // A task directory is no more trusted than the code it holds: no link followed, bounded.
-  auto text = env.ReadUntrusted(task.dir, kInstanceFile, util::kMaxTreeFileBytes);
+  // Its metadata is parsed whole, at over ten times its size in memory: 32 MiB is far above
+  // any real task's (its two patches included) and keeps one task's parse under ~0.6 GB.
+  constexpr uint64_t kMaxInstanceBytes = 32u << 20;
+  auto text = env.ReadUntrusted(task.dir, kInstanceFile, kMaxInstanceBytes);
   if (!text.ok()) return util::Error{text.error()};  // names the file
   auto instance = ParseInstance(*text);
   if (!instance.ok()) return util::Error{task.instance() + ": " + instance.error()};
@@ -230,6 +234,23 @@ bool IsTestCode(const std::string& path, const std::set<std::string>& test_files
   if (size_t slash = path.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
   if (base == "conftest.py") return true;
   return util::InTestsDirectory(path);
+}
+
+std::vector<std::string> GraderFiles(const std::string& tree, const std::vector<std::string>& test_files) {
+  namespace fs = std::filesystem;
+  std::set<std::string> tests(test_files.begin(), test_files.end());
+  std::set<std::string> files = tests;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(tree, ec); it != fs::end(it); it.increment(ec)) {
+    if (it->path().filename() == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    std::string rel = fs::relative(it->path(), tree, ec).string();
+    if (!ec && IsTestCode(rel, tests)) files.insert(rel);
+  }
+  return {files.begin(), files.end()};
 }
 
 }  // namespace fbkit::extract::taskdir

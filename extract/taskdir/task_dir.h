@@ -102,4 +102,10 @@ util::Status WriteTaskFiles(util::Env& env, const std::string& dir, const Instan
 // Test code: a collected test file, a conftest.py, or a file under a tests/ or test/ folder.
 bool IsTestCode(const std::string& path, const std::set<std::string>& test_files);
 
+// The files a grader keeps out of reach of the code under test (bound read-only, hashed
+// before and after): `test_files` and every other regular file of `tree` that is test code
+// (IsTestCode: a test's helper module or data can decide its asserts as well as the test file
+// can), relative to `tree`, sorted. .git is skipped; links are neither followed nor listed.
+std::vector<std::string> GraderFiles(const std::string& tree, const std::vector<std::string>& test_files);
+
 }  // namespace fbkit::extract::taskdir

@@ -179,7 +179,7 @@ class Verification {
     auto outcomes = RunTests(tests_, work_, env_root_, info_.spec, files_,
                              util::JoinPath(options_.work_dir, name), &r_.pytest_seconds,
                              &out.errors, &out.messages, &hooks,
-                             round == 1 ? files_ : std::vector<std::string>{});
+                             round == 1 ? GraderFiles(work_, files_) : std::vector<std::string>{});
     for (const auto& hook : hooks) {
       if (round == 1 && hook.second.starts_with(runner::kReadsTestFile)) {
         r_.gold_test_file_reads.insert(hook);

@@ -542,6 +542,107 @@ def _check_machinery(config):
                            % (name, code.co_name, code.co_filename))
 
 
+_namespaces = {}  # graded test file -> (its module, {name: value} as collected, names it rebinds)
+
+
+def _test_side_modules():
+    """Module names that may name one of the grader's Python files (a test's helper module):
+    each file's dotted path and every shorter tail of it (the test directory on sys.path)."""
+    names = {}
+    for rel in _PROTECTED:
+        if not rel.endswith(".py"):
+            continue
+        parts = rel[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        for i in range(len(parts)):
+            names.setdefault(".".join(parts[i:]), set()).add(rel)
+    return names
+
+
+def _imported_names(module, tree):
+    """(local name, module name, attribute or None) of the module-level imports in `tree`."""
+    import ast
+    import importlib.util
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out.append((a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0], None))
+        elif isinstance(node, ast.ImportFrom):
+            name = node.module or ""
+            if node.level:
+                try:
+                    name = importlib.util.resolve_name("." * node.level + name, module.__package__ or "")
+                except Exception:
+                    continue
+            out.extend((a.asname or a.name, name, a.name) for a in node.names if a.name != "*")
+    return out
+
+
+def _check_namespaces(session):
+    """Each graded test module's names that its imports bind to one of the grader's own Python
+    files (a helper module) must hold that file's code: a module the library put in
+    sys.modules under the helper's name, or a helper function it bound in the test module's
+    place, is named. Then what each module holds is kept for _check_namespace_kept."""
+    import ast
+    side = _test_side_modules()
+    root = os.environ.get("FBKIT_TRACE_ROOT", "")
+    for item in session.items:
+        rel = _relpath(str(item.path))
+        module = getattr(item, "module", None)
+        if rel is None or rel not in _PROTECTED or module is None or rel in _namespaces:
+            continue
+        try:
+            with open(str(item.path), "rb") as f:
+                tree = ast.parse(f.read())
+        except Exception:
+            continue
+        rebinds = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+        _namespaces[rel] = (module, dict(vars(module)), rebinds)
+        for local, name, attr in _imported_names(module, tree):
+            files = side.get(name if attr is None else name + "." + attr, set()) if attr else set()
+            files = files or side.get(name, set())
+            if not files or local not in vars(module):
+                continue
+            paths = {os.path.realpath(os.path.join(root, f)) for f in files}
+            value = vars(module)[local]
+            if isinstance(value, types.ModuleType):
+                where = getattr(value, "__file__", None)
+                good = where is not None and os.path.realpath(where) in paths
+            else:
+                code = _function_code(value, unwrap=False)
+                if code is None:
+                    continue  # data, classes, callables without code: not checked
+                good = os.path.realpath(code.co_filename) in paths and _code_from_file(code) is True
+                if not good and _relpath(code.co_filename) is None:
+                    # An installed library's wrapper (contextlib.contextmanager) of the file's own.
+                    inner = _function_code(value)
+                    good = (inner is not None and os.path.realpath(inner.co_filename) in paths
+                            and _code_from_file(inner) is True)
+            if not good:
+                _integrity("%s's %s, imported from %s (%s), is not that file's"
+                           % (rel, local, name, ", ".join(sorted(files))))
+
+
+def _check_namespace_kept(item):
+    """After a test's teardown, its module's names are bound as collected, but for names the
+    test file itself declares `global` (monkeypatch's changes are undone by then): library
+    code rebinding a test module's helper (through a frame's f_globals) is named."""
+    rel = _relpath(str(item.path))
+    if rel not in _namespaces:
+        return
+    module, names, rebinds = _namespaces[rel]
+    now = vars(module)
+    missing = object()
+    for name, value in names.items():
+        if name in rebinds or name.startswith("__"):
+            continue
+        if now.get(name, missing) is not value:
+            _integrity("the name %s of %s was rebound while %s ran" % (name, rel, item.nodeid))
+            names[name] = now.get(name, missing)  # once per rebinding
+
+
 def _relpath(path):
     return _agent.recorder.relpath(str(path)) if _agent else None
 
@@ -867,6 +968,7 @@ def pytest_collection_finish(session):
     if _checks:
         _check_machinery(session.config)
         _check_tests(session)
+        _check_namespaces(session)
         _check_protected("when the tests were collected")
 
 
@@ -902,6 +1004,8 @@ def pytest_runtest_protocol(item, nextitem):
         _agent.note_fixtures(item, rel)
     tracer_before = sys.gettrace()
     yield
+    if _checks:
+        _check_namespace_kept(item)
     _agent.ensure_installed(item.nodeid)
     if sys.gettrace() is not tracer_before:
         _agent.journal.write({"type": "warning", "nodeid": item.nodeid,
