@@ -303,6 +303,28 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
 
 // The forged results again, evaluated by fbkit running as an ordinary user (nobody, who
 // owns a copy of the tasks): the sandbox is then a user namespace, the grader the same.
+// Red team round 9: a wrong Vector whose library makes the tests' helper comparators always
+// true, through sys.modules, the helper file on disk, or the test module's globals.
+TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
+  auto made = RunCommand({kPython, kSource + "/tests/cli/helper_forgeries.py",
+                          Task("test_vectors", 1), *dir_ / "helpers"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::map<std::string, json> r;
+  for (const char* name : {"sys_modules", "rewrite_file", "frame_globals"}) {
+    auto run = Eval(*dir_ / ("runs/" + std::string(name)),
+                    {"--predictions", *dir_ / ("helpers/" + std::string(name) + ".jsonl")});
+    EXPECT_EQ(run.exit_code, 0) << name << run.err;
+    r[name] = OnlyReport(*dir_ / ("runs/" + std::string(name)));
+    EXPECT_FALSE(r[name]["resolved"]) << name << r[name].dump(1);
+  }
+  EXPECT_TRUE(AnyReason(r["sys_modules"], "close, imported from helpers (tests/helpers.py), is not that file's"))
+      << r["sys_modules"].dump(1);
+  EXPECT_TRUE(AnyReason(r["frame_globals"], "the name close of tests/test_vectors.py was rebound"))
+      << r["frame_globals"].dump(1);
+  // The helper file is read-only while the tests run: the rewrite fails and so does length().
+  EXPECT_LT(r["rewrite_file"]["pass_rate"].get<double>(), 1.0);
+}
+
 TEST_F(EvalE2E, AsAnOrdinaryUserForgedResultsAreFlaggedToo) {
   if (::geteuid() != 0) GTEST_SKIP() << "becoming another user takes root";
   NobodyLock lock;
