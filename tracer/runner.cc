@@ -22,6 +22,10 @@
 namespace fbkit::tracer {
 namespace {
 
+// What a sandboxed process printed is as large as its file size limit lets it be: its log
+// is read back from the last kLogTail bytes (errors and pytest's summary end it).
+constexpr uint64_t kLogTail = 8u << 20;
+
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -191,7 +195,7 @@ class Runner {
     cc.log_path = util::JoinPath(options_.work_dir, "accel-build.log");
     auto built = runner::RunToCompletion(launcher_, cc, 300);
     if (!built.ok() || built->code != 0) {
-      auto log = env_.ReadFile(cc.log_path);
+      auto log = env_.ReadTail(cc.log_path, kLogTail);
       return util::Error{"compiling the accelerator failed: " + (log.ok() ? util::Tail(*log, 1000) : "")};
     }
     if (std::rename(tmp.c_str(), so.c_str()) != 0) return util::Error{"cannot move " + tmp};
@@ -255,7 +259,7 @@ class Runner {
     spec.sandbox = sandbox_;
     auto info = runner::RunToCompletion(launcher_, spec);
     if (!info.ok()) return util::Error{info.error()};
-    auto log = env_.ReadFile(spec.log_path);
+    auto log = env_.ReadTail(spec.log_path, kLogTail);
     std::string text = log.ok() ? *log : "";
     if (info->code == 0 && std::count(text.begin(), text.end(), '\n') >= 4) {
       interpreter_info_ = text;
@@ -444,7 +448,7 @@ class Runner {
     result.collected = reader.collected();
     result.selected = reader.selected();
     result.begun = reader.begun();
-    auto log = env_.ReadFile(spec.log_path);
+    auto log = env_.ReadTail(spec.log_path, kLogTail);
     result.log = log.ok() ? *log : "";
     return result;
   }
@@ -737,7 +741,7 @@ class Runner {
     job.reader->Feed("\n");
     NoteLimits(*exit, job.reader->trace());
     if (!job.reader->finished()) {
-      auto log = env_.ReadFile(job.run.spec.log_path);
+      auto log = env_.ReadTail(job.run.spec.log_path, kLogTail);
       SessionResult r;
       r.exit = *exit;
       r.timed_out = timed_out;

@@ -4,6 +4,10 @@
 #include "extract/taskdir/task_dir.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "tests/testing/fake_env.h"
 
@@ -166,6 +170,30 @@ TEST(TaskDirTest, PresolvedIsAPlainRepositoryOrNamedAsNotOne) {
     EXPECT_EQ(r.error(), bad + ": not a directory (a task's presolved/ and its .git are plain "
                                "directories)");
   }
+}
+
+}  // namespace
+}  // namespace fbkit::extract::taskdir
+
+namespace fbkit::extract::taskdir {
+namespace {
+
+TEST(TaskDirTest, TheGradersFilesAreEveryRegularFileOfTestCode) {
+  namespace fs = std::filesystem;
+  fs::path tree = fs::temp_directory_path() / ("fbkit-grader-files-" + std::to_string(::getpid()));
+  fs::remove_all(tree);
+  for (const char* f : {"tests/helpers.py", "tests/data/expected.json", "tests/test_a.py",
+                        "src/pkg/core.py", "src/pkg/conftest.py", "check_b.py", ".git/config",
+                        "sub/test/util.py"}) {
+    fs::create_directories((tree / f).parent_path());
+    std::ofstream(tree / f) << "x\n";
+  }
+  fs::create_symlink("/etc/passwd", tree / "tests/linked.py");
+  EXPECT_EQ(GraderFiles(tree.string(), {"check_b.py"}),
+            (std::vector<std::string>{"check_b.py", "src/pkg/conftest.py", "sub/test/util.py",
+                                      "tests/data/expected.json", "tests/helpers.py",
+                                      "tests/test_a.py"}));
+  fs::remove_all(tree);
 }
 
 }  // namespace

@@ -99,8 +99,9 @@ TEST_F(VerifyTest, TheGoldRunsReadsOfItsTestFilesAreRecorded) {
                 {"pkg/core.py", "reads the grader's test file tests/test_feature.py"}}));
   ASSERT_EQ(tests_.requests.size(), 2u);
   EXPECT_TRUE(tests_.requests[0].protect.empty());
+  // The grader's files, as eval protects them (taskdir::GraderFiles): sorted.
   EXPECT_EQ(tests_.requests[1].protect,
-            (std::vector<std::string>{"tests/test_feature.py", "tests/test_core.py"}));
+            (std::vector<std::string>{"tests/test_core.py", "tests/test_feature.py"}));
 }
 
 TEST_F(VerifyTest, AFailingP2PTestFailsOnThePresolvedCode) {
