@@ -620,9 +620,29 @@ def _check_namespaces(session):
                     inner = _function_code(value)
                     good = (inner is not None and os.path.realpath(inner.co_filename) in paths
                             and _code_from_file(inner) is True)
+            if not good and attr is not None:
+                good = any(_reexports(os.path.join(root, f), attr, value) for f in files)
             if not good:
                 _integrity("%s's %s, imported from %s (%s), is not that file's"
                            % (rel, local, name, ", ".join(sorted(files))))
+
+
+def _reexports(path, name, value):
+    """Whether the helper file at `path` binds `name` by an absolute `from M import X [as name]`
+    of its own and `value` is M's X as loaded (a helper handing on another module's function)."""
+    import ast
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except Exception:
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for a in node.names:
+                if (a.asname or a.name) == name:
+                    module = sys.modules.get(node.module)
+                    return module is not None and getattr(module, a.name, None) is value
+    return False
 
 
 def _check_namespace_kept(item):
