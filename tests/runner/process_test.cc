@@ -1,5 +1,6 @@
 #include "runner/process.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -333,7 +334,9 @@ TEST(SandboxHostile, CpuIsBoundedForTheWholeSandbox) {
   unlimited.cpus = -1;
   double free = cpu_seconds(InSandbox(tmp, spin, unlimited));
   EXPECT_LT(bounded, 0.6) << "the quota allows 0.3 s of CPU in 1.5 s";
-  EXPECT_GT(free, 1.2) << "without a quota each spinner gets its CPU";
+  // Relative, not absolute: on a loaded machine (ctest -j 2 beside other work) two unbounded
+  // spinners got 0.98 s between them, still over three times the quota's share.
+  EXPECT_GT(free, 2 * std::max(bounded, 0.3)) << "without a quota the spinners get more CPU";
 }
 
 // The cgroups' event counters say which whole-sandbox limit the processes ran into (the
