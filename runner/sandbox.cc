@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -226,11 +227,20 @@ std::string FindPattern(const std::string& path) {
   return util::ShellQuote(out);
 }
 
+// Whether mount point `m` is a regular file on the host: tar's --skip-old-files leaves it
+// (and the directories bubblewrap made for it) as mounted, with nothing to list for it.
+bool IsPlainFile(const std::string& m) {
+  auto st = util::RealEnv().Stat(m, false);
+  return st.ok() && st->type == util::FileType::kRegular;
+}
+
 // The shell run first inside the sandbox (as the sandbox's user): fills each copy, every
 // stage's failure noted, then runs the command ("$@") in `cwd`. find lists the source's
-// entries but the mount points below the target (pruned) and the directories bubblewrap made
-// for them (their contents are listed: the entries alone would have tar change a directory
-// it does not own); tar copies what it lists. An incomplete copy fails with status 125.
+// entries but the directories mounted below the target (pruned); tar copies what it lists
+// and skips what exists already: the files mounted below the target and the directories
+// bubblewrap made for mount points (it would change a directory it does not own). So the
+// script's length does not grow with the protected files (one argument holds at most
+// 128 KiB). An incomplete copy fails with status 125.
 std::string CopyPrelude(const Sandbox& sandbox, const HostInfo& host, const std::string& cwd) {
   std::string tar = util::ShellQuote(host.tar.empty() ? "tar" : host.tar);
   std::string failed = "/tmp/.fbkit-copy-failed";
@@ -238,13 +248,10 @@ std::string CopyPrelude(const Sandbox& sandbox, const HostInfo& host, const std:
   for (size_t i = 0; i < sandbox.copies.size(); ++i) {
     const PrivateCopy& c = sandbox.copies[i];
     std::string prune, skip = " \\! -path .";
-    std::set<std::string> made;
     for (const auto& m : MountsBelow(sandbox, c.target)) {
+      if (IsPlainFile(m)) continue;
       std::string rel = "./" + m.substr(c.target.size() + 1);
       prune += std::string(prune.empty() ? "" : " -o") + " -path " + FindPattern(rel);
-      for (size_t slash = rel.find('/', 2); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
-        if (made.insert(rel.substr(0, slash)).second) skip += " \\! -path " + FindPattern(rel.substr(0, slash));
-      }
     }
     if (!prune.empty()) prune = " \\(" + prune + " \\) -prune -o";
     std::string source = util::ShellQuote(CopySource(i));
@@ -252,7 +259,7 @@ std::string CopyPrelude(const Sandbox& sandbox, const HostInfo& host, const std:
                        " >&2; exit 125; }";
     script += "{ (cd " + source + " && find ." + prune + skip + " -print0) || : > " + failed + "; } | { " +
               tar + " -C " + source + " --null --no-recursion -T - -cf - || : > " + failed + "; } | " +
-              tar + " -C " + util::ShellQuote(c.target) + " -xpf - || " + fail + "\n";
+              tar + " -C " + util::ShellQuote(c.target) + " --skip-old-files -xpf - || " + fail + "\n";
     script += "[ -e " + failed + " ] && " + fail + "\n";
     if (!c.built_files.empty()) {
       std::string files;
@@ -266,11 +273,80 @@ std::string CopyPrelude(const Sandbox& sandbox, const HostInfo& host, const std:
   return script;
 }
 
-}  // namespace
+// Whether every regular file below directory `dir` (links not followed) is in `set`, and
+// nothing below it is anything but a directory, a regular file or a link.
+bool AllProtected(util::Env& env, const std::string& dir, const std::set<std::string>& set) {
+  auto entries = env.ListDir(dir);
+  if (!entries.ok()) return false;
+  for (const auto& e : *entries) {
+    std::string path = util::JoinPath(dir, e.name);
+    if (e.type == util::FileType::kDirectory) {
+      if (!AllProtected(env, path, set)) return false;
+    } else if (e.type == util::FileType::kRegular ? !set.count(path)
+                                                 : e.type != util::FileType::kSymlink) {
+      return false;
+    }
+  }
+  return true;
+}
 
-std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
-                                   const std::string& cwd, const std::vector<std::string>& argv,
-                                   int seccomp_fd, const std::vector<int64_t>& copy_bytes) {
+// Each of sandbox.protect, unless there are more than kMaxProtectMounts of them (a large
+// repository's test-side files, all of them the grader's): then
+// directories all of whose regular files are protected are bound whole instead, the
+// deepest first, until the mounts fit. Such a directory is read-only as a whole (no new
+// file either). Inside a private copy or a writable tree only. bubblewrap's time grows with
+// the square of its mounts (0.16 s for 100 files, 1.1 s for 500, 4.2 s for 1,000, 12 s for
+// 1,900: it reads the mount table for each), and it takes at most 9,000 arguments.
+std::vector<std::string> ProtectMounts(const Sandbox& sandbox) {
+  constexpr size_t kMaxProtectMounts = 256;
+  if (sandbox.protect.size() <= kMaxProtectMounts) return sandbox.protect;
+  std::vector<std::string> trees = sandbox.writable;
+  for (const auto& c : sandbox.copies) trees.push_back(c.target);
+  std::set<std::string> set(sandbox.protect.begin(), sandbox.protect.end());
+  std::map<std::string, size_t> count;  // candidate directory -> protected files below
+  for (const auto& p : sandbox.protect) {
+    for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
+      std::string dir = p.substr(0, slash);
+      if (!std::any_of(trees.begin(), trees.end(), [&](const std::string& t) { return dir != t && Under(dir, t); })) break;
+      ++count[dir];
+    }
+  }
+  std::vector<std::string> dirs;
+  for (const auto& [dir, n] : count) {
+    if (n > 1) dirs.push_back(dir);
+  }
+  auto depth = [](const std::string& d) { return std::count(d.begin(), d.end(), '/'); };
+  std::stable_sort(dirs.begin(), dirs.end(), [&](const std::string& x, const std::string& y) {
+    return depth(x) != depth(y) ? depth(x) > depth(y) : count[x] > count[y];
+  });
+  std::set<std::string> whole;
+  size_t mounts = sandbox.protect.size();
+  auto covered = [&](const std::string& p) {
+    return std::any_of(whole.begin(), whole.end(), [&](const std::string& d) { return Under(p, d); });
+  };
+  util::Env& env = util::RealEnv();
+  for (const auto& dir : dirs) {
+    if (mounts <= kMaxProtectMounts) break;
+    if (!AllProtected(env, dir, set)) continue;
+    size_t before = 0;  // mounts below `dir` now: its files not yet covered, and covered dirs
+    for (const auto& p : sandbox.protect) before += Under(p, dir) && !covered(p);
+    for (auto it = whole.begin(); it != whole.end();) {
+      if (Under(*it, dir)) ++before, it = whole.erase(it);
+      else ++it;
+    }
+    whole.insert(dir);
+    mounts = mounts - before + 1;
+  }
+  std::vector<std::string> out(whole.begin(), whole.end());
+  for (const auto& p : sandbox.protect) {
+    if (!covered(p)) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<std::string> BwrapArgsOf(const Sandbox& sandbox, const HostInfo& host,
+                                     const std::string& cwd, const std::vector<std::string>& argv,
+                                     int seccomp_fd, const std::vector<int64_t>& copy_bytes) {
   std::vector<std::string> a = {host.bwrap, "--die-with-parent", "--new-session"};
   AddNamespaces(&a, sandbox, host);
   if (seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(seccomp_fd)});
@@ -353,6 +429,16 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
   }
   a.insert(a.end(), argv.begin(), argv.end());
   return a;
+}
+
+}  // namespace
+
+std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
+                                   const std::string& cwd, const std::vector<std::string>& argv,
+                                   int seccomp_fd, const std::vector<int64_t>& copy_bytes) {
+  Sandbox mounted = sandbox;
+  mounted.protect = ProtectMounts(sandbox);
+  return BwrapArgsOf(mounted, host, cwd, argv, seccomp_fd, copy_bytes);
 }
 
 std::vector<std::string> SandboxEnvironment(

@@ -111,17 +111,27 @@ class Runner {
     python_ = c->python;
     sandbox_ = c->sandbox;
     sandbox_.read_only.push_back(AgentDir());
+    std::string list;
     for (const auto& rel : options_.protect) {
       std::string path = util::JoinPath(options_.root, rel);
       if (!env_.Stat(path, false).ok()) continue;
       sandbox_.protect.push_back(path);
-      // What the plugin checks the file against while the tests run (read as tested code
-      // may have left it: no link followed, bounded).
-      auto bytes = env_.ReadUntrusted(options_.root, rel, 64u << 20);
-      if (!bytes.ok()) return util::Error{"the grader's file " + rel + ": " + bytes.error()};
-      protected_ += rel + "\t" + util::Sha256Hex(*bytes) + "\n";
+      if (rel.find_first_of("\t\n") != std::string::npos) continue;  // bound, not listable
+      std::string digest = "-";
+      if (rel.ends_with(".py")) {
+        // The code the plugin checks the file against while the tests run (read as tested
+        // code may have left it: no link followed, bounded).
+        auto bytes = env_.ReadUntrusted(options_.root, rel, 64u << 20);
+        if (!bytes.ok()) return util::Error{"the grader's file " + rel + ": " + bytes.error()};
+        digest = util::Sha256Hex(*bytes);
+      }
+      list += rel + "\t" + digest + "\n";
     }
-    return util::Status::Ok();
+    // In a file, not a variable: a large tree's list passes the 128 KiB one argument of
+    // the sandbox's command line may hold. The agent's directory is read-only inside.
+    if (list.empty()) return util::Status::Ok();
+    protected_file_ = util::JoinPath(AgentDir(), "protected.tsv");
+    return env_.WriteFileAtomic(protected_file_, list);
   }
 
   // A copy of the repository's files (git's view) under the work dir, the source of what the
@@ -311,7 +321,7 @@ class Runner {
         {"FBKIT_TRACE_CHECKS", options_.record ? "0" : "1"},
     };
     if (options_.record) env.push_back({"FBKIT_TRACE_CHILD_DIR", util::JoinPath(Scratch(), "children")});
-    if (!protected_.empty()) env.push_back({"FBKIT_TRACE_PROTECTED", protected_});
+    if (!protected_file_.empty()) env.push_back({"FBKIT_TRACE_PROTECTED_FILE", protected_file_});
     if (!options_.l2_site.empty()) {
       std::string originals;
       for (const auto& d : options_.l2_originals) originals += (originals.empty() ? "" : ":") + d;
@@ -763,7 +773,9 @@ class Runner {
   runner::Sandbox sandbox_;      // where they run
   std::string interpreter_info_;  // include dir, EXT_SUFFIX, cache tag and version
   bool xdist_ = false;            // pytest-xdist is importable
-  std::string protected_;         // "REL\tSHA256\n" of the grader's files (FBKIT_TRACE_PROTECTED)
+  // The grader's files, a "REL\tSHA256\n" line each ("-" for data: only code is hashed);
+  // FBKIT_TRACE_PROTECTED_FILE.
+  std::string protected_file_;
   std::string accel_path_;
   std::optional<std::string> accel_error_;
   std::vector<std::string> collected_;

@@ -334,30 +334,49 @@ def _code_from_file(code, config=None):
 
 
 def _protected():
-    """The grader's files (test files, conftests) and the sha256 fbkit saw of each before the
-    run: FBKIT_TRACE_PROTECTED, "REL<TAB>SHA256" lines."""
+    """The grader's files (test files, conftests, what else is test code) as fbkit saw them
+    before the run: FBKIT_TRACE_PROTECTED_FILE, "REL<TAB>SHA256" lines, "-" for a data file
+    (only code is hashed). Read at import, before any repository code runs."""
     out = {}
-    for line in os.environ.get("FBKIT_TRACE_PROTECTED", "").splitlines():
-        rel, _, digest = line.partition("\t")
-        if rel and digest:
-            out[rel] = digest
+    path = os.environ.get("FBKIT_TRACE_PROTECTED_FILE", "")
+    if not path:
+        return out
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        for line in f.read().splitlines():
+            rel, _, digest = line.partition("\t")
+            if rel and digest:
+                out[rel] = digest
     return out
 
 
+def _identity(rel):
+    """Which file `rel` is (device, inode), or None when it is missing."""
+    try:
+        st = os.stat(os.path.join(os.environ.get("FBKIT_TRACE_ROOT", ""), rel))
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 _PROTECTED = _protected()
+_PROTECTED_IDS = {rel: _identity(rel) for rel in _PROTECTED}
 
 
 def _check_protected(when):
-    """The grader's files must be at their paths with the bytes fbkit put there: moving their
-    directory aside and writing others in their place is caught here."""
+    """The grader's files must be at their paths, the files fbkit put there with the code it
+    put there: moving their directory aside and writing others in their place is caught
+    here."""
     import hashlib
     root = os.environ.get("FBKIT_TRACE_ROOT", "")
     for rel, digest in sorted(_PROTECTED.items()):
-        try:
-            with open(os.path.join(root, rel), "rb") as f:
-                same = hashlib.sha256(f.read()).hexdigest() == digest
-        except OSError:
-            same = False
+        now = _identity(rel)
+        same = now is not None and now == _PROTECTED_IDS[rel]
+        if same and digest != "-":
+            try:
+                with open(os.path.join(root, rel), "rb") as f:
+                    same = hashlib.sha256(f.read()).hexdigest() == digest
+            except OSError:
+                same = False
         if not same:
             _integrity("the grader's file %s is not what fbkit put there %s (moved or replaced)"
                        % (rel, when))
@@ -601,8 +620,7 @@ def _check_namespaces(session):
         rebinds = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
         _namespaces[rel] = (module, dict(vars(module)), rebinds)
         for local, name, attr in _imported_names(module, tree):
-            files = side.get(name if attr is None else name + "." + attr, set()) if attr else set()
-            files = files or side.get(name, set())
+            files = (side.get(name + "." + attr) if attr else None) or side.get(name, set())
             if not files or local not in vars(module):
                 continue
             paths = {os.path.realpath(os.path.join(root, f)) for f in files}
@@ -627,16 +645,20 @@ def _check_namespaces(session):
                            % (rel, local, name, ", ".join(sorted(files))))
 
 
+_helper_trees = {}  # helper file -> its module's top-level statements (none: unparsable)
+
+
 def _reexports(path, name, value):
     """Whether the helper file at `path` binds `name` by an absolute `from M import X [as name]`
     of its own and `value` is M's X as loaded (a helper handing on another module's function)."""
     import ast
-    try:
-        with open(path, "rb") as f:
-            tree = ast.parse(f.read())
-    except Exception:
-        return False
-    for node in tree.body:
+    if path not in _helper_trees:
+        try:
+            with open(path, "rb") as f:
+                _helper_trees[path] = ast.parse(f.read()).body
+        except Exception:
+            _helper_trees[path] = []
+    for node in _helper_trees[path]:
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
             for a in node.names:
                 if (a.asname or a.name) == name:
