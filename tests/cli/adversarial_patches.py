@@ -103,6 +103,32 @@ for _o in _fb_gc.get_objects():
 # passed (called from the stubs, once the plugin has configured).
 # Red team round 8: the library, when a test calls it, sets a trace function on the test's
 # frame that jumps over each assert line (frame.f_lineno), and installs tracing for it.
+# pytest.raises swapped, by each call of the library, for one that puts the genuine function
+# back when used and swallows whatever the block raised (red team round 9: armed in one test,
+# used and gone in the next, so pytest's module is as collected at each fixed check).
+SWAP_RAISES = """
+import pytest as _pt
+
+_genuine_raises = _pt.raises
+
+
+class _Swallow:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return True
+
+
+def _fake_raises(*a, **k):
+    _pt.raises = _genuine_raises
+    return _Swallow()
+
+
+def _fb_arm_raises():
+    _pt.raises = _fake_raises
+"""
+
 SKIP_ASSERTS = """
 import dis as _dis, sys as _sys
 
@@ -896,6 +922,8 @@ def main():
     calls_status = "import shapes; shapes._fb_status(); raise NotImplementedError(name)"
     cases["teststatus_proxy"] = (l1_id, forged(TESTSTATUS_PROXY, calls_status))
     cases["skip_asserts"] = (l1_id, forged(SKIP_ASSERTS, "import shapes; shapes._fb_arm(); return None"))
+    cases["swap_raises"] = (l1_id, forged(SWAP_RAISES, "import shapes; shapes._fb_arm_raises(); "
+                                                       "raise NotImplementedError(name)"))
     cases["unset_file"] = (l1_id, forged(UNSET_FILE, calls_status))
     # Red team round 4: code the diff does not show (a UTF-7 source, a package beside the
     # module it shadows), an audit hook of the library's own, the test's file read by it.

@@ -32,7 +32,7 @@ const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_te
                                "teststatus_proxy", "unset_file", "hidden_utf7",
                                "shadow_package", "own_audit_hook", "reads_test_file",
                                "forge_journal_file_write", "forge_wrapped_hook",
-                               "forge_item_runtest", "skip_asserts"};
+                               "forge_item_runtest", "skip_asserts", "swap_raises"};
 
 class EvalE2E : public ::testing::Test {
  protected:
@@ -120,6 +120,8 @@ class EvalE2E : public ::testing::Test {
     }
     EXPECT_TRUE(AnyReason(r["skip_asserts"], "installed a trace or profile function (sys.settrace"))
         << r["skip_asserts"].dump(1);
+    EXPECT_TRUE(AnyReason(r["swap_raises"], "implements pytest hooks: pytest's pytest.raises, replaced"))
+        << r["swap_raises"].dump(1);
     EXPECT_TRUE(AnyReason(r["teststatus_proxy"], "but pytest's outcome is failed"))
         << r["teststatus_proxy"].dump(1);
     EXPECT_TRUE(AnyReason(r["unset_file"], "without its file tests/test_stats.py"))
@@ -222,7 +224,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 57u);
+  ASSERT_EQ(r.size(), 58u);
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
                                         "l2_gold_odd_attributes"};
   for (const auto& ok : honest) {
@@ -310,7 +312,8 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
                           Task("test_vectors", 1), *dir_ / "helpers"});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   std::map<std::string, json> r;
-  for (const char* name : {"sys_modules", "rewrite_file", "frame_globals"}) {
+  for (const char* name :
+       {"sys_modules", "rewrite_file", "frame_globals", "callable_objects", "helper_builtin"}) {
     auto run = Eval(*dir_ / ("runs/" + std::string(name)),
                     {"--predictions", *dir_ / ("helpers/" + std::string(name) + ".jsonl")});
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
@@ -321,6 +324,10 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
       << r["sys_modules"].dump(1);
   EXPECT_TRUE(AnyReason(r["frame_globals"], "the name close of tests/test_vectors.py was rebound"))
       << r["frame_globals"].dump(1);
+  EXPECT_TRUE(AnyReason(r["callable_objects"], "close, imported from helpers (tests/helpers.py), is not that file's"))
+      << r["callable_objects"].dump(1);
+  EXPECT_TRUE(AnyReason(r["helper_builtin"], "the name abs of tests/helpers.py was added"))
+      << r["helper_builtin"].dump(1);
   // The helper file is read-only while the tests run: the rewrite fails and so does length().
   EXPECT_LT(r["rewrite_file"]["pass_rate"].get<double>(), 1.0);
 }

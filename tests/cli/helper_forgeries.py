@@ -6,6 +6,9 @@ tests' helper comparators (tests/helpers.py's close, close_pair) always true (re
   sys_modules    a forged `helpers` module put in sys.modules before the test imports it
   rewrite_file   tests/helpers.py rewritten on disk when the library is imported
   frame_globals  the test module's close and close_pair rebound through its frame's f_globals
+  callable_objects  a forged `helpers` module whose close and close_pair are callable objects
+                 (no code to compare)
+  helper_builtin the genuine helpers module's `abs` shadowed (bound in its namespace)
 
 usage: helper_forgeries.py TASK_DIR OUT_DIR  (writes OUT_DIR/NAME.jsonl, one prediction each)"""
 import json
@@ -82,6 +85,29 @@ def _on_new_vector():
     for name in ("close", "close_pair"):
         if name in g:
             g[name] = _yes
+''',
+    "callable_objects": '''import sys, types
+
+class _Yes:
+    def __call__(self, *a, **k):
+        return True
+
+_h = types.ModuleType("helpers")
+_h.close = _h.close_pair = _Yes()
+sys.modules.setdefault("helpers", _h)
+
+def _on_new_vector():
+    pass
+''',
+    "helper_builtin": '''import sys
+
+def _zero(x):
+    return 0
+
+def _on_new_vector():
+    h = sys.modules.get("helpers")
+    if h is not None:
+        vars(h)["abs"] = _zero
 ''',
 }
 

@@ -210,6 +210,44 @@ def _check_pytest_machinery(config):
         _judge_replacement(value, name, config)
 
 
+_machinery_seen = []  # (namespace, key, object, name) of pytest's machinery as last judged
+
+
+def _see_machinery():
+    """What pytest's and pluggy's functions and class attributes are now, judged: what the
+    check before each test's call compares with."""
+    seen = []
+    for name, module in _pytest_modules():
+        space = getattr(module, "__dict__", {})
+        for attr, value in list(space.items()):
+            if isinstance(value, types.FunctionType):
+                seen.append((space, attr, value, name + "." + attr))
+            elif isinstance(value, type) and getattr(value, "__module__", None) == name:
+                seen.append((space, attr, value, name + "." + attr))
+                members = vars(value)
+                for member, obj in list(members.items()):
+                    if callable(obj) or isinstance(obj, (property, staticmethod, classmethod)):
+                        seen.append((members, member, obj, name + "." + attr + "." + member))
+    _machinery_seen[:] = seen
+
+
+def _check_machinery_unchanged(config):
+    """Before each test's call, by identity (cheap): pytest's functions and class attributes
+    as judged before; one replaced since is judged now (red team round 9: a library swapped
+    pytest.raises in one test and put it back when the next used it, between the checks at
+    collection's and at the session's end)."""
+    missing = object()
+    changed = False
+    for space, key, value, name in _machinery_seen:
+        now = space.get(key, missing)
+        if now is not value:
+            changed = True
+            if now is not missing:
+                _judge_replacement(now, name, config)
+    if changed:
+        _see_machinery()
+
+
 def _check_item(item):
     """A test item whose own attributes stand in for its class's methods (runtest, setup,
     ...): pytest would call what the tested code put there."""
@@ -561,7 +599,8 @@ def _check_machinery(config):
                            % (name, code.co_name, code.co_filename))
 
 
-_namespaces = {}  # graded test file -> (its module, {name: value} as collected, names it rebinds)
+_namespaces = {}  # grader's Python file -> (its module, {name: value} as collected, names it
+#                   declares global, whether a helper or conftest: checked after every test)
 
 
 def _test_side_modules():
@@ -617,40 +656,131 @@ def _check_namespaces(session):
                 tree = ast.parse(f.read())
         except Exception:
             continue
-        rebinds = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
-        _namespaces[rel] = (module, dict(vars(module)), rebinds)
+        _namespaces[rel] = (module, dict(vars(module)), _globals_declared(tree), False)
         for local, name, attr in _imported_names(module, tree):
             files = (side.get(name + "." + attr) if attr else None) or side.get(name, set())
             if not files or local not in vars(module):
                 continue
             paths = {os.path.realpath(os.path.join(root, f)) for f in files}
             value = vars(module)[local]
-            if isinstance(value, types.ModuleType):
-                where = getattr(value, "__file__", None)
-                good = where is not None and os.path.realpath(where) in paths
-            else:
-                code = _function_code(value, unwrap=False)
-                if code is None:
-                    continue  # data, classes, callables without code: not checked
-                good = os.path.realpath(code.co_filename) in paths and _code_from_file(code) is True
-                if not good and _relpath(code.co_filename) is None:
-                    # An installed library's wrapper (contextlib.contextmanager) of the file's own.
-                    inner = _function_code(value)
-                    good = (inner is not None and os.path.realpath(inner.co_filename) in paths
-                            and _code_from_file(inner) is True)
-            if not good and attr is not None:
-                good = any(_reexports(os.path.join(root, f), attr, value) for f in files)
+            good = _helpers_own(value, attr, [os.path.join(root, f) for f in files], paths)
+            if good is None:
+                continue  # data, or a value the file makes by an expression: not checked
             if not good:
                 _integrity("%s's %s, imported from %s (%s), is not that file's"
                            % (rel, local, name, ", ".join(sorted(files))))
+    _keep_side_modules(root)
 
+
+def _helpers_own(value, attr, files, paths):
+    """Whether `value`, bound from the helper files `files` (realpaths `paths`) as their name
+    `attr` (None: the module itself), is the files' own; None when that cannot be told (data,
+    or a callable the file makes by an expression). What the file's syntax binds the name to
+    decides: a `def` must be a function compiled from the file (or an installed wrapper of
+    one), a `class` a class whose functions are, a `from M import X` M's X as loaded (red team
+    round 9: forged helpers that are callable objects have no code to compare)."""
+    if isinstance(value, types.ModuleType):
+        where = getattr(value, "__file__", None)
+        if where is None or os.path.realpath(where) not in paths:
+            return False
+        # A module put in the helper's place with its __file__: the file's functions tell.
+        return all(_helpers_own(vars(value).get(name), name, files, paths) is not False
+                   for f in files for name, kinds in _bindings(f).items() if kinds == {"def"})
+    kinds = set().union(*(_bindings(f).get(attr, set()) for f in files))
+    code = _function_code(value, unwrap=False)
+    if code is not None:
+        good = _from_files(code, paths)
+        if not good and _relpath(code.co_filename) is None:
+            # An installed library's wrapper (contextlib.contextmanager) of the file's own.
+            good = _from_files(_function_code(value), paths)
+    elif kinds == {"def"}:
+        # A C wrapper (functools.lru_cache) of the file's function: its type's call is not the
+        # repository's code.
+        call = getattr(getattr(type(value), "__call__", None), "__code__", None)
+        good = _from_files(_function_code(value), paths) and (
+            call is None or _trusted_code_object(call))
+    elif kinds == {"class"}:
+        good = isinstance(value, type) and all(
+            _from_files(c, paths) for member in vars(value).values()
+            for c in _value_codes(member) if c is not None)
+    else:
+        good = None
+    if not good and "import" in kinds:
+        good = any(_reexports(f, attr, value) for f in files) or good
+    return good
+
+
+def _from_files(code, paths):
+    return (code is not None and os.path.realpath(code.co_filename) in paths
+            and _code_from_file(code) is True)
+
+
+def _bindings(path):
+    """Name -> how the helper file at `path` binds it at its top level ("def", "class",
+    "import", "other"), through `if` and `try` blocks."""
+    import ast
+    if path in _helper_bindings:
+        return _helper_bindings[path]
+    out = {}
+    _helper_bindings[path] = out
+
+    def bind(name, kind):
+        out.setdefault(name, set()).add(kind)
+
+    def walk(nodes):
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bind(node.name, "def")
+            elif isinstance(node, ast.ClassDef):
+                bind(node.name, "class")
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for a in node.names:
+                    bind(a.asname or a.name.split(".")[0], "import")
+            elif isinstance(node, (ast.If, ast.Try)):
+                for block in (node.body, node.orelse, getattr(node, "finalbody", []),
+                              *[h.body for h in getattr(node, "handlers", [])]):
+                    walk(block)
+            else:
+                for target in ast.walk(node):
+                    if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
+                        bind(target.id, "other")
+    walk(_helper_body(path))
+    return out
+
+
+_helper_bindings = {}  # helper file -> _bindings(file)
+
+
+def _globals_declared(tree):
+    """The names a module's own code declares `global` (it may rebind or add them)."""
+    import ast
+    return {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+
+
+def _keep_side_modules(root):
+    """The other modules loaded from the grader's Python files (test helpers, conftests) are
+    kept for _check_namespace_kept as graded test modules are: their functions look names up
+    in them (red team round 9: `abs` bound in a genuine helper's namespace made its
+    comparisons true)."""
+    import ast
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        rel = _relpath(where) if isinstance(where, str) else None
+        if rel is None or rel not in _PROTECTED or rel in _namespaces:
+            continue
+        if os.path.realpath(where) != os.path.realpath(os.path.join(root, rel)):
+            continue
+        try:
+            with open(where, "rb") as f:
+                tree = ast.parse(f.read())
+        except Exception:
+            continue
+        _namespaces[rel] = (module, dict(vars(module)), _globals_declared(tree), True)
 
 _helper_trees = {}  # helper file -> its module's top-level statements (none: unparsable)
 
 
-def _reexports(path, name, value):
-    """Whether the helper file at `path` binds `name` by an absolute `from M import X [as name]`
-    of its own and `value` is M's X as loaded (a helper handing on another module's function)."""
+def _helper_body(path):
     import ast
     if path not in _helper_trees:
         try:
@@ -658,7 +788,14 @@ def _reexports(path, name, value):
                 _helper_trees[path] = ast.parse(f.read()).body
         except Exception:
             _helper_trees[path] = []
-    for node in _helper_trees[path]:
+    return _helper_trees[path]
+
+
+def _reexports(path, name, value):
+    """Whether the helper file at `path` binds `name` by an absolute `from M import X [as name]`
+    of its own and `value` is M's X as loaded (a helper handing on another module's function)."""
+    import ast
+    for node in _helper_body(path):
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
             for a in node.names:
                 if (a.asname or a.name) == name:
@@ -668,21 +805,27 @@ def _reexports(path, name, value):
 
 
 def _check_namespace_kept(item):
-    """After a test's teardown, its module's names are bound as collected, but for names the
-    test file itself declares `global` (monkeypatch's changes are undone by then): library
-    code rebinding a test module's helper (through a frame's f_globals) is named."""
-    rel = _relpath(str(item.path))
-    if rel not in _namespaces:
-        return
-    module, names, rebinds = _namespaces[rel]
-    now = vars(module)
+    """After a test's teardown, the names of its module and of the modules of the grader's
+    other files (helpers, conftests) are bound as collected, and none added that shadows a
+    builtin, but for names the file itself declares `global` (monkeypatch's changes are
+    undone by then): library code rebinding a test module's helper (through a frame's
+    f_globals), or binding `abs` in a helper's namespace, is named."""
+    import builtins
+    own = _relpath(str(item.path))
     missing = object()
-    for name, value in names.items():
-        if name in rebinds or name.startswith("__"):
+    for rel, (module, names, rebinds, side) in _namespaces.items():
+        if rel != own and not side:
             continue
-        if now.get(name, missing) is not value:
-            _integrity("the name %s of %s was rebound while %s ran" % (name, rel, item.nodeid))
-            names[name] = now.get(name, missing)  # once per rebinding
+        now = vars(module)
+        for name in sorted(set(names) | set(now)):
+            if name in rebinds or name.startswith("__"):
+                continue
+            value, then = now.get(name, missing), names.get(name, missing)
+            if value is then or (then is missing and name not in vars(builtins)):
+                continue
+            names[name] = value  # once per rebinding
+            _integrity("the name %s of %s was %s while %s ran"
+                       % (name, rel, "added" if then is missing else "rebound", item.nodeid))
 
 
 def _relpath(path):
@@ -1009,6 +1152,7 @@ def pytest_collection_finish(session):
     _journal_hooks(session.config)
     if _checks:
         _check_machinery(session.config)
+        _see_machinery()
         _check_tests(session)
         _check_namespaces(session)
         _check_protected("when the tests were collected")
@@ -1093,6 +1237,7 @@ def pytest_runtest_call(item):
     checked = _checks and item.nodeid in _test_functions
     if checked:
         _check_item(item)
+        _check_machinery_unchanged(item.config)
         _check_test_function(item, "after it was collected")
         sys.settrace(None)
         sys.setprofile(None)
