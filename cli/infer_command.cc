@@ -35,6 +35,7 @@ struct InferArgs {
   std::vector<std::string> env, pass_env, read_only, only;
   double timeout = 3600;
   int64_t max_file_kb = 1024;
+  int64_t max_patch_mb = 64;
   int64_t memory_mb = -1, processes = -1;  // -1: the task's spec
   int jobs = 1;
   bool network = false;
@@ -170,6 +171,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   if (a.network_option->count()) o.network = a.network;
   o.hidden = Parents(*tasks);
   o.max_file_kb = a.max_file_kb;
+  o.max_patch_mb = a.max_patch_mb;
   o.memory_mb = a.memory_mb;
   o.processes = a.processes;
   o.run_dir = *run;
@@ -228,7 +230,8 @@ constexpr const char* kInferFooter =
     "error before any instance runs; one that does not start inside it (exit 126/127 and "
     "the shell's message) stops the run at its first instance.\n\n"
     "Afterwards the patch is the workspace's whole change against its start, new files "
-    "included; binary files and files over --max-file-kb are left out and listed. "
+    "included; binary files, files over --max-file-kb and files past --max-patch-mb "
+    "together are left out and listed. "
     "RUN_DIR/predictions.jsonl ({instance_id, model_name_or_path, model_patch}) holds every "
     "finished instance; `fb-extract eval TASKS --predictions RUN_DIR/predictions.jsonl` "
     "scores it (agent logs and token usage are found beside it). Re-runs skip finished "
@@ -297,6 +300,10 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--shard", a->shard, "Only the K-th of N shares of the instances (K/N)");
   AddSandboxOptions(cmd, a);
   cmd->add_option("--max-file-kb", a->max_file_kb, "Larger files are left out of the patch (default 1024)");
+  cmd->add_option("--max-patch-mb", a->max_patch_mb,
+                  "Files past this many MiB together are left out of the patch (default and "
+                  "most 64: eval refuses a larger patch)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--instance", a->only, "Only this instance id (repeatable)");
   cmd->add_flag("--trust-task-settings", a->trust_settings,
                 "The task directories are yours: their network and limits may widen the "

@@ -31,8 +31,9 @@ using nlohmann::json;
 
 // ---------------------------------------------------------------- predictions
 
-void AddPrediction(const json& j, const std::string& where, std::set<std::string>* seen,
-                   std::vector<Prediction>* out, std::vector<std::string>* errors) {
+void AddPrediction(const json& j, const std::string& where, uint64_t max_patch_bytes,
+                   std::set<std::string>* seen, std::vector<Prediction>* out,
+                   std::vector<std::string>* errors) {
   if (!j.is_object()) return errors->push_back(where + ": not a JSON object");
   auto id = j.find("instance_id");
   if (id == j.end() || !id->is_string() || id->get<std::string>().empty()) {
@@ -45,7 +46,15 @@ void AddPrediction(const json& j, const std::string& where, std::set<std::string
   if (patch != j.end() && !patch->is_null() && !patch->is_string()) {
     return errors->push_back(where + ": model_patch is not a string");
   }
-  if (patch != j.end() && patch->is_string()) p.patch = patch->get<std::string>();
+  if (patch != j.end() && patch->is_string()) {
+    const auto& text = patch->get_ref<const std::string&>();
+    if (text.size() > max_patch_bytes) {
+      return errors->push_back(where + ": model_patch has " + std::to_string(text.size()) +
+                               " bytes, over the " + std::to_string(max_patch_bytes) +
+                               " bytes an agent's patch may have");
+    }
+    p.patch = text;
+  }
   auto model = j.find("model_name_or_path");
   p.model = model != j.end() && model->is_string() ? model->get<std::string>() : "unknown";
   if (!seen->insert(p.instance_id).second) {
@@ -391,13 +400,15 @@ bool F2pPassed(const std::string& outcome) { return runner::F2PPasses(outcome); 
 bool P2pPassed(const std::string& outcome) { return runner::P2PHolds(outcome); }
 
 std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
-                                         std::vector<std::string>* errors) {
+                                         std::vector<std::string>* errors,
+                                         uint64_t max_patch_bytes) {
   std::vector<Prediction> out;
   std::set<std::string> seen;
   json whole = util::ParseUntrustedJson(text);
   if (!whole.is_discarded() && whole.is_array()) {
     for (size_t i = 0; i < whole.size(); ++i) {
-      AddPrediction(whole[i], path + "[" + std::to_string(i) + "]", &seen, &out, errors);
+      AddPrediction(whole[i], path + "[" + std::to_string(i) + "]", max_patch_bytes, &seen, &out,
+                    errors);
     }
     return out;
   }
@@ -405,7 +416,7 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
     for (const auto& [key, value] : whole.items()) {
       json v = value;
       if (v.is_object() && !v.contains("instance_id")) v["instance_id"] = key;
-      AddPrediction(v, path + "[" + key + "]", &seen, &out, errors);
+      AddPrediction(v, path + "[" + key + "]", max_patch_bytes, &seen, &out, errors);
     }
     return out;
   }
@@ -422,7 +433,7 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
       errors->push_back(where + ": not valid JSON");
       continue;
     }
-    AddPrediction(j, where, &seen, &out, errors);
+    AddPrediction(j, where, max_patch_bytes, &seen, &out, errors);
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "extract/taskdir/task_dir.h"
 #include "runner/services.h"
 #include "runner/process.h"
 #include "runner/test_run.h"
@@ -30,9 +31,11 @@ struct Prediction {
 
 // Predictions from JSON (an array of objects, or an object keyed by instance id) or JSON
 // lines. Bad entries go to `errors` ("FILE:LINE: why") and are skipped, so one bad line
-// never drops the others; a duplicate instance id is an error.
+// never drops the others; a duplicate instance id is an error, and so is a patch of more
+// than `max_patch_bytes`.
 std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
-                                         std::vector<std::string>* errors);
+                                         std::vector<std::string>* errors,
+                                         uint64_t max_patch_bytes = taskdir::kMaxAgentPatchBytes);
 
 struct EvalOptions {
   double timeout = 0;       // seconds per pytest run and per test file (0: the task's own)

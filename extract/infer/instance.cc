@@ -137,22 +137,32 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
 
 // The workspace's changes against its start, binary and oversized files left out.
 util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int64_t max_kb,
-                          InferResult* r) {
+                          int64_t max_mb, InferResult* r) {
+  uint64_t max_total = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(max_mb, 0)) << 20,
+                                          taskdir::kMaxAgentPatchBytes);
   if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
   auto numstat = Base(git, l, {"diff", "--cached", "--no-renames", "--numstat", "-z", "HEAD"});
   if (!numstat.ok()) return util::Error{numstat.error()};
   std::vector<std::string> args = {"diff", "--cached", "--no-renames", "--no-color",
                                    "--no-ext-diff", "HEAD", "--", "."};
+  uint64_t total = 0;  // the files taken so far, in git's order of paths
   for (const auto& row : SplitNul(*numstat)) {
     size_t t1 = row.find('\t'), t2 = row.find('\t', t1 + 1);
     if (t1 == std::string::npos || t2 == std::string::npos) continue;
     std::string path = row.substr(t2 + 1);
     auto st = env.Stat(util::JoinPath(l.workspace, path), false);
-    int64_t kb = st.ok() ? static_cast<int64_t>(st->size / 1024) : 0;
+    uint64_t bytes = st.ok() ? st->size : 0;
+    int64_t kb = static_cast<int64_t>(bytes / 1024);
     std::string why = row.starts_with("-\t-\t") ? "binary"
                       : kb > max_kb ? std::to_string(kb) + " KiB (over the limit)"
-                                    : "";
-    if (why.empty()) continue;
+                      : total + bytes > max_total
+                          ? std::to_string(kb) + " KiB (past the " + std::to_string(max_total >> 20) +
+                                " MiB the patch's files may have together)"
+                          : "";
+    if (why.empty()) {
+      total += bytes;
+      continue;
+    }
     r->excluded.push_back(path + ": " + why);
     args.push_back(":(exclude,literal)" + path);
   }
@@ -601,7 +611,7 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
   if (!defused.ok()) {
     r->status = InferStatus::kError;
     r->error = defused.error();
-  } else if (auto s = CollectPatch(env, git, l, options.max_file_kb, r); !s.ok()) {
+  } else if (auto s = CollectPatch(env, git, l, options.max_file_kb, options.max_patch_mb, r); !s.ok()) {
     r->status = InferStatus::kError;
     r->error = "collecting the patch: " + s.error();
   }

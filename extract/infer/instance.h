@@ -34,6 +34,9 @@ struct InferOptions {
   // configuration: path relative to output/, content).
   std::vector<std::pair<std::string, std::string>> output_files;
   int64_t max_file_kb = 1024;  // larger files are left out of the patch (and listed)
+  // Files past this many MiB together (in git's order of paths) are left out too; at most
+  // taskdir::kMaxAgentPatchBytes, which eval refuses past.
+  int64_t max_patch_mb = 64;
   std::string run_dir;         // RUN_DIR: instances in RUN_DIR/<id>, private state in .fbkit/
   bool trust_settings = false;  // the task's network and limits may widen the agent's sandbox
 };

@@ -17,6 +17,10 @@
 
 namespace fbkit::extract::taskdir {
 
+// The most bytes an agent's patch may have: infer leaves files out past it, eval refuses a
+// prediction over it (a 300 MB patch took 1.5 GB of fbkit's memory, red team round 9).
+inline constexpr uint64_t kMaxAgentPatchBytes = 64u << 20;
+
 // The paths of one task directory's parts.
 struct TaskDir {
   std::string dir;

@@ -142,16 +142,21 @@ TEST(InferE2E, ScriptedAgentsAreScoredAndFlagged) {
 
 TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
   ScratchDir dir;
-  AgentRun r = InferAndEval(dir, "escape");
+  AgentRun r = InferAndEval(dir, "escape", {"--max-patch-mb", "1"});
   ASSERT_EQ(r.infer.exit_code, 0) << r.infer.err;
   EXPECT_TRUE(fs::is_empty(dir / "outside"));
   EXPECT_FALSE(fs::exists("/etc/fbkit-agent-escaped.txt"));
   EXPECT_FALSE(fs::exists("/tmp/fbkit-agent-escaped.txt"));
   for (const auto& [id, result] : r.results) {
-    EXPECT_EQ(result["excluded"], json({"blob.bin: binary", "huge.txt: 1953 KiB (over the limit)"})) << id;
+    EXPECT_EQ(result["excluded"],
+              json({"blob.bin: binary", "huge.txt: 1953 KiB (over the limit)",
+                    "parts/c.txt: 390 KiB (past the 1 MiB the patch's files may have together)"}))
+        << id;
     std::string patch = ReadFileOrDie(dir / ("run/" + id + "/patch.diff"));
     EXPECT_NE(patch.find("+++ b/NOTES.md"), std::string::npos) << id;  // new files are in
+    EXPECT_NE(patch.find("+++ b/parts/b.txt"), std::string::npos) << id;
     EXPECT_EQ(patch.find("huge.txt"), std::string::npos) << id;
+    EXPECT_EQ(patch.find("parts/c.txt"), std::string::npos) << id;
     // The workspace is kept without the agent's git directory (its configuration, hooks,
     // commondir could make git run programs).
     EXPECT_FALSE(fs::exists(dir / ("run/" + id + "/workspace/.git"))) << id;

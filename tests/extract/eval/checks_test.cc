@@ -7,10 +7,24 @@
 #include "extract/eval/apply.h"
 #include "extract/eval/instance.h"
 #include "extract/eval/report.h"
+#include "extract/taskdir/task_dir.h"
 #include "runner/git.h"
 
 namespace fbkit::extract::eval {
 namespace {
+
+// A patch past the bound (64 MiB unless told) is refused with its line; the others stay.
+TEST(Predictions, APatchPastTheBoundIsAnErrorOfItsLine) {
+  std::vector<std::string> errors;
+  auto p = ParsePredictions("{\"instance_id\": \"a\", \"model_patch\": \"12345\"}\n"
+                            "{\"instance_id\": \"b\", \"model_patch\": \"1234\"}\n",
+                            "p.jsonl", &errors, 4);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].instance_id, "b");
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "p.jsonl:1: model_patch has 5 bytes, over the 4 bytes an agent's patch may have"}));
+  EXPECT_EQ(taskdir::kMaxAgentPatchBytes, 64u << 20);
+}
 
 TEST(Predictions, JsonLinesArrayAndKeyedObjectWithErrorsPerLine) {
   std::vector<std::string> errors;
