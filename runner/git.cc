@@ -456,6 +456,12 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   auto exit = RunToCompletion(launcher_, spec, confined() ? kConfinedSeconds : 0);
   if (!exit.ok()) return {-1, "git: " + exit.error()};
   if (exit->timed_out) return {-1, "git: killed after " + std::to_string(int(kConfinedSeconds)) + " s"};
+  if (exit->disk_exceeded) {
+    (void)env_.RemoveAll(spec.log_path);
+    return {-1, "it wrote more than the " + std::to_string(spec.sandbox.limits.disk_mb) +
+                    " MiB the sandbox's disk limit allows (stopped there; a presolved/ whose "
+                    "files inflate?)"};
+  }
   auto out = env_.ReadFile(spec.log_path);
   (void)env_.RemoveAll(spec.log_path);
   return {exit->code, out.ok() ? *out : ""};

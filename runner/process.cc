@@ -351,12 +351,15 @@ struct DiskWatch {
   std::set<dev_t> devices;  // the file systems of `roots`
   std::chrono::steady_clock::time_point next;
 
-  bool Exceeded(pid_t pid) {
+  // `at_exit`: the process has ended; what it left counts whatever the time (a quick writer
+  // may end before the first count).
+  bool Exceeded(pid_t pid, bool at_exit = false) {
     if (limit <= 0 || roots.empty()) return false;
     auto now = std::chrono::steady_clock::now();
-    if (now < next) return false;
+    if (now < next && !at_exit) return false;
     next = now + std::chrono::milliseconds(250);
-    return WalkWritable(roots, false) + UnlinkedOpenBytes(pid, devices) - baseline > limit;
+    int64_t open = at_exit ? 0 : UnlinkedOpenBytes(pid, devices);
+    return WalkWritable(roots, false) + open - baseline > limit;
   }
 };
 
@@ -420,6 +423,7 @@ class PosixProcess : public Process {
     done_ = true;
     info_ = r == pid_ ? Translate(FromStatus(status)) : ExitInfo{};
     ::kill(-pid_, SIGKILL);  // whatever the tests left running in the group
+    info_.disk_exceeded = disk_.Exceeded(pid_, true);
     Release();
     return info_;
   }
@@ -616,8 +620,7 @@ class PosixLauncher : public Launcher {
         if (::stat(r.c_str(), &st) == 0) disk.devices.insert(st.st_dev);
       }
       disk.limit = spec.sandbox.limits.disk_mb << 20;
-      // The first count a quarter second in: a short command (git over a work copy) is never
-      // walked twice.
+      // The first count a quarter second in, and one when it ends.
       disk.next = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
       for (const auto& c : spec.sandbox.copies) {
         int64_t bytes = WalkWritable({c.source}, host.root);

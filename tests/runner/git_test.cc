@@ -292,6 +292,34 @@ TEST(GitTest, PatchPathsOutsideTheTreeOrInGitDirectoriesAreRefused) {
 // write it) and whose .gitattributes names it: host-side git runs the filter on every file;
 // confined git, which sees fbkit's fixed configuration, does not, and refuses a patch that
 // writes into .git.
+// A repository whose files inflate past the sandbox's disk limit (a task's presolved/ of
+// highly compressible files: red team round 9): the clone fails (killed if it still runs)
+// and the error says why.
+TEST(GitTest, ACloneThatPassesTheDiskLimitFailsAndSaysSo) {
+  if (!CheckBwrap().ok()) GTEST_SKIP() << CheckBwrap().error();
+  ScratchDir tmp;
+  std::string repo = tmp / "repo";
+  fs::create_directories(repo);
+  // 40 MiB of one letter (not zeros: git writes zero runs as holes, which take no disk).
+  ASSERT_EQ(std::system(("head -c 41943040 /dev/zero | tr '\\0' y > " + repo + "/big.txt").c_str()), 0);
+  Git host(util::RealEnv(), RealLauncher(), tmp / "scratch-host");
+  ASSERT_TRUE(host.Run(repo, {"init", "-q"}).ok());
+  ASSERT_TRUE(host.Run(repo, {"add", "-A"}).ok());
+  ASSERT_TRUE(host.Run(repo, {"commit", "-q", "-m", "big"}).ok());
+  fs::create_directories(tmp / "work");
+  Git confined(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  Sandbox sandbox;
+  sandbox.kind = SandboxKind::kBwrap;
+  sandbox.writable = {tmp / "work"};
+  sandbox.read_only = {repo};
+  sandbox.limits.disk_mb = 4;
+  confined.Confine(sandbox);
+  auto cloned = confined.Run(tmp / "work", {"clone", "-q", "--no-hardlinks", repo, tmp / "work/copy"});
+  ASSERT_FALSE(cloned.ok());
+  EXPECT_NE(cloned.error().find("more than the 4 MiB the sandbox's disk limit allows"), std::string::npos)
+      << cloned.error();
+}
+
 TEST(GitTest, ConfinedGitReadsNoConfigurationOfTheWorkCopy) {
   if (!CheckBwrap().ok()) GTEST_SKIP() << CheckBwrap().error();
   ScratchDir tmp;
