@@ -152,7 +152,10 @@ class Recorder:
     def on_gc(self, phase, info):
         """gc.callbacks hook: from start to stop, the frame the collection interrupted ends
         the search for a caller."""
-        self.collecting = sys._getframe(1) if phase == "start" else None
+        try:
+            self.collecting = sys._getframe(1) if phase == "start" else None
+        except ValueError:  # a collection with no Python frame running (at shutdown)
+            self.collecting = None
         if self.tracer is not None:
             self.tracer.set_collecting(self.collecting)
 
