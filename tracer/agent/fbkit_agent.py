@@ -115,20 +115,25 @@ def _loaded_code():
 _trusted_code = _loaded_code() if os.environ.get("FBKIT_TRACE_CHECKS") == "1" else ([], set())
 
 
-def _pytest_machinery():
+def _machinery_entries():
     """Every function and class of pytest's and pluggy's modules, and every attribute of
-    those classes: "module.name" or "module.Class.attr" -> the object."""
-    found = {}
+    those classes: (namespace, key, object, "module.name" or "module.Class.attr") each."""
     for name, module in _pytest_modules():
-        for attr, value in list(getattr(module, "__dict__", {}).items()):
+        space = getattr(module, "__dict__", {})
+        for attr, value in list(space.items()):
             if isinstance(value, types.FunctionType):
-                found[name + "." + attr] = value
+                yield space, attr, value, name + "." + attr
             elif isinstance(value, type) and getattr(value, "__module__", None) == name:
-                found[name + "." + attr] = value
-                for member, obj in list(vars(value).items()):
+                yield space, attr, value, name + "." + attr
+                members = vars(value)
+                for member, obj in list(members.items()):
                     if callable(obj) or isinstance(obj, (property, staticmethod, classmethod)):
-                        found[name + "." + attr + "." + member] = obj
-    return found
+                        yield members, member, obj, name + "." + attr + "." + member
+
+
+def _pytest_machinery():
+    """"module.name" or "module.Class.attr" -> the object, for _machinery_entries."""
+    return {name: value for _, _, value, name in _machinery_entries()}
 
 
 def _installed_dirs():
@@ -216,19 +221,7 @@ _machinery_seen = []  # (namespace, key, object, name) of pytest's machinery as 
 def _see_machinery():
     """What pytest's and pluggy's functions and class attributes are now, judged: what the
     check before each test's call compares with."""
-    seen = []
-    for name, module in _pytest_modules():
-        space = getattr(module, "__dict__", {})
-        for attr, value in list(space.items()):
-            if isinstance(value, types.FunctionType):
-                seen.append((space, attr, value, name + "." + attr))
-            elif isinstance(value, type) and getattr(value, "__module__", None) == name:
-                seen.append((space, attr, value, name + "." + attr))
-                members = vars(value)
-                for member, obj in list(members.items()):
-                    if callable(obj) or isinstance(obj, (property, staticmethod, classmethod)):
-                        seen.append((members, member, obj, name + "." + attr + "." + member))
-    _machinery_seen[:] = seen
+    _machinery_seen[:] = list(_machinery_entries())
 
 
 def _check_machinery_unchanged(config):
