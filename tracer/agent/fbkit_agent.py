@@ -162,24 +162,19 @@ def _trusted_code_object(code):
             and _code_from_file(code) is True)
 
 
-def _value_codes(value):
-    """The code objects a value runs when called or read (a property's accessors)."""
-    parts = [value]
-    if isinstance(value, property):
-        parts = [value.fget, value.fset, value.fdel]
-    elif isinstance(value, (staticmethod, classmethod)):
-        parts = [value.__func__]
-    return [getattr(getattr(p, "__func__", p), "__code__", None) for p in parts if p is not None]
-
-
 def _value_functions(value):
-    """The functions behind _value_codes(value), in the same order."""
+    """The functions a value runs when called or read (a property's accessors)."""
     parts = [value]
     if isinstance(value, property):
         parts = [value.fget, value.fset, value.fdel]
     elif isinstance(value, (staticmethod, classmethod)):
         parts = [value.__func__]
     return [getattr(p, "__func__", p) for p in parts if p is not None]
+
+
+def _value_codes(value):
+    """The code objects of _value_functions(value), in the same order."""
+    return [getattr(f, "__code__", None) for f in _value_functions(value)]
 
 
 def _own_globals(func):
