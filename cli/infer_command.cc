@@ -301,8 +301,8 @@ void AddInferCommand(CLI::App& app, int* exit_code) {
   AddSandboxOptions(cmd, a);
   cmd->add_option("--max-file-kb", a->max_file_kb, "Larger files are left out of the patch (default 1024)");
   cmd->add_option("--max-patch-mb", a->max_patch_mb,
-                  "Files past this many MiB together are left out of the patch (default and "
-                  "most 64: eval refuses a larger patch)")
+                  "Files past this many MiB of patch together (contents and headers) are left "
+                  "out of it (default and most 64: eval refuses a larger patch)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--instance", a->only, "Only this instance id (repeatable)");
   cmd->add_flag("--trust-task-settings", a->trust_settings,

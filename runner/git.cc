@@ -380,7 +380,8 @@ util::Status Git::VetRepositoryConfig(const std::string& cwd,
 }
 
 std::pair<int, std::string> Git::Exec(const std::string& cwd,
-                                      const std::vector<std::string>& args) {
+                                      const std::vector<std::string>& args,
+                                      const std::string& input) {
   if (!confined()) {
     if (auto s = VetRepositoryConfig(cwd, args); !s.ok()) return {-1, s.error()};
   }
@@ -432,6 +433,7 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   }
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.cwd = cwd;
+  spec.stdin_path = input;
   spec.vars = {{"GIT_AUTHOR_NAME", "fbkit"},
               {"GIT_AUTHOR_EMAIL", "fbkit@localhost"},
               {"GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z"},
@@ -467,8 +469,9 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   return {exit->code, out.ok() ? *out : ""};
 }
 
-util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<std::string>& args) {
-  auto [code, text] = Exec(cwd, args);
+util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<std::string>& args,
+                                     const std::string& input) {
+  auto [code, text] = Exec(cwd, args, input);
   if (code == 0) return text;
   std::string cmd = "git";
   for (const auto& a : args) cmd += " " + a;

@@ -89,9 +89,10 @@ class Git {
   void Confine(Sandbox sandbox) { sandbox_ = std::move(sandbox); }
   bool confined() const { return sandbox_.kind == SandboxKind::kBwrap; }
 
-  // Runs `git ARGS` in `cwd`; its output on success, else an error naming the command and
-  // the end of its output.
-  util::Expected<std::string> Run(const std::string& cwd, const std::vector<std::string>& args);
+  // Runs `git ARGS` in `cwd` (its stdin the file `input` when given); its output on success,
+  // else an error naming the command and the end of its output.
+  util::Expected<std::string> Run(const std::string& cwd, const std::vector<std::string>& args,
+                                  const std::string& input = "");
 
   // The bytes of `path` at `commit`, nullopt when the commit has no such file; an error
   // when `repo` is no repository or `commit` does not exist.
@@ -111,7 +112,8 @@ class Git {
 
  private:
   // Exit code (-1: could not start) and output of `git ARGS`.
-  std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args);
+  std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args,
+                                   const std::string& input = "");
   // Unconfined, git runs on the host over the user's repository and reads its own
   // .git/config: an error when that configuration holds a setting not known to be inert
   // (UninertSetting), checked once per file version.

@@ -480,6 +480,7 @@ struct Prepared {
   std::vector<int> channels;     // the process's ends of its channels, placed at 3, 4, ...
   std::vector<Pump> pumps;       // fbkit's ends of the channels, into their files
   int seccomp = -1;              // placed after the channels
+  int stdin_fd = -1;             // spec.stdin_path, opened
 };
 
 void SetLimit(int resource, int64_t value) {
@@ -526,7 +527,7 @@ int PlaceDescriptors(std::vector<int> fds) {
 
 [[noreturn]] void ExecChild(const ProcessSpec& spec, const Prepared& prepared, int out_fd) {
   ::setpgid(0, 0);
-  int in = ::open("/dev/null", O_RDONLY);
+  int in = prepared.stdin_fd >= 0 ? prepared.stdin_fd : ::open("/dev/null", O_RDONLY);
   ::dup2(in, 0);
   ::dup2(out_fd, 1);
   ::dup2(out_fd, 2);
@@ -597,7 +598,7 @@ class PosixLauncher : public Launcher {
  public:
   util::Expected<std::unique_ptr<Process>> Start(const ProcessSpec& spec) override {
     if (spec.argv.empty()) return util::Error{"empty command"};
-    Prepared prepared{spec.argv, {}, false, {}, {}, {}, -1};
+    Prepared prepared{spec.argv, {}, false, {}, {}, {}, -1, -1};
     HostInfo host;
     DiskWatch disk;  // the writable trees; copies are bounded by their tmpfs
     std::vector<int64_t> copy_bytes;
@@ -636,6 +637,12 @@ class PosixLauncher : public Launcher {
       if (host.root) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
     }
     Closer closer(&prepared);
+    if (!spec.stdin_path.empty()) {
+      prepared.stdin_fd = ::open(spec.stdin_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      if (prepared.stdin_fd < 0) {
+        return util::Error{spec.stdin_path + ": cannot open as input: " + std::strerror(errno)};
+      }
+    }
     // What a sandboxed process may keep of its output and of each channel (RLIMIT_FSIZE
     // bounds files it writes itself).
     int64_t limit = prepared.sandboxed && spec.sandbox.limits.file_size_mb > 0
@@ -701,6 +708,7 @@ class PosixLauncher : public Launcher {
       for (int fd : p->channels) ::close(fd);
       for (Pump& pump : p->pumps) pump.Close();
       if (p->seccomp >= 0) ::close(p->seccomp);
+      if (p->stdin_fd >= 0) ::close(p->stdin_fd);
       SandboxCgroups::Remove(p->cgroups);
     }
   };

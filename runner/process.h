@@ -19,7 +19,7 @@ struct ProcessSpec {
   // Environment variables set on top of the parent's.
   std::vector<std::pair<std::string, std::string>> vars;
   std::string cwd;
-  std::string log_path;  // stdout and stderr; stdin is /dev/null
+  std::string log_path;  // stdout and stderr
   // kNone: the parent's environment plus `vars`, no limits. kBwrap: isolated as the
   // Sandbox says, with a scrubbed environment plus `vars` and its limits; its output reaches
   // log_path through a pipe fbkit drains (at most the file-size limit is kept), so the
@@ -36,6 +36,9 @@ struct ProcessSpec {
   // a pipe holding them, its writing end closed. Nothing else of the process sees them (not
   // its environment, not a file): a key its own code uses before anything else runs.
   std::string secret = {};
+  // stdin: this file (fbkit's, opened by fbkit before the process starts, never through a
+  // symlink); empty: /dev/null.
+  std::string stdin_path = {};
 };
 
 struct ExitInfo {

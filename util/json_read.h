@@ -2,8 +2,11 @@
 // with nlohmann; the library stays an implementation detail of their .cc files).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fbkit::util {
@@ -14,6 +17,53 @@ inline std::vector<std::string> JsonStringList(const nlohmann::json& j, const ch
   if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return out;
   for (const auto& x : j[key]) {
     if (x.is_string()) out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+// The sizes, decoded, of the strings of a JSON text, found without parsing it: a caller
+// refuses a document whose strings pass its bounds before the parser copies them.
+struct JsonStringSizes {
+  uint64_t longest = 0;  // bytes of the longest string (keys included)
+  uint64_t total = 0;    // bytes of all strings together
+};
+
+inline JsonStringSizes MeasureJsonStrings(std::string_view text) {
+  JsonStringSizes out;
+  auto hex = [&](size_t at) -> int {
+    if (at + 4 > text.size()) return -1;
+    int v = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      char c = text[k];
+      int d = c >= '0' && c <= '9' ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
+      if (d < 0) return -1;
+      v = v * 16 + d;
+    }
+    return v;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '"') continue;
+    uint64_t bytes = 0;
+    for (++i; i < text.size() && text[i] != '"'; ++i) {
+      if (text[i] != '\\') {
+        ++bytes;
+        continue;
+      }
+      if (++i < text.size() && text[i] == 'u') {
+        int v = hex(i + 1);
+        // A surrogate pair is four bytes of UTF-8: its high half counts them all.
+        bytes += v < 0 ? 1 : v < 0x80 ? 1 : v < 0x800 ? 2 : v >= 0xDC00 && v < 0xE000 ? 0
+                 : v >= 0xD800 && v < 0xDC00 ? 4 : 3;
+        if (v >= 0) i += 4;
+      } else {
+        ++bytes;
+      }
+    }
+    out.longest = std::max(out.longest, bytes);
+    out.total += bytes;
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include "runner/outcome.h"
 #include "util/patch.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/strings.h"
 #include "util/json_read.h"
 
@@ -65,6 +66,27 @@ void AddPrediction(const json& j, const std::string& where, uint64_t max_patch_b
 
 bool Blank(const std::string& s) {
   return s.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+// Whether `row` is an object that ends where the row does (a JSONL row, not the first line
+// of a document spread over lines), judged by its brackets without parsing it.
+bool ClosesOnItsLine(std::string_view row) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < row.size(); ++i) {
+    char c = row[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return row.find_first_not_of(" \t\r", i + 1) == std::string_view::npos;
+    }
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------- processes
@@ -404,7 +426,25 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
                                          uint64_t max_patch_bytes) {
   std::vector<Prediction> out;
   std::set<std::string> seen;
-  json whole = util::ParseUntrustedJson(text);
+  // A prediction's other fields are small: what passes this is refused before it is parsed
+  // (the parser's copies of a string cost several times its size).
+  const uint64_t max_row_strings = max_patch_bytes + (1u << 20);
+  util::JsonStringSizes sizes = util::MeasureJsonStrings(text);
+  size_t first = text.find_first_not_of(" \t\r\n");
+  bool document = first != std::string::npos &&
+                  (text[first] == '[' ||
+                   !ClosesOnItsLine(std::string_view(text).substr(
+                       first, text.find('\n', first) - first)));
+  if (sizes.longest > max_row_strings && document) {
+    errors->push_back(path + ": holds a string of " + std::to_string(sizes.longest) +
+                      " bytes, over the " + std::to_string(max_patch_bytes) +
+                      " bytes an agent's patch may have; a file of predictions in one JSON "
+                      "document is refused whole then (one prediction per line, JSONL, has the "
+                      "others evaluated)");
+    return out;
+  }
+  json whole = sizes.longest > max_row_strings ? json(json::value_t::discarded)
+                                                : util::ParseUntrustedJson(text);
   if (!whole.is_discarded() && whole.is_array()) {
     for (size_t i = 0; i < whole.size(); ++i) {
       AddPrediction(whole[i], path + "[" + std::to_string(i) + "]", max_patch_bytes, &seen, &out,
@@ -424,10 +464,17 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
   for (int line = 1; start < text.size(); ++line) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    std::string row = text.substr(start, end - start);
+    std::string_view row = std::string_view(text).substr(start, end - start);
     start = end + 1;
-    if (Blank(row)) continue;
+    if (row.find_first_not_of(" \t\r\n") == std::string_view::npos) continue;
     std::string where = path + ":" + std::to_string(line);
+    if (auto row_sizes = util::MeasureJsonStrings(row); row_sizes.total > max_row_strings) {
+      errors->push_back(where + ": " + std::to_string(row_sizes.total) +
+                        " bytes of strings (the longest " + std::to_string(row_sizes.longest) +
+                        "), over the " + std::to_string(max_patch_bytes) +
+                        " bytes an agent's patch may have; not parsed");
+      continue;
+    }
     json j = util::ParseUntrustedJson(row);
     if (j.is_discarded()) {
       errors->push_back(where + ": not valid JSON");

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <string_view>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 #include "extract/taskdir/task_dir.h"
@@ -50,9 +52,9 @@ Layout LayoutOf(const std::string& run_dir, const std::string& id) {
 // `git --git-dir=BASE --work-tree=WORKSPACE ARGS`: fbkit's own record of the workspace,
 // outside the agent's reach (whatever it does to workspace/.git).
 util::Expected<std::string> Base(runner::Git& git, const Layout& l,
-                                 std::vector<std::string> args) {
+                                 std::vector<std::string> args, const std::string& input = "") {
   args.insert(args.begin(), {"--git-dir=" + l.base, "--work-tree=" + l.workspace});
-  return git.Run(l.workspace, args);
+  return git.Run(l.workspace, args, input);
 }
 
 // The workspace as the benchmark defines it, and fbkit's snapshot of it. `git` runs
@@ -101,11 +103,12 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
   return util::Status::Ok();
 }
 
-std::vector<std::string> SplitNul(const std::string& text) {
-  std::vector<std::string> out;
+// Views of the NUL-separated fields of `text` (git's -z output: it can be large).
+std::vector<std::string_view> SplitNul(std::string_view text) {
+  std::vector<std::string_view> out;
   for (size_t b = 0, e; b < text.size(); b = e + 1) {
     e = text.find('\0', b);
-    if (e == std::string::npos) e = text.size();
+    if (e == std::string_view::npos) e = text.size();
     out.push_back(text.substr(b, e - b));
   }
   return out;
@@ -135,38 +138,85 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
   return util::Status::Ok();
 }
 
-// The workspace's changes against its start, binary and oversized files left out.
+// What a file's entry in the patch costs beyond its new contents: its header names the path
+// four times (escaped, at most four bytes a character) beside modes and blob ids, and every
+// added or deleted line takes a sign. An upper bound for headers, so that a flood of empty
+// files is charged as the patch it makes.
+uint64_t PatchOverhead(const std::string& path, uint64_t changed_lines) {
+  uint64_t quoted = 2;
+  for (unsigned char c : path) quoted += c < 0x20 || c == 0x7f || c == '"' || c == '\\' ? 4 : 1;
+  return 4 * quoted + 160 + changed_lines;
+}
+
+// How many left-out files the result names one by one; the rest are counted.
+constexpr size_t kMaxListedExclusions = 100;
+
+// The workspace's changes against its start, binary and oversized files left out (put back
+// in the index as they were at the start, through a list git reads on its stdin: any
+// number of them, each found by its path, not matched against a pattern).
 util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int64_t max_kb,
                           int64_t max_mb, InferResult* r) {
   uint64_t max_total = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(max_mb, 0)) << 20,
                                           taskdir::kMaxAgentPatchBytes);
   if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
-  auto numstat = Base(git, l, {"diff", "--cached", "--no-renames", "--numstat", "-z", "HEAD"});
-  if (!numstat.ok()) return util::Error{numstat.error()};
-  std::vector<std::string> args = {"diff", "--cached", "--no-renames", "--no-color",
-                                   "--no-ext-diff", "HEAD", "--", "."};
-  uint64_t total = 0;  // the files taken so far, in git's order of paths
-  for (const auto& row : SplitNul(*numstat)) {
+  // Per path, git's raw record (its mode and blob at the start) and then its line counts.
+  auto listed = Base(git, l, {"diff", "--cached", "--no-renames", "--raw", "--numstat",
+                              "--no-abbrev", "-z", "HEAD"});
+  if (!listed.ok()) return util::Error{listed.error()};
+  std::vector<std::string_view> fields = SplitNul(*listed);
+  std::unordered_map<std::string_view, std::string_view> start;  // path -> its raw record
+  uint64_t total = 0;    // the patch so far, in git's order of paths
+  std::string restore;   // what `update-index --index-info` puts back
+  size_t unlisted = 0;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    std::string_view row = fields[i];
+    if (row.starts_with(":")) {  // ":OLDMODE NEWMODE OLDBLOB NEWBLOB STATUS" then the path
+      if (i + 1 < fields.size()) start[fields[i + 1]] = row;
+      ++i;
+      continue;
+    }
     size_t t1 = row.find('\t'), t2 = row.find('\t', t1 + 1);
     if (t1 == std::string::npos || t2 == std::string::npos) continue;
-    std::string path = row.substr(t2 + 1);
+    std::string path(row.substr(t2 + 1));
     auto st = env.Stat(util::JoinPath(l.workspace, path), false);
     uint64_t bytes = st.ok() ? st->size : 0;
     int64_t kb = static_cast<int64_t>(bytes / 1024);
+    uint64_t lines = std::strtoull(std::string(row.substr(0, t1)).c_str(), nullptr, 10) +
+                     std::strtoull(std::string(row.substr(t1 + 1, t2 - t1 - 1)).c_str(), nullptr, 10);
+    uint64_t cost = bytes + PatchOverhead(path, lines);
     std::string why = row.starts_with("-\t-\t") ? "binary"
                       : kb > max_kb ? std::to_string(kb) + " KiB (over the limit)"
-                      : total + bytes > max_total
+                      : total + cost > max_total
                           ? std::to_string(kb) + " KiB (past the " + std::to_string(max_total >> 20) +
-                                " MiB the patch's files may have together)"
+                                " MiB the patch may have)"
                           : "";
     if (why.empty()) {
-      total += bytes;
+      total += cost;
       continue;
     }
-    r->excluded.push_back(path + ": " + why);
-    args.push_back(":(exclude,literal)" + path);
+    // Put back with its mode and blob at the start (mode 000000: not there, removed).
+    auto was = start.find(path);
+    auto raw = was == start.end() ? std::vector<std::string>{}
+                                  : util::Split(std::string(was->second.substr(1)), ' ');
+    if (raw.size() < 3) return util::Error{"git listed no start for " + path};
+    restore += raw[0] + " " + raw[2] + "\t" + path + '\0';
+    if (r->excluded.size() < kMaxListedExclusions) {
+      r->excluded.push_back(path + ": " + why);
+    } else {
+      ++unlisted;
+    }
   }
-  auto diff = Base(git, l, args);
+  if (unlisted > 0) {
+    r->excluded.push_back("(" + std::to_string(unlisted) + " more files left out, not listed)");
+  }
+  if (!restore.empty()) {
+    std::string input = util::JoinPath(l.scratch, "left-out.index-info");
+    if (auto s = env.WriteFileAtomic(input, restore); !s.ok()) return s;
+    auto put_back = Base(git, l, {"update-index", "-z", "--index-info"}, input);
+    (void)env.RemoveAll(input);
+    if (!put_back.ok()) return util::Error{put_back.error()};
+  }
+  auto diff = Base(git, l, {"diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "HEAD"});
   if (!diff.ok()) return util::Error{diff.error()};
   r->patch = *diff;
   return util::Status::Ok();

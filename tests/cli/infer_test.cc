@@ -4,6 +4,7 @@
 // their README says, the host sees nothing of them, shards merge into the unsharded run.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -148,11 +149,30 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
   EXPECT_FALSE(fs::exists("/etc/fbkit-agent-escaped.txt"));
   EXPECT_FALSE(fs::exists("/tmp/fbkit-agent-escaped.txt"));
   for (const auto& [id, result] : r.results) {
-    EXPECT_EQ(result["excluded"],
+    // Listed one by one up to 100, then counted; empty files are charged their headers, so
+    // the flood of them fills the bound as the patch they make would.
+    const json& excluded = result["excluded"];
+    ASSERT_EQ(excluded.size(), 101u) << id << excluded;
+    EXPECT_EQ(json(std::vector<json>(excluded.begin(), excluded.begin() + 3)),
               json({"blob.bin: binary", "huge.txt: 1953 KiB (over the limit)",
-                    "parts/c.txt: 390 KiB (past the 1 MiB the patch's files may have together)"}))
+                    "parts/c.txt: 390 KiB (past the 1 MiB the patch may have)"}))
         << id;
+    for (size_t i = 3; i < 100; ++i) {
+      EXPECT_TRUE(excluded[i].get<std::string>().starts_with("zflood/")) << excluded[i];
+      EXPECT_TRUE(excluded[i].get<std::string>().ends_with(": 0 KiB (past the 1 MiB the patch may have)"));
+    }
+    unsigned unlisted = 0;
+    EXPECT_EQ(std::sscanf(excluded.back().get<std::string>().c_str(),
+                          "(%u more files left out, not listed)", &unlisted), 1) << excluded.back();
     std::string patch = ReadFileOrDie(dir / ("run/" + id + "/patch.diff"));
+    EXPECT_LE(patch.size(), 1u << 20) << id;
+    size_t flooded = 0;
+    for (size_t at = patch.find("diff --git a/zflood/"); at != std::string::npos;
+         at = patch.find("diff --git a/zflood/", at + 1)) {
+      ++flooded;
+    }
+    EXPECT_GT(flooded, 100u) << id;  // the bound is filled, not refused
+    EXPECT_EQ(flooded + 97 + unlisted, 3000u) << id;
     EXPECT_NE(patch.find("+++ b/NOTES.md"), std::string::npos) << id;  // new files are in
     EXPECT_NE(patch.find("+++ b/parts/b.txt"), std::string::npos) << id;
     EXPECT_EQ(patch.find("huge.txt"), std::string::npos) << id;

@@ -71,6 +71,23 @@ TEST(ProcessTest, MissingProgramExits127WithAMessage) {
   EXPECT_NE(ReadFileOrDie(tmp / "log").find("cannot run /nonexistent/python"), std::string::npos);
 }
 
+// stdin is /dev/null unless a file is named; a link there is refused, not followed.
+TEST(ProcessTest, StdinIsTheNamedFileOrNothing) {
+  ScratchDir tmp;
+  WriteFileOrDie(tmp / "in", "from a file\n");
+  ProcessSpec spec{{"sh", "-c", "cat; echo end"}, {}, "", tmp / "log", {}};
+  ASSERT_TRUE(RunToCompletion(RealLauncher(), spec).ok());
+  EXPECT_EQ(ReadFileOrDie(tmp / "log"), "end\n");
+  spec.stdin_path = tmp / "in";
+  ASSERT_TRUE(RunToCompletion(RealLauncher(), spec).ok());
+  EXPECT_EQ(ReadFileOrDie(tmp / "log"), "from a file\nend\n");
+  std::filesystem::create_symlink(tmp / "in", tmp / "link");
+  spec.stdin_path = tmp / "link";
+  auto refused = RealLauncher().Start(spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("cannot open as input"), std::string::npos) << refused.error();
+}
+
 TEST(ProcessTest, SignalIsReported) {
   ScratchDir tmp;
   ProcessSpec spec{{"sh", "-c", "kill -SEGV $$"}, {}, "", tmp / "log", {}};

@@ -60,6 +60,16 @@ TEST(JsonReadTest, UntrustedJsonIsBoundedInDepthAndSize) {
 }
 
 // Names that become one path part (instance ids, run directories) cannot climb or descend.
+// Strings measured decoded without parsing: an escape is its one byte, \\u its UTF-8 bytes
+// (a surrogate pair four), a quote inside a string does not end it.
+TEST(JsonReadTest, StringSizesAreMeasuredDecodedWithoutParsing) {
+  auto sizes = util::MeasureJsonStrings(R"({"ab": "x\"y\n", "k": ["\u00e9\u4e2d\ud83d\ude00", 7]})");
+  EXPECT_EQ(sizes.longest, 9u);  // 2 + 3 + 4
+  EXPECT_EQ(sizes.total, 2u + 4u + 1u + 9u);
+  EXPECT_EQ(util::MeasureJsonStrings("[1, 2, null]").total, 0u);
+  EXPECT_EQ(util::MeasureJsonStrings("\"unterminated").longest, 12u);
+}
+
 TEST(StringsTest, AFileNameIsOnePartOfAPath) {
   EXPECT_TRUE(IsFileName("pkg__repo.62cba957.test_stats.8a32a05c.lv1"));
   const std::vector<std::string> bad_names = {

@@ -26,6 +26,28 @@ TEST(Predictions, APatchPastTheBoundIsAnErrorOfItsLine) {
   EXPECT_EQ(taskdir::kMaxAgentPatchBytes, 64u << 20);
 }
 
+// A row whose strings pass the bound by more than a row's small fields could is refused
+// before it is parsed (the parser's copies cost several times its size); a JSON document
+// holding such a string is refused whole, a JSONL file keeps its other rows.
+TEST(Predictions, ARowFarPastTheBoundIsRefusedUnparsed) {
+  std::string huge = "{\"instance_id\": \"a\", \"model_patch\": \"" +
+                     std::string((1u << 20) + 10, 'x') + "\"}";
+  std::vector<std::string> errors;
+  auto p = ParsePredictions(huge + "\n{\"instance_id\": \"b\", \"model_patch\": \"1\"}\n",
+                            "p.jsonl", &errors, 4);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].instance_id, "b");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(errors[0].starts_with("p.jsonl:1: 1048609 bytes of strings (the longest 1048586)"))
+      << errors[0];
+  EXPECT_NE(errors[0].find("not parsed"), std::string::npos);
+  errors.clear();
+  p = ParsePredictions("[\n" + huge + ",\n{\"instance_id\": \"b\"}]\n", "a.json", &errors, 4);
+  EXPECT_TRUE(p.empty());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(errors[0].starts_with("a.json: holds a string of 1048586 bytes")) << errors[0];
+}
+
 TEST(Predictions, JsonLinesArrayAndKeyedObjectWithErrorsPerLine) {
   std::vector<std::string> errors;
   auto lines = ParsePredictions(
