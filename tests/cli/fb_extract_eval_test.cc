@@ -313,7 +313,8 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
   ASSERT_EQ(made.exit_code, 0) << made.err;
   std::map<std::string, json> r;
   for (const char* name :
-       {"sys_modules", "rewrite_file", "frame_globals", "callable_objects", "helper_builtin"}) {
+       {"sys_modules", "rewrite_file", "frame_globals", "callable_objects", "helper_builtin",
+        "runtime_package", "runtime_package_file", "pyfunc_impl"}) {
     auto run = Eval(*dir_ / ("runs/" + std::string(name)),
                     {"--predictions", *dir_ / ("helpers/" + std::string(name) + ".jsonl")});
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
@@ -328,8 +329,41 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
       << r["callable_objects"].dump(1);
   EXPECT_TRUE(AnyReason(r["helper_builtin"], "the name abs of tests/helpers.py was added"))
       << r["helper_builtin"].dump(1);
+  EXPECT_TRUE(AnyReason(r["runtime_package"], "the module helpers was loaded from "
+                                               "tests/helpers/__init__.py, not from the grader's "
+                                               "tests/helpers.py"))
+      << r["runtime_package"].dump(1);
+  EXPECT_TRUE(AnyReason(r["runtime_package_file"],
+                        "the name abs of tests/helpers.py shadows a builtin, though the file "
+                        "binds no such name"))
+      << r["runtime_package_file"].dump(1);
+  EXPECT_TRUE(AnyReason(r["pyfunc_impl"], "src/shapes/vectors.py, changed by the patch, "
+                                          "implements pytest hooks: pytest_pyfunc_call"))
+      << r["pyfunc_impl"].dump(1);
   // The helper file is read-only while the tests run: the rewrite fails and so does length().
   EXPECT_LT(r["rewrite_file"]["pass_rate"].get<double>(), 1.0);
+}
+
+// A helper the grader's file decorates with the package's own decorator runs the package's
+// wrapper by the grader's choice: the gold of such a task is resolved, not flagged (red team
+// round 10 found it flagged).
+TEST_F(EvalE2E, AHelperDecoratedByThePackageKeepsTheGoldResolved) {
+  ScratchDir tmp;
+  fs::path task = tmp / "tasks" / fs::path(Task("test_vectors", 1)).filename();
+  ASSERT_EQ(RunCommand({"/bin/mkdir", "-p", tmp / "tasks"}).exit_code, 0);
+  ASSERT_EQ(RunCommand({"/bin/cp", "-r", Task("test_vectors", 1), task}).exit_code, 0);
+  auto edited = RunCommand(
+      {"/bin/sh", "-c",
+       "cd " + (task / "presolved").string() +
+           " && sed -i 's/^def close_pair/@traced\\ndef close_pair/; 1a from shapes.util import traced' "
+           "tests/helpers.py && grep -q '^@traced' tests/helpers.py && git -c user.name=t "
+           "-c user.email=t@t commit -qam 'helpers: close_pair traced'"});
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  auto run = RunCommand({kExtract, "eval", tmp / "tasks", "--gold", "-o", tmp / "run", "-q"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  json report = OnlyReport(tmp / "run");
+  EXPECT_TRUE(report["resolved"]) << report.dump(1);
+  EXPECT_FALSE(report["suspicious"]) << report.dump(1);
 }
 
 TEST_F(EvalE2E, AsAnOrdinaryUserForgedResultsAreFlaggedToo) {

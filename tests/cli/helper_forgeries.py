@@ -9,6 +9,10 @@ tests' helper comparators (tests/helpers.py's close, close_pair) always true (re
   callable_objects  a forged `helpers` module whose close and close_pair are callable objects
                  (no code to compare)
   helper_builtin the genuine helpers module's `abs` shadowed (bound in its namespace)
+  runtime_package  a package tests/helpers/ made at import, preferred to tests/helpers.py,
+                 running its source with `abs` forged; runtime_package_file: and its __file__
+  pyfunc_impl    a pytest_pyfunc_call implementation added during one test (later tests' bodies
+                 never run) and removed before the session's end
 
 usage: helper_forgeries.py TASK_DIR OUT_DIR  (writes OUT_DIR/NAME.jsonl, one prediction each)"""
 import json
@@ -51,6 +55,31 @@ class Vector:
         if self.dx == 0 and self.dy == 0:
             raise ZeroDivisionError
         return self
+'''
+
+# A package made at import beside tests/helpers.py, which the import system then prefers: it
+# runs the genuine helper's source with `abs` forged (and, with __file__ set, claims the
+# genuine file's name) (red team round 10).
+RUNTIME_PACKAGE = '''import importlib, os
+
+def _plant():
+    pkg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "helpers")
+    try:
+        os.mkdir(pkg)
+        with open(os.path.join(pkg, "__init__.py"), "w") as f:
+            f.write("import os as _os\\n"
+                    "abs = lambda x: 0\\n"
+                    "_p = _os.path.join(_os.path.dirname(_os.path.dirname(__file__)), 'helpers.py')\\n"
+                    "exec(compile(open(_p).read(), _p, 'exec'), globals())\\n"
+                    "%s")
+    except OSError:
+        pass
+    importlib.invalidate_caches()
+
+_plant()
+
+def _on_new_vector():
+    pass
 '''
 
 ATTACKS = {
@@ -108,6 +137,37 @@ def _on_new_vector():
     h = sys.modules.get("helpers")
     if h is not None:
         vars(h)["abs"] = _zero
+''',
+    "runtime_package": RUNTIME_PACKAGE % "",
+    "runtime_package_file": RUNTIME_PACKAGE % "__file__ = _p\\n",
+    "pyfunc_impl": '''import sys
+
+def _skip_call(pyfuncitem):
+    # Called first (tryfirst): True means "called", so the test's body never runs.
+    if pyfuncitem.name.startswith("test_origin"):
+        hook, impl = _armed[0]
+        (getattr(hook, "_nonwrappers", None) or hook._hookimpls).remove(impl)  # gone by the end
+    return True
+
+_armed = []
+
+def _on_new_vector():
+    if _armed:
+        return
+    # The test that arms it runs: its vector is made right.
+    v = sys._getframe(1).f_locals["self"]
+    v.length = lambda: (v.dx ** 2 + v.dy ** 2) ** 0.5
+    f = sys._getframe(1)
+    while f is not None and "pyfuncitem" not in f.f_locals:
+        f = f.f_back
+    if f is None:
+        return
+    from pluggy._hooks import HookImpl
+    hook = f.f_locals["pyfuncitem"].config.pluginmanager.hook.pytest_pyfunc_call
+    impl = HookImpl(None, "forged", _skip_call, dict(hookwrapper=False, optionalhook=False,
+                    tryfirst=True, trylast=False, specname=None))
+    hook._add_hookimpl(impl)
+    _armed.append((hook, impl))
 ''',
 }
 

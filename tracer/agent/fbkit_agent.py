@@ -581,6 +581,12 @@ def _check_machinery(config):
     for name in _innards_changed(_guarded_now(), _guarded_innards):
         if name not in replaced:
             _integrity("pytest's %s was replaced while the tests ran (its code, in place)" % name)
+    _check_hook_impls(config)
+
+
+def _check_hook_impls(config):
+    """Each implementation of a watched hook runs Python code from the file it names, not
+    the L2 agent's package."""
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "")) + os.sep
     site = os.environ.get("FBKIT_TRACE_L2_SITE")
     site = os.path.realpath(site) + os.sep if site else None
@@ -605,6 +611,73 @@ def _check_machinery(config):
             if _code_from_file(code, config if in_repository else None) is not True:
                 _integrity("the %s implementation %s does not come from the file it names (%s)"
                            % (name, code.co_name, code.co_filename))
+
+
+def _hook_state(config, item):
+    """What pluggy runs for the watched hooks and for `item`'s own pytest_pyfunc_call, as
+    (key, object) pairs compared by identity: the plugin manager's callable attributes (its
+    _inner_hookexec), each hook caller, its callable attributes (its _hookexec) and its
+    implementations with their functions. Cheap enough for every test's call."""
+    pm = config.pluginmanager
+    state = [("pluginmanager.hook", pm.hook)]
+    state.extend(("pluginmanager." + k, v) for k, v in sorted(vars(pm).items()) if callable(v))
+    callers = [(name, getattr(pm.hook, name, None)) for name in _WATCHED_HOOKS]
+    callers.append(("pytest_pyfunc_call of the test's directory",
+                    getattr(getattr(item, "ihook", None), "pytest_pyfunc_call", None)))
+    for name, caller in callers:
+        state.append((name, caller))
+        if caller is None:
+            continue
+        state.extend((name + "." + k, v) for k, v in sorted(vars(caller).items()) if callable(v))
+        for impl in caller.get_hookimpls():
+            state.extend(((name + " implementation", impl), (name + " function", impl.function)))
+    return state
+
+
+def _what_runs(value):
+    """What calling `value` runs, to be judged: a function or method itself; what a C
+    wrapper (functools.lru_cache, partial) wraps; else its type's __call__ (pluggy's tracer,
+    a hook caller)."""
+    import functools
+    if hasattr(value, "__code__") or hasattr(value, "__func__"):
+        return value
+    call = getattr(type(value), "__call__", None)
+    if getattr(call, "__code__", None) is None:
+        if isinstance(value, functools.partial):
+            return value.func
+        if hasattr(value, "__wrapped__"):
+            return value.__wrapped__
+    return call
+
+
+_hooks_seen = []  # _hook_state as last judged
+
+
+def _check_hooks_unchanged(item):
+    """Before each test's call: the hook machinery as judged before; one changed since is
+    judged now (red team round 10: a library added a pytest_pyfunc_call implementation
+    during one test, which made later tests pass without running, and removed it before the
+    session's end). A caller that is not pluggy's, or an attribute running code that is
+    neither pytest's, pluggy's nor an installed plugin's, is a finding; an implementation
+    is judged as at collection, its repository file journaled (graders flag a changed one)."""
+    config = item.config
+    now = _hook_state(config, item)
+    if len(now) == len(_hooks_seen) and all(
+            a[0] == b[0] and a[1] is b[1] for a, b in zip(now, _hooks_seen)):
+        return
+    seen = {(key, id(value)) for key, value in _hooks_seen}
+    for key, value in now:
+        if (key, id(value)) in seen or value is None or key.endswith((" implementation", " function")):
+            continue
+        if key.startswith("pytest_") and "." not in key:
+            module = getattr(type(value), "__module__", "") or ""
+            if module.split(".")[0] != "pluggy":
+                _integrity("pytest's hook %s was replaced while the tests ran (by %r)" % (key, value))
+        elif key != "pluginmanager.hook" and not isinstance(value, type):
+            _judge_replacement(_what_runs(value), key, config)
+    _journal_hooks(config)
+    _check_hook_impls(config)
+    _hooks_seen[:] = now
 
 
 _namespaces = {}  # grader's Python file -> (its module, {name: value} as collected, names it
@@ -665,6 +738,7 @@ def _check_namespaces(session):
         except Exception:
             continue
         _namespaces[rel] = (module, dict(vars(module)), _globals_declared(tree), False)
+        _check_builtins_bound(rel, module, tree)
         for local, name, attr in _imported_names(module, tree):
             files = (side.get(name + "." + attr) if attr else None) or side.get(name, set())
             if not files or local not in vars(module):
@@ -698,8 +772,12 @@ def _helpers_own(value, attr, files, paths):
     code = _function_code(value, unwrap=False)
     if code is not None:
         good = _from_files(code, paths)
-        if not good and _relpath(code.co_filename) is None:
-            # An installed library's wrapper (contextlib.contextmanager) of the file's own.
+        if not good and (_relpath(code.co_filename) is None or (
+                _decorated(files, attr) and _code_from_file(code) is True)):
+            # An installed library's wrapper (contextlib.contextmanager) of the file's own, or
+            # the repository's own decorator where the file decorates the function: the
+            # helper then runs library code by the grader's choice, as a test's call does
+            # (red team round 10: the package's @traced on a helper flagged the gold).
             good = _from_files(_function_code(value), paths)
     elif kinds == {"def"}:
         # A C wrapper (functools.lru_cache) of the file's function: its type's call is not the
@@ -716,6 +794,18 @@ def _helpers_own(value, attr, files, paths):
     if not good and "import" in kinds:
         good = any(_reexports(f, attr, value) for f in files) or good
     return good
+
+
+def _decorated(files, name):
+    """Whether one of the helper files defines a function or class `name` with decorators."""
+    import ast
+    for f in files:
+        for top in _helper_body(f):
+            for node in ast.walk(top):
+                if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                        and node.name == name and node.decorator_list):
+                    return True
+    return False
 
 
 def _from_files(code, paths):
@@ -784,6 +874,69 @@ def _keep_side_modules(root):
         except Exception:
             continue
         _namespaces[rel] = (module, dict(vars(module)), _globals_declared(tree), True)
+        _check_builtins_bound(rel, module, tree)
+
+
+def _check_builtins_bound(rel, module, tree):
+    """When a module of the grader's file `rel` is first kept: a name of its namespace that
+    shadows a builtin must be one its file binds, declares global or star-imports with that
+    value (red team round 10: the helper's source run in a namespace holding a forged `abs`,
+    before the tests were collected)."""
+    import ast
+    import builtins
+    import importlib.util
+    bound = _bindings(os.path.join(os.environ.get("FBKIT_TRACE_ROOT", ""), rel))
+    declared = _globals_declared(tree)
+    stars = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            try:
+                stars.append(sys.modules.get(importlib.util.resolve_name(
+                    "." * node.level + (node.module or ""), module.__package__ or "")))
+            except Exception:
+                continue
+    missing = object()
+    for name, value in sorted(vars(module).items()):
+        if name.startswith("__") or name not in vars(builtins) or name in bound or name in declared:
+            continue
+        if any(m is not None and getattr(m, name, missing) is value for m in stars):
+            continue
+        _integrity("the name %s of %s shadows a builtin, though the file binds no such name"
+                   % (name, rel))
+
+
+def _side_names():
+    if not _side_names_cache:
+        _side_names_cache.update(_test_side_modules())
+    return _side_names_cache
+
+
+_side_names_cache = {}
+_side_judged = {}  # module name -> the module judged under it
+
+
+def _check_side_module_names(when):
+    """Every module loaded under a name one of the grader's Python files is imported by
+    must come from one of those files, or be installed (read-only to the tests): a package
+    the library created at run time beside tests/helpers.py, which the import system
+    prefers, is named (red team round 10)."""
+    root = os.environ.get("FBKIT_TRACE_ROOT", "")
+    real_root = os.path.realpath(root) + os.sep
+    for name, files in _side_names().items():
+        module = sys.modules.get(name)
+        if module is None or _side_judged.get(name) is module:
+            continue
+        _side_judged[name] = module
+        where = getattr(module, "__file__", None)
+        real = os.path.realpath(where) if isinstance(where, str) else None
+        if real is not None and (
+                real in {os.path.realpath(os.path.join(root, f)) for f in files}
+                or (real.startswith(_installed) and not real.startswith(real_root))):
+            continue
+        _integrity("the module %s was loaded from %s, not from the grader's %s (%s)"
+                   % (name, _relpath(where) or where if isinstance(where, str) else "no file",
+                      ", ".join(sorted(files)), when))
+
 
 _helper_trees = {}  # helper file -> its module's top-level statements (none: unparsable)
 
@@ -1177,6 +1330,7 @@ def pytest_collection_finish(session):
         _see_machinery()
         _check_tests(session)
         _check_namespaces(session)
+        _check_side_module_names("when the tests were collected")
         _check_protected("when the tests were collected")
 
 
@@ -1214,6 +1368,7 @@ def pytest_runtest_protocol(item, nextitem):
     yield
     if _checks:
         _check_namespace_kept(item)
+        _check_side_module_names("after %s" % item.nodeid)
     _agent.ensure_installed(item.nodeid)
     if sys.gettrace() is not tracer_before:
         _agent.journal.write({"type": "warning", "nodeid": item.nodeid,
@@ -1260,6 +1415,8 @@ def pytest_runtest_call(item):
     if checked:
         _check_item(item)
         _check_machinery_unchanged(item.config)
+        _check_hooks_unchanged(item)
+        _check_side_module_names("before %s" % item.nodeid)
         _check_test_function(item, "after it was collected")
         sys.settrace(None)
         sys.setprofile(None)
@@ -1353,6 +1510,7 @@ def pytest_sessionfinish(session, exitstatus):
     _journal_hooks(session.config)
     if _checks:
         _check_machinery(session.config)
+        _check_side_module_names("when the tests had run")
         _check_protected("when the tests had run")
         if _l2_check is not None:
             try:
