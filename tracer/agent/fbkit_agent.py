@@ -613,6 +613,21 @@ def _check_hook_impls(config):
                            % (name, code.co_name, code.co_filename))
 
 
+def _attributes(obj):
+    """An object's own attributes, sorted by name: its __dict__'s and its classes' slots
+    (pluggy's hook callers have slots since pluggy 1.1)."""
+    found = dict(getattr(obj, "__dict__", None) or {})
+    for cls in type(obj).__mro__:
+        slots = vars(cls).get("__slots__", ())
+        for name in ([slots] if isinstance(slots, str) else slots):
+            if name not in found and name not in ("__dict__", "__weakref__"):
+                try:
+                    found[name] = getattr(obj, name)
+                except AttributeError:
+                    continue
+    return sorted(found.items())
+
+
 def _hook_state(config, item):
     """What pluggy runs for the watched hooks and for `item`'s own pytest_pyfunc_call, as
     (key, object) pairs compared by identity: the plugin manager's callable attributes (its
@@ -620,7 +635,7 @@ def _hook_state(config, item):
     implementations with their functions. Cheap enough for every test's call."""
     pm = config.pluginmanager
     state = [("pluginmanager.hook", pm.hook)]
-    state.extend(("pluginmanager." + k, v) for k, v in sorted(vars(pm).items()) if callable(v))
+    state.extend(("pluginmanager." + k, v) for k, v in _attributes(pm) if callable(v))
     callers = [(name, getattr(pm.hook, name, None)) for name in _WATCHED_HOOKS]
     callers.append(("pytest_pyfunc_call of the test's directory",
                     getattr(getattr(item, "ihook", None), "pytest_pyfunc_call", None)))
@@ -628,7 +643,7 @@ def _hook_state(config, item):
         state.append((name, caller))
         if caller is None:
             continue
-        state.extend((name + "." + k, v) for k, v in sorted(vars(caller).items()) if callable(v))
+        state.extend((name + "." + k, v) for k, v in _attributes(caller) if callable(v))
         for impl in caller.get_hookimpls():
             state.extend(((name + " implementation", impl), (name + " function", impl.function)))
     return state
@@ -724,18 +739,15 @@ def _check_namespaces(session):
     files (a helper module) must hold that file's code: a module the library put in
     sys.modules under the helper's name, or a helper function it bound in the test module's
     place, is named. Then what each module holds is kept for _check_namespace_kept."""
-    import ast
-    side = _test_side_modules()
+    side = _side_names()
     root = os.environ.get("FBKIT_TRACE_ROOT", "")
     for item in session.items:
         rel = _relpath(str(item.path))
         module = getattr(item, "module", None)
         if rel is None or rel not in _PROTECTED or module is None or rel in _namespaces:
             continue
-        try:
-            with open(str(item.path), "rb") as f:
-                tree = ast.parse(f.read())
-        except Exception:
+        tree = _parsed_file(str(item.path))
+        if tree is None:
             continue
         _namespaces[rel] = (module, dict(vars(module)), _globals_declared(tree), False)
         _check_builtins_bound(rel, module, tree)
@@ -860,7 +872,6 @@ def _keep_side_modules(root):
     kept for _check_namespace_kept as graded test modules are: their functions look names up
     in them (red team round 9: `abs` bound in a genuine helper's namespace made its
     comparisons true)."""
-    import ast
     for name, module in list(sys.modules.items()):
         where = getattr(module, "__file__", None)
         rel = _relpath(where) if isinstance(where, str) else None
@@ -868,10 +879,8 @@ def _keep_side_modules(root):
             continue
         if os.path.realpath(where) != os.path.realpath(os.path.join(root, rel)):
             continue
-        try:
-            with open(where, "rb") as f:
-                tree = ast.parse(f.read())
-        except Exception:
+        tree = _parsed_file(where)
+        if tree is None:
             continue
         _namespaces[rel] = (module, dict(vars(module)), _globals_declared(tree), True)
         _check_builtins_bound(rel, module, tree)
@@ -938,18 +947,25 @@ def _check_side_module_names(when):
                       ", ".join(sorted(files)), when))
 
 
-_helper_trees = {}  # helper file -> its module's top-level statements (none: unparsable)
+_parsed = {}  # realpath of a grader's Python file -> its syntax tree (None: unparsable)
+
+
+def _parsed_file(path):
+    """The syntax tree of the grader's file at `path`, parsed once; None when unparsable."""
+    import ast
+    key = os.path.realpath(path)
+    if key not in _parsed:
+        try:
+            with open(key, "rb") as f:
+                _parsed[key] = ast.parse(f.read())
+        except Exception:
+            _parsed[key] = None
+    return _parsed[key]
 
 
 def _helper_body(path):
-    import ast
-    if path not in _helper_trees:
-        try:
-            with open(path, "rb") as f:
-                _helper_trees[path] = ast.parse(f.read()).body
-        except Exception:
-            _helper_trees[path] = []
-    return _helper_trees[path]
+    tree = _parsed_file(path)
+    return tree.body if tree is not None else []
 
 
 def _reexports(path, name, value):
@@ -1415,8 +1431,12 @@ def pytest_runtest_call(item):
     if checked:
         _check_item(item)
         _check_machinery_unchanged(item.config)
-        _check_hooks_unchanged(item)
-        _check_side_module_names("before %s" % item.nodeid)
+        try:
+            _check_hooks_unchanged(item)
+            _check_side_module_names("before %s" % item.nodeid)
+        except Exception as e:  # a broken check is a finding, never the test's error
+            _integrity("the hooks and helper modules could not be checked before %s: %s"
+                       % (item.nodeid, type(e).__name__))
         _check_test_function(item, "after it was collected")
         sys.settrace(None)
         sys.setprofile(None)
