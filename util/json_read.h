@@ -68,16 +68,14 @@ inline JsonStringSizes MeasureJsonStrings(std::string_view text) {
   return out;
 }
 
-// Parses JSON that code fbkit does not trust wrote (an agent's logs, trajectories, usage):
-// never throws, and what it keeps is bounded: values nested deeper than `max_depth` and
-// every value after the first `max_values` are dropped (read as discarded), so a hostile
-// document can neither exhaust memory nor make a later dump() or walk recurse without end.
-// A document that is not JSON is discarded (is_discarded()).
-inline nlohmann::json ParseUntrustedJson(std::string_view text, int max_depth = 64,
-                                         size_t max_values = 1u << 20) {
-  // The parser keeps a stack entry per open bracket, kept or not: a document nested past
-  // any real one's depth is refused before it is parsed (discarded).
-  constexpr int kRefusedDepth = 1024;
+// A JSON text's brackets outside its strings, found without parsing it.
+struct JsonBrackets {
+  int deepest = 0;                      // the deepest nesting
+  size_t first_end = std::string_view::npos;  // just past the bracket closing the first value
+};
+
+inline JsonBrackets ScanJsonBrackets(std::string_view text) {
+  JsonBrackets out;
   int open = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -88,10 +86,26 @@ inline nlohmann::json ParseUntrustedJson(std::string_view text, int max_depth = 
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++open > kRefusedDepth) return nlohmann::json(nlohmann::json::value_t::discarded);
-    } else if (c == ']' || c == '}') {
-      --open;
+      out.deepest = std::max(out.deepest, ++open);
+    } else if ((c == ']' || c == '}') && --open == 0 && out.first_end == std::string_view::npos) {
+      out.first_end = i + 1;
     }
+  }
+  return out;
+}
+
+// Parses JSON that code fbkit does not trust wrote (an agent's logs, trajectories, usage):
+// never throws, and what it keeps is bounded: values nested deeper than `max_depth` and
+// every value after the first `max_values` are dropped (read as discarded), so a hostile
+// document can neither exhaust memory nor make a later dump() or walk recurse without end.
+// A document that is not JSON is discarded (is_discarded()).
+inline nlohmann::json ParseUntrustedJson(std::string_view text, int max_depth = 64,
+                                         size_t max_values = 1u << 20) {
+  // The parser keeps a stack entry per open bracket, kept or not: a document nested past
+  // any real one's depth is refused before it is parsed (discarded).
+  constexpr int kRefusedDepth = 1024;
+  if (ScanJsonBrackets(text).deepest > kRefusedDepth) {
+    return nlohmann::json(nlohmann::json::value_t::discarded);
   }
   size_t values = 0;
   auto keep = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {

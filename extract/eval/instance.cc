@@ -68,25 +68,12 @@ bool Blank(const std::string& s) {
   return s.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
-// Whether `row` is an object that ends where the row does (a JSONL row, not the first line
+// Whether `row` is a value that ends where the row does (a JSONL row, not the first line
 // of a document spread over lines), judged by its brackets without parsing it.
 bool ClosesOnItsLine(std::string_view row) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < row.size(); ++i) {
-    char c = row[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      return row.find_first_not_of(" \t\r", i + 1) == std::string_view::npos;
-    }
-  }
-  return false;
+  size_t end = util::ScanJsonBrackets(row).first_end;
+  return end != std::string_view::npos &&
+         row.find_first_not_of(" \t\r", end) == std::string_view::npos;
 }
 
 // ---------------------------------------------------------------- processes

@@ -160,7 +160,9 @@ class EvalE2E : public ::testing::Test {
     // claimed through __wrapped__, pytest's Function.setup replaced.
     EXPECT_TRUE(AnyReason(r["forge_journal_file_write"], "(the journal was rewritten?)"))
         << r["forge_journal_file_write"].dump(1);
-    EXPECT_TRUE(AnyReason(r["forge_wrapped_hook"], "implements pytest hooks: pytest_pyfunc_call"))
+    // Its hook also calls the test function itself (a frame of the patch's file below it).
+    EXPECT_TRUE(AnyReason(r["forge_wrapped_hook"], "implements pytest hooks: calls the test "
+                                                   "function itself, pytest_pyfunc_call"))
         << r["forge_wrapped_hook"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_item_runtest"], "pytest's _pytest.python.Function.setup, replaced"))
         << r["forge_item_runtest"].dump(1);
@@ -314,7 +316,7 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
   std::map<std::string, json> r;
   for (const char* name :
        {"sys_modules", "rewrite_file", "frame_globals", "callable_objects", "helper_builtin",
-        "runtime_package", "runtime_package_file", "pyfunc_impl"}) {
+        "runtime_package", "runtime_package_file", "pyfunc_impl", "environ_runtest"}) {
     auto run = Eval(*dir_ / ("runs/" + std::string(name)),
                     {"--predictions", *dir_ / ("helpers/" + std::string(name) + ".jsonl")});
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
@@ -340,6 +342,10 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
   EXPECT_TRUE(AnyReason(r["pyfunc_impl"], "src/shapes/vectors.py, changed by the patch, "
                                           "implements pytest hooks: pytest_pyfunc_call"))
       << r["pyfunc_impl"].dump(1);
+  EXPECT_TRUE(AnyReason(r["pyfunc_impl"], "never ran, yet its call returned"))
+      << r["pyfunc_impl"].dump(1);
+  EXPECT_TRUE(AnyReason(r["environ_runtest"], "never ran, yet its call returned"))
+      << r["environ_runtest"].dump(1);
   // The helper file is read-only while the tests run: the rewrite fails and so does length().
   EXPECT_LT(r["rewrite_file"]["pass_rate"].get<double>(), 1.0);
 }

@@ -11,6 +11,9 @@ tests' helper comparators (tests/helpers.py's close, close_pair) always true (re
   helper_builtin the genuine helpers module's `abs` shadowed (bound in its namespace)
   runtime_package  a package tests/helpers/ made at import, preferred to tests/helpers.py,
                  running its source with `abs` forged; runtime_package_file: and its __file__
+  environ_runtest  os.environ's __setitem__ replaced: when pytest sets PYTEST_CURRENT_TEST
+                 for a call (after fbkit's checks) the item's runtest becomes a no-op, put
+                 back at teardown (red team round 11)
   pyfunc_impl    a pytest_pyfunc_call implementation added during one test (later tests' bodies
                  never run) and removed before the session's end
 
@@ -140,6 +143,35 @@ def _on_new_vector():
 ''',
     "runtime_package": RUNTIME_PACKAGE % "",
     "runtime_package_file": RUNTIME_PACKAGE % "__file__ = _p\\n",
+    "environ_runtest": '''import os, sys
+
+def _plant():
+    cls = type(os.environ)
+    setitem = cls.__setitem__
+
+    def __setitem__(self, key, value):
+        # pytest sets PYTEST_CURRENT_TEST after fbkit's checks, just before item.runtest().
+        setitem(self, key, value)
+        if key != "PYTEST_CURRENT_TEST" or not value.startswith("tests/test_vectors.py::"):
+            return
+        frame = sys._getframe(1)
+        while frame is not None and "item" not in frame.f_locals:
+            frame = frame.f_back
+        if frame is None:
+            return
+        item = frame.f_locals["item"]
+        if value.endswith(" (call)"):
+            item.runtest = lambda: None
+        elif value.endswith(" (teardown)"):
+            vars(item).pop("runtest", None)
+
+    cls.__setitem__ = __setitem__
+
+_plant()
+
+def _on_new_vector():
+    pass
+''',
     "pyfunc_impl": '''import sys
 
 def _skip_call(pyfuncitem):

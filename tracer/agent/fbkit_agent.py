@@ -1191,6 +1191,8 @@ def _watch_escapes():
         except (OSError, ValueError):
             pass
     tracers = {pytest_runtest_call.__code__}
+    tracers.update(c for c in _entry_watch.__code__.co_consts
+                   if isinstance(c, types.CodeType) and c.co_name == "watch")
     for name in ("start", "install", "stop"):
         method = getattr(type(_agent), name, None)
         if method is not None and hasattr(method, "__code__"):
@@ -1418,6 +1420,53 @@ def _check_test_function(item, when):
                    % (item.nodeid, when))
 
 
+def _entry_watch(item):
+    """A profile function, set just before the call, that notes when the test's own function
+    is entered and then removes itself, and the list it notes into ([False]: not yet; [] when
+    the function has no Python code to watch). At the entry, the frames that called the
+    test's function must be pytest's, pluggy's, an installed plugin's or the grader's files'
+    code; a repository file among them is journaled (graders flag a file the patch changed)
+    and code from no such file is a finding. Red team round 11: a library that stood in for
+    item.runtest between fbkit's checks and the call (through os.environ, which pytest sets
+    there), or added a pytest_pyfunc_call, made tests pass that never ran; one that calls
+    the test itself can swallow its failures."""
+    code = getattr(_test_functions.get(item.nodeid), "__code__", None)
+    entered = [False] if code is not None else []
+
+    def watch(frame, event, arg):
+        if event != "call" or frame.f_code is not code:
+            return
+        entered[:] = [True]
+        sys.setprofile(None)
+        _check_callers(frame.f_back, item)
+
+    return watch, entered
+
+
+def _check_callers(frame, item):
+    """The frames between pytest's pytest_runtest_call (which calls item.runtest) and the
+    test's function (see _entry_watch)."""
+    runner = getattr(_guarded_at_start.get("_pytest.runner.pytest_runtest_call"), "__code__", None)
+    files = set()
+    while frame is not None and frame.f_code is not runner:
+        code = frame.f_code
+        rel = _relpath(code.co_filename)
+        if rel is not None and rel in _PROTECTED and _code_from_file(code) is True:
+            pass  # the grader's own (a conftest's hook)
+        elif rel is not None and _code_from_file(code) is True:
+            files.add(rel)
+        elif not _trusted_code_object(code):
+            _integrity("%s was called through code from no file the grader trusts (%s)"
+                       % (item.nodeid, code.co_filename), flush=True)
+        frame = frame.f_back
+    if frame is None:
+        _integrity("%s was not called through pytest's pytest_runtest_call" % item.nodeid,
+                   flush=True)
+    if files:
+        _agent.journal.write({"type": "hooks", "hooks": sorted(
+            (f, "calls the test function itself") for f in files)})
+
+
 @pytest.hookimpl(hookwrapper=True, trylast=True)
 def pytest_runtest_call(item):
     """Innermost around the test's own call: that pytest called it, and whether it raised,
@@ -1439,19 +1488,23 @@ def pytest_runtest_call(item):
                        % (item.nodeid, type(e).__name__))
         _check_test_function(item, "after it was collected")
         sys.settrace(None)
-        sys.setprofile(None)
+        watch, entered = _entry_watch(item)
+        sys.setprofile(watch)
     try:
         outcome = yield
     finally:
         if checked:
             # One installed without an audit event (from C) is still there.
-            if sys.gettrace() is not None or sys.getprofile() is not None:
+            if sys.gettrace() is not None or sys.getprofile() not in (None, watch):
                 _integrity("a trace or profile function was installed while %s ran"
                            % item.nodeid, flush=True)
             sys.settrace(None)
             sys.setprofile(None)
             _check_test_function(item, "while it ran")
     excinfo = getattr(outcome, "excinfo", None)
+    if checked and excinfo is None and entered == [False]:
+        _integrity("the test function of %s never ran, yet its call returned (something "
+                   "stood in for it)" % item.nodeid, flush=True)
     if _checks and excinfo is not None:
         from _pytest.outcomes import XFailed
         if issubclass(excinfo[0], XFailed) and _raised_outside(excinfo[2], item):
