@@ -146,7 +146,11 @@ std::string PatchPathProblem(std::string_view patch) {
   bool symlink = false;  // the file of the current header is a symbolic link
   std::string link;      // the current header's file (its new name)
   std::vector<std::pair<std::string, std::string>> made;  // (link, target), in patch order
-  for (const auto& line : util::Split(std::string(patch), '\n')) {
+  std::string line;  // one at a time: a patch of 64 MiB of newlines is 64 Mi lines
+  for (size_t b = 0; b <= patch.size();) {
+    size_t e = std::min(patch.find('\n', b), patch.size());
+    line.assign(patch.substr(b, e - b));
+    b = e + 1;
     if (old_left > 0 || new_left > 0) {
       char c = line.empty() ? ' ' : line[0];
       if (symlink && c == '+') {

@@ -65,6 +65,16 @@ struct TestRunRequest {
 // followed by the file's path; the journal names the repository files on the stack.
 inline constexpr std::string_view kReadsTestFile = "reads the grader's test file ";
 
+// The hook name prefix for repository code that inspects the running frames or the garbage
+// collector's objects while the tests run (what it called follows).
+inline constexpr std::string_view kInspects = "inspects ";
+
+// Whether a journaled hook is one a task's own gold run may show (a repository helper that
+// reads its tests, or inspects frames): recorded at verification, not flagged by eval.
+inline bool IsTaskHook(std::string_view hook) {
+  return hook.starts_with(kReadsTestFile) || hook.starts_with(kInspects);
+}
+
 struct TestRun {
   std::optional<int> exitstatus;    // of the (last) pytest session, as its hooks saw it
   std::optional<int> process_exit;  // the exit code of the last finished pytest process

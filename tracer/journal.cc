@@ -139,6 +139,13 @@ struct JournalRecords {
   // pytest's run of it.
   static void Report(JournalReader& r, const json& rec) {
     std::string nodeid = rec.at("nodeid").get<std::string>();
+    // With checks, the plugin says it checked each test before its call: a call reported
+    // without that ran after the tested code turned the plugin's checks off.
+    if (r.checks_ && rec.value("when", "") == "call" && !r.checked_.count(nodeid) &&
+        r.unchecked_++ == 0) {
+      r.trace_->integrity.push_back("the grader's checks did not run before the call of " +
+                                    nodeid + " (the tested code turned them off?)");
+    }
     bool known = false;
     std::optional<std::string> file;
     if (r.selection_seen_ && rec.at("file").is_string()) {
@@ -174,6 +181,9 @@ struct JournalRecords {
       trace->python = rec.value("python", "");
       trace->accelerated = rec.value("accelerated", false);
       for (const auto& p : rec.at("preloaded")) trace->preloaded.insert(p.get<std::string>());
+      r.checks_ = rec.value("checks", false);
+    } else if (type == "checked") {
+      r.checked_.insert(rec.at("nodeid").get<std::string>());
     } else if (type == "collect") {
       Collect(r, rec);
     } else if (type == "selected") {

@@ -53,6 +53,9 @@ class JournalReader {
   bool selection_seen_ = false;  // pytest said which tests it selected ("selected")
   bool overlong_ = false;         // inside a line over the length limit (dropped)
   int unselected_ = 0;    // reports of tests pytest did not select: ignored, reported
+  bool checks_ = false;   // the plugin's checks were on at its start ("start")
+  std::set<std::string> checked_;  // tests whose call the checks preceded ("checked")
+  int unchecked_ = 0;     // call reports without them: reported once
   std::string key_;       // "" : records are not signed
   int64_t seq_ = 0;       // the last signed record's number
   int unsigned_ = 0;      // lines not signed in order: ignored, reported

@@ -148,6 +148,33 @@ uint64_t PatchOverhead(const std::string& path, uint64_t changed_lines) {
   return 4 * quoted + 160 + changed_lines;
 }
 
+// The sizes of the blobs git stored for the listed files (their new blob, the record's
+// fourth field), asked of git in one batch through its stdin.
+util::Expected<std::unordered_map<std::string, uint64_t>> BlobSizes(
+    util::Env& env, runner::Git& git, const Layout& l,
+    const std::unordered_map<std::string_view, std::vector<std::string>>& raw) {
+  std::unordered_map<std::string, uint64_t> out;
+  std::string blobs;
+  for (const auto& [path, record] : raw) {
+    if (record.size() >= 4 && record[3].find_first_not_of('0') != std::string::npos) {
+      blobs += record[3] + "\n";
+    }
+  }
+  if (blobs.empty()) return out;
+  std::string input = util::JoinPath(l.scratch, "blobs");
+  if (auto s = env.WriteFileAtomic(input, blobs); !s.ok()) return util::Error{s.error()};
+  auto sizes = Base(git, l, {"cat-file", "--batch-check=%(objectname) %(objectsize)"}, input);
+  (void)env.RemoveAll(input);
+  if (!sizes.ok()) return util::Error{sizes.error()};
+  for (const auto& line : util::Split(*sizes, '\n')) {
+    size_t space = line.find(' ');
+    if (space != std::string::npos) {
+      out[line.substr(0, space)] = std::strtoull(line.c_str() + space + 1, nullptr, 10);
+    }
+  }
+  return out;
+}
+
 // How many left-out files the result names one by one; the rest are counted.
 constexpr size_t kMaxListedExclusions = 100;
 
@@ -164,22 +191,33 @@ util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int
                               "--no-abbrev", "-z", "HEAD"});
   if (!listed.ok()) return util::Error{listed.error()};
   std::vector<std::string_view> fields = SplitNul(*listed);
-  std::unordered_map<std::string_view, std::string_view> start;  // path -> its raw record
+  std::unordered_map<std::string_view, std::vector<std::string>> raw;  // path -> its record
+  std::vector<std::string_view> rows;                                  // numstat's
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (!fields[i].starts_with(":")) {
+      rows.push_back(fields[i]);
+    } else if (i + 1 < fields.size()) {  // ":OLDMODE NEWMODE OLDBLOB NEWBLOB STATUS", the path
+      raw[fields[i + 1]] = util::Split(std::string(fields[i].substr(1)), ' ');
+      ++i;
+    }
+  }
+  auto sizes = BlobSizes(env, git, l, raw);
+  if (!sizes.ok()) return util::Error{sizes.error()};
   uint64_t total = 0;    // the patch so far, in git's order of paths
   std::string restore;   // what `update-index --index-info` puts back
   size_t unlisted = 0;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    std::string_view row = fields[i];
-    if (row.starts_with(":")) {  // ":OLDMODE NEWMODE OLDBLOB NEWBLOB STATUS" then the path
-      if (i + 1 < fields.size()) start[fields[i + 1]] = row;
-      ++i;
-      continue;
-    }
+  for (std::string_view row : rows) {
     size_t t1 = row.find('\t'), t2 = row.find('\t', t1 + 1);
     if (t1 == std::string::npos || t2 == std::string::npos) continue;
     std::string path(row.substr(t2 + 1));
-    auto st = env.Stat(util::JoinPath(l.workspace, path), false);
-    uint64_t bytes = st.ok() ? st->size : 0;
+    auto record = raw.find(path);
+    if (record == raw.end() || record->second.size() < 4) {
+      return util::Error{"git listed no start for " + path};
+    }
+    // What git stored, which the patch carries (a .gitattributes' working-tree-encoding
+    // makes it up to twelve times the file: red team round 11), not the file's size.
+    auto stored = sizes->find(record->second[3]);
+    uint64_t bytes = stored != sizes->end() ? stored->second : 0;
     int64_t kb = static_cast<int64_t>(bytes / 1024);
     uint64_t lines = std::strtoull(std::string(row.substr(0, t1)).c_str(), nullptr, 10) +
                      std::strtoull(std::string(row.substr(t1 + 1, t2 - t1 - 1)).c_str(), nullptr, 10);
@@ -195,11 +233,7 @@ util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int
       continue;
     }
     // Put back with its mode and blob at the start (mode 000000: not there, removed).
-    auto was = start.find(path);
-    auto raw = was == start.end() ? std::vector<std::string>{}
-                                  : util::Split(std::string(was->second.substr(1)), ' ');
-    if (raw.size() < 3) return util::Error{"git listed no start for " + path};
-    restore += raw[0] + " " + raw[2] + "\t" + path + '\0';
+    restore += record->second[0] + " " + record->second[2] + "\t" + path + '\0';
     if (r->excluded.size() < kMaxListedExclusions) {
       r->excluded.push_back(path + ": " + why);
     } else {

@@ -181,7 +181,7 @@ class Verification {
                              &out.errors, &out.messages, &hooks,
                              round == 1 ? GraderFiles(work_, files_) : std::vector<std::string>{});
     for (const auto& hook : hooks) {
-      if (round == 1 && hook.second.starts_with(runner::kReadsTestFile)) {
+      if (round == 1 && runner::IsTaskHook(hook.second)) {
         r_.gold_test_file_reads.insert(hook);
       }
     }

@@ -95,6 +95,29 @@ TEST(JournalReaderTest, WithAKeyOnlyRecordsSignedInOrderCount) {
   EXPECT_NE(trace.integrity[0].find("a journal record fbkit's plugin did not write"), std::string::npos);
 }
 
+// With checks (said at the start), each call report needs the plugin's word that it checked
+// the test before its call: the tested code that turned the checks off is reported once.
+TEST(JournalReaderTest, ACallReportWithoutTheChecksBeforeItIsReported) {
+  std::string journal = kJournal;
+  const std::string plain = R"("preloaded": ["src/p/__init__.py"]})";
+  journal.replace(journal.find(plain), plain.size(), R"("preloaded": ["src/p/__init__.py"], "checks": true})");
+  TraceSet unchecked;
+  JournalReader(&unchecked).Feed(journal);
+  ASSERT_EQ(unchecked.integrity.size(), 1u);
+  EXPECT_EQ(unchecked.integrity[0], "the grader's checks did not run before the call of "
+                                    "tests/test_a.py::test_x[a b [c]] (the tested code turned them off?)");
+  const std::string begin = R"({"type": "begin", "file": "tests/test_a.py"})" "\n";
+  journal.insert(journal.find(begin) + begin.size(),
+                 R"({"type": "checked", "nodeid": "tests/test_a.py::test_x[a b [c]]"})" "\n"
+                 R"({"type": "checked", "nodeid": "tests/test_a.py::test_y"})" "\n");
+  TraceSet checked;
+  JournalReader(&checked).Feed(journal);
+  EXPECT_TRUE(checked.integrity.empty()) << checked.integrity[0];
+  TraceSet without;  // a run without checks asks for none
+  JournalReader(&without).Feed(kJournal);
+  EXPECT_TRUE(without.integrity.empty());
+}
+
 TEST(JournalReaderTest, PartialLinesWaitForTheRest) {
   TraceSet trace;
   JournalReader reader(&trace);

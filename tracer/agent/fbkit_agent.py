@@ -783,7 +783,7 @@ def _helpers_own(value, attr, files, paths):
     kinds = set().union(*(_bindings(f).get(attr, set()) for f in files))
     code = _function_code(value, unwrap=False)
     if code is not None:
-        good = _from_files(code, paths)
+        good = _from_files(code, paths) and _defaults_as_written(value, files, attr)
         if not good and (_relpath(code.co_filename) is None or (
                 _decorated(files, attr) and _code_from_file(code) is True)):
             # An installed library's wrapper (contextlib.contextmanager) of the file's own, or
@@ -806,6 +806,45 @@ def _helpers_own(value, attr, files, paths):
     if not good and "import" in kinds:
         good = any(_reexports(f, attr, value) for f in files) or good
     return good
+
+
+def _defaults_as_written(func, files, name):
+    """Whether the defaults of a helper function are what its file's `def` gives them, where
+    the file writes a literal or a name of the module (red team round 11: a library rebuilt
+    the genuine helper from its own code with a tolerance of 1e9 for a default)."""
+    import ast
+    node = next((n for f in files for n in _top_level(_helper_body(f))
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+                None)
+    if node is None:
+        return True
+    namespace = getattr(func, "__globals__", {})
+    unknown = object()
+
+    def written(expr):
+        try:
+            return ast.literal_eval(expr)
+        except Exception:
+            pass
+        if isinstance(expr, ast.Name):
+            return namespace.get(expr.id, unknown)
+        return unknown
+
+    def same(expected, actual):
+        return expected is unknown or expected is actual or (
+            type(expected) is type(actual)
+            and (expected == actual or (expected != expected and actual != actual)))
+
+    defaults = getattr(func, "__defaults__", None) or ()
+    if len(defaults) != len(node.args.defaults):
+        return False
+    if not all(same(written(e), a) for e, a in zip(node.args.defaults, defaults)):
+        return False
+    kwdefaults = getattr(func, "__kwdefaults__", None) or {}
+    for arg, expr in zip(node.args.kwonlyargs, node.args.kw_defaults):
+        if expr is not None and not same(written(expr), kwdefaults.get(arg.arg, unknown)):
+            return False
+    return True
 
 
 def _decorated(files, name):
@@ -837,25 +876,31 @@ def _bindings(path):
     def bind(name, kind):
         out.setdefault(name, set()).add(kind)
 
-    def walk(nodes):
-        for node in nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                bind(node.name, "def")
-            elif isinstance(node, ast.ClassDef):
-                bind(node.name, "class")
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                for a in node.names:
-                    bind(a.asname or a.name.split(".")[0], "import")
-            elif isinstance(node, (ast.If, ast.Try)):
-                for block in (node.body, node.orelse, getattr(node, "finalbody", []),
-                              *[h.body for h in getattr(node, "handlers", [])]):
-                    walk(block)
-            else:
-                for target in ast.walk(node):
-                    if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
-                        bind(target.id, "other")
-    walk(_helper_body(path))
+    for node in _top_level(_helper_body(path)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bind(node.name, "def")
+        elif isinstance(node, ast.ClassDef):
+            bind(node.name, "class")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                bind(a.asname or a.name.split(".")[0], "import")
+        elif not isinstance(node, (ast.If, ast.Try)):
+            for target in ast.walk(node):
+                if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
+                    bind(target.id, "other")
     return out
+
+
+def _top_level(nodes):
+    """A module's top-level statements, and those of its `if` and `try` blocks (which the
+    module runs as it loads), in order."""
+    import ast
+    for node in nodes:
+        yield node
+        if isinstance(node, (ast.If, ast.Try)):
+            for block in (node.body, node.orelse, getattr(node, "finalbody", []),
+                          *[h.body for h in getattr(node, "handlers", [])]):
+                yield from _top_level(block)
 
 
 _helper_bindings = {}  # helper file -> _bindings(file)
@@ -1036,6 +1081,37 @@ _FD_PATH = re.compile(r"^/(?:proc/[^/]+(?:/task/[^/]+)?|dev)/fd/\d+$")
 # Audit events that install a trace or profile function (for this thread, every thread, or
 # through sys.monitoring): a trace function can jump over a running test's asserts
 # (frame.f_lineno) or rewrite its variables, so in outcome runs only fbkit's own code may.
+# Audit events of code looking at what runs (frames) or at every object (gc): what they say.
+_INSPECTING = {
+    "sys._getframe": "the running frames (sys._getframe)",
+    "sys._current_frames": "the running frames (sys._current_frames)",
+    "gc.get_objects": "the garbage collector's objects (gc.get_objects)",
+    "gc.get_referrers": "the garbage collector's objects (gc.get_referrers)",
+    "gc.get_referents": "the garbage collector's objects (gc.get_referents)",
+}
+# Attributes whose reading raises object.__getattr__ and hands over a running frame.
+_FRAME_ATTRIBUTES = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
+
+
+def _frame_getters():
+    """The code of the stdlib's functions that get frames for their callers (inspect's,
+    logging's, traceback's): the caller that matters is theirs."""
+    import inspect
+    import logging
+    import traceback
+    found = set()
+    for fn in (inspect.currentframe, inspect.stack, inspect.trace, inspect.getouterframes,
+               inspect.getinnerframes, logging.currentframe, traceback.walk_stack,
+               traceback.walk_tb, traceback.extract_stack, traceback.format_stack,
+               traceback.print_stack):
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            found.add(code)
+    return frozenset(found)
+
+
+_FRAME_GETTERS = _frame_getters()
+
 _TRACE_EVENTS = ("sys.settrace", "sys.setprofile", "sys._settraceallthreads",
                  "sys._setprofileallthreads", "sys.monitoring")
 
@@ -1102,6 +1178,21 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
             _agent.journal.write({"type": "hooks", "hooks": sorted(
                 (f, "reads the grader's test file " + rel) for f in readers)})
 
+    def inspects(what, skip=frozenset()):
+        """Repository code other than the grader's that inspects the running frames or the
+        garbage collector's objects while the tests run (the stdlib's frame getters in
+        `skip` are looked through to their caller): journaled like hook implementations, so
+        graders flag it in a file the patch changed unless the gold's own run did the same
+        (red team round 11: a library read the calling test's expected value out of its
+        frame, or found fbkit's own closures through gc)."""
+        frame = sys._getframe(2)  # 0: inspects, 1: hook, 2: the Python code that called
+        while frame is not None and (frame.f_code in skip or frame.f_code in _FRAME_GETTERS):
+            frame = frame.f_back
+        where = _relpath(frame.f_code.co_filename) if frame is not None else None
+        if where is not None and where not in _PROTECTED:
+            _agent.journal.write({"type": "hooks", "hooks": [(where, "inspects " + what)]},
+                                 flush=True)
+
     def check(event, args):
         if event == "open":
             mode, flags = args[1], args[2]
@@ -1141,12 +1232,20 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
         return None
 
     def hook(event, args):
-        if busy or not (event == "open" or event == "object.__setattr__"
+        if busy or not (event == "open" or event.startswith("object.__")
                         or event.startswith(("os.", "ctypes.dlsym", "ctypes.cdata"))
-                        or event == "sys.addaudithook" or event.startswith(_TRACE_EVENTS)):
+                        or event in _INSPECTING or event == "sys.addaudithook"
+                        or event.startswith(_TRACE_EVENTS)):
             return
         busy.append(1)
         try:
+            if event in _INSPECTING:
+                inspects(_INSPECTING[event])
+                return
+            if event == "object.__getattr__":
+                if len(args) > 1 and args[1] in _FRAME_ATTRIBUTES:
+                    inspects("a running frame (%s)" % args[1])
+                return
             if event == "object.__setattr__":
                 if len(args) > 1 and args[1] in ("__code__", "__defaults__", "__kwdefaults__"):
                     if id(args[0]) in _test_function_ids:
@@ -1476,6 +1575,8 @@ def pytest_runtest_call(item):
     they run): both are cleared before the call and after it, and one the tested code
     installed is reported (the audit hook names the call; one left in place is named here)."""
     _called.add(item.nodeid)
+    if _checks:  # the host requires it before each call report when the run has checks
+        _agent.journal.write({"type": "checked", "nodeid": item.nodeid})
     checked = _checks and item.nodeid in _test_functions
     if checked:
         _check_item(item)

@@ -295,7 +295,8 @@ class Agent:
     def start(self, preloaded):
         self.journal.write({"type": "start", "pid": os.getpid(), "python": sys.version,
                             "accelerated": self.accelerated, "accel_error": self.accel_error,
-                            "preloaded": sorted(preloaded)})
+                            "preloaded": sorted(preloaded),
+                            "checks": os.environ.get("FBKIT_TRACE_CHECKS") == "1"})
         if not self.recording:
             return
         self.recorder.watch_collections()
