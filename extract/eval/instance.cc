@@ -33,8 +33,8 @@ using nlohmann::json;
 // ---------------------------------------------------------------- predictions
 
 void AddPrediction(const json& j, const std::string& where, uint64_t max_patch_bytes,
-                   std::set<std::string>* seen, std::vector<Prediction>* out,
-                   std::vector<std::string>* errors) {
+                   const PredictionFilter& wanted, std::set<std::string>* seen,
+                   std::vector<Prediction>* out, std::vector<std::string>* errors) {
   if (!j.is_object()) return errors->push_back(where + ": not a JSON object");
   auto id = j.find("instance_id");
   if (id == j.end() || !id->is_string() || id->get<std::string>().empty()) {
@@ -47,7 +47,8 @@ void AddPrediction(const json& j, const std::string& where, uint64_t max_patch_b
   if (patch != j.end() && !patch->is_null() && !patch->is_string()) {
     return errors->push_back(where + ": model_patch is not a string");
   }
-  if (patch != j.end() && patch->is_string()) {
+  // One that will not be evaluated keeps its place (its errors) but not its patch.
+  if (patch != j.end() && patch->is_string() && (!wanted || wanted(p.instance_id))) {
     const auto& text = patch->get_ref<const std::string&>();
     if (text.size() > max_patch_bytes) {
       return errors->push_back(where + ": model_patch has " + std::to_string(text.size()) +
@@ -410,7 +411,7 @@ bool P2pPassed(const std::string& outcome) { return runner::P2PHolds(outcome); }
 
 std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
                                          std::vector<std::string>* errors,
-                                         uint64_t max_patch_bytes) {
+                                         uint64_t max_patch_bytes, const PredictionFilter& wanted) {
   std::vector<Prediction> out;
   std::set<std::string> seen;
   // A prediction's other fields are small: what passes this is refused before it is parsed
@@ -434,8 +435,8 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
                                                 : util::ParseUntrustedJson(text);
   if (!whole.is_discarded() && whole.is_array()) {
     for (size_t i = 0; i < whole.size(); ++i) {
-      AddPrediction(whole[i], path + "[" + std::to_string(i) + "]", max_patch_bytes, &seen, &out,
-                    errors);
+      AddPrediction(whole[i], path + "[" + std::to_string(i) + "]", max_patch_bytes, wanted, &seen,
+                    &out, errors);
     }
     return out;
   }
@@ -443,7 +444,7 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
     for (const auto& [key, value] : whole.items()) {
       json v = value;
       if (v.is_object() && !v.contains("instance_id")) v["instance_id"] = key;
-      AddPrediction(v, path + "[" + key + "]", max_patch_bytes, &seen, &out, errors);
+      AddPrediction(v, path + "[" + key + "]", max_patch_bytes, wanted, &seen, &out, errors);
     }
     return out;
   }
@@ -467,7 +468,7 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
       errors->push_back(where + ": not valid JSON");
       continue;
     }
-    AddPrediction(j, where, max_patch_bytes, &seen, &out, errors);
+    AddPrediction(j, where, max_patch_bytes, wanted, &seen, &out, errors);
   }
   return out;
 }

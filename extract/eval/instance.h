@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,13 @@ struct Prediction {
 // Predictions from JSON (an array of objects, or an object keyed by instance id) or JSON
 // lines. Bad entries go to `errors` ("FILE:LINE: why") and are skipped, so one bad line
 // never drops the others; a duplicate instance id is an error, and so is a patch of more
-// than `max_patch_bytes`.
+// than `max_patch_bytes`. A prediction `wanted` refuses keeps its id and place but not its
+// patch (a file of many large patches for other tasks is not held in memory).
+using PredictionFilter = std::function<bool(const std::string& instance_id)>;
 std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
                                          std::vector<std::string>* errors,
-                                         uint64_t max_patch_bytes = taskdir::kMaxAgentPatchBytes);
+                                         uint64_t max_patch_bytes = taskdir::kMaxAgentPatchBytes,
+                                         const PredictionFilter& wanted = {});
 
 struct EvalOptions {
   double timeout = 0;       // seconds per pytest run and per test file (0: the task's own)

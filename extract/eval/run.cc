@@ -120,7 +120,12 @@ util::Expected<std::vector<Prediction>> LoadPredictions(
   } else {
     auto text = env.ReadFile(predictions_path);
     if (!text.ok()) return util::Error{predictions_path + ": " + text.error()};
-    for (auto& p : ParsePredictions(*text, predictions_path, errors)) {
+    auto wanted = [&](const std::string& id) {
+      return tasks.count(id) &&
+             (only.empty() || std::find(only.begin(), only.end(), id) != only.end());
+    };
+    for (auto& p : ParsePredictions(*text, predictions_path, errors,
+                                    taskdir::kMaxAgentPatchBytes, wanted)) {
       if (!tasks.count(p.instance_id)) {
         errors->push_back(p.where + ": no task " + p.instance_id + " in " + tasks_dir);
         continue;

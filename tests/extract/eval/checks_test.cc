@@ -48,6 +48,20 @@ TEST(Predictions, ARowFarPastTheBoundIsRefusedUnparsed) {
   EXPECT_TRUE(errors[0].starts_with("a.json: holds a string of 1048586 bytes")) << errors[0];
 }
 
+// A prediction the caller does not want (no such task) keeps its id and place, not its patch.
+TEST(Predictions, AnUnwantedPredictionKeepsItsPlaceNotItsPatch) {
+  std::vector<std::string> errors;
+  auto p = ParsePredictions("{\"instance_id\": \"a\", \"model_patch\": \"12345\"}\n"
+                            "{\"instance_id\": \"b\", \"model_patch\": \"67\"}\n",
+                            "p.jsonl", &errors, taskdir::kMaxAgentPatchBytes,
+                            [](const std::string& id) { return id == "b"; });
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].instance_id, "a");
+  EXPECT_EQ(p[0].patch, "");
+  EXPECT_EQ(p[1].patch, "67");
+  EXPECT_TRUE(errors.empty());
+}
+
 TEST(Predictions, JsonLinesArrayAndKeyedObjectWithErrorsPerLine) {
   std::vector<std::string> errors;
   auto lines = ParsePredictions(
