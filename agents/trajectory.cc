@@ -767,12 +767,12 @@ bool RealDir(util::Env& env, const std::string& path) {
 
 std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sessions) {
   if (!RealDir(env, util::DirName(sessions)) || !RealDir(env, sessions)) return std::nullopt;
-  auto files = util::FilesUnder(env, sessions, [](const std::string& name) {
-    return name.starts_with("rollout-") && name.ends_with(".jsonl");
-  });
-  if (!files.ok() || files->empty()) return std::nullopt;
   // An agent wrote these: read within a budget (files and bytes), or not at all.
   constexpr size_t kMaxFiles = 1000;
+  auto files = util::FilesUnder(env, sessions, [](const std::string& name) {
+    return name.starts_with("rollout-") && name.ends_with(".jsonl");
+  }, kMaxFiles);
+  if (!files.ok() || files->empty()) return std::nullopt;
   uint64_t budget = 64u << 20;
   if (files->size() > kMaxFiles) return std::nullopt;
   int64_t calls = 0;

@@ -328,14 +328,15 @@ std::string DirName(std::string_view path) {
 namespace {
 
 Status Walk(Env& env, const std::string& dir,
-          const std::function<bool(const std::string&)>& name_ok,
+          const std::function<bool(const std::string&)>& name_ok, size_t max_files,
           std::vector<std::string>* out) {
   auto entries = env.ListDir(dir);
   if (!entries.ok()) return Error{entries.error()};
   for (const auto& e : *entries) {
+    if (out->size() > max_files) break;
     std::string path = JoinPath(dir, e.name);
     if (e.type == FileType::kDirectory) {
-      if (auto s = Walk(env, path, name_ok, out); !s.ok()) return s;
+      if (auto s = Walk(env, path, name_ok, max_files, out); !s.ok()) return s;
     } else if (e.type == FileType::kRegular && name_ok(e.name)) {
       out->push_back(path);
     }
@@ -347,7 +348,7 @@ Status Walk(Env& env, const std::string& dir,
 
 Expected<std::vector<std::string>> FilesUnder(
     Env& env, const std::string& path,
-    const std::function<bool(const std::string&)>& name_ok) {
+    const std::function<bool(const std::string&)>& name_ok, size_t max_files) {
   auto st = env.Stat(path, true);
   if (!st.ok()) return Error{st.error()};
   std::vector<std::string> out;
@@ -355,7 +356,7 @@ Expected<std::vector<std::string>> FilesUnder(
     out.push_back(path);
     return out;
   }
-  if (auto s = Walk(env, path, name_ok, &out); !s.ok()) return Error{s.error()};
+  if (auto s = Walk(env, path, name_ok, max_files, &out); !s.ok()) return Error{s.error()};
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -221,6 +221,25 @@ class RealEnvTest : public ::testing::Test {
   std::string dir_;
 };
 
+// A walk for at most N files stops after the (N+1)th: an agent's tree of millions is not
+// listed whole to learn it has too many.
+TEST_F(RealEnvTest, FilesUnderStopsPastItsBound) {
+  Env& env = RealEnv();
+  for (int d = 0; d < 3; ++d) {
+    ASSERT_TRUE(env.MakeDirs(dir_ + "/d" + std::to_string(d)).ok());
+    for (int f = 0; f < 4; ++f) {
+      ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/d" + std::to_string(d) + "/r" + std::to_string(f) + ".jsonl", "").ok());
+    }
+  }
+  auto any = [](const std::string&) { return true; };
+  auto all = FilesUnder(env, dir_, any);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 12u);
+  auto bounded = FilesUnder(env, dir_, any, 5);
+  ASSERT_TRUE(bounded.ok());
+  EXPECT_EQ(bounded->size(), 6u);
+}
+
 TEST_F(RealEnvTest, WriteReadStatList) {
   Env& env = RealEnv();
   ASSERT_TRUE(env.MakeDirs(dir_ + "/a/b").ok());
