@@ -1178,15 +1178,15 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
             _agent.journal.write({"type": "hooks", "hooks": sorted(
                 (f, "reads the grader's test file " + rel) for f in readers)})
 
-    def inspects(what, skip=frozenset()):
+    def inspects(what):
         """Repository code other than the grader's that inspects the running frames or the
-        garbage collector's objects while the tests run (the stdlib's frame getters in
-        `skip` are looked through to their caller): journaled like hook implementations, so
+        garbage collector's objects while the tests run (the stdlib's frame getters,
+        _FRAME_GETTERS, are looked through to their caller): journaled like hook implementations, so
         graders flag it in a file the patch changed unless the gold's own run did the same
         (red team round 11: a library read the calling test's expected value out of its
         frame, or found fbkit's own closures through gc)."""
         frame = sys._getframe(2)  # 0: inspects, 1: hook, 2: the Python code that called
-        while frame is not None and (frame.f_code in skip or frame.f_code in _FRAME_GETTERS):
+        while frame is not None and frame.f_code in _FRAME_GETTERS:
             frame = frame.f_back
         where = _relpath(frame.f_code.co_filename) if frame is not None else None
         if where is not None and where not in _PROTECTED:
