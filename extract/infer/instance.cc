@@ -6,10 +6,12 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <nlohmann/json.hpp>
 
+#include "extract/infer/patch.h"
 #include "extract/taskdir/task_dir.h"
 #include "agents/trajectory.h"
 #include "runner/confine.h"
@@ -17,6 +19,7 @@
 #include "util/hash.h"
 #include "util/json_read.h"
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace fbkit::extract::infer {
 namespace {
@@ -103,17 +106,6 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
   return util::Status::Ok();
 }
 
-// Views of the NUL-separated fields of `text` (git's -z output: it can be large).
-std::vector<std::string_view> SplitNul(std::string_view text) {
-  std::vector<std::string_view> out;
-  for (size_t b = 0, e; b < text.size(); b = e + 1) {
-    e = text.find('\0', b);
-    if (e == std::string_view::npos) e = text.size();
-    out.push_back(text.substr(b, e - b));
-  }
-  return out;
-}
-
 // Before the patch is collected, inside `sandbox`: the FIFOs and sockets the agent left go
 // (no patch holds them, and a FIFO where git reads a file would block it for ever), and so
 // does the workspace's own git directory: the agent wrote it, and git reads programs from
@@ -138,121 +130,147 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
   return util::Status::Ok();
 }
 
-// What a file's entry in the patch costs beyond its new contents: its header names the path
-// four times (escaped, at most four bytes a character) beside modes and blob ids, and every
-// added or deleted line takes a sign. An upper bound for headers, so that a flood of empty
-// files is charged as the patch it makes.
-uint64_t PatchOverhead(const std::string& path, uint64_t changed_lines) {
-  uint64_t quoted = 2;
-  for (unsigned char c : path) quoted += c < 0x20 || c == 0x7f || c == '"' || c == '\\' ? 4 : 1;
-  return 4 * quoted + 160 + changed_lines;
+// Asks git, in one batch through its stdin, for what `ask` lists (one object id a line) and
+// returns its answer (`format`: --batch-check's, or "" for --batch's contents).
+util::Expected<std::string> CatFile(util::Env& env, runner::Git& git, const Layout& l,
+                                    const std::string& ask, const std::string& format) {
+  if (ask.empty()) return std::string();
+  std::string input = util::JoinPath(l.scratch, "blobs");
+  if (auto s = env.WriteFileAtomic(input, ask); !s.ok()) return util::Error{s.error()};
+  auto out = Base(git, l, {"cat-file", format.empty() ? "--batch" : "--batch-check=" + format},
+                  input);
+  (void)env.RemoveAll(input);
+  return out;
 }
 
-// The sizes of the blobs git stored for the listed files (their new blob, the record's
-// fourth field), asked of git in one batch through its stdin.
-util::Expected<std::unordered_map<std::string, uint64_t>> BlobSizes(
-    util::Env& env, runner::Git& git, const Layout& l,
-    const std::unordered_map<std::string_view, std::vector<std::string>>& raw) {
-  std::unordered_map<std::string, uint64_t> out;
-  std::string blobs;
-  for (const auto& [path, record] : raw) {
-    if (record.size() >= 4 && record[3].find_first_not_of('0') != std::string::npos) {
-      blobs += record[3] + "\n";
-    }
+bool IsBlob(const std::string& oid) { return oid.find_first_not_of('0') != std::string::npos; }
+
+// Fills each file's stored sizes (old and new blob): what the patch carries (a
+// .gitattributes' working-tree-encoding makes it up to twelve times the file: red team
+// round 11), not the file's size.
+util::Status FillSizes(util::Env& env, runner::Git& git, const Layout& l,
+                       std::vector<ChangedFile>* files) {
+  std::string ask;
+  for (const auto& f : *files) {
+    if (IsBlob(f.old_blob)) ask += f.old_blob + "\n";
+    if (IsBlob(f.new_blob)) ask += f.new_blob + "\n";
   }
-  if (blobs.empty()) return out;
-  std::string input = util::JoinPath(l.scratch, "blobs");
-  if (auto s = env.WriteFileAtomic(input, blobs); !s.ok()) return util::Error{s.error()};
-  auto sizes = Base(git, l, {"cat-file", "--batch-check=%(objectname) %(objectsize)"}, input);
-  (void)env.RemoveAll(input);
-  if (!sizes.ok()) return util::Error{sizes.error()};
-  for (const auto& line : util::Split(*sizes, '\n')) {
+  auto answer = CatFile(env, git, l, ask, "%(objectname) %(objectsize)");
+  if (!answer.ok()) return util::Error{answer.error()};
+  std::unordered_map<std::string, uint64_t> sizes;
+  for (const auto& line : util::Split(*answer, '\n')) {
     size_t space = line.find(' ');
     if (space != std::string::npos) {
-      out[line.substr(0, space)] = std::strtoull(line.c_str() + space + 1, nullptr, 10);
+      sizes[line.substr(0, space)] = std::strtoull(line.c_str() + space + 1, nullptr, 10);
     }
   }
-  return out;
+  for (auto& f : *files) {
+    if (auto it = sizes.find(f.old_blob); it != sizes.end()) f.old_bytes = it->second;
+    if (auto it = sizes.find(f.new_blob); it != sizes.end()) f.new_bytes = it->second;
+  }
+  return util::Status::Ok();
+}
+
+// Marks the files (not yet left out) whose contents on either side are no valid UTF-8:
+// git prints a text file's bytes as they are, and a JSON string cannot carry them (they
+// became U+FFFD: red team round 11, L1). Reads the blobs, so only when the patch showed such
+// bytes.
+util::Status MarkNotUtf8(util::Env& env, runner::Git& git, const Layout& l,
+                         const std::vector<LeftOut>& out, std::vector<ChangedFile>* files) {
+  std::vector<bool> left(files->size());
+  for (const auto& o : out) left[o.index] = true;
+  std::string ask;
+  for (size_t i = 0; i < files->size(); ++i) {
+    const auto& f = (*files)[i];
+    if (left[i] || f.binary) continue;
+    if (IsBlob(f.old_blob)) ask += f.old_blob + "\n";
+    if (IsBlob(f.new_blob)) ask += f.new_blob + "\n";
+  }
+  auto answer = CatFile(env, git, l, ask, "");
+  if (!answer.ok()) return util::Error{answer.error()};
+  std::set<std::string> invalid;  // blob ids
+  std::string_view rest = *answer;
+  while (!rest.empty()) {  // "<oid> blob <size>\n<contents>\n"
+    size_t eol = rest.find('\n');
+    if (eol == std::string_view::npos) break;
+    auto head = util::Split(std::string(rest.substr(0, eol)), ' ');
+    if (head.size() < 3) break;
+    uint64_t size = std::strtoull(head[2].c_str(), nullptr, 10);
+    if (rest.size() < eol + 1 + size) break;
+    if (util::FindInvalidUtf8(rest.substr(eol + 1, size)) != std::string_view::npos) {
+      invalid.insert(head[0]);
+    }
+    rest.remove_prefix(std::min(rest.size(), eol + 2 + size));
+  }
+  for (auto& f : *files) {
+    if (invalid.count(f.old_blob) || invalid.count(f.new_blob)) f.not_utf8 = true;
+  }
+  return util::Status::Ok();
 }
 
 // How many left-out files the result names one by one; the rest are counted.
 constexpr size_t kMaxListedExclusions = 100;
 
-// The workspace's changes against its start, binary and oversized files left out (put back
-// in the index as they were at the start, through a list git reads on its stdin: any
-// number of them, each found by its path, not matched against a pattern).
+void ListLeftOut(const std::vector<ChangedFile>& files, const std::vector<LeftOut>& out,
+                 InferResult* r) {
+  r->excluded.clear();
+  for (const auto& o : out) {
+    if (r->excluded.size() == kMaxListedExclusions) break;
+    r->excluded.push_back(files[o.index].path + ": " + o.why);
+  }
+  if (out.size() > kMaxListedExclusions) {
+    r->excluded.push_back("(" + std::to_string(out.size() - kMaxListedExclusions) +
+                          " more files left out, not listed)");
+  }
+}
+
+// The index's diff against the start, the left-out files first put back as they were
+// (through a list git reads on its stdin: any number of them, each found by its path, not
+// matched against a pattern).
+util::Expected<std::string> DiffWithout(util::Env& env, runner::Git& git, const Layout& l,
+                                        const std::vector<ChangedFile>& files,
+                                        const std::vector<LeftOut>& out) {
+  if (std::string restore = RestoreInput(files, out); !restore.empty()) {
+    std::string input = util::JoinPath(l.scratch, "left-out.index-info");
+    if (auto s = env.WriteFileAtomic(input, restore); !s.ok()) return util::Error{s.error()};
+    auto put_back = Base(git, l, {"update-index", "-z", "--index-info"}, input);
+    (void)env.RemoveAll(input);
+    if (!put_back.ok()) return util::Error{put_back.error()};
+  }
+  return Base(git, l, {"diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "HEAD"});
+}
+
+// The workspace's changes against its start, without the files ChooseLeftOut leaves out.
 util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int64_t max_kb,
                           int64_t max_mb, InferResult* r) {
   uint64_t max_total = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(max_mb, 0)) << 20,
                                           taskdir::kMaxAgentPatchBytes);
   if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
-  // Per path, git's raw record (its mode and blob at the start) and then its line counts.
   auto listed = Base(git, l, {"diff", "--cached", "--no-renames", "--raw", "--numstat",
                               "--no-abbrev", "-z", "HEAD"});
   if (!listed.ok()) return util::Error{listed.error()};
-  std::vector<std::string_view> fields = SplitNul(*listed);
-  std::unordered_map<std::string_view, std::vector<std::string>> raw;  // path -> its record
-  std::vector<std::string_view> rows;                                  // numstat's
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (!fields[i].starts_with(":")) {
-      rows.push_back(fields[i]);
-    } else if (i + 1 < fields.size()) {  // ":OLDMODE NEWMODE OLDBLOB NEWBLOB STATUS", the path
-      raw[fields[i + 1]] = util::Split(std::string(fields[i].substr(1)), ' ');
-      ++i;
-    }
-  }
-  auto sizes = BlobSizes(env, git, l, raw);
-  if (!sizes.ok()) return util::Error{sizes.error()};
-  uint64_t total = 0;    // the patch so far, in git's order of paths
-  std::string restore;   // what `update-index --index-info` puts back
-  size_t unlisted = 0;
-  for (std::string_view row : rows) {
-    size_t t1 = row.find('\t'), t2 = row.find('\t', t1 + 1);
-    if (t1 == std::string::npos || t2 == std::string::npos) continue;
-    std::string path(row.substr(t2 + 1));
-    auto record = raw.find(path);
-    if (record == raw.end() || record->second.size() < 4) {
-      return util::Error{"git listed no start for " + path};
-    }
-    // What git stored, which the patch carries (a .gitattributes' working-tree-encoding
-    // makes it up to twelve times the file: red team round 11), not the file's size.
-    auto stored = sizes->find(record->second[3]);
-    uint64_t bytes = stored != sizes->end() ? stored->second : 0;
-    int64_t kb = static_cast<int64_t>(bytes / 1024);
-    uint64_t lines = std::strtoull(std::string(row.substr(0, t1)).c_str(), nullptr, 10) +
-                     std::strtoull(std::string(row.substr(t1 + 1, t2 - t1 - 1)).c_str(), nullptr, 10);
-    uint64_t cost = bytes + PatchOverhead(path, lines);
-    std::string why = row.starts_with("-\t-\t") ? "binary"
-                      : kb > max_kb ? std::to_string(kb) + " KiB (over the limit)"
-                      : total + cost > max_total
-                          ? std::to_string(kb) + " KiB (past the " + std::to_string(max_total >> 20) +
-                                " MiB the patch may have)"
-                          : "";
-    if (why.empty()) {
-      total += cost;
-      continue;
-    }
-    // Put back with its mode and blob at the start (mode 000000: not there, removed).
-    restore += record->second[0] + " " + record->second[2] + "\t" + path + '\0';
-    if (r->excluded.size() < kMaxListedExclusions) {
-      r->excluded.push_back(path + ": " + why);
-    } else {
-      ++unlisted;
-    }
-  }
-  if (unlisted > 0) {
-    r->excluded.push_back("(" + std::to_string(unlisted) + " more files left out, not listed)");
-  }
-  if (!restore.empty()) {
-    std::string input = util::JoinPath(l.scratch, "left-out.index-info");
-    if (auto s = env.WriteFileAtomic(input, restore); !s.ok()) return s;
-    auto put_back = Base(git, l, {"update-index", "-z", "--index-info"}, input);
-    (void)env.RemoveAll(input);
-    if (!put_back.ok()) return util::Error{put_back.error()};
-  }
-  auto diff = Base(git, l, {"diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "HEAD"});
+  std::string error;
+  std::vector<ChangedFile> files = ParseChangedFiles(*listed, &error);
+  if (!error.empty()) return util::Error{error};
+  if (auto s = FillSizes(env, git, l, &files); !s.ok()) return s;
+  std::vector<LeftOut> out = ChooseLeftOut(files, max_kb, max_total);
+  auto diff = DiffWithout(env, git, l, files, out);
   if (!diff.ok()) return util::Error{diff.error()};
-  r->patch = *diff;
+  if (util::FindInvalidUtf8(*diff) != std::string::npos) {
+    if (auto s = MarkNotUtf8(env, git, l, out, &files); !s.ok()) return s;
+    // Those left out already stay out (the first diff put them back); these join them.
+    std::vector<bool> left(files.size());
+    for (const auto& o : out) left[o.index] = true;
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (!left[i] && files[i].not_utf8) out.push_back({i, kNotUtf8});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const LeftOut& a, const LeftOut& b) { return a.index < b.index; });
+    diff = DiffWithout(env, git, l, files, out);
+    if (!diff.ok()) return util::Error{diff.error()};
+  }
+  ListLeftOut(files, out, r);
+  r->patch = std::move(*diff);
   return util::Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 
 #include "tests/testing/e2e.h"
 #include "tests/testing/run.h"
+#include "util/utf8.h"
 
 namespace fbkit::testing {
 namespace {
@@ -153,11 +154,14 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
     // the flood of them fills the bound as the patch they make would.
     const json& excluded = result["excluded"];
     ASSERT_EQ(excluded.size(), 101u) << id << excluded;
-    EXPECT_EQ(json(std::vector<json>(excluded.begin(), excluded.begin() + 3)),
-              json({"blob.bin: binary", "huge.txt: 1953 KiB (over the limit)",
+    // A name or contents that are no UTF-8 is left out (JSON would carry U+FFFD instead).
+    const std::string not_utf8 = ": not UTF-8 (a JSON patch cannot carry its bytes)";
+    EXPECT_EQ(json(std::vector<json>(excluded.begin(), excluded.begin() + 5)),
+              json({"blob.bin: binary", "caf\uFFFD.txt" + not_utf8,
+                    "huge.txt: 1953 KiB (over the limit)", "latin1.txt" + not_utf8,
                     "parts/c.txt: 390 KiB (past the 1 MiB the patch may have)"}))
         << id;
-    for (size_t i = 3; i < 100; ++i) {
+    for (size_t i = 5; i < 100; ++i) {
       EXPECT_TRUE(excluded[i].get<std::string>().starts_with("zflood/")) << excluded[i];
       EXPECT_TRUE(excluded[i].get<std::string>().ends_with(": 0 KiB (past the 1 MiB the patch may have)"));
     }
@@ -172,7 +176,9 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
       ++flooded;
     }
     EXPECT_GT(flooded, 100u) << id;  // the bound is filled, not refused
-    EXPECT_EQ(flooded + 97 + unlisted, 3000u) << id;
+    EXPECT_EQ(flooded + 95 + unlisted, 3000u) << id;
+    EXPECT_EQ(util::FindInvalidUtf8(patch), std::string::npos) << id;
+    EXPECT_EQ(patch.find("latin1.txt"), std::string::npos) << id;
     EXPECT_NE(patch.find("+++ b/NOTES.md"), std::string::npos) << id;  // new files are in
     EXPECT_NE(patch.find("+++ b/parts/b.txt"), std::string::npos) << id;
     EXPECT_EQ(patch.find("huge.txt"), std::string::npos) << id;
