@@ -15,8 +15,12 @@ keyed "module:Qual.name", at level 2 (no paths shown) "Qual.name".
 
 usage: featurebench_repro.py --featurebench SRC --cases CASES.json --work DIR
            [--fbkit build/cli] [--report OUT.json] [--only CASE ...] [--llm PROVIDER:MODEL]
+           [--oracle]
 With --llm the same cases are made with a model (skipped when the provider's key is unset),
-so a user with a key sees the model's agreement beside the deterministic rule's.
+so a user with a key sees the model's agreement beside the deterministic rule's. With
+--oracle the model's answer is FeatureBench's own choice (the interfaces its level-1
+statement shows, bench/featurebench_oracle.py): the agreement left is what the rest of the
+method (candidates, P2P draw, extraction, what is shown) makes of the same choice.
 Each repository entry of CASES.json names a checkout (a clone at the case's commit, which
 is never written), a spec, and the test paths to trace. Exit status 1 when a case cannot be
 found (bad input); rejected tasks are data.
@@ -162,6 +166,20 @@ def prepare(repo, fbkit, work, log):
     return trace, graph, out, timings
 
 
+def oracle_cmd(src, published, prefix, stem, md5_8, checkout, tasks):
+    """The --llm-cmd answering with the interfaces of FeatureBench's level-1 statement."""
+    where = sorted(p for p in published if f"/{prefix}/{stem}.{md5_8}.lv1/" in p)
+    if not where:
+        where = sorted(p for p in published if f"/{prefix}/{stem}.{md5_8}.lv" in p)
+    keys = interfaces(git_show(src, "gh-pages:" + where[0]), checkout, 1)
+    os.makedirs(tasks, exist_ok=True)
+    base = os.path.join(tasks, f"{prefix}.{stem}.{md5_8}.oracle")
+    with open(base + ".keys.json", "w") as f:
+        json.dump({"keys": sorted(keys), "stats": base + ".json"}, f, indent=1)
+    script = os.path.abspath(os.path.join(os.path.dirname(__file__), "featurebench_oracle.py"))
+    return f"/usr/bin/python3 {script} {base}.keys.json"
+
+
 def score(ours, theirs):
     hit = len(ours & theirs)
     return {
@@ -184,7 +202,14 @@ def main():
     ap.add_argument("--llm", help="PROVIDER:MODEL: the tasks are made with this model (its "
                     "top objects, docstrings and Task sections; docs/models.md), in a task "
                     "directory of their own; skipped when the provider has no key")
+    ap.add_argument("--oracle", action="store_true",
+                    help="the tasks are made with FeatureBench's own choice as the model's "
+                    "(bench/featurebench_oracle.py answers the interfaces its level-1 statement "
+                    "shows), in a task directory of their own: what the rest of the method "
+                    "makes of that choice")
     args = ap.parse_args()
+    if args.oracle and args.llm:
+        ap.error("--oracle and --llm both choose the top objects")
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
     if args.llm:
         keys = {"openai": ["OPENAI_API_KEY"], "anthropic": ["ANTHROPIC_API_KEY"],
@@ -214,8 +239,9 @@ def main():
             f2p = f2p_by_hash(repo["checkout"], stem, md5_8)
             if not f2p:
                 sys.exit(f"{args.cases}: no test file of {repo['checkout']} matches {case}")
-            tasks = os.path.join(out, "tasks" + ("-" + args.llm.replace(":", "-").replace("/", "-")
-                                                 if args.llm else ""))
+            suffix = ("-" + args.llm.replace(":", "-").replace("/", "-") if args.llm else
+                      "-oracle" if args.oracle else "")
+            tasks = os.path.join(out, "tasks" + suffix)
             lv1_dir = os.path.join(tasks, f"{prefix}.{stem}.{md5_8}.lv1")
             t = time.monotonic()
             if lv1_dir not in made:
@@ -224,9 +250,13 @@ def main():
                 made.add(lv1_dir)
                 for lv_dir in (lv1_dir, lv1_dir[:-1] + "2"):
                     shutil.rmtree(lv_dir, ignore_errors=True)
+                extra = list(args.extract_arg)
+                if args.oracle:
+                    extra += ["--llm-cmd", oracle_cmd(args.featurebench, published, prefix, stem,
+                                                      md5_8, repo["checkout"], tasks)]
                 p = run([os.path.join(args.fbkit, "fb-extract"), "task", repo["checkout"], "--spec",
                          repo["spec"], "--graph", graph, "--trace", trace, "--f2p", f2p, "-o", tasks,
-                         *args.extract_arg])
+                         *extra])
                 detail = (p.stdout + p.stderr).strip().split("\n")[-1] if p.returncode else ""
                 repairs = [l.split("repaired: ", 1)[1] for l in p.stderr.split("\n")
                            if "repaired: " in l]
@@ -244,6 +274,12 @@ def main():
                 row.update({k: inst[k] for k in ("lines", "files", "functions")})
                 ours = interfaces(inst["problem_statement"], repo["checkout"], level)
             row.update(score(ours, theirs))
+            stats = os.path.join(tasks, f"{prefix}.{stem}.{md5_8}.oracle.json")
+            if args.oracle and os.path.exists(stats):
+                # How much of FeatureBench's choice fbkit's candidates offered at all.
+                o = json.load(open(stats))
+                row["oracle"] = {"keys": o["keys"], "covered": len(o["covered"]),
+                                 "chosen": len(o["chosen"])}
             row["missed"] = sorted(theirs - ours)
             row["extra"] = sorted(ours - theirs)
             results.append(row)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "runner/model.h"
 #include "util/json_writer.h"
@@ -27,6 +28,11 @@ std::string Request(const Repo& repo, const std::string& f2p,
     w.Key("calls"), w.Int(c.calls);
     w.Key("depth"), w.Int(c.depth);
     w.Key("id"), w.String(repo.id(c.entity));
+    if (repo.entity(c.entity).kind == parser::EntityKind::kClass) {
+      w.Key("members"), w.BeginArray();
+      for (Ent m : c.members) w.String(repo.id(m));
+      w.EndArray();
+    }
     w.Key("source"), w.String(SourceOf(repo, c.entity));
     w.Key("spread"), w.Int(static_cast<int64_t>(c.spread));
     w.EndObject();
@@ -41,7 +47,19 @@ std::string Request(const Repo& repo, const std::string& f2p,
   return out + "\n";
 }
 
-// The candidates the answer names (their ids resolved here, where they come in).
+// The candidate, or the member of a class candidate, whose id is `id`.
+std::optional<Ent> Named(const Repo& repo, const std::vector<TopCandidate>& cands,
+                         const std::string& id) {
+  for (const auto& c : cands) {
+    if (repo.id(c.entity) == id) return c.entity;
+    for (Ent m : c.members) {
+      if (repo.id(m) == id) return m;
+    }
+  }
+  return std::nullopt;
+}
+
+// The candidates (or members) the answer names (their ids resolved here, where they come in).
 util::Expected<std::vector<Ent>> Answer(const Repo& repo, const std::string& text,
                                         const std::vector<TopCandidate>& cands) {
   try {
@@ -50,11 +68,9 @@ util::Expected<std::vector<Ent>> Answer(const Repo& repo, const std::string& tex
     std::vector<Ent> chosen;
     for (const auto& x : j) {
       std::string id = x.get<std::string>();
-      auto it = std::find_if(cands.begin(), cands.end(),
-                            [&](const TopCandidate& c) { return repo.id(c.entity) == id; });
-      if (it == cands.end()) return util::Error{"answer names '" + id + "', which is no candidate"};
-      if (std::find(chosen.begin(), chosen.end(), it->entity) == chosen.end())
-        chosen.push_back(it->entity);
+      auto v = Named(repo, cands, id);
+      if (!v) return util::Error{"answer names '" + id + "', which is no candidate"};
+      if (std::find(chosen.begin(), chosen.end(), *v) == chosen.end()) chosen.push_back(*v);
     }
     if (chosen.empty()) return util::Error{"answer names no top-level object"};
     return chosen;

@@ -2,8 +2,10 @@
 // provider): one JSON request, one JSON answer. The request's "task" says what is asked:
 //   choosing top-level objects:
 //   request: {"schema": "fbkit.llm-top/1", "task": "classify_top_objects", "test_file": PATH,
-//             "test_source": TEXT, "candidates": [{"id", "source", "calls", "spread"}]}
-//   answer:  {"top_objects": [ID, ...]}  (or a bare array of ids); unknown ids are an error.
+//             "test_source": TEXT, "candidates": [{"id", "source", "calls", "spread",
+//             "depth", "members" (a class's: the ids of its methods the file's run reaches)}]}
+//   answer:  {"top_objects": [ID, ...]}  (or a bare array of ids): candidates, or members
+//             (a method instead of its class whole); unknown ids are an error.
 //   a docstring for an interface whose original has none:
 //   request: {"schema": "fbkit.llm-docstring/1", "task": "docstring", "repo", "id", "kind",
 //             "name", "signature", "source", "callers": [{"id", "signature"}],

@@ -493,7 +493,15 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
     const graph::Node& n = g.nodes()[v];
     if (InPackageInit(n)) return;
     std::set<uint32_t> users = UsedBy(g, repo, v);
-    if (users.count(*t)) out.push_back({v, calls, users.size(), Lines(n), d});
+    if (!users.count(*t)) return;
+    TopCandidate c{v, calls, users.size(), Lines(n), d, {}};
+    if (n.kind == EntityKind::kClass) {
+      for (Ent m : repo.Children(v)) {
+        if (repo.entity(m).kind == EntityKind::kMethod && Reaches(g.nodes()[m], *t))
+          c.members.push_back(m);
+      }
+    }
+    out.push_back(std::move(c));
   };
   for (const auto& [v, w] : weight) add(v, w, 1);
   for (const auto& [v, d] : deeper) add(v, 0, d);
@@ -1131,6 +1139,8 @@ util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
     auto chosen = chooser(plan->f2p, candidates);
     if (!chosen.ok()) return util::Error{chosen.error()};
     plan->top_objects = *chosen;
+    plan->member_tops = std::any_of(chosen->begin(), chosen->end(),
+                                    [&](Ent v) { return !repo.IsTopLevel(v); });
   }
   if (!plan->top_objects.empty()) return util::Status::Ok();
   if (options.chooser == TopRule::kFeatureBench) {

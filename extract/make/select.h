@@ -92,6 +92,9 @@ struct TopCandidate {
   // 1: the test file links to it; k > 1: first reached k calls deep, through library code,
   // in the test file's run.
   int depth = 1;
+  // A class's methods (its own body's) that the test file's run reaches: what a model may
+  // choose instead of the class whole, as FeatureBench's classifier chooses methods.
+  std::vector<Ent> members;
 };
 
 // Why the default chooser took or left a candidate (for `fb-extract plan`).

@@ -381,6 +381,39 @@ esac
   EXPECT_NE(bad.err.find("no candidate"), std::string::npos) << bad.err;
 }
 
+TEST_F(ExtractE2E, LlmCmdMayChooseAMethodOfAClassCandidate) {
+  // FeatureBench's classifier chooses methods; a class candidate lists the methods the file's
+  // run reaches, and an answer naming one takes the method, not the class whole.
+  std::string model = *dir_ / "member-model.sh";
+  std::string log = *dir_ / "member-model.log";
+  WriteFileOrDie(model, "#!/bin/sh\nlog=" + log + R"SH(
+req=$(cat)
+printf '%s\n' "$req" >> "$log"
+case "$req" in
+*'"schema":"fbkit.llm-top/1"'*) echo '{"top_objects": ["src/shapes/summary.py::Summary.format"]}' ;;
+*'"schema":"fbkit.llm-docstring/1"'*) echo '{"docstring": "D"}' ;;
+*'"schema":"fbkit.llm-statement/1"'*) echo '{"task_statement": "T"}' ;;
+*) exit 3 ;;
+esac
+)SH");
+  auto r = RunCommand(Args("task", *dir_ / "member", {"--f2p", "tests/test_stats.py", "--no-l2",
+                                                      "--no-verify", "--llm-cmd", "sh " + model}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string asked = ReadFileOrDie(log);
+  auto request = nlohmann::json::parse(asked.substr(0, asked.find('\n')));
+  nlohmann::json members;
+  for (const auto& c : request["candidates"]) {
+    if (c["id"] == "src/shapes/summary.py::Summary") members = c["members"];
+  }
+  ASSERT_TRUE(members.is_array()) << request.dump();
+  EXPECT_NE(std::find(members.begin(), members.end(), "src/shapes/summary.py::Summary.format"),
+            members.end())
+      << members.dump();
+  std::string id = r.out.substr(0, r.out.find('\n'));
+  auto inst = nlohmann::json::parse(ReadFileOrDie(*dir_ / ("member/" + id + "/instance.json")));
+  EXPECT_EQ(inst["top_objects"], nlohmann::json::array({"src/shapes/summary.py::Summary.format"}));
+}
+
 // The replies of a model for the fixture: test_stats' top objects after one 429, docstrings
 // in a Markdown fence, the Task section; everything else gets a text that is no JSON (the
 // step falls back to its default after asking twice).
