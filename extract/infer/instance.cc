@@ -194,7 +194,10 @@ util::Status MarkNotUtf8(util::Env& env, runner::Git& git, const Layout& l,
     size_t eol = rest.find('\n');
     if (eol == std::string_view::npos) break;
     auto head = util::Split(std::string(rest.substr(0, eol)), ' ');
-    if (head.size() < 3) break;
+    if (head.size() < 3) {  // "<oid> missing": a nested repository's commit
+      rest.remove_prefix(eol + 1);
+      continue;
+    }
     uint64_t size = std::strtoull(head[2].c_str(), nullptr, 10);
     if (rest.size() < eol + 1 + size) break;
     if (util::FindInvalidUtf8(rest.substr(eol + 1, size)) != std::string_view::npos) {
