@@ -848,15 +848,12 @@ def _defaults_as_written(func, files, name):
 
 
 def _decorated(files, name):
-    """Whether one of the helper files defines a function or class `name` with decorators."""
+    """Whether one of the helper files defines a function or class `name` with decorators at
+    its top level (a nested def of the same name is another object)."""
     import ast
-    for f in files:
-        for top in _helper_body(f):
-            for node in ast.walk(top):
-                if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                        and node.name == name and node.decorator_list):
-                    return True
-    return False
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+               and node.name == name and node.decorator_list
+               for f in files for node in _top_level(_helper_body(f)))
 
 
 def _from_files(code, paths):

@@ -1629,3 +1629,35 @@ def test_outcome_runs_read_no_bytecode_beside_the_work_copys_sources(tmp_path):
     assert json_cached == importlib.util.cache_from_source(json.__file__)
     # A tree that is no installed package is untrusted even when fbkit names no root.
     assert _run_with_sitecustomize(tree, "1", "")[0] == 1
+
+
+def test_a_helper_counts_as_decorated_only_by_its_top_level_def(tmp_path):
+    # The package's own wrapper may stand for a helper its file decorates; a nested def of
+    # the same name elsewhere in the file is another object and allows nothing.
+    import fbkit_agent
+    nested = tmp_path / "nested_helpers.py"
+    nested.write_text(textwrap.dedent("""\
+        import functools
+
+        def close(a, b):
+            return abs(a - b) < 1e-9
+
+        def factory(f):
+            @functools.wraps(f)
+            def close(*args):
+                return f(*args)
+            return close
+        """))
+    top = tmp_path / "top_helpers.py"
+    top.write_text(textwrap.dedent("""\
+        import functools
+
+        try:
+            @functools.lru_cache(None)
+            def close(a, b):
+                return abs(a - b) < 1e-9
+        except ImportError:
+            pass
+        """))
+    assert not fbkit_agent._decorated([str(nested)], "close")
+    assert fbkit_agent._decorated([str(top)], "close")
