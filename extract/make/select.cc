@@ -1294,7 +1294,10 @@ std::set<Ent> Interfaces(const Repo& repo, const DepGraph& g, const std::string&
     });
   }
   for (Ent v : tops) {
-    if (repo.entity(v).kind == EntityKind::kFunction && extracted.count(v)) out.insert(v);
+    EntityKind kind = repo.entity(v).kind;
+    if ((kind == EntityKind::kFunction || kind == EntityKind::kMethod) && extracted.count(v)) {
+      out.insert(v);
+    }
   }
   // A top class that stays (a shell others subclass or import) and that the test code
   // reaches no method of shows the methods it loses that code which stays calls in the F2P

@@ -229,7 +229,8 @@ util::Status Reextract(const Repo& repo, const graph::DepGraph& g, Plan* plan);
 // The interfaces a task shows (FeatureBench's top objects as its statement shows them): the
 // extracted objects the test code calls in the F2P file's run — its test functions, and
 // through its helpers, fixtures and conftests (at most `depth` calls deep) — plus top
-// objects that are functions. Extracted code reached only through other extracted code or
+// objects that are functions or methods (FeatureBench shows every top object it removed,
+// however deep). Extracted code reached only through other extracted code or
 // through library code that stays is not shown (FeatureBench's model stops at the library
 // objects the tests call, and shows the removed ones): functions, classes (no method
 // reached), methods.

@@ -751,6 +751,11 @@ TEST(AppDrivenTest, AMarkOfTheTestedModuleIsChosenAndLosesItsMethodsAsAShell) {
             (std::set<std::string>{"pkg/marks.py::Path._plot", "pkg/marks.py::Path._style"}));
   auto shown = Interfaces(*repo, g, "tests/test_marks.py", plan.top_objects, plan.extracted, 5);
   EXPECT_EQ(repo->IdSet(shown), std::set<std::string>{"pkg/marks.py::Path._plot"});
+  // A method chosen as a top object is shown when it goes, however deep the library reaches
+  // it (FeatureBench shows every top object it removes; a model may choose methods).
+  Ent style = *repo->Find("pkg/marks.py::Path._style");
+  shown = Interfaces(*repo, g, "tests/test_marks.py", {style}, {style}, 5);
+  EXPECT_EQ(repo->IdSet(shown), std::set<std::string>{"pkg/marks.py::Path._style"});
 }
 
 }  // namespace
