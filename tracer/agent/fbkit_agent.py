@@ -947,6 +947,16 @@ def _check_builtins_bound(rel, module, tree):
             except Exception:
                 continue
     missing = object()
+    # The builtins its functions run with are the interpreter's (red team round 12: the
+    # genuine helper file run in a module whose __builtins__ held a forged `abs`).
+    real = vars(builtins)
+    own = vars(module).get("__builtins__", real)
+    functions = [v for v in vars(module).values() if isinstance(v, types.FunctionType)]
+    functions += [v for c in vars(module).values() if isinstance(c, type)
+                  for v in vars(c).values() if isinstance(v, types.FunctionType)]
+    if (own is not real and own is not builtins) or any(
+            f.__builtins__ is not real for f in functions):
+        _integrity("%s runs with builtins other than the interpreter's" % rel)
     for name, value in sorted(vars(module).items()):
         if name.startswith("__") or name not in vars(builtins) or name in bound or name in declared:
             continue
