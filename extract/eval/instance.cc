@@ -267,10 +267,15 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (!applied.ok()) return util::Error{applied.error()};
   if (!*applied) return util::Status::Ok();
   std::string package;
-  for (const char* where : {"agent_code", "src/agent_code"}) {
+  for (std::string where : {"agent_code", "src/agent_code"}) {
     std::string dir = util::JoinPath(agent, where);
     if (c.env.Stat(util::JoinPath(dir, "__init__.py"), true).ok()) {
       package = dir;
+      // What the patch changed, as the tests see it (the package runs from site/agent_code):
+      // hooks and inspections the plugin journals there are the patch's.
+      for (const auto& f : changed) {
+        if (f.starts_with(where + "/")) c.changed.insert("agent_code" + f.substr(where.size()));
+      }
       break;
     }
   }

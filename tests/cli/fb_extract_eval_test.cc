@@ -236,7 +236,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
     r[name] = OnlyReport(*dir_ / ("runs/" + name));
   }
-  ASSERT_EQ(r.size(), 58u);
+  ASSERT_EQ(r.size(), 59u);
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",
                                         "l2_gold_odd_attributes"};
   for (const auto& ok : honest) {
@@ -306,6 +306,8 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
   // Re-exporting the original fails the tests as well (what it would re-export of the
   // feature is not there) and is caught, statically and at run time.
   EXPECT_TRUE(AnyReason(r["l2_reexport"], "agent_code/__init__.py:1 imports the original library"));
+  EXPECT_TRUE(AnyHookReason(r["l2_peek"], "inspects the running frames")) << r["l2_peek"].dump(1);
+  EXPECT_FALSE(r["l2_peek"]["resolved"]);
   EXPECT_TRUE(AnyReason(r["l2_reexport_dynamic"], "loads the original library: shapes"));
   EXPECT_TRUE(AnyReason(r["l2_reexport_dynamic"], "objects come from the original library"));
   for (const char* name : {"l2_reexport", "l2_reexport_dynamic", "l2_reexport_thread"}) {
@@ -327,7 +329,7 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
   for (const char* name :
        {"sys_modules", "rewrite_file", "frame_globals", "callable_objects", "helper_builtin",
         "runtime_package", "runtime_package_file", "pyfunc_impl", "environ_runtest",
-        "checks_off"}) {
+        "checks_off", "forged_builtins", "laundered_frames", "forged_getter"}) {
     auto run = Eval(*dir_ / ("runs/" + std::string(name)),
                     {"--predictions", *dir_ / ("helpers/" + std::string(name) + ".jsonl")});
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
@@ -358,6 +360,13 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
       << r["environ_runtest"].dump(1);
   EXPECT_TRUE(AnyReason(r["checks_off"], "the grader's checks did not run before the call of"))
       << r["checks_off"].dump(1);
+  EXPECT_TRUE(AnyReason(r["forged_builtins"], "tests/helpers.py runs with builtins other than "
+                                               "the interpreter's"))
+      << r["forged_builtins"].dump(1);
+  EXPECT_TRUE(AnyHookReason(r["laundered_frames"], "inspects the running frames"))
+      << r["laundered_frames"].dump(1);
+  EXPECT_TRUE(AnyReason(r["forged_getter"], "code compiled under the name of"))
+      << r["forged_getter"].dump(1);
   // The helper file is read-only while the tests run: the rewrite fails and so does length().
   EXPECT_LT(r["rewrite_file"]["pass_rate"].get<double>(), 1.0);
 }

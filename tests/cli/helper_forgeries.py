@@ -18,6 +18,11 @@ tests' helper comparators (tests/helpers.py's close, close_pair) always true (re
                  back at teardown (red team round 11)
   pyfunc_impl    a pytest_pyfunc_call implementation added during one test (later tests' bodies
                  never run) and removed before the session's end
+  forged_builtins  the genuine tests/helpers.py run in a module whose __builtins__ forge `abs`
+                 (red team round 12)
+  laundered_frames  the running frames reached through the stdlib's traceback code (walk_stack
+                 driven by StackSummary.extract), not by the library itself (red team round 12)
+  forged_getter  a frame getter compiled under a stdlib file's name (red team round 12)
 
 usage: helper_forgeries.py TASK_DIR OUT_DIR  (writes OUT_DIR/NAME.jsonl, one prediction each)"""
 import json
@@ -214,6 +219,39 @@ def _on_new_vector():
                     tryfirst=True, trylast=False, specname=None))
     hook._add_hookimpl(impl)
     _armed.append((hook, impl))
+''',
+    "forged_builtins": '''import builtins, os, sys, types
+
+def _plant():
+    p = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                      "tests", "helpers.py"))
+    m = types.ModuleType("helpers")
+    m.__file__ = p
+    m.__dict__["__builtins__"] = dict(vars(builtins), abs=lambda x: 0.0)
+    exec(compile(open(p).read(), p, "exec"), m.__dict__)
+    sys.modules["helpers"] = m
+
+_plant()
+
+def _on_new_vector():
+    pass
+''',
+    "laundered_frames": '''import itertools, traceback
+
+def _on_new_vector():
+    feed, keep = itertools.tee(traceback.walk_stack(None))
+    traceback.StackSummary.extract(feed, lookup_lines=False)
+    for frame, _ in keep:
+        frame.f_locals
+''',
+    "forged_getter": '''import functools
+
+_ns = {}
+exec(compile("import sys\\ndef _peek():\\n    return sys._getframe(2)\\n",
+             functools.__file__, "exec"), _ns)
+
+def _on_new_vector():
+    _ns["_peek"]().f_locals
 ''',
 }
 

@@ -1118,6 +1118,42 @@ def _frame_getters():
 
 
 _FRAME_GETTERS = _frame_getters()
+# Getters whose callers get only names and line numbers back (logging's findCaller), never
+# a frame or what it holds: the stdlib code calling them is not looked through.
+_FRAME_NAMERS = frozenset(c for c in _FRAME_GETTERS if c.co_filename.endswith(
+    os.sep + os.path.join("logging", "__init__.py")))
+
+
+def _stdlib_directories():
+    import sysconfig
+    dirs = set()
+    for key in ("stdlib", "platstdlib"):
+        try:
+            dirs.add(os.path.realpath(sysconfig.get_paths()[key]))
+        except Exception:
+            pass
+    return tuple(sorted(dirs))
+
+
+_stdlib_dirs = _stdlib_directories()
+
+
+def _genuine_stdlib(code):
+    """Code of the standard library that is what its file holds (not code compiled under a
+    stdlib file's name)."""
+    return (_under(os.path.realpath(code.co_filename), _stdlib_dirs)
+            and _code_from_file(code) is True)
+
+
+def _l2_relpath(path):
+    """`path` relative to the L2 agent's site (its agent_code/... as the patch names it), or
+    None outside it."""
+    site = os.environ.get("FBKIT_TRACE_L2_SITE")
+    if not site:
+        return None
+    site = os.path.realpath(site) + os.sep
+    path = os.path.realpath(str(path))
+    return path[len(site):] if path.startswith(site) else None
 
 _TRACE_EVENTS = ("sys.settrace", "sys.setprofile", "sys._settraceallthreads",
                  "sys._setprofileallthreads", "sys.monitoring")
@@ -1193,10 +1229,25 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
         (red team round 11: a library read the calling test's expected value out of its
         frame, or found fbkit's own closures through gc)."""
         frame = sys._getframe(2)  # 0: inspects, 1: hook, 2: the Python code that called
+        through = False
         while frame is not None and frame.f_code in _FRAME_GETTERS:
+            through = through or frame.f_code not in _FRAME_NAMERS
             frame = frame.f_back
-        where = _relpath(frame.f_code.co_filename) if frame is not None else None
-        if where is not None and where not in _PROTECTED:
+        # The stdlib code consuming a getter's frames works for its caller (red team round
+        # 12: traceback.StackSummary.extract driving walk_stack laundered a library's peek).
+        while through and frame is not None and _genuine_stdlib(frame.f_code):
+            frame = frame.f_back
+        if frame is None:
+            return
+        code = frame.f_code
+        where = _relpath(code.co_filename) or _l2_relpath(code.co_filename)
+        if where is None:
+            if (_under(os.path.realpath(code.co_filename), _stdlib_dirs)
+                    and _code_from_file(code) is not True):
+                _integrity("code compiled under the name of %s, which that file does not hold, "
+                           "inspects %s" % (code.co_filename, what))
+            return
+        if where not in _PROTECTED:
             _agent.journal.write({"type": "hooks", "hooks": [(where, "inspects " + what)]},
                                  flush=True)
 
