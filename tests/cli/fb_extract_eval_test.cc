@@ -329,7 +329,8 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
   for (const char* name :
        {"sys_modules", "rewrite_file", "frame_globals", "callable_objects", "helper_builtin",
         "runtime_package", "runtime_package_file", "pyfunc_impl", "environ_runtest",
-        "checks_off", "forged_builtins", "laundered_frames", "forged_getter"}) {
+        "checks_off", "forged_builtins", "laundered_frames", "forged_getter",
+        "swallowing_runtest"}) {
     auto run = Eval(*dir_ / ("runs/" + std::string(name)),
                     {"--predictions", *dir_ / ("helpers/" + std::string(name) + ".jsonl")});
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
@@ -367,6 +368,10 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
       << r["laundered_frames"].dump(1);
   EXPECT_TRUE(AnyReason(r["forged_getter"], "code compiled under the name of"))
       << r["forged_getter"].dump(1);
+  EXPECT_TRUE(AnyReason(r["swallowing_runtest"], "between pytest's own frames"))
+      << r["swallowing_runtest"].dump(1);
+  EXPECT_TRUE(AnyReason(r["swallowing_runtest"], "item was changed while it ran"))
+      << r["swallowing_runtest"].dump(1);
   // The helper file is read-only while the tests run: the rewrite fails and so does length().
   EXPECT_LT(r["rewrite_file"]["pass_rate"].get<double>(), 1.0);
 }

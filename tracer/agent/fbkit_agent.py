@@ -1136,6 +1136,10 @@ def _stdlib_directories():
 
 
 _stdlib_dirs = _stdlib_directories()
+# pytest's and pluggy's own packages.
+_pytest_dirs = tuple(os.path.dirname(os.path.realpath(m.__file__))
+                     for m in (sys.modules.get("_pytest"), sys.modules.get("pluggy"))
+                     if m is not None and getattr(m, "__file__", None))
 
 
 def _genuine_stdlib(code):
@@ -1486,6 +1490,15 @@ def pytest_collectreport(report):
     _agent.enter_context(SESSION_CONTEXT)
 
 
+_item_types = {}  # node id -> the class of its item when the tests were collected
+
+
+def _check_item_type(item, when):
+    if type(item) is not _item_types.get(item.nodeid, type(item)):
+        _integrity("the class of %s's item was changed %s (to %r)"
+                   % (item.nodeid, when, type(item)), flush=True)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
     """The tests that will run (after deselection), per file, in order."""
@@ -1494,6 +1507,7 @@ def pytest_collection_finish(session):
     _agent.enter_context(SESSION_CONTEXT)
     selected = {}
     for item in session.items:
+        _item_types[item.nodeid] = type(item)
         rel = _relpath(item.path)
         if rel is not None:
             _agent.file_of[item.nodeid] = rel
@@ -1605,9 +1619,18 @@ def _check_callers(frame, item):
     test's function (see _entry_watch)."""
     runner = getattr(_guarded_at_start.get("_pytest.runner.pytest_runtest_call"), "__code__", None)
     files = set()
+    pytests = False  # a frame of pytest's or pluggy's seen (walking from the test outwards)
     while frame is not None and frame.f_code is not runner:
         code = frame.f_code
         rel = _relpath(code.co_filename)
+        if _under(os.path.realpath(code.co_filename), _pytest_dirs):
+            pytests = True
+        elif pytests and _genuine_stdlib(code):
+            # The stdlib may run a test (unittest's TestCase, asyncio's loop) below pytest's
+            # call, never between pytest's own frames (red team round 12: a stdlib function
+            # that calls and swallows, put in item.runtest's place through its __class__).
+            _integrity("%s was called through the standard library's %s between pytest's own "
+                       "frames" % (item.nodeid, code.co_name), flush=True)
         if rel is not None and rel in _PROTECTED and _code_from_file(code) is True:
             pass  # the grader's own (a conftest's hook)
         elif rel is not None and _code_from_file(code) is True:
@@ -1646,6 +1669,7 @@ def pytest_runtest_call(item):
             _integrity("the hooks and helper modules could not be checked before %s: %s"
                        % (item.nodeid, type(e).__name__))
         _check_test_function(item, "after it was collected")
+        _check_item_type(item, "after it was collected")
         sys.settrace(None)
         watch, entered = _entry_watch(item)
         sys.setprofile(watch)
@@ -1660,6 +1684,7 @@ def pytest_runtest_call(item):
             sys.settrace(None)
             sys.setprofile(None)
             _check_test_function(item, "while it ran")
+            _check_item_type(item, "while it ran")
     excinfo = getattr(outcome, "excinfo", None)
     if checked and excinfo is None and entered == [False]:
         _integrity("the test function of %s never ran, yet its call returned (something "
