@@ -468,6 +468,11 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
                     " MiB the sandbox's disk limit allows (stopped there; a presolved/ whose "
                     "files inflate?)"};
   }
+  if (exit->output_cut) {
+    (void)env_.RemoveAll(spec.log_path);
+    return {-1, "its output passed the " + std::to_string(spec.sandbox.limits.file_size_mb) +
+                    " MiB the sandbox keeps (cut there, so not read)"};
+  }
   auto out = env_.ReadFile(spec.log_path);
   (void)env_.RemoveAll(spec.log_path);
   return {exit->code, out.ok() ? *out : ""};

@@ -370,6 +370,7 @@ struct Pump {
   int from = -1;
   int to = -1;
   int64_t left = 0;
+  bool cut = false;  // bytes past `left` were dropped
 
   void Drain() {
     if (from < 0) return;
@@ -379,6 +380,7 @@ struct Pump {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;
       int64_t keep = std::min<int64_t>(n, left);
+      cut = cut || keep < n;
       for (int64_t done = 0; done < keep;) {
         ssize_t w = ::write(to, buf + done, static_cast<size_t>(keep - done));
         if (w < 0 && errno == EINTR) continue;
@@ -459,7 +461,10 @@ class PosixProcess : public Process {
     SandboxCgroups::Remove(cgroups_);
     cgroups_.clear();
     Drain();
-    for (Pump& pump : pumps_) pump.Close();
+    for (Pump& pump : pumps_) {
+      info_.output_cut = info_.output_cut || pump.cut;
+      pump.Close();
+    }
   }
 
   pid_t pid_;

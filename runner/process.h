@@ -46,6 +46,9 @@ struct ExitInfo {
   int signal = 0;          // the signal that ended it, or 0
   bool timed_out = false;  // RunToCompletion killed it at its timeout
   bool disk_exceeded = false;  // killed: its writable trees grew by more than limits.disk_mb
+  // Its log or a channel passed limits.file_size_mb: fbkit kept only the start, so what the
+  // log holds is not all it wrote (a reader of its output must not take it as whole).
+  bool output_cut = false;
   // Whole-sandbox limits its processes ran into, where cgroups bound the sandbox: a fork
   // refused at the process limit, a process OOM-killed at the memory limit.
   bool processes_limit_reached = false;

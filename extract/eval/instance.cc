@@ -90,6 +90,7 @@ util::Expected<Captured> Capture(util::Env& env, runner::Launcher& launcher,
                                  const runner::ProcessSpec& spec, double timeout) {
   auto exit = runner::RunToCompletion(launcher, spec, timeout);
   if (!exit.ok()) return util::Error{exit.error()};
+  if (exit->output_cut) return util::Error{spec.argv.front() + ": its output was cut at the sandbox's limit"};
   auto out = env.ReadFile(spec.log_path);
   return Captured{exit->timed_out ? -1 : exit->code, exit->timed_out, out.ok() ? *out : ""};
 }

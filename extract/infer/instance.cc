@@ -108,15 +108,20 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
 
 // Before the patch is collected, inside `sandbox`: the FIFOs and sockets the agent left go
 // (no patch holds them, and a FIFO where git reads a file would block it for ever), and so
-// does the workspace's own git directory: the agent wrote it, and git reads programs from
-// more of it than a configuration file (commondir, worktrees, includes, hooks); a user's
-// `git status` in the kept workspace must run nothing the agent left. The patch is fbkit's
-// record of the change (patch.diff).
+// does every `.git` at any depth (directories and gitdir files): the agent wrote them, and
+// git reads programs from more of one than a configuration file (commondir, worktrees,
+// includes, hooks); a user's `git status` anywhere in the kept workspace must run nothing the
+// agent left (red team round 12: a nested repository's fsmonitor ran on the host), and a
+// nested repository's files are the agent's change like any other (a gitlink hid them, one
+// without a commit made `git add` fail the whole patch). The patch is fbkit's record of the
+// change (patch.diff).
 util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const Layout& l,
                              runner::Sandbox sandbox) {
   runner::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
-               "find . \\( -type p -o -type s \\) -delete && rm -rf .git", "defuse"};
+               "find . \\( -type p -o -type s \\) -delete && "
+               "find . -name .git -prune -exec rm -rf {} +",
+               "defuse"};
   spec.cwd = l.workspace;
   spec.log_path = util::JoinPath(l.scratch, "defuse.log");
   spec.sandbox = std::move(sandbox);

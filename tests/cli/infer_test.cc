@@ -183,9 +183,14 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
     EXPECT_NE(patch.find("+++ b/parts/b.txt"), std::string::npos) << id;
     EXPECT_EQ(patch.find("huge.txt"), std::string::npos) << id;
     EXPECT_EQ(patch.find("parts/c.txt"), std::string::npos) << id;
-    // The workspace is kept without the agent's git directory (its configuration, hooks,
-    // commondir could make git run programs).
+    // The workspace is kept without the agent's git directories, nested ones too (their
+    // configuration, hooks, commondir could make git run programs); a nested repository's
+    // files are in the patch like any others.
     EXPECT_FALSE(fs::exists(dir / ("run/" + id + "/workspace/.git"))) << id;
+    EXPECT_FALSE(fs::exists(dir / ("run/" + id + "/workspace/sub/.git"))) << id;
+    EXPECT_FALSE(fs::exists(dir / ("run/" + id + "/workspace/newproj/.git"))) << id;
+    EXPECT_NE(patch.find("+++ b/sub/f.txt"), std::string::npos) << id;
+    EXPECT_NE(patch.find("+++ b/newproj/g.txt"), std::string::npos) << id;
   }
 }
 

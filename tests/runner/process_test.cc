@@ -138,6 +138,20 @@ ProcessSpec Sandboxed(const ScratchDir& tmp, const std::string& script) {
   return spec;
 }
 
+// Output past limits.file_size_mb is dropped, and the exit says so: a reader of the log
+// (git's listing of an agent's changes, red team round 12) must not take the start as whole.
+TEST(ProcessTest, SandboxedOutputPastItsLimitIsCutAndSaidToBe) {
+  ASSERT_TRUE(CheckBwrap().ok()) << CheckBwrap().error();
+  ScratchDir tmp;
+  auto info = RunToCompletion(RealLauncher(), Sandboxed(tmp, "head -c 3000000 /dev/zero"));
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_TRUE(info->output_cut);
+  EXPECT_EQ(std::filesystem::file_size(tmp / "log"), 1u << 20);
+  info = RunToCompletion(RealLauncher(), Sandboxed(tmp, "head -c 1048576 /dev/zero"));
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_FALSE(info->output_cut);  // exactly the limit is whole
+}
+
 TEST(ProcessTest, SandboxedExitSignalEnvironmentAndWrites) {
   ASSERT_TRUE(CheckBwrap().ok()) << CheckBwrap().error();
   ScratchDir tmp;
