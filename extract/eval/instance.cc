@@ -213,6 +213,10 @@ util::Expected<bool> ApplyAgentPatch(Context& c, const std::string& tree, const 
   return true;
 }
 
+// The test files (and conftests, pytest configuration) a patch may touch: each is put back
+// before the tests run.
+constexpr size_t kMaxRevertedTestFiles = 1000;
+
 // L1: the agent's patch on presolved/, test files it touched put back, configuration checked.
 util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
   if (auto s = Clone(c, c.task); !s.ok()) return s;
@@ -223,6 +227,17 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
   std::set<std::string> task_tests(c.info.f2p_files.begin(), c.info.f2p_files.end());
   task_tests.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
   r->test_files_reverted = TestFilesAmong(changed, task_tests);
+  if (r->test_files_reverted.size() > kMaxRevertedTestFiles) {
+    // Each is put back by its own git runs (red team round 12: 1,500 new files under tests/
+    // took 2.5 minutes; the 64 MiB bound admits 750,000): no agent needs to touch so many.
+    r->applied = false;
+    r->apply_error = "the patch touches " + std::to_string(r->test_files_reverted.size()) +
+                     " test files (at most " + std::to_string(kMaxRevertedTestFiles) +
+                     " are put back)";
+    Suspect(r, r->apply_error);
+    r->test_files_reverted.resize(kMaxRevertedTestFiles);
+    return util::Status::Ok();
+  }
   if (auto s = RestorePaths(c.git, c.repo, r->test_files_reverted); !s.ok()) return s;
   for (const auto& t : r->test_files_reverted) {
     if (t == "conftest.py" || t.ends_with("/conftest.py")) {
@@ -231,11 +246,9 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
       Suspect(r, "the patch changes pytest's configuration in " + t + " (put back before running)");
     }
   }
+  const std::set<std::string> reverted(r->test_files_reverted.begin(), r->test_files_reverted.end());
   for (const auto& f : changed) {
-    if (std::find(r->test_files_reverted.begin(), r->test_files_reverted.end(), f) !=
-        r->test_files_reverted.end()) {
-      continue;
-    }
+    if (reverted.count(f)) continue;
     c.changed.insert(f);
     if (IsStartupFile(f)) Suspect(r, "the patch adds " + f + ", which changes how Python or pytest start");
     if (!IsPytestConfigFile(f, task_tests)) continue;

@@ -452,6 +452,26 @@ TEST_F(EvalE2E, RerunSkipsFinishedInstancesAndAgentLogsAreChecked) {
   EXPECT_TRUE(OnlyReport(*dir_ / "resume")["resolved"]);  // no log this time
 }
 
+// Every test file a patch touches is put back by git runs of its own: a patch touching more
+// than a thousand is not applied (red team round 12: 1,500 new empty files under tests/ took
+// 2.5 minutes, and the 64 MiB bound admits 750,000).
+TEST_F(EvalE2E, APatchTouchingThousandsOfTestFilesIsNotApplied) {
+  std::string id = fs::path(Task("test_stats", 1)).filename();
+  std::string patch;
+  for (int i = 0; i < 1001; ++i) {
+    std::string f = "tests/zz/f" + std::to_string(i) + ".py";
+    patch += "diff --git a/" + f + " b/" + f + "\nnew file mode 100644\nindex 0000000..e69de29\n";
+  }
+  WriteFileOrDie(*dir_ / "many.jsonl",
+                 json{{"instance_id", id}, {"model_patch", patch}, {"model_name_or_path", "m"}}.dump() + "\n");
+  auto run = Eval(*dir_ / "many", {"--predictions", *dir_ / "many.jsonl"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  json r = OnlyReport(*dir_ / "many");
+  EXPECT_FALSE(r["applied"]) << r.dump(1);
+  EXPECT_FALSE(r["resolved"]);
+  EXPECT_TRUE(AnyReason(r, "the patch touches 1001 test files (at most 1000 are put back)")) << r.dump(1);
+}
+
 TEST_F(EvalE2E, BadInputGetsClearErrors) {
   EXPECT_EQ(Eval(*dir_ / "bad", {}).exit_code, 2);
   EXPECT_EQ(Eval(*dir_ / "bad", {"--gold", "--format", "xml"}).exit_code, 2);
