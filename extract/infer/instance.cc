@@ -216,6 +216,11 @@ util::Status MarkNotUtf8(util::Env& env, runner::Git& git, const Layout& l,
   return util::Status::Ok();
 }
 
+// The most git may write or print while the patch is collected (MiB): past the patch's own
+// bound (64 MiB) and the blobs it checks (twice that), far below a listing that would hold
+// fbkit's memory for minutes.
+constexpr int64_t kMaxCollectMb = 256;
+
 // How many left-out files the result names one by one; the rest are counted.
 constexpr size_t kMaxListedExclusions = 100;
 
@@ -714,6 +719,12 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
   // read-only, only fbkit's snapshot (whose configuration is fixed) writable.
   runner::RepoSpec tools = spec;
   tools.sandbox = options.sandbox;
+  // What git writes and prints here is bounded well below a test run's files: a listing of
+  // the agent's changes past it is an error, not a gigabyte read into memory (red team round
+  // 12: 100,000 files with 4 KiB paths took fbkit 1.8 GB).
+  if (tools.limits.file_size_mb <= 0 || tools.limits.file_size_mb > kMaxCollectMb) {
+    tools.limits.file_size_mb = kMaxCollectMb;
+  }
   git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
   util::Status defused = options.sandbox == runner::SandboxKind::kBwrap
                              ? DefuseWorkspace(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}))
