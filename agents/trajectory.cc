@@ -1,6 +1,7 @@
 #include "agents/trajectory.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -372,7 +373,28 @@ std::string StemOf(const std::string& path) {
 
 // ---- mini-swe-agent ----------------------------------------------------------------------
 
-std::vector<std::string> MiniActions(const json& msg, const std::regex& action_re) {
+// The longest text a regex reads here (see MiniActions).
+constexpr size_t kMaxRegexText = 8192;
+
+// mini-swe-agent's default action, "```bash\s*\n([\s\S]*?)\n```", scanned by hand: the first
+// such block's body.
+std::optional<std::string> BashBlock(const std::string& text) {
+  for (size_t at = text.find("```bash"); at != std::string::npos; at = text.find("```bash", at + 1)) {
+    size_t j = at + 7, newline = std::string::npos;
+    while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) {
+      if (text[j] == '\n') newline = j;
+      ++j;
+    }
+    if (newline == std::string::npos) continue;
+    size_t close = text.find("\n```", newline + 1);
+    if (close == std::string::npos) continue;
+    return text.substr(newline + 1, close - newline - 1);
+  }
+  return std::nullopt;
+}
+
+// `action_re`: the agent's configured action regex; nullopt: mini-swe-agent's default.
+std::vector<std::string> MiniActions(const json& msg, const std::optional<std::regex>& action_re) {
   std::vector<std::string> out;
   if (msg.contains("extra") && msg["extra"].is_object() && msg["extra"].contains("actions")) {
     for (const auto& a : msg["extra"]["actions"]) {
@@ -384,8 +406,15 @@ std::vector<std::string> MiniActions(const json& msg, const std::regex& action_r
   }
   if (util::TextOr(msg, "role") != "assistant") return out;
   std::string text = Text(msg.value("content", json()));
+  if (!action_re) {
+    if (auto block = BashBlock(text)) out.push_back(*block);
+    return out;
+  }
+  // libstdc++'s regex engine recurses once per character a match spans: an agent's long
+  // message would overflow fbkit's stack (red team round 12), so a given regex reads short
+  // messages only.
   std::smatch m;
-  if (std::regex_search(text, m, action_re)) out.push_back(m[1]);
+  if (text.size() <= kMaxRegexText && std::regex_search(text, m, *action_re)) out.push_back(m[1]);
   return out;
 }
 
@@ -406,12 +435,13 @@ Trajectory ReadMini(const json& j, const std::string& path) {
   if (config.contains("environment") && config["environment"].is_object()) {
     col.root = util::TextOr(config["environment"], "cwd", col.root);
   }
-  std::string re = R"(```bash\s*\n([\s\S]*?)\n```)";
+  std::optional<std::regex> action_re;
   if (config.contains("agent") && config["agent"].is_object()) {
     std::string given = util::TextOr(config["agent"], "action_regex");
-    if (!given.empty()) re = std::regex_replace(given, std::regex(R"(\(\.\*\?\))"), "([\\s\\S]*?)");
+    if (!given.empty() && given != R"(```bash\s*\n(.*?)\n```)") {
+      action_re.emplace(std::regex_replace(given, std::regex(R"(\(\.\*\?\))"), "([\\s\\S]*?)"));
+    }
   }
-  std::regex action_re(re);
   int64_t prompt = 0, completion = 0;
   bool usage = false;
   const json& messages = j.at("messages");
@@ -572,7 +602,7 @@ void IpythonEffects(const std::string& code, const std::string& cwd, Collector* 
       R"(file_editor\(\*\*\{[^}]*'command':\s*'(\w+)'[^}]*'path':\s*'([^']+)')");
   static const std::regex kSkill(
       R"((open_file|create_file|edit_file_by_replace|insert_content_at_line|append_file)\(\s*['"]([^'"]+)['"])");
-  std::smatch m;
+  if (code.size() > kMaxRegexText) return;  // see MiniActions
   for (auto it = std::sregex_iterator(code.begin(), code.end(), kEditor);
        it != std::sregex_iterator(); ++it) {
     if ((*it)[1] == "view") {
@@ -594,7 +624,9 @@ void IpythonEffects(const std::string& code, const std::string& cwd, Collector* 
 std::string OpenHandsRoot(const std::string& instruction, const std::vector<json>& events) {
   static const std::regex kUploaded(R"(<uploaded_files>\s*(/\S+?)/?\s*</uploaded_files>)");
   std::smatch m;
-  if (std::regex_search(instruction, m, kUploaded)) return m[1];
+  size_t tag = instruction.find("<uploaded_files>");
+  std::string window = tag == std::string::npos ? "" : instruction.substr(tag, 1024);  // see MiniActions
+  if (std::regex_search(window, m, kUploaded)) return m[1];
   for (const auto& e : events) {
     std::string p = e.contains("args") && e["args"].is_object() ? util::TextOr(e["args"], "path") : "";
     if (p.starts_with("/workspace/")) {

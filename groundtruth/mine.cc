@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -63,8 +66,15 @@ int PrNumber(const Commit& c, std::string* kind) {
   static const std::regex kSquash(R"(\(#(\d+)\)\s*$)");
   std::smatch m;
   *kind = c.parents.size() > 1 ? "merge" : "squash";
-  if (*kind == "merge" && std::regex_search(c.subject, m, kMerge)) return std::stoi(m[1]);
-  return std::regex_search(c.subject, m, kSquash) ? std::stoi(m[1]) : 0;
+  // A subject is short; a long one (a repository's) is no PR's, and the regex engine
+  // recurses per character (red team round 12). Numbers past an int are no PR's either.
+  if (c.subject.size() > 1000) return 0;
+  auto number = [](const std::string& digits) {
+    long long n = std::strtoll(digits.c_str(), nullptr, 10);
+    return n > 0 && n <= INT32_MAX ? static_cast<int>(n) : 0;
+  };
+  if (*kind == "merge" && std::regex_search(c.subject, m, kMerge)) return number(m[1]);
+  return std::regex_search(c.subject, m, kSquash) ? number(m[1]) : 0;
 }
 
 // Title and body of the PR: a merge's title is its body's first line (GitHub writes the
@@ -77,7 +87,7 @@ void TitleAndBody(const Commit& c, MinedPr* pr) {
     if (pr->title.empty()) pr->title = c.subject;
   } else {
     static const std::regex kSuffix(R"(\s*\(#\d+\)\s*$)");
-    pr->title = std::regex_replace(c.subject, kSuffix, "");
+    pr->title = c.subject.size() > 1000 ? c.subject : std::regex_replace(c.subject, kSuffix, "");
     pr->body = c.body;
   }
 }

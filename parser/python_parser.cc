@@ -960,16 +960,73 @@ void CheckEncoding(std::string_view source, FileTable* table) {
   table->parse_errors.push_back(ParseError{line, column, std::move(message)});
 }
 
+// How deep brackets nest in `source` at most (those in strings and comments too, and those
+// never closed): a linear scan, before tree-sitter sees the bytes.
+size_t BracketDepth(std::string_view source) {
+  size_t depth = 0, most = 0;
+  for (char c : source) {
+    if (c == '(' || c == '[' || c == '{') {
+      most = std::max(most, ++depth);
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return most;
+}
+
+// How deep the tree goes (at most `cap` + 1 is counted), walked without recursion.
+uint32_t TreeDepth(TSNode root, uint32_t cap) {
+  TSTreeCursor cursor = ts_tree_cursor_new(root);
+  uint32_t depth = 0, most = 0;
+  for (bool more = true; more && most <= cap;) {
+    if (ts_tree_cursor_goto_first_child(&cursor)) {
+      most = std::max(most, ++depth);
+      continue;
+    }
+    while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
+      if (!ts_tree_cursor_goto_parent(&cursor)) {
+        more = false;
+        break;
+      }
+      --depth;
+    }
+  }
+  ts_tree_cursor_delete(&cursor);
+  return most;
+}
+
+// Source nested past these is refused: tree-sitter 0.20.7 corrupts its heap past 65,535
+// unclosed brackets, and the walks over the tree recurse once per level (100,000 nested
+// lists overflowed fbkit's stack: red team round 12). CPython refuses far less (200 nested
+// brackets), so no real file comes near.
+constexpr size_t kMaxBracketDepth = 5000;
+constexpr uint32_t kMaxTreeDepth = 3000;
+
 // Parses a file's bytes after any UTF-8 BOM (whose length goes to *offset: the tree's
-// offsets index the text after it). nullptr when tree-sitter gives up (parser reset).
-TSTree* ParseTree(TSParser* parser, std::string_view source, int64_t* offset) {
+// offsets index the text after it). nullptr when tree-sitter gives up (parser reset) or the
+// source nests too deep (`why`, when given, says which).
+TSTree* ParseTree(TSParser* parser, std::string_view source, int64_t* offset,
+                  std::string* why = nullptr) {
   *offset = source.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   std::string_view src = source.substr(static_cast<size_t>(*offset));
+  if (BracketDepth(src) > kMaxBracketDepth) {
+    if (why) *why = "brackets nest more than " + std::to_string(kMaxBracketDepth) + " deep";
+    return nullptr;
+  }
   std::string copy = ParseCopy(src);
   std::string_view parsed = copy.empty() ? src : std::string_view(copy);
   TSTree* tree =
       ts_parser_parse_string(parser, nullptr, parsed.data(), static_cast<uint32_t>(parsed.size()));
-  if (tree == nullptr) ts_parser_reset(parser);
+  if (tree == nullptr) {
+    ts_parser_reset(parser);
+    if (why) *why = "tree-sitter could not parse the file";
+    return nullptr;
+  }
+  if (TreeDepth(ts_tree_root_node(tree), kMaxTreeDepth) > kMaxTreeDepth) {
+    ts_tree_delete(tree);
+    if (why) *why = "its syntax nests more than " + std::to_string(kMaxTreeDepth) + " levels deep";
+    return nullptr;
+  }
   return tree;
 }
 
@@ -1029,9 +1086,10 @@ FileTable PythonParser::Parse(std::string_view path, std::string_view module,
   table.module = std::string(module);
   CheckEncoding(source, &table);
   int64_t offset = 0;
-  TSTree* tree = ParseTree(impl_->parser, source, &offset);
+  std::string why;
+  TSTree* tree = ParseTree(impl_->parser, source, &offset, &why);
   if (tree == nullptr) {
-    table.parse_errors.push_back(ParseError{1, 1, "tree-sitter could not parse the file"});
+    table.parse_errors.push_back(ParseError{1, 1, why});
     return table;
   }
   std::string_view src = source.substr(static_cast<size_t>(offset));

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -250,7 +251,7 @@ void ShareEntry(const std::string& root, const std::string& path) {
 // `share`, also makes them writable for kSandboxGid on the way (group write on every file
 // and directory, symlinks left alone): the sandbox runs as kSandboxUid when fbkit is root,
 // and the trees stay fbkit's, so git's ownership checks hold for host-side git.
-int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
+int64_t WalkWritableHere(const std::vector<std::string>& roots, bool share) {
   static thread_local int64_t total;
   static thread_local bool sharing;
   static thread_local const std::string* walked;
@@ -274,6 +275,30 @@ int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
     }, 64, FTW_PHYS);
   }
   return total;
+}
+
+// WalkWritableHere on a thread of its own: nftw recurses once per directory level, and a tree
+// the tested code made 25,000 levels deep overflowed fbkit's 8 MiB stack (red team round 12).
+// The thread's stack is reserved large and touched only as deep as the tree goes.
+int64_t WalkWritable(const std::vector<std::string>& roots, bool share) {
+  struct Job {
+    const std::vector<std::string>* roots;
+    bool share;
+    int64_t total;
+  } job{&roots, share, 0};
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started = ::pthread_attr_init(&attr) == 0 &&
+                 ::pthread_attr_setstacksize(&attr, size_t{1} << 30) == 0 &&
+                 ::pthread_create(&thread, &attr, [](void* p) -> void* {
+                   auto* j = static_cast<Job*>(p);
+                   j->total = WalkWritableHere(*j->roots, j->share);
+                   return nullptr;
+                 }, &job) == 0;
+  ::pthread_attr_destroy(&attr);
+  if (!started) return WalkWritableHere(roots, share);
+  ::pthread_join(thread, nullptr);
+  return job.total;
 }
 
 // The text of a /proc file, "" when it cannot be read: the process may exit between the

@@ -1,6 +1,9 @@
 #include "extract/eval/checks.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <regex>
 #include <set>
@@ -74,17 +77,42 @@ bool IsCompiledFile(const std::string& path) {
   return path.starts_with("__pycache__/") || path.find("/__pycache__/") != std::string::npos;
 }
 
+namespace {
+
+// PEP 263's `^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)` on one line, scanned without a regex:
+// libstdc++'s engine recurses once per character of `.*?`, and a long first comment (the
+// patch's) overflowed fbkit's stack (red team round 12).
+std::optional<std::string> CodingOf(std::string_view line) {
+  size_t i = line.find_first_not_of(" \t\f");
+  if (i == std::string_view::npos || line[i] != '#') return std::nullopt;
+  auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  };
+  for (size_t at = line.find("coding", i); at != std::string_view::npos;
+       at = line.find("coding", at + 1)) {
+    size_t j = at + 6;
+    if (j >= line.size() || (line[j] != ':' && line[j] != '=')) continue;
+    ++j;
+    while (j < line.size() && (line[j] == ' ' || line[j] == '\t')) ++j;
+    size_t k = j;
+    while (k < line.size() && name_char(line[k])) ++k;
+    if (k > j) return std::string(line.substr(j, k - j));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string HiddenSourceProblem(const std::string& path, std::string_view text, bool binary) {
   if (binary) return path + " is sent as a binary hunk (the diff shows no code)";
   // PEP 263: a `coding[:=]` comment on line 1 or 2.
-  static const std::regex kCoding(R"(^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+))");
   size_t second = text.find('\n');
   size_t end = second == std::string_view::npos ? text.size() : text.find('\n', second + 1);
   std::string head(text.substr(0, std::min(end, text.size())));
   for (const auto& line : util::Split(head, '\n')) {
-    std::smatch m;
-    if (!std::regex_search(line, m, kCoding)) continue;
-    std::string name = m[1].str();
+    auto declared = CodingOf(line);
+    if (!declared) continue;
+    std::string name = *declared;
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::replace(name.begin(), name.end(), '_', '-');
@@ -172,6 +200,9 @@ std::string ExitContradiction(const runner::TestRun& trace) {
 
 namespace {
 
+// The longest line read as a possible summary line.
+constexpr size_t kMaxSummaryLine = 1024;
+
 // The tests passed by the last summary line of each session block of `logs`; nullopt when a
 // block has none.
 std::optional<size_t> SummaryPassed(std::string_view logs) {
@@ -184,7 +215,7 @@ std::optional<size_t> SummaryPassed(std::string_view logs) {
   std::optional<size_t> last;
   auto end_block = [&] {
     if (blocks > 0) {
-      if (last) total += *last;
+      if (last) total = *last > SIZE_MAX - total ? SIZE_MAX : total + *last;
       else missing = true;
     }
     last.reset();
@@ -192,8 +223,13 @@ std::optional<size_t> SummaryPassed(std::string_view logs) {
   size_t b = 0;
   while (b < logs.size()) {
     size_t e = std::min(logs.find('\n', b), logs.size());
-    std::string line = std::regex_replace(std::string(logs.substr(b, e - b)), kAnsi, "");
+    std::string_view raw = logs.substr(b, e - b);
     b = e + 1;
+    // The tested code prints what it likes: no summary or session line is this long, and
+    // libstdc++'s regex engine recurses once per character (a 1 MB line overflowed the
+    // stack: red team round 12).
+    if (raw.size() > kMaxSummaryLine) continue;
+    std::string line = std::regex_replace(std::string(raw), kAnsi, "");
     if (line.starts_with("==== session-")) {
       end_block();
       ++blocks;
@@ -201,7 +237,9 @@ std::optional<size_t> SummaryPassed(std::string_view logs) {
     }
     if (!std::regex_match(line, kSummary)) continue;
     std::smatch m;
-    last = std::regex_search(line, m, kPassed) ? std::stoul(m[1].str()) : 0;
+    // A count past what fits saturates (strtoull): a forged summary then contradicts.
+    last = std::regex_search(line, m, kPassed) ? std::strtoull(m[1].str().c_str(), nullptr, 10)
+                                               : 0;
   }
   end_block();
   if (blocks == 0 || missing) return std::nullopt;

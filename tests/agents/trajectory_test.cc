@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/testing/run.h"
 
 namespace fbkit::agents {
@@ -133,6 +135,24 @@ TEST(ReadTrajectories, SweAgentAttemptsAndOpenFileEdits) {
   EXPECT_EQ(r.exit_status, "exit_cost");
   EXPECT_EQ(r.prompt_tokens, 10);
   EXPECT_TRUE(r.patch_files.empty());
+}
+
+// mini-swe-agent's actions are read without a backtracking regex over the whole message: a
+// 200,000-character bash block overflowed fbkit's stack (red team round 12).
+TEST(ReadTrajectories, MiniSweAgentLongActionsAreRead) {
+  std::string body(200000, 'x');
+  nlohmann::json j = {
+      {"info", {{"submission", ""}, {"exit_status", "Submitted"}, {"config", nlohmann::json::object()}}},
+      {"messages",
+       {{{"role", "assistant"}, {"content", "look\n```bash\ncat src/a.py\n```"}},
+        {{"role", "assistant"}, {"content", "now\n```bash  \n\necho " + body + "\n```\ndone"}}}}};
+  auto t = ReadTrajectories(j.dump(), "i.traj.json", F("mini-swe-agent"));
+  ASSERT_TRUE(t.ok()) << t.error();
+  const Trajectory& r = t->front();
+  EXPECT_EQ(r.opened, std::vector<std::string>{"src/a.py"});
+  bool long_action = false;
+  for (const auto& turn : r.turns) long_action |= turn.action == "echo " + body;
+  EXPECT_TRUE(long_action);
 }
 
 TEST(ReadTrajectories, BrokenInputNamesTheFileAndLine) {

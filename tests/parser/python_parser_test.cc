@@ -26,6 +26,27 @@ class PythonParserTest : public ::testing::Test {
   std::unique_ptr<PythonParser> parser_;
 };
 
+// Untrusted source nested past any real file's depth is refused with a parse error, before
+// tree-sitter or a recursive walk sees it (red team round 12: 66,000 unclosed brackets
+// corrupted tree-sitter's heap, 100,000 nested lists overflowed the walk's stack).
+TEST_F(PythonParserTest, SourceNestedTooDeepIsAParseErrorNotACrash) {
+  for (const std::string& src :
+       {"x = " + std::string(100000, '[') + "1" + std::string(100000, ']') + "\n",
+        "x = " + std::string(70000, '(') + "\n"}) {
+    FileTable t = Parse(src);
+    ASSERT_EQ(t.parse_errors.size(), 1u);
+    EXPECT_EQ(t.parse_errors[0].message, "brackets nest more than 5000 deep");
+  }
+  std::string chain = "x = a";
+  for (int i = 0; i < 5000; ++i) chain += ".b";
+  FileTable deep = Parse(chain + "\n");
+  ASSERT_EQ(deep.parse_errors.size(), 1u);
+  EXPECT_EQ(deep.parse_errors[0].message, "its syntax nests more than 3000 levels deep");
+  // A file of ordinary depth is as before.
+  FileTable ok = Parse("x = [[[(1, {2: 3})]]]\n\n\ndef f():\n    return a.b.c.d\n");
+  EXPECT_TRUE(ok.parse_errors.empty());
+}
+
 TEST_F(PythonParserTest, ModuleEntityComesFirst) {
   FileTable t = Parse("\"\"\"Doc.\"\"\"\nx = 1\n");
   ASSERT_EQ(t.entities.size(), 1u);

@@ -220,6 +220,27 @@ TEST(EvalChecks, TheJournalMayNotPassMoreThanPytestsSummaryCounts) {
   EXPECT_NE(SummaryContradiction(more, two), "");
 }
 
+// The tested code prints what it likes and the patch writes what it likes: long lines and
+// huge counts are read without a backtracking regex's recursion or an exception (red team
+// round 12: a 1 MB summary-looking line and a 300,000-character first comment crashed eval;
+// "99999999999999999999999 passed" threw out of the instance).
+TEST(EvalChecks, LongLinesAndHugeCountsAreReadWithoutCrashing) {
+  runner::TestRun t = Trace(0, 0, {{"t.py::a", "passed"}});
+  std::string bomb = "==== session-1.log\n1 passed in 0.01s\n== 1 passed in 1s " +
+                     std::string(1000000, 'x') + "\n\x1b[" + std::string(500000, '1') + "\n";
+  EXPECT_EQ(SummaryContradiction(t, bomb), "");
+  const std::string huge = "==== session-1.log\n== 99999999999999999999999 passed in 1s ==\n";
+  EXPECT_EQ(SummaryContradiction(t, huge), "");
+  std::string comment = "#" + std::string(300000, 'a') + "\nx = 1\n";
+  EXPECT_EQ(HiddenSourceProblem("m.py", comment, false), "");
+  std::string declared = "#" + std::string(300000, 'a') + " coding: rot13\nx = 1\n";
+  EXPECT_EQ(HiddenSourceProblem("m.py", declared, false),
+            "m.py declares the source encoding rot13 (Python decodes other text than the diff "
+            "shows)");
+  EXPECT_EQ(HiddenSourceProblem("m.py", "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n", false), "");
+  EXPECT_NE(HiddenSourceProblem("m.py", "# vim: set fileencoding=utf_7 :\n", false), "");
+}
+
 TEST(EvalChecks, VanishedTestsOnlyFromFilesThatCollected) {
   runner::TestRun t = Trace(0, 0, {{"a.py::x", "passed"}});
   t.files["b.py"].status = runner::FileStatus::kCollectError;
