@@ -99,14 +99,26 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
       if (auto r = git.Run(l.workspace, args); !r.ok()) return util::Error{r.error()};
     }
   }
+  if (auto r = Base(git, l, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
+  // The snapshot stores every file's bytes as they are, whatever .gitattributes the tree
+  // holds (the agent writes them): no re-encoding (a working-tree-encoding git cannot convert
+  // failed the whole patch, one it can tripled it: red team rounds 11 and 12), no filter,
+  // no line-end conversion. $GIT_DIR/info/attributes comes before any .gitattributes.
+  if (auto s = env.WriteFileAtomic(util::JoinPath(l.base, "info/attributes"),
+                                   "* -working-tree-encoding -filter -ident -text -eol\n");
+      !s.ok()) {
+    return s;
+  }
   for (const auto& args : std::vector<std::vector<std::string>>{
-           {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "start"}}) {
+           {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "start"}}) {
     if (auto r = Base(git, l, args); !r.ok()) return util::Error{r.error()};
   }
   return util::Status::Ok();
 }
 
-// Before the patch is collected, inside `sandbox`: the FIFOs and sockets the agent left go
+// Before the patch is collected, inside `sandbox`: what the agent made unreadable to itself
+// is opened up (a chmod 000 directory failed `git add` for the whole patch: red team round
+// 12), the FIFOs and sockets the agent left go
 // (no patch holds them, and a FIFO where git reads a file would block it for ever), and so
 // does every `.git` at any depth (directories and gitdir files): the agent wrote them, and
 // git reads programs from more of one than a configuration file (commondir, worktrees,
@@ -119,6 +131,7 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
                              runner::Sandbox sandbox) {
   runner::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
+               "chmod -R u+rwX . 2>/dev/null; "
                "find . \\( -type p -o -type s \\) -delete && "
                "find . -name .git -prune -exec rm -rf {} +",
                "defuse"};

@@ -191,6 +191,8 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
     EXPECT_FALSE(fs::exists(dir / ("run/" + id + "/workspace/newproj/.git"))) << id;
     EXPECT_NE(patch.find("+++ b/sub/f.txt"), std::string::npos) << id;
     EXPECT_NE(patch.find("+++ b/newproj/g.txt"), std::string::npos) << id;
+    EXPECT_NE(patch.find("+++ b/three.odd"), std::string::npos) << id;
+    EXPECT_NE(patch.find("+++ b/locked/f"), std::string::npos) << id;
   }
 }
 
