@@ -821,9 +821,23 @@ std::optional<int64_t> CodexSessionCalls(util::Env& env, const std::string& sess
   return calls;
 }
 
-// A JSON file of an AutoCodeRover task directory, read as untrusted (bounded, no links).
-json AcrJson(util::Env& env, const std::string& dir, const std::string& rel) {
-  auto text = env.ReadUntrusted(dir, rel, 16u << 20);
+// What one AutoCodeRover task directory may cost to read, all its files together (red team
+// round 12: one 16 MiB file hard-linked into 100 output_N directories took 93 s and 1.8 GB),
+// and the output_N directories read (AutoCodeRover makes a handful).
+constexpr uint64_t kAcrBudget = 64u << 20;
+constexpr size_t kMaxAcrOutputs = 16;
+
+// A file of an AutoCodeRover task directory, read as untrusted (bounded, no links), its size
+// taken from `budget`.
+util::Expected<std::string> AcrText(util::Env& env, const std::string& dir, const std::string& rel,
+                                    uint64_t* budget) {
+  auto text = env.ReadUntrusted(dir, rel, std::min<uint64_t>(*budget, 16u << 20));
+  if (text.ok()) *budget -= std::min<uint64_t>(*budget, text->size());
+  return text;
+}
+
+json AcrJson(util::Env& env, const std::string& dir, const std::string& rel, uint64_t* budget) {
+  auto text = AcrText(env, dir, rel, budget);
   return text.ok() ? util::ParseUntrustedJson(*text) : json();
 }
 
@@ -843,6 +857,7 @@ std::string AcrCallFile(const json& call) {
 void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) {
   Collector col;
   col.root = t->root;
+  uint64_t budget = kAcrBudget;
   auto entries = env.ListDir(dir);
   std::vector<std::string> outputs;
   if (entries.ok()) {
@@ -850,8 +865,10 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
       if (e.type == util::FileType::kDirectory && e.name.starts_with("output_")) outputs.push_back(e.name);
     }
   }
+  std::sort(outputs.begin(), outputs.end());
+  if (outputs.size() > kMaxAcrOutputs) outputs.resize(kMaxAcrOutputs);
   for (const auto& out : outputs) {
-    json layers = AcrJson(env, dir, out + "/search/tool_call_layers.json");
+    json layers = AcrJson(env, dir, out + "/search/tool_call_layers.json", &budget);
     for (const json& layer : layers.is_array() ? layers : json::array()) {
       for (const json& call : layer.is_array() ? layer : json::array()) {
         if (!call.is_object()) continue;
@@ -865,7 +882,7 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
                                 : "failed"});
       }
     }
-    json locations = AcrJson(env, dir, out + "/search/bug_locations_after_process.json");
+    json locations = AcrJson(env, dir, out + "/search/bug_locations_after_process.json", &budget);
     for (const json& loc : locations.is_array() ? locations : json::array()) {
       std::string file = util::TextOr(loc, "rel_file_path");
       if (!file.empty()) col.Open(file, col.root);
@@ -873,7 +890,7 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
     auto files = env.ListDir(util::JoinPath(dir, out));
     for (const auto& f : files.ok() ? *files : std::vector<util::DirEntry>{}) {
       if (f.type != util::FileType::kRegular || !f.name.starts_with("extracted_patch_")) continue;
-      auto diff = env.ReadUntrusted(dir, out + "/" + f.name, 16u << 20);
+      auto diff = AcrText(env, dir, out + "/" + f.name, &budget);
       auto parsed = util::ParsePatch(diff.ok() ? *diff : "");
       for (const auto& p : parsed.ok() ? *parsed : std::vector<util::FilePatch>{}) {
         col.Edit(util::JoinPath(col.root, p.path()), col.root);
@@ -881,14 +898,16 @@ void AddAutoCodeRoverRun(util::Env& env, const std::string& dir, Trajectory* t) 
     }
   }
   col.Finish(t);
-  json selected = AcrJson(env, dir, "selected_patch.json");
+  uint64_t own = 1u << 20;  // the run's own small files are not the search's to spend
+  json selected = AcrJson(env, dir, "selected_patch.json", &own);
   std::string chosen = util::TextOr(selected, "selected_patch");
   bool inside = !chosen.starts_with("/") && chosen.find("..") == std::string::npos;
   auto patch = chosen.empty() || !inside ? util::Expected<std::string>(util::Error{""})
                               : env.ReadUntrusted(dir, chosen, 64u << 20);
   if (patch.ok()) SetPatch(t, *patch);
   t->exit_status = patch.ok() ? "patch selected: " + util::TextOr(selected, "reason") : "no patch";
-  json cost = AcrJson(env, dir, "cost.json");
+  own = 1u << 20;
+  json cost = AcrJson(env, dir, "cost.json", &own);
   if (cost.is_object() && cost.contains("total_input_tokens")) {
     t->prompt_tokens = Int(cost, "total_input_tokens");
     t->completion_tokens = Int(cost, "total_output_tokens");

@@ -1,5 +1,7 @@
 #include "util/env.h"
 
+#include <cstdint>
+
 #include <filesystem>
 
 #include <dirent.h>
@@ -327,18 +329,33 @@ std::string DirName(std::string_view path) {
 
 namespace {
 
-Status Walk(Env& env, const std::string& dir,
-          const std::function<bool(const std::string&)>& name_ok, size_t max_files,
-          std::vector<std::string>* out) {
-  auto entries = env.ListDir(dir);
-  if (!entries.ok()) return Error{entries.error()};
-  for (const auto& e : *entries) {
-    if (out->size() > max_files) break;
-    std::string path = JoinPath(dir, e.name);
-    if (e.type == FileType::kDirectory) {
-      if (auto s = Walk(env, path, name_ok, max_files, out); !s.ok()) return s;
-    } else if (e.type == FileType::kRegular && name_ok(e.name)) {
-      out->push_back(path);
+// Depth first with a stack of its own (a tree an agent made 25,000 levels deep must not
+// overflow fbkit's); with a bound on files, the entries looked at (directories too) are
+// bounded as well, at ten times it (red team round 12: 50,000 empty directories under
+// each of 300 files' directories took 137 s).
+Status Walk(Env& env, const std::string& root,
+            const std::function<bool(const std::string&)>& name_ok, size_t max_files,
+            std::vector<std::string>* out) {
+  const size_t max_entries =
+      max_files == SIZE_MAX ? SIZE_MAX : (max_files > SIZE_MAX / 10 ? SIZE_MAX : 10 * max_files);
+  size_t seen = 0;
+  std::vector<std::string> dirs = {root};
+  while (!dirs.empty() && out->size() <= max_files) {
+    std::string dir = std::move(dirs.back());
+    dirs.pop_back();
+    auto entries = env.ListDir(dir);
+    if (!entries.ok()) return Error{entries.error()};
+    for (const auto& e : *entries) {
+      if (out->size() > max_files) break;
+      if (++seen > max_entries) {
+        return Error{root + ": more than " + std::to_string(max_entries) + " entries"};
+      }
+      std::string path = JoinPath(dir, e.name);
+      if (e.type == FileType::kDirectory) {
+        dirs.push_back(std::move(path));
+      } else if (e.type == FileType::kRegular && name_ok(e.name)) {
+        out->push_back(std::move(path));
+      }
     }
   }
   return {};

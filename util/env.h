@@ -90,7 +90,8 @@ Status WriteFiles(Env& env, const std::string& dir,
 
 // `path` itself when it is no directory, else the regular files under it whose names pass
 // `name_ok`, sorted; symlinks are not followed. The walk stops once it has found more than
-// `max_files` (a tree an agent wrote can hold millions): then max_files + 1 come back.
+// `max_files` (a tree an agent wrote can hold millions): then max_files + 1 come back. With
+// such a bound, more than 10 * max_files entries looked at (directories too) is an error.
 Expected<std::vector<std::string>> FilesUnder(
     Env& env, const std::string& path,
     const std::function<bool(const std::string&)>& name_ok, size_t max_files = SIZE_MAX);

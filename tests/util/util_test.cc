@@ -238,6 +238,17 @@ TEST_F(RealEnvTest, FilesUnderStopsPastItsBound) {
   auto bounded = FilesUnder(env, dir_, any, 5);
   ASSERT_TRUE(bounded.ok());
   EXPECT_EQ(bounded->size(), 6u);
+  // Directories count too, at ten times the bound on files (red team round 12: empty
+  // directories by the ten thousand made every walk long), and depth costs no stack.
+  std::string deep = dir_ + "/deep";
+  for (int i = 0; i < 30; ++i) deep += "/x";
+  ASSERT_TRUE(env.MakeDirs(deep).ok());
+  auto many = FilesUnder(env, dir_ + "/deep", any, 2);
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.error().find("more than 20 entries"), std::string::npos) << many.error();
+  auto unbounded = FilesUnder(env, dir_ + "/deep", any);
+  ASSERT_TRUE(unbounded.ok()) << unbounded.error();
+  EXPECT_TRUE(unbounded->empty());
 }
 
 TEST_F(RealEnvTest, WriteReadStatList) {
