@@ -170,6 +170,23 @@ class PosixEnv : public Env {
     return Status::Ok();
   }
 
+  Status AppendFile(const std::string& path, std::string_view data) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return ErrnoError(path, "cannot open to append");
+    for (size_t done = 0; done < data.size();) {
+      ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        Error e = ErrnoError(path, "cannot write");
+        ::close(fd);
+        return e;
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::close(fd) != 0) return ErrnoError(path, "cannot close");
+    return Status::Ok();
+  }
+
   Expected<FileInfo> Stat(const std::string& path, bool follow_symlinks) override {
     struct stat st;
     int rc = follow_symlinks ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);

@@ -60,6 +60,9 @@ class Env {
   }
   // Writes via a temporary file and rename, so readers never see a partial file.
   virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
+  // Adds `data` at the end of an existing regular file (never through a symlink): a file
+  // written piece by piece, each piece dropped once written.
+  virtual Status AppendFile(const std::string& path, std::string_view data) = 0;
   virtual Expected<FileInfo> Stat(const std::string& path, bool follow_symlinks) = 0;
   // Entries other than "." and "..", sorted by name.
   virtual Expected<std::vector<DirEntry>> ListDir(const std::string& path) = 0;

@@ -21,10 +21,14 @@ std::optional<InferResult> Earlier(util::Env& env, const std::string& dir) {
 }
 
 // RUN_DIR/predictions.jsonl from every instance directory with a final result (all shards
-// that share RUN_DIR), sorted by instance id: SWE-bench's convention.
+// that share RUN_DIR), sorted by instance id: SWE-bench's convention. Written a row at a
+// time beside it, then renamed into place: one instance's row is held at once, never all
+// (red team round 12: control characters, escaped six bytes each, made four rows 1.5 GB).
 util::Status WritePredictions(util::Env& env, const std::string& run,
                               const std::map<std::string, std::string>& tasks) {
-  std::string out;
+  std::string path = util::JoinPath(run, "predictions.jsonl");
+  std::string part = path + ".part";
+  if (auto s = env.WriteFileAtomic(part, ""); !s.ok()) return s;
   for (const auto& [id, dir] : tasks) {
     std::string inst = util::JoinPath(run, id);
     auto r = Earlier(env, inst);
@@ -32,9 +36,12 @@ util::Status WritePredictions(util::Env& env, const std::string& run,
     auto model = env.ReadFile(util::JoinPath(inst, "model"));
     if (!r || !patch.ok() || !model.ok()) continue;
     json row = {{"instance_id", id}, {"model_name_or_path", *model}, {"model_patch", *patch}};
-    out += row.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    if (auto s = env.AppendFile(part, row.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+        !s.ok()) {
+      return s;
+    }
   }
-  return env.WriteFileAtomic(util::JoinPath(run, "predictions.jsonl"), out);
+  return env.Rename(part, path);
 }
 
 // The run's summary: counts, agent exit codes, token IO, fbkit's own time per instance.

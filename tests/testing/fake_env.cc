@@ -109,6 +109,17 @@ util::Expected<std::string> FakeEnv::ReadFileFrom(const std::string& path, uint6
   return offset >= all->size() ? std::string() : all->substr(offset);
 }
 
+util::Status FakeEnv::AppendFile(const std::string& path, std::string_view data) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = nodes_.find(path);
+  if (it == nodes_.end() || it->second.type != util::FileType::kRegular) {
+    return util::Error{path + ": cannot open to append: No such file"};
+  }
+  it->second.data.append(data);
+  it->second.mtime_ns = now_ns_;
+  return util::Status::Ok();
+}
+
 util::Status FakeEnv::WriteFileAtomic(const std::string& path, std::string_view data) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const Node* dir = Resolve(util::DirName(path), true);

@@ -27,6 +27,7 @@ class FakeEnv : public util::Env {
                                             uint64_t max_bytes) override;
   util::Expected<std::string> ReadFileFrom(const std::string& path, uint64_t offset) override;
   util::Status WriteFileAtomic(const std::string& path, std::string_view data) override;
+  util::Status AppendFile(const std::string& path, std::string_view data) override;
   util::Expected<util::FileInfo> Stat(const std::string& path, bool follow_symlinks) override;
   util::Expected<std::vector<util::DirEntry>> ListDir(const std::string& path) override;
   util::Status MakeDirs(const std::string& path) override;

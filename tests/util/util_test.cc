@@ -251,6 +251,19 @@ TEST_F(RealEnvTest, FilesUnderStopsPastItsBound) {
   EXPECT_TRUE(unbounded->empty());
 }
 
+TEST_F(RealEnvTest, AppendFileAddsToAnExistingFileNeverThroughALink) {
+  Env& env = RealEnv();
+  std::string f = dir_ + "/rows";
+  EXPECT_FALSE(env.AppendFile(f, "x").ok());  // not there: appending creates nothing
+  ASSERT_TRUE(env.WriteFileAtomic(f, "a\n").ok());
+  ASSERT_TRUE(env.AppendFile(f, "b\n").ok());
+  ASSERT_TRUE(env.AppendFile(f, "c\n").ok());
+  EXPECT_EQ(*env.ReadFile(f), "a\nb\nc\n");
+  ASSERT_EQ(::symlink(f.c_str(), (dir_ + "/link").c_str()), 0);
+  EXPECT_FALSE(env.AppendFile(dir_ + "/link", "d\n").ok());
+  EXPECT_EQ(*env.ReadFile(f), "a\nb\nc\n");
+}
+
 TEST_F(RealEnvTest, WriteReadStatList) {
   Env& env = RealEnv();
   ASSERT_TRUE(env.MakeDirs(dir_ + "/a/b").ok());
