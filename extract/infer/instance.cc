@@ -644,9 +644,16 @@ namespace {
 util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
                              const std::string& task_dir, int level, const InferOptions& options) {
   // An earlier run's leftovers must go entirely: its output/ was the agent's (a link left
-  // there would be written through below).
+  // there would be written through below). A tree its agent made too deep or locked for
+  // fbkit to remove is moved aside, under RUN_DIR/.fbkit/trash/ (red team round
+  // 12: a 300-level chain ending in a locked directory failed every re-run).
   if (auto s = env.RemoveAll(l.inst); !s.ok()) {
-    return util::Error{"removing the earlier run's " + l.inst + ": " + s.error()};
+    std::string trash = util::JoinPath(util::DirName(util::DirName(l.base)), "trash");
+    std::string id = l.inst.substr(l.inst.rfind('/') + 1);
+    std::string aside = util::JoinPath(trash, id + "." + std::to_string(env.NowNs()));
+    if (!env.MakeDirs(trash).ok() || !env.Rename(l.inst, aside).ok()) {
+      return util::Error{"removing the earlier run's " + l.inst + ": " + s.error()};
+    }
   }
   (void)env.RemoveAll(l.base);
   (void)env.RemoveAll(l.scratch);
