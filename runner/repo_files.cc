@@ -5,6 +5,8 @@
 #include <map>
 #include <system_error>
 
+#include "util/strings.h"
+
 namespace fbkit::runner {
 
 util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
@@ -18,10 +20,8 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
     return util::Error{listed.error()};
   }
   if (listed.ok() && !listed->empty()) {
-    for (size_t b = 0, e; b < listed->size(); b = e + 1) {
-      e = listed->find('\0', b);
-      if (e == std::string::npos) e = listed->size();
-      if (e > b) files.push_back(listed->substr(b, e - b));
+    for (std::string_view f : util::Records(*listed, '\0')) {
+      if (!f.empty()) files.emplace_back(f);
     }
   } else {
     std::vector<std::string> stack = {""};

@@ -41,6 +41,16 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
+std::vector<std::string_view> Records(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (size_t b = 0; b < s.size();) {
+    size_t e = std::min(s.find(sep, b), s.size());
+    out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
 bool IsFileName(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.size() > 255) return false;
   return std::none_of(name.begin(), name.end(), [](char c) {

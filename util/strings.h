@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,11 @@ std::string ShellQuote(const std::string& s);
 // The pieces of `s` between the `sep` characters (empty pieces kept: "a,,b" -> a, "", b;
 // "" -> one empty piece).
 std::vector<std::string> Split(const std::string& s, char sep);
+
+// Views of the records of `s`, each ended by a `sep` (git's -z output): a final `sep` starts
+// no record, "" holds none; empty records between separators are kept. No copy: a listing
+// can be large.
+std::vector<std::string_view> Records(std::string_view s, char sep);
 
 // The lines of `text` with their 1-based numbers, '\n' removed (a last line without one
 // counts; a final '\n' starts no line).

@@ -368,10 +368,8 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& t
   // an L2 test patch (same abbreviated blob ids).
   std::string small = util::JoinPath(work, "small");
   if (auto r = git.Run(work, {"init", "-q", small}); !r.ok()) return util::Error{r.error()};
-  for (size_t b = 0; b < changed->size();) {
-    size_t e = std::min(changed->find('\0', b), changed->size());
-    std::string path = changed->substr(b, e - b);
-    b = e + 1;
+  for (std::string_view listed : util::Records(*changed, '\0')) {
+    std::string path(listed);
     auto old = git.Show(repo, from, path);
     if (!old.ok()) return util::Error{old.error()};
     if (!*old) continue;

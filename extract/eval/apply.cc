@@ -12,12 +12,8 @@ util::Expected<std::vector<std::string>> ChangedPaths(runner::Git& git, const st
                             "--ignored=matching", "--no-renames"});
   if (!out.ok()) return util::Error{out.error()};
   std::vector<std::string> paths;
-  size_t start = 0;
-  while (start < out->size()) {
-    size_t end = out->find('\0', start);
-    if (end == std::string::npos) end = out->size();
-    if (end - start > 3) paths.push_back(out->substr(start + 3, end - start - 3));
-    start = end + 1;
+  for (std::string_view entry : util::Records(*out, '\0')) {  // "XY path"
+    if (entry.size() > 3) paths.emplace_back(entry.substr(3));
   }
   std::sort(paths.begin(), paths.end());
   return paths;

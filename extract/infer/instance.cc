@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -163,17 +164,27 @@ util::Expected<std::string> CatFile(util::Env& env, runner::Git& git, const Layo
 
 bool IsBlob(const std::string& oid) { return oid.find_first_not_of('0') != std::string::npos; }
 
+// The blob ids of both sides of `files` (of those `wanted` takes), one a line: what CatFile
+// asks for.
+std::string BlobsOf(const std::vector<ChangedFile>& files,
+                    const std::function<bool(size_t)>& wanted) {
+  std::string ask;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!wanted(i)) continue;
+    for (const std::string* oid : {&files[i].old_blob, &files[i].new_blob}) {
+      if (IsBlob(*oid)) ask += *oid + "\n";
+    }
+  }
+  return ask;
+}
+
 // Fills each file's stored sizes (old and new blob): what the patch carries (a
 // .gitattributes' working-tree-encoding makes it up to twelve times the file: red team
 // round 11), not the file's size.
 util::Status FillSizes(util::Env& env, runner::Git& git, const Layout& l,
                        std::vector<ChangedFile>* files) {
-  std::string ask;
-  for (const auto& f : *files) {
-    if (IsBlob(f.old_blob)) ask += f.old_blob + "\n";
-    if (IsBlob(f.new_blob)) ask += f.new_blob + "\n";
-  }
-  auto answer = CatFile(env, git, l, ask, "%(objectname) %(objectsize)");
+  auto answer = CatFile(env, git, l, BlobsOf(*files, [](size_t) { return true; }),
+                        "%(objectname) %(objectsize)");
   if (!answer.ok()) return util::Error{answer.error()};
   std::unordered_map<std::string, uint64_t> sizes;
   for (const auto& line : util::Split(*answer, '\n')) {
@@ -197,14 +208,9 @@ util::Status MarkNotUtf8(util::Env& env, runner::Git& git, const Layout& l,
                          const std::vector<LeftOut>& out, std::vector<ChangedFile>* files) {
   std::vector<bool> left(files->size());
   for (const auto& o : out) left[o.index] = true;
-  std::string ask;
-  for (size_t i = 0; i < files->size(); ++i) {
-    const auto& f = (*files)[i];
-    if (left[i] || f.binary) continue;
-    if (IsBlob(f.old_blob)) ask += f.old_blob + "\n";
-    if (IsBlob(f.new_blob)) ask += f.new_blob + "\n";
-  }
-  auto answer = CatFile(env, git, l, ask, "");
+  auto answer = CatFile(env, git, l, BlobsOf(*files, [&](size_t i) {
+                          return !left[i] && !(*files)[i].binary;
+                        }), "");
   if (!answer.ok()) return util::Error{answer.error()};
   std::set<std::string> invalid;  // blob ids
   std::string_view rest = *answer;
@@ -275,9 +281,9 @@ util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int
   auto listed = Base(git, l, {"diff", "--cached", "--no-renames", "--raw", "--numstat",
                               "--no-abbrev", "-z", "HEAD"});
   if (!listed.ok()) return util::Error{listed.error()};
-  std::string error;
-  std::vector<ChangedFile> files = ParseChangedFiles(*listed, &error);
-  if (!error.empty()) return util::Error{error};
+  auto parsed = ParseChangedFiles(*listed);
+  if (!parsed.ok()) return util::Error{parsed.error()};
+  std::vector<ChangedFile> files = std::move(*parsed);
   if (auto s = FillSizes(env, git, l, &files); !s.ok()) return s;
   std::vector<LeftOut> out = ChooseLeftOut(files, max_kb, max_total);
   auto diff = DiffWithout(env, git, l, files, out);

@@ -12,26 +12,14 @@ namespace fbkit::extract::infer {
 
 namespace {
 
-std::vector<std::string_view> SplitNul(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t b = 0;
-  while (b < s.size()) {
-    size_t e = s.find('\0', b);
-    if (e == std::string_view::npos) e = s.size();
-    out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
-
 uint64_t Count(std::string_view digits) {
   return std::strtoull(std::string(digits).c_str(), nullptr, 10);
 }
 
 }  // namespace
 
-std::vector<ChangedFile> ParseChangedFiles(const std::string& listing, std::string* error) {
-  std::vector<std::string_view> fields = SplitNul(listing);
+util::Expected<std::vector<ChangedFile>> ParseChangedFiles(std::string_view listing) {
+  std::vector<std::string_view> fields = util::Records(listing, '\0');
   std::unordered_map<std::string_view, std::vector<std::string>> raw;  // path -> its record
   std::vector<std::string_view> rows;                                  // numstat's
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -50,8 +38,7 @@ std::vector<ChangedFile> ParseChangedFiles(const std::string& listing, std::stri
     f.path = std::string(row.substr(t2 + 1));
     auto record = raw.find(f.path);
     if (record == raw.end() || record->second.size() < 4) {
-      *error = "git listed no start for " + f.path;
-      return {};
+      return util::Error{"git listed no start for " + f.path};
     }
     f.old_mode = record->second[0];
     f.old_blob = record->second[2];

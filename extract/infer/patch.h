@@ -5,8 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include "util/expected.h"
 
 namespace fbkit::extract::infer {
 
@@ -26,7 +29,7 @@ struct ChangedFile {
 // The files of `git diff --cached --no-renames --raw --numstat --no-abbrev -z` output, in
 // git's order (sizes and not_utf8 of the name filled; contents are checked elsewhere).
 // An error names a path whose raw record is missing.
-std::vector<ChangedFile> ParseChangedFiles(const std::string& listing, std::string* error);
+util::Expected<std::vector<ChangedFile>> ParseChangedFiles(std::string_view listing);
 
 // What a file's entry in the patch may cost at most: its header names the path four times
 // (escaped, at most four bytes a character) beside modes and blob ids, every changed line

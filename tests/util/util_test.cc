@@ -320,6 +320,10 @@ TEST(StringsTest, SplitKeepsEmptyPieces) {
   EXPECT_EQ(Split("a,,b", ','), (std::vector<std::string>{"a", "", "b"}));
   EXPECT_EQ(Split("", ','), std::vector<std::string>{""});
   EXPECT_EQ(Split("a.", '.'), (std::vector<std::string>{"a", ""}));
+  using Views = std::vector<std::string_view>;
+  EXPECT_EQ(Records(std::string("a\0\0b\0", 5), '\0'), (Views{"a", "", "b"}));
+  EXPECT_EQ(Records(std::string("a\0b", 3), '\0'), (Views{"a", "b"}));
+  EXPECT_TRUE(Records("", '\0').empty());
 }
 
 }  // namespace

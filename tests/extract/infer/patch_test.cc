@@ -35,9 +35,9 @@ ChangedFile File(const std::string& path, uint64_t old_bytes, uint64_t new_bytes
 TEST(PatchTest, ParsesGitsListingInItsOrder) {
   std::string listing = Listed("a.py", kOld, kNew, "3\t1") + Listed("new.bin", kZero, kNew, "-\t-") +
                         Listed("caf\xe9.py", kZero, kNew, "1\t0");
-  std::string error;
-  auto files = ParseChangedFiles(listing, &error);
-  ASSERT_TRUE(error.empty()) << error;
+  auto parsed = ParseChangedFiles(listing);
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const auto& files = *parsed;
   ASSERT_EQ(files.size(), 3u);
   EXPECT_EQ(files[0].path, "a.py");
   EXPECT_EQ(files[0].old_mode, "100644");
@@ -52,10 +52,9 @@ TEST(PatchTest, ParsesGitsListingInItsOrder) {
 }
 
 TEST(PatchTest, AMissingRawRecordIsAnError) {
-  std::string error;
-  auto files = ParseChangedFiles(std::string("1\t0\ta.py") + '\0', &error);
-  EXPECT_TRUE(files.empty());
-  EXPECT_EQ(error, "git listed no start for a.py");
+  auto files = ParseChangedFiles(std::string("1\t0\ta.py") + '\0');
+  ASSERT_FALSE(files.ok());
+  EXPECT_EQ(files.error(), "git listed no start for a.py");
 }
 
 TEST(PatchTest, RemovedLinesAreChargedTheOldContents) {
