@@ -136,17 +136,24 @@ def _pytest_machinery():
     return {name: value for _, _, value, name in _machinery_entries()}
 
 
-def _installed_dirs():
-    """The interpreter's and its environment's directories (read-only in outcome runs, and
-    built from the task, never from the patch), outside the repository."""
+def _sysconfig_dirs(keys):
+    """The real paths of the interpreter's sysconfig directories named by `keys`."""
     import sysconfig
-    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+    dirs = set()
+    for key in keys:
         try:
             dirs.add(sysconfig.get_paths()[key])
         except Exception:
             pass
-    return tuple(sorted({os.path.realpath(d) + os.sep for d in dirs if d}))
+    return {os.path.realpath(d) for d in dirs if d}
+
+
+def _installed_dirs():
+    """The interpreter's and its environment's directories (read-only in outcome runs, and
+    built from the task, never from the patch), outside the repository."""
+    dirs = {os.path.realpath(d) for d in (sys.prefix, sys.base_prefix, sys.exec_prefix) if d}
+    dirs |= _sysconfig_dirs(("stdlib", "platstdlib", "purelib", "platlib"))
+    return tuple(sorted(d + os.sep for d in dirs))
 
 
 def _trusted_code_object(code):
@@ -588,8 +595,6 @@ def _check_hook_impls(config):
     """Each implementation of a watched hook runs Python code from the file it names, not
     the L2 agent's package."""
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "")) + os.sep
-    site = os.environ.get("FBKIT_TRACE_L2_SITE")
-    site = os.path.realpath(site) + os.sep if site else None
     for name in _WATCHED_HOOKS:
         hook = getattr(config.pluginmanager.hook, name, None)
         for impl in (hook.get_hookimpls() if hook is not None else ()):
@@ -598,9 +603,10 @@ def _check_hook_impls(config):
                 _integrity("the %s implementation of plugin %s runs no Python code (%r)"
                            % (name, impl.plugin_name, impl.function))
                 continue
-            if site and os.path.realpath(code.co_filename).startswith(site):
+            in_site = _l2_relpath(code.co_filename)
+            if in_site is not None:
                 _integrity("the agent's package implements the pytest hook %s (%s)"
-                           % (name, os.path.relpath(os.path.realpath(code.co_filename), site)))
+                           % (name, in_site))
                 continue
             if id(code) in _trusted_code[1]:
                 continue
@@ -1124,18 +1130,7 @@ _FRAME_NAMERS = frozenset(c for c in _FRAME_GETTERS if c.co_filename.endswith(
     os.sep + os.path.join("logging", "__init__.py")))
 
 
-def _stdlib_directories():
-    import sysconfig
-    dirs = set()
-    for key in ("stdlib", "platstdlib"):
-        try:
-            dirs.add(os.path.realpath(sysconfig.get_paths()[key]))
-        except Exception:
-            pass
-    return tuple(sorted(dirs))
-
-
-_stdlib_dirs = _stdlib_directories()
+_stdlib_dirs = tuple(sorted(_sysconfig_dirs(("stdlib", "platstdlib"))))
 # pytest's and pluggy's own packages.
 _pytest_dirs = tuple(os.path.dirname(os.path.realpath(m.__file__))
                      for m in (sys.modules.get("_pytest"), sys.modules.get("pluggy"))
