@@ -330,21 +330,30 @@ TEST_F(ExtractE2E, AGraphOfAnotherEntityTableIsRefused) {
       << r.err;
 }
 
-TEST_F(ExtractE2E, LlmCmdChoosesTheTopObjectsAndWritesDocstringsAndTheTaskStatement) {
-  // A stand-in model: answers each request by its schema, logs what it was asked.
-  std::string model = *dir_ / "model.sh";
-  std::string log = *dir_ / "model.log";
-  WriteFileOrDie(model, "#!/bin/sh\nlog=" + log + R"SH(
+// A stand-in model at DIR/NAME.sh: answers each request by its schema with the given JSON
+// answers, logs what it was asked to DIR/NAME.log.
+std::string WriteModel(const std::string& dir, const std::string& name, const std::string& top,
+                       const std::string& docstring, const std::string& statement) {
+  std::string model = dir + "/" + name + ".sh";
+  WriteFileOrDie(model, "#!/bin/sh\nlog=" + dir + "/" + name + ".log" + R"SH(
 req=$(cat)
 printf '%s\n' "$req" >> "$log"
 case "$req" in
-*'"schema":"fbkit.llm-top/1"'*)
-  echo '{"top_objects": ["src/shapes/stats.py::describe", "src/shapes/stats.py::median"]}' ;;
-*'"schema":"fbkit.llm-docstring/1"'*) echo '{"docstring": "MODEL DOCSTRING"}' ;;
-*'"schema":"fbkit.llm-statement/1"'*) echo '{"task_statement": "**Task Statement: MODEL TITLE**"}' ;;
+*'"schema":"fbkit.llm-top/1"'*) echo ')SH" + top + R"SH(' ;;
+*'"schema":"fbkit.llm-docstring/1"'*) echo ')SH" + docstring + R"SH(' ;;
+*'"schema":"fbkit.llm-statement/1"'*) echo ')SH" + statement + R"SH(' ;;
 *) exit 3 ;;
 esac
 )SH");
+  return model;
+}
+
+TEST_F(ExtractE2E, LlmCmdChoosesTheTopObjectsAndWritesDocstringsAndTheTaskStatement) {
+  std::string model = WriteModel(
+      dir_->path(), "model",
+      R"({"top_objects": ["src/shapes/stats.py::describe", "src/shapes/stats.py::median"]})",
+      R"({"docstring": "MODEL DOCSTRING"})", R"({"task_statement": "**Task Statement: MODEL TITLE**"})");
+  std::string log = *dir_ / "model.log";
   auto r = RunCommand(
       Args("task", *dir_ / "llm",
            {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify", "--llm-cmd", "sh " + model}));
@@ -384,18 +393,10 @@ esac
 TEST_F(ExtractE2E, LlmCmdMayChooseAMethodOfAClassCandidate) {
   // FeatureBench's classifier chooses methods; a class candidate lists the methods the file's
   // run reaches, and an answer naming one takes the method, not the class whole.
-  std::string model = *dir_ / "member-model.sh";
+  std::string model =
+      WriteModel(dir_->path(), "member-model", R"({"top_objects": ["src/shapes/summary.py::Summary.format"]})",
+                 R"({"docstring": "D"})", R"({"task_statement": "T"})");
   std::string log = *dir_ / "member-model.log";
-  WriteFileOrDie(model, "#!/bin/sh\nlog=" + log + R"SH(
-req=$(cat)
-printf '%s\n' "$req" >> "$log"
-case "$req" in
-*'"schema":"fbkit.llm-top/1"'*) echo '{"top_objects": ["src/shapes/summary.py::Summary.format"]}' ;;
-*'"schema":"fbkit.llm-docstring/1"'*) echo '{"docstring": "D"}' ;;
-*'"schema":"fbkit.llm-statement/1"'*) echo '{"task_statement": "T"}' ;;
-*) exit 3 ;;
-esac
-)SH");
   auto r = RunCommand(Args("task", *dir_ / "member", {"--f2p", "tests/test_stats.py", "--no-l2",
                                                       "--no-verify", "--llm-cmd", "sh " + model}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
