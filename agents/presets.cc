@@ -255,22 +255,23 @@ std::string InstallRoot(const std::string& executable) {
   return dir;
 }
 
-// The installation of the interpreter a virtual environment `root` was made from (its
-// pyvenv.cfg's `home` is that installation's bin/), or "" when `root` is none or it is the
-// system's: a venv's python is a link into it, and its standard library lives there.
-std::string VenvBase(const std::string& root) {
+// What the interpreter of a virtual environment `root` needs beyond `root`: the
+// installation its pyvenv.cfg's `home` (a bin/ directory) names, whose standard library a
+// venv's python links into; nothing when `root` is no virtual environment.
+std::vector<std::string> VenvBase(const std::string& root) {
   std::ifstream cfg(util::JoinPath(root, "pyvenv.cfg"));
   for (std::string line; std::getline(cfg, line);) {
     if (!line.starts_with("home")) continue;
     size_t eq = line.find('=');
-    if (eq == std::string::npos) return "";
-    std::string home = line.substr(line.find_first_not_of(" \t", eq + 1));
-    std::error_code ec;
-    std::string real = std::filesystem::canonical(home, ec).string();
-    std::string base = util::DirName(ec ? home : real);
-    return base.starts_with("/usr") || base == "/" || base.empty() ? "" : base;
+    if (eq == std::string::npos) return {};
+    size_t start = line.find_first_not_of(" \t", eq + 1);
+    if (start == std::string::npos) return {};
+    std::vector<std::string> dirs =
+        runner::InterpreterDirs(util::JoinPath(line.substr(start), "python3"));
+    std::erase(dirs, root);
+    return dirs;
   }
-  return "";
+  return {};
 }
 
 }  // namespace
@@ -322,7 +323,7 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
   l.key_env = preset->key_env;
   l.output_files.emplace_back("home/.gitconfig", kGitConfig);
   l.read_only.push_back(InstallRoot(program));
-  if (std::string base = VenvBase(l.read_only.back()); !base.empty()) l.read_only.push_back(base);
+  for (const auto& dir : VenvBase(l.read_only.back())) l.read_only.push_back(dir);
   std::string node = runner::FindProgram("node");
   if (!node.empty()) l.read_only.push_back(InstallRoot(node));
   if (auto s = preset->configure(c, *preset, program, &l); !s.ok()) return util::Error{s.error()};

@@ -80,6 +80,7 @@ Sandbox InstallSandbox(const RepoSpec& spec, const std::string& root, const std:
   Sandbox s;
   s.kind = spec.sandbox;
   s.network = spec.network;
+  s.whole_system = true;  // compilers and headers; built from the original tree anyway
   s.limits = spec.limits;
   s.read_only = {root};
   for (const auto& d : InterpreterDirs(spec.python)) s.read_only.push_back(d);
@@ -205,6 +206,7 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   // read-only to them (a conftest's .pth in the venv reached every repository of that key).
   check.sandbox = InstallSandbox(spec, r.root, dir);
   check.sandbox.writable.clear();
+  check.sandbox.whole_system = false;  // what the tests will see of the system
   check.sandbox.read_only.push_back(dir);
   if (auto s = RunLogged(env, launcher, check, timeout, "the pytest check (collect-only)"); !s.ok()) {
     return util::Error{s.error()};

@@ -559,6 +559,14 @@ int PlaceDescriptors(std::vector<int> fds) {
   return next;
 }
 
+// Closes every descriptor from `first` up: nothing fbkit's caller left open (a task
+// directory on descriptor 9, say) reaches the process, whatever its close-on-exec flag.
+void CloseFrom(int first) {
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U) == 0) return;
+  long max = ::sysconf(_SC_OPEN_MAX);
+  for (long fd = first; fd < (max > 0 && max < (1L << 20) ? max : 65536); ++fd) ::close(static_cast<int>(fd));
+}
+
 [[noreturn]] void ExecChild(const ProcessSpec& spec, const Prepared& prepared, int out_fd) {
   ::setpgid(0, 0);
   int in = prepared.stdin_fd >= 0 ? prepared.stdin_fd : ::open("/dev/null", O_RDONLY);
@@ -571,7 +579,7 @@ int PlaceDescriptors(std::vector<int> fds) {
   }
   std::vector<int> fds = prepared.channels;
   if (prepared.seccomp >= 0) fds.push_back(prepared.seccomp);
-  PlaceDescriptors(fds);
+  CloseFrom(PlaceDescriptors(fds));
   std::vector<char*> args;
   for (const auto& a : prepared.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

@@ -23,9 +23,7 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-bool Under(const std::string& path, const std::string& dir) {
-  return path == dir || path.starts_with(dir.ends_with('/') ? dir : dir + "/");
-}
+bool Under(const std::string& path, const std::string& dir) { return util::IsUnder(path, dir); }
 
 std::string Prefix(const std::string& executable) {
   return util::DirName(util::DirName(executable));
@@ -63,10 +61,43 @@ const std::vector<std::string>& SystemPaths() {
   return paths;
 }
 
+std::vector<std::string> SystemView(const std::vector<std::string>& multiarch) {
+  std::vector<std::string> view = {
+      "/etc", "/sys", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr/bin",
+      "/usr/sbin", "/usr/libexec", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/usr/lib/git-core",
+      "/usr/lib/locale", "/usr/lib/os-release", "/usr/lib/ssl", "/usr/share/ca-certificates",
+      "/usr/share/zoneinfo", "/usr/share/terminfo", "/usr/share/git-core", "/usr/share/misc",
+      "/usr/share/file", "/usr/share/i18n", "/usr/local/bin", "/usr/local/share/ca-certificates"};
+  for (const auto& m : multiarch) view.push_back("/usr/lib/" + m);
+  return view;
+}
+
+namespace {
+
+// The /usr/lib/<triplet> directories of this host ("x86_64-linux-gnu"), listed once.
+const std::vector<std::string>& HostMultiarch() {
+  static const std::vector<std::string> found = [] {
+    std::vector<std::string> out;
+    auto entries = util::RealEnv().ListDir("/usr/lib");
+    if (!entries.ok()) return out;
+    for (const auto& e : *entries) {
+      if (e.type == util::FileType::kDirectory && e.name.find("-linux-") != std::string::npos) {
+        out.push_back(e.name);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return found;
+}
+
+}  // namespace
+
 bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path) {
   auto under_any = [&](const std::vector<std::string>& dirs) {
     return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return Under(path, d); });
   };
+  if (under_any(sandbox.masked)) return false;
   if (under_any(sandbox.read_only) || under_any(sandbox.writable)) return true;
   if (std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
                   [&](const Bind& b) { return Under(path, b.target); }) ||
@@ -75,8 +106,34 @@ bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path) {
     return true;
   }
   if (Under(path, "/dev") || Under(path, "/proc")) return true;  // its own /dev and /proc
-  return under_any(SystemPaths()) && !under_any(sandbox.hidden);
+  return under_any(sandbox.whole_system ? SystemPaths() : SystemView(HostMultiarch())) &&
+         !under_any(sandbox.hidden);
 }
+
+namespace {
+
+// The entries of `paths` that exist on this host: directories, and the links that merge
+// /bin or /lib into /usr (recreated as links); other files are bound as they are.
+std::vector<SystemPath> Existing(const std::vector<std::string>& paths) {
+  std::vector<SystemPath> out;
+  for (const auto& p : paths) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    SystemPath entry{p, ""};
+    if (S_ISLNK(st.st_mode)) {
+      char buf[4096];
+      ssize_t n = ::readlink(p.c_str(), buf, sizeof buf - 1);
+      if (n <= 0) continue;
+      entry.target.assign(buf, static_cast<size_t>(n));
+    } else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+      continue;
+    }
+    out.push_back(entry);
+  }
+  return out;
+}
+
+}  // namespace
 
 HostInfo CurrentHost() {
   HostInfo host;
@@ -87,20 +144,8 @@ HostInfo CurrentHost() {
   const char* home = std::getenv("HOME");
   host.home = home ? home : "";
   host.root = ::geteuid() == 0;
-  for (const auto& p : SystemPaths()) {
-    struct stat st;
-    if (::lstat(p.c_str(), &st) != 0) continue;
-    SystemPath entry{p, ""};
-    if (S_ISLNK(st.st_mode)) {
-      char buf[4096];
-      ssize_t n = ::readlink(p.c_str(), buf, sizeof buf - 1);
-      if (n <= 0) continue;
-      entry.target.assign(buf, static_cast<size_t>(n));
-    } else if (!S_ISDIR(st.st_mode)) {
-      continue;
-    }
-    host.system.push_back(entry);
-  }
+  host.system = Existing(SystemView(HostMultiarch()));
+  host.whole = Existing(SystemPaths());
   return host;
 }
 
@@ -350,13 +395,19 @@ std::vector<std::string> BwrapArgsOf(const Sandbox& sandbox, const HostInfo& hos
   std::vector<std::string> a = {host.bwrap, "--die-with-parent", "--new-session"};
   AddNamespaces(&a, sandbox, host);
   if (seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(seccomp_fd)});
+  const std::vector<SystemPath>& shown = sandbox.whole_system ? host.whole : host.system;
   auto system = [&](const std::string& p) {
-    return std::any_of(host.system.begin(), host.system.end(),
+    return std::any_of(shown.begin(), shown.end(),
                        [&](const SystemPath& s) { return s.target.empty() && Under(p, s.path); });
   };
-  for (const auto& s : host.system) {
-    if (s.target.empty()) a.insert(a.end(), {"--ro-bind", s.path, s.path});
-    else a.insert(a.end(), {"--symlink", s.target, s.path});
+  Parents parents(&a);
+  for (const auto& s : shown) {
+    if (!s.target.empty()) {
+      a.insert(a.end(), {"--symlink", s.target, s.path});
+      continue;
+    }
+    parents.Before(s.path, system);  // /usr, /usr/lib: readable by all, holding nothing else
+    a.insert(a.end(), {"--ro-bind", s.path, s.path});
   }
   int64_t tmpfs_mb = sandbox.limits.file_size_mb;
   a.insert(a.end(), {"--dev", "/dev"});
@@ -365,7 +416,6 @@ std::vector<std::string> BwrapArgsOf(const Sandbox& sandbox, const HostInfo& hos
                      "/proc/sysrq-trigger", "/proc/sysrq-trigger"});
   AddTmpfs(&a, "/tmp", tmpfs_mb);
   AddTmpfs(&a, "/var/tmp", tmpfs_mb);
-  Parents parents(&a);
   parents.Scratch("/tmp");
   parents.Scratch("/var/tmp");
   if (!host.home.empty() && host.home != "/" && host.home != "/tmp" && host.home != "/var/tmp" &&
@@ -376,7 +426,9 @@ std::vector<std::string> BwrapArgsOf(const Sandbox& sandbox, const HostInfo& hos
   }
   for (const auto& dir : sandbox.hidden) {
     parents.Before(dir, system);
-    a.insert(a.end(), {"--tmpfs", dir});
+    // Empty, read-only to everyone and a page large: nothing written there reaches the host's
+    // memory (red team: 2 GB written into an unbounded hiding tmpfs as an ordinary user).
+    a.insert(a.end(), {"--perms", "0555", "--size", "4096", "--tmpfs", dir});
   }
   AddCopies(&a, sandbox, copy_bytes, &parents, system);
   for (const auto& b : sandbox.binds) {
@@ -417,6 +469,12 @@ std::vector<std::string> BwrapArgsOf(const Sandbox& sandbox, const HostInfo& hos
     if (ProtectsWhatItNames(sandbox, p)) a.insert(a.end(), {"--ro-bind-try", p, p});
   }
   for (const auto& o : sandbox.overlays) a.insert(a.end(), {"--ro-bind", o.source, o.target});
+  for (const auto& m : sandbox.masked) {
+    struct stat st;
+    if (::lstat(m.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) a.insert(a.end(), {"--perms", "0555", "--size", "4096", "--tmpfs", m});
+    else a.insert(a.end(), {"--ro-bind", "/dev/null", m});
+  }
   if (!cwd.empty() && sandbox.copies.empty()) a.insert(a.end(), {"--chdir", cwd});
   a.push_back("--");
   if (host.root) {
@@ -477,6 +535,37 @@ std::vector<std::string> SandboxedCommand(
   return out;
 }
 
+namespace {
+
+// "3.11" of ".../python3.11", "" when the name carries no version.
+std::string PythonVersion(const std::string& executable) {
+  std::string name = executable.substr(executable.rfind('/') + 1);
+  if (!name.starts_with("python3.")) return "";
+  std::string v = name.substr(6);
+  return v.find_first_not_of("0123456789.") == std::string::npos ? v : "";
+}
+
+// What an interpreter of the system's prefix (/usr, /usr/local) needs of it: its pythonX.Y
+// directories (every python3.* when `version` is unknown) and Debian's lib/python3.
+std::vector<std::string> SystemPrefixDirs(const std::string& prefix, const std::string& version) {
+  std::vector<std::string> libs = {util::JoinPath(prefix, "lib")};
+  if (prefix == "/usr") libs.push_back("/usr/local/lib");
+  std::vector<std::string> out;
+  for (const auto& lib : libs) {
+    if (!version.empty()) {
+      out.push_back(util::JoinPath(lib, "python" + version));
+    } else if (auto entries = util::RealEnv().ListDir(lib); entries.ok()) {
+      for (const auto& e : *entries) {
+        if (e.name.starts_with("python3.")) out.push_back(util::JoinPath(lib, e.name));
+      }
+    }
+    out.push_back(util::JoinPath(lib, "python3"));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> InterpreterDirs(const std::string& python) {
   std::string found = FindProgram(python);
   if (found.empty()) return {};
@@ -487,11 +576,24 @@ std::vector<std::string> InterpreterDirs(const std::string& python) {
   }
   // A path through /proc means another place in every process: nothing to bind.
   if (found.starts_with("/proc/")) return {};
-  std::vector<std::string> dirs = {Prefix(found)};
-  if (char* real = ::realpath(found.c_str(), nullptr)) {
-    std::string r = real;
-    std::free(real);
-    if (!r.starts_with("/proc/") && Prefix(r) != dirs[0]) dirs.push_back(Prefix(r));
+  std::string real = found;
+  if (char* r = ::realpath(found.c_str(), nullptr)) {
+    real = r;
+    std::free(r);
+  }
+  if (real.starts_with("/proc/")) real = found;
+  std::string version = PythonVersion(real);
+  if (version.empty()) version = PythonVersion(found);
+  std::vector<std::string> dirs;
+  for (const auto& exe : {found, real}) {
+    std::string prefix = Prefix(exe);
+    std::vector<std::string> add = {prefix};
+    if (prefix == "/usr" || prefix == "/usr/local" || prefix == "/") {
+      add = SystemPrefixDirs(prefix == "/" ? "/usr" : prefix, version);
+    }
+    for (auto& d : add) {
+      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+    }
   }
   return dirs;
 }

@@ -65,6 +65,10 @@ struct PrivateCopy {
 struct Sandbox {
   SandboxKind kind = SandboxKind::kNone;
   bool network = false;
+  // The host's whole system (SystemPaths: compilers, headers, every installed library) in
+  // place of the allow-list (SystemView): only for an environment's install steps, which build
+  // from the original tree anyway and are no agent's or graded run.
+  bool whole_system = false;
   Limits limits;
   std::vector<std::string> hidden;     // dirs replaced by empty ones (over a bound parent)
   std::vector<Bind> binds;             // mounted first, in order
@@ -83,6 +87,9 @@ struct Sandbox {
   // Files or dirs mounted last, read-only, over what the sandbox sees (fbkit's fixed git
   // configuration in place of a work copy's own .git/config, say).
   std::vector<Bind> overlays;
+  // Paths mounted over, after everything else, by an empty read-only directory (or an empty
+  // file for a file): a copy of the repository's packages that must not be seen (exposure.h).
+  std::vector<std::string> masked;
 };
 
 // One entry of the system allow-list as it is on this host.
@@ -99,7 +106,8 @@ struct HostInfo {
   bool root = false;                // fbkit runs as uid 0
   std::string tar = "tar";          // GNU tar: fills a private copy inside the sandbox
   std::string env = "env";          // env(1): sets the spec's variables for the command alone
-  std::vector<SystemPath> system;   // the allow-listed system paths that exist (SystemPaths)
+  std::vector<SystemPath> system;   // the allow-listed system paths that exist (SystemView)
+  std::vector<SystemPath> whole;    // the whole system's paths that exist (SystemPaths)
 };
 
 // `name` found on PATH (or as given when it has a slash): the first executable candidate
@@ -107,15 +115,26 @@ struct HostInfo {
 std::string FindProgram(const std::string& name,
                         const std::function<bool(const std::string&)>& accept = nullptr);
 
-// Whether a process under `sandbox` (bwrap) sees host `path` as it is on the host: a system
-// path not hidden, or a path it is given (read_only, writable, a bind's target), or under
-// /dev and /proc (its own). /tmp, /var/tmp, homes and everything else are not.
+// Whether a process under `sandbox` (bwrap) sees host `path` as it is on the host: a path of
+// the system view (SystemView, or SystemPaths for whole_system) not hidden, or a path it is
+// given (read_only, writable, a bind's target), or under /dev and /proc (its own). /tmp,
+// /var/tmp, homes and everything else are not.
 bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path);
 
-// The system paths a sandbox sees, read-only, when they exist: /usr, /etc, /opt, /sys and
-// the merged-/usr links (/bin, /sbin, /lib*). Nothing else of the host is visible but what
-// a Sandbox names: no homes, no /root, /run, /srv, /mnt, /var, /work, /tmp.
+// The host's system directories, root's and trusted as code: /usr, /etc, /opt, /sys and the
+// merged-/usr links (/bin, /sbin, /lib*). A whole_system sandbox sees them all; no sandbox
+// sees the rest of the host: no homes, no /root, /run, /srv, /mnt, /var, /work, /tmp.
 const std::vector<std::string>& SystemPaths();
+
+// What every other sandbox sees of the system, read-only, when it exists: the programs
+// (/usr/bin, /usr/sbin, /usr/libexec, /usr/local/bin), the shared libraries (/usr/lib64,
+// /usr/lib/<multiarch>), what git, the C library and TLS read (git-core, locale, zoneinfo,
+// terminfo, CA certificates), /etc, /sys and the merged-/usr links. No Python library of the
+// system is in it (InterpreterDirs adds the interpreter's own), nor /opt, nor the rest of
+// /usr/lib, /usr/share and /usr/local: copies of a repository's packages live there (a
+// vendored jinja2 in another package's tree). `multiarch` names the /usr/lib/<triplet>
+// directories that exist ("x86_64-linux-gnu").
+std::vector<std::string> SystemView(const std::vector<std::string>& multiarch);
 
 // The host facts of this machine (bwrap looked up on PATH; empty when absent).
 HostInfo CurrentHost();
@@ -150,7 +169,10 @@ std::vector<std::string> SandboxedCommand(
     const std::vector<std::pair<std::string, std::string>>& vars);
 
 // The directories an interpreter needs to run: the prefix of `python` as named (a virtual
-// environment) and of the file it resolves to (PATH lookup for a bare name).
+// environment) and of the file it resolves to (PATH lookup for a bare name). A prefix that is
+// the system's (/usr, /usr/local) is not given whole: its pythonX.Y directories under lib/
+// and local/lib/ (the standard library and what pip installed for it) and lib/python3 (a
+// Debian interpreter's packages) instead, X.Y from the name the interpreter resolves to.
 std::vector<std::string> InterpreterDirs(const std::string& python);
 
 // Checks once per process that bubblewrap is installed and can create its namespaces here;

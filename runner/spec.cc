@@ -51,12 +51,20 @@ class SpecReader {
     if (k == "total_timeout") return Seconds(k, n, &s.total_timeout);
     if (k == "network") return Bool(k, n, &s.network);
     if (k == "sandbox") return Sandbox(k, n);
+    if (k == "exposed_copies") {
+      std::string name;
+      if (!String(k, n, &name)) return false;
+      auto policy = ParseCopyPolicy(name);
+      if (!policy.ok()) return Fail(n, "key 'exposed_copies': " + policy.error());
+      spec_->exposed_copies = *policy;
+      return true;
+    }
     if (k == "env") return Env(k, n);
     if (k == "limits") return LimitsTable(k, n);
     return Fail(n, "unknown key '" + k +
                        "' (known: repo, python, pythonpath, env, pytest_args, tests, exclude, "
                        "timeout, total_timeout, install, install_inputs, network, sandbox, "
-                       "limits, image_name)");
+                       "exposed_copies, limits, image_name)");
   }
 
   bool Fail(const toml::node& n, const std::string& message) {
@@ -207,6 +215,7 @@ std::string Widening(const RepoSpec& s, bool system_interpreter_ok) {
   }
   if (s.network) keys.push_back("network");
   if (s.sandbox != defaults.sandbox) keys.push_back("sandbox");
+  if (s.exposed_copies == CopyPolicy::kAllow) keys.push_back("exposed_copies = \"allow\"");
   const Limits& l = s.limits;
   const Limits& d = defaults.limits;
   // 0 (or less) means no limit at all.
@@ -268,6 +277,10 @@ std::string RepoSpecJson(const RepoSpec& s) {
   for (const auto& [k, v] : s.vars) w.Key(k), w.String(v);
   w.EndObject();
   w.Key("exclude"), w.StringArray(s.exclude);
+  // Only when set (task files written before it existed stay byte-identical).
+  if (s.exposed_copies != CopyPolicy::kRefuse) {
+    w.Key("exposed_copies"), w.String(CopyPolicyName(s.exposed_copies));
+  }
   w.Key("image_name"), w.String(s.image_name);
   w.Key("install"), w.StringArray(s.install);
   w.Key("install_inputs"), w.StringArray(s.install_inputs);
@@ -315,6 +328,11 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& text) {
     s.timeout = j.value("timeout", 600.0);
     s.total_timeout = j.value("total_timeout", 0.0);
     s.network = j.value("network", false);
+    if (auto policy = ParseCopyPolicy(j.value("exposed_copies", "refuse")); policy.ok()) {
+      s.exposed_copies = *policy;
+    } else {
+      return util::Error{"repo_settings: " + policy.error()};
+    }
     if (j.contains("env") && j["env"].is_object()) {
       for (const auto& [k, v] : j["env"].items()) {
         if (v.is_string() && IsVariableName(k) && !IsFbkitVariable(k)) {

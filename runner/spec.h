@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "runner/exposure.h"
 #include "runner/sandbox.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -31,6 +32,9 @@ struct RepoSpec {
   std::vector<std::string> install_inputs;  // extra root-relative files/dirs keying its cache
   bool network = false;
   SandboxKind sandbox = SandboxKind::kBwrap;
+  // What a graded run or an agent's sandbox does with a copy of the task's packages it would
+  // show outside the work copy (exposure.h): refuse, hide or allow.
+  CopyPolicy exposed_copies = CopyPolicy::kRefuse;
   Limits limits;
   std::string image_name;  // a container image for runners that use one
   // Not part of the file: where environments built from `install` are cached (the

@@ -59,6 +59,9 @@ struct TestRunRequest {
   // session itself, what of the original library agent_code imports or re-exports.
   std::string l2_site;
   std::vector<std::string> l2_originals;
+  // The task's own packages (top-level names): a copy of one the sandbox would show outside
+  // ROOT is refused, hidden or allowed as spec.exposed_copies says (runner/exposure.h).
+  std::set<std::string> guard_packages;
 };
 
 // The hook name fbkit's plugin journals for a grader's test file read while the tests run,

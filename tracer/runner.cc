@@ -111,6 +111,12 @@ class Runner {
     python_ = c->python;
     sandbox_ = c->sandbox;
     sandbox_.read_only.push_back(AgentDir());
+    if (!options_.guard_packages.empty()) {
+      auto copies = runner::GuardCopies(env_, &sandbox_, runner::CurrentHost(),
+                                        options_.guard_packages, {options_.root, copy_of},
+                                        options_.spec.exposed_copies, "the tests");
+      if (!copies.ok()) return util::Error{copies.error()};
+    }
     std::string list;
     for (const auto& rel : options_.protect) {
       std::string path = util::JoinPath(options_.root, rel);
@@ -826,6 +832,7 @@ util::Expected<runner::TestRun> AgentTestRunner::Run(const runner::TestRunReques
   o.work_dir = request.work_dir;
   o.l2_site = request.l2_site;
   o.l2_originals = request.l2_originals;
+  o.guard_packages = request.guard_packages;
   auto trace = RunTrace(env_, launcher_, o, nullptr);
   if (!trace.ok()) return util::Error{trace.error()};
   return TestRunOf(*trace);

@@ -40,6 +40,8 @@ struct TraceOptions {
   // Outcome runs of an L2 evaluation (runner::TestRunRequest's l2_site, l2_originals).
   std::string l2_site;
   std::vector<std::string> l2_originals;
+  // Outcome runs of a task (runner::TestRunRequest's guard_packages).
+  std::set<std::string> guard_packages;
   // Isolate mode: run only part `shard.index` of `shard.count` contiguous parts of the
   // runnable files (ShardBounds); a file weighs shard_weights[file] when given (a previous
   // run's durations; files it lacks weigh the mean), else its size in bytes.

@@ -337,6 +337,11 @@ Status WriteFiles(Env& env, const std::string& dir,
   return Status::Ok();
 }
 
+bool IsUnder(std::string_view path, std::string_view dir) {
+  if (!path.starts_with(dir)) return false;
+  return path.size() == dir.size() || dir.ends_with('/') || path[dir.size()] == '/';
+}
+
 std::string DirName(std::string_view path) {
   size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return "";

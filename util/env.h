@@ -84,6 +84,8 @@ Env& RealEnv();
 std::string JoinPath(std::string_view a, std::string_view b);
 // Directory part of a path ("" for a bare name).
 std::string DirName(std::string_view path);
+// Whether `path` is `dir` or lies below it, by their text ("/a/bc" is not under "/a/b").
+bool IsUnder(std::string_view path, std::string_view dir);
 
 // DIR made and each (name, content) written into it atomically, in order; the first failure
 // stops, naming the directory or the file (a result that cannot be written is an error,

@@ -262,29 +262,6 @@ std::string SummaryContradiction(const runner::TestRun& trace, std::string_view 
          "journal " + std::to_string(passed) + " (the journal was rewritten?)";
 }
 
-std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,
-                                       const std::function<bool(const std::string&)>& is_package) {
-  std::set<std::string> out;
-  for (const auto& id : top_objects) {
-    std::string path = id.substr(0, id.find("::"));
-    std::string name;
-    for (size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-      std::string dir = path.substr(0, slash);
-      if (is_package(dir)) {
-        size_t prev = dir.rfind('/');
-        name = prev == std::string::npos ? dir : dir.substr(prev + 1);
-        break;
-      }
-    }
-    if (name.empty()) {
-      name = path.substr(path.rfind('/') + 1);
-      if (name.ends_with(".py")) name.resize(name.size() - 3);
-    }
-    if (!name.empty()) out.insert(name);
-  }
-  return out;
-}
-
 std::vector<std::string> LibraryReads(std::string_view log, const std::set<std::string>& packages,
                                       size_t limit) {
   static const std::regex kRead(

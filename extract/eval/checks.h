@@ -65,12 +65,6 @@ std::string ExitContradiction(const runner::TestRun& trace);
 // summary or the run did not finish normally (nothing to compare).
 std::string SummaryContradiction(const runner::TestRun& trace, std::string_view logs);
 
-// The original library's top-level modules: for each top object's file, the outermost
-// directory of its path that is a package (`is_package(dir)`: has an __init__.py), else
-// the module's own name ("src/shapes/core.py::Area" -> "shapes").
-std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,
-                                       const std::function<bool(const std::string&)>& is_package);
-
 // Lines of an agent's log that read the installed original library's sources (cat, head,
 // sed, grep, open(...) ... of site-packages/PKG or dist-packages/PKG), at most `limit`.
 std::vector<std::string> LibraryReads(std::string_view log, const std::set<std::string>& packages,

@@ -148,7 +148,7 @@ struct Context {
 };
 
 std::set<std::string> Originals(const Context& c) {
-  return OriginalPackages(c.info.top_objects, [&](const std::string& dir) {
+  return taskdir::OriginalPackages(c.info.top_objects, [&](const std::string& dir) {
     return c.env.Stat(util::JoinPath(util::JoinPath(c.repo, dir), "__init__.py"), true).ok();
   });
 }
@@ -401,6 +401,7 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   request.total_timeout = options.timeout;
   request.work_dir = run_dir;
   request.protect = grader;
+  request.guard_packages = Originals(c);
   if (!c.l2_site.empty()) {
     request.l2_site = c.l2_site;
     request.l2_originals = {c.repo};

@@ -465,8 +465,9 @@ runner::Sandbox AgentView(const InferOptions& options) {
 }
 
 const char* kSandboxShows =
-    "the agent's sandbox shows the system (/usr, /etc, /opt), its workspace and output, and "
-    "the paths given with --read-only; /tmp, /var/tmp and home directories are private and "
+    "the agent's sandbox shows the system's programs and libraries (/usr/bin, /usr/lib/<arch>, "
+    "/etc; no other part of /usr, nor /opt), the task's interpreter, its workspace and output, "
+    "and the paths given with --read-only; /tmp, /var/tmp and home directories are private and "
     "empty";
 
 // The words of `cmd` that name programs or paths: the first word of each simple command
@@ -716,9 +717,27 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
   spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
   spec.sandbox.read_only = options.read_only;
   spec.sandbox.read_only.push_back(util::DirName(l.statement));
+  // The task's interpreter (its standard library and packages), as its tests run it.
+  for (const auto& dir : runner::InterpreterDirs(info.spec.python)) spec.sandbox.read_only.push_back(dir);
   // Only its workspace and output: its log, result and patch beside them are fbkit's.
   spec.sandbox.writable = {l.workspace, l.output};
   return spec;
+}
+
+// The task's packages as no copy the agent's sandbox may show beside its workspace (a
+// vendored copy, another interpreter's site-packages): refused, hidden or allowed as the
+// task's spec says (runner/exposure.h).
+util::Status GuardAgentView(util::Env& env, const std::string& task_dir, const Layout& l,
+                            const taskdir::Instance& info, runner::Sandbox* sandbox) {
+  auto presolved = taskdir::PlainPresolved(env, taskdir::TaskDir{task_dir});
+  std::string tree = presolved.ok() ? *presolved : "";
+  auto packages = taskdir::OriginalPackages(info.top_objects, [&](const std::string& dir) {
+    return !tree.empty() && env.Stat(util::JoinPath(util::JoinPath(tree, dir), "__init__.py"), false).ok();
+  });
+  auto copies = runner::GuardCopies(env, sandbox, runner::CurrentHost(), packages,
+                                    {l.workspace, l.output}, info.spec.exposed_copies,
+                                    "the agent's sandbox of " + info.instance_id);
+  return copies.ok() ? util::Status::Ok() : util::Status(util::Error{copies.error()});
 }
 
 // An agent command the shell could not start (126, 127): an error naming the first line of
@@ -802,6 +821,9 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
     return r.error = s.error(), r;
   }
   runner::ProcessSpec spec = AgentSpec(options, l, *info);
+  if (auto s = GuardAgentView(env, task_dir, l, *info, &spec.sandbox); !s.ok()) {
+    return r.error = s.error(), r;
+  }
   double prepared = Since(start);
   auto agent_start = Clock::now();
   auto exit = runner::RunToCompletion(launcher, spec, options.timeout);

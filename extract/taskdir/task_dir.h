@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,6 +42,13 @@ util::Expected<TaskDir> Level1Task(util::Env& env, const TaskDir& task, const st
 // are plain directories (a link or a gitfile would have git read another repository of the
 // host, which then reaches the tests or the agent).
 util::Expected<std::string> PlainPresolved(util::Env& env, const TaskDir& task);
+
+// The original library's top-level modules: for each top object's file, the outermost
+// directory of its path that is a package (`is_package(dir)`: has an __init__.py), else
+// the module's own name ("src/shapes/core.py::Area" -> "shapes").
+std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,
+                                       const std::function<bool(const std::string&)>& is_package);
+
 
 // instance.json: FeatureBench's fields with its types (counts as numbers, repo_settings as a
 // JSON string as in its dataset rows), and fbkit's own beside them. A task fbkit made

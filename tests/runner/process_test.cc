@@ -134,6 +134,8 @@ ProcessSpec Sandboxed(const ScratchDir& tmp, const std::string& script) {
   ProcessSpec spec{{"/bin/sh", "-c", script}, {{"FBKIT_X", "kept"}}, tmp.path(), tmp / "log", {}};
   spec.sandbox.kind = SandboxKind::kBwrap;
   spec.sandbox.writable = {tmp.path()};
+  // The system's interpreter, as the runs that start one name it (the allow-list has none).
+  spec.sandbox.read_only = InterpreterDirs("/usr/bin/python3");
   spec.sandbox.limits.file_size_mb = 1;
   return spec;
 }
@@ -537,6 +539,46 @@ TEST(SandboxHostile, ChannelsAreDescriptorsAndLogsAreNeverFollowed) {
   spec.log_path = tmp / "link.log";
   EXPECT_FALSE(RealLauncher().Start(spec).ok());
   EXPECT_EQ(ReadFileOrDie(tmp / "victim"), "precious");
+}
+
+// Nothing fbkit's caller left open reaches the sandbox, close-on-exec or not (red team: with
+// `9<TASKS` on fbkit's command line an agent read /proc/self/fd/9/<id>/patch.diff).
+TEST(SandboxHostile, DescriptorsTheCallerLeftOpenAreClosed) {
+  ScratchDir tmp;
+  testing::WriteFileOrDie(tmp / "gold.diff", "the answer");
+  int fd = ::open((tmp / "gold.diff").c_str(), O_RDONLY);  // inheritable, as a shell's 9<
+  ASSERT_GE(fd, 0);
+  int at9 = ::dup2(fd, 9);
+  ASSERT_EQ(at9, 9);
+  std::string out = InSandbox(tmp, "cat /proc/self/fd/9 2>/dev/null || echo closed; "
+                                   "(cat <&9) 2>/dev/null || echo closed");
+  ProcessSpec plain{{"/bin/sh", "-c", "(cat <&9) 2>/dev/null || echo closed"}, {}, tmp.path(), tmp / "plain.log", {}};
+  auto info = RunToCompletion(RealLauncher(), plain, 60);
+  ::close(9);
+  ::close(fd);
+  EXPECT_EQ(out, "closed\nclosed\n");
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(ReadFileOrDie(tmp / "plain.log"), "closed\n") << "unsandboxed processes too";
+}
+
+// The system is shown by an allow-list: programs, shared libraries and what they read, no
+// other part of /usr (where vendored copies of a repository's packages live), no /opt; an
+// interpreter's own directories only when the run names it.
+TEST(SandboxHostile, TheSystemIsAnAllowList) {
+  ScratchDir tmp;
+  ProcessSpec spec = Sandboxed(tmp, "for d in /opt /usr/share/doc /usr/src /usr/include "
+                                    "/usr/lib/python3 /usr/lib/python3.11; do "
+                                    "test -e $d && echo \"$d seen\"; done; "
+                                    "git --version >/dev/null && echo git; echo end");
+  spec.sandbox.read_only.clear();
+  auto info = RunToCompletion(RealLauncher(), spec, 60);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(ReadFileOrDie(tmp / "log"), "git\nend\n");
+  HostInfo host = CurrentHost();
+  for (const auto& s : host.system) {
+    EXPECT_NE(s.path, "/usr");
+    EXPECT_NE(s.path, "/opt");
+  }
 }
 
 }  // namespace

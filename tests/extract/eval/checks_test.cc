@@ -250,7 +250,7 @@ TEST(EvalChecks, VanishedTestsOnlyFromFilesThatCollected) {
 
 TEST(EvalChecks, OriginalPackagesFromTheOutermostPackageDirectory) {
   auto is_package = [](const std::string& dir) { return dir == "src/shapes" || dir == "lib/a" || dir == "lib/a/b"; };
-  EXPECT_EQ(OriginalPackages({"src/shapes/core.py::Area", "lib/a/b/c.py::f", "tool.py::main",
+  EXPECT_EQ(taskdir::OriginalPackages({"src/shapes/core.py::Area", "lib/a/b/c.py::f", "tool.py::main",
                               "scripts/run.py::go"},
                              is_package),
             (std::set<std::string>{"a", "run", "shapes", "tool"}));

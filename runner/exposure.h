@@ -1,0 +1,47 @@
+// Copies of a repository's own packages that a sandbox would show outside the trees it works
+// on: the answer within reach of an agent, or of a patch's code while it is tested (a vendored
+// jinja2 in another package's tree, a Debian python3-<library>, another interpreter's
+// site-packages). The sandbox's view is an allow-list; this checks it instead of trusting it.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runner/sandbox.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::runner {
+
+// What a spec says of a copy it finds: refuse to run (the default), hide it (an empty
+// directory, or an empty file, in its place), or allow it (seen, reported, run anyway).
+enum class CopyPolicy { kRefuse, kHide, kAllow };
+util::Expected<CopyPolicy> ParseCopyPolicy(const std::string& name);
+const char* CopyPolicyName(CopyPolicy policy);
+
+struct ExposedCopy {
+  std::string package;  // "jinja2"
+  std::string path;     // the host path the sandbox shows it at
+};
+
+// Every directory named after one of `packages` that holds Python source (a .py file directly
+// in it), and every file `<package>.py`, that `sandbox` shows from the host: in the system
+// view (`host`), the read-only and writable paths, binds' sources. Not below `own` (the work
+// copies and the task's own trees), not hidden or masked ones; /proc, /dev and /sys are not
+// walked, links not followed. Sorted by path; at most `limit`.
+std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, const HostInfo& host,
+                                    const std::set<std::string>& packages,
+                                    const std::vector<std::string>& own, size_t limit = 20);
+
+// Applies `policy` to what FindCopies finds in `sandbox`: kHide masks each copy (and looks
+// again: a copy is never left visible), kAllow returns them to be reported, kRefuse returns
+// an error naming each and the spec key that decides. `what` names the run ("the agent of
+// task X").
+util::Expected<std::vector<ExposedCopy>> GuardCopies(util::Env& env, Sandbox* sandbox,
+                                                     const HostInfo& host,
+                                                     const std::set<std::string>& packages,
+                                                     const std::vector<std::string>& own,
+                                                     CopyPolicy policy, const std::string& what);
+
+}  // namespace fbkit::runner
