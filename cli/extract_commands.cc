@@ -68,6 +68,16 @@ util::Expected<extract::make::Workspace> Load(const ExtractArgs& a) {
                  a.trace.c_str());
   }
   extract::make::ExtractOptions& o = w->options;
+  if (!o.untracked.empty() && !a.quiet) {
+    std::string some;
+    for (size_t i = 0; i < o.untracked.size() && i < 5; ++i) some += (i ? ", " : "") + o.untracked[i];
+    std::fprintf(stderr,
+                 "warning: %zu file%s of %s git does not track %s left out of every task's "
+                 "presolved/ (%s%s); commit what the tasks need\n",
+                 o.untracked.size(), o.untracked.size() == 1 ? "" : "s", a.root.c_str(),
+                 o.untracked.size() == 1 ? "is" : "are", some.c_str(),
+                 o.untracked.size() > 5 ? ", ..." : "");
+  }
   o.select = a.select;
   o.min_lines = a.min_lines;
   o.verify = !a.no_verify;

@@ -11,9 +11,12 @@ namespace fbkit::runner {
 
 util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
                                                        const std::string& root,
-                                                       const std::string& skip_dir) {
+                                                       const std::string& skip_dir,
+                                                       bool tracked_only) {
   std::vector<std::string> files;
-  auto listed = git.Run(root, {"ls-files", "-z", "--cached", "--others", "--exclude-standard"});
+  std::vector<std::string> args = {"ls-files", "-z", "--cached"};
+  if (!tracked_only) args.insert(args.end(), {"--others", "--exclude-standard"});
+  auto listed = git.Run(root, args);
   // A checkout git cannot list (its configuration refused, a broken index) is an error: the
   // walk below would take what git leaves out (build trees, environments) without a word.
   if (!listed.ok() && env.Stat(util::JoinPath(root, ".git"), false).ok()) {

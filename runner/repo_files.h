@@ -19,9 +19,12 @@ namespace fbkit::runner {
 // that are not plainly inside ROOT (`..`, `.`, empty parts: a crafted git index lists them),
 // paths through a linked directory, and regular files with other hard links (they may be
 // any file of the host's).
+// `tracked_only`: in a checkout, the files git tracks alone (what a task publishes: no build
+// tree, backup or stray .pyc of the original code beside them).
 util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
                                                        const std::string& root,
-                                                       const std::string& skip_dir);
+                                                       const std::string& skip_dir,
+                                                       bool tracked_only = false);
 
 // Whether `path` is relative with no empty, `.` or `..` part: it names a place inside
 // whatever it is joined to.

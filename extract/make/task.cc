@@ -1,6 +1,7 @@
 #include "extract/make/task.h"
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <regex>
 #include <tuple>
@@ -71,7 +72,9 @@ util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const R
     if (auto s = env.WriteFileAtomic(dst, text); !s.ok()) return s;
     return runner::CopyFileMode(util::JoinPath(repo.root(), path), dst);
   };
+  std::set<std::string> untracked(options.untracked.begin(), options.untracked.end());
   for (const auto& [path, text] : texts) {
+    if (untracked.count(path)) continue;
     if (auto s = write(path, text); !s.ok()) return util::Error{s.error()};
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
@@ -84,6 +87,7 @@ util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const R
   }
   Patches out;
   for (const auto& [path, text] : texts) {
+    if (untracked.count(path)) continue;
     auto data = env.ReadFile(util::JoinPath(repo.root(), path));
     if (!data.ok()) return util::Error{data.error()};
     if (auto s = write(path, *data); !s.ok()) return util::Error{s.error()};

@@ -35,6 +35,9 @@ struct ExtractOptions {
   std::string repo_name;           // "owner/repo"
   std::string base_commit;         // of the repository, "" when it is no git checkout
   std::vector<std::string> files;  // every file of the repository to copy (root-relative)
+  // Files of a checkout git does not track (untracked, not ignored): traced and parsed, never
+  // copied into a task (a build/lib copy or a .orig of the original code is the answer).
+  std::vector<std::string> untracked;
   runner::RepoSpec spec;
   SelectOptions select;
   int min_lines = 100;

@@ -1,5 +1,8 @@
 #include "extract/make/workspace.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "graph/graph_io.h"
 #include "parser/entity_table.h"
 #include "runner/git.h"
@@ -79,7 +82,14 @@ util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launch
   o.base_commit = head.ok() ? head->substr(0, 40) : "";
   auto files = runner::ListRepoFiles(env, git, request.root, o.out_dir);
   if (!files.ok()) return util::Error{files.error()};
+  auto tracked = runner::ListRepoFiles(env, git, request.root, o.out_dir, true);
+  if (!tracked.ok()) return util::Error{tracked.error()};
   o.files = std::move(*files);
+  if (!tracked->empty()) {
+    std::set_difference(o.files.begin(), o.files.end(), tracked->begin(), tracked->end(),
+                        std::back_inserter(o.untracked));
+    o.files = std::move(*tracked);
+  }
   o.spec = request.spec;
   return w;
 }

@@ -822,6 +822,41 @@ TEST(DoctestModulesE2E, LibraryModulesWithDoctestsAreCodeNotTestFiles) {
   EXPECT_EQ(inst["PASS_TO_PASS"], nlohmann::json::parse(R"(["tests/test_timing.py"])"));
 }
 
+// presolved/ holds what git tracks and the cut, never an untracked file of the checkout (a
+// build/lib copy or a .orig of the original code is the answer); a warning names them.
+TEST(UntrackedFilesE2E, PresolvedTakesOnlyWhatGitTracks) {
+  ScratchDir dir;
+  std::string root = dir / "repo";
+  std::filesystem::copy(Fixture("doctest_modules"), root, std::filesystem::copy_options::recursive);
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/git", "-C", root, "-c", "user.name=t", "-c",
+                               "user.email=t@localhost"});
+    ASSERT_EQ(RunCommand(args).exit_code, 0);
+  };
+  git({"init", "-q"});
+  git({"add", "-A"});
+  git({"commit", "-qm", "fixture"});
+  std::filesystem::create_directories(root + "/build/lib/units");
+  std::filesystem::copy_file(root + "/src/units/convert.py", root + "/build/lib/units/convert.py");
+  std::filesystem::copy_file(root + "/src/units/convert.py", root + "/src/units/convert.py.orig");
+  ASSERT_EQ(RunCommand({kBinary, "trace", root, "--python", kPython, "-q", "-o", dir / "trace.json"}).exit_code, 0);
+  ASSERT_EQ(RunCommand({kBinary, "build", root, "--trace", dir / "trace.json", "-q", "-o",
+                        dir / "graph.json", "--no-cache"}).exit_code, 0);
+  auto task = RunCommand({kExtract, "task", root, "--python", kPython, "--graph", dir / "graph.json",
+                          "--trace", dir / "trace.json", "-o", dir / "out", "--p2p", "1",
+                          "--min-lines", "5", "--no-l2", "--f2p", "tests/test_convert.py"});
+  ASSERT_EQ(task.exit_code, 0) << task.err;
+  EXPECT_NE(task.err.find("warning: 2 files of " + root + " git does not track are left out"),
+            std::string::npos) << task.err;
+  EXPECT_NE(task.err.find("build/lib/units/convert.py"), std::string::npos) << task.err;
+  std::string id = task.out.substr(0, task.out.find('\n'));
+  std::string pre = dir / ("out/" + id + "/presolved");
+  EXPECT_TRUE(std::filesystem::exists(pre + "/src/units/convert.py"));
+  EXPECT_FALSE(std::filesystem::exists(pre + "/build")) << "an untracked copy of the original";
+  EXPECT_FALSE(std::filesystem::exists(pre + "/src/units/convert.py.orig"));
+  EXPECT_EQ(ReadFileOrDie(dir / ("out/" + id + "/patch.diff")).find("build/lib"), std::string::npos);
+}
+
 TEST(CExtensionE2E, EveryCopyImportsItsOwnTreeWithTheBuiltExtension) {
   ScratchDir dir;
   std::string root = dir / "repo";
