@@ -37,6 +37,7 @@ struct EvalArgs {
   int jobs = 1;
   std::string sandbox = "bwrap";
   std::string shard;
+  std::string exposed_copies;  // "": the task's spec
 };
 
 std::string DescribeReport(const extract::eval::EvalReport& r) {
@@ -118,6 +119,7 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::Eva
   o->eval.sandbox = *sandbox;
   o->eval.environment_cache = EnvCacheDir();
   o->eval.trust_settings = a.trust_settings;
+  if (!a.exposed_copies.empty()) o->eval.exposed_copies = *runner::ParseCopyPolicy(a.exposed_copies);
   return std::nullopt;
 }
 
@@ -179,6 +181,12 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
                    "Only the K-th of N shares of the predictions (K/N); shards sharing -o merge "
                    "into one summary");
   eval->add_flag("--trust-task-settings", a->trust_settings, kTrustTaskSettingsHelp);
+  eval->add_option("--exposed-copies", a->exposed_copies,
+                   "A copy of the task's packages the tests' sandbox would show outside their "
+                   "work copy (a vendored copy, a Debian python3-<library>): refuse the "
+                   "instance (an error naming it), hide each copy, or allow it; default: the "
+                   "task's spec (refuse)")
+      ->check(CLI::IsMember({"refuse", "hide", "allow"}));
   eval->add_flag("--rerun", a->rerun, "Evaluate again instances an earlier run finished");
   eval->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   eval->callback([a, exit_code] { *exit_code = RunEval(*a); });

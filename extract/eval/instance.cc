@@ -381,6 +381,7 @@ std::map<std::string, std::string> Hashes(const Context& c, const std::vector<st
 
 void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   runner::RepoSpec spec = c.info.spec;
+  if (options.exposed_copies) spec.exposed_copies = *options.exposed_copies;
   if (options.timeout > 0) {
     spec.timeout = spec.timeout > 0 ? std::min(spec.timeout, options.timeout)
                                             : options.timeout;

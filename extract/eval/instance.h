@@ -51,6 +51,9 @@ struct EvalOptions {
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
   std::string environment_cache;    // where environments built from install steps are cached
   bool trust_settings = false;  // its repo_settings may widen the sandbox (--trust-task-settings)
+  // What a copy of the task's packages the tests' sandbox would show does (runner/
+  // exposure.h); default: the task's spec.
+  std::optional<runner::CopyPolicy> exposed_copies;
 };
 
 struct EvalReport {

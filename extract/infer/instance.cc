@@ -131,10 +131,18 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
 util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const Layout& l,
                              runner::Sandbox sandbox) {
   runner::ProcessSpec spec;
+  // What would make git take the workspace, or a directory in it, for a repository when a
+  // user types `git status` there (a bare repository's HEAD beside objects/ and refs/ runs
+  // its config's core.fsmonitor): every .git and every such HEAD goes, and so do the setuid
+  // and setgid bits the agent set (another local user ran a setuid copy as the agent).
   spec.argv = {"/bin/sh", "-c",
-               "chmod -R u+rwX . 2>/dev/null; "
+               "chmod -R u+rwX,ug-s . 2>/dev/null; "
                "find . \\( -type p -o -type s \\) -delete && "
-               "find . -name .git -prune -exec rm -rf {} +",
+               "find . -name .git -prune -exec rm -rf {} + && "
+               "find . -name HEAD -exec sh -c 'for h; do d=${h%/HEAD}; "
+               "if [ -e \"$d/objects\" ] || [ -e \"$d/refs\" ] || [ -e \"$d/commondir\" ]; then "
+               "rm -rf \"$h\" || exit 1; fi; done' defuse-head {} + && "
+               "! find . -perm /6000 | grep -q .",
                "defuse"};
   spec.cwd = l.workspace;
   spec.log_path = util::JoinPath(l.scratch, "defuse.log");
@@ -143,7 +151,7 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
   if (!exit.ok()) return util::Error{exit.error()};
   if (exit->code != 0 || exit->timed_out) {
     auto log = env.ReadTail(spec.log_path, 2000);
-    return util::Error{"clearing the workspace's FIFOs, sockets and .git failed: " +
+    return util::Error{"clearing the workspace's FIFOs, sockets, repositories and setuid bits failed: " +
                        (log.ok() ? *log : "")};
   }
   return util::Status::Ok();
@@ -269,7 +277,7 @@ util::Expected<std::string> DiffWithout(util::Env& env, runner::Git& git, const 
     (void)env.RemoveAll(input);
     if (!put_back.ok()) return util::Error{put_back.error()};
   }
-  return Base(git, l, {"diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "HEAD"});
+  return Base(git, l, {"diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "HEAD", "--"});
 }
 
 // The workspace's changes against its start, without the files ChooseLeftOut leaves out.
@@ -279,7 +287,7 @@ util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int
                                           taskdir::kMaxAgentPatchBytes);
   if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
   auto listed = Base(git, l, {"diff", "--cached", "--no-renames", "--raw", "--numstat",
-                              "--no-abbrev", "-z", "HEAD"});
+                              "--no-abbrev", "-z", "HEAD", "--"});
   if (!listed.ok()) return util::Error{listed.error()};
   auto parsed = ParseChangedFiles(*listed);
   if (!parsed.ok()) return util::Error{parsed.error()};
@@ -728,16 +736,29 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
 // vendored copy, another interpreter's site-packages): refused, hidden or allowed as the
 // task's spec says (runner/exposure.h).
 util::Status GuardAgentView(util::Env& env, const std::string& task_dir, const Layout& l,
-                            const taskdir::Instance& info, runner::Sandbox* sandbox) {
-  auto presolved = taskdir::PlainPresolved(env, taskdir::TaskDir{task_dir});
+                            const taskdir::Instance& info, const InferOptions& options,
+                            runner::Sandbox* sandbox, InferResult* r) {
+  // The original tree: the task's presolved/, an L2 task's L1 sibling's (its own is empty).
+  taskdir::TaskDir task{task_dir};
+  if (info.level == 2) {
+    if (auto l1 = taskdir::Level1Task(env, task); l1.ok()) task = *l1;
+  }
+  auto presolved = taskdir::PlainPresolved(env, task);
   std::string tree = presolved.ok() ? *presolved : "";
   auto packages = taskdir::OriginalPackages(info.top_objects, [&](const std::string& dir) {
-    return !tree.empty() && env.Stat(util::JoinPath(util::JoinPath(tree, dir), "__init__.py"), false).ok();
+    if (tree.empty()) {  // no tree to look at: any directory but a source root is a package
+      std::string name = dir.substr(dir.rfind('/') + 1);
+      return name != "src" && name != "lib" && name != "source" && name != "python";
+    }
+    return env.Stat(util::JoinPath(util::JoinPath(tree, dir), "__init__.py"), false).ok();
   });
   auto copies = runner::GuardCopies(env, sandbox, runner::CurrentHost(), packages,
-                                    {l.workspace, l.output}, info.spec.exposed_copies,
+                                    {l.workspace, l.output},
+                                    options.exposed_copies.value_or(info.spec.exposed_copies),
                                     "the agent's sandbox of " + info.instance_id);
-  return copies.ok() ? util::Status::Ok() : util::Status(util::Error{copies.error()});
+  if (!copies.ok()) return util::Error{copies.error()};
+  for (const auto& c : *copies) r->exposed_copies.push_back(c.path);
+  return util::Status::Ok();
 }
 
 // An agent command the shell could not start (126, 127): an error naming the first line of
@@ -821,7 +842,7 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
     return r.error = s.error(), r;
   }
   runner::ProcessSpec spec = AgentSpec(options, l, *info);
-  if (auto s = GuardAgentView(env, task_dir, l, *info, &spec.sandbox); !s.ok()) {
+  if (auto s = GuardAgentView(env, task_dir, l, *info, options, &spec.sandbox, &r); !s.ok()) {
     return r.error = s.error(), r;
   }
   double prepared = Since(start);
@@ -868,6 +889,7 @@ std::string InferResultJson(const InferResult& r) {
             {"fbkit_seconds", static_cast<int64_t>(r.fbkit_seconds * 1000) / 1000.0},
             {"patch_sha256", r.patch_sha256},
             {"excluded", r.excluded}};
+  if (!r.exposed_copies.empty()) j["exposed_copies"] = r.exposed_copies;
   j["usage"] = r.usage ? UsageJson(*r.usage) : json(nullptr);
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -891,6 +913,7 @@ util::Expected<InferResult> ParseInferResult(const std::string& text) {
     r.fbkit_seconds = j.at("fbkit_seconds").get<double>();
     r.patch_sha256 = j.at("patch_sha256").get<std::string>();
     r.excluded = util::JsonStringList(j, "excluded");
+    r.exposed_copies = util::JsonStringList(j, "exposed_copies");
     if (j.contains("usage") && j["usage"].is_object()) {
       r.usage = UsageFromJson(j["usage"], j["usage"].value("source", ""));
     }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "runner/exposure.h"
 #include "runner/process.h"
 #include "runner/sandbox.h"
 #include "util/env.h"
@@ -24,6 +25,9 @@ struct InferOptions {
   double timeout = 3600;  // seconds for the agent (0: none)
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
   std::optional<bool> network;  // default: the task's spec
+  // What a copy of the task's packages the agent's sandbox would show does (runner/
+  // exposure.h); default: the task's spec.
+  std::optional<runner::CopyPolicy> exposed_copies;
   int64_t memory_mb = -1;  // the agent's limits; -1: the task's spec (limits.*)
   int64_t processes = -1;
   // Environment variables for the agent (API keys, ...).
@@ -72,6 +76,8 @@ struct InferResult {
   std::string patch;
   std::string patch_sha256;
   std::vector<std::string> excluded;  // "PATH: binary" or "PATH: N KiB (over the limit)"
+  // Copies of the task's packages the agent could read, allowed (--exposed-copies allow).
+  std::vector<std::string> exposed_copies;
   std::optional<Usage> usage;
   // The agent's command could not start inside the sandbox (exit 126/127 with the shell's
   // "not found" or "Permission denied"): a batch stops here, every instance would fail alike.

@@ -47,7 +47,10 @@ AgentRun InferAndEval(const ScratchDir& dir, const std::string& agent, std::vect
                                    "--env", "FBKIT_TEST_TASKS=" + answers,
                                    "--env", "FBKIT_TEST_AGENTS=" + kAgents,
                                    "--env", "FBKIT_TEST_OUTSIDE=" + dir / "outside",
-                                   "--read-only", answers, "--read-only", kAgents};
+                                   "--read-only", answers, "--read-only", kAgents,
+                                   // The scripted agents read their answers from a copy of the
+                                   // tasks on purpose; an honest agent's run refuses it.
+                                   "--exposed-copies", "allow"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   fs::create_directories(dir / "outside");
   r.infer = RunCommand(argv);
@@ -193,6 +196,19 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
     EXPECT_NE(patch.find("+++ b/newproj/g.txt"), std::string::npos) << id;
     EXPECT_NE(patch.find("+++ b/three.odd"), std::string::npos) << id;
     EXPECT_NE(patch.find("+++ b/locked/f"), std::string::npos) << id;
+    // Nothing in the kept workspace makes git take it, or a directory in it, for a bare
+    // repository; no setuid or setgid bit is left; a file named HEAD is an ordinary file.
+    std::string ws = dir / ("run/" + id + "/workspace");
+    EXPECT_FALSE(fs::exists(ws + "/HEAD")) << id;
+    EXPECT_FALSE(fs::exists(ws + "/bare/HEAD")) << id;
+    EXPECT_NE(patch.find("+++ b/config"), std::string::npos) << id;
+    RunResult status = RunCommand({"/usr/bin/git", "-C", ws + "/bare", "status"});
+    EXPECT_NE(status.exit_code, 0) << status.out;
+    EXPECT_FALSE(fs::exists("/tmp/fbkit-agent-bare-ran"));
+    for (const char* f : {"suid-sh", "sgid-dir"}) {
+      auto perms = fs::status(ws + "/" + f).permissions();
+      EXPECT_EQ(perms & (fs::perms::set_uid | fs::perms::set_gid), fs::perms::none) << id << " " << f;
+    }
   }
 }
 
@@ -246,7 +262,8 @@ TEST(InferE2E, ConcurrentShardsMergeIntoTheUnshardedRunByteForByte) {
                                    "-o", sharded / "run", "-q", "--model", "gold",
                                    "--env", "FBKIT_TEST_TASKS=" + Answers(sharded), "--env", "FBKIT_TEST_AGENTS=" + kAgents,
                                    "--env", "FBKIT_TEST_OUTSIDE=" + sharded / "outside",
-                                   "--read-only", Answers(sharded), "--read-only", kAgents};
+                                   "--read-only", Answers(sharded), "--read-only", kAgents,
+                                   "--exposed-copies", "allow"};
   std::vector<std::vector<std::string>> infers, evals;
   for (const char* shard : {"1/3", "2/3", "3/3"}) {
     auto argv = base;
