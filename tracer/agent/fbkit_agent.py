@@ -471,7 +471,47 @@ def _wrappers(obj, own):
     return out
 
 
-_test_decorated = set()  # nodeids whose test function the grader's file decorates
+_test_inner = {}  # nodeid -> the test file's own function inside hypothesis's wrapper
+_rewrite_config = [None]  # pytest's config when it rewrites asserts (set at the collection)
+
+
+def _hypothesis_inner(obj, path, rewrite):
+    """The test file's own function inside `obj` when `obj` is hypothesis's @given wrapper,
+    else None. hypothesis gives its wrapper's code the test's file name and first line (to
+    hide its internals), so that code is not what the file compiles to; it is honest when
+    `obj.hypothesis` is hypothesis's own handle (an installed class), the test it wraps is
+    the file's own code at that same line, and the file decorates that def. The test's own
+    function is then the one whose entry is watched."""
+    handle = getattr(obj, "hypothesis", None)
+    inner = getattr(handle, "inner_test", None)
+    code = _function_code(obj, unwrap=False)
+    inner_code = _function_code(inner, unwrap=False) if inner is not None else None
+    if code is None or inner_code is None or inner_code is code:
+        return None
+    module = sys.modules.get(getattr(type(handle), "__module__", "") or "")
+    where = getattr(module, "__file__", None)
+    if (not isinstance(where, str) or not os.path.realpath(where).startswith(_installed)
+            or _relpath(where) is not None):
+        return None
+    if (os.path.realpath(inner_code.co_filename) != os.path.realpath(str(path))
+            or inner_code.co_firstlineno != code.co_firstlineno
+            or _decorated_in_grader(inner_code, rewrite) is None):
+        return None
+    return inner
+
+
+def _impersonates(frame, code):
+    """Whether `frame`, between pytest's call and a hypothesis test's own function `code`,
+    runs a function hypothesis made and gave that test's name, file name and first line
+    (its deadline wrapper, made per run by `proxies`, from a module of its own making): its
+    code is not what the file compiles to. Limit: a library that forged hypothesis's handle
+    and such a wrapper could keep a hypothesis test's failure; the test's own code must
+    still run (its entry is watched)."""
+    other = frame.f_code
+    return (other is not code and other.co_name == code.co_name
+            and other.co_filename == code.co_filename
+            and other.co_firstlineno == code.co_firstlineno
+            and _code_from_file(other, _rewrite_config[0]) is not True)
 
 
 def _decorated_in_grader(code, rewrite=None):
@@ -539,21 +579,15 @@ def _check_tests(session):
     flag the ones a patch changed), and that code must be its file's."""
     config = session.config
     rewrite = config if getattr(config.option, "assertmode", "plain") == "rewrite" else None
+    _rewrite_config[:] = [rewrite]
     wrapped = set()
     for item in session.items:
         obj = getattr(item, "obj", None)
         _test_functions[item.nodeid] = _plain(obj)
         _test_innards[item.nodeid] = _innards(obj)
         own = os.path.realpath(str(item.path))
-        decorated = _decorated_in_grader(_function_code(obj), rewrite)
-        if decorated:
-            _test_decorated.add(item.nodeid)
         for rel, code in _wrappers(obj, own):
-            if decorated:
-                _note("%s wraps the test function %s, which %s decorates"
-                      % (rel, item.name.split("[")[0], decorated))
-            else:
-                wrapped.add((rel, "the wrapper of test function %s" % item.name.split("[")[0]))
+            wrapped.add((rel, "the wrapper of test function %s" % item.name.split("[")[0]))
             if _code_from_file(code) is not True:
                 _integrity("the wrapper %s of %s does not come from the file it names (%s)"
                            % (code.co_name, item.nodeid, rel))
@@ -570,6 +604,10 @@ def _check_tests(session):
         if code is None or _relpath(code.co_filename) is None:
             continue
         if os.path.realpath(code.co_filename) != os.path.realpath(str(item.path)):
+            continue
+        inner = _hypothesis_inner(obj, item.path, rewrite)
+        if inner is not None:
+            _test_inner[item.nodeid] = (inner, code)
             continue
         if _code_from_file(code, rewrite) is False:
             _integrity("the code of %s differs from %s on disk (rewritten while it was imported?)"
@@ -944,8 +982,10 @@ def _decorated(files, name):
 
 
 def _from_files(code, paths):
+    """Whether `code` is compiled from one of `paths`, as written or as pytest's assertion
+    rewriting compiles it (a conftest's, and a test module's, functions are rewritten)."""
     return (code is not None and os.path.realpath(code.co_filename) in paths
-            and _code_from_file(code) is True)
+            and _code_from_file(code, _rewrite_config[0]) is True)
 
 
 def _bindings(path):
@@ -1713,6 +1753,8 @@ def _entry_watch(item):
     there), or added a pytest_pyfunc_call, made tests pass that never ran; one that calls
     the test itself can swallow its failures."""
     code = getattr(_test_functions.get(item.nodeid), "__code__", None)
+    if item.nodeid in _test_inner:  # hypothesis's wrapper: the test's own function must run
+        code = _test_inner[item.nodeid][0].__code__
     entered = [False] if code is not None else []
 
     def watch(frame, event, arg):
@@ -1731,8 +1773,12 @@ def _check_callers(frame, item):
     runner = getattr(_guarded_at_start.get("_pytest.runner.pytest_runtest_call"), "__code__", None)
     files = set()
     pytests = False  # a frame of pytest's or pluggy's seen (walking from the test outwards)
+    inner, wrapper = _test_inner.get(item.nodeid, (None, None))  # hypothesis's
     while frame is not None and frame.f_code is not runner:
         code = frame.f_code
+        if code is wrapper or (inner is not None and _impersonates(frame, inner.__code__)):
+            frame = frame.f_back
+            continue
         rel = _relpath(code.co_filename)
         if _under(os.path.realpath(code.co_filename), _pytest_dirs):
             pytests = True
@@ -1742,21 +1788,19 @@ def _check_callers(frame, item):
             # that calls and swallows, put in item.runtest's place through its __class__).
             _integrity("%s was called through the standard library's %s between pytest's own "
                        "frames" % (item.nodeid, code.co_name), flush=True)
-        if rel is not None and rel in _PROTECTED and _code_from_file(code) is True:
+        if rel is not None and rel in _PROTECTED and _code_from_file(code, _rewrite_config[0]) is True:
             pass  # the grader's own (a conftest's hook)
         elif rel is not None and _code_from_file(code) is True:
             files.add(rel)
         elif not _trusted_code_object(code):
-            _integrity("%s was called through code from no file the grader trusts (%s)"
-                       % (item.nodeid, code.co_filename), flush=True)
+            _integrity("%s was called through code from no file the grader trusts (%s, %s "
+                       "at line %d)" % (item.nodeid, code.co_filename, code.co_name,
+                                        code.co_firstlineno), flush=True)
         frame = frame.f_back
     if frame is None:
         _integrity("%s was not called through pytest's pytest_runtest_call" % item.nodeid,
                    flush=True)
-    if files and item.nodeid in _test_decorated:
-        for f in sorted(files):  # the decorators the grader's file applies
-            _note("%s calls the test function of %s, which its file decorates" % (f, item.nodeid))
-    elif files:
+    if files:
         _agent.journal.write({"type": "hooks", "hooks": sorted(
             (f, "calls the test function itself") for f in files)})
 
