@@ -16,7 +16,7 @@ readonly GRAMMAR_SHA256=aab5b860d93dbf84b37fed532f7dacc0468ede5387d0c74911d68f96
 readonly BUILD_DIR=${FBKIT_BUILD_DIR:-build}
 packages=(cmake ninja-build g++ pkg-config git libtree-sitter-dev libboost-graph-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev bubblewrap libgtest-dev libssl-dev libcurl4-openssl-dev libutf8proc-dev python3 python3-dev python3-venv
-  python3-pytest python3-pytest-xdist python3-coverage python3-pyflakes chromium)
+  python3-pytest python3-pytest-xdist python3-coverage python3-pyflakes python3-hypothesis chromium)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 install_packages() {

@@ -87,6 +87,8 @@ struct TestRun {
   // Signs that the tested process tampered with its outcomes (records after pytest
   // finished, two reports of one phase, report machinery replaced, ...).
   std::vector<std::string> integrity;
+  // Observations for review that do not decide a verdict (honest code can make them too).
+  std::vector<std::string> notes;
   std::map<std::string, FileRun> files;
 };
 

@@ -177,6 +177,8 @@ struct JournalRecords {
     TraceSet* trace = r.trace_;
     if (type == "integrity") {
       trace->integrity.push_back(rec.at("message").get<std::string>());
+    } else if (type == "note") {
+      trace->notes.push_back(rec.at("message").get<std::string>());
     } else if (type == "start") {
       trace->python = rec.value("python", "");
       trace->accelerated = rec.value("accelerated", false);

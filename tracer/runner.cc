@@ -641,6 +641,7 @@ class Runner {
     const TraceSet& collection = c->trace;
     trace_.python = collection.python;
     trace_.integrity = collection.integrity;
+    trace_.notes = collection.notes;
     collected_ = c->selected.empty() ? c->collected : c->selected;
     for (const auto& [name, f] : collection.files) {
       if (f.status == runner::FileStatus::kCollectError) trace_.files[name] = f;
@@ -811,6 +812,7 @@ runner::TestRun TestRunOf(const TraceSet& trace) {
   run.process_exit = trace.process_exit;
   run.hooks = trace.hooks;
   run.integrity = trace.integrity;
+  run.notes = trace.notes;
   for (const auto& [path, f] : trace.files) run.files[path] = f;
   return run;
 }

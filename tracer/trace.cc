@@ -80,6 +80,7 @@ void MergeTrace(const TraceSet& src, TraceSet* dst) {
   dst->accelerated = dst->accelerated || src.accelerated;
   dst->hooks.insert(src.hooks.begin(), src.hooks.end());
   dst->integrity.insert(dst->integrity.end(), src.integrity.begin(), src.integrity.end());
+  dst->notes.insert(dst->notes.end(), src.notes.begin(), src.notes.end());
   if (src.process_exit) dst->process_exit = src.process_exit;
   if (src.exitstatus) dst->exitstatus = std::max(dst->exitstatus.value_or(0), *src.exitstatus);
 }

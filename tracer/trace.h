@@ -80,6 +80,10 @@ struct TraceSet {
   // pytest finished, two reports of one phase, pytest's report machinery replaced, a test's
   // code that differs from its file, hooks of unknown origin). Not part of the trace file.
   std::vector<std::string> integrity;
+  // Observations for review that honest code can make too (a copy of a test's function given
+  // other defaults, a wrapper the test file chose): reported, never deciding. Not part of the
+  // trace file.
+  std::vector<std::string> notes;
   std::map<std::string, FileTrace> files;
   std::map<std::string, EdgeCounts> contexts;  // "<import>", "<fixture>...", "<session>"
   std::vector<TraceWarning> warnings;

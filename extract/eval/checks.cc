@@ -146,13 +146,24 @@ std::vector<std::string> HookReasons(const std::set<std::pair<std::string, std::
                                      const std::set<std::string>& changed) {
   std::map<std::string, std::vector<std::string>> by_file;
   for (const auto& [file, hook] : hooks) {
-    if (changed.count(file)) by_file[file].push_back(hook);
+    if (changed.count(file) && !hook.starts_with(runner::kInspects)) by_file[file].push_back(hook);
   }
   std::vector<std::string> out;
   for (const auto& [file, names] : by_file) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     out.push_back(file + ", changed by the patch, implements pytest hooks: " + list);
+  }
+  return out;
+}
+
+std::vector<std::string> HookNotes(const std::set<std::pair<std::string, std::string>>& hooks,
+                                   const std::set<std::string>& changed) {
+  std::vector<std::string> out;
+  for (const auto& [file, hook] : hooks) {
+    if (changed.count(file) && hook.starts_with(runner::kInspects)) {
+      out.push_back(file + ", changed by the patch, " + hook);
+    }
   }
   return out;
 }

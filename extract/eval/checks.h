@@ -46,9 +46,16 @@ std::string HiddenSourceProblem(const std::string& path, std::string_view text, 
 // modules by name (fbkit_agent, fbkit_core, fbkit_boot, fbkit_probe, _fbkit_accel).
 bool IsStartupFile(const std::string& path);
 
-// Reasons from the hooks pytest found in files the patch changed.
+// Reasons from the hooks pytest found in files the patch changed: hook implementations,
+// pytest's machinery replaced, test files read, test functions wrapped or called by them.
+// Inspections of the running frames or of the garbage collector's objects are not among
+// them (honest code does it: a logger's call site, `sys._getframe(1)` for the caller's
+// module): those are HookNotes.
 std::vector<std::string> HookReasons(const std::set<std::pair<std::string, std::string>>& hooks,
                                      const std::set<std::string>& changed);
+// The journaled inspections (runner::kInspects) by files the patch changed: notes for review.
+std::vector<std::string> HookNotes(const std::set<std::pair<std::string, std::string>>& hooks,
+                                   const std::set<std::string>& changed);
 
 // Expected test ids of files that collected fine but are no longer collected.
 std::vector<std::string> VanishedTests(const runner::TestRun& trace,

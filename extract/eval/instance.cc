@@ -432,6 +432,10 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   std::set_difference(t.hooks.begin(), t.hooks.end(), c.info.gold_test_file_reads.begin(),
                       c.info.gold_test_file_reads.end(), std::inserter(hooks, hooks.end()));
   for (const auto& why : HookReasons(hooks, c.changed)) Suspect(r, why);
+  for (const auto& what : HookNotes(hooks, c.changed)) r->notes.push_back(what);
+  for (const auto& what : t.notes) {
+    if (std::find(r->notes.begin(), r->notes.end(), what) == r->notes.end()) r->notes.push_back(what);
+  }
   std::vector<std::string> expected = c.info.f2p_tests;
   expected.insert(expected.end(), c.info.p2p_tests.begin(), c.info.p2p_tests.end());
   std::vector<std::string> vanished = VanishedTests(t, expected);

@@ -74,8 +74,13 @@ struct EvalReport {
   size_t f2p_passed = 0;
   size_t p2p_passed = 0;  // passed, xfailed or skipped
   double pass_rate = 0;
+  // Suspicious: evidence honest code cannot produce (the journal broken, the grader's files
+  // changed, a graded test not run by its own code, ...); it decides the verdict.
   bool suspicious = false;
   std::vector<std::string> suspicious_reasons;
+  // Observations for review that honest code makes too (frames inspected by a file the patch
+  // changed, a copy of a test's function given defaults): reported, never deciding.
+  std::vector<std::string> notes;
   bool resolved = false;
   std::string sandbox;  // "bwrap" or "none": how the agent's code ran
   // Token IO the agent reported (from its infer run), when known.

@@ -140,6 +140,7 @@ std::string ReportJson(const EvalReport& r) {
             {"pass_rate", Round4(r.pass_rate)},
             {"suspicious", r.suspicious},
             {"suspicious_reasons", r.suspicious_reasons},
+            {"notes", r.notes},
             {"resolved", r.resolved},
             {"sandbox", r.sandbox},
             {"input_tokens", OrNull(r.input_tokens)},
@@ -174,6 +175,7 @@ util::Expected<EvalReport> ParseReport(const std::string& text) {
     r.pass_rate = j.at("pass_rate").get<double>();
     r.suspicious = j.at("suspicious").get<bool>();
     r.suspicious_reasons = j.at("suspicious_reasons").get<std::vector<std::string>>();
+    if (j.contains("notes")) r.notes = j.at("notes").get<std::vector<std::string>>();
     r.resolved = j.at("resolved").get<bool>();
     r.sandbox = j.value("sandbox", "");
     if (j.contains("input_tokens") && j["input_tokens"].is_number_integer()) {
@@ -284,6 +286,7 @@ std::string SummaryHtml(const std::vector<EvalReport>& reports, const std::strin
                         : !r->error.empty() ? "error" : "";
       std::string notes = r->apply_method.empty() ? "" : "applied with " + r->apply_method;
       for (const auto& s : r->suspicious_reasons) notes += (notes.empty() ? "" : "; ") + s;
+      for (const auto& s : r->notes) notes += (notes.empty() ? "" : "; ") + ("note: " + s);
       if (!r->error.empty()) notes += (notes.empty() ? "" : "; ") + r->error.substr(0, 300);
       for (const auto& t : r->test_files_reverted) notes += "; put back " + t;
       out += "<tr class=\"" + cls + "\"><td>" + Html(r->instance_id) + "</td><td class=num>" +

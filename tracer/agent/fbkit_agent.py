@@ -302,10 +302,20 @@ def _journal_descriptor_check():
 
 
 def _integrity(message, flush=False):
+    """A finding that decides the verdict: evidence honest code cannot produce."""
     _journal_descriptor_check()
     if _agent is not None and message not in _integrity_seen:
         _integrity_seen.add(message)
         _agent.journal.write({"type": "integrity", "message": message}, flush=flush)
+
+
+def _note(message, flush=False):
+    """An observation for review that does not decide the verdict: honest code can do it
+    too (a library copying a test's function and setting its defaults)."""
+    _journal_descriptor_check()
+    if _agent is not None and ("note", message) not in _integrity_seen:
+        _integrity_seen.add(("note", message))
+        _agent.journal.write({"type": "note", "message": message}, flush=flush)
 
 
 def _codes_of(path, config=None):
@@ -461,6 +471,106 @@ def _wrappers(obj, own):
     return out
 
 
+_test_inner = {}  # nodeid -> the test file's own function inside hypothesis's wrapper
+_rewrite_config = [None]  # pytest's config when it rewrites asserts (set at the collection)
+
+
+def _hypothesis_inner(obj, path, rewrite):
+    """The test file's own function inside `obj` when `obj` is hypothesis's @given wrapper,
+    else None. hypothesis gives its wrapper's code the test's file name and first line (to
+    hide its internals), so that code is not what the file compiles to; it is honest when
+    `obj.hypothesis` is hypothesis's own handle (an installed class), the test it wraps is
+    the file's own code at that same line, and the file decorates that def. The test's own
+    function is then the one whose entry is watched."""
+    handle = getattr(obj, "hypothesis", None)
+    inner = getattr(handle, "inner_test", None)
+    code = _function_code(obj, unwrap=False)
+    inner_code = _function_code(inner, unwrap=False) if inner is not None else None
+    if code is None or inner_code is None or inner_code is code:
+        return None
+    module = sys.modules.get(getattr(type(handle), "__module__", "") or "")
+    where = getattr(module, "__file__", None)
+    if (not isinstance(where, str) or not os.path.realpath(where).startswith(_installed)
+            or _relpath(where) is not None):
+        return None
+    if (os.path.realpath(inner_code.co_filename) != os.path.realpath(str(path))
+            or inner_code.co_firstlineno != code.co_firstlineno
+            or _decorated_in_grader(inner_code, rewrite) is None):
+        return None
+    return inner
+
+
+def _impersonates(frame, code):
+    """Whether `frame`, between pytest's call and a hypothesis test's own function `code`,
+    runs a function hypothesis made and gave that test's name, file name and first line
+    (its deadline wrapper, made per run by `proxies`, from a module of its own making): its
+    code is not what the file compiles to. Limit: a library that forged hypothesis's handle
+    and such a wrapper could keep a hypothesis test's failure; the test's own code must
+    still run (its entry is watched)."""
+    other = frame.f_code
+    return (other is not code and other.co_name == code.co_name
+            and other.co_filename == code.co_filename
+            and other.co_firstlineno == code.co_firstlineno
+            and _code_from_file(other, _rewrite_config[0]) is not True)
+
+
+def _decorated_in_grader(code, rewrite=None):
+    """The grader's file (relative path) whose syntax decorates the function `code` was
+    compiled from, or None: the wrappers around such a test (a library's decorator, the
+    package's own included) run by the grader's choice, not the patch's."""
+    import ast
+    rel = _relpath(code.co_filename) if code is not None else None
+    if rel is None or rel not in _PROTECTED or _code_from_file(code, rewrite) is not True:
+        return None
+    tree = _parsed_file(code.co_filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name == code.co_name and node.decorator_list
+                and code.co_firstlineno in (node.lineno, node.decorator_list[0].lineno)):
+            return rel
+    return None
+
+
+def _doctest_from_file(item):
+    """Whether a doctest item of a grader's file (pytest's DoctestItem: no test function; its
+    examples are parsed from a docstring) runs a docstring its file holds, as written."""
+    dtest = getattr(item, "dtest", None)
+    filename = getattr(dtest, "filename", None)
+    if not isinstance(filename, str) or os.path.realpath(filename) != os.path.realpath(str(item.path)):
+        return False
+    docstring = getattr(dtest, "docstring", None)
+    if not isinstance(docstring, str):
+        return False
+    import ast
+    tree = _parsed_file(filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if ast.get_docstring(node, clean=False) == docstring:
+                return True
+    # A text file's doctest (--doctest-glob) is the whole file.
+    try:
+        with open(filename, encoding="utf-8") as f:
+            return f.read() == docstring
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _compiled_from_grader(code, path, rewrite):
+    """Whether a graded test's function `code` is its test file's, or what another of the
+    grader's files (bound read-only, hashed, put back from the task: never the patch's)
+    compiles to: a unittest mixin in tests/__init__.py whose test methods the test file's
+    classes inherit, a test a conftest or helper defines and the test file imports. Code
+    compiled under such a file's name that the file does not hold is no such test."""
+    if code is None:
+        return False
+    if os.path.realpath(code.co_filename) == os.path.realpath(str(path)):
+        return True
+    rel = _relpath(code.co_filename)
+    if rel is None or rel not in _PROTECTED or not rel.endswith(".py"):
+        return False
+    return _code_from_file(code, rewrite) is True
+
+
 def _check_tests(session):
     """Each test function's code must be its file's: a library that rewrites test modules
     while they are imported is caught here, and so is a test of a grader's file whose
@@ -469,6 +579,7 @@ def _check_tests(session):
     flag the ones a patch changed), and that code must be its file's."""
     config = session.config
     rewrite = config if getattr(config.option, "assertmode", "plain") == "rewrite" else None
+    _rewrite_config[:] = [rewrite]
     wrapped = set()
     for item in session.items:
         obj = getattr(item, "obj", None)
@@ -482,13 +593,21 @@ def _check_tests(session):
                            % (code.co_name, item.nodeid, rel))
         code = _function_code(obj)
         graded = _relpath(str(item.path)) in _PROTECTED
-        if graded and (code is None or os.path.realpath(code.co_filename) != os.path.realpath(str(item.path))):
+        if graded and obj is None and hasattr(item, "dtest"):
+            if not _doctest_from_file(item):
+                _integrity("the doctest %s does not come from %s" % (item.nodeid, _relpath(str(item.path))))
+            continue
+        if graded and not _compiled_from_grader(code, item.path, rewrite):
             _integrity("the test function of %s was not compiled from %s (a module put in its place?)"
                        % (item.nodeid, _relpath(str(item.path))))
             continue
         if code is None or _relpath(code.co_filename) is None:
             continue
         if os.path.realpath(code.co_filename) != os.path.realpath(str(item.path)):
+            continue
+        inner = _hypothesis_inner(obj, item.path, rewrite)
+        if inner is not None:
+            _test_inner[item.nodeid] = (inner, code)
             continue
         if _code_from_file(code, rewrite) is False:
             _integrity("the code of %s differs from %s on disk (rewritten while it was imported?)"
@@ -863,8 +982,10 @@ def _decorated(files, name):
 
 
 def _from_files(code, paths):
+    """Whether `code` is compiled from one of `paths`, as written or as pytest's assertion
+    rewriting compiles it (a conftest's, and a test module's, functions are rewritten)."""
     return (code is not None and os.path.realpath(code.co_filename) in paths
-            and _code_from_file(code) is True)
+            and _code_from_file(code, _rewrite_config[0]) is True)
 
 
 def _bindings(path):
@@ -1131,17 +1252,26 @@ _FRAME_NAMERS = frozenset(c for c in _FRAME_GETTERS if c.co_filename.endswith(
 
 
 _stdlib_dirs = tuple(sorted(_sysconfig_dirs(("stdlib", "platstdlib"))))
+_site_dirs = tuple(sorted(_sysconfig_dirs(("purelib", "platlib"))))
 # pytest's and pluggy's own packages.
 _pytest_dirs = tuple(os.path.dirname(os.path.realpath(m.__file__))
                      for m in (sys.modules.get("_pytest"), sys.modules.get("pluggy"))
                      if m is not None and getattr(m, "__file__", None))
 
 
+def _in_stdlib(path):
+    """Whether `path` lies in the standard library's directories, not in an installed
+    package's: an interpreter without a venv (pyenv's, python.org's) keeps its site-packages
+    inside its stdlib directory, and pytest-asyncio's runtest there is a plugin's, not the
+    stdlib's."""
+    path = os.path.realpath(path)
+    return _under(path, _stdlib_dirs) and not _under(path, _site_dirs)
+
+
 def _genuine_stdlib(code):
     """Code of the standard library that is what its file holds (not code compiled under a
     stdlib file's name)."""
-    return (_under(os.path.realpath(code.co_filename), _stdlib_dirs)
-            and _code_from_file(code) is True)
+    return _in_stdlib(code.co_filename) and _code_from_file(code) is True
 
 
 def _l2_relpath(path):
@@ -1241,8 +1371,7 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
         code = frame.f_code
         where = _relpath(code.co_filename) or _l2_relpath(code.co_filename)
         if where is None:
-            if (_under(os.path.realpath(code.co_filename), _stdlib_dirs)
-                    and _code_from_file(code) is not True):
+            if _in_stdlib(code.co_filename) and _code_from_file(code) is not True:
                 _integrity("code compiled under the name of %s, which that file does not hold, "
                            "inspects %s" % (code.co_filename, what))
             return
@@ -1308,10 +1437,14 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
                     if id(args[0]) in _test_function_ids:
                         integrity("the tested code replaced %s of the test function %s"
                                   % (args[1], getattr(args[0], "__qualname__", "?")), flush=True)
-                    elif _graders_function(args[0]):
+                    elif _graders_function(args[0]) and _in_place(args[0]):
                         integrity("the tested code replaced %s of %s, a function of pytest or of "
                                   "the grader's files" % (args[1], getattr(args[0], "__qualname__", "?")),
                                   flush=True)
+                    elif _graders_function(args[0]):
+                        _note("the tested code set %s of a copy of %s, a function of pytest or "
+                              "of the grader's files (what runs is checked by identity)"
+                              % (args[1], getattr(args[0], "__qualname__", "?")))
                 return
             message = check(event, args)
             if message:
@@ -1334,6 +1467,25 @@ def _graders_function(func):
     return id(code) in _trusted_code[1] or _relpath(code.co_filename) in _PROTECTED
 
 
+def _in_place(func):
+    """Whether `func` is an object the grader's or pytest's code runs as it stands: a test's
+    function, a value or a class's method of pytest's and pluggy's modules, or of a module of
+    the grader's files as collected. A copy (a library's functools-style wrapper made with
+    types.FunctionType, its __kwdefaults__ set after) is none of these: it changes what runs
+    only once put in place, which the namespace, machinery and test-function checks see."""
+    if id(func) in _test_function_ids:
+        return True
+    spaces = [values for _, values, _, _ in list(_namespaces.values())]
+    spaces += [vars(module) for _, module in _pytest_modules()]
+    for space in spaces:
+        for value in list(space.values()):
+            members = list(vars(value).values()) if isinstance(value, type) else [value]
+            for member in members:
+                if any(f is func for f in _value_functions(member)):
+                    return True
+    return False
+
+
 def _watch_escapes():
     root = os.path.realpath(os.environ.get("FBKIT_TRACE_ROOT", "") or "/nonexistent")
     own = [os.path.join(root, ".git"), os.path.dirname(os.path.abspath(__file__))]
@@ -1347,6 +1499,10 @@ def _watch_escapes():
         except (OSError, ValueError):
             pass
     tracers = {pytest_runtest_call.__code__}
+    # The stdlib's doctest runner (pytest's DoctestItem runs it) saves the trace function
+    # before the examples and puts that back after them: it installs none of its own.
+    import doctest
+    tracers.add(doctest.DocTestRunner.run.__code__)
     tracers.update(c for c in _entry_watch.__code__.co_consts
                    if isinstance(c, types.CodeType) and c.co_name == "watch")
     for name in ("start", "install", "stop"):
@@ -1597,6 +1753,8 @@ def _entry_watch(item):
     there), or added a pytest_pyfunc_call, made tests pass that never ran; one that calls
     the test itself can swallow its failures."""
     code = getattr(_test_functions.get(item.nodeid), "__code__", None)
+    if item.nodeid in _test_inner:  # hypothesis's wrapper: the test's own function must run
+        code = _test_inner[item.nodeid][0].__code__
     entered = [False] if code is not None else []
 
     def watch(frame, event, arg):
@@ -1615,8 +1773,12 @@ def _check_callers(frame, item):
     runner = getattr(_guarded_at_start.get("_pytest.runner.pytest_runtest_call"), "__code__", None)
     files = set()
     pytests = False  # a frame of pytest's or pluggy's seen (walking from the test outwards)
+    inner, wrapper = _test_inner.get(item.nodeid, (None, None))  # hypothesis's
     while frame is not None and frame.f_code is not runner:
         code = frame.f_code
+        if code is wrapper or (inner is not None and _impersonates(frame, inner.__code__)):
+            frame = frame.f_back
+            continue
         rel = _relpath(code.co_filename)
         if _under(os.path.realpath(code.co_filename), _pytest_dirs):
             pytests = True
@@ -1626,13 +1788,14 @@ def _check_callers(frame, item):
             # that calls and swallows, put in item.runtest's place through its __class__).
             _integrity("%s was called through the standard library's %s between pytest's own "
                        "frames" % (item.nodeid, code.co_name), flush=True)
-        if rel is not None and rel in _PROTECTED and _code_from_file(code) is True:
+        if rel is not None and rel in _PROTECTED and _code_from_file(code, _rewrite_config[0]) is True:
             pass  # the grader's own (a conftest's hook)
         elif rel is not None and _code_from_file(code) is True:
             files.add(rel)
         elif not _trusted_code_object(code):
-            _integrity("%s was called through code from no file the grader trusts (%s)"
-                       % (item.nodeid, code.co_filename), flush=True)
+            _integrity("%s was called through code from no file the grader trusts (%s, %s "
+                       "at line %d)" % (item.nodeid, code.co_filename, code.co_name,
+                                        code.co_firstlineno), flush=True)
         frame = frame.f_back
     if frame is None:
         _integrity("%s was not called through pytest's pytest_runtest_call" % item.nodeid,

@@ -169,6 +169,22 @@ TEST(EvalChecks, HooksCountOnlyInFilesThePatchChanged) {
   EXPECT_TRUE(HookReasons(hooks, {"src/a.py"}).empty());
 }
 
+// Inspecting the running frames is what honest code does too (the caller's module through
+// sys._getframe(1), a logger's call site): a note, never a reason (issue 65).
+TEST(EvalChecks, InspectionsByAChangedFileAreNotesNotReasons) {
+  std::set<std::pair<std::string, std::string>> hooks = {
+      {"src/a.py", "inspects the running frames (sys._getframe)"},
+      {"src/a.py", "pytest_pyfunc_call"},
+      {"src/b.py", "inspects the garbage collector's objects (gc.get_objects)"}};
+  EXPECT_EQ(HookReasons(hooks, {"src/a.py", "src/b.py"}),
+            (std::vector<std::string>{"src/a.py, changed by the patch, implements pytest hooks: "
+                                      "pytest_pyfunc_call"}));
+  EXPECT_EQ(HookNotes(hooks, {"src/a.py"}),
+            (std::vector<std::string>{"src/a.py, changed by the patch, inspects the running "
+                                      "frames (sys._getframe)"}));
+  EXPECT_TRUE(HookNotes(hooks, {"src/c.py"}).empty());
+}
+
 runner::TestRun Trace(int exitstatus, std::optional<int> process_exit,
                       std::map<std::string, std::string> outcomes) {
   runner::TestRun t;

@@ -1661,3 +1661,45 @@ def test_a_helper_counts_as_decorated_only_by_its_top_level_def(tmp_path):
         """))
     assert not fbkit_agent._decorated([str(nested)], "close")
     assert fbkit_agent._decorated([str(top)], "close")
+
+
+def test_an_installed_package_inside_the_stdlib_directory_is_not_the_stdlib(monkeypatch, tmp_path):
+    # An interpreter without a venv (pyenv's, python.org's) keeps site-packages inside its
+    # stdlib directory: pytest-asyncio's runtest there is a plugin's, and standing between
+    # pytest's frames it is no stdlib function swallowing the call (issue 65: every async
+    # test was flagged).
+    import fbkit_agent
+    stdlib = tmp_path / "lib" / "python3.11"
+    site = stdlib / "site-packages"
+    (site / "pytest_asyncio").mkdir(parents=True)
+    (stdlib / "asyncio").mkdir()
+    monkeypatch.setattr(fbkit_agent, "_stdlib_dirs", (str(stdlib),))
+    monkeypatch.setattr(fbkit_agent, "_site_dirs", (str(site),))
+    assert fbkit_agent._in_stdlib(str(stdlib / "asyncio" / "base_events.py"))
+    assert not fbkit_agent._in_stdlib(str(site / "pytest_asyncio" / "plugin.py"))
+    plugin = site / "pytest_asyncio" / "plugin.py"
+    plugin.write_text("def runtest(self):\n    return 1\n")
+    code = compile(plugin.read_text(), str(plugin), "exec")
+    runtest = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    assert not fbkit_agent._genuine_stdlib(runtest)
+    real = stdlib / "asyncio" / "runners.py"
+    real.write_text("def run(main):\n    return main\n")
+    code = compile(real.read_text(), str(real), "exec")
+    run = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    assert fbkit_agent._genuine_stdlib(run)
+
+
+def test_a_doctest_counts_as_its_files_only_when_the_file_holds_its_docstring(tmp_path):
+    import fbkit_agent
+    test_file = tmp_path / "test_d.py"
+    test_file.write_text('"""Doc.\n\n>>> 1 + 1\n2\n"""\n\ndef f():\n    """\n    >>> f()\n    """\n')
+    item = types.SimpleNamespace(path=test_file, dtest=types.SimpleNamespace(
+        filename=str(test_file), docstring="Doc.\n\n>>> 1 + 1\n2\n"))
+    assert fbkit_agent._doctest_from_file(item)
+    item.dtest.docstring = "\n    >>> f()\n    "
+    assert fbkit_agent._doctest_from_file(item)
+    item.dtest.docstring = "Doc.\n\n>>> 1 + 1\n3\n"  # examples the file does not hold
+    assert not fbkit_agent._doctest_from_file(item)
+    item.dtest.filename = str(tmp_path / "other.py")
+    item.dtest.docstring = "Doc.\n\n>>> 1 + 1\n2\n"
+    assert not fbkit_agent._doctest_from_file(item)
