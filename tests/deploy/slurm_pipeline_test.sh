@@ -37,12 +37,12 @@ t0=$(date +%s)
 "$bin/fb-graph" build "$repo" --trace "$local/trace.json" -q $spec -o "$local/graph.json"
 "$bin/fb-extract" all "$repo" --graph "$local/graph.json" --trace "$local/trace.json" \
   -o "$local/tasks" -q $spec $all_args > /dev/null
-# The gold agent's answers: a copy (infer shows no agent its task directories); the
-# pipeline's tasks are these same tasks.
+# The gold agent's answers: a copy (infer shows no agent its task directories, and refuses
+# a copy of their packages unless allowed); the pipeline's tasks are these same tasks.
 cp -r "$local/tasks" "$out/answers"
 "$bin/fb-extract" infer "$local/tasks" --agent-cmd "$agent" -o "$local/run" -q \
   --env FBKIT_TEST_TASKS="$out/answers" --read-only "$out/answers" \
-  --read-only "$src/fixtures/agents" > /dev/null
+  --read-only "$src/fixtures/agents" --exposed-copies allow > /dev/null
 "$bin/fb-extract" eval "$local/tasks" --predictions "$local/run/predictions.jsonl" \
   -o "$local/eval" -q > /dev/null
 echo "local: $(( $(date +%s) - t0 )) s"
@@ -57,7 +57,7 @@ mkdir -p "$out/fakebin"
 t0=$(date +%s)
 PATH="$out/fakebin:$PATH" ROOT=$repo WORK=$work SHARDS=2 FBKIT_BIN=$bin SPEC_ARGS=$spec \
   ALL_ARGS=$all_args AGENT_CMD=$agent \
-  AGENT_ARGS="--env FBKIT_TEST_TASKS=$out/answers --read-only $out/answers --read-only $src/fixtures/agents" \
+  AGENT_ARGS="--env FBKIT_TEST_TASKS=$out/answers --read-only $out/answers --read-only $src/fixtures/agents --exposed-copies allow" \
   "$src/deploy/slurm/fbkit-pipeline.sh" > "$out/jobs.txt"
 cat "$out/jobs.txt"
 [ "$(wc -l < "$out/jobs.txt")" -eq 6 ] || { echo "expected 6 stages submitted"; exit 1; }
