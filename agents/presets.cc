@@ -327,6 +327,17 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
   std::string node = runner::FindProgram("node");
   if (!node.empty()) l.read_only.push_back(InstallRoot(node));
   if (auto s = preset->configure(c, *preset, program, &l); !s.ok()) return util::Error{s.error()};
+  if (!c.model_url.empty()) {
+    l.model_urls = {c.model_url};
+  } else if (preset->name == "codex") {
+    l.model_urls = {"https://api.openai.com"};
+  } else if (preset->name == "claude-code") {
+    l.model_urls = {"https://api.anthropic.com"};
+  } else if (preset->name == "gemini-cli") {
+    l.model_urls = {"https://generativelanguage.googleapis.com"};
+  } else {  // litellm-based: the provider the model names; these two by default
+    l.model_urls = {"https://api.openai.com", "https://api.anthropic.com"};
+  }
   return l;
 }
 

@@ -51,6 +51,9 @@ struct AgentLaunch {
   std::vector<std::pair<std::string, std::string>> vars;  // environment variables
   std::vector<std::string> read_only;
   std::vector<std::pair<std::string, std::string>> output_files;
+  // The model API the agent talks to, as a URL: --model-url, else its vendor's
+  // (`infer --network model` forwards to these alone).
+  std::vector<std::string> model_urls;
 };
 
 // The launch of `choice`. The executable is --agent-path when given, else the one setup.sh

@@ -38,12 +38,12 @@ struct InferArgs {
   int64_t max_patch_mb = 64;
   int64_t memory_mb = -1, processes = -1;  // -1: the task's spec
   int jobs = 1;
-  bool network = false;
+  std::string network;  // "": the task's spec (model when it allows the network)
+  std::vector<std::string> allow_endpoints;
   std::string exposed_copies;  // "": the task's spec
   bool rerun = false;
   bool trust_settings = false;
   bool quiet = false;
-  CLI::Option* network_option = nullptr;
 };
 
 util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const InferArgs& a) {
@@ -115,10 +115,15 @@ std::optional<int> AgentOptions(const InferArgs& a,
                    "given (--pass-env %s, or --env %s=...)\n", kInferWho, a.agent.c_str(),
                    key.c_str(), key.c_str(), key.c_str());
     }
-    bool network = a.network_option->count() ? a.network : false;
-    if (!network && a.sidecar.empty()) {
+    if (a.network.empty() && a.sidecar.empty()) {
       std::fprintf(stderr, "%s: note: the agent has no network unless the task's spec allows it; "
-                   "a model endpoint off this machine needs --network\n", kInferWho);
+                   "a model endpoint off this machine needs --network (its model's endpoint "
+                   "alone, through fbkit's proxy)\n", kInferWho);
+    }
+    for (const auto& url : launch->model_urls) {
+      auto e = runner::EndpointOf(url);
+      if (!e.ok()) return Fail(kInferWho, "--model-url: " + e.error()), kExitUsage;
+      o->endpoints.push_back(*e);
     }
     o->agent_cmd = launch->command;
     o->read_only.insert(o->read_only.end(), launch->read_only.begin(), launch->read_only.end());
@@ -169,7 +174,18 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   o.timeout = a.timeout;
   o.sandbox = a.sandbox == "none" ? runner::SandboxKind::kNone : runner::SandboxKind::kBwrap;
   o.trust_settings = a.trust_settings;
-  if (a.network_option->count()) o.network = a.network;
+  if (a.network == "model") o.network = extract::infer::AgentNetwork::kModel;
+  if (a.network == "full") o.network = extract::infer::AgentNetwork::kFull;
+  if (a.network == "none") o.network = extract::infer::AgentNetwork::kNone;
+  for (const auto& text : a.allow_endpoints) {
+    auto e = runner::ParseEndpoint(text);
+    if (!e.ok()) return Fail(kInferWho, "--allow-endpoint: " + e.error()), kExitUsage;
+    o.endpoints.push_back(*e);
+  }
+  if (o.network == extract::infer::AgentNetwork::kModel && o.endpoints.empty()) {
+    return Fail(kInferWho, "--network model: no model endpoint to forward to (name it with "
+                           "--model-url for a preset, or --allow-endpoint HOST:PORT)"), kExitUsage;
+  }
   if (!a.exposed_copies.empty()) o.exposed_copies = *runner::ParseCopyPolicy(a.exposed_copies);
   o.hidden = Parents(*tasks);
   o.max_file_kb = a.max_file_kb;
@@ -272,9 +288,15 @@ void AddSandboxOptions(CLI::App* cmd, const std::shared_ptr<InferArgs>& a) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--sandbox", a->sandbox, "bwrap (default) or none")
       ->check(CLI::IsMember({"bwrap", "none"}));
-  a->network_option = cmd->add_flag("--network", a->network,
-                                    "Let the agent reach the network (model APIs); default: the "
-                                    "task's spec");
+  cmd->add_flag("--network{model}", a->network,
+                "The agent's network: model (--network alone) reaches only its model's "
+                "endpoints (--model-url or the preset's vendor, --allow-endpoint) through a "
+                "proxy fbkit runs, no other host, no DNS; --network=full shares the host's "
+                "network; --network=none none. Default: model when the task's spec allows the "
+                "network, else none")
+      ->check(CLI::IsMember({"model", "full", "none"}));
+  cmd->add_option("--allow-endpoint", a->allow_endpoints,
+                  "HOST:PORT the model proxy forwards to besides the preset's (repeatable)");
   cmd->add_option("--env", a->env, "NAME=VALUE for the agent (repeatable)");
   cmd->add_option("--pass-env", a->pass_env,
                   "Pass NAME from fbkit's environment to the agent, e.g. an API key (repeatable)");

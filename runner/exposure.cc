@@ -1,6 +1,8 @@
 #include "runner/exposure.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 
 namespace fbkit::runner {
 namespace {
@@ -10,8 +12,8 @@ bool UnderAny(const std::string& path, const std::vector<std::string>& dirs) {
   return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return util::IsUnder(path, d); });
 }
 
-// The host trees `sandbox` shows, outermost only.
-std::vector<std::string> ShownRoots(const Sandbox& sandbox, const HostInfo& host) {
+// The host trees `sandbox` shows, as bubblewrap binds them (through links), outermost only.
+std::vector<std::string> ShownRoots(util::Env& env, const Sandbox& sandbox, const HostInfo& host) {
   std::vector<std::string> roots;
   for (const auto& s : sandbox.whole_system ? host.whole : host.system) {
     if (s.target.empty()) roots.push_back(s.path);
@@ -19,6 +21,9 @@ std::vector<std::string> ShownRoots(const Sandbox& sandbox, const HostInfo& host
   roots.insert(roots.end(), sandbox.read_only.begin(), sandbox.read_only.end());
   roots.insert(roots.end(), sandbox.writable.begin(), sandbox.writable.end());
   for (const auto& b : sandbox.binds) roots.push_back(b.source);
+  for (auto& r : roots) {
+    if (auto real = env.RealPath(r); real.ok()) r = *real;  // a versioned install's `current`
+  }
   std::erase_if(roots, [](const std::string& r) {
     return !r.starts_with("/") || util::IsUnder(r, "/proc") || util::IsUnder(r, "/dev") || util::IsUnder(r, "/sys");
   });
@@ -40,32 +45,63 @@ class Walk {
     auto st = env_.Stat(root, false);
     if (!st.ok()) return;
     if (st->type == util::FileType::kRegular) {
-      std::string name = root.substr(root.rfind('/') + 1);
-      if (name.ends_with(".py") && packages_.count(name.substr(0, name.size() - 3))) {
-        Found(name.substr(0, name.size() - 3), root);
-      }
+      File(root.substr(root.rfind('/') + 1), root);
       return;
     }
     if (st->type == util::FileType::kDirectory) Dir(root, 0);
   }
 
   std::vector<ExposedCopy> found() && { return std::move(found_); }
+  // Where the walk stopped short (too deep, too many directories): "" when it did not.
+  const std::string& cut() const { return cut_; }
 
  private:
   void Found(const std::string& package, const std::string& path) {
     if (found_.size() < limit_) found_.push_back({package, path});
   }
 
+  // Python source or what it compiles to: a .py or .pyc file, or a __pycache__ directory.
   bool HoldsSource(const std::string& dir) {
     auto entries = env_.ListDir(dir);
     if (!entries.ok()) return false;
     return std::any_of(entries->begin(), entries->end(), [](const util::DirEntry& e) {
-      return e.type == util::FileType::kRegular && e.name.ends_with(".py");
+      return (e.type == util::FileType::kRegular && (e.name.ends_with(".py") || e.name.ends_with(".pyc"))) ||
+             (e.type == util::FileType::kDirectory && e.name == "__pycache__");
     });
   }
 
+  // A module file of a package's name (`shapes.py`, its .pyc) or a distribution of it
+  // (`shapes-0.1-py3-none-any.whl`, an .egg, an sdist or zip: the code inside).
+  void File(const std::string& name, const std::string& path) {
+    for (const char* ext : {".py", ".pyc"}) {
+      if (name.ends_with(ext) && packages_.count(name.substr(0, name.size() - std::strlen(ext)))) {
+        return Found(name.substr(0, name.size() - std::strlen(ext)), path);
+      }
+    }
+    std::string lower;
+    for (char c : name) lower += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* ext : {".whl", ".egg", ".zip", ".pyz", ".tar.gz", ".tar.bz2", ".tgz"}) {
+      if (!lower.ends_with(ext)) continue;
+      // The distribution's name ends where its version starts ("-" and a digit).
+      size_t version = 0;
+      while ((version = lower.find('-', version + 1)) != std::string::npos &&
+             !(version + 1 < lower.size() && std::isdigit(static_cast<unsigned char>(lower[version + 1])))) {
+      }
+      if (version == std::string::npos) return;
+      for (const auto& p : packages_) {
+        std::string dist;
+        for (char c : p) dist += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (lower.compare(0, version, dist) == 0 && dist.size() == version) return Found(p, path);
+      }
+    }
+  }
+
   void Dir(const std::string& dir, int depth) {
-    if (depth > 40 || found_.size() >= limit_ || ++visited_ > kMaxEntries) return;
+    if (found_.size() >= limit_ || !cut_.empty()) return;
+    if (depth > kMaxDepth || ++visited_ > kMaxEntries) {  // fails closed: said, not skipped
+      cut_ = dir;
+      return;
+    }
     if (UnderAny(dir, skip_)) return;
     auto entries = env_.ListDir(dir);
     if (!entries.ok()) return;
@@ -77,14 +113,15 @@ class Walk {
           continue;
         }
         Dir(path, depth + 1);
-      } else if (e.type == util::FileType::kRegular && e.name.ends_with(".py") &&
-                 packages_.count(e.name.substr(0, e.name.size() - 3)) && !UnderAny(path, skip_)) {
-        Found(e.name.substr(0, e.name.size() - 3), path);
+      } else if (e.type == util::FileType::kRegular && !UnderAny(path, skip_)) {
+        File(e.name, path);
       }
     }
   }
 
   static constexpr size_t kMaxEntries = 2'000'000;  // directories listed, a bound on the walk
+  static constexpr int kMaxDepth = 256;
+  std::string cut_;
   util::Env& env_;
   const std::set<std::string>& packages_;
   std::vector<std::string> skip_;
@@ -112,16 +149,19 @@ const char* CopyPolicyName(CopyPolicy policy) {
 
 std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, const HostInfo& host,
                                     const std::set<std::string>& packages,
-                                    const std::vector<std::string>& own, size_t limit) {
+                                    const std::vector<std::string>& own, size_t limit,
+                                    std::string* cut) {
+  if (cut) cut->clear();
   if (packages.empty() || sandbox.kind != SandboxKind::kBwrap) return {};
   std::vector<std::string> skip = own;
   skip.insert(skip.end(), sandbox.hidden.begin(), sandbox.hidden.end());
   skip.insert(skip.end(), sandbox.masked.begin(), sandbox.masked.end());
   for (const auto& c : sandbox.copies) skip.push_back(c.source);
   Walk walk(env, packages, skip, limit);
-  for (const auto& root : ShownRoots(sandbox, host)) {
+  for (const auto& root : ShownRoots(env, sandbox, host)) {
     if (!UnderAny(root, skip)) walk.Root(root);
   }
+  if (cut) *cut = walk.cut();
   auto found = std::move(walk).found();
   std::sort(found.begin(), found.end(),
             [](const ExposedCopy& a, const ExposedCopy& b) { return a.path < b.path; });
@@ -133,13 +173,21 @@ util::Expected<std::vector<ExposedCopy>> GuardCopies(util::Env& env, Sandbox* sa
                                                      const std::set<std::string>& packages,
                                                      const std::vector<std::string>& own,
                                                      CopyPolicy policy, const std::string& what) {
-  auto found = FindCopies(env, *sandbox, host, packages, own);
-  if (found.empty() || policy == CopyPolicy::kAllow) return found;
+  std::string cut;
+  auto found = FindCopies(env, *sandbox, host, packages, own, 20, &cut);
+  if (policy == CopyPolicy::kAllow) return found;
+  if (!cut.empty()) {
+    return util::Error{what + ": what the sandbox would show could not be checked for copies of "
+                       "the repository's packages to its end (" + cut + " is more than 256 "
+                       "levels deep, or past 2,000,000 directories); set exposed_copies = "
+                       "\"allow\" to run anyway (docs/repo-spec.md#exposed-copies)"};
+  }
+  if (found.empty()) return found;
   if (policy == CopyPolicy::kHide) {
     // Masking may uncover nothing new, but a walk cut at its limit may have stopped short.
     for (int round = 0; round < 50 && !found.empty(); ++round) {
       for (const auto& c : found) sandbox->masked.push_back(c.path);
-      found = FindCopies(env, *sandbox, host, packages, own);
+      found = FindCopies(env, *sandbox, host, packages, own, 20, &cut);
     }
     if (found.empty()) return std::vector<ExposedCopy>{};
   }

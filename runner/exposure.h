@@ -25,18 +25,23 @@ struct ExposedCopy {
   std::string path;     // the host path the sandbox shows it at
 };
 
-// Every directory named after one of `packages` that holds Python source (a .py file directly
-// in it), and every file `<package>.py`, that `sandbox` shows from the host: in the system
-// view (`host`), the read-only and writable paths, binds' sources. Not below `own` (the work
-// copies and the task's own trees), not hidden or masked ones; /proc, /dev and /sys are not
-// walked, links not followed. Sorted by path; at most `limit`.
+// Every directory named after one of `packages` that holds Python code (a .py or .pyc file
+// directly in it, or a __pycache__), every file `<package>.py` or `.pyc`, and every
+// distribution of one (`<package>-*.whl`, `.egg`, `.zip`, `.tar.gz`), that `sandbox` shows
+// from the host: in the system view (`host`), the read-only and writable paths, binds'
+// sources, each as the link it may be resolves. Not below `own` (the work copies and the
+// task's own trees), not hidden or masked ones; /proc, /dev and /sys are not walked, links
+// below a root not followed. Sorted by path; at most `limit`. `cut` (when given) names where
+// the walk stopped short (deeper than 256 levels, past 2,000,000 directories), "" if nowhere.
 std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, const HostInfo& host,
                                     const std::set<std::string>& packages,
-                                    const std::vector<std::string>& own, size_t limit = 20);
+                                    const std::vector<std::string>& own, size_t limit = 20,
+                                    std::string* cut = nullptr);
 
 // Applies `policy` to what FindCopies finds in `sandbox`: kHide masks each copy (and looks
 // again: a copy is never left visible), kAllow returns them to be reported, kRefuse returns
-// an error naming each and the spec key that decides. `what` names the run ("the agent of
+// an error naming each and the spec key that decides. A walk cut short is an error but
+// for kAllow (what was not looked at may be a copy). `what` names the run ("the agent of
 // task X").
 util::Expected<std::vector<ExposedCopy>> GuardCopies(util::Env& env, Sandbox* sandbox,
                                                      const HostInfo& host,

@@ -163,8 +163,10 @@ void AddTmpfs(std::vector<std::string>* a, const std::string& dir, int64_t mb) {
 class Parents {
  public:
   explicit Parents(std::vector<std::string>* a) : a_(a) {}
-  void Before(const std::string& path, const std::function<bool(const std::string&)>& system) {
-    if (!Exists(path)) return;
+  // `anywhere`: also when `path` is no host path (a bind's target of its own, /run/fbkit/...).
+  void Before(const std::string& path, const std::function<bool(const std::string&)>& system,
+              bool anywhere = false) {
+    if (!anywhere && !Exists(path)) return;
     for (size_t slash = path.find('/', 1); slash != std::string::npos;
          slash = path.find('/', slash + 1)) {
       std::string dir = path.substr(0, slash);
@@ -432,7 +434,7 @@ std::vector<std::string> BwrapArgsOf(const Sandbox& sandbox, const HostInfo& hos
   }
   AddCopies(&a, sandbox, copy_bytes, &parents, system);
   for (const auto& b : sandbox.binds) {
-    parents.Before(b.target, system);
+    parents.Before(b.target, system, true);
     a.insert(a.end(), {b.writable ? "--bind" : "--ro-bind", b.source, b.target});
   }
   if (sandbox.network && Exists("/run/systemd/resolve")) {

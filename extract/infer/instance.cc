@@ -1,5 +1,6 @@
 #include "extract/infer/instance.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -133,16 +135,20 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
   runner::ProcessSpec spec;
   // What would make git take the workspace, or a directory in it, for a repository when a
   // user types `git status` there (a bare repository's HEAD beside objects/ and refs/ runs
-  // its config's core.fsmonitor): every .git and every such HEAD goes, and so do the setuid
-  // and setgid bits the agent set (another local user ran a setuid copy as the agent).
+  // its config's core.fsmonitor): every .git and every such HEAD goes, whether its objects/
+  // and refs/ are there or links to what exists only on the host (red team: links to /var/lib
+  // dangled here and the HEAD stayed); and so do the setuid and setgid bits and the
+  // write permission for others the agent set (another local user ran a setuid copy as the
+  // agent, or changed the kept workspace).
   spec.argv = {"/bin/sh", "-c",
-               "chmod -R u+rwX,ug-s . 2>/dev/null; "
+               "chmod -R u+rwX,ug-s,o-w . 2>/dev/null; "
                "find . \\( -type p -o -type s \\) -delete && "
                "find . -name .git -prune -exec rm -rf {} + && "
                "find . -name HEAD -exec sh -c 'for h; do d=${h%/HEAD}; "
-               "if [ -e \"$d/objects\" ] || [ -e \"$d/refs\" ] || [ -e \"$d/commondir\" ]; then "
-               "rm -rf \"$h\" || exit 1; fi; done' defuse-head {} + && "
-               "! find . -perm /6000 | grep -q .",
+               "for m in objects refs commondir; do "
+               "if [ -e \"$d/$m\" ] || [ -h \"$d/$m\" ]; then rm -rf \"$h\" || exit 1; fi; done; "
+               "done' defuse-head {} + && "
+               "! find . \\( -perm /6000 -o -perm -0002 \\) \\! -type l | grep -q .",
                "defuse"};
   spec.cwd = l.workspace;
   spec.log_path = util::JoinPath(l.scratch, "defuse.log");
@@ -695,6 +701,50 @@ util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
   return util::Status::Ok();
 }
 
+// The agent's network: --network's, else the model's endpoints when the task's spec allows
+// the network (an agent talks to its model; the tests' network is no licence for more).
+AgentNetwork NetworkOf(const InferOptions& options, const taskdir::Instance& info) {
+  return options.network.value_or(info.spec.network ? AgentNetwork::kModel : AgentNetwork::kNone);
+}
+
+// Under --network model: fbkit's proxy on a unix socket of its own, bound into the sandbox,
+// and the agent's command preceded by the forwarder that carries its loopback port there;
+// the proxy variables name that port. Nothing (and no network) without endpoints.
+constexpr int kProxyPort = 3128;
+constexpr char kProxySocket[] = "/run/fbkit/model.sock";
+
+util::Expected<std::unique_ptr<runner::ModelProxy>> StartModelProxy(
+    const InferOptions& options, const taskdir::Instance& info, std::string* dir,
+    runner::ProcessSpec* spec) {
+  if (NetworkOf(options, info) != AgentNetwork::kModel || options.endpoints.empty() ||
+      options.sandbox != runner::SandboxKind::kBwrap) {
+    return std::unique_ptr<runner::ModelProxy>();
+  }
+  std::string python = runner::FindProgram(info.spec.python);
+  if (python.empty()) {
+    return util::Error{"--network model: the task's interpreter " + info.spec.python +
+                       " (which runs the proxy's forwarder in the sandbox) is not found"};
+  }
+  char tmpl[] = "/tmp/fbkit-proxy-XXXXXX";  // short: a socket's path holds 107 bytes
+  if (::mkdtemp(tmpl) == nullptr) return util::Error{"--network model: cannot make a directory in /tmp"};
+  *dir = tmpl;
+  ::chmod(tmpl, 0711);
+  std::string socket = util::JoinPath(*dir, "s");
+  auto proxy = runner::ModelProxy::Start(socket, options.endpoints);
+  if (!proxy.ok()) return util::Error{"--network model: " + proxy.error()};
+  spec->sandbox.binds.push_back({socket, kProxySocket, false});
+  std::string url = "http://127.0.0.1:" + std::to_string(kProxyPort);
+  for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}) {
+    spec->vars.emplace_back(name, url);
+  }
+  spec->vars.emplace_back("NO_PROXY", "");
+  spec->vars.emplace_back("no_proxy", "");
+  spec->argv.back() = runner::ForwarderCommand(python, kProxyPort, kProxySocket) +
+                      " || echo 'fbkit: the model proxy forwarder did not start' >&2\n" +
+                      spec->argv.back();
+  return proxy;
+}
+
 // The agent's process: its command in the workspace, fbkit's variables, and a sandbox that
 // may write only the workspace and output/.
 runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
@@ -717,7 +767,7 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
                                    {"FBKIT_OUTPUT_DIR", l.output}});
   spec.log_path = util::JoinPath(l.inst, "agent.log");
   spec.sandbox.kind = options.sandbox;
-  spec.sandbox.network = options.network.value_or(info.spec.network);
+  spec.sandbox.network = NetworkOf(options, info) == AgentNetwork::kFull;
   spec.sandbox.limits = info.spec.limits;
   if (options.memory_mb >= 0) spec.sandbox.limits.memory_mb = options.memory_mb;
   if (options.processes >= 0) spec.sandbox.limits.processes = options.processes;
@@ -814,8 +864,7 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
 // says, and its limits, unless given) may not widen it unless the user vouches for the task.
 util::Status CheckAgentSettings(const std::string& task_dir, const taskdir::Instance& info,
                                 const InferOptions& options) {
-  runner::RepoSpec taken;
-  taken.network = !options.network && info.spec.network;
+  runner::RepoSpec taken;  // never the host's network: a task's asks for the model's at most
   taken.limits = info.spec.limits;
   if (options.memory_mb >= 0) taken.limits.memory_mb = runner::RepoSpec{}.limits.memory_mb;
   if (options.processes >= 0) taken.limits.processes = runner::RepoSpec{}.limits.processes;
@@ -845,9 +894,21 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   if (auto s = GuardAgentView(env, task_dir, l, *info, options, &spec.sandbox, &r); !s.ok()) {
     return r.error = s.error(), r;
   }
+  std::string proxy_dir;
+  auto proxy = StartModelProxy(options, *info, &proxy_dir, &spec);
+  if (!proxy.ok()) return r.error = proxy.error(), r;
+  AgentNetwork had = NetworkOf(options, *info);
+  if (options.sandbox == runner::SandboxKind::kNone) had = AgentNetwork::kFull;  // the host's
+  if (had == AgentNetwork::kModel && !*proxy) had = AgentNetwork::kNone;  // no endpoint named
+  r.network = AgentNetworkName(had);
   double prepared = Since(start);
   auto agent_start = Clock::now();
   auto exit = runner::RunToCompletion(launcher, spec, options.timeout);
+  if (*proxy) {
+    r.network_refused = (*proxy)->Refused();
+    proxy->reset();
+    (void)env.RemoveAll(proxy_dir);
+  }
   r.agent_seconds = Since(agent_start);
   auto collect_start = Clock::now();
   if (!exit.ok()) return r.error = "the agent could not be started: " + exit.error(), r;
@@ -877,6 +938,14 @@ std::optional<InferStatus> InferStatusFromName(std::string_view name) {
   return std::nullopt;
 }
 
+const char* AgentNetworkName(AgentNetwork network) {
+  switch (network) {
+    case AgentNetwork::kModel: return "model";
+    case AgentNetwork::kFull: return "full";
+    default: return "none";
+  }
+}
+
 std::string InferResultJson(const InferResult& r) {
   json j = {{"schema", "fbkit.infer-result/1"},
             {"instance_id", r.instance_id},
@@ -890,6 +959,8 @@ std::string InferResultJson(const InferResult& r) {
             {"patch_sha256", r.patch_sha256},
             {"excluded", r.excluded}};
   if (!r.exposed_copies.empty()) j["exposed_copies"] = r.exposed_copies;
+  if (!r.network.empty()) j["network"] = r.network;
+  if (!r.network_refused.empty()) j["network_refused"] = r.network_refused;
   j["usage"] = r.usage ? UsageJson(*r.usage) : json(nullptr);
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -914,6 +985,8 @@ util::Expected<InferResult> ParseInferResult(const std::string& text) {
     r.patch_sha256 = j.at("patch_sha256").get<std::string>();
     r.excluded = util::JsonStringList(j, "excluded");
     r.exposed_copies = util::JsonStringList(j, "exposed_copies");
+    r.network = j.value("network", "");
+    r.network_refused = util::JsonStringList(j, "network_refused");
     if (j.contains("usage") && j["usage"].is_object()) {
       r.usage = UsageFromJson(j["usage"], j["usage"].value("source", ""));
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runner/exposure.h"
+#include "runner/model_proxy.h"
 #include "runner/process.h"
 #include "runner/sandbox.h"
 #include "util/env.h"
@@ -20,11 +21,17 @@
 
 namespace fbkit::extract::infer {
 
+enum class AgentNetwork { kNone, kModel, kFull };
+const char* AgentNetworkName(AgentNetwork network);  // "none", "model", "full"
+
 struct InferOptions {
   std::string agent_cmd;  // sh -c; {instance_id}, {workspace}, {problem_statement} substituted
   double timeout = 3600;  // seconds for the agent (0: none)
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
-  std::optional<bool> network;  // default: the task's spec
+  // The agent's network: none, only the model endpoints through fbkit's proxy, or the
+  // host's (full). Default: model when the task's spec allows the network, else none.
+  std::optional<AgentNetwork> network;
+  std::vector<runner::Endpoint> endpoints;  // what `model` forwards to
   // What a copy of the task's packages the agent's sandbox would show does (runner/
   // exposure.h); default: the task's spec.
   std::optional<runner::CopyPolicy> exposed_copies;
@@ -76,6 +83,8 @@ struct InferResult {
   std::string patch;
   std::string patch_sha256;
   std::vector<std::string> excluded;  // "PATH: binary" or "PATH: N KiB (over the limit)"
+  std::string network;                      // AgentNetworkName of what the agent had
+  std::vector<std::string> network_refused;  // requests the model proxy refused (at most 100)
   // Copies of the task's packages the agent could read, allowed (--exposed-copies allow).
   std::vector<std::string> exposed_copies;
   std::optional<Usage> usage;

@@ -4,7 +4,9 @@
 // their README says, the host sees nothing of them, shards merge into the unsharded run.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -201,6 +203,9 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
     std::string ws = dir / ("run/" + id + "/workspace");
     EXPECT_FALSE(fs::exists(ws + "/HEAD")) << id;
     EXPECT_FALSE(fs::exists(ws + "/bare/HEAD")) << id;
+    EXPECT_FALSE(fs::exists(ws + "/linked/HEAD")) << id;
+    EXPECT_NE(RunCommand({"/usr/bin/git", "-C", ws + "/linked", "status"}).exit_code, 0);
+    EXPECT_EQ(fs::status(ws + "/open-dir").permissions() & fs::perms::others_write, fs::perms::none) << id;
     EXPECT_NE(patch.find("+++ b/config"), std::string::npos) << id;
     RunResult status = RunCommand({"/usr/bin/git", "-C", ws + "/bare", "status"});
     EXPECT_NE(status.exit_code, 0) << status.out;
@@ -210,6 +215,76 @@ TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
       EXPECT_EQ(perms & (fs::perms::set_uid | fs::perms::set_gid), fs::perms::none) << id << " " << f;
     }
   }
+}
+
+// --network model: the agent reaches its model's endpoint through fbkit's proxy and nothing
+// else: not another loopback server of the host, not the endpoint directly, no DNS.
+TEST(InferE2E, NetworkModelReachesTheModelAlone) {
+  const std::string kSolved = "fbkit-fixtures__extract_features.ce05f7f2.test_stats.8a32a05c.lv1";
+  ScratchDir dir, agent;
+  // Two servers on the host's loopback, each gone after a minute: the model's and another,
+  // each on a port the kernel chose, written to DIR/<name>.port once it listens.
+  std::map<std::string, std::string> ports;
+  for (const char* name : {"model", "other"}) {
+    std::string serve =
+        "timeout 60 /usr/bin/python3 -c 'import http.server, os, sys\n"
+        "class H(http.server.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.end_headers(); self.wfile.write(sys.argv[1].encode())\n"
+        "    def log_message(self, *a): pass\n"
+        "s = http.server.HTTPServer((\"127.0.0.1\", 0), H)\n"
+        "open(sys.argv[2] + \".tmp\", \"w\").write(str(s.server_port))\n"
+        "os.rename(sys.argv[2] + \".tmp\", sys.argv[2])\n"
+        "s.serve_forever()' " + std::string(name) + " " + dir / (std::string(name) + ".port") +
+        " >/dev/null 2>&1 &";
+    ASSERT_EQ(std::system(serve.c_str()), 0);
+    for (int i = 0; i < 100 && !fs::exists(dir / (std::string(name) + ".port")); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ports[name] = ReadFileOrDie(dir / (std::string(name) + ".port"));
+  }
+  WriteFileOrDie(agent / "net.sh",
+                 "/usr/bin/python3 - > \"$FBKIT_OUTPUT_DIR/net.txt\" 2>&1 <<'PY'\n"
+                 "import socket, sys, urllib.request\n"
+                 "for name, port in (('model', " + ports["model"] + "), ('other', " + ports["other"] + ")):\n"
+                 "    try:\n"
+                 "        body = urllib.request.urlopen('http://127.0.0.1:%d/' % port, timeout=10).read()\n"
+                 "        print(name, 'proxied', body.decode())\n"
+                 "    except Exception as e:\n"
+                 "        print(name, 'proxied', type(e).__name__)\n"
+                 "    try:\n"
+                 "        socket.create_connection(('127.0.0.1', port), timeout=3)\n"
+                 "        print(name, 'direct', 'connected')\n"
+                 "    except OSError as e:\n"
+                 "        print(name, 'direct', type(e).__name__)\n"
+                 "try:\n"
+                 "    socket.getaddrinfo('localhost.localdomain', 443)\n"
+                 "    print('dns', 'answered')\n"
+                 "except OSError as e:\n"
+                 "    print('dns', type(e).__name__)\n"
+                 "PY\n");
+  // Readable by the agent, which runs as nobody when the tests run as root.
+  fs::permissions(agent.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                    fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(agent / "net.sh", fs::perms::owner_read | fs::perms::owner_write |
+                                        fs::perms::group_read | fs::perms::others_read);
+  RunResult r = RunCommand({kExtract, "infer", kTasks, "--instance", kSolved, "--agent-cmd",
+                            "sh " + agent / "net.sh", "--read-only", agent.path(), "-o",
+                            dir / "run", "-q", "--network", "--allow-endpoint",
+                            "127.0.0.1:" + ports["model"]});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFileOrDie(dir / ("run/" + kSolved + "/output/net.txt")),
+            "model proxied model\nmodel direct ConnectionRefusedError\n"
+            "other proxied HTTPError\nother direct ConnectionRefusedError\ndns gaierror\n");
+  json result = json::parse(ReadFileOrDie(dir / ("run/" + kSolved + "/result.json")));
+  EXPECT_EQ(result["network"], "model");
+  EXPECT_EQ(result["network_refused"],
+            json({"GET 127.0.0.1:" + ports["other"] + ": not an allowed endpoint"}));
+  // No endpoint to forward to is a usage error, not an agent without a model.
+  RunResult none = RunCommand({kExtract, "infer", kTasks, "--agent-cmd", "true", "-o",
+                               dir / "run2", "-q", "--network"});
+  EXPECT_EQ(none.exit_code, 2) << none.err;
+  EXPECT_NE(none.err.find("--allow-endpoint"), std::string::npos) << none.err;
 }
 
 TEST(InferE2E, TokenUsageReachesTheEvalSummary) {

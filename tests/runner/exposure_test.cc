@@ -55,6 +55,44 @@ TEST(Exposure, FindsVendoredPackagesAndModulesOutsideTheWorkCopy) {
   EXPECT_TRUE(FindCopies(util::RealEnv(), s, HostShowing(dir / "usr"), {"jinja2"}, {}).empty());
 }
 
+// What holds the code without a .py file is a copy too (red team round 13): a zipped egg or a
+// wheel, a directory of .pyc files alone, a copy behind a link the sandbox binds through.
+TEST(Exposure, EggsWheelsCompiledCopiesAndLinkedRootsAreFound) {
+  ScratchDir dir;
+  Put(dir / "site/Shapes-0.1-py3.11.egg", "zip");
+  Put(dir / "site/shapes_extra-1.0-py3-none-any.whl", "not ours: another distribution");
+  Put(dir / "wheels/shapes-0.1-py3-none-any.whl", "zip");
+  Put(dir / "pyc/shapes/vectors.pyc", "");
+  Put(dir / "cache/shapes/__pycache__/vectors.cpython-311.pyc", "");
+  Put(dir / "install-1.0/lib/shapes/vectors.py", "");
+  std::filesystem::create_symlink(dir / "install-1.0", dir / "current");
+  Sandbox s = Bwrap();
+  s.read_only = {dir / "site", dir / "wheels", dir / "pyc", dir / "cache", dir / "current"};
+  auto found = FindCopies(util::RealEnv(), s, HostInfo{}, {"shapes"}, {});
+  std::vector<std::string> paths;
+  for (const auto& c : found) paths.push_back(c.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       dir / "cache/shapes", dir / "install-1.0/lib/shapes", dir / "pyc/shapes",
+                       dir / "site/Shapes-0.1-py3.11.egg", dir / "wheels/shapes-0.1-py3-none-any.whl"}));
+}
+
+// A walk cut short (past 256 levels) is no clean bill: refused unless copies are allowed.
+TEST(Exposure, AWalkCutShortFailsClosed) {
+  ScratchDir dir;
+  std::string deep = dir / "deep";
+  for (int i = 0; i < 260; ++i) deep += "/d";
+  std::filesystem::create_directories(deep);
+  Sandbox s = Bwrap();
+  s.read_only = {dir / "deep"};
+  std::string cut;
+  EXPECT_TRUE(FindCopies(util::RealEnv(), s, HostInfo{}, {"shapes"}, {}, 20, &cut).empty());
+  EXPECT_FALSE(cut.empty());
+  auto refused = GuardCopies(util::RealEnv(), &s, HostInfo{}, {"shapes"}, {}, CopyPolicy::kHide, "t");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("could not be checked"), std::string::npos) << refused.error();
+  EXPECT_TRUE(GuardCopies(util::RealEnv(), &s, HostInfo{}, {"shapes"}, {}, CopyPolicy::kAllow, "t").ok());
+}
+
 TEST(Exposure, RefusedByDefaultHiddenOrAllowedAsTheSpecSays) {
   ScratchDir dir;
   Put(dir / "usr/lib/vendor/shapes/__init__.py", "");
