@@ -45,7 +45,9 @@ struct ExitInfo {
   int code = -1;           // exit status, or -1 when killed by a signal
   int signal = 0;          // the signal that ended it, or 0
   bool timed_out = false;  // RunToCompletion killed it at its timeout
-  bool disk_exceeded = false;  // killed: its writable trees grew by more than limits.disk_mb
+  // killed: its writable trees grew by more than limits.disk_mb, or its processes held more
+  // descriptors together (100,000) than the watch can count at the limit's pace
+  bool disk_exceeded = false;
   // Its log or a channel passed limits.file_size_mb: fbkit kept only the start, so what the
   // log holds is not all it wrote (a reader of its output must not take it as whole).
   bool output_cut = false;

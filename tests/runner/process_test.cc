@@ -435,6 +435,24 @@ TEST(SandboxHostile, TheDiskWatchCountsUnlinkedFilesAndEmptyOnes) {
   }
 }
 
+// A sandbox holding more descriptors than the watch can count at its pace is stopped as over
+// its disk limit (red team round 13: 2.85 million descriptors slowed each count so that 19 GB
+// went past 200 MB): six processes of 18,000 each, nothing written.
+TEST(SandboxHostile, TooManyDescriptorsToWatchStopTheSandbox) {
+  ScratchDir tmp;
+  ProcessSpec spec = Sandboxed(
+      tmp, "for i in 1 2 3 4 5 6; do /usr/bin/python3 -c \"import os, time\n"
+           "fd = os.open('/dev/null', os.O_RDONLY)\n"
+           "fds = [os.dup(fd) for _ in range(18000)]\n"
+           "time.sleep(20)\" & done; wait; echo survived");
+  spec.sandbox.limits.disk_mb = 100;
+  spec.sandbox.limits.memory_mb = 0;
+  auto info = RunToCompletion(RealLauncher(), spec, 120);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_TRUE(info->disk_exceeded);
+  EXPECT_EQ(ReadFileOrDie(tmp / "log").find("survived"), std::string::npos);
+}
+
 // A private copy: the process sees the source's files at the target and may write there,
 // up to the disk limit, which the kernel holds (an unlinked file still open, a directory
 // made unreadable count); the source and the host see none of it, and a protected path
