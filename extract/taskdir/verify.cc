@@ -61,9 +61,11 @@ util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     const runner::RepoSpec& spec,
     const std::vector<std::string>& files, const std::string& work_dir, double* seconds,
     std::map<std::string, std::string>* errors, std::map<std::string, std::string>* messages,
-    std::set<std::pair<std::string, std::string>>* hooks, const std::vector<std::string>& protect) {
+    std::set<std::pair<std::string, std::string>>* hooks, const std::vector<std::string>& protect,
+    const std::set<std::string>& packages) {
   auto start = std::chrono::steady_clock::now();
   runner::TestRunRequest request;
+  request.guard_packages = packages;
   request.root = root;
   request.env_root = env_root;
   request.spec = spec;
@@ -179,7 +181,12 @@ class Verification {
     auto outcomes = RunTests(tests_, work_, env_root_, info_.spec, files_,
                              util::JoinPath(options_.work_dir, name), &r_.pytest_seconds,
                              &out.errors, &out.messages, &hooks,
-                             round == 1 ? GraderFiles(work_, files_) : std::vector<std::string>{});
+                             round == 1 ? GraderFiles(work_, files_) : std::vector<std::string>{},
+                             // What eval would refuse (a copy of the task's packages in view)
+                             // is refused here first, naming the copy.
+                             OriginalPackages(info_.top_objects, [&](const std::string& dir) {
+                               return env_.Stat(util::JoinPath(util::JoinPath(work_, dir), "__init__.py"), false).ok();
+                             }));
     for (const auto& hook : hooks) {
       if (round == 1 && runner::IsTaskHook(hook.second)) {
         r_.gold_test_file_reads.insert(hook);

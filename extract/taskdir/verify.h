@@ -82,7 +82,9 @@ VerifyReport VerifyTask(const runner::Services& services,
 // increased by the run's wall time; `errors` (optional) gets each failed test's error line
 // ("E   AssertionError: ..."), `messages` (optional) each failed test's and each broken
 // file's whole message, `hooks` (optional) the run's journaled hooks (TestRun::hooks);
-// `protect`: the grader's files, as eval binds them (reads of them are journaled).
+// `protect`: the grader's files, as eval binds them (reads of them are journaled);
+// `packages`: the task's, whose copies in view the run refuses or hides as eval does
+// (runner::TestRunRequest::guard_packages).
 util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     runner::TestRunner& tests, const std::string& root, const std::string& env_root,
     const runner::RepoSpec& spec,
@@ -90,6 +92,6 @@ util::Expected<std::map<std::string, runner::Outcome>> RunTests(
     std::map<std::string, std::string>* errors = nullptr,
     std::map<std::string, std::string>* messages = nullptr,
     std::set<std::pair<std::string, std::string>>* hooks = nullptr,
-    const std::vector<std::string>& protect = {});
+    const std::vector<std::string>& protect = {}, const std::set<std::string>& packages = {});
 
 }  // namespace fbkit::extract::taskdir
