@@ -118,6 +118,15 @@ util::Expected<std::vector<Prediction>> LoadPredictions(
       preds.push_back({id, "gold", *patch, util::JoinPath(dir, "patch.diff")});
     }
   } else {
+    // Bounded before it is read: no more than one largest prediction per task, and a
+    // megabyte of slack each (red team: a 3 GiB file ended eval in std::bad_alloc).
+    const uint64_t bound = (tasks.size() + 1) * (taskdir::kMaxAgentPatchBytes + (1u << 20));
+    if (auto st = env.Stat(predictions_path, true); st.ok() && st->size > bound) {
+      return util::Error{predictions_path + ": " + std::to_string(st->size) + " bytes, more than " +
+                         std::to_string(tasks.size()) + " tasks' predictions may take (" +
+                         std::to_string(bound) + " bytes: one patch of at most " +
+                         std::to_string(taskdir::kMaxAgentPatchBytes) + " bytes per task)"};
+    }
     auto text = env.ReadFile(predictions_path);
     if (!text.ok()) return util::Error{predictions_path + ": " + text.error()};
     auto wanted = [&](const std::string& id) {

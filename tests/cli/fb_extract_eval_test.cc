@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -503,6 +504,16 @@ TEST_F(EvalE2E, BadInputGetsClearErrors) {
   EXPECT_NE(mixed.err.find("mixed.jsonl:3: no task nope"), std::string::npos) << mixed.err;
   EXPECT_NE(mixed.err.find("mixed.jsonl:4: a second prediction for " + id), std::string::npos);
   EXPECT_TRUE(OnlyReport(*dir_ / "mixed")["empty_patch"]);
+  // A predictions file larger than one largest patch per task is refused before it is read
+  // (a sparse 2 GiB file here: read whole, 3 GiB ended eval in std::bad_alloc).
+  {
+    std::ofstream huge(*dir_ / "huge.jsonl");
+    huge << good << "\n";
+  }
+  fs::resize_file(*dir_ / "huge.jsonl", 2ull << 30);
+  auto huge = Eval(*dir_ / "huge", {"--predictions", *dir_ / "huge.jsonl"});
+  EXPECT_EQ(huge.exit_code, 1) << huge.err;
+  EXPECT_NE(huge.err.find("huge.jsonl: 2147483648 bytes, more than"), std::string::npos) << huge.err;
   // A task whose presolved/ is a link: git would read whatever repository it names (here the
   // real task's, in general any of the host's). Refused for that task, before any git runs,
   // by eval and verify alike.
