@@ -52,6 +52,19 @@ int RunMain(CLI::App& app, int argc, char** argv, const char* name, const int& e
   return exit_code;
 }
 
+CLI::Option* AddExposedCopies(CLI::App* cmd, std::optional<runner::CopyPolicy>* value,
+                              const std::string& view) {
+  const std::string help =
+      "A copy of the task's packages " + view + " would show outside the work copy (a vendored "
+      "copy, a Debian python3-<library>, another interpreter's site-packages): refuse the "
+      "instance (an error naming it), hide each copy, or allow them; default: the task's spec "
+      "(refuse)";
+  return cmd->add_option("--exposed-copies", help)
+      ->type_name("TEXT")
+      ->check(CLI::IsMember({"refuse", "hide", "allow"}))
+      ->each([value](const std::string& word) { *value = *runner::ParseCopyPolicy(word); });
+}
+
 int Fail(const std::string& who, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", who.c_str(), message.c_str());
   return kExitFailure;

@@ -67,6 +67,11 @@ CLI::Option* AddChoice(CLI::App* cmd, const std::string& name, E* value,
       ->each([value, map](const std::string& word) { *value = map.at(word); });
 }
 
+// --exposed-copies refuse|hide|allow into `value` (left unset: the task's spec decides);
+// `view` names the sandbox the copies would be seen from.
+CLI::Option* AddExposedCopies(CLI::App* cmd, std::optional<runner::CopyPolicy>* value,
+                              const std::string& view);
+
 // $XDG_CACHE_HOME/fbkit/SUB, else ~/.cache/fbkit/SUB; nullopt without either variable.
 std::optional<std::string> UserCacheDir(const std::string& sub);
 

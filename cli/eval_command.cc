@@ -37,7 +37,7 @@ struct EvalArgs {
   int jobs = 1;
   std::string sandbox = "bwrap";
   std::string shard;
-  std::string exposed_copies;  // "": the task's spec
+  std::optional<runner::CopyPolicy> exposed_copies;  // unset: the task's spec
 };
 
 std::string DescribeReport(const extract::eval::EvalReport& r) {
@@ -45,7 +45,8 @@ std::string DescribeReport(const extract::eval::EvalReport& r) {
   std::snprintf(buf, sizeof buf, " (F2P %zu/%zu, P2P %zu/%zu)", r.f2p_passed, r.f2p.size(),
                 r.p2p_passed, r.p2p.size());
   std::string what = r.empty_patch                      ? "empty patch"
-                     : !r.error.empty()                 ? "error: " + r.error.substr(0, 200)
+                     : !r.error.empty()                 ? "error: " + r.error.substr(0, 200) +
+                                                              (r.error.size() > 200 ? "... (whole below)" : "")
                      : !r.applied                       ? "patch does not apply"
                      : r.timed_out                      ? "timed out"
                      : r.suspicious                     ? "suspicious: " + r.suspicious_reasons.front()
@@ -119,7 +120,7 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::Eva
   o->eval.sandbox = *sandbox;
   o->eval.environment_cache = EnvCacheDir();
   o->eval.trust_settings = a.trust_settings;
-  if (!a.exposed_copies.empty()) o->eval.exposed_copies = *runner::ParseCopyPolicy(a.exposed_copies);
+  o->eval.exposed_copies = a.exposed_copies;
   return std::nullopt;
 }
 
@@ -141,8 +142,15 @@ int RunEval(const EvalArgs& a) {
   std::string out =
       a.format == SummaryFormat::kTable ? extract::eval::SummaryTable(reports) : run.summary_json;
   std::fputs(out.c_str(), stdout);
+  // An instance that could not be scored is said whole, and the run is not a success.
+  size_t errored = 0;
+  for (const auto& r : reports) {
+    if (r.error.empty()) continue;
+    ++errored;
+    Fail(kEvalWho, r.instance_id + ": error: " + r.error);
+  }
   if (!run.write_errors.empty() || !run.internal_errors.empty()) return kExitFailure;
-  return errors.empty() ? kExitOk : kExitFileErrors;
+  return errors.empty() && errored == 0 ? kExitOk : kExitFileErrors;
 }
 
 }  // namespace
@@ -181,12 +189,7 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
                    "Only the K-th of N shares of the predictions (K/N); shards sharing -o merge "
                    "into one summary");
   eval->add_flag("--trust-task-settings", a->trust_settings, kTrustTaskSettingsHelp);
-  eval->add_option("--exposed-copies", a->exposed_copies,
-                   "A copy of the task's packages the tests' sandbox would show outside their "
-                   "work copy (a vendored copy, a Debian python3-<library>): refuse the "
-                   "instance (an error naming it), hide each copy, or allow it; default: the "
-                   "task's spec (refuse)")
-      ->check(CLI::IsMember({"refuse", "hide", "allow"}));
+  AddExposedCopies(eval, &a->exposed_copies, "the tests' sandbox");
   eval->add_flag("--rerun", a->rerun, "Evaluate again instances an earlier run finished");
   eval->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   eval->callback([a, exit_code] { *exit_code = RunEval(*a); });

@@ -40,7 +40,7 @@ struct InferArgs {
   int jobs = 1;
   std::string network;  // "": the task's spec (model when it allows the network)
   std::vector<std::string> allow_endpoints;
-  std::string exposed_copies;  // "": the task's spec
+  std::optional<runner::CopyPolicy> exposed_copies;  // unset: the task's spec
   bool rerun = false;
   bool trust_settings = false;
   bool quiet = false;
@@ -186,7 +186,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
     return Fail(kInferWho, "--network model: no model endpoint to forward to (name it with "
                            "--model-url for a preset, or --allow-endpoint HOST:PORT)"), kExitUsage;
   }
-  if (!a.exposed_copies.empty()) o.exposed_copies = *runner::ParseCopyPolicy(a.exposed_copies);
+  o.exposed_copies = a.exposed_copies;
   o.hidden = Parents(*tasks);
   o.max_file_kb = a.max_file_kb;
   o.max_patch_mb = a.max_patch_mb;
@@ -302,12 +302,7 @@ void AddSandboxOptions(CLI::App* cmd, const std::shared_ptr<InferArgs>& a) {
                   "Pass NAME from fbkit's environment to the agent, e.g. an API key (repeatable)");
   cmd->add_option("--read-only", a->read_only,
                   "A path the agent may read although hidden (its installation; repeatable)");
-  cmd->add_option("--exposed-copies", a->exposed_copies,
-                  "A copy of the task's packages the agent's sandbox would show outside its "
-                  "workspace (a vendored copy, another interpreter's site-packages, a "
-                  "--read-only path): refuse the instance, hide each copy, or allow them "
-                  "(listed in result.json); default: the task's spec (refuse)")
-      ->check(CLI::IsMember({"refuse", "hide", "allow"}));
+  AddExposedCopies(cmd, &a->exposed_copies, "the agent's sandbox (a --read-only path too)");
   cmd->add_option("--memory-mb", a->memory_mb,
                   "Address space per agent process (default: the task's limits.memory_mb; 0: "
                   "none; agents on node or the JVM reserve more than they use)")

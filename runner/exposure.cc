@@ -156,7 +156,12 @@ std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, cons
   std::vector<std::string> skip = own;
   skip.insert(skip.end(), sandbox.hidden.begin(), sandbox.hidden.end());
   skip.insert(skip.end(), sandbox.masked.begin(), sandbox.masked.end());
-  for (const auto& c : sandbox.copies) skip.push_back(c.source);
+  // A private copy's source is the work copy; its built_dir, the environment's own copy of the
+  // tree it was built from (an evaluation's: the task's presolved/, which holds no answer).
+  for (const auto& c : sandbox.copies) {
+    skip.push_back(c.source);
+    if (!c.built_dir.empty()) skip.push_back(c.built_dir);
+  }
   Walk walk(env, packages, skip, limit);
   for (const auto& root : ShownRoots(env, sandbox, host)) {
     if (!UnderAny(root, skip)) walk.Root(root);

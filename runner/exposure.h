@@ -30,7 +30,8 @@ struct ExposedCopy {
 // distribution of one (`<package>-*.whl`, `.egg`, `.zip`, `.tar.gz`), that `sandbox` shows
 // from the host: in the system view (`host`), the read-only and writable paths, binds'
 // sources, each as the link it may be resolves. Not below `own` (the work copies and the
-// task's own trees), not hidden or masked ones; /proc, /dev and /sys are not walked, links
+// task's own trees) nor a private copy's source or built_dir (the environment's copy of the
+// tree it was built from), not hidden or masked ones; /proc, /dev and /sys are not walked, links
 // below a root not followed. Sorted by path; at most `limit`. `cut` (when given) names where
 // the walk stopped short (deeper than 256 levels, past 2,000,000 directories), "" if nowhere.
 std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, const HostInfo& host,

@@ -51,14 +51,7 @@ class SpecReader {
     if (k == "total_timeout") return Seconds(k, n, &s.total_timeout);
     if (k == "network") return Bool(k, n, &s.network);
     if (k == "sandbox") return Sandbox(k, n);
-    if (k == "exposed_copies") {
-      std::string name;
-      if (!String(k, n, &name)) return false;
-      auto policy = ParseCopyPolicy(name);
-      if (!policy.ok()) return Fail(n, "key 'exposed_copies': " + policy.error());
-      spec_->exposed_copies = *policy;
-      return true;
-    }
+    if (k == "exposed_copies") return Choice(k, n, ParseCopyPolicy, &spec_->exposed_copies);
     if (k == "env") return Env(k, n);
     if (k == "limits") return LimitsTable(k, n);
     return Fail(n, "unknown key '" + k +
@@ -110,11 +103,18 @@ class SpecReader {
   }
 
   bool Sandbox(const std::string& k, const toml::node& n) {
+    return Choice(k, n, ParseSandboxKind, &spec_->sandbox);
+  }
+
+  // A string naming one value of an enum, as `parse` reads it.
+  template <typename E>
+  bool Choice(const std::string& k, const toml::node& n,
+              util::Expected<E> (*parse)(const std::string&), E* out) {
     std::string name;
     if (!String(k, n, &name)) return false;
-    auto kind = ParseSandboxKind(name);
-    if (!kind.ok()) return Fail(n, "key 'sandbox': " + kind.error());
-    spec_->sandbox = *kind;
+    auto value = parse(name);
+    if (!value.ok()) return Fail(n, "key '" + k + "': " + value.error());
+    *out = *value;
     return true;
   }
 

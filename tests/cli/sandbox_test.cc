@@ -283,7 +283,7 @@ void EvalHostilePatches(bool as_user) {
   RunResult open = RunCommand(host.Env({kExtract, "eval", tmp / "tasks", "--predictions",
                                         tmp / "hostile/write_outside.jsonl", "-o", tmp / "open",
                                         "-q", "--sandbox", "none"}));
-  EXPECT_EQ(open.exit_code, 0) << open.err;
+  EXPECT_EQ(open.exit_code, 3) << open.err;  // its instance errors: the conftest is broken
   EXPECT_TRUE(fs::exists(host.outside + "/escaped.txt"));
 }
 
