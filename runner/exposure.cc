@@ -70,11 +70,26 @@ class Walk {
     });
   }
 
-  // A module file of a package's name (`shapes.py`, its .pyc) or a distribution of it
-  // (`shapes-0.1-py3-none-any.whl`, an .egg, an sdist or zip: the code inside).
+  // Where a module file is importable as a top-level module, or a vendored one: a
+  // site-packages or dist-packages, a lib/pythonX.Y, a vendoring directory. Elsewhere a
+  // `packaging.py` is some package's own module (pip/_internal/utils/packaging.py).
+  static bool ImportRoot(const std::string& path) {
+    std::string dir = path.substr(0, path.rfind('/'));
+    std::string name = dir.substr(dir.rfind('/') + 1);
+    for (const char* root : {"site-packages", "dist-packages", "_vendor", "vendor", "vendored",
+                             "third_party", "extern", "externals", "lib"}) {
+      if (name == root) return true;
+    }
+    return name.starts_with("python");
+  }
+
+  // A module file of a package's name (`shapes.py`, its .pyc) where it is importable as one,
+  // or a distribution of it (`shapes-0.1-py3-none-any.whl`, an .egg, an sdist or zip: the code
+  // inside).
   void File(const std::string& name, const std::string& path) {
     for (const char* ext : {".py", ".pyc"}) {
-      if (name.ends_with(ext) && packages_.count(name.substr(0, name.size() - std::strlen(ext)))) {
+      if (name.ends_with(ext) && packages_.count(name.substr(0, name.size() - std::strlen(ext))) &&
+          ImportRoot(path)) {
         return Found(name.substr(0, name.size() - std::strlen(ext)), path);
       }
     }
@@ -196,11 +211,16 @@ util::Expected<std::vector<ExposedCopy>> GuardCopies(util::Env& env, Sandbox* sa
     }
     if (found.empty()) return std::vector<ExposedCopy>{};
   }
-  std::string list;
-  for (const auto& c : found) list += (list.empty() ? "" : ", ") + c.path;
-  return util::Error{what + ": the sandbox would show a copy of the repository's " +
-                     (found.size() == 1 ? "package " : "packages ") + found.front().package +
-                     (found.size() == 1 ? "" : ", ...") + " outside its work copy (" + list +
+  std::string list, names;
+  std::set<std::string> named;
+  for (const auto& c : found) {
+    list += (list.empty() ? "" : ", ") + c.path;
+    if (named.insert(c.package).second) names += (names.empty() ? "" : ", ") + c.package;
+  }
+  return util::Error{what + ": the sandbox would show " +
+                     (found.size() == 1 ? "a copy" : std::to_string(found.size()) + " copies") +
+                     " of the repository's " + (named.size() == 1 ? "package " : "packages ") +
+                     names + " outside its work copy (" + list +
                      "), where the code under test or an agent could read the answer; set "
                      "exposed_copies = \"hide\" in the spec to run with each hidden, or "
                      "\"allow\" to run with them seen (docs/repo-spec.md#exposed-copies)"};

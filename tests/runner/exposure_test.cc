@@ -35,6 +35,7 @@ TEST(Exposure, FindsVendoredPackagesAndModulesOutsideTheWorkCopy) {
   Put(dir / "usr/lib/sdk/third_party/jinja2/jinja2/__init__.py", "");
   Put(dir / "usr/lib/sdk/third_party/jinja2/jinja2/lexer.py", "x = 1\n");
   Put(dir / "usr/lib/pip/_vendor/six.py", "");
+  Put(dir / "usr/lib/pip/_internal/utils/six.py", "");  // pip's own module of that name
   Put(dir / "usr/share/doc/jinja2/README", "no source here");  // not a copy
   Put(dir / "env/lib/python3.11/site-packages/jinja2/utils.py", "");
   Put(dir / "work/src/jinja2/__init__.py", "");  // the work copy itself
@@ -96,7 +97,7 @@ TEST(Exposure, AWalkCutShortFailsClosed) {
 TEST(Exposure, RefusedByDefaultHiddenOrAllowedAsTheSpecSays) {
   ScratchDir dir;
   Put(dir / "usr/lib/vendor/shapes/__init__.py", "");
-  Put(dir / "usr/lib/other/shapes.py", "");
+  Put(dir / "usr/lib/other/site-packages/shapes.py", "");
   HostInfo host = HostShowing(dir / "usr");
   Sandbox s = Bwrap();
   auto refused = GuardCopies(util::RealEnv(), &s, host, {"shapes"}, {}, CopyPolicy::kRefuse,
@@ -109,7 +110,7 @@ TEST(Exposure, RefusedByDefaultHiddenOrAllowedAsTheSpecSays) {
   auto hidden = GuardCopies(util::RealEnv(), &s, host, {"shapes"}, {}, CopyPolicy::kHide, "t");
   ASSERT_TRUE(hidden.ok()) << hidden.error();
   EXPECT_TRUE(hidden->empty());
-  EXPECT_EQ(s.masked, (std::vector<std::string>{dir / "usr/lib/other/shapes.py", dir / "usr/lib/vendor/shapes"}));
+  EXPECT_EQ(s.masked, (std::vector<std::string>{dir / "usr/lib/other/site-packages/shapes.py", dir / "usr/lib/vendor/shapes"}));
   EXPECT_FALSE(VisibleInSandbox(s, dir / "usr/lib/vendor/shapes/__init__.py"));
   Sandbox a = Bwrap();
   auto allowed = GuardCopies(util::RealEnv(), &a, host, {"shapes"}, {}, CopyPolicy::kAllow, "t");
