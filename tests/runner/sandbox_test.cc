@@ -108,6 +108,26 @@ TEST(SandboxTest, SystemPathsAreAnAllowList) {
   EXPECT_EQ(std::count(paths.begin(), paths.end(), "/usr"), 1);
 }
 
+// A hidden directory is an empty tmpfs no one may write and a page large (red team: 2 GB
+// written into an unbounded one as an ordinary user); the system is the view's entries, each
+// bound with its parents made readable, never /usr whole unless the sandbox asks for it.
+TEST(SandboxTest, HiddenDirectoriesAreEmptyReadOnlyAndSized) {
+  Sandbox s;
+  s.kind = SandboxKind::kBwrap;
+  s.hidden = {"/srv/tasks"};
+  HostInfo h = Host(true);
+  h.system = {{"/usr/bin", ""}, {"/etc", ""}};
+  h.whole = {{"/usr", ""}, {"/etc", ""}};
+  auto args = BwrapArgs(s, h, "", {"true"});
+  EXPECT_GE(Find(args, {"--perms", "0555", "--size", "4096", "--tmpfs", "/srv/tasks"}), 0);
+  EXPECT_GE(Find(args, {"--ro-bind", "/usr/bin", "/usr/bin"}), 0);
+  EXPECT_EQ(Find(args, {"--ro-bind", "/usr", "/usr"}), -1);
+  s.whole_system = true;
+  args = BwrapArgs(s, h, "", {"true"});
+  EXPECT_GE(Find(args, {"--ro-bind", "/usr", "/usr"}), 0);
+  EXPECT_EQ(Find(args, {"--ro-bind", "/usr/bin", "/usr/bin"}), -1);
+}
+
 TEST(SandboxTest, EnvironmentIsScrubbed) {
   const char* parent[] = {"PATH=/usr/bin", "AWS_SECRET_ACCESS_KEY=x", "GITHUB_TOKEN=y",
                           "SSH_AUTH_SOCK=/run/ssh", "LANG=C.UTF-8", "LC_ALL=C", "HOME=/root",
