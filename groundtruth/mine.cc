@@ -25,11 +25,6 @@ struct Commit {
   std::vector<std::string> parents;
 };
 
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The first-parent history, newest first ("\x1e" between records, "\x1f" between fields).
 util::Expected<std::vector<Commit>> History(runner::Git& git, const std::string& repo,
                                             const MineOptions& o) {
@@ -179,7 +174,7 @@ util::Expected<std::string> IntentByModel(runner::Model& model, const MinedPr& p
     if (!ans.is_object() || !ans.contains("intent") || !ans["intent"].is_string()) {
       return util::Error{"answer has no \"intent\" string"};
     }
-    std::string intent = Lower(ans["intent"].get<std::string>());
+    std::string intent = util::AsciiLower(ans["intent"].get<std::string>());
     const auto& all = Intents();
     if (std::find(all.begin(), all.end(), intent) == all.end()) {
       return util::Error{"unknown intent \"" + intent + "\""};
@@ -319,7 +314,7 @@ std::string IntentByRule(const std::string& title, const std::vector<std::string
                          std::string* reason) {
   static const std::regex kConventional(R"(^\s*(\w+)(\([^)]*\))?!?:)");
   std::smatch m;
-  std::string lower = Lower(title);
+  std::string lower = util::AsciiLower(title);
   if (std::regex_search(lower, m, kConventional)) {
     std::string type = m[1];
     *reason = "conventional prefix \"" + type + ":\"";

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
+
+#include "util/strings.h"
 
 namespace fbkit::runner {
 namespace {
@@ -39,7 +42,9 @@ class Walk {
  public:
   Walk(util::Env& env, const std::set<std::string>& packages, std::vector<std::string> skip,
        size_t limit)
-      : env_(env), packages_(packages), skip_(std::move(skip)), limit_(limit) {}
+      : env_(env), packages_(packages), skip_(std::move(skip)), limit_(limit) {
+    for (const auto& p : packages) dists_[DistName(p)] = p;
+  }
 
   void Root(const std::string& root) {
     auto st = env_.Stat(root, false);
@@ -93,8 +98,7 @@ class Walk {
         return Found(name.substr(0, name.size() - std::strlen(ext)), path);
       }
     }
-    std::string lower;
-    for (char c : name) lower += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string lower = DistName(name);
     for (const char* ext : {".whl", ".egg", ".zip", ".pyz", ".tar.gz", ".tar.bz2", ".tgz"}) {
       if (!lower.ends_with(ext)) continue;
       // The distribution's name ends where its version starts ("-" and a digit).
@@ -103,12 +107,16 @@ class Walk {
              !(version + 1 < lower.size() && std::isdigit(static_cast<unsigned char>(lower[version + 1])))) {
       }
       if (version == std::string::npos) return;
-      for (const auto& p : packages_) {
-        std::string dist;
-        for (char c : p) dist += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (lower.compare(0, version, dist) == 0 && dist.size() == version) return Found(p, path);
-      }
+      if (auto it = dists_.find(lower.substr(0, version)); it != dists_.end()) return Found(it->second, path);
+      return;
     }
+  }
+
+  // A distribution's name as its files spell it either way: lower case, '_' as '-'.
+  static std::string DistName(const std::string& name) {
+    std::string out = util::AsciiLower(name);
+    std::replace(out.begin(), out.end(), '_', '-');
+    return out;
   }
 
   void Dir(const std::string& dir, int depth) {
@@ -139,6 +147,7 @@ class Walk {
   std::string cut_;
   util::Env& env_;
   const std::set<std::string>& packages_;
+  std::map<std::string, std::string> dists_;  // DistName -> package
   std::vector<std::string> skip_;
   size_t limit_;
   size_t visited_ = 0;

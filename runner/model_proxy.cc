@@ -22,11 +22,6 @@
 namespace fbkit::runner {
 namespace {
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // "HOST[:PORT]" of an authority, brackets around an IPv6 literal; `port` when none is named.
 util::Expected<Endpoint> Authority(const std::string& text, int port) {
   Endpoint e;
@@ -41,7 +36,7 @@ util::Expected<Endpoint> Authority(const std::string& text, int port) {
     e.host = text.substr(0, colon);
     rest = colon == std::string::npos ? "" : text.substr(colon);
   }
-  e.host = Lower(e.host);
+  e.host = util::AsciiLower(e.host);
   if (e.host.empty() || e.host.find_first_of(" \t\r\n/@?#") != std::string::npos) {
     return util::Error{"no host in '" + text + "'"};
   }
@@ -270,7 +265,7 @@ util::Expected<ProxyRoute> RouteRequest(const std::string& head,
       std::string field = head.substr(b, e - b);
       b = e + 2;
       if (field.empty()) break;
-      std::string name = Lower(field.substr(0, field.find(':')));
+      std::string name = util::AsciiLower(field.substr(0, field.find(':')));
       if (name == "connection" || name == "proxy-connection" || name == "keep-alive" ||
           name == "proxy-authorization") {
         continue;

@@ -1,11 +1,18 @@
 #include "util/strings.h"
 
+#include <cctype>
+
 #include <algorithm>
 
 namespace fbkit::util {
 
 std::string Tail(const std::string& text, size_t n) {
   return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+std::string AsciiLower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 std::string Trim(std::string_view s) {

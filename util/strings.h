@@ -13,6 +13,9 @@ namespace fbkit::util {
 // a command's output in an error message).
 std::string Tail(const std::string& text, size_t n);
 
+// `s` with its ASCII letters in lower case (host names, distribution names, model answers).
+std::string AsciiLower(std::string s);
+
 // `s` without the spaces, tabs and line ends around it.
 std::string Trim(std::string_view s);
 

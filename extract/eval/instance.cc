@@ -148,9 +148,7 @@ struct Context {
 };
 
 std::set<std::string> Originals(const Context& c) {
-  return taskdir::OriginalPackages(c.info.top_objects, [&](const std::string& dir) {
-    return c.env.Stat(util::JoinPath(util::JoinPath(c.repo, dir), "__init__.py"), true).ok();
-  });
+  return taskdir::OriginalPackagesIn(c.env, c.info.top_objects, c.repo);
 }
 
 void Suspect(EvalReport* r, const std::string& reason) {

@@ -795,13 +795,7 @@ util::Status GuardAgentView(util::Env& env, const std::string& task_dir, const L
   }
   auto presolved = taskdir::PlainPresolved(env, task);
   std::string tree = presolved.ok() ? *presolved : "";
-  auto packages = taskdir::OriginalPackages(info.top_objects, [&](const std::string& dir) {
-    if (tree.empty()) {  // no tree to look at: any directory but a source root is a package
-      std::string name = dir.substr(dir.rfind('/') + 1);
-      return name != "src" && name != "lib" && name != "source" && name != "python";
-    }
-    return env.Stat(util::JoinPath(util::JoinPath(tree, dir), "__init__.py"), false).ok();
-  });
+  auto packages = taskdir::OriginalPackagesIn(env, info.top_objects, tree);
   auto copies = runner::GuardCopies(env, sandbox, runner::CurrentHost(), packages,
                                     {l.workspace, l.output},
                                     options.exposed_copies.value_or(info.spec.exposed_copies),

@@ -276,4 +276,15 @@ std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objec
   return out;
 }
 
+std::set<std::string> OriginalPackagesIn(util::Env& env, const std::vector<std::string>& top_objects,
+                                         const std::string& tree) {
+  return OriginalPackages(top_objects, [&](const std::string& dir) {
+    if (tree.empty()) {
+      std::string name = dir.substr(dir.rfind('/') + 1);
+      return name != "src" && name != "lib" && name != "source" && name != "python";
+    }
+    return env.Stat(util::JoinPath(util::JoinPath(tree, dir), "__init__.py"), true).ok();
+  });
+}
+
 }  // namespace fbkit::extract::taskdir

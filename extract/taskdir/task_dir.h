@@ -48,6 +48,10 @@ util::Expected<std::string> PlainPresolved(util::Env& env, const TaskDir& task);
 // the module's own name ("src/shapes/core.py::Area" -> "shapes").
 std::set<std::string> OriginalPackages(const std::vector<std::string>& top_objects,
                                        const std::function<bool(const std::string&)>& is_package);
+// The same with the packages those of `tree` (a directory holding an __init__.py); with no
+// tree to look at (""), every directory but a source root (src, lib, source, python).
+std::set<std::string> OriginalPackagesIn(util::Env& env, const std::vector<std::string>& top_objects,
+                                         const std::string& tree);
 
 
 // instance.json: FeatureBench's fields with its types (counts as numbers, repo_settings as a

@@ -184,9 +184,7 @@ class Verification {
                              round == 1 ? GraderFiles(work_, files_) : std::vector<std::string>{},
                              // What eval would refuse (a copy of the task's packages in view)
                              // is refused here first, naming the copy.
-                             OriginalPackages(info_.top_objects, [&](const std::string& dir) {
-                               return env_.Stat(util::JoinPath(util::JoinPath(work_, dir), "__init__.py"), false).ok();
-                             }));
+                             OriginalPackagesIn(env_, info_.top_objects, work_));
     for (const auto& hook : hooks) {
       if (round == 1 && runner::IsTaskHook(hook.second)) {
         r_.gold_test_file_reads.insert(hook);
