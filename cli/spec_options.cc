@@ -41,12 +41,20 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which) {
   keep("spec", cmd->add_option("--spec", a->spec_file,
                                "Repo spec (TOML; default ROOT/fbkit.toml when it exists): "
                                "interpreter, paths, env, pytest args, install steps, limits"));
+  cmd->add_flag("--trust-spec", a->trust_spec,
+                "The spec inside ROOT is yours: let it set what widens the sandbox (an "
+                "interpreter, the network, higher limits), as a spec given outside ROOT may")
+      ->group("Run settings (override the spec)");
   if (which & kSpecRun) {
     keep("sandbox", cmd->add_option("--sandbox", a->sandbox,
                                     "bwrap (default: bubblewrap isolation) or none (no isolation)")
                         ->check(CLI::IsMember({"bwrap", "none"})));
     keep("network", cmd->add_flag("--network", a->network,
                                   "Let the tests reach the network (spec key network; default off)"));
+    keep("install_network",
+         cmd->add_flag("--install-network", a->install_network,
+                       "Let the install steps reach the network, PyPI say (spec key "
+                       "install_network; default off; --network implies it)"));
     keep("python", cmd->add_option("--python", a->python, "Interpreter for the tests (default python3)"));
     keep("pythonpath", cmd->add_option("--pythonpath", a->pythonpath,
                                        "Prepend to PYTHONPATH (ROOT-relative or absolute; repeatable)"));
@@ -79,13 +87,14 @@ util::Expected<runner::SandboxKind> SandboxOf(const SpecArgs& a) {
 
 util::Expected<runner::BuiltEnvironment> BuildEnvironment(const runner::RepoSpec& spec,
                                                           const std::string& root,
-                                                          const std::string& who, bool quiet) {
+                                                          const std::string& who, bool quiet,
+                                                          bool rebuild) {
   if (spec.sandbox == runner::SandboxKind::kBwrap) {
     if (auto s = runner::CheckBwrap(); !s.ok()) return util::Error{s.error()};
   }
   runner::EnvRequest request{spec, root, spec.environment_cache, [&](const std::string& line) {
                                if (!quiet) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
-                             }};
+                             }, rebuild};
   return runner::EnsureEnvironment(util::RealEnv(), runner::RealLauncher(), request);
 }
 
@@ -127,7 +136,7 @@ std::string EnvCacheDir() {
 }
 
 util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root) {
-  auto loaded = runner::LoadRepoSpec(util::RealEnv(), a.spec_file, root);
+  auto loaded = runner::LoadRepoSpec(util::RealEnv(), a.spec_file, root, a.trust_spec);
   if (!loaded.ok()) return loaded;
   runner::RepoSpec spec = std::move(*loaded);
   if (Given(a, "sandbox")) {
@@ -136,6 +145,7 @@ util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::strin
     spec.sandbox = *kind;
   }
   if (Given(a, "network")) spec.network = a.network;
+  if (Given(a, "install_network")) spec.install_network = a.install_network;
   if (Given(a, "python")) spec.python = a.python;
   if (Given(a, "pythonpath")) spec.pythonpath = a.pythonpath;
   if (Given(a, "pytest_args")) spec.pytest_args = a.pytest_args;

@@ -24,7 +24,8 @@ enum SpecOption : unsigned {
 struct SpecArgs {
   std::string spec_file;
   std::string sandbox;
-  bool network = false;
+  bool network = false, install_network = false;
+  bool trust_spec = false;  // a spec inside ROOT is the user's (it may widen the sandbox)
   std::string python;
   std::vector<std::string> pythonpath, env, pytest_args, tests, exclude;
   double timeout = 0, total_timeout = 0;
@@ -40,11 +41,13 @@ util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::strin
 // Only --sandbox (for commands whose settings come from task directories); default bwrap.
 util::Expected<runner::SandboxKind> SandboxOf(const SpecArgs& a);
 
-// The spec's environment (built unless cached), with the install steps' progress on stderr
-// unless quiet; the error names the failing step, or why the sandbox cannot start.
+// The spec's environment (built unless cached, or from nothing with `rebuild`), with the
+// install steps' progress on stderr unless quiet; the error names the failing step, or why
+// the sandbox cannot start.
 util::Expected<runner::BuiltEnvironment> BuildEnvironment(const runner::RepoSpec& spec,
                                                           const std::string& root,
-                                                          const std::string& who, bool quiet);
+                                                          const std::string& who, bool quiet,
+                                                          bool rebuild = false);
 
 // Builds the spec's environment now (when it has install steps and the cache lacks it),
 // with progress lines on stderr unless quiet, so that a long install is not silent; the

@@ -59,6 +59,11 @@ util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& di
   b.dir = dir;
   b.python = j.value("python", "");
   b.collected = j.value("collected", "");
+  if (j.contains("collect_errors") && j["collect_errors"].is_array()) {
+    for (const auto& f : j["collect_errors"]) {
+      if (f.is_string()) b.collect_errors.push_back(f.get<std::string>());
+    }
+  }
   if (j.contains("built_files") && j["built_files"].is_array()) {
     for (const auto& f : j["built_files"]) {
       if (!f.is_string()) continue;
@@ -79,7 +84,7 @@ util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& di
 Sandbox InstallSandbox(const RepoSpec& spec, const std::string& root, const std::string& dir) {
   Sandbox s;
   s.kind = spec.sandbox;
-  s.network = spec.network;
+  s.network = InstallNetwork(spec);
   s.whole_system = true;  // compilers and headers; built from the original tree anyway
   s.limits = spec.limits;
   s.read_only = {root};
@@ -153,41 +158,98 @@ std::vector<std::string> CopyableFiles(util::Env& env, const std::string& root) 
   return out;
 }
 
-util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const EnvRequest& r,
-                                       const std::string& key, const std::string& dir) {
+// How many install steps an earlier, failed build of this entry finished (fbkit writes the
+// count after each step; the steps could rewrite it, but only to skip their own tree's steps).
+size_t StepsDone(util::Env& env, const std::string& dir, size_t steps) {
+  auto text = env.ReadUntrusted(dir, "steps-done", 64);
+  if (!text.ok()) return 0;
+  size_t n = 0;
+  for (char ch : util::Trim(*text)) {
+    if (ch < '0' || ch > '9') return 0;
+    n = n * 10 + static_cast<size_t>(ch - '0');
+    if (n > steps) return 0;
+  }
+  return n;
+}
+
+// Runs the install steps in the entry, from the first an earlier failed build of the same key
+// did not finish (`rebuild`: from nothing).
+util::Status RunSteps(util::Env& env, Launcher& launcher, const EnvRequest& r,
+                      const std::string& dir, double timeout) {
   const RepoSpec& spec = r.spec;
-  (void)env.RemoveAll(dir);
   std::string src = util::JoinPath(dir, "src");
   std::string venv = util::JoinPath(dir, "env");
-  if (auto s = env.MakeDirs(src); !s.ok()) return util::Error{s.error()};
-  if (auto s = CopyRepoFiles(r.root, CopyableFiles(env, r.root), src); !s.ok()) {
-    return util::Error{"copying the repository: " + s.error()};
+  size_t done = r.rebuild ? 0 : StepsDone(env, dir, spec.install.size());
+  if (done > 0 && r.say) {
+    r.say("install steps 1-" + std::to_string(done) + " reused from an earlier build that failed "
+          "after them (" + dir + "; --rebuild starts from nothing)");
   }
-  double timeout = spec.total_timeout > 0 ? spec.total_timeout : 3600;
-  for (size_t i = 0; i < spec.install.size(); ++i) {
-    if (r.say) r.say("install step " + std::to_string(i + 1) + "/" + std::to_string(spec.install.size()) + ": " + spec.install[i]);
+  if (done == 0) {
+    (void)env.RemoveAll(dir);
+    if (auto s = env.MakeDirs(src); !s.ok()) return s;
+    if (auto s = CopyRepoFiles(r.root, CopyableFiles(env, r.root), src); !s.ok()) {
+      return util::Error{"copying the repository: " + s.error()};
+    }
+  }
+  for (size_t i = done; i < spec.install.size(); ++i) {
+    std::string n = std::to_string(i + 1);
+    if (r.say) r.say("install step " + n + "/" + std::to_string(spec.install.size()) + ": " + spec.install[i]);
     ProcessSpec step;
     step.argv = {"/bin/sh", "-c", spec.install[i]};
     step.cwd = src;
     step.vars = spec.vars;
     step.vars.insert(step.vars.end(), {{"FBKIT_ENV", venv}, {"FBKIT_SRC", src}, {"PYTHON", spec.python}});
-    step.log_path = util::JoinPath(dir, "install-" + std::to_string(i + 1) + ".log");
+    step.log_path = util::JoinPath(dir, "install-" + n + ".log");
     step.sandbox = InstallSandbox(spec, r.root, dir);
-    util::Status s = RunLogged(env, launcher, step, timeout,
-                               "install step " + std::to_string(i + 1) + " (" + spec.install[i] + ")");
-    if (!s.ok()) return util::Error{s.error()};
+    util::Status s = RunLogged(env, launcher, step, timeout, "install step " + n + " (" + spec.install[i] + ")");
+    if (!s.ok() && !InstallNetwork(spec)) {
+      return util::Error{s.error() + "\n(the install steps ran without the network: a spec "
+                                     "whose steps download, from PyPI say, sets "
+                                     "install_network = true)"};
+    }
+    if (!s.ok()) return s;
+    if (auto w = env.WriteFileAtomic(util::JoinPath(dir, "steps-done"), std::to_string(i + 1) + "\n");
+        !w.ok()) {
+      return w;
+    }
   }
-  BuiltEnvironment b;
-  b.key = key;
-  b.dir = dir;
-  b.built_files = BuiltFiles(src, r.root);
-  std::string own = util::JoinPath(venv, "bin/python");
-  b.python = env.Stat(own, true).ok() ? own : spec.python;
-  if (r.say) r.say("checking that pytest imports and collects with " + b.python);
+  return util::Status::Ok();
+}
+
+// The test files of a collection's short summary ("ERROR tests/test_b.py" or "ERROR
+// tests/test_b.py - ImportError: ..."), sorted.
+std::vector<std::string> CollectErrors(const std::string& log) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < log.size()) {
+    size_t end = log.find('\n', at);
+    if (end == std::string::npos) end = log.size();
+    std::string_view line(log.data() + at, end - at);
+    at = end + 1;
+    if (!line.starts_with("ERROR ")) continue;
+    line.remove_prefix(6);
+    line = line.substr(0, line.find(" - "));
+    if (!line.empty() && line.find(' ') == std::string_view::npos) out.emplace_back(line);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Checks that pytest imports and collects with the environment. Files that fail to collect
+// are listed (b->collect_errors), not fatal: the rest of the suite goes on; a collection
+// that finds no test, or fails otherwise, is.
+util::Status Check(util::Env& env, Launcher& launcher, const EnvRequest& r, const std::string& dir,
+                   double timeout, BuiltEnvironment* b) {
+  const RepoSpec& spec = r.spec;
+  std::string src = util::JoinPath(dir, "src");
+  if (r.say) r.say("checking that pytest imports and collects with " + b->python);
   ProcessSpec check;
-  check.argv = {b.python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"};
+  check.argv = {b->python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"};
   check.argv.insert(check.argv.end(), spec.pytest_args.begin(), spec.pytest_args.end());
-  check.argv.push_back("--color=no");  // over a configuration's --color=yes: the line is shown
+  // Over a configuration's --color=yes: the lines are read; a file that fails to collect is
+  // reported, not the end of the check.
+  check.argv.insert(check.argv.end(), {"--color=no", "--continue-on-collection-errors"});
   // The paths of the run that asked for the environment may not be in the tree it is built
   // from (a task's F2P file comes with its test patch): only those there are collected.
   for (const auto& t : spec.tests) {
@@ -207,18 +269,43 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   check.sandbox = InstallSandbox(spec, r.root, dir);
   check.sandbox.writable.clear();
   check.sandbox.whole_system = false;  // what the tests will see of the system
+  check.sandbox.network = spec.network;  // and of the network
   check.sandbox.read_only.push_back(dir);
-  if (auto s = RunLogged(env, launcher, check, timeout, "the pytest check (collect-only)"); !s.ok()) {
-    return util::Error{s.error()};
-  }
+  const std::string what = "the pytest check (collect-only)";
+  auto exit = RunToCompletion(launcher, check, timeout);
+  if (!exit.ok()) return util::Error{what + ": " + exit.error()};
   auto log = env.ReadUntrusted(dir, "check.log", kMaxLogBytes);
   std::string text = log.ok() ? *log : "";
   text = text.substr(0, text.find_last_not_of("\n") + 1);
-  b.collected = text.substr(text.find_last_of('\n') + 1);
+  b->collected = text.substr(text.find_last_of('\n') + 1);
+  if (exit->code == 1 && !exit->output_cut && !b->collected.starts_with("no tests")) {
+    b->collect_errors = CollectErrors(text);
+  }
+  if (exit->code == 0 || !b->collect_errors.empty()) return util::Status::Ok();
+  std::string how = exit->timed_out ? "timed out after " + std::to_string(static_cast<int>(timeout)) + " s"
+                    : exit->signal ? "was killed by signal " + std::to_string(exit->signal)
+                                   : "exited with " + std::to_string(exit->code);
+  return util::Error{what + " " + how + " (log: " + check.log_path + "):\n" + util::Tail(text, 2000)};
+}
+
+util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const EnvRequest& r,
+                                       const std::string& key, const std::string& dir) {
+  const RepoSpec& spec = r.spec;
+  double timeout = spec.total_timeout > 0 ? spec.total_timeout : 3600;
+  if (auto s = RunSteps(env, launcher, r, dir, timeout); !s.ok()) return util::Error{s.error()};
+  std::string src = util::JoinPath(dir, "src");
+  BuiltEnvironment b;
+  b.key = key;
+  b.dir = dir;
+  b.built_files = BuiltFiles(src, r.root);
+  std::string own = util::JoinPath(dir, "env/bin/python");
+  b.python = env.Stat(own, true).ok() ? own : spec.python;
+  if (auto s = Check(env, launcher, r, dir, timeout, &b); !s.ok()) return util::Error{s.error()};
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
   w.Key("built_files"), w.StringArray(b.built_files);
+  w.Key("collect_errors"), w.StringArray(b.collect_errors);
   w.Key("collected"), w.String(b.collected);
   w.Key("install"), w.StringArray(spec.install);
   w.Key("key"), w.String(key);
@@ -248,6 +335,8 @@ util::Expected<std::string> DependencyMaterial(util::Env& env, const RepoSpec& s
   w.Key("install"), w.StringArray(spec.install);
   w.Key("install_inputs"), w.StringArray(spec.install_inputs);
   w.Key("network"), w.Bool(spec.network);
+  // Only when set: the keys of environments built before it existed stay the same.
+  if (spec.install_network && !spec.network) w.Key("install_network"), w.Bool(true);
   w.Key("python"), w.String(spec.python);
   w.EndObject();
   // Read as the repository's, never through a link (it could name a device or a FIFO that
@@ -317,12 +406,17 @@ util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& lau
   if (!key.ok()) return util::Error{key.error()};
   std::string dir = util::JoinPath(request.cache_dir, *key);
   const std::string& python = request.spec.python;
-  if (auto cached = ReadEntry(env, dir, python); cached.ok()) return cached;
+  if (!request.rebuild) {
+    if (auto cached = ReadEntry(env, dir, python); cached.ok()) return cached;
+  }
   if (auto s = env.MakeDirs(request.cache_dir); !s.ok()) return util::Error{s.error()};
   util::FileLock lock(dir + ".lock");
-  if (auto cached = ReadEntry(env, dir, python); cached.ok()) return cached;  // built meanwhile
+  if (!request.rebuild) {
+    if (auto cached = ReadEntry(env, dir, python); cached.ok()) return cached;  // built meanwhile
+  }
   auto built = Build(env, launcher, request, *key, dir);
-  // A failed build leaves its logs, never an entry: what its steps wrote is not reused.
+  // A failed build leaves its logs and the steps it finished (the next build of the same key
+  // goes on from there), never an entry.
   if (!built.ok()) (void)env.RemoveAll(util::JoinPath(dir, "env.json"));
   return built;
 }

@@ -18,6 +18,9 @@ struct EnvRequest {
   std::string root;       // the repository (only read)
   std::string cache_dir;  // entries live in CACHE_DIR/KEY
   std::function<void(const std::string&)> say;  // progress lines (may be empty)
+  // From nothing, even when the cache has the entry or an earlier failed build of it
+  // finished some steps (which a build otherwise goes on from).
+  bool rebuild = false;
 };
 
 struct BuiltEnvironment {
@@ -26,6 +29,8 @@ struct BuiltEnvironment {
   std::string python;     // the interpreter the tests run with
   bool reused = false;    // found in the cache
   std::string collected;  // the check's last line (pytest's collection summary)
+  // Test files that failed to collect (root-relative, sorted): left out, the rest goes on.
+  std::vector<std::string> collect_errors;
   // Extension modules (*.so) and generated Python modules (*.py: a version file) the install
   // steps built in the environment's copy of the repository (src/) where the repository has
   // none, root-relative: every copy the tests run in gets them (an in-place build: `python
@@ -50,7 +55,9 @@ util::Expected<bool> SameDependencies(util::Env& env, const RepoSpec& spec, cons
 // Builds the environment unless the cache has it. The steps run with `sh -c` in a copy of
 // the repository (src/) with $FBKIT_ENV (where a virtual environment goes: its bin/python
 // becomes the interpreter), $FBKIT_SRC and $PYTHON (the spec's interpreter) set. Errors name
-// the failing step and end with its output.
+// the failing step and end with its output; the entry keeps the logs and the steps that
+// finished, and the next build of the same key starts after them (said through `say`).
+// Then pytest collects: test files that fail to collect are listed, not fatal.
 util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& launcher,
                                                    const EnvRequest& request);
 

@@ -50,13 +50,15 @@ class SpecReader {
     if (k == "timeout") return Seconds(k, n, &s.timeout);
     if (k == "total_timeout") return Seconds(k, n, &s.total_timeout);
     if (k == "network") return Bool(k, n, &s.network);
+    if (k == "install_network") return Bool(k, n, &s.install_network);
     if (k == "sandbox") return Sandbox(k, n);
     if (k == "exposed_copies") return Choice(k, n, ParseCopyPolicy, &spec_->exposed_copies);
     if (k == "env") return Env(k, n);
     if (k == "limits") return LimitsTable(k, n);
     return Fail(n, "unknown key '" + k +
                        "' (known: repo, python, pythonpath, env, pytest_args, tests, exclude, "
-                       "timeout, total_timeout, install, install_inputs, network, sandbox, "
+                       "timeout, total_timeout, install, install_inputs, network, install_network, "
+                       "sandbox, "
                        "exposed_copies, limits, image_name)");
   }
 
@@ -188,7 +190,8 @@ util::Expected<RepoSpec> ParseRepoSpec(const std::string& text, const std::strin
   return spec;
 }
 
-std::string Widening(const RepoSpec& s, bool system_interpreter_ok) {
+std::string Widening(const RepoSpec& s, WideningRules rules) {
+  const bool task = rules == WideningRules::kTaskSettings;
   const RepoSpec defaults;
   std::vector<std::string> keys;
   auto shown_anyway = [&] {
@@ -206,7 +209,7 @@ std::string Widening(const RepoSpec& s, bool system_interpreter_ok) {
                          [&](const std::string& p) { return d == p || d.starts_with(p + "/"); });
     });
   };
-  if (s.python != defaults.python && !(system_interpreter_ok && shown_anyway())) {
+  if (s.python != defaults.python && !(task && shown_anyway())) {
     keys.push_back("python");
   }
   if (std::any_of(s.pythonpath.begin(), s.pythonpath.end(),
@@ -214,6 +217,7 @@ std::string Widening(const RepoSpec& s, bool system_interpreter_ok) {
     keys.push_back("absolute pythonpath entries");
   }
   if (s.network) keys.push_back("network");
+  if (s.install_network && !s.network && !task) keys.push_back("install_network");
   if (s.sandbox != defaults.sandbox) keys.push_back("sandbox");
   if (s.exposed_copies == CopyPolicy::kAllow) keys.push_back("exposed_copies = \"allow\"");
   const Limits& l = s.limits;
@@ -232,7 +236,7 @@ std::string Widening(const RepoSpec& s, bool system_interpreter_ok) {
 
 
 util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
-                                      const std::string& root) {
+                                      const std::string& root, bool trusted) {
   std::string path = file;
   if (path.empty()) {
     std::string fallback = util::JoinPath(root, "fbkit.toml");
@@ -260,11 +264,12 @@ util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
   auto real_root = env.RealPath(root);
   bool inside = named_inside || (!root.empty() && (!real_path.ok() || !real_root.ok() ||
                                                    under(*real_path, *real_root)));
-  if (std::string keys = Widening(*spec); inside && !keys.empty()) {
+  if (std::string keys = Widening(*spec); inside && !trusted && !keys.empty()) {
     return util::Error{path + ": a spec inside the repository may not set " + keys +
-                       " (they widen what the repository's own code may reach): give them in "
-                       "a spec outside it (--spec FILE) or on the command line (--python, "
-                       "--network)"};
+                       " (they widen what the repository's own code may reach): if you wrote "
+                       "it, say so with --trust-spec; else give them in a spec outside it "
+                       "(--spec FILE) or on the command line (--python, --network, "
+                       "--install-network)"};
   }
   return spec;
 }
@@ -284,6 +289,8 @@ std::string RepoSpecJson(const RepoSpec& s) {
   w.Key("image_name"), w.String(s.image_name);
   w.Key("install"), w.StringArray(s.install);
   w.Key("install_inputs"), w.StringArray(s.install_inputs);
+  // Only when set (task files written before it existed stay byte-identical).
+  if (s.install_network) w.Key("install_network"), w.Bool(true);
   w.Key("limits"), w.BeginObject();
   // cpus and disk_mb only when set (task files written before they existed stay
   // byte-identical).
@@ -328,6 +335,7 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& text) {
     s.timeout = j.value("timeout", 600.0);
     s.total_timeout = j.value("total_timeout", 0.0);
     s.network = j.value("network", false);
+    s.install_network = j.value("install_network", false);
     if (auto policy = ParseCopyPolicy(j.value("exposed_copies", "refuse")); policy.ok()) {
       s.exposed_copies = *policy;
     } else {

@@ -30,7 +30,8 @@ struct RepoSpec {
   double total_timeout = 0;    // seconds per run (0: none)
   std::vector<std::string> install;         // shell steps that build the environment
   std::vector<std::string> install_inputs;  // extra root-relative files/dirs keying its cache
-  bool network = false;
+  bool network = false;          // the tests (and every run of code under test) reach it
+  bool install_network = false;  // the install steps reach it (PyPI); `network` implies it
   SandboxKind sandbox = SandboxKind::kBwrap;
   // What a graded run or an agent's sandbox does with a copy of the task's packages it would
   // show outside the work copy (exposure.h): refuse, hide or allow.
@@ -47,15 +48,24 @@ struct RepoSpec {
 util::Expected<RepoSpec> ParseRepoSpec(const std::string& text, const std::string& file);
 
 // Reads `file`, or ROOT/fbkit.toml when `file` is empty and it exists, else the defaults.
+// A spec inside ROOT that sets what Widening lists is refused unless `trusted` (the user's
+// --trust-spec: this spec is mine).
 util::Expected<RepoSpec> LoadRepoSpec(util::Env& env, const std::string& file,
-                                      const std::string& root);
+                                      const std::string& root, bool trusted = false);
+
+// Whether the install steps reach the network.
+inline bool InstallNetwork(const RepoSpec& spec) { return spec.network || spec.install_network; }
 
 // What a spec sets that widens what the code it runs may reach, as a list of its keys ("" when
-// none): an interpreter other than python3 (its directories are bound into the sandbox;
-// `system_interpreter_ok`: one whose directories the sandbox shows anyway, like
-// /usr/bin/python3, widens nothing), absolute pythonpath entries (bound), the network,
+// none): an interpreter other than python3 (its directories are bound into the sandbox),
+// absolute pythonpath entries (bound), the tests' network, the install steps' network,
 // another sandbox, limits above the defaults. A spec the repository wrote may set none.
-std::string Widening(const RepoSpec& spec, bool system_interpreter_ok = false);
+// A task's recorded settings are weighed with `kTaskSettings`: an interpreter whose
+// directories the sandbox shows anyway (/usr/bin/python3) and the install steps' network
+// (they build the environment from the task's own tree, never from code under evaluation)
+// widen nothing.
+enum class WideningRules { kRepositorySpec, kTaskSettings };
+std::string Widening(const RepoSpec& spec, WideningRules rules = WideningRules::kRepositorySpec);
 
 // The spec as canonical JSON (sorted keys; `file` and `sandbox` left out: how a run is
 // isolated is the runner's choice, not a property of the repository). Tasks record it in

@@ -368,6 +368,9 @@ class Runner {
     if (xdist_) spec.argv.insert(spec.argv.end(), {"-n", "0"});
     if (collect_only) spec.argv.push_back("--collect-only");
     spec.argv.insert(spec.argv.end(), options_.spec.pytest_args.begin(), options_.spec.pytest_args.end());
+    // A test file that fails to collect is reported (collect_error) and left out; the others
+    // run (pytest would otherwise stop the session before its first test).
+    spec.argv.push_back("--continue-on-collection-errors");
     spec.argv.insert(spec.argv.end(), paths.begin(), paths.end());
     spec.cwd = options_.root;
     // The journal is written through descriptor 3: no path inside the sandbox to replace;
@@ -824,7 +827,6 @@ util::Expected<runner::TestRun> AgentTestRunner::Run(const runner::TestRunReques
   o.spec = request.spec;
   o.spec.pythonpath.insert(o.spec.pythonpath.end(), request.extra_pythonpath.begin(),
                            request.extra_pythonpath.end());
-  o.spec.pytest_args.push_back("--continue-on-collection-errors");
   o.spec.tests = request.files;
   if (request.total_timeout > 0) o.spec.total_timeout = request.total_timeout;
   o.root_is_work_copy = true;

@@ -536,6 +536,8 @@ EvalReport EvaluateInstance(const runner::Services& services,
   r.sandbox = runner::SandboxKindName(options.sandbox);  // a task that cannot be read too
   auto info = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
   if (!info.ok()) return r.error = info.error(), r;
+  r.level = info->level;
+  r.repo = info->repo;  // an instance refused below is still counted under its repository
   if (auto s = taskdir::CheckTaskSettings(taskdir::TaskDir{task_dir}, info->spec,
                                           options.trust_settings);
       !s.ok()) {
@@ -543,8 +545,6 @@ EvalReport EvaluateInstance(const runner::Services& services,
   }
   info->spec.sandbox = options.sandbox;
   info->spec.environment_cache = options.environment_cache;
-  r.level = info->level;
-  r.repo = info->repo;
   for (const auto& id : info->f2p_tests) r.f2p[id] = "not_run";
   for (const auto& id : info->p2p_tests) r.p2p[id] = "not_run";
   if (r.empty_patch) return r;

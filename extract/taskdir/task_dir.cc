@@ -192,7 +192,7 @@ util::Expected<Instance> ParseInstance(const std::string& json) {
 }
 
 util::Status CheckTaskSettings(const TaskDir& task, const runner::RepoSpec& spec, bool trusted) {
-  std::string keys = runner::Widening(spec, true);
+  std::string keys = runner::Widening(spec, runner::WideningRules::kTaskSettings);
   if (trusted || keys.empty()) return util::Status::Ok();
   return util::Error{task.instance() + ": repo_settings set " + keys +
                      ", which widen what the task's code may reach (host paths bound into the "

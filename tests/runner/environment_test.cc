@@ -231,5 +231,62 @@ TEST_F(EnvironmentTest, AFailingStepIsNamedWithItsOutput) {
   EXPECT_EQ(launcher.answered().size(), 2u) << "the check ran after a failed step";
 }
 
+// A failed build keeps what its finished steps made: the next build of the same key goes on
+// after them and says so; --rebuild starts from nothing.
+TEST_F(EnvironmentTest, AFailedBuildGoesOnAfterTheStepsItFinished) {
+  bool fail = true;
+  FakeLauncher launcher([&](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+    bool pip = p.argv.size() == 3 && p.argv[2] == "pip install -e .";
+    return FakeLauncher::Exit(pip && fail ? 1 : 0, "");
+  });
+  std::vector<std::string> said;
+  EnvRequest request{spec_, root_, tmp_.path() + "/cache",
+                     [&](const std::string& line) { said.push_back(line); }};
+  ASSERT_FALSE(EnsureEnvironment(util::RealEnv(), launcher, request).ok());
+  fail = false;
+  said.clear();
+  auto built = EnsureEnvironment(util::RealEnv(), launcher, request);
+  ASSERT_TRUE(built.ok()) << built.error();
+  auto argv = [&](size_t i) { return launcher.answered().at(i).argv; };
+  ASSERT_EQ(launcher.answered().size(), 4u);  // step 1, step 2 failing, step 2, the check
+  EXPECT_EQ(argv(2).back(), "pip install -e .");
+  EXPECT_EQ(argv(3).at(1), "-m");
+  ASSERT_FALSE(said.empty());
+  EXPECT_NE(said[0].find("install steps 1-1 reused from an earlier build that failed"),
+            std::string::npos) << said[0];
+  request.rebuild = true;
+  ASSERT_TRUE(EnsureEnvironment(util::RealEnv(), launcher, request).ok());
+  ASSERT_EQ(launcher.answered().size(), 7u) << "a rebuild runs every step again";
+  EXPECT_EQ(argv(4).back(), "$PYTHON -m venv $FBKIT_ENV");
+}
+
+// A test file that fails to collect is left out, named; the rest of the suite goes on. A
+// collection that finds nothing at all still fails the check.
+TEST_F(EnvironmentTest, AFileThatFailsToCollectIsListedNotFatal) {
+  std::string summary = "1 test collected, 1 error in 0.02s";
+  FakeLauncher launcher([&](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+    if (std::find(p.argv.begin(), p.argv.end(), "--collect-only") == p.argv.end()) {
+      return FakeLauncher::Exit(0, "");
+    }
+    return FakeLauncher::Exit(1, "tests/test_a.py::test_a\n\n= short test summary info =\n"
+                                 "ERROR tests/test_c.py - ImportError: x\nERROR tests/test_b.py\n" +
+                                     summary + "\n");
+  });
+  EnvRequest request{spec_, root_, tmp_.path() + "/cache", nullptr};
+  auto built = EnsureEnvironment(util::RealEnv(), launcher, request);
+  ASSERT_TRUE(built.ok()) << built.error();
+  EXPECT_EQ(built->collect_errors, (std::vector<std::string>{"tests/test_b.py", "tests/test_c.py"}));
+  auto again = EnsureEnvironment(util::RealEnv(), launcher, request);  // from the cache
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_TRUE(again->reused);
+  EXPECT_EQ(again->collect_errors, built->collect_errors);
+  summary = "no tests collected, 2 errors in 0.02s";
+  request.rebuild = true;
+  auto none = EnsureEnvironment(util::RealEnv(), launcher, request);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().find("the pytest check (collect-only) exited with 1"), std::string::npos)
+      << none.error();
+}
+
 }  // namespace
 }  // namespace fbkit::runner

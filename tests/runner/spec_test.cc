@@ -150,6 +150,38 @@ TEST(RepoSpecTest, ASpecInsideTheRepositoryMayNotWidenTheSandbox) {
   std::filesystem::remove(dir + "/repo/fbkit.toml");
   std::filesystem::create_symlink(dir + "/user.toml", dir + "/repo/fbkit.toml");
   EXPECT_FALSE(LoadRepoSpec(env, "", dir + "/repo").ok());
+  // Unless the user says the spec is theirs (--trust-spec).
+  std::filesystem::remove(dir + "/repo/fbkit.toml");
+  ASSERT_TRUE(env.WriteFileAtomic(dir + "/repo/fbkit.toml", wide).ok());
+  auto trusted = LoadRepoSpec(env, "", dir + "/repo", true);
+  ASSERT_TRUE(trusted.ok()) << trusted.error();
+  EXPECT_TRUE(trusted->network);
+}
+
+// Installing from PyPI needs the network, the tests rarely do: each has its own switch. The
+// install steps' network widens a repository's own spec, not a task's recorded settings
+// (the environment is built from the task's tree, never from code under evaluation).
+TEST(RepoSpecTest, InstallStepsHaveTheirOwnNetworkSwitch) {
+  auto spec = ParseRepoSpec("install = ['pip install x']\ninstall_network = true\n", "s.toml");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  EXPECT_TRUE(spec->install_network);
+  EXPECT_FALSE(spec->network);
+  EXPECT_TRUE(InstallNetwork(*spec));
+  EXPECT_EQ(Widening(*spec), "install_network");
+  EXPECT_EQ(Widening(*spec, WideningRules::kTaskSettings), "");
+  auto back = RepoSpecFromJson(RepoSpecJson(*spec));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_TRUE(back->install_network);
+  EXPECT_FALSE(back->network);
+  // The tests' network implies the install steps', and is widening everywhere.
+  spec->network = true;
+  EXPECT_EQ(Widening(*spec, WideningRules::kTaskSettings), "network");
+  EXPECT_EQ(Widening(*spec), "network");
+  // A spec without it writes what it wrote before (tasks stay byte-identical).
+  EXPECT_EQ(RepoSpecJson(RepoSpec{}).find("install_network"), std::string::npos);
+  auto bad = ParseRepoSpec("install_network = 1\n", "s.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "s.toml:1: key 'install_network' must be true or false");
 }
 
 // The repository's spec is read as a file of its tree (red team round 5, H6): a link to
@@ -184,16 +216,16 @@ namespace {
 TEST(RepoSpecTest, WideningSeesThroughDotsAndZeroLimits) {
   RepoSpec s;
   s.python = "/usr/bin/python3";
-  EXPECT_EQ(Widening(s, true), "");
-  EXPECT_EQ(Widening(s, false), "python");
+  EXPECT_EQ(Widening(s, WideningRules::kTaskSettings), "");
+  EXPECT_EQ(Widening(s), "python");
   s.python = "/bin/../../home/someone/bin/python";
-  EXPECT_EQ(Widening(s, true), "python");
+  EXPECT_EQ(Widening(s, WideningRules::kTaskSettings), "python");
   s.python = "python3";
   s.limits.processes = 0;
-  EXPECT_EQ(Widening(s, true), "limits above the defaults");
+  EXPECT_EQ(Widening(s, WideningRules::kTaskSettings), "limits above the defaults");
   s.limits = Limits{};
   s.timeout = 0;
-  EXPECT_EQ(Widening(s, true), "no timeout");
+  EXPECT_EQ(Widening(s, WideningRules::kTaskSettings), "no timeout");
 }
 
 }  // namespace
