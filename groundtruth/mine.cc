@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <string_view>
 
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/paths.h"
@@ -25,20 +26,12 @@ struct Commit {
   std::vector<std::string> parents;
 };
 
-// The first-parent history, newest first ("\x1e" between records, "\x1f" between fields).
-util::Expected<std::vector<Commit>> History(runner::Git& git, const std::string& repo,
-                                            const MineOptions& o) {
-  std::vector<std::string> args = {"log", "--first-parent",
-                                   "--format=%x1e%H%x1f%P%x1f%cI%x1f%s%x1f%b"};
-  if (o.last > 0) args.push_back("-n" + std::to_string(o.last));
-  if (!o.since.empty()) args.push_back("--since=" + o.since);
-  if (!o.until.empty()) args.push_back("--until=" + o.until);
-  args.push_back(o.ref);
-  args.push_back("--");
-  auto out = git.Run(repo, args);
-  if (!out.ok()) return util::Error{out.error()};
+constexpr const char* kLogFormat = "--format=%x1e%H%x1f%P%x1f%cI%x1f%s%x1f%b";
+
+// Commits out of `git log` with kLogFormat ("\x1e" between records, "\x1f" between fields).
+std::vector<Commit> ParseLog(const std::string& out) {
   std::vector<Commit> commits;
-  for (const auto& rec : util::Split(*out, '\x1e')) {
+  for (const auto& rec : util::Split(out, '\x1e')) {
     auto f = util::Split(rec, '\x1f');
     if (f.size() < 5) continue;
     Commit c;
@@ -50,6 +43,88 @@ util::Expected<std::vector<Commit>> History(runner::Git& git, const std::string&
     c.subject = util::Trim(f[3]);
     c.body = util::Trim(f[4]);
     commits.push_back(std::move(c));
+  }
+  return commits;
+}
+
+// The first-parent history, newest first.
+util::Expected<std::vector<Commit>> FirstParentHistory(runner::Git& git, const std::string& repo,
+                                                       const MineOptions& o) {
+  std::vector<std::string> args = {"log", "--first-parent", kLogFormat};
+  if (o.last > 0) args.push_back("-n" + std::to_string(o.last));
+  if (!o.since.empty()) args.push_back("--since=" + o.since);
+  if (!o.until.empty()) args.push_back("--until=" + o.until);
+  args.push_back(o.ref);
+  args.push_back("--");
+  auto out = git.Run(repo, args);
+  if (!out.ok()) return util::Error{out.error()};
+  return ParseLog(*out);
+}
+
+// The full hash of the commit `rev` names; an error naming --commits when git knows none.
+util::Expected<std::string> ResolveCommit(runner::Git& git, const std::string& repo,
+                                          const std::string& value, const std::string& rev) {
+  std::string what = "--commits " + value + ": ";
+  if (rev.starts_with("-")) return util::Error{what + "'" + rev + "' is no revision"};
+  auto out = git.Run(repo, {"rev-parse", "--verify", "--quiet", "--end-of-options",
+                            rev + "^{commit}"});
+  std::string hash = out.ok() ? util::Trim(*out) : "";
+  if (hash.empty()) return util::Error{what + "unknown revision '" + rev + "'"};
+  return hash;
+}
+
+// The commits one --commits value names, newest first: "A..B" (an empty side is HEAD) or one
+// revision.
+util::Expected<std::vector<std::string>> CommitsOf(runner::Git& git, const std::string& repo,
+                                                   const std::string& value) {
+  std::string what = "--commits " + value + ": ";
+  if (util::Trim(value).empty()) return util::Error{"--commits: an empty value"};
+  size_t dots = value.find("..");
+  if (dots == std::string::npos) {
+    auto one = ResolveCommit(git, repo, value, value);
+    if (!one.ok()) return util::Error{one.error()};
+    return std::vector<std::string>{*one};
+  }
+  if (value.compare(dots, 3, "...") == 0) {
+    return util::Error{what + "a symmetric difference (A...B); give A..B"};
+  }
+  std::string from = value.substr(0, dots), to = value.substr(dots + 2);
+  auto a = ResolveCommit(git, repo, value, from.empty() ? "HEAD" : from);
+  if (!a.ok()) return util::Error{a.error()};
+  auto b = ResolveCommit(git, repo, value, to.empty() ? "HEAD" : to);
+  if (!b.ok()) return util::Error{b.error()};
+  auto out = git.Run(repo, {"rev-list", *a + ".." + *b, "--"});
+  if (!out.ok()) return util::Error{what + out.error()};
+  std::vector<std::string> hashes;
+  for (const auto& h : util::Split(*out, '\n')) {
+    if (!util::Trim(h).empty()) hashes.push_back(util::Trim(h));
+  }
+  if (hashes.empty()) return util::Error{what + "the range holds no commit"};
+  return hashes;
+}
+
+// The commits --commits names, each once, in the order given.
+util::Expected<std::vector<Commit>> NamedCommits(runner::Git& git, const std::string& repo,
+                                                 const std::vector<std::string>& values) {
+  std::vector<std::string> hashes;
+  std::set<std::string> seen;
+  for (const auto& v : values) {
+    auto some = CommitsOf(git, repo, v);
+    if (!some.ok()) return util::Error{some.error()};
+    for (auto& h : *some) {
+      if (seen.insert(h).second) hashes.push_back(std::move(h));
+    }
+  }
+  std::vector<Commit> commits;
+  constexpr size_t kChunk = 500;  // hashes per git command line
+  for (size_t i = 0; i < hashes.size(); i += kChunk) {
+    std::vector<std::string> args = {"log", "--no-walk=unsorted", kLogFormat};
+    size_t end = std::min(hashes.size(), i + kChunk);
+    args.insert(args.end(), hashes.begin() + i, hashes.begin() + end);
+    args.push_back("--");
+    auto out = git.Run(repo, args);
+    if (!out.ok()) return util::Error{out.error()};
+    for (auto& c : ParseLog(*out)) commits.push_back(std::move(c));
   }
   return commits;
 }
@@ -72,17 +147,21 @@ int PrNumber(const Commit& c, std::string* kind) {
   return std::regex_search(c.subject, m, kSquash) ? number(m[1]) : 0;
 }
 
-// Title and body of the PR: a merge's title is its body's first line (GitHub writes the
-// PR title there); a squash's title is its subject without "(#N)".
+// Title and body of the candidate: a merge's title is its body's first line (GitHub writes
+// the PR title there); another PR's title is its subject without "(#N)"; a single commit's
+// its subject without the issue reference it closes.
 void TitleAndBody(const Commit& c, MinedPr* pr) {
   if (c.subject.starts_with("Merge pull request #")) {
     size_t nl = c.body.find('\n');
     pr->title = util::Trim(c.body.substr(0, nl));
     pr->body = nl == std::string::npos ? "" : util::Trim(c.body.substr(nl + 1));
     if (pr->title.empty()) pr->title = c.subject;
-  } else {
+  } else if (pr->pr > 0) {
     static const std::regex kSuffix(R"(\s*\(#\d+\)\s*$)");
     pr->title = c.subject.size() > 1000 ? c.subject : std::regex_replace(c.subject, kSuffix, "");
+    pr->body = c.body;
+  } else {
+    pr->title = TitleWithoutClosing(c.subject);
     pr->body = c.body;
   }
 }
@@ -294,12 +373,36 @@ struct Miner {
   }
 };
 
-std::string InstanceId(const std::string& repo_name, int pr) {
+// owner__name-SUFFIX: SUFFIX is a PR's number, or a single commit's first 12 hex digits.
+std::string InstanceId(const std::string& repo_name, const std::string& suffix) {
   std::string id = repo_name;
   if (id.starts_with("local/")) id = id.substr(6);
   size_t slash = id.find('/');
   if (slash != std::string::npos) id = id.substr(0, slash) + "__" + id.substr(slash + 1);
-  return id + "-" + std::to_string(pr);
+  return id + "-" + suffix;
+}
+
+bool IsWordChar(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }
+bool IsBlank(char ch) { return ch == ' ' || ch == '\t'; }
+
+// The closing keyword ending at `end` in `text` (blanks and one colon before `end` skipped):
+// its first byte, or npos when the word there is none.
+size_t KeywordBefore(std::string_view text, size_t end) {
+  static const std::set<std::string> kKeywords = {"close",   "closes",  "closed",
+                                                  "fix",     "fixes",   "fixed",
+                                                  "resolve", "resolves", "resolved"};
+  size_t k = end;
+  while (k > 0 && IsBlank(text[k - 1])) --k;
+  if (k > 0 && text[k - 1] == ':') --k;
+  while (k > 0 && IsBlank(text[k - 1])) --k;
+  if (k == end) return std::string_view::npos;  // "Fix#3": no separator
+  size_t w = k;
+  while (w > 0 && std::isalpha(static_cast<unsigned char>(text[w - 1]))) --w;
+  if (w == k || (w > 0 && IsWordChar(text[w - 1]))) return std::string_view::npos;
+  if (!kKeywords.count(util::AsciiLower(std::string(text.substr(w, k - w))))) {
+    return std::string_view::npos;
+  }
+  return w;
 }
 
 }  // namespace
@@ -376,23 +479,73 @@ std::vector<int> IssueNumbers(const std::string& text, int pr) {
   return {out.begin(), out.end()};
 }
 
+IssueReference ClosingIssue(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '#') continue;
+    size_t d = i + 1;
+    while (d < text.size() && std::isdigit(static_cast<unsigned char>(text[d]))) ++d;
+    if (d == i + 1 || d - i - 1 > 9 || (d < text.size() && IsWordChar(text[d]))) continue;
+    size_t w = KeywordBefore(text, i);
+    if (w == std::string_view::npos) continue;
+    int n = std::atoi(std::string(text.substr(i + 1, d - i - 1)).c_str());
+    if (n > 0) return {n, w, d};
+  }
+  return {};
+}
+
+std::string TitleWithoutClosing(const std::string& subject) {
+  IssueReference ref = ClosingIssue(subject);
+  if (ref.number == 0) return subject;
+  std::string before = util::Trim(subject.substr(0, ref.begin));
+  std::string after = util::Trim(subject.substr(ref.end));
+  while (!before.empty() && std::string_view("(,;:-").find(before.back()) != std::string::npos) {
+    before = util::Trim(before.substr(0, before.size() - 1));
+  }
+  while (!after.empty() && std::string_view("):-,;.").find(after.front()) != std::string::npos) {
+    after = util::Trim(after.substr(1));
+  }
+  std::string title = before.empty() || after.empty() ? before + after : before + " " + after;
+  return title.empty() ? subject : title;
+}
+
 namespace {
 
-// One first-parent commit: the PR it merges kept in r->prs, or counted in the report's
-// dropped reasons (one commit git cannot diff or show never stops the others).
+// Why `c` is a candidate, set in `pr` (its PR number and kind), or the reason it is dropped:
+// a PR (merge or squash) first; else a non-merge commit that closes an issue (issue); else,
+// when --commits named it, any non-merge commit (commit). --commits drops merges.
+std::string Candidate(const Commit& c, bool named, MinedPr* pr) {
+  bool merge = c.parents.size() > 1;
+  if (named && merge) return "merge commit (--commits takes single commits)";
+  pr->pr = PrNumber(c, &pr->kind);
+  if (pr->pr > 0) return "";
+  if (merge) return "merge without a PR number";
+  if (ClosingIssue(c.subject + "\n" + c.body).number > 0) {
+    pr->kind = "issue";
+    return "";
+  }
+  if (named) {
+    pr->kind = "commit";
+    return "";
+  }
+  return "no PR number or closing issue reference";
+}
+
+// One commit: the candidate it is kept in r->prs, or counted in the report's dropped
+// reasons (one commit git cannot diff or show never stops the others).
 void MinePr(Miner& miner, const Commit& c, const MineOptions& o, MineResult* r) {
   MinedPr pr;
-  pr.pr = PrNumber(c, &pr.kind);
-  if (pr.pr == 0) {
-    r->report.dropped[pr.kind == "merge" ? "merge without a PR number" : "no PR number"]++;
+  if (std::string drop = Candidate(c, !o.commits.empty(), &pr); !drop.empty()) {
+    r->report.dropped[drop]++;
     return;
   }
   pr.commit = c.hash;
   pr.base = c.parents.empty() ? "" : c.parents.front();
   pr.date = c.date;
-  pr.instance_id = InstanceId(o.repo_name, pr.pr);
+  pr.instance_id =
+      InstanceId(o.repo_name, pr.pr > 0 ? std::to_string(pr.pr) : c.hash.substr(0, 12));
   TitleAndBody(c, &pr);
-  if (pr.title.starts_with("Merge ")) {  // "Merge stable into main (#N)": many PRs at once
+  // "Merge stable into main (#N)": many PRs at once.
+  if (pr.pr > 0 && pr.title.starts_with("Merge ")) {
     r->report.dropped["branch merge"]++;
     return;
   }
@@ -426,13 +579,18 @@ util::Expected<MineResult> Mine(util::Env& env, runner::Launcher& launcher,
                                 const MineOptions& o, const std::string& work_dir,
                                 void (*progress)(const std::string&)) {
   runner::Git git(env, launcher, work_dir);
-  auto commits = History(git, repo, o);
+  auto commits = o.commits.empty() ? FirstParentHistory(git, repo, o)
+                                    : NamedCommits(git, repo, o.commits);
   if (!commits.ok()) return util::Error{commits.error()};
   MineResult r;
   r.report.repository = o.repo_name;
-  r.report.stages = {{"first-parent commits"},
-                     {"pull requests (merge #N or squash (#N))"},
-                     {"changes tests and Python source"}};
+  if (o.commits.empty()) {
+    r.report.stages = {{"first-parent commits"},
+                       {"pull requests (merge #N or squash (#N)) or commits closing an issue"}};
+  } else {
+    r.report.stages = {{"commits (--commits)"}, {"single commits (merges dropped)"}};
+  }
+  r.report.stages.push_back({"changes tests and Python source"});
   Miner miner{env, launcher, parser, git, repo, o, work_dir, r.report};
   if (o.require_issue) {
     miner.issue_stage = static_cast<int>(r.report.stages.size());
@@ -481,7 +639,12 @@ std::string MinedJsonl(const std::vector<MinedPr>& prs, const std::string& repo)
     w.Key("new_public"), w.StringArray(p.new_public);
     w.Key("patch"), w.String(p.patch);
     w.Key("problem_statement"), w.String(p.problem_statement);
-    w.Key("pull_number"), w.Int(p.pr);
+    w.Key("pull_number");
+    if (p.pr > 0) {
+      w.Int(p.pr);
+    } else {
+      w.Null();
+    }
     w.Key("repo"), w.String(repo);
     w.Key("test_patch"), w.String(p.test_patch);
     w.Key("title"), w.String(p.title);

@@ -1,5 +1,6 @@
-// fb-race mine: candidate feature PRs from a repository's local git history, written as the
-// instances validate and gt read, with the mining funnel on stderr.
+// fb-race mine: candidate feature PRs (and commits that close an issue, or the commits
+// --commits names) from a repository's local git history, written as the instances validate
+// and gt read, with the mining funnel on stderr.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -86,36 +87,54 @@ void AddMine(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<MineArgs>();
   CLI::App* cmd = app.add_subcommand(
       "mine",
-      "Candidate feature PRs from a repository's local history, as instances validate/gt read");
+      "Candidate feature PRs and commits from a repository's local history, as instances "
+      "validate/gt read");
   cmd->footer(
       "A PR is a merge commit 'Merge pull request #N' or a commit (merge or squash) whose subject\n"
-      "ends in '(#N)', on the first-parent history of --ref; its change is the diff against the\n"
-      "first parent. It is kept when it changes a test file and a non-test Python source file,\n"
-      "and its intent is one of --intent. Intent rule (without a model): a conventional prefix\n"
-      "(feat:, fix:, docs:, refactor:, chore:) decides; else title words: "
-      "fix/bug/crash/regression\n"
+      "ends in '(#N)', on the first-parent history of --ref; a non-merge commit there without a\n"
+      "PR number is a candidate too when its subject or body closes an issue the way GitHub\n"
+      "reads it (close/closes/closed, fix/fixes/fixed, resolve/resolves/resolved, any case,\n"
+      "then '#N': 'Fix #357: Add cache_info() support'; its title is the subject without the\n"
+      "reference). --commits A..B or SHA1,SHA2 (repeatable) instead takes every non-merge commit\n"
+      "it names, whatever its subject. A candidate's change is the diff against its first\n"
+      "parent. It is kept when it changes a test file and a non-test Python source file, and its\n"
+      "intent is one of --intent. Intent rule (without a model): a conventional prefix (feat:,\n"
+      "fix:, docs:, refactor:, chore:) decides; else title words: fix/bug/crash/regression\n"
       "-> bug fix; add/support/new/allow/implement/introduce/enable -> new feature; refactor/\n"
       "rename/move/simplify/cleanup -> refactor; doc/docs/typo -> docs; else a new public\n"
-      "function or class in the source files -> new feature; else other. The funnel goes to\n"
-      "stderr (and --report).");
+      "function or class in the source files -> new feature; else other. Instance ids:\n"
+      "owner__name-N for PR #N, owner__name-<first 12 hex digits of the commit> for a single\n"
+      "commit. The funnel goes to stderr (and --report).");
   cmd->add_option("REPO", a->repo, "Git repository (only read)")->required();
   cmd->add_option("-o,--output", a->output, "Instances, JSON Lines (default: stdout)");
   cmd->add_option("--report", a->report, "The funnel as JSON (fbkit.race-mine/1)");
-  cmd->add_option("--since", a->options.since, "Only commits after this date (git's --since)");
-  cmd->add_option("--until", a->options.until, "Only commits before this date (git's --until)");
-  cmd->add_option("--last", a->options.last, "Only the newest N first-parent commits")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max", a->options.max, "Write at most N PRs, newest first (default: all)")
+  auto* since = cmd->add_option("--since", a->options.since,
+                                 "Only commits after this date (git's --since)");
+  auto* until = cmd->add_option("--until", a->options.until,
+                                 "Only commits before this date (git's --until)");
+  auto* last = cmd->add_option("--last", a->options.last, "Only the newest N first-parent commits")
+                   ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max", a->options.max, "Write at most N candidates, newest first (default: all)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--intent", a->intents,
                   "Intents kept, repeatable: 'new feature' (default), 'bug fix', refactor, docs, "
                   "other, or any")
       ->check(CLI::IsMember({"new feature", "bug fix", "refactor", "docs", "other", "any"}));
   cmd->add_option("--name", a->name,
-                  "owner/name for instance ids (owner__name-PR; default: from the origin remote)");
+                  "owner/name for instance ids (owner__name-PR or owner__name-SHA12; default: "
+                  "from the origin remote)");
   cmd->add_flag("--require-issue", a->options.require_issue,
-                "Keep only PRs whose messages refer to an issue (#N, fixes #N, .../issues/N)");
-  cmd->add_option("--ref", a->options.ref, "The history to walk (default HEAD)");
+                "Keep only candidates whose messages refer to an issue (#N, fixes #N, .../issues/N)");
+  auto* ref = cmd->add_option("--ref", a->options.ref, "The history to walk (default HEAD)");
+  cmd->add_option("--commits", a->options.commits,
+                  "Mine these commits instead of the first-parent history: a range A..B (an "
+                  "empty side is HEAD) or revisions, comma-separated or repeated; every "
+                  "non-merge commit named is a candidate, whatever its subject")
+      ->delimiter(',')
+      ->excludes(since)
+      ->excludes(until)
+      ->excludes(last)
+      ->excludes(ref);
   AddModelOptions(cmd, &a->model, "the intent (fbkit.llm-mine/1 classify_intent)");
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress or funnel on stderr");

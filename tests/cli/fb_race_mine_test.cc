@@ -71,7 +71,7 @@ TEST(RaceMine, ReportsTheFunnel) {
   for (const auto& s : r["stages"]) counts.push_back(s["count"]);
   EXPECT_EQ(counts, (std::vector<int>{10, 7, 5, 4, 4}));
   EXPECT_EQ(r["dropped"]["branch merge"], 1);
-  EXPECT_EQ(r["dropped"]["no PR number"], 2);
+  EXPECT_EQ(r["dropped"]["no PR number or closing issue reference"], 2);
   EXPECT_EQ(r["dropped"]["no test file changed"], 1);
   EXPECT_EQ(r["dropped"]["no Python source file changed"], 1);
   EXPECT_EQ(r["dropped"]["intent: bug fix"], 1);
@@ -132,6 +132,37 @@ TEST(RaceMine, IntentFromModelAndItsFailures) {
   EXPECT_NE(bad.err.find("unknown intent \"party\" (the rule decides)"), std::string::npos)
       << bad.err;
   EXPECT_EQ(JsonLines(bad.out).size(), 4u);
+}
+
+TEST(RaceMine, CommitsTakesAListARangeAndRepeatedOptions) {
+  std::string repo = kData + "/h/repo";
+  auto lines = ReadFileOrDie(kData + "/h/commits");
+  std::vector<std::string> c;  // first-parent commits, newest first
+  for (std::istringstream in(lines); std::getline(in, lines);) c.push_back(lines);
+  ASSERT_EQ(c.size(), 10u);
+  auto mine = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {kRace, "mine", repo, "--intent", "any", "-q"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> out;
+    for (const auto& l : JsonLines(r.out)) out.push_back(l["commit"]);
+    return out;
+  };
+  // c[2] "Coupons (#8)", c[4] "tidy" (changes no test), c[6] "Fix rounding of totals (#5)".
+  EXPECT_EQ(mine({"--commits", c[6] + "," + c[2]}), (std::vector<std::string>{c[6], c[2]}));
+  EXPECT_EQ(mine({"--commits", c[6], "--commits", c[2]}), (std::vector<std::string>{c[6], c[2]}));
+  ScratchDir dir;
+  auto r = RunCommand({kRace, "mine", repo, "--commits", c[8] + "..", "-q", "-o", dir / "m.jsonl",
+                       "--report", dir / "r.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto report = json::parse(ReadFileOrDie(dir / "r.json"));
+  std::vector<int> counts;
+  for (const auto& s : report["stages"]) counts.push_back(s["count"]);
+  // The range: 11 commits of both parents' lines, 2 of them merges; of the 9 single commits
+  // #10, #8 and #5 change tests and source (the tax branch's commits one each, "tidy" no
+  // test); #5 is a bug fix.
+  EXPECT_EQ(counts, (std::vector<int>{11, 9, 3, 2, 2})) << r.err;
 }
 
 TEST(RaceMine, GoldPatchesScorePerfectlyOnTheMinedGroundTruth) {
@@ -288,6 +319,15 @@ TEST(RaceMine, BadInputExitCodes) {
       {{kRace, "mine", dir / "plain"}, 2, "not a git repository"},
       {{kRace, "mine", kData + "/h/repo", "--intent", "party"}, 2, "party"},
       {{kRace, "mine", kData + "/h/repo", "--ref", "no-such-branch"}, 2, "no-such-branch"},
+      {{kRace, "mine", kData + "/h/repo", "--commits", "HEAD,no-such-commit"},
+       2,
+       "--commits no-such-commit: unknown revision 'no-such-commit'"},
+      {{kRace, "mine", kData + "/h/repo", "--commits", "HEAD~1..HEAD~1"},
+       2,
+       "--commits HEAD~1..HEAD~1: the range holds no commit"},
+      {{kRace, "mine", kData + "/h/repo", "--commits", "HEAD", "--last", "3"},
+       2,
+       "--last excludes --commits"},
       {{kRace, "validate", kData + "/mined.jsonl", "--shard", "3/2"}, 2, "--shard must be K/N"},
       {{kRace, "gt", kData + "/mined.jsonl", "-o", dir / "g", "-j", "0"}, 2, "jobs"},
   };
