@@ -89,12 +89,30 @@ util::Expected<std::string> MakeScratchDir(const std::string& what) {
   return util::RealEnv().RealPath(buf.data());  // absolute, even under a relative $TMPDIR
 }
 
+namespace {
+
+util::Status WriteStream(const std::string& path, std::string_view data) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return util::Error{path + ": cannot open for writing"};
+  bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  ok = std::fclose(f) == 0 && ok;
+  return ok ? util::Status::Ok() : util::Status(util::Error{path + ": cannot write"});
+}
+
+}  // namespace
+
 util::Status WriteOutput(util::Env& env, const std::string& path, std::string_view data) {
   if (path != "-") {
     std::string dir = util::DirName(path);
     if (!dir.empty()) {
       util::Status s = env.MakeDirs(dir);
       if (!s.ok()) return s;
+    }
+    // A device or a pipe (-o /dev/null, a FIFO) is written as it is: an atomic write
+    // would rename a regular file over it.
+    if (auto st = env.Stat(path, true); st.ok() && st->type != util::FileType::kRegular &&
+                                        st->type != util::FileType::kDirectory) {
+      return WriteStream(path, data);
     }
     return env.WriteFileAtomic(path, data);
   }

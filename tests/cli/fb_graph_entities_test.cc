@@ -149,3 +149,23 @@ TEST(FbGraphEntitiesExit, UnreadableFileIsReportedOthersStillWritten) {
 
 }  // namespace
 }  // namespace fbkit
+
+namespace fbkit {
+namespace {
+
+// -o naming a device or a FIFO writes into it (helper run, session 40: `-o /dev/null` as
+// root renamed a regular file over /dev/null). A link to /dev/null stands in for it.
+TEST(FbGraphEntities, OutputToADeviceWritesIntoItNeverOverIt) {
+  testing::ScratchDir scratch;
+  std::string link = scratch.path() + "/null";
+  std::filesystem::create_symlink("/dev/null", link);
+  testing::RunResult r = testing::RunCommand({testing::kBinary, "entities",
+                                              testing::Fixture("entities_basic"), "--no-cache",
+                                              "-q", "-o", link});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+}
+
+}  // namespace
+}  // namespace fbkit
