@@ -237,6 +237,9 @@ void AddDepthOption(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "only what the test file links to). The default chooser weighs the deeper "
                   "ones when its direct choice leaves too little to cut")
       ->check(CLI::Range(1, 50));
+  cmd->add_flag("!--no-init-tops", a->select.package_init,
+                "Never take what a package's __init__.py defines as a top object, nor extract "
+                "it (FeatureBench's classifier; always so under --top-chooser featurebench)");
 }
 
 // How the top objects and the P2P files are chosen (task and all).
@@ -319,7 +322,8 @@ int RunTops(ExtractArgs a) {
   }
   for (const auto& file : l->graph.test_files()) {  // passing or not: the choice is static
     if (!a.f2p.empty() && std::find(a.f2p.begin(), a.f2p.end(), file) == a.f2p.end()) continue;
-    auto candidates = extract::make::TopCandidates(*l->repo, l->graph, file, a.select.depth);
+    auto candidates = extract::make::TopCandidates(*l->repo, l->graph, file, a.select.depth,
+                                                   extract::make::PackageInitTops(a.select));
     auto choices = extract::make::ChooseTopObjects(*l->repo, l->graph, file, candidates, a.select);
     std::string out;
     util::JsonWriter w(&out);

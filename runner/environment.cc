@@ -172,6 +172,16 @@ size_t StepsDone(util::Env& env, const std::string& dir, size_t steps) {
   return n;
 }
 
+// Git in the copy answers as in ROOT (setuptools-scm, hatch-vcs, versioneer and a build's
+// `git rev-parse`): when ROOT/.git is a directory, the copy's .git is a file naming it (the
+// steps and the check see ROOT read-only; the history is the user's own checkout's). A
+// worktree's .git file (its directory elsewhere) is not followed: git then finds none.
+util::Status LinkHistory(util::Env& env, const std::string& root, const std::string& src) {
+  auto st = env.Stat(util::JoinPath(root, ".git"), false);
+  if (!st.ok() || st->type != util::FileType::kDirectory) return util::Status::Ok();
+  return env.WriteFileAtomic(util::JoinPath(src, ".git"), "gitdir: " + util::JoinPath(root, ".git") + "\n");
+}
+
 // Runs the install steps in the entry, from the first an earlier failed build of the same key
 // did not finish (`rebuild`: from nothing).
 util::Status RunSteps(util::Env& env, Launcher& launcher, const EnvRequest& r,
@@ -190,6 +200,7 @@ util::Status RunSteps(util::Env& env, Launcher& launcher, const EnvRequest& r,
     if (auto s = CopyRepoFiles(r.root, CopyableFiles(env, r.root), src); !s.ok()) {
       return util::Error{"copying the repository: " + s.error()};
     }
+    if (auto s = LinkHistory(env, r.root, src); !s.ok()) return s;
   }
   for (size_t i = done; i < spec.install.size(); ++i) {
     std::string n = std::to_string(i + 1);
@@ -270,7 +281,11 @@ util::Status Check(util::Env& env, Launcher& launcher, const EnvRequest& r, cons
   check.sandbox.writable.clear();
   check.sandbox.whole_system = false;  // what the tests will see of the system
   check.sandbox.network = spec.network;  // and of the network
-  check.sandbox.read_only.push_back(dir);
+  // The environment read-only; what a suite writes into its tree while it collects
+  // (pytest-cov's .coverage from `addopts = --cov`) goes to a private copy of src/, as in a
+  // user's checkout. (A read-only path above a copy's target would not be bound at all.)
+  check.sandbox.read_only.push_back(util::JoinPath(dir, "env"));
+  check.sandbox.copies.push_back({src, src, "", {}});
   const std::string what = "the pytest check (collect-only)";
   auto exit = RunToCompletion(launcher, check, timeout);
   if (!exit.ok()) return util::Error{what + ": " + exit.error()};

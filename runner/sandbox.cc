@@ -520,6 +520,12 @@ std::vector<std::string> SandboxEnvironment(
   }
   env.push_back("HOME=" + (home.empty() || home == "/" ? std::string("/tmp") : home));
   env.push_back("TMPDIR=/tmp");
+  // Git answers in the tree as in the user's checkout: inside, the process is another user
+  // than the owner of the copy's .git, which git would refuse as of dubious ownership
+  // (setuptools-scm, hatch-vcs and import-time `git rev-parse` failing). Command-line scope,
+  // which a repository's own configuration cannot widen; a variable of the spec's overrides it.
+  env.insert(env.end(), {"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory",
+                         "GIT_CONFIG_VALUE_0=*"});
   for (const auto& [k, v] : extra) {
     std::erase_if(env, [&](const std::string& kv) { return kv.starts_with(k + "="); });
     env.push_back(k + "=" + v);

@@ -154,7 +154,8 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
 
 // The environment bubblewrap starts with, and so every sandboxed process: only PATH,
 // locale, TZ, TERM and the CA-bundle paths of `parent` ("K=V" strings), HOME (an empty
-// private directory) and TMPDIR, then `extra` on top. No credentials, tokens or agent
+// private directory), TMPDIR and git's safe.directory = * (GIT_CONFIG_*: the process is
+// not the owner of the tree's .git), then `extra` on top. No credentials, tokens or agent
 // sockets leak in. A spec's variables are never `extra`: bwrap (and setpriv, before it drops
 // root) would load what LD_PRELOAD names on the host; they reach the command alone
 // (SandboxedCommand).

@@ -330,6 +330,13 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   cp.sandbox = c.sandbox;  // the agent's tree is read by a sandboxed cp, never on the host
   auto copied = Capture(c.env, c.launcher, cp, 0);
   if (!copied.ok() || copied->code != 0) return util::Error{"cannot install agent_code"};
+  // The package lies in a repository of one empty commit, as in the agent's workspace: code
+  // that asks git about its own directory when imported (a version module) gets an answer.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"init", "-q"},
+        std::vector<std::string>{"commit", "-q", "--allow-empty", "-m", "agent_code"}}) {
+    if (auto g = c.git.Run(site, args); !g.ok()) return util::Error{g.error()};
+  }
   std::set<std::string> originals = Originals(c);
   for (const auto& why : StaticReexports(c.env, site, originals)) {
     Suspect(r, why);

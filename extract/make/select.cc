@@ -130,8 +130,9 @@ std::set<std::string> TestFileSet(const DepGraph& g) {
 
 int Lines(const graph::Node& n) { return n.end_line - n.start_line + 1; }
 
-// Code a package's __init__.py defines: never a top object, never extracted, and nothing is
-// followed through it (FeatureBench's classifier: neither top nor specific, so it stays).
+// Code a package's __init__.py defines: under FeatureBench's rule (!package_init) never a top
+// object, never extracted, and nothing is followed through it (its classifier: neither top
+// nor specific, so it stays).
 bool InPackageInit(const graph::Node& n) {
   return n.path == "__init__.py" || n.path.ends_with("/__init__.py");
 }
@@ -282,9 +283,9 @@ namespace {
 class Extractor {
  public:
   Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
-            const std::set<Ent>& kept, int cap, size_t utility_limit)
+            const std::set<Ent>& kept, int cap, size_t utility_limit, bool package_init)
       : g_(g), repo_(repo), t_(t), p2p_(p2p), kept_(kept), cap_(cap),
-        utility_limit_(utility_limit), tests_(TestFileSet(g)) {}
+        utility_limit_(utility_limit), package_init_(package_init), tests_(TestFileSet(g)) {}
 
   void Run(const std::vector<Ent>& tops, Plan* plan) {
     std::deque<Item> queue;
@@ -298,7 +299,7 @@ class Extractor {
       const graph::Node& n = g_.nodes()[v];
       if (n.kind == EntityKind::kModule || (!inside && !Cuttable(v))) continue;
       if (!inside && taskdir::IsTestCode(n.path, tests_)) continue;  // callbacks the tests pass
-      if (!inside && InPackageInit(n)) continue;
+      if (!inside && !package_init_ && InPackageInit(n)) continue;
       // A class whose constructor or checks other test files use stays as a shell: only
       // its members go (FeatureBench removes methods, and leaves how others build inputs).
       bool shell = n.kind == EntityKind::kClass && HasSharedBuilder(v);
@@ -410,6 +411,7 @@ class Extractor {
   const std::set<Ent>& kept_;
   int cap_;
   size_t utility_limit_;
+  bool package_init_;
   const std::set<std::string> tests_;
   int lines_ = 0;
   std::map<uint32_t, bool> memo_;
@@ -463,8 +465,12 @@ std::map<uint32_t, int> ReachedThroughLibrary(const DepGraph& g, uint32_t t, int
 
 }  // namespace
 
+bool PackageInitTops(const SelectOptions& options) {
+  return options.package_init && options.chooser != TopRule::kFeatureBench;
+}
+
 std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
-                                        const std::string& f2p, int depth) {
+                                        const std::string& f2p, int depth, bool package_init) {
   std::vector<TopCandidate> out;
   auto t = TestFileIndex(g, f2p);
   if (!t) return out;
@@ -491,7 +497,7 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
   }
   auto add = [&](uint32_t v, int64_t calls, int d) {
     const graph::Node& n = g.nodes()[v];
-    if (InPackageInit(n)) return;
+    if (!package_init && InPackageInit(n)) return;
     std::set<uint32_t> users = UsedBy(g, repo, v);
     if (!users.count(*t)) return;
     TopCandidate c{v, calls, users.size(), Lines(n), d, {}};
@@ -1229,7 +1235,9 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
     }
   }
   if (plan.f2p_tests.empty()) return util::Error{f2p.file + " has no test the harness can score"};
-  std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p.file, options.depth);
+  plan.package_init = PackageInitTops(options);
+  std::vector<TopCandidate> candidates =
+      TopCandidates(repo, g, f2p.file, options.depth, plan.package_init);
   if (candidates.empty() || (candidates.front().depth > 1 && !options.deep)) {
     return util::Error{"no repository object is tested directly"};
   }
@@ -1256,7 +1264,8 @@ std::vector<Ent> DeepTopObjects(const Repo& repo, const DepGraph& g, const std::
   if (options.depth <= 1) return {};
   SelectOptions deep = options;
   deep.deep = true;
-  std::vector<TopCandidate> candidates = TopCandidates(repo, g, f2p, deep.depth);
+  std::vector<TopCandidate> candidates =
+      TopCandidates(repo, g, f2p, deep.depth, PackageInitTops(options));
   std::vector<TopChoice> choices = ChooseTopObjects(repo, g, f2p, candidates, deep);
   std::vector<Ent> out;
   for (size_t i = 0; i < choices.size(); ++i) {
@@ -1272,7 +1281,7 @@ util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
   plan->extracted.clear();
   plan->stand_ins.clear();
   plan->capped = false;
-  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap, plan->utility_limit)
+  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap, plan->utility_limit, plan->package_init)
       .Run(plan->top_objects, plan);
   if (plan->extracted.empty()) {
     return util::Error{plan->kept.empty()

@@ -78,6 +78,10 @@ struct SelectOptions {
   // own links (the retry when the direct choice leaves too few lines or nothing to cut: the
   // feature is reached through the application).
   bool deep = false;
+  // Objects a package's __init__.py defines (not those it re-exports: only definitions are
+  // entities) may be top objects, and the extraction follows into them, as into any module.
+  // FeatureBench's classifier never takes them: PackageInitTops says when this holds.
+  bool package_init = true;
   // Of the deeper candidates, those used by at most this many times as many test files as
   // the most specific of them are weighed (never more than max_share); the deep retry
   // doubles it while its choice still leaves too little to cut.
@@ -171,7 +175,12 @@ struct Plan {
   // A helper (anything but a top object) that more test files than this reach stays, as a
   // utility of the suite (0: no limit). PlanTask sets it from SelectOptions::keep_share.
   size_t utility_limit = 0;
+  bool package_init = true;  // PackageInitTops of the options
 };
+
+// Whether objects an __init__.py defines are candidates and extracted: the option, but never
+// under --top-chooser featurebench (FeatureBench's classifier).
+bool PackageInitTops(const SelectOptions& options);
 
 // A seed for one task: the run's seed mixed with the test file's path.
 uint64_t TaskSeed(uint64_t seed, const std::string& f2p);
@@ -194,12 +203,12 @@ bool IsTestSupport(std::string_view path, std::string_view f2p);
 bool IsTestHelper(const Repo& repo, const graph::DepGraph& g, Ent v, std::string_view f2p);
 
 // The candidates a test file could test: repository objects (module-level functions and
-// classes outside test code and outside a package's __init__.py, which FeatureBench never
-// removes; nor does the extraction) it links to and reaches (depth 1), then with depth > 1 those
-// its run reaches at most `depth` calls deep through library code; each group most specific
-// (fewest test files) first.
+// classes outside test code; outside a package's __init__.py unless `package_init`) it links
+// to and reaches (depth 1), then with depth > 1 those its run reaches at most `depth` calls
+// deep through library code; each group most specific (fewest test files) first.
 std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph& g,
-                                        const std::string& f2p, int depth = 1);
+                                        const std::string& f2p, int depth = 1,
+                                        bool package_init = true);
 
 // What FeatureBench's masking never removes from the files the `p2p` runs import (their
 // module bodies ran, by the trace; a plan starts with them kept): names the file's own

@@ -85,6 +85,12 @@ util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const R
            {"commit", "-q", "--no-verify", "-m", "fbkit: pre-solved codebase"}}) {
     if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
   }
+  // A tag git would take (no "-" start, no "..", spaces or control characters: check-ref-format).
+  if (!options.version_tag.empty() && !options.version_tag.starts_with("-")) {
+    if (auto r = git.Run(pre, {"check-ref-format", "refs/tags/" + options.version_tag}); r.ok()) {
+      if (auto t = git.Run(pre, {"tag", options.version_tag}); !t.ok()) return util::Error{t.error()};
+    }
+  }
   Patches out;
   for (const auto& [path, text] : texts) {
     if (untracked.count(path)) continue;
@@ -444,7 +450,7 @@ std::string RepairPlan(parser::PythonParser& parser, const ExtractContext& ctx,
       plan.top_objects.push_back(v);
       added.push_back(v);
     };
-    for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p)) {
+    for (const auto& c : TopCandidates(ctx.repo, ctx.graph, plan.f2p, 1, plan.package_init)) {
       if (!IsTestHelper(ctx.repo, ctx.graph, c.entity, plan.f2p)) add(c.entity);
     }
     if (added.empty()) {  // every direct candidate is in: the feature lies deeper

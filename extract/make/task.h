@@ -34,6 +34,10 @@ struct ExtractOptions {
   std::string out_dir;             // absolute
   std::string repo_name;           // "owner/repo"
   std::string base_commit;         // of the repository, "" when it is no git checkout
+  // The nearest tag of base_commit (`git describe --tags --abbrev=0`), "" for none: presolved/'s
+  // one commit carries it, so a version from git (setuptools-scm, hatch-vcs, versioneer) is
+  // the original's release, never more of its history.
+  std::string version_tag;
   std::vector<std::string> files;  // every file of the repository to copy (root-relative)
   // Files of a checkout git does not track (untracked, not ignored): traced and parsed, never
   // copied into a task (a build/lib copy or a .orig of the original code is the answer).

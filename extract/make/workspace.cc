@@ -11,6 +11,7 @@
 #include "tracer/trace_json.h"
 #include "util/parallel.h"
 #include "util/strings.h"
+#include "util/strings.h"
 
 namespace fbkit::extract::make {
 namespace {
@@ -80,6 +81,9 @@ util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launch
                                              : runner::RepoName(git, request.root);
   auto head = git.Run(request.root, {"rev-parse", "HEAD"});
   o.base_commit = head.ok() ? head->substr(0, 40) : "";
+  if (auto tag = git.Run(request.root, {"describe", "--tags", "--abbrev=0"}); tag.ok()) {
+    o.version_tag = util::Trim(*tag);
+  }
   auto files = runner::ListRepoFiles(env, git, request.root, o.out_dir);
   if (!files.ok()) return util::Error{files.error()};
   auto tracked = runner::ListRepoFiles(env, git, request.root, o.out_dir, true);

@@ -469,3 +469,64 @@ TEST(SandboxE2E, CgroupsOfAKilledFbkitAreRemovedByTheNext) {
 
 }  // namespace
 }  // namespace fbkit::testing
+
+namespace fbkit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// fixtures/git_in_copies: git answers where the install steps, the environment's check and
+// the tests run, as in the user's checkout (a version from `git describe --tags`, an
+// import-time `git rev-parse HEAD`); a conftest writes into the tree while pytest collects;
+// a test file that fails to collect is listed and left out, the rest goes on; a top object
+// that the package's __init__.py defines is cut out, and its gold patches resolve: the
+// task's one-commit repository carries the original's tag, never its history.
+TEST(SandboxE2E, GitAnswersInEveryCopyAndAFileThatFailsToCollectIsLeftOut) {
+  Host host;
+  ScratchDir tmp;
+  std::string root = tmp / "repo";
+  fs::copy(Fixture("git_in_copies"), root, fs::copy_options::recursive);
+  for (const std::vector<std::string>& git :
+       {std::vector<std::string>{"init", "-q"}, {"add", "-A"},
+        {"-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "one"},
+        {"tag", "v1.0"}}) {
+    std::vector<std::string> argv = {"/usr/bin/git", "-C", root};
+    argv.insert(argv.end(), git.begin(), git.end());
+    ASSERT_EQ(RunCommand(argv).exit_code, 0);
+  }
+  auto py = std::vector<std::string>{"--python", kPython};
+  auto run = [&](std::vector<std::string> argv, bool with_python = true) {
+    if (with_python) argv.insert(argv.end(), py.begin(), py.end());
+    return RunCommand(host.Env(argv));
+  };
+  RunResult env = run({kBinary, "env", root, "-q"});
+  ASSERT_EQ(env.exit_code, 0) << env.err << env.out;
+  EXPECT_NE(env.out.find("left out   1 test file that fails to collect"), std::string::npos) << env.out;
+  EXPECT_NE(env.out.find("tests/test_needs_missing.py"), std::string::npos) << env.out;
+  for (bool isolate : {false, true}) {
+    std::vector<std::string> argv = {kBinary, "trace", root, "-q", "-o", tmp / "trace.json"};
+    if (isolate) argv.push_back("--isolate");
+    RunResult trace = run(argv);
+    EXPECT_EQ(trace.exit_code, 3) << trace.err;  // written, with a file that did not collect
+    json doc = json::parse(ReadFileOrDie(tmp / "trace.json"));
+    EXPECT_EQ(doc["counts"], json({{"error", 1}, {"passed", 3}})) << "isolate " << isolate;
+  }
+  ASSERT_EQ(run({kBinary, "build", root, "--trace", tmp / "trace.json", "-o", tmp / "graph.json"},
+                false).exit_code, 0);
+  RunResult all = run({kExtract, "all", root, "--graph", tmp / "graph.json", "--trace",
+                       tmp / "trace.json", "--min-points", "1", "--min-lines", "1", "-o",
+                       tmp / "tasks"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE((all.out + all.err).find("emitted (F2P files with a task)                     1"),
+            std::string::npos) << all.out << all.err;
+  RunResult eval = run({kExtract, "eval", tmp / "tasks", "--gold", "-o", tmp / "eval"}, false);
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  json summary = json::parse(ReadFileOrDie(tmp / "eval/summary.json"));
+  EXPECT_EQ(summary["instances"], 2);
+  EXPECT_EQ(summary["resolved"], 2) << summary.dump(1);
+  host.ExpectUntouched();
+}
+
+}  // namespace
+}  // namespace fbkit::testing

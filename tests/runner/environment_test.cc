@@ -193,7 +193,8 @@ TEST_F(EnvironmentTest, TheEnvironmentComesFromTheTreeItIsAskedFrom) {
 
 // The copy the install steps work in is made on the host: a hard link a repository handed
 // over as a directory holds (to any file of the host's) and a FIFO are left out, a link
-// stays a link, .git is not copied.
+// stays a link, .git is not copied: the copy's .git is a file naming ROOT's (git answers
+// there as in the user's checkout, read-only).
 TEST_F(EnvironmentTest, TheCopyTakesNoHardLinkNorFifo) {
   WriteFileOrDie(tmp_.path() + "/host-secret", "secret\n");
   std::filesystem::create_hard_link(tmp_.path() + "/host-secret", root_ + "/stolen");
@@ -212,7 +213,8 @@ TEST_F(EnvironmentTest, TheCopyTakesNoHardLinkNorFifo) {
   EXPECT_TRUE(std::filesystem::is_symlink(src + "/link"));
   EXPECT_FALSE(std::filesystem::exists(src + "/stolen"));
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(src + "/fifo")));
-  EXPECT_FALSE(std::filesystem::exists(src + "/.git"));
+  EXPECT_FALSE(std::filesystem::exists(src + "/.git/config"));
+  EXPECT_EQ(ReadFileOrDie(src + "/.git"), "gitdir: " + root_ + "/.git\n");
 }
 
 TEST_F(EnvironmentTest, AFailingStepIsNamedWithItsOutput) {

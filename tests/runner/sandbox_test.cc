@@ -135,9 +135,10 @@ TEST(SandboxTest, EnvironmentIsScrubbed) {
                           "HTTPS_PROXY=http://user:pw@proxy:3128", nullptr};
   auto env = SandboxEnvironment(parent, "/root", {{"PYTHONPATH", "/agent"}, {"LANG", "en"}});
   std::sort(env.begin(), env.end());
-  EXPECT_EQ(env, (std::vector<std::string>{"HOME=/root", "LANG=en", "LC_ALL=C", "PATH=/usr/bin",
-                                           "PYTHONPATH=/agent", "SSL_CERT_FILE=/etc/ssl/certs/ca.crt",
-                                           "TMPDIR=/tmp"}));
+  EXPECT_EQ(env, (std::vector<std::string>{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory",
+                                           "GIT_CONFIG_VALUE_0=*", "HOME=/root", "LANG=en",
+                                           "LC_ALL=C", "PATH=/usr/bin", "PYTHONPATH=/agent",
+                                           "SSL_CERT_FILE=/etc/ssl/certs/ca.crt", "TMPDIR=/tmp"}));
 }
 
 TEST(SandboxTest, TheSpecsVariablesAreSetForTheCommandAlone) {
