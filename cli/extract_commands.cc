@@ -156,6 +156,13 @@ void PrintSummary(const extract::make::AllSummary& s) {
   for (const auto& [reason, n] : s.rejected) {
     std::printf("rejected: %-34s %8zu\n", reason.c_str(), n);
   }
+  // The candidates' own lines name their rejections; the files that were none, here.
+  for (const auto& [file, why] : s.left_out) {
+    if (why.reason.starts_with("fewer than") || why.reason.starts_with("not passing") ||
+        why.reason.starts_with("first committed")) {
+      std::printf("  left out %s: %s\n", file.c_str(), why.detail.c_str());
+    }
+  }
   if (s.tried > 0) {
     std::printf("%-44s %8.3f\n", "fbkit seconds per task (excl. pytest)", s.fbkit_seconds / s.tried);
     std::printf("%-44s %8.3f\n", "pytest seconds per task", s.pytest_seconds / s.tried);

@@ -57,12 +57,17 @@ std::string StateJson(const TaskOutcome& o) {
 util::Expected<std::vector<const PassingFile*>> Candidates(runner::Git& git, const AllInputs& in,
                                                            const AllOptions& all, AllSummary* s) {
   for (const auto& [file, why] : in.not_passing) {
-    s->rejected["not passing: " + why.substr(0, why.find(" ("))]++;
+    std::string reason = "not passing: " + why.substr(0, why.find(" ("));
+    s->rejected[reason]++;
+    s->left_out[file] = {reason, why};
   }
   std::vector<const PassingFile*> candidates;
   for (const auto& p : in.ctx.passing) {
     if (static_cast<int>(p.tests.size()) < all.min_points) {
       s->rejected["fewer than --min-points test points"]++;
+      s->left_out[p.file] = {"fewer than --min-points test points",
+                             std::to_string(p.tests.size()) + " test points (--min-points " +
+                                 std::to_string(all.min_points) + ")"};
       continue;
     }
     if (!all.after.empty()) {
@@ -70,6 +75,8 @@ util::Expected<std::vector<const PassingFile*>> Candidates(runner::Git& git, con
       if (!first.ok()) return util::Error{first.error()};
       if (first->empty() || *first < all.after) {
         s->rejected["first committed before --after"]++;
+        s->left_out[p.file] = {"first committed before --after",
+                               first->empty() ? "never committed" : "first committed " + *first};
         continue;
       }
     }
@@ -130,6 +137,7 @@ void Count(const TaskOutcome& o, bool resumed, AllSummary* s) {
   }
   if (!o.emitted) {
     s->rejected[std::string(RejectionName(o.rejection))]++;
+    s->left_out[o.f2p] = {std::string(RejectionName(o.rejection)), o.detail};
     return;
   }
   ++s->emitted;
@@ -225,6 +233,13 @@ std::string AllSummaryJson(const AllSummary& s) {
   w.Key("instances_this_run"), w.Int(static_cast<int64_t>(s.instances));
   // Of the emitted F2P files: how many got an L2 task, and why the others did not (the first
   // failing test and its error line, when verification failed).
+  // Sorted by path: the rule, and the evidence for it.
+  w.Key("left_out"), w.BeginArray();
+  for (const auto& [file, why] : s.left_out) {
+    w.BeginObject(), w.Key("detail"), w.String(why.detail), w.Key("file"), w.String(file);
+    w.Key("reason"), w.String(why.reason), w.EndObject();
+  }
+  w.EndArray();
   w.Key("level2"), w.BeginObject();
   w.Key("emitted"), w.Int(static_cast<int64_t>(s.level2));
   w.Key("rejected"), w.BeginArray();

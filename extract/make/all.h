@@ -59,6 +59,13 @@ struct AllSummary {
   // (a rerun builds them again); `all` fails when any is.
   std::map<std::string, size_t> rejected;
   std::vector<std::pair<std::string, std::string>> l2_rejected;  // F2P file, why no L2 task
+  // Every test file that got no task this run, and why: the rule (as in `rejected`) and its
+  // evidence (the plan's or verification's message, the test points counted), by path.
+  struct Left {
+    std::string reason;
+    std::string detail;
+  };
+  std::map<std::string, Left> left_out;
   std::vector<std::string> write_errors;  // resume states that could not be written
   std::string model;  // the model's usage this run (runner::UsageJson), "" without one
 };

@@ -511,6 +511,14 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
   };
   for (const auto& [v, w] : weight) add(v, w, 1);
   for (const auto& [v, d] : deeper) add(v, 0, d);
+  // FeatureBench's choice stands wherever it has one: what an __init__.py defines is weighed
+  // only for a test file that links to no object defined elsewhere (a package whose classes
+  // all live in its __init__.py), which FeatureBench's rule would leave without a task.
+  auto in_init = [&](const TopCandidate& c) { return InPackageInit(g.nodes()[c.entity]); };
+  if (std::any_of(out.begin(), out.end(),
+                  [&](const TopCandidate& c) { return c.depth == 1 && !in_init(c); })) {
+    std::erase_if(out, in_init);
+  }
   std::sort(out.begin(), out.end(), [&](const TopCandidate& a, const TopCandidate& b) {
     if ((a.depth > 1) != (b.depth > 1)) return a.depth < b.depth;
     if (a.spread != b.spread) return a.spread < b.spread;
@@ -1219,6 +1227,21 @@ std::vector<std::string> DrawP2P(const DepGraph& g, uint32_t t, const std::strin
   return pool;
 }
 
+// Why a test file has no direct candidate, for its rejection: the nearest objects its run
+// reaches through library code (and how deep), or that it reaches none outside test code.
+std::string NoCandidateEvidence(const Repo& repo, const std::vector<TopCandidate>& candidates,
+                                bool package_init) {
+  std::string init = package_init ? "" : " and outside __init__.py files (--no-init-tops)";
+  if (candidates.empty()) {
+    return ": its tests call or name no module-level function or class outside test code" + init;
+  }
+  std::string out = ": its tests reach the library only through other code (nearest, calls deep: ";
+  for (size_t i = 0; i < candidates.size() && i < 3; ++i) {
+    out += (i ? ", " : "") + repo.id(candidates[i].entity) + " " + std::to_string(candidates[i].depth);
+  }
+  return out + (candidates.size() > 3 ? ", ...)" : ")");
+}
+
 }  // namespace
 
 util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
@@ -1239,11 +1262,16 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   std::vector<TopCandidate> candidates =
       TopCandidates(repo, g, f2p.file, options.depth, plan.package_init);
   if (candidates.empty() || (candidates.front().depth > 1 && !options.deep)) {
-    return util::Error{"no repository object is tested directly"};
+    return util::Error{"no repository object is tested directly" +
+                       NoCandidateEvidence(repo, candidates, plan.package_init)};
   }
   if (auto s = ChooseTops(repo, g, *t, candidates, options, chooser, &plan); !s.ok()) {
     return util::Error{s.error()};
   }
+  // The extraction follows into __init__.py files only for a feature defined there.
+  plan.package_init = plan.package_init &&
+                      std::any_of(plan.top_objects.begin(), plan.top_objects.end(),
+                                  [&](Ent v) { return InPackageInit(g.nodes()[v]); });
   std::vector<std::string> pool = P2PCandidates(repo, g, passing, options, &plan);
   if (pool.size() < static_cast<size_t>(options.min_p2p)) {
     return util::Error{"only " + std::to_string(pool.size()) + " passing test files share no " +

@@ -79,8 +79,9 @@ struct SelectOptions {
   // feature is reached through the application).
   bool deep = false;
   // Objects a package's __init__.py defines (not those it re-exports: only definitions are
-  // entities) may be top objects, and the extraction follows into them, as into any module.
-  // FeatureBench's classifier never takes them: PackageInitTops says when this holds.
+  // entities) may be top objects of a test file that links to no object defined elsewhere
+  // (else FeatureBench's choice stands), and then the extraction follows into __init__.py
+  // files. FeatureBench's classifier never takes them: PackageInitTops says when this holds.
   bool package_init = true;
   // Of the deeper candidates, those used by at most this many times as many test files as
   // the most specific of them are weighed (never more than max_share); the deep retry
@@ -203,9 +204,10 @@ bool IsTestSupport(std::string_view path, std::string_view f2p);
 bool IsTestHelper(const Repo& repo, const graph::DepGraph& g, Ent v, std::string_view f2p);
 
 // The candidates a test file could test: repository objects (module-level functions and
-// classes outside test code; outside a package's __init__.py unless `package_init`) it links
-// to and reaches (depth 1), then with depth > 1 those its run reaches at most `depth` calls
-// deep through library code; each group most specific (fewest test files) first.
+// classes outside test code; those a package's __init__.py defines only with `package_init`
+// and when no object defined elsewhere is a direct candidate) it links to and reaches (depth
+// 1), then with depth > 1 those its run reaches at most `depth` calls deep through library
+// code; each group most specific (fewest test files) first.
 std::vector<TopCandidate> TopCandidates(const Repo& repo, const graph::DepGraph& g,
                                         const std::string& f2p, int depth = 1,
                                         bool package_init = true);
