@@ -175,8 +175,20 @@ const std::set<std::string>* ObservedParam(const tracer::ObservedTypes* seen, co
   return it == seen->params.end() || it->second.empty() ? nullptr : &it->second;
 }
 
-std::string ParameterLines(const std::vector<Parameter>& params, bool method,
-                           const tracer::ObservedTypes* seen) {
+// What the F2P tests observed (first) and what other tests did, of one entity.
+struct Seen {
+  const tracer::ObservedTypes* tests = nullptr;
+  const tracer::ObservedTypes* others = nullptr;
+};
+
+// "observed: int" (the F2P tests), "observed in other tests: int", or "".
+std::string ObservedText(const std::set<std::string>* tests, const std::set<std::string>* others) {
+  if (tests && !tests->empty()) return "observed: " + TypeList(*tests);
+  if (others && !others->empty()) return "observed in other tests: " + TypeList(*others);
+  return "";
+}
+
+std::string ParameterLines(const std::vector<Parameter>& params, bool method, Seen seen) {
   std::string out;
   for (size_t i = 0; i < params.size(); ++i) {
     const Parameter& p = params[i];
@@ -184,8 +196,8 @@ std::string ParameterLines(const std::vector<Parameter>& params, bool method,
     out += "    " + p.name + " (" + p.kind;
     if (!p.annotation.empty()) out += "; " + p.annotation;
     if (!p.default_value.empty()) out += "; default " + p.default_value;
-    const auto* types = ObservedParam(seen, p);
-    if (p.annotation.empty() && types) out += "; observed: " + TypeList(*types);
+    std::string types = ObservedText(ObservedParam(seen.tests, p), ObservedParam(seen.others, p));
+    if (p.annotation.empty() && !types.empty()) out += "; " + types;
     out += ")\n";
   }
   return out;
@@ -263,7 +275,7 @@ std::vector<std::string> NestedAttributesSet(const std::string& body,
 }
 
 std::string ReturnsSection(const Repo& repo, Ent v, const std::string& body,
-                           const std::string& annotation, const tracer::ObservedTypes* seen) {
+                           const std::string& annotation, Seen seen) {
   const Entity& e = repo.entity(v);
   bool yields = HasKeyword(body, "yield");
   std::string ret = annotation.empty() ? "" : " " + annotation;
@@ -272,21 +284,22 @@ std::string ReturnsSection(const Repo& repo, Ent v, const std::string& body,
   std::vector<std::string> exprs = ReturnedExpressions(repo, v);
   std::string lines;
   if (!annotation.empty()) lines += "    " + annotation + "\n";
-  if (annotation.empty() && seen && !seen->returns.empty()) {
-    lines += "    observed: " + TypeList(seen->returns) + "\n";
-  }
+  std::string types = ObservedText(seen.tests ? &seen.tests->returns : nullptr,
+                                   seen.others ? &seen.others->returns : nullptr);
+  if (annotation.empty() && !types.empty()) lines += "    " + types + "\n";
   if (!exprs.empty()) lines += "    returned expression(s): " + List(exprs) + "\n";
   if (lines.empty()) lines = HasKeyword(body, "return") ? "    None (a bare return)\n" : "    None\n";
   return "\nReturns:\n" + lines;
 }
 
-std::string DescribeFunction(const Repo& repo, Ent v, const tracer::TypeMap* observed) {
+std::string DescribeFunction(const Repo& repo, Ent v, const tracer::TypeMap* observed,
+                             const tracer::TypeMap* elsewhere) {
   const Entity& e = repo.entity(v);
   bool method = e.kind == EntityKind::kMethod;
   std::string returns;
   std::vector<Parameter> params = ParseParameters(e.signature, &returns);
   std::string body = OwnBody(repo, v);
-  const tracer::ObservedTypes* seen = ObservedFor(repo, v, observed);
+  Seen seen{ObservedFor(repo, v, observed), ObservedFor(repo, v, elsewhere)};
   std::string out;
   std::string plines = ParameterLines(params, method, seen);
   out += plines.empty() ? "Takes no arguments.\n" : "Parameters:\n" + plines;
@@ -304,7 +317,8 @@ std::string DescribeFunction(const Repo& repo, Ent v, const tracer::TypeMap* obs
   return out.substr(0, out.size() - 1);
 }
 
-std::string DescribeClass(const Repo& repo, Ent v, const tracer::TypeMap* observed) {
+std::string DescribeClass(const Repo& repo, Ent v, const tracer::TypeMap* observed,
+                          const tracer::TypeMap* elsewhere) {
   const Entity& e = repo.entity(v);
   std::string bases = e.signature.size() > 2 && e.signature.front() == '('
                           ? e.signature.substr(1, e.signature.size() - 2)
@@ -318,7 +332,8 @@ std::string DescribeClass(const Repo& repo, Ent v, const tracer::TypeMap* observ
       has_init = true;
       std::string ret;
       std::string plines = ParameterLines(ParseParameters(m.signature, &ret), true,
-                                          ObservedFor(repo, mv, observed));
+                                          Seen{ObservedFor(repo, mv, observed),
+                                               ObservedFor(repo, mv, elsewhere)});
       out += (out.empty() ? "" : "\n") + (plines.empty() ? std::string("Constructed without arguments.\n")
                                                      : "Constructor parameters:\n" + plines);
       std::vector<std::string> attrs = AttributesSet(OwnBody(repo, mv));
@@ -390,9 +405,10 @@ const tracer::ObservedTypes* ObservedFor(const Repo& repo, Ent v, const tracer::
   return it == observed->end() ? nullptr : &it->second;
 }
 
-std::string DescribeFromCode(const Repo& repo, Ent v, const tracer::TypeMap* observed) {
-  return repo.entity(v).kind == EntityKind::kClass ? DescribeClass(repo, v, observed)
-                                                   : DescribeFunction(repo, v, observed);
+std::string DescribeFromCode(const Repo& repo, Ent v, const tracer::TypeMap* observed,
+                             const tracer::TypeMap* elsewhere) {
+  return repo.entity(v).kind == EntityKind::kClass ? DescribeClass(repo, v, observed, elsewhere)
+                                                   : DescribeFunction(repo, v, observed, elsewhere);
 }
 
 }  // namespace fbkit::extract::make

@@ -31,8 +31,10 @@ const tracer::ObservedTypes* ObservedFor(const Repo& repo, Ent entity,
                                          const tracer::TypeMap* observed);
 
 // The docstring text (no quotes) for an entity, never empty; `observed`: the types the F2P
-// tests' calls showed (null: none known).
+// tests' calls showed, `elsewhere`: those other tests' calls showed, said as such where the
+// F2P tests showed none (null: none known).
 std::string DescribeFromCode(const Repo& repo, Ent entity,
-                             const tracer::TypeMap* observed = nullptr);
+                             const tracer::TypeMap* observed = nullptr,
+                             const tracer::TypeMap* elsewhere = nullptr);
 
 }  // namespace fbkit::extract::make

@@ -325,6 +325,7 @@ bool IsPublic(const std::string& dotted) {
 struct Tested {
   std::string display;
   std::optional<Ent> entity;
+  bool module = false;  // a module of the package (its names read count on their own)
   int rank = 2;  // 0: removed itself, 1: reaches removed code, 2: neither
 };
 
@@ -337,6 +338,7 @@ std::vector<Tested> TestedOf(const Repo& repo, const StatementInput& in,
     Tested t;
     t.display = d.starts_with(package + ".") ? d.substr(package.size() + 1) : d;
     t.entity = ResolveDotted(repo, d);
+    t.module = !t.entity && repo.ModuleFile(d).has_value();
     if (t.entity) {
       t.rank = in.removed.count(*t.entity) ? 0 : ReachesRemoved(repo, *t.entity, removed_names) ? 1 : 2;
     }
@@ -389,7 +391,7 @@ std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
   std::vector<std::string> lines, unresolved;
   for (const auto& t : tested) {
     if (!t.entity) {
-      unresolved.push_back(t.display);
+      if (!t.module) unresolved.push_back(t.display);
       continue;
     }
     if (lines.size() >= 12) continue;
@@ -557,15 +559,51 @@ tracer::TypeMap AsAgentCode(const tracer::TypeMap& observed, const std::string& 
   return out;
 }
 
+
+
+// The types the trace observed in the files `paths`: while the F2P file's tests ran, and
+// while the other test files' did (for code the F2P tests did not call); at L2 named as
+// agent_code's.
+std::pair<tracer::TypeMap, tracer::TypeMap> ObservedIn(const StatementInput& in,
+                                                        const std::set<std::string>& paths) {
+  tracer::TypeMap f2p, others;
+  if (!in.trace) return {};
+  for (const auto& [name, f] : in.trace->files) {
+    tracer::TypeMap& dst = name == in.f2p ? f2p : others;
+    for (const auto& [code, t] : f.types) {
+      if (paths.count(code.path)) tracer::AddTypes({{code, t}}, &dst);
+    }
+  }
+  if (in.level == 2 && !in.package.empty()) {
+    f2p = AsAgentCode(f2p, in.package);
+    others = AsAgentCode(others, in.package);
+  }
+  return {std::move(f2p), std::move(others)};
+}
+
 }  // namespace
 
 util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementInput& in) {
-  tracer::TypeMap renamed;
-  const tracer::TypeMap* observed = in.observed;
-  if (observed && in.level == 2 && !in.package.empty()) {
-    renamed = AsAgentCode(*observed, in.package);
-    observed = &renamed;
+  std::set<Ent> members = in.shown;
+  std::vector<Ent> shown = ShownBlocks(repo, in, &members);
+  std::string package = in.level == 2 && !in.package.empty() ? in.package : TopPackage(repo, in.tops);
+  std::vector<std::string> dotted;
+  if (in.level == 2) {
+    std::set<std::string> uses;
+    for (const auto& u : in.test_uses) uses.insert(UseAsDotted(u, package));
+    // What the test reads through a module it imports by name (`from pkg import keys`).
+    for (const auto& d : TestedNames(repo, in.f2p, package)) uses.insert(d);
+    dotted.assign(uses.begin(), uses.end());
+  } else {
+    dotted = TestedNames(repo, in.f2p, package);
   }
+  std::vector<Tested> tested = TestedOf(repo, in, dotted, package);
+  std::set<std::string> paths;
+  for (Ent v : shown) paths.insert(repo.table(v).path);
+  for (const auto& t : tested) {
+    if (t.entity) paths.insert(repo.table(*t.entity).path);
+  }
+  auto [observed, elsewhere] = ObservedIn(in, paths);
   std::map<Ent, std::string> written;  // entity -> docstring made for it
   Describe describe = [&](Ent r) -> util::Expected<std::string> {
     const Entity& e = repo.entity(r);
@@ -574,17 +612,15 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     util::Expected<std::string> doc =
         in.model && in.model->docstring
             ? in.model->docstring(r)
-            : util::Expected<std::string>(DescribeFromCode(repo, r, observed));
+            : util::Expected<std::string>(DescribeFromCode(repo, r, &observed, &elsewhere));
     if (!doc.ok()) return doc;
     if (doc->find_first_not_of(" \t\r\n") == std::string::npos) {
-      *doc = DescribeFromCode(repo, r, observed);
+      *doc = DescribeFromCode(repo, r, &observed, &elsewhere);
     }
     *doc = LiteralBody(*doc);
     written[r] = *doc;
     return doc;
   };
-  std::set<Ent> members = in.shown;
-  std::vector<Ent> shown = ShownBlocks(repo, in, &members);
   std::string blocks, interfaces;
   size_t n = 0;
   for (Ent v : shown) {
@@ -597,16 +633,6 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     blocks += "Import: `" + InterfaceImport(repo, in, v) + "`\n\n```python\n" + *rendered +
               "```\n";
   }
-  std::string package = in.level == 2 && !in.package.empty() ? in.package : TopPackage(repo, in.tops);
-  std::vector<std::string> dotted;
-  if (in.level == 2) {
-    std::set<std::string> uses;
-    for (const auto& u : in.test_uses) uses.insert(UseAsDotted(u, package));
-    dotted.assign(uses.begin(), uses.end());
-  } else {
-    dotted = TestedNames(repo, in.f2p, package);
-  }
-  std::vector<Tested> tested = TestedOf(repo, in, dotted, package);
   if (in.level == 2) {
     // Every name the tests read from agent_code, with its signature.
     std::string used;
@@ -619,6 +645,9 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
         auto rendered = RenderInterface(repo, *t.entity, PublicMembers(repo, *t.entity), describe);
         if (!rendered.ok()) return rendered;
         used += "```python\n" + *rendered + "```\n";
+      } else if (t.module) {
+        used += "A module of the package; the names the tests read from it have blocks of "
+                "their own.\n";
       } else if (auto assignment = AssignmentOf(repo, dotted[i])) {
         used += "A module-level value, in the original:\n\n```python\n" + *assignment + "\n```\n";
       } else {

@@ -45,9 +45,9 @@ struct StatementInput {
   std::string package;                 // L2: the original top-level package agent_code replaces
   std::vector<std::string> test_uses;  // L2: what the tests read from agent_code
   const StatementModel* model = nullptr;  // nullptr: fbkit's own words
-  // The types observed while the F2P file's tests ran (its FileTrace's), shown in fbkit's
-  // own docstrings; nullptr: none known.
-  const tracer::TypeMap* observed = nullptr;
+  // The trace: the types observed while the F2P file's tests ran (else while other test
+  // files' did) are shown in fbkit's own docstrings; nullptr: none known.
+  const tracer::TraceSet* trace = nullptr;
 };
 
 // How the test file imports an entity: "from click.termui import progressbar".

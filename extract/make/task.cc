@@ -628,10 +628,7 @@ class TaskRun {
       si.test_uses = l2->test_uses;
     }
     si.model = &options_.statement_model;
-    if (ctx_.trace) {
-      auto traced = ctx_.trace->files.find(f2p_.file);
-      if (traced != ctx_.trace->files.end()) si.observed = &traced->second.types;
-    }
+    si.trace = ctx_.trace;
     auto statement = ProblemStatement(ctx_.repo, si);
     if (!statement.ok()) {
       (void)env_.RemoveAll(dir);
