@@ -246,6 +246,29 @@ std::string OwnSummary(const Entity& e) {
   return FlatText(d.substr(0, d.find("\n\n")));
 }
 
+std::string Backticked(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + std::string("`") + names[i] + "`";
+  }
+  return out;
+}
+
+// What a bullet says of a class without a docstring of its own: its bases and methods.
+std::string ClassNote(const Repo& repo, Ent v) {
+  const Entity& e = repo.entity(v);
+  if (e.kind != EntityKind::kClass) return "";
+  std::vector<std::string> methods;
+  for (Ent m : repo.Children(v)) {
+    if (repo.entity(m).kind == EntityKind::kMethod && methods.size() < 8) methods.push_back(repo.entity(m).name);
+  }
+  std::string bases = FlatText(e.signature);
+  std::string out = "a class";
+  if (bases.size() > 2) out += " derived from " + bases.substr(1, bases.size() - 2);
+  if (!methods.empty()) out += (bases.size() > 2 ? "," : "") + std::string(" with the methods ") + Backticked(methods);
+  return out == "a class" ? "" : out;
+}
+
 // How code calls an entity: "name(params)" for a function, "Name(params)" of its __init__
 // (self left out) for a class, or "Name" with its bases.
 std::string CallForm(const Repo& repo, Ent v, const std::string& display) {
@@ -262,7 +285,8 @@ std::string CallForm(const Repo& repo, Ent v, const std::string& display) {
     }
     return display + sig;
   }
-  return display + (e.signature.empty() ? "" : " (class" + (e.signature == "()" ? "" : ", bases " + FlatText(e.signature)) + ")");
+  std::string bases = FlatText(e.signature);
+  return bases.empty() || bases == "()" ? display + "()" : display;  // object's constructor
 }
 
 // The entities of `file` (and tested ones) that use v's name, as their qualified names
@@ -304,14 +328,6 @@ bool ReachesRemoved(const Repo& repo, Ent v, const std::set<std::string>& remove
     }
   }
   return false;
-}
-
-std::string Backticked(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + std::string("`") + names[i] + "`";
-  }
-  return out;
 }
 
 bool IsPublic(const std::string& dotted) {
@@ -396,6 +412,7 @@ std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
     }
     if (lines.size() >= 12) continue;
     std::string summary = OwnSummary(repo.entity(*t.entity));
+    if (summary.empty()) summary = ClassNote(repo, *t.entity);
     lines.push_back("- `" + CallForm(repo, *t.entity, t.display) + "`" + (summary.empty() ? "" : ": " + summary));
   }
   if (!lines.empty() || !unresolved.empty()) {
@@ -414,10 +431,12 @@ std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
     std::set<std::string> own_name = {e.name};
     for (const auto& t : tested) {
       if (users.size() < 4 && t.entity && *t.entity != v && ReachesRemoved(repo, *t.entity, own_name) &&
+          std::find(users.begin(), users.end(), repo.entity(*t.entity).qualname) == users.end() &&
           std::find(users.begin(), users.end(), t.display) == users.end()) {
         users.push_back(t.display);
       }
     }
+    if (summary.empty()) summary = ClassNote(repo, v);
     if (!summary.empty()) {
       line += ": " + summary;
     } else if (!users.empty()) {
@@ -644,6 +663,10 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
       if (t.entity) {
         auto rendered = RenderInterface(repo, *t.entity, PublicMembers(repo, *t.entity), describe);
         if (!rendered.ok()) return rendered;
+        // A re-export under another name (`from .convert import path_length as route_length`).
+        std::string name = dotted[i].substr(dotted[i].rfind('.') + 1);
+        const Entity& e = repo.entity(*t.entity);
+        if (name != e.name && e.kind != EntityKind::kMethod) *rendered += "\n" + name + " = " + e.name + "\n";
         used += "```python\n" + *rendered + "```\n";
       } else if (t.module) {
         used += "A module of the package; the names the tests read from it have blocks of "
