@@ -269,6 +269,23 @@ std::string ClassNote(const Repo& repo, Ent v) {
   return out == "a class" ? "" : out;
 }
 
+// What the F2P tests passed to and got from a function, as a bullet says it ("observed:
+// values list, returns float"); "" when nothing was observed.
+std::string TypesNote(const Repo& repo, Ent v, const tracer::TypeMap& observed) {
+  const tracer::ObservedTypes* seen = ObservedFor(repo, v, &observed);
+  if (!seen || repo.entity(v).kind == EntityKind::kClass) return "";
+  std::string out;
+  for (const auto& [name, types] : seen->params) {
+    std::string list;
+    for (const auto& t : types) list += (list.empty() ? "" : " or ") + t;
+    out += (out.empty() ? "" : ", ") + name + " " + list;
+  }
+  std::string returns;
+  for (const auto& t : seen->returns) returns += (returns.empty() ? "" : " or ") + t;
+  if (!returns.empty()) out += (out.empty() ? "" : ", ") + std::string("returns ") + returns;
+  return out.empty() ? "" : "observed in the tests: " + out;
+}
+
 // How code calls an entity: "name(params)" for a function, "Name(params)" of its __init__
 // (self left out) for a class, or "Name" with its bases.
 std::string CallForm(const Repo& repo, Ent v, const std::string& display) {
@@ -389,7 +406,8 @@ std::string TitleSubject(const Repo& repo, const StatementInput& in, const std::
 // functionality (the tested names with their signatures and summaries, the interfaces to
 // write with their signatures, summaries and users), requirements and challenges.
 std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
-                           const std::vector<Ent>& shown, const std::vector<Tested>& tested) {
+                           const std::vector<Ent>& shown, const std::vector<Tested>& tested,
+                           const tracer::TypeMap& observed) {
   std::set<std::string> files;
   size_t functions = 0;
   for (Ent v : in.removed) {
@@ -413,6 +431,7 @@ std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
     if (lines.size() >= 12) continue;
     std::string summary = OwnSummary(repo.entity(*t.entity));
     if (summary.empty()) summary = ClassNote(repo, *t.entity);
+    if (summary.empty()) summary = TypesNote(repo, *t.entity, observed);
     lines.push_back("- `" + CallForm(repo, *t.entity, t.display) + "`" + (summary.empty() ? "" : ": " + summary));
   }
   if (!lines.empty() || !unresolved.empty()) {
@@ -437,6 +456,7 @@ std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
       }
     }
     if (summary.empty()) summary = ClassNote(repo, v);
+    if (summary.empty() && users.empty()) summary = TypesNote(repo, v, observed);
     if (!summary.empty()) {
       line += ": " + summary;
     } else if (!users.empty()) {
@@ -689,7 +709,7 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     if (!t.ok()) return t;
     if (t->find_first_not_of(" \t\r\n") != std::string::npos) task = TaskSection(*t);
   }
-  if (task.empty()) task = OwnTaskSection(repo, in, shown, tested);
+  if (task.empty()) task = OwnTaskSection(repo, in, shown, tested, observed);
   return "## Task\n\n" + task + NoteSection(in) + DescriptionsHeading(in) + blocks;
 }
 

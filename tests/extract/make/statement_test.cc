@@ -57,6 +57,8 @@ class StatementTest : public ::testing::Test {
     helper_ = *repo_->Find("pkg/_impl.py::_helper");
     trace_.files["tests/test_run.py"].types[{"pkg/_impl.py", 1, "_helper"}] = {{{"x", {"int"}}},
                                                                               {"int"}};
+    trace_.files["tests/test_run.py"].types[{"pkg/keys.py", 1, "hashkey"}] = {{{"*args", {"int"}}},
+                                                                             {"tuple"}};
     trace_.files["tests/test_other.py"].types[{"pkg/__init__.py", 8, "get"}] = {{{"key", {"str"}}},
                                                                                {"NoneType"}};
   }
@@ -103,7 +105,7 @@ TEST_F(StatementTest, Level1IsTitledByWhatTheTestsExerciseNotByThePrivateHelper)
   EXPECT_NE(md->find("The tests (`tests/test_run.py`: `RunTest`) use the library through:\n\n"
                      "- `Cache(size)`: A small cache.\n"
                      "- `go(items)`: Run over *items*.\n"
-                     "- `keys.hashkey(*args)`\n"
+                     "- `keys.hashkey(*args)`: observed in the tests: *args int, returns tuple\n"
                      "- the names `LIMIT`\n"),
             std::string::npos)
       << *md;
