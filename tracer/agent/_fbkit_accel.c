@@ -8,8 +8,9 @@
  * interrupted, given by `set_collecting`) in the current context's table, or in the import
  * context while module-level code of a non-test module runs.
  *
- * With a sampler (`set_sampler`), the first `samples` calls of each edge between takes (outside
- * import time) go to Python's `sample_call(frame)`; when it answers true the frame's return
+ * With a sampler (`set_sampler`), the first `samples` calls of each edge in each context
+ * (outside import time; whenever takes happen: an edge keeps its slot, with the calls counted
+ * before, across takes) go to Python's `sample_call(frame)`; when it answers true the frame's return
  * goes to `sample_return(frame, value, raised)` (at most kMaxPending such frames at once).
  *
  * Code objects are keyed by address; the tracer holds a reference to every code object it
@@ -32,7 +33,8 @@ typedef struct {
 
 typedef struct {
   PyObject *caller, *callee;
-  long long count;
+  long long count;  /* since the last take */
+  long long before; /* counted before the last take, up to the sampler's `samples` */
 } Edge;
 
 /* (caller, callee) -> count, for one context */
@@ -154,7 +156,7 @@ static int TableGrow(EdgeTable* e) {
   return 0;
 }
 
-/* Counts the edge; *count gets its new count. */
+/* Counts the edge; *count gets its calls in this context so far (at least up to the samples). */
 static int TableAdd(EdgeTable* e, PyObject* caller, PyObject* callee, long long* count) {
   if ((e->len + 1) * 2 > e->cap && TableGrow(e) < 0) return -1;
   size_t j = (HashPtr(caller) ^ HashPtr(callee) * 31) & (e->cap - 1);
@@ -164,12 +166,13 @@ static int TableAdd(EdgeTable* e, PyObject* caller, PyObject* callee, long long*
       s->caller = caller;
       s->callee = callee;
       s->count = 1;
+      s->before = 0;
       e->len++;
       *count = 1;
       return 0;
     }
     if (s->callee == callee && s->caller == caller) {
-      *count = ++s->count;
+      *count = ++s->count + s->before;
       return 0;
     }
     j = (j + 1) & (e->cap - 1);
@@ -334,12 +337,14 @@ static PyObject* Tracer_take(Tracer* t, PyObject* unused) {
   if (!out) return NULL;
   for (size_t i = 0; i < t->ntables; ++i) {
     EdgeTable* e = &t->tables[i];
-    if (!e->len) continue;
+    int any = 0;
+    for (size_t j = 0; j < e->cap && !any; ++j) any = e->slots[j].callee && e->slots[j].count;
+    if (!any) continue;
     PyObject* edges = PyDict_New();
     if (!edges || PyDict_SetItem(out, e->name, edges) < 0) goto fail_edges;
     for (size_t j = 0; j < e->cap; ++j) {
       Edge* s = &e->slots[j];
-      if (!s->callee) continue;
+      if (!s->callee || !s->count) continue;
       PyObject* caller = s->caller ? PyLong_FromVoidPtr(s->caller) : Py_NewRef(Py_None);
       PyObject* callee = PyLong_FromVoidPtr(s->callee);
       PyObject* key = (caller && callee) ? PyTuple_Pack(2, caller, callee) : NULL;
@@ -350,10 +355,11 @@ static PyObject* Tracer_take(Tracer* t, PyObject* unused) {
       Py_XDECREF(key);
       Py_XDECREF(count);
       if (rc < 0) goto fail_edges;
+      /* The edge keeps its slot: what it counted so far still decides its sampling. */
+      s->before = s->before + s->count < t->samples ? s->before + s->count : t->samples;
+      s->count = 0;
     }
     Py_DECREF(edges);
-    memset(e->slots, 0, e->cap * sizeof(Edge));
-    e->len = 0;
     continue;
   fail_edges:
     Py_XDECREF(edges);

@@ -117,6 +117,10 @@ class Recorder:
         # context -> {code id: ({parameter: {type names}}, {return type names})}
         self.types = {}
         self._pending = {}  # id(frame) of a sampled call -> its return type names
+        # context -> {edge: calls counted before the last take, up to TYPE_SAMPLES}: the
+        # samples are the first calls of each edge in a context, however often it is taken.
+        self._before = {}
+        self._before_now = {}
         # The C accelerator (same semantics as `profile`), or None.
         self.tracer = None
         if accel is not None:
@@ -193,7 +197,7 @@ class Recorder:
                 edges[edge] = edges.get(edge, 0) + 1
             else:
                 n = self._edges[edge] = self._edges.get(edge, 0) + 1
-                if n <= TYPE_SAMPLES:
+                if n <= TYPE_SAMPLES and n + self._before_now.get(edge, 0) <= TYPE_SAMPLES:
                     self.sample_call(frame)
         elif event == "return":
             if self._pending:
@@ -206,8 +210,9 @@ class Recorder:
         """Records the types of a repository call's arguments (by parameter name; `self` and
         `cls` left out; *args and **kwargs by their elements) in the current context; returns
         whether its result is awaited (not for generators and coroutines, whose "return"
-        events are suspensions). Called for the first TYPE_SAMPLES calls of each edge between
-        flushes, outside import time: cheap by construction."""
+        events are suspensions). Called for the first TYPE_SAMPLES calls of each edge in each
+        context, outside import time: cheap by construction, and the same calls however the
+        flushes fall."""
         code = frame.f_code
         key = id(code)
         if key in self._module_ids or code.co_name == "<module>":
@@ -287,6 +292,7 @@ class Recorder:
     def set_context(self, context):
         self.context = context
         self._edges = self.contexts.setdefault(context, {})
+        self._before_now = self._before.setdefault(context, {})
         if self.tracer is not None:
             self.tracer.set_context(context)
 
@@ -294,6 +300,13 @@ class Recorder:
         """Returns and clears everything recorded so far:
         {context: {(caller id or None, callee id): count}}."""
         taken = {c: e for c, e in self.contexts.items() if e}
+        for context, edges in taken.items():
+            before = self._before.setdefault(context, {})
+            for key, n in edges.items():
+                p = before.get(key, 0)
+                if p < TYPE_SAMPLES:
+                    before[key] = min(TYPE_SAMPLES, p + n)
+        self._before_now = self._before.setdefault(self.context, {})
         if self.tracer is not None:
             for context, edges in self.tracer.take().items():
                 merged = taken.setdefault(context, {})

@@ -729,6 +729,27 @@ class TestObservedTypes:
         got = types_of(rec, rec.take_types())[SESSION_CONTEXT]
         assert got[repo.ident("PKG/typed.py", "def nothing", "nothing")][0] == {"x": {"int"}}
 
+    def test_the_samples_do_not_depend_on_when_edges_are_taken(self, repo, impl):
+        # The agent takes the edges every quarter second: the calls sampled must be the
+        # first of each edge in its context all the same (traces stay reproducible).
+        repo.write("PKG/typed.py", TYPED)
+        mod = repo.module("PKG.typed")
+        rec = make_recorder(repo.root, impl)
+
+        def calls(values):
+            for v in values:
+                mod.nothing(v)
+        first = list(range(fbkit_core.TYPE_SAMPLES - 1))
+        profiled(rec, calls, first)
+        assert rec.take()
+        profiled(rec, calls, [1.5, "late"])  # the last sample, then one beyond
+        rec.set_context("tests/test_other.py")  # another context samples afresh
+        profiled(rec, calls, [b"x"])
+        got = types_of(rec, rec.take_types())
+        nothing = repo.ident("PKG/typed.py", "def nothing", "nothing")
+        assert got[SESSION_CONTEXT][nothing][0] == {"x": {"int", "float"}}
+        assert got["tests/test_other.py"][nothing][0] == {"x": {"bytes"}}
+
     def test_serialised_sorted_beside_the_edges(self, repo, impl):
         repo.write("PKG/typed.py", TYPED)
         mod = repo.module("PKG.typed")
