@@ -1,5 +1,7 @@
 #include "extract/make/describe.h"
 
+#include "extract/make/tested.h"
+#include "parser/modules.h"
 #include "parser/python_parser.h"
 
 #include <algorithm>
@@ -146,16 +148,29 @@ std::string List(const std::vector<std::string>& names) {
   return out;
 }
 
-// The repository names the entity uses: references that name an entity of its module.
+// Whether `name`, bound by one of the file's imports (module-level or inside a function),
+// stands for a function or class of the repository.
+bool ImportedRepoName(const Repo& repo, const parser::FileTable& t, const std::string& name) {
+  for (const auto& imp : t.imports) {
+    for (const auto& n : imp.names) {
+      if (n.name == "*" || BoundName(imp, n) != name || !imp.is_from) continue;
+      if (ResolveDotted(repo, parser::AbsoluteModule(t, imp) + "." + n.name)) return true;
+    }
+  }
+  return false;
+}
+
+// The repository names the entity uses: references that name an entity of its module, or a
+// function or class of the repository its module imports.
 std::vector<std::string> Uses(const Repo& repo, Ent v) {
   const Entity& e = repo.entity(v);
-  const std::string& path = repo.table(v).path;
+  const parser::FileTable& t = repo.table(v);
   std::vector<std::string> out;
   for (const auto& r : e.references) {
     std::string head(Head(r));
-    if (head == "self" || head == "cls" || out.size() >= 10) continue;
+    if (head == "self" || head == "cls" || head == e.name || out.size() >= 10) continue;
     // A name the module defines: resolved by the id it would have.
-    if (repo.Find(path + "::" + head) && head != e.name) out.push_back(r);
+    if (repo.Find(t.path + "::" + head) || ImportedRepoName(repo, t, head)) out.push_back(r);
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "extract/make/describe.h"
 #include "extract/make/tested.h"
 #include "parser/python_parser.h"
 #include "tests/testing/fake_env.h"
@@ -24,7 +25,8 @@ const char* kInit =
     "    \"\"\"A small cache.\"\"\"\n"
     "    def __init__(self, size):\n        self.size = size\n"
     "    def get(self, key):\n        return None\n"
-    "    def _evict(self):\n        pass\n";
+    "    def _evict(self):\n        pass\n\n"
+    "def shortcut(items):\n    return go(items)\n";
 const char* kImpl =
     "def _helper(x):\n    return x + 1\n\n"
     "def run(items):\n    \"\"\"Run over *items*.\"\"\"\n    return [_helper(i) for i in items]\n";
@@ -92,6 +94,12 @@ TEST_F(StatementTest, TheTestedNamesFollowReExports) {
   EXPECT_EQ(UseAsDotted("from agent_code.keys import hashkey", "pkg"), "pkg.keys.hashkey");
   EXPECT_EQ(UseAsDotted("agent_code.go", "pkg"), "pkg.go");
   EXPECT_EQ(TestFileNames(*repo_, "tests/test_run.py", 8), (std::vector<std::string>{"RunTest"}));
+}
+
+// "Uses" names the repository's functions a description's code calls, imported ones too.
+TEST_F(StatementTest, ADescriptionNamesTheImportedFunctionsItUses) {
+  std::string d = DescribeFromCode(*repo_, *repo_->Find("pkg/__init__.py::shortcut"));
+  EXPECT_NE(d.find("Uses:\n    `go`"), std::string::npos) << d;
 }
 
 TEST_F(StatementTest, Level1IsTitledByWhatTheTestsExerciseNotByThePrivateHelper) {
