@@ -35,6 +35,17 @@ void ApplyEdges(TraceSet* trace, const json& rec) {
     if (caller >= 0) from = codes.at(static_cast<size_t>(caller));
     edges[{from, codes.at(e.at(1).get<size_t>())}] += e.at(2).get<int64_t>();
   }
+  // Observed types: kept for the tests' own context (what a test file's tests ran).
+  if (!is_file || !rec.contains("types")) return;
+  TypeMap types;
+  for (const auto& t : rec.at("types")) {
+    ObservedTypes& o = types[codes.at(t.at(0).get<size_t>())];
+    for (const auto& [name, names] : t.at(1).items()) {
+      for (const auto& n : names) o.params[name].insert(n.get<std::string>());
+    }
+    for (const auto& n : t.at(2)) o.returns.insert(n.get<std::string>());
+  }
+  AddTypes(types, &File(trace, context).types);
 }
 
 // Whether a report's category (what pytest_report_teststatus made of it) overturns pytest's

@@ -53,6 +53,14 @@ bool DoctestsOnly(const FileTrace& f) {
   });
 }
 
+void AddTypes(const TypeMap& src, TypeMap* dst) {
+  for (const auto& [code, t] : src) {
+    ObservedTypes& d = (*dst)[code];
+    for (const auto& [name, types] : t.params) d.params[name].insert(types.begin(), types.end());
+    d.returns.insert(t.returns.begin(), t.returns.end());
+  }
+}
+
 void MergeTrace(const TraceSet& src, TraceSet* dst) {
   for (const auto& [name, f] : src.files) {
     FileTrace& d = dst->files[name];
@@ -68,6 +76,7 @@ void MergeTrace(const TraceSet& src, TraceSet* dst) {
     for (const auto& [key, n] : f.collect_edges) {
       d.collect_edges[key] = std::max(d.collect_edges[key], n);
     }
+    AddTypes(f.types, &d.types);
   }
   for (const auto& [name, edges] : src.contexts) {
     EdgeCounts& d = dst->contexts[name];

@@ -28,12 +28,27 @@ struct CodeId {
 using EdgeKey = std::pair<std::optional<CodeId>, CodeId>;
 using EdgeCounts = std::map<EdgeKey, int64_t>;
 
+// The types the agent observed in a code object's sampled calls (the first few calls of each
+// edge): per parameter the type names of its arguments ("*args" and "**kwargs" parameters,
+// named with their stars, by their elements), and the type names of its results (none when
+// every sampled call raised or suspended); names as "int", "NoneType", "pkg.mod.Cache".
+struct ObservedTypes {
+  std::map<std::string, std::set<std::string>> params;
+  std::set<std::string> returns;
+  bool operator==(const ObservedTypes&) const = default;
+};
+using TypeMap = std::map<CodeId, ObservedTypes>;
+
+// Adds `src`'s names to `dst`'s (a union per code and parameter).
+void AddTypes(const TypeMap& src, TypeMap* dst);
+
 // A test file's outcomes (runner::FileRun) and the call edges recorded while it ran.
 struct FileTrace : runner::FileRun {
   std::string file;
   std::set<std::string> fixture_contexts;  // session/package fixture contexts it uses
   EdgeCounts edges;          // recorded while its tests ran
   EdgeCounts collect_edges;  // recorded while pytest imported it (collection)
+  TypeMap types;             // observed while its tests ran (empty in older traces)
 };
 
 // Whether pytest collected the file only for the doctests in its docstrings

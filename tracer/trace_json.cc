@@ -35,6 +35,23 @@ void WriteEdges(JsonWriter& w, const EdgeCounts& edges) {
   w.EndArray();
 }
 
+// [[code, {parameter: [type names]}, [result type names]], ...], sorted.
+void WriteTypes(JsonWriter& w, const TypeMap& types) {
+  w.BeginArray();
+  for (const auto& [code, t] : types) {
+    w.BeginArray();
+    WriteCode(w, code);
+    w.BeginObject();
+    for (const auto& [name, names] : t.params) w.Key(name), w.StringArray(names);
+    w.EndObject();
+    w.StringArray(t.returns);
+    w.EndArray();
+  }
+  w.EndArray();
+}
+
+TypeMap ReadTypes(const nlohmann::json& types);
+
 void WriteTest(JsonWriter& w, const runner::TestResult& t, bool with_details) {
   w.BeginObject();
   if (with_details) {
@@ -82,6 +99,7 @@ void WriteFile(JsonWriter& w, const FileTrace& f, bool with_details) {
   w.BeginArray();
   for (const auto& [id, t] : f.tests) WriteTest(w, t, with_details);
   w.EndArray();
+  if (!f.types.empty()) w.Key("types"), WriteTypes(w, f.types);
   w.EndObject();
 }
 
@@ -95,6 +113,18 @@ EdgeCounts ReadEdges(const nlohmann::json& edges) {
     std::optional<CodeId> caller;
     if (!e.at(0).is_null()) caller = ReadCode(e.at(0));
     out[{caller, ReadCode(e.at(1))}] += e.at(2).get<int64_t>();
+  }
+  return out;
+}
+
+TypeMap ReadTypes(const nlohmann::json& types) {
+  TypeMap out;
+  for (const auto& t : types) {
+    ObservedTypes& o = out[ReadCode(t.at(0))];
+    for (const auto& [name, names] : t.at(1).items()) {
+      for (const auto& n : names) o.params[name].insert(n.get<std::string>());
+    }
+    for (const auto& n : t.at(2)) o.returns.insert(n.get<std::string>());
   }
   return out;
 }
@@ -116,6 +146,7 @@ FileTrace ReadFile(const nlohmann::json& f) {
   t.nodeids = f.at("nodeids").get<std::vector<std::string>>();
   for (const auto& c : f.at("fixture_contexts")) t.fixture_contexts.insert(c.get<std::string>());
   t.edges = ReadEdges(f.at("edges"));
+  if (f.contains("types")) t.types = ReadTypes(f.at("types"));
   for (const auto& test : f.at("tests")) {
     runner::TestResult r;
     r.nodeid = test.at("nodeid").get<std::string>();

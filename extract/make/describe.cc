@@ -1,5 +1,7 @@
 #include "extract/make/describe.h"
 
+#include "extract/make/tested.h"
+#include "parser/modules.h"
 #include "parser/python_parser.h"
 
 #include <algorithm>
@@ -146,21 +148,62 @@ std::string List(const std::vector<std::string>& names) {
   return out;
 }
 
-// The repository names the entity uses: references that name an entity of its module.
+// Whether `name`, bound by one of the file's imports (module-level or inside a function),
+// stands for a function or class of the repository.
+bool ImportedRepoName(const Repo& repo, const parser::FileTable& t, const std::string& name) {
+  for (const auto& imp : t.imports) {
+    for (const auto& n : imp.names) {
+      if (n.name == "*" || BoundName(imp, n) != name || !imp.is_from) continue;
+      if (ResolveDotted(repo, parser::AbsoluteModule(t, imp) + "." + n.name)) return true;
+    }
+  }
+  return false;
+}
+
+// The repository names the entity uses: references that name an entity of its module, or a
+// function or class of the repository its module imports.
 std::vector<std::string> Uses(const Repo& repo, Ent v) {
   const Entity& e = repo.entity(v);
-  const std::string& path = repo.table(v).path;
+  const parser::FileTable& t = repo.table(v);
   std::vector<std::string> out;
   for (const auto& r : e.references) {
     std::string head(Head(r));
-    if (head == "self" || head == "cls" || out.size() >= 10) continue;
+    if (head == "self" || head == "cls" || head == e.name || out.size() >= 10) continue;
     // A name the module defines: resolved by the id it would have.
-    if (repo.Find(path + "::" + head) && head != e.name) out.push_back(r);
+    if (repo.Find(t.path + "::" + head) || ImportedRepoName(repo, t, head)) out.push_back(r);
   }
   return out;
 }
 
-std::string ParameterLines(const std::vector<Parameter>& params, bool method) {
+// "int, str" of a set of observed type names.
+std::string TypeList(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The observed types of a parameter (*args and **kwargs by their starred names).
+const std::set<std::string>* ObservedParam(const tracer::ObservedTypes* seen, const Parameter& p) {
+  if (!seen) return nullptr;
+  std::string key = p.kind == "*args" ? "*" + p.name : p.kind == "**kwargs" ? "**" + p.name : p.name;
+  auto it = seen->params.find(key);
+  return it == seen->params.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+// What the F2P tests observed (first) and what other tests did, of one entity.
+struct Seen {
+  const tracer::ObservedTypes* tests = nullptr;
+  const tracer::ObservedTypes* others = nullptr;
+};
+
+// "observed: int" (the F2P tests), "observed in other tests: int", or "".
+std::string ObservedText(const std::set<std::string>* tests, const std::set<std::string>* others) {
+  if (tests && !tests->empty()) return "observed: " + TypeList(*tests);
+  if (others && !others->empty()) return "observed in other tests: " + TypeList(*others);
+  return "";
+}
+
+std::string ParameterLines(const std::vector<Parameter>& params, bool method, Seen seen) {
   std::string out;
   for (size_t i = 0; i < params.size(); ++i) {
     const Parameter& p = params[i];
@@ -168,69 +211,153 @@ std::string ParameterLines(const std::vector<Parameter>& params, bool method) {
     out += "    " + p.name + " (" + p.kind;
     if (!p.annotation.empty()) out += "; " + p.annotation;
     if (!p.default_value.empty()) out += "; default " + p.default_value;
+    std::string types = ObservedText(ObservedParam(seen.tests, p), ObservedParam(seen.others, p));
+    if (p.annotation.empty() && !types.empty()) out += "; " + types;
     out += ")\n";
   }
   return out;
 }
 
-std::string DescribeFunction(const Repo& repo, Ent v) {
+// The expressions the entity's own code returns, as written on the return line (at most
+// three, each cut at 60 characters), unique, in order; bare `return`s left out.
+std::vector<std::string> ReturnedExpressions(const Repo& repo, Ent v) {
+  const Entity& e = repo.entity(v);
+  const std::string& raw = repo.source(repo.file(v));
+  const std::string& code = CodeOf(raw);
+  std::vector<std::pair<int64_t, int64_t>> holes;
+  for (Ent c : repo.Children(v)) holes.push_back({repo.entity(c).start_byte, repo.entity(c).end_byte});
+  std::vector<std::string> out;
+  auto end = static_cast<size_t>(e.end_byte);
+  for (size_t at = code.find("return", static_cast<size_t>(e.start_byte));
+       at != std::string::npos && at < end && out.size() < 3; at = code.find("return", at + 6)) {
+    bool nested = false;
+    for (const auto& [hs, he] : holes) nested = nested || (static_cast<int64_t>(at) >= hs && static_cast<int64_t>(at) < he);
+    if (nested || (at > 0 && (IsIdent(code[at - 1]) || code[at - 1] == '.')) ||
+        (at + 6 < code.size() && IsIdent(code[at + 6]))) {
+      continue;
+    }
+    size_t eol = std::min(end, code.find('\n', at));
+    // A comment: a '#' blanked in the code with nothing but blanks after it on the line.
+    for (size_t i = at + 6; i < eol; ++i) {
+      if (raw[i] == '#' && code.find_first_not_of(" \t\r", i) >= eol) {
+        eol = i;
+        break;
+      }
+    }
+    std::string expr = OneLine(raw.substr(at + 6, eol - at - 6));
+    if (expr.empty()) continue;
+    int depth = 0;
+    for (size_t i = at + 6; i < eol; ++i) {
+      depth += (code[i] == '(' || code[i] == '[' || code[i] == '{') -
+               (code[i] == ')' || code[i] == ']' || code[i] == '}');
+    }
+    if (depth > 0 || expr.back() == '\\') expr += " ...";
+    if (expr.size() > 60) expr = expr.substr(0, 57) + "...";
+    if (std::find(out.begin(), out.end(), expr) == out.end()) out.push_back(expr);
+  }
+  return out;
+}
+
+// The functions defined inside the entity, as "name(signature)" (at most six).
+std::vector<std::string> NestedFunctions(const Repo& repo, Ent v) {
+  std::vector<std::string> out;
+  for (Ent c : repo.Children(v)) {
+    const Entity& n = repo.entity(c);
+    if (n.kind == EntityKind::kClass || out.size() >= 6) continue;
+    out.push_back(n.name + OneLine(n.signature));
+  }
+  return out;
+}
+
+// "name.attr = ..." targets for the nested functions `names` (wrapper.cache_clear = ...).
+std::vector<std::string> NestedAttributesSet(const std::string& body,
+                                             const std::vector<std::string>& nested) {
+  std::vector<std::string> out;
+  for (const auto& sig : nested) {
+    std::string name = sig.substr(0, sig.find('('));
+    std::string prefix = name + ".";
+    for (size_t at = body.find(prefix); at != std::string::npos; at = body.find(prefix, at + 1)) {
+      if (at > 0 && (IsIdent(body[at - 1]) || body[at - 1] == '.')) continue;
+      size_t e = at + prefix.size();
+      while (e < body.size() && IsIdent(body[e])) ++e;
+      size_t next = body.find_first_not_of(" \t", e);
+      if (next == std::string::npos || body[next] != '=' || body.compare(next, 2, "==") == 0) continue;
+      std::string target = body.substr(at, e - at);
+      if (std::find(out.begin(), out.end(), target) == out.end()) out.push_back(target);
+    }
+  }
+  return out;
+}
+
+std::string ReturnsSection(const Repo& repo, Ent v, const std::string& body,
+                           const std::string& annotation, Seen seen) {
+  const Entity& e = repo.entity(v);
+  bool yields = HasKeyword(body, "yield");
+  std::string ret = annotation.empty() ? "" : " " + annotation;
+  if (yields) return "\nYields:\n    values (a generator)" + ret + "\n";
+  if (e.name == "__init__") return "";
+  std::vector<std::string> exprs = ReturnedExpressions(repo, v);
+  std::string lines;
+  if (!annotation.empty()) lines += "    " + annotation + "\n";
+  std::string types = ObservedText(seen.tests ? &seen.tests->returns : nullptr,
+                                   seen.others ? &seen.others->returns : nullptr);
+  if (annotation.empty() && !types.empty()) lines += "    " + types + "\n";
+  if (!exprs.empty()) lines += "    returned expression(s): " + List(exprs) + "\n";
+  if (lines.empty()) lines = HasKeyword(body, "return") ? "    None (a bare return)\n" : "    None\n";
+  return "\nReturns:\n" + lines;
+}
+
+std::string DescribeFunction(const Repo& repo, Ent v, const tracer::TypeMap* observed,
+                             const tracer::TypeMap* elsewhere) {
   const Entity& e = repo.entity(v);
   bool method = e.kind == EntityKind::kMethod;
   std::string returns;
   std::vector<Parameter> params = ParseParameters(e.signature, &returns);
   std::string body = OwnBody(repo, v);
-  std::string what = e.is_async ? "Coroutine" : "Function";
-  if (method) {
-    what = e.name == "__init__" ? "Initialiser" : e.is_async ? "Async method" : "Method";
-  }
-  for (const auto& d : e.decorators) {
-    if (d == "property" || d.ends_with(".setter")) what = "Property";
-    if (d == "staticmethod") what = "Static method";
-    if (d == "classmethod") what = "Class method";
-  }
-  std::string out = what + " `" + e.qualname + "`.\n";
-  std::string plines = ParameterLines(params, method);
-  out += plines.empty() ? "\nTakes no arguments.\n" : "\nParameters:\n" + plines;
-  bool yields = HasKeyword(body, "yield");
-  std::string ret = returns.empty() ? "" : " " + returns;
-  if (yields) {
-    out += "\nYields:\n    values (a generator)" + ret + "\n";
-  } else if (!returns.empty()) {
-    out += "\nReturns:\n    " + returns + "\n";
-  } else if (e.name != "__init__") {
-    out += HasKeyword(body, "return") ? "\nReturns:\n    a value (not annotated)\n"
-                                      : "\nReturns:\n    None\n";
-  }
+  Seen seen{ObservedFor(repo, v, observed), ObservedFor(repo, v, elsewhere)};
+  std::string out;
+  std::string plines = ParameterLines(params, method, seen);
+  out += plines.empty() ? "Takes no arguments.\n" : "Parameters:\n" + plines;
+  out += ReturnsSection(repo, v, body, returns, seen);
   std::vector<std::string> raises = NamesAfter(body, "raise");
   if (!raises.empty()) out += "\nRaises:\n    " + List(raises) + "\n";
+  std::vector<std::string> nested = NestedFunctions(repo, v);
   std::vector<std::string> attrs = AttributesSet(body);
+  std::vector<std::string> nested_attrs = NestedAttributesSet(body, nested);
+  attrs.insert(attrs.end(), nested_attrs.begin(), nested_attrs.end());
   if (!attrs.empty()) out += "\nSets:\n    " + List(attrs) + "\n";
+  if (!nested.empty()) out += "\nDefines inside:\n    " + List(nested) + "\n";
   std::vector<std::string> uses = Uses(repo, v);
   if (!uses.empty()) out += "\nUses:\n    " + List(uses) + "\n";
   return out.substr(0, out.size() - 1);
 }
 
-std::string DescribeClass(const Repo& repo, Ent v) {
+std::string DescribeClass(const Repo& repo, Ent v, const tracer::TypeMap* observed,
+                          const tracer::TypeMap* elsewhere) {
   const Entity& e = repo.entity(v);
   std::string bases = e.signature.size() > 2 && e.signature.front() == '('
                           ? e.signature.substr(1, e.signature.size() - 2)
                           : "";
-  std::string out = "Class `" + e.qualname + "`" +
-                    (OneLine(bases).empty() ? "" : ", derived from " + OneLine(bases)) + ".\n";
+  std::string out = OneLine(bases).empty() ? "" : "Derived from " + OneLine(bases) + ".\n";
   std::vector<std::string> methods;
+  bool has_init = false;
   for (Ent mv : repo.Children(v)) {
     const Entity& m = repo.entity(mv);
     if (m.name == "__init__") {
+      has_init = true;
       std::string ret;
-      std::string plines = ParameterLines(ParseParameters(m.signature, &ret), true);
-      out += plines.empty() ? "\nConstructed without arguments.\n"
-                            : "\nConstructor parameters:\n" + plines;
+      std::string plines = ParameterLines(ParseParameters(m.signature, &ret), true,
+                                          Seen{ObservedFor(repo, mv, observed),
+                                               ObservedFor(repo, mv, elsewhere)});
+      out += (out.empty() ? "" : "\n") + (plines.empty() ? std::string("Constructed without arguments.\n")
+                                                     : "Constructor parameters:\n" + plines);
       std::vector<std::string> attrs = AttributesSet(OwnBody(repo, mv));
       if (!attrs.empty()) out += "\nInstance attributes:\n    " + List(attrs) + "\n";
     }
     if (m.kind == EntityKind::kMethod) methods.push_back(m.name);
   }
-  if (!methods.empty()) out += "\nMethods:\n    " + List(methods) + "\n";
+  if (!methods.empty()) out += (out.empty() ? "" : "\n") + std::string("Methods:\n    ") + List(methods) + "\n";
+  if (!has_init && out.empty()) out = "Constructed as its bases are; defines no methods of its own.\n";
   return out.substr(0, out.size() - 1);
 }
 
@@ -286,9 +413,17 @@ std::vector<Parameter> ParseParameters(const std::string& signature, std::string
   return out;
 }
 
-std::string DescribeFromCode(const Repo& repo, Ent v) {
-  return repo.entity(v).kind == EntityKind::kClass ? DescribeClass(repo, v)
-                                                   : DescribeFunction(repo, v);
+const tracer::ObservedTypes* ObservedFor(const Repo& repo, Ent v, const tracer::TypeMap* observed) {
+  if (!observed || observed->empty()) return nullptr;
+  const Entity& e = repo.entity(v);
+  auto it = observed->find(tracer::CodeId{repo.table(v).path, e.start_line, e.name});
+  return it == observed->end() ? nullptr : &it->second;
+}
+
+std::string DescribeFromCode(const Repo& repo, Ent v, const tracer::TypeMap* observed,
+                             const tracer::TypeMap* elsewhere) {
+  return repo.entity(v).kind == EntityKind::kClass ? DescribeClass(repo, v, observed, elsewhere)
+                                                   : DescribeFunction(repo, v, observed, elsewhere);
 }
 
 }  // namespace fbkit::extract::make

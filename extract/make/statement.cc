@@ -5,6 +5,7 @@
 #include <map>
 
 #include "extract/make/describe.h"
+#include "extract/make/tested.h"
 #include "parser/modules.h"
 
 namespace fbkit::extract::make {
@@ -221,26 +222,247 @@ std::string ImportPath(const Repo& repo, const std::string& f2p, Ent v) {
 
 namespace {
 
-// The Task section fbkit writes itself: title, core functionality (each top object's first
-// docstring paragraph), requirements and challenges from the cut.
+// `s` on one line: whitespace runs made one space, trimmed.
+std::string FlatText(const std::string& s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    bool ws = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    if (ws && !space && !out.empty()) out += ' ';
+    if (!ws) out += c;
+    space = ws;
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// The first paragraph of an entity's own docstring, on one line ("" when it has none).
+std::string OwnSummary(const Entity& e) {
+  if (!e.docstring) return "";
+  std::string d = *e.docstring;
+  size_t b = d.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  d = d.substr(b);
+  return FlatText(d.substr(0, d.find("\n\n")));
+}
+
+std::string Backticked(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + std::string("`") + names[i] + "`";
+  }
+  return out;
+}
+
+// What a bullet says of a class without a docstring of its own: its bases and methods.
+std::string ClassNote(const Repo& repo, Ent v) {
+  const Entity& e = repo.entity(v);
+  if (e.kind != EntityKind::kClass) return "";
+  std::vector<std::string> methods;
+  for (Ent m : repo.Children(v)) {
+    if (repo.entity(m).kind == EntityKind::kMethod && methods.size() < 8) methods.push_back(repo.entity(m).name);
+  }
+  std::string bases = FlatText(e.signature);
+  std::string out = "a class";
+  if (bases.size() > 2) out += " derived from " + bases.substr(1, bases.size() - 2);
+  if (!methods.empty()) out += (bases.size() > 2 ? "," : "") + std::string(" with the methods ") + Backticked(methods);
+  return out == "a class" ? "" : out;
+}
+
+// What the F2P tests passed to and got from a function, as a bullet says it ("observed:
+// values list, returns float"); "" when nothing was observed.
+std::string TypesNote(const Repo& repo, Ent v, const tracer::TypeMap& observed) {
+  const tracer::ObservedTypes* seen = ObservedFor(repo, v, &observed);
+  if (!seen || repo.entity(v).kind == EntityKind::kClass) return "";
+  std::string out;
+  for (const auto& [name, types] : seen->params) {
+    std::string list;
+    for (const auto& t : types) list += (list.empty() ? "" : " or ") + t;
+    out += (out.empty() ? "" : ", ") + name + " " + list;
+  }
+  std::string returns;
+  for (const auto& t : seen->returns) returns += (returns.empty() ? "" : " or ") + t;
+  if (!returns.empty()) out += (out.empty() ? "" : ", ") + std::string("returns ") + returns;
+  return out.empty() ? "" : "observed in the tests: " + out;
+}
+
+// How code calls an entity: "name(params)" for a function, "Name(params)" of its __init__
+// (self left out) for a class, or "Name" with its bases.
+std::string CallForm(const Repo& repo, Ent v, const std::string& display) {
+  const Entity& e = repo.entity(v);
+  if (e.kind != EntityKind::kClass) return display + FlatText(e.signature);
+  for (Ent m : repo.Children(v)) {
+    const Entity& init = repo.entity(m);
+    if (init.name != "__init__") continue;
+    std::string sig = FlatText(init.signature);
+    size_t close = sig.rfind(')');
+    sig = close == std::string::npos ? sig : sig.substr(0, close + 1);
+    for (const char* self : {"(self, ", "(self,", "(self"}) {
+      if (sig.starts_with(self)) sig = "(" + sig.substr(std::string(self).size());
+    }
+    return display + sig;
+  }
+  std::string bases = FlatText(e.signature);
+  return bases.empty() || bases == "()" ? display + "()" : display;  // object's constructor
+}
+
+// The entities of `file` (and tested ones) that use v's name, as their qualified names
+// (at most three, in table order).
+std::vector<std::string> UsersOf(const Repo& repo, Ent v) {
+  const Entity& e = repo.entity(v);
+  std::vector<std::string> out;
+  for (Ent u : repo.EntitiesOf(repo.file(v))) {
+    const Entity& ue = repo.entity(u);
+    if (u == v || ue.kind == EntityKind::kModule || repo.Within(u, v) || out.size() >= 3) continue;
+    for (const auto& r : ue.references) {
+      if (Head(r) != e.name) continue;
+      // A nested function is named by its outermost entity: the one a reader can find.
+      Ent outer = u;
+      while (repo.Parent(outer) && !repo.IsTopLevel(outer) &&
+             repo.entity(*repo.Parent(outer)).kind != EntityKind::kModule &&
+             repo.entity(*repo.Parent(outer)).kind != EntityKind::kClass) {
+        outer = *repo.Parent(outer);
+      }
+      std::string name = repo.entity(outer).qualname;
+      if (outer != v && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+      break;
+    }
+  }
+  return out;
+}
+
+// Whether the entity, or code nested in it, names one of the removed entities.
+bool ReachesRemoved(const Repo& repo, Ent v, const std::set<std::string>& removed_names) {
+  std::vector<Ent> all = repo.Descendants(v);
+  all.push_back(v);
+  for (Ent d : all) {
+    for (const auto& r : repo.entity(d).references) {
+      std::string_view last = r;
+      if (size_t dot = last.rfind('.'); dot != std::string_view::npos) last = last.substr(dot + 1);
+      if (removed_names.count(std::string(Head(r))) || removed_names.count(std::string(last))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool IsPublic(const std::string& dotted) {
+  size_t dot = dotted.rfind('.');
+  std::string last = dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+  return !last.starts_with("_") || (last.starts_with("__") && last.ends_with("__"));
+}
+
+// A name the tests read from the package, as the statement shows it: relative to the
+// package ("keys.hashkey"), with the entity it stands for.
+struct Tested {
+  std::string display;
+  std::optional<Ent> entity;
+  bool module = false;  // a module of the package (its names read count on their own)
+  int rank = 2;  // 0: removed itself, 1: reaches removed code, 2: neither
+};
+
+std::vector<Tested> TestedOf(const Repo& repo, const StatementInput& in,
+                             const std::vector<std::string>& dotted, const std::string& package) {
+  std::set<std::string> removed_names;
+  for (Ent v : in.removed) removed_names.insert(repo.entity(v).name);
+  std::vector<Tested> out;
+  for (const auto& d : dotted) {
+    Tested t;
+    t.display = d.starts_with(package + ".") ? d.substr(package.size() + 1) : d;
+    t.entity = ResolveDotted(repo, d);
+    t.module = !t.entity && repo.ModuleFile(d).has_value();
+    if (t.entity) {
+      t.rank = in.removed.count(*t.entity) ? 0 : ReachesRemoved(repo, *t.entity, removed_names) ? 1 : 2;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+// The title's subject: the public tested names (at level 1 those closest to the removed
+// code; at most three named), else the public top objects, else the test file.
+std::string TitleSubject(const Repo& repo, const StatementInput& in, const std::vector<Tested>& tested) {
+  std::vector<std::string> names;
+  for (int rank = 0; rank <= 2 && names.empty(); ++rank) {
+    for (const auto& t : tested) {
+      if ((t.rank == rank || in.level == 2) && IsPublic(t.display)) names.push_back(t.display);
+    }
+  }
+  if (names.empty()) {
+    for (Ent v : in.tops) {
+      if (IsPublic(repo.entity(v).qualname)) names.push_back(repo.entity(v).qualname);
+    }
+  }
+  if (names.empty()) return "the behaviour `" + in.f2p + "` tests";
+  size_t more = names.size() > 3 ? names.size() - 3 : 0;
+  names.resize(names.size() - more);
+  std::string out = Backticked(names);
+  if (more) out += " (and " + std::to_string(more) + " more)";
+  return out;
+}
+
+// The Task section fbkit writes itself: a title naming what the tests exercise, the core
+// functionality (the tested names with their signatures and summaries, the interfaces to
+// write with their signatures, summaries and users), requirements and challenges.
 std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
-                           const std::vector<std::pair<const Entity*, std::string>>& tops) {
+                           const std::vector<Ent>& shown, const std::vector<Tested>& tested,
+                           const tracer::TypeMap& observed) {
   std::set<std::string> files;
   size_t functions = 0;
   for (Ent v : in.removed) {
     files.insert(repo.table(v).path);
     functions += repo.entity(v).kind != EntityKind::kClass;
   }
-  std::string names;  // the top objects (a chosen method as Class.method)
-  for (Ent v : in.tops) {
-    names += (names.empty() ? "" : ", ") + std::string("`") + repo.entity(v).qualname + "`";
-  }
-  std::string out = "**Task Statement: implement " + names + " in " + in.repo_name + "**\n\n";
+  std::string subject = TitleSubject(repo, in, tested);
+  std::string out = "**Task Statement: implement " + subject +
+                    (in.level == 2 ? " from scratch as the package `agent_code`"
+                                   : " and the code behind it in " + in.repo_name) +
+                    ", as `" + in.f2p + "` exercises it**\n\n";
   out += "**Core Functionality**\n\n";
-  for (const auto& [e, doc] : tops) {
-    std::string first = doc.substr(0, doc.find("\n\n"));
-    std::replace(first.begin(), first.end(), '\n', ' ');
-    out += "- `" + e->name + "`: " + first + "\n";
+  std::vector<std::string> own = TestFileNames(repo, in.f2p, 8);
+  std::string by = "The tests (`" + in.f2p + "`" + (own.empty() ? "" : ": " + Backticked(own)) + ")";
+  std::vector<std::string> lines, unresolved;
+  for (const auto& t : tested) {
+    if (!t.entity) {
+      if (!t.module) unresolved.push_back(t.display);
+      continue;
+    }
+    if (lines.size() >= 12) continue;
+    std::string summary = OwnSummary(repo.entity(*t.entity));
+    if (summary.empty()) summary = ClassNote(repo, *t.entity);
+    if (summary.empty()) summary = TypesNote(repo, *t.entity, observed);
+    lines.push_back("- `" + CallForm(repo, *t.entity, t.display) + "`" + (summary.empty() ? "" : ": " + summary));
+  }
+  if (!lines.empty() || !unresolved.empty()) {
+    out += by + " use the library through:\n\n";
+    for (const auto& l : lines) out += l + "\n";
+    if (!unresolved.empty()) out += "- the names " + Backticked(unresolved) + "\n";
+    out += "\nTo implement (the interfaces below):\n\n";
+  } else {
+    out += by + " exercise the interfaces below:\n\n";
+  }
+  for (Ent v : shown) {
+    const Entity& e = repo.entity(v);
+    std::string line = "- `" + CallForm(repo, v, e.qualname) + "`";
+    std::string summary = OwnSummary(e);
+    std::vector<std::string> users = UsersOf(repo, v);
+    std::set<std::string> own_name = {e.name};
+    for (const auto& t : tested) {
+      if (users.size() < 4 && t.entity && *t.entity != v && ReachesRemoved(repo, *t.entity, own_name) &&
+          std::find(users.begin(), users.end(), repo.entity(*t.entity).qualname) == users.end() &&
+          std::find(users.begin(), users.end(), t.display) == users.end()) {
+        users.push_back(t.display);
+      }
+    }
+    if (summary.empty()) summary = ClassNote(repo, v);
+    if (summary.empty() && users.empty()) summary = TypesNote(repo, v, observed);
+    if (!summary.empty()) {
+      line += ": " + summary;
+    } else if (!users.empty()) {
+      line += ": used by " + Backticked(users);
+    }
+    out += line + "\n";
   }
   out += "\n**Main Features and Requirements**\n\n";
   out +=
@@ -333,37 +555,153 @@ std::string DescriptionsHeading(const StatementInput& in) {
 
 }  // namespace
 
+namespace {
+
+// The top-level package of the top objects ("" when none).
+std::string TopPackage(const Repo& repo, const std::vector<Ent>& tops) {
+  return tops.empty() ? "" : std::string(Head(repo.table(tops.front()).module));
+}
+
+// A tested class's members worth a signature: its public and special methods.
+std::set<Ent> PublicMembers(const Repo& repo, Ent cls) {
+  std::set<Ent> out;
+  for (Ent m : repo.Children(cls)) {
+    const Entity& e = repo.entity(m);
+    if (e.kind == EntityKind::kMethod && IsPublic(e.name)) out.insert(m);
+  }
+  return out;
+}
+
+// "from agent_code.keys import hashkey" for the dotted "pkg.keys.hashkey".
+std::string AgentImport(const std::string& dotted, const std::string& package) {
+  std::string d = dotted.starts_with(package) ? "agent_code" + dotted.substr(package.size()) : dotted;
+  size_t dot = d.rfind('.');
+  if (dot == std::string::npos) return "import " + d;
+  return "from " + d.substr(0, dot) + " import " + d.substr(dot + 1);
+}
+
+// The observed types as an L2 statement names them: the package's own types as agent_code's.
+tracer::TypeMap AsAgentCode(const tracer::TypeMap& observed, const std::string& package) {
+  auto rename = [&](const std::set<std::string>& names) {
+    std::set<std::string> out;
+    for (const auto& n : names) {
+      out.insert(n.starts_with(package + ".") ? "agent_code" + n.substr(package.size()) : n);
+    }
+    return out;
+  };
+  tracer::TypeMap out;
+  for (const auto& [code, t] : observed) {
+    tracer::ObservedTypes& o = out[code];
+    for (const auto& [name, names] : t.params) o.params[name] = rename(names);
+    o.returns = rename(t.returns);
+  }
+  return out;
+}
+
+
+
+// The types the trace observed in the files `paths`: while the F2P file's tests ran, and
+// while the other test files' did (for code the F2P tests did not call); at L2 named as
+// agent_code's.
+std::pair<tracer::TypeMap, tracer::TypeMap> ObservedIn(const StatementInput& in,
+                                                        const std::set<std::string>& paths) {
+  tracer::TypeMap f2p, others;
+  if (!in.trace) return {};
+  for (const auto& [name, f] : in.trace->files) {
+    tracer::TypeMap& dst = name == in.f2p ? f2p : others;
+    for (const auto& [code, t] : f.types) {
+      if (paths.count(code.path)) tracer::AddTypes({{code, t}}, &dst);
+    }
+  }
+  if (in.level == 2 && !in.package.empty()) {
+    f2p = AsAgentCode(f2p, in.package);
+    others = AsAgentCode(others, in.package);
+  }
+  return {std::move(f2p), std::move(others)};
+}
+
+}  // namespace
+
 util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementInput& in) {
+  std::set<Ent> members = in.shown;
+  std::vector<Ent> shown = ShownBlocks(repo, in, &members);
+  std::string package = in.level == 2 && !in.package.empty() ? in.package : TopPackage(repo, in.tops);
+  std::vector<std::string> dotted;
+  if (in.level == 2) {
+    std::set<std::string> uses;
+    for (const auto& u : in.test_uses) uses.insert(UseAsDotted(u, package));
+    // What the test reads through a module it imports by name (`from pkg import keys`).
+    for (const auto& d : TestedNames(repo, in.f2p, package)) uses.insert(d);
+    dotted.assign(uses.begin(), uses.end());
+  } else {
+    dotted = TestedNames(repo, in.f2p, package);
+  }
+  std::vector<Tested> tested = TestedOf(repo, in, dotted, package);
+  std::set<std::string> paths;
+  for (Ent v : shown) paths.insert(repo.table(v).path);
+  for (const auto& t : tested) {
+    if (t.entity) paths.insert(repo.table(*t.entity).path);
+  }
+  auto [observed, elsewhere] = ObservedIn(in, paths);
   std::map<Ent, std::string> written;  // entity -> docstring made for it
   Describe describe = [&](Ent r) -> util::Expected<std::string> {
     const Entity& e = repo.entity(r);
     if (e.docstring && !e.docstring->empty()) return *e.docstring;
     if (auto it = written.find(r); it != written.end()) return it->second;
-    util::Expected<std::string> doc = in.model && in.model->docstring
-                                          ? in.model->docstring(r)
-                                          : util::Expected<std::string>(DescribeFromCode(repo, r));
+    util::Expected<std::string> doc =
+        in.model && in.model->docstring
+            ? in.model->docstring(r)
+            : util::Expected<std::string>(DescribeFromCode(repo, r, &observed, &elsewhere));
     if (!doc.ok()) return doc;
-    if (doc->find_first_not_of(" \t\r\n") == std::string::npos) *doc = DescribeFromCode(repo, r);
+    if (doc->find_first_not_of(" \t\r\n") == std::string::npos) {
+      *doc = DescribeFromCode(repo, r, &observed, &elsewhere);
+    }
     *doc = LiteralBody(*doc);
     written[r] = *doc;
     return doc;
   };
-  std::set<Ent> members = in.shown;
-  std::vector<Ent> shown = ShownBlocks(repo, in, &members);
-  std::vector<std::pair<const Entity*, std::string>> tops;  // with its docstring
   std::string blocks, interfaces;
+  size_t n = 0;
   for (Ent v : shown) {
     const Entity& e = repo.entity(v);
-    auto doc = describe(v);
-    if (!doc.ok()) return doc;
-    tops.emplace_back(&e, *doc);
     auto rendered = RenderInterface(repo, v, members, describe);
     if (!rendered.ok()) return rendered;
     interfaces += *rendered + "\n";
-    blocks += "\n### Interface " + std::to_string(tops.size()) + ": `" + e.name + "`\n\n";
+    blocks += "\n### Interface " + std::to_string(++n) + ": `" + e.name + "`\n\n";
     if (in.level == 1) blocks += "Path: `" + repo.table(v).path + "`\n\n";
     blocks += "Import: `" + InterfaceImport(repo, in, v) + "`\n\n```python\n" + *rendered +
               "```\n";
+  }
+  if (in.level == 2) {
+    // Every name the tests read from agent_code, with its signature.
+    std::string used;
+    for (size_t i = 0; i < tested.size(); ++i) {
+      const Tested& t = tested[i];
+      std::string import = AgentImport(dotted[i], package);
+      used += "\n### Interface " + std::to_string(++n) + ": `" + t.display + "`\n\nImport: `" +
+              import + "`\n\n";
+      if (t.entity) {
+        auto rendered = RenderInterface(repo, *t.entity, PublicMembers(repo, *t.entity), describe);
+        if (!rendered.ok()) return rendered;
+        // A re-export under another name (`from .convert import path_length as route_length`).
+        std::string name = dotted[i].substr(dotted[i].rfind('.') + 1);
+        const Entity& e = repo.entity(*t.entity);
+        if (name != e.name && e.kind != EntityKind::kMethod) *rendered += "\n" + name + " = " + e.name + "\n";
+        used += "```python\n" + *rendered + "```\n";
+      } else if (t.module) {
+        used += "A module of the package; the names the tests read from it have blocks of "
+                "their own.\n";
+      } else if (auto assignment = AssignmentOf(repo, dotted[i])) {
+        used += "A module-level value, in the original:\n\n```python\n" + *assignment + "\n```\n";
+      } else {
+        used += "A name the original does not define as a function, class or module-level "
+                "assignment of its own (an imported or generated object); the tests read it.\n";
+      }
+    }
+    if (!used.empty()) {
+      blocks += "\n### The names the tests use\n\nThe tests read these from `agent_code`; each "
+                "must exist with the signature shown.\n" + used;
+    }
   }
   std::string task;
   if (in.model && in.model->task_statement) {
@@ -371,7 +709,7 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     if (!t.ok()) return t;
     if (t->find_first_not_of(" \t\r\n") != std::string::npos) task = TaskSection(*t);
   }
-  if (task.empty()) task = OwnTaskSection(repo, in, tops);
+  if (task.empty()) task = OwnTaskSection(repo, in, shown, tested, observed);
   return "## Task\n\n" + task + NoteSection(in) + DescriptionsHeading(in) + blocks;
 }
 

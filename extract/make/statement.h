@@ -1,7 +1,12 @@
 // The problem statement of a task, in FeatureBench's template: a Task section (core
 // functionality, features, challenges, notes) and one interface block per top-level object
 // with its import path, its exact signature rendered from the source, and its docstring (or
-// a description when it has none: a model's (--llm-cmd) or one derived from the code).
+// a description when it has none: a model's (--llm-cmd) or one derived from the code and the
+// observed types). Without a model, the title and the core functionality come from what the
+// test file exercises (the public names it reads from the package, its own test names),
+// never from a private helper, and no bullet only restates a name. At level 2 every name the
+// tests read from agent_code gets an interface block with its signature (a class with its
+// public and special methods; a module-level value with its assignment).
 #pragma once
 
 #include <set>
@@ -11,6 +16,7 @@
 #include <functional>
 
 #include "extract/make/repo.h"
+#include "tracer/trace.h"
 #include "util/expected.h"
 
 namespace fbkit::extract::make {
@@ -39,6 +45,9 @@ struct StatementInput {
   std::string package;                 // L2: the original top-level package agent_code replaces
   std::vector<std::string> test_uses;  // L2: what the tests read from agent_code
   const StatementModel* model = nullptr;  // nullptr: fbkit's own words
+  // The trace: the types observed while the F2P file's tests ran (else while other test
+  // files' did) are shown in fbkit's own docstrings; nullptr: none known.
+  const tracer::TraceSet* trace = nullptr;
 };
 
 // How the test file imports an entity: "from click.termui import progressbar".

@@ -634,6 +634,7 @@ class TaskRun {
       si.test_uses = l2->test_uses;
     }
     si.model = &options_.statement_model;
+    si.trace = ctx_.trace;
     auto statement = ProblemStatement(ctx_.repo, si);
     if (!statement.ok()) {
       (void)env_.RemoveAll(dir);

@@ -65,6 +65,8 @@ struct ExtractContext {
   const CutIndex& index;
   const graph::DepGraph& graph;
   const std::vector<PassingFile>& passing;
+  // The trace (its observed types go into statements); nullptr: none.
+  const tracer::TraceSet* trace = nullptr;
 };
 
 // Why a candidate made no task; RejectionName is what summaries, state files and progress

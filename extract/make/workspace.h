@@ -45,7 +45,7 @@ struct Workspace {
   // the caller's to set.
   ExtractOptions options;
 
-  ExtractContext Context() const { return {*repo, *index, graph, passing}; }
+  ExtractContext Context() const { return {*repo, *index, graph, passing, &trace}; }
 };
 
 // Errors name the file that could not be read or parsed.

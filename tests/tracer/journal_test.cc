@@ -174,5 +174,50 @@ TEST(TraceJsonTest, DeterministicAndSorted) {
   EXPECT_LT(doc.find("[null,[\"src/p/m.py\",3,\"f\"],2]"), doc.find("[[\"src/p/m.py\",3,\"f\"],"));
 }
 
+// Observed types ride on a test file's edges records: kept per file (not for shared or
+// collection contexts), unions over records and processes, written sorted and read back; a
+// trace without them (an older one) loads with none.
+TEST(ObservedTypesTest, FromTheJournalIntoTheTraceAndBack) {
+  const char* journal =
+      R"({"type": "edges", "context": "tests/test_a.py", "codes": [["src/p/m.py", 3, "f"]], "edges": [[-1, 0, 2]], "types": [[0, {"x": ["str", "int"]}, ["list"]]]})"
+      "\n"
+      R"({"type": "edges", "context": "tests/test_a.py", "codes": [["src/p/m.py", 3, "f"]], "edges": [[-1, 0, 1]], "types": [[0, {"x": ["bytes"], "*rest": ["NoneType"]}, []]]})"
+      "\n"
+      R"({"type": "edges", "context": "<import>", "codes": [["src/p/m.py", 3, "f"]], "edges": [[-1, 0, 1]], "types": [[0, {"x": ["float"]}, []]]})"
+      "\n";
+  TraceSet trace;
+  JournalReader(&trace).Feed(journal);
+  CodeId f{"src/p/m.py", 3, "f"};
+  const ObservedTypes& t = trace.files.at("tests/test_a.py").types.at(f);
+  EXPECT_EQ(t.params.at("x"), (std::set<std::string>{"bytes", "int", "str"}));
+  EXPECT_EQ(t.params.at("*rest"), (std::set<std::string>{"NoneType"}));
+  EXPECT_EQ(t.returns, (std::set<std::string>{"list"}));
+  std::string doc = TraceDocument(trace, false);
+  EXPECT_NE(doc.find(R"("types":[[["src/p/m.py",3,"f"],{"*rest":["NoneType"],"x":["bytes","int","str"]},["list"]]])"),
+            std::string::npos)
+      << doc;
+  auto back = ParseTraceDocument(doc);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->files.at("tests/test_a.py").types, trace.files.at("tests/test_a.py").types);
+  EXPECT_EQ(TraceDocument(*back, false), doc);
+  TraceSet older;
+  JournalReader(&older).Feed(kJournal);
+  std::string old_doc = TraceDocument(older, false);
+  EXPECT_EQ(old_doc.find("\"types\""), std::string::npos);
+  auto old_back = ParseTraceDocument(old_doc);
+  ASSERT_TRUE(old_back.ok()) << old_back.error();
+  EXPECT_TRUE(old_back->files.at("tests/test_a.py").types.empty());
+  TraceSet run;
+  MergeTrace(trace, &run);
+  TraceSet other;
+  JournalReader(&other).Feed(
+      R"({"type": "edges", "context": "tests/test_a.py", "codes": [["src/p/m.py", 3, "f"]], "edges": [[-1, 0, 1]], "types": [[0, {"x": ["dict"]}, ["tuple"]]]})"
+      "\n");
+  MergeTrace(other, &run);
+  const ObservedTypes& merged = run.files.at("tests/test_a.py").types.at(f);
+  EXPECT_EQ(merged.params.at("x"), (std::set<std::string>{"bytes", "dict", "int", "str"}));
+  EXPECT_EQ(merged.returns, (std::set<std::string>{"list", "tuple"}));
+}
+
 }  // namespace
 }  // namespace fbkit::tracer

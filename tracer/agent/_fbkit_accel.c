@@ -8,6 +8,11 @@
  * interrupted, given by `set_collecting`) in the current context's table, or in the import
  * context while module-level code of a non-test module runs.
  *
+ * With a sampler (`set_sampler`), the first `samples` calls of each edge in each context
+ * (outside import time; whenever takes happen: an edge keeps its slot, with the calls counted
+ * before, across takes) go to Python's `sample_call(frame)`; when it answers true the frame's return
+ * goes to `sample_return(frame, value, raised)` (at most kMaxPending such frames at once).
+ *
  * Code objects are keyed by address; the tracer holds a reference to every code object it
  * has seen, so an address is never reused while it is in a table. */
 #define PY_SSIZE_T_CLEAN
@@ -17,6 +22,7 @@
 #include <string.h>
 
 enum { kUnknown = 0, kOutside = 1, kInside = 2, kModule = 3 };
+enum { kMaxPending = 64 };
 
 /* code address -> classification */
 typedef struct {
@@ -27,7 +33,8 @@ typedef struct {
 
 typedef struct {
   PyObject *caller, *callee;
-  long long count;
+  long long count;  /* since the last take */
+  long long before; /* counted before the last take, up to the sampler's `samples` */
 } Edge;
 
 /* (caller, callee) -> count, for one context */
@@ -48,6 +55,11 @@ typedef struct {
   size_t import_table;
   long import_depth;
   PyObject* collecting; /* the frame a running garbage collection interrupted, or NULL */
+  PyObject* sample_call;   /* callable(frame) -> bool, or NULL */
+  PyObject* sample_return; /* callable(frame, value, raised), or NULL */
+  long long samples;       /* calls sampled per edge */
+  void* pending[kMaxPending]; /* frames whose return is sampled (addresses only) */
+  size_t npending;
 } Tracer;
 
 static size_t HashPtr(const void* p) {
@@ -144,7 +156,8 @@ static int TableGrow(EdgeTable* e) {
   return 0;
 }
 
-static int TableAdd(EdgeTable* e, PyObject* caller, PyObject* callee) {
+/* Counts the edge; *count gets its calls in this context so far (at least up to the samples). */
+static int TableAdd(EdgeTable* e, PyObject* caller, PyObject* callee, long long* count) {
   if ((e->len + 1) * 2 > e->cap && TableGrow(e) < 0) return -1;
   size_t j = (HashPtr(caller) ^ HashPtr(callee) * 31) & (e->cap - 1);
   for (;;) {
@@ -153,16 +166,20 @@ static int TableAdd(EdgeTable* e, PyObject* caller, PyObject* callee) {
       s->caller = caller;
       s->callee = callee;
       s->count = 1;
+      s->before = 0;
       e->len++;
+      *count = 1;
       return 0;
     }
     if (s->callee == callee && s->caller == caller) {
-      s->count++;
+      *count = ++s->count + s->before;
       return 0;
     }
     j = (j + 1) & (e->cap - 1);
   }
 }
+
+static int SampleCall(Tracer* t, PyFrameObject* frame);
 
 static int OnCall(Tracer* t, PyFrameObject* frame) {
   PyObject* code = (PyObject*)PyFrame_GetCode(frame);
@@ -199,22 +216,55 @@ static int OnCall(Tracer* t, PyFrameObject* frame) {
   }
   if (kind == kModule) t->import_depth++;
   size_t table = t->import_depth ? t->import_table : t->current;
-  int rc = TableAdd(&t->tables[table], caller_code, code);
+  long long count = 0;
+  int rc = TableAdd(&t->tables[table], caller_code, code, &count);
   Py_DECREF(code);
+  if (rc == 0 && !t->import_depth && t->sample_call && count <= t->samples &&
+      t->npending < kMaxPending) {
+    rc = SampleCall(t, frame);
+  }
   return rc;
+}
+
+/* Asks Python to record a call's argument types; remembers the frame when its result is
+ * wanted. */
+static int SampleCall(Tracer* t, PyFrameObject* frame) {
+  PyObject* wanted = PyObject_CallOneArg(t->sample_call, (PyObject*)frame);
+  if (!wanted) return -1;
+  int yes = PyObject_IsTrue(wanted);
+  Py_DECREF(wanted);
+  if (yes < 0) return -1;
+  if (yes) t->pending[t->npending++] = frame;
+  return 0;
+}
+
+/* A frame returns: its result's type goes to Python when its call was sampled. */
+static int SampleReturn(Tracer* t, PyFrameObject* frame, PyObject* value) {
+  for (size_t i = t->npending; i-- > 0;) {
+    if (t->pending[i] != frame) continue;
+    t->pending[i] = t->pending[--t->npending];
+    PyObject* r = PyObject_CallFunctionObjArgs(t->sample_return, (PyObject*)frame,
+                                               value ? value : Py_None,
+                                               value ? Py_False : Py_True, NULL);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+  }
+  return 0;
 }
 
 static int Profile(PyObject* self, PyFrameObject* frame, int what, PyObject* arg) {
   Tracer* t = (Tracer*)self;
-  (void)arg;
   if (what == PyTrace_CALL) {
     if (OnCall(t, frame) < 0) {
       PyErr_WriteUnraisable(self);
     }
-  } else if (what == PyTrace_RETURN && t->import_depth) {
-    PyObject* code = (PyObject*)PyFrame_GetCode(frame);
-    if (CodeMapGet(&t->codes, code) == kModule) t->import_depth--;
-    Py_DECREF(code);
+  } else if (what == PyTrace_RETURN) {
+    if (t->npending && SampleReturn(t, frame, arg) < 0) PyErr_WriteUnraisable(self);
+    if (t->import_depth) {
+      PyObject* code = (PyObject*)PyFrame_GetCode(frame);
+      if (CodeMapGet(&t->codes, code) == kModule) t->import_depth--;
+      Py_DECREF(code);
+    }
   }
   return 0;
 }
@@ -248,6 +298,17 @@ static PyObject* Tracer_set_collecting(Tracer* t, PyObject* frame) {
   Py_RETURN_NONE;
 }
 
+static PyObject* Tracer_set_sampler(Tracer* t, PyObject* args) {
+  PyObject *call, *ret;
+  long long samples;
+  if (!PyArg_ParseTuple(args, "OOL", &call, &ret, &samples)) return NULL;
+  Py_XSETREF(t->sample_call, Py_NewRef(call));
+  Py_XSETREF(t->sample_return, Py_NewRef(ret));
+  t->samples = samples;
+  t->npending = 0;
+  Py_RETURN_NONE;
+}
+
 static PyObject* Tracer_install(Tracer* t, PyObject* unused) {
   (void)unused;
   PyEval_SetProfile(Profile, (PyObject*)t);
@@ -276,12 +337,14 @@ static PyObject* Tracer_take(Tracer* t, PyObject* unused) {
   if (!out) return NULL;
   for (size_t i = 0; i < t->ntables; ++i) {
     EdgeTable* e = &t->tables[i];
-    if (!e->len) continue;
+    int any = 0;
+    for (size_t j = 0; j < e->cap && !any; ++j) any = e->slots[j].callee && e->slots[j].count;
+    if (!any) continue;
     PyObject* edges = PyDict_New();
     if (!edges || PyDict_SetItem(out, e->name, edges) < 0) goto fail_edges;
     for (size_t j = 0; j < e->cap; ++j) {
       Edge* s = &e->slots[j];
-      if (!s->callee) continue;
+      if (!s->callee || !s->count) continue;
       PyObject* caller = s->caller ? PyLong_FromVoidPtr(s->caller) : Py_NewRef(Py_None);
       PyObject* callee = PyLong_FromVoidPtr(s->callee);
       PyObject* key = (caller && callee) ? PyTuple_Pack(2, caller, callee) : NULL;
@@ -292,10 +355,11 @@ static PyObject* Tracer_take(Tracer* t, PyObject* unused) {
       Py_XDECREF(key);
       Py_XDECREF(count);
       if (rc < 0) goto fail_edges;
+      /* The edge keeps its slot: what it counted so far still decides its sampling. */
+      s->before = s->before + s->count < t->samples ? s->before + s->count : t->samples;
+      s->count = 0;
     }
     Py_DECREF(edges);
-    memset(e->slots, 0, e->cap * sizeof(Edge));
-    e->len = 0;
     continue;
   fail_edges:
     Py_XDECREF(edges);
@@ -335,6 +399,8 @@ static void Tracer_dealloc(Tracer* t) {
   Py_XDECREF(t->classify);
   Py_XDECREF(t->module_ids);
   Py_XDECREF(t->collecting);
+  Py_XDECREF(t->sample_call);
+  Py_XDECREF(t->sample_return);
   Py_TYPE(t)->tp_free((PyObject*)t);
 }
 
@@ -342,6 +408,8 @@ static PyMethodDef Tracer_methods[] = {
     {"set_context", (PyCFunction)Tracer_set_context, METH_O, "Count edges in this context."},
     {"set_collecting", (PyCFunction)Tracer_set_collecting, METH_O,
      "The frame a running garbage collection interrupted (None: none): no caller below it."},
+    {"set_sampler", (PyCFunction)Tracer_set_sampler, METH_VARARGS,
+     "(sample_call, sample_return, samples): sample the first calls of each edge."},
     {"install", (PyCFunction)Tracer_install, METH_NOARGS, "Install on the current thread."},
     {"take", (PyCFunction)Tracer_take, METH_NOARGS, "Return and clear the edge counts."},
     {NULL, NULL, 0, NULL},

@@ -15,8 +15,11 @@ Journal records (one JSON object per line; keys sorted):
   uses       {file, context}             a file uses a session/package fixture context
   report     {nodeid, file, when, outcome, category, duration, message}  pytest's reports
              (setups and teardowns that passed are left out)
-  edges      {context, codes: [[path, firstlineno, name]...], edges: [[caller, callee, n]...]}
-             caller/callee index `codes`; caller -1 means "entered from outside the repo"
+  edges      {context, codes: [[path, firstlineno, name]...], edges: [[caller, callee, n]...],
+              types: [[code, {parameter: [type names]}, [return type names]]...]}
+             caller/callee index `codes`; caller -1 means "entered from outside the repo";
+             `types` (only when any were observed): the types of the arguments and results
+             of sampled calls (see Recorder.sample_call), names sorted
   warning    {nodeid, message}
   finish     {exitstatus}
 Contexts: a test file's root-relative path (its tests); "<collect>FILE" (its import by
@@ -25,6 +28,7 @@ static import closure); "<fixture>BASEID::NAME" for session- and package-scoped 
 setup (attributed to the files that use it); "<session>" for anything else.
 """
 
+import dis
 import gc
 import json
 import os
@@ -37,6 +41,42 @@ IMPORT_CONTEXT = "<import>"
 SESSION_CONTEXT = "<session>"
 
 _SKIP_SEGMENTS = ("/site-packages/", "/dist-packages/")
+
+# Calls per (caller, callee) edge and flush whose argument and result types are sampled, and
+# the most type names kept per parameter (or result) of one code object and context.
+TYPE_SAMPLES = 4
+TYPE_NAMES_CAP = 8
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+_CO_SUSPENDING = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
+
+
+def type_name(value):
+    """The name of a value's type: "int", "collections.OrderedDict", "pkg.mod.Cache"."""
+    t = type(value)
+    try:
+        module, name = t.__module__, t.__qualname__
+    except Exception:  # a metaclass that hides them
+        return "object"
+    if not isinstance(module, str) or not isinstance(name, str):
+        return "object"
+    return name if module == "builtins" else module + "." + name
+
+
+_RETURN_OPS = frozenset(dis.opmap[n] for n in ("RETURN_VALUE", "RETURN_CONST") if n in dis.opmap)
+
+
+def _returned(frame):
+    """Whether a frame at its "return" event stopped at a return instruction (else it is
+    being left by an exception)."""
+    try:
+        return frame.f_code.co_code[frame.f_lasti] in _RETURN_OPS
+    except Exception:
+        return False
+
+
+def _add_capped(names, name):
+    if len(names) < TYPE_NAMES_CAP:
+        names.add(name)
 
 
 def env_list(name):
@@ -74,10 +114,19 @@ class Recorder:
         self.context = SESSION_CONTEXT
         self._edges = self.contexts.setdefault(self.context, {})
         self._import_edges = self.contexts.setdefault(IMPORT_CONTEXT, {})
+        # context -> {code id: ({parameter: {type names}}, {return type names})}
+        self.types = {}
+        self._pending = {}  # id(frame) of a sampled call -> its return type names
+        # context -> {edge: calls counted before the last take, up to TYPE_SAMPLES}: the
+        # samples are the first calls of each edge in a context, however often it is taken.
+        self._before = {}
+        self._before_now = {}
         # The C accelerator (same semantics as `profile`), or None.
         self.tracer = None
         if accel is not None:
             self.tracer = accel.Tracer(self.classify, self._module_ids, IMPORT_CONTEXT)
+            if hasattr(self.tracer, "set_sampler"):
+                self.tracer.set_sampler(self.sample_call, self.sample_return, TYPE_SAMPLES)
             self.tracer.set_context(self.context)
 
     # -- classification -------------------------------------------------------------
@@ -143,10 +192,81 @@ class Recorder:
             edge = (None if caller is None else ckey, key)
             if key in self._module_ids:
                 self.import_depth += 1
-            edges = self._import_edges if self.import_depth else self._edges
-            edges[edge] = edges.get(edge, 0) + 1
-        elif event == "return" and self.import_depth and id(frame.f_code) in self._module_ids:
-            self.import_depth -= 1
+            if self.import_depth:
+                edges = self._import_edges
+                edges[edge] = edges.get(edge, 0) + 1
+            else:
+                n = self._edges[edge] = self._edges.get(edge, 0) + 1
+                if n <= TYPE_SAMPLES and n + self._before_now.get(edge, 0) <= TYPE_SAMPLES:
+                    self.sample_call(frame)
+        elif event == "return":
+            if self._pending:
+                self.sample_return(frame, arg)
+            if self.import_depth and id(frame.f_code) in self._module_ids:
+                self.import_depth -= 1
+
+    # -- observed types ---------------------------------------------------------------
+    def sample_call(self, frame):
+        """Records the types of a repository call's arguments (by parameter name; `self` and
+        `cls` left out; *args and **kwargs by their elements) in the current context; returns
+        whether its result is awaited (not for generators and coroutines, whose "return"
+        events are suspensions). Called for the first TYPE_SAMPLES calls of each edge in each
+        context, outside import time: cheap by construction, and the same calls however the
+        flushes fall."""
+        code = frame.f_code
+        key = id(code)
+        if key in self._module_ids or code.co_name == "<module>":
+            return False
+        table = self.types.get(self.context)
+        if table is None:
+            table = self.types[self.context] = {}
+        entry = table.get(key)
+        if entry is None:
+            entry = table[key] = ({}, set())
+        params = entry[0]
+        flags = code.co_flags
+        n = code.co_argcount + code.co_kwonlyargcount
+        names = code.co_varnames[:n]
+        try:
+            local = frame.f_locals
+            for name in names:
+                if name in ("self", "cls") or name not in local:
+                    continue
+                _add_capped(params.setdefault(name, set()), type_name(local[name]))
+            extra = n
+            if flags & _CO_VARARGS:
+                name = code.co_varnames[extra]
+                extra += 1
+                for v in local.get(name, ())[:TYPE_NAMES_CAP]:
+                    _add_capped(params.setdefault("*" + name, set()), type_name(v))
+            if flags & _CO_VARKEYWORDS:
+                name = code.co_varnames[extra]
+                kwargs = local.get(name) or {}
+                for v in list(kwargs.values())[:TYPE_NAMES_CAP]:
+                    _add_capped(params.setdefault("**" + name, set()), type_name(v))
+        except Exception:  # a frame whose locals cannot be read: nothing recorded
+            pass
+        if flags & _CO_SUSPENDING:
+            return False
+        self._pending[id(frame)] = entry[1]
+        return True
+
+    def sample_return(self, frame, value, raised=False):
+        """A sampled call returned `value` (raised: it raised instead; nothing recorded). The
+        Python profile hook says None for both a `return None` and a raise: the instruction
+        the frame stopped at tells them apart."""
+        returns = self._pending.pop(id(frame), None)
+        if returns is None or raised:
+            return
+        if value is None and self.tracer is None and not _returned(frame):
+            return
+        _add_capped(returns, type_name(value))
+
+    def take_types(self):
+        """Returns and clears the types observed so far: {context: {code id: (params,
+        returns)}}."""
+        taken, self.types = self.types, {}
+        return taken
 
     # -- the garbage collector --------------------------------------------------------
     def on_gc(self, phase, info):
@@ -172,6 +292,7 @@ class Recorder:
     def set_context(self, context):
         self.context = context
         self._edges = self.contexts.setdefault(context, {})
+        self._before_now = self._before.setdefault(context, {})
         if self.tracer is not None:
             self.tracer.set_context(context)
 
@@ -179,6 +300,13 @@ class Recorder:
         """Returns and clears everything recorded so far:
         {context: {(caller id or None, callee id): count}}."""
         taken = {c: e for c, e in self.contexts.items() if e}
+        for context, edges in taken.items():
+            before = self._before.setdefault(context, {})
+            for key, n in edges.items():
+                p = before.get(key, 0)
+                if p < TYPE_SAMPLES:
+                    before[key] = min(TYPE_SAMPLES, p + n)
+        self._before_now = self._before.setdefault(self.context, {})
         if self.tracer is not None:
             for context, edges in self.tracer.take().items():
                 merged = taken.setdefault(context, {})
@@ -189,8 +317,9 @@ class Recorder:
         self._import_edges = self.contexts.setdefault(IMPORT_CONTEXT, {})
         return taken
 
-    def serialise(self, context, edges):
-        """One journal record for a context's edges, with its own table of code identities."""
+    def serialise(self, context, edges, types=None):
+        """One journal record for a context's edges (and the types observed in it), with its
+        own table of code identities."""
         index = {}
         codes = []
 
@@ -204,7 +333,12 @@ class Recorder:
             return i
 
         rows = sorted([ref(a), ref(b), n] for (a, b), n in edges.items())
-        return {"type": "edges", "context": context, "codes": codes, "edges": rows}
+        record = {"type": "edges", "context": context, "codes": codes, "edges": rows}
+        if types:
+            record["types"] = sorted(
+                [ref(key), {p: sorted(t) for p, t in params.items()}, sorted(returns)]
+                for key, (params, returns) in types.items() if key in self._info)
+        return record
 
 
 # The session's key (bytes), read by fbkit_boot.py from the descriptor fbkit handed it and
@@ -317,8 +451,9 @@ class Agent:
         self.recorder.unwatch_collections()
 
     def flush(self):
+        types = self.recorder.take_types()
         for context, edges in sorted(self.recorder.take().items()):
-            self.journal.write(self.recorder.serialise(context, edges))
+            self.journal.write(self.recorder.serialise(context, edges, types.get(context)))
 
     def enter_context(self, context, rel=None):
         """Records into `context` from now on; `rel` is the test file it belongs to."""

@@ -1,5 +1,7 @@
-// Docstrings derived from code: parameters with their kinds, annotations and defaults,
-// returns / yields, raised exceptions, attributes set, names used; never empty.
+// Docstrings derived from code: parameters with their kinds, annotations, defaults and the
+// types the tests observed, returns / yields (with the returned expressions), raised
+// exceptions, attributes set, nested functions, names used; never empty, and never a line
+// that only restates the name or kind ("Function `parse`.": issue 66).
 #include "extract/make/describe.h"
 
 #include <gtest/gtest.h>
@@ -40,7 +42,9 @@ TEST(ParseParametersTest, KindsAnnotationsDefaultsAndReturn) {
 
 class DescribeTest : public ::testing::Test {
  protected:
-  std::string Describe(const std::string& source, const std::string& id) {
+  std::string Describe(const std::string& source, const std::string& id,
+                       const tracer::TypeMap* observed = nullptr,
+                       const tracer::TypeMap* elsewhere = nullptr) {
     auto p = parser::PythonParser::Create();
     EXPECT_TRUE(p.ok());
     env_.AddFile("/r/pkg/m.py", source);
@@ -48,7 +52,7 @@ class DescribeTest : public ::testing::Test {
     repo_ = std::make_unique<Repo>(std::move(*Repo::Load(env_, "/r", std::move(tables))));
     auto ref = repo_->Find(id);
     EXPECT_TRUE(ref.has_value()) << id;
-    return ref ? DescribeFromCode(*repo_, *ref) : "";
+    return ref ? DescribeFromCode(*repo_, *ref, observed, elsewhere) : "";
   }
   testing::FakeEnv env_;
   std::unique_ptr<Repo> repo_;
@@ -62,10 +66,11 @@ TEST_F(DescribeTest, AFunctionsParametersReturnsRaisesAndUses) {
       "    return helper(len(text))\n",
       "pkg/m.py::parse");
   EXPECT_EQ(d,
-            "Function `parse`.\n\nParameters:\n"
+            "Parameters:\n"
             "    text (positional or keyword; str)\n"
             "    strict (keyword-only; bool; default False)\n\n"
-            "Returns:\n    int\n\nRaises:\n    `ValueError`\n\nUses:\n    `helper`");
+            "Returns:\n    int\n    returned expression(s): `helper(len(text))`\n\n"
+            "Raises:\n    `ValueError`\n\nUses:\n    `helper`");
 }
 
 TEST_F(DescribeTest, AGeneratorAndAFunctionWithoutReturnSayWhatTheyGive) {
@@ -85,11 +90,13 @@ TEST_F(DescribeTest, AClassItsBasesConstructorAttributesAndMethods) {
       "    def area(self):\n        return self.w * self.h\n",
       "pkg/m.py::Box");
   EXPECT_EQ(d,
-            "Class `Box`, derived from Base.\n\nConstructor parameters:\n"
+            "Derived from Base.\n\nConstructor parameters:\n"
             "    w (positional or keyword)\n    h (positional or keyword; default 1)\n\n"
             "Instance attributes:\n    `self.w`, `self.h`\n\nMethods:\n    `__init__`, `area`");
   EXPECT_EQ(Describe("class Box:\n    def area(self):\n        return 1\n", "pkg/m.py::Box.area"),
-            "Method `Box.area`.\n\nTakes no arguments.\n\nReturns:\n    a value (not annotated)");
+            "Takes no arguments.\n\nReturns:\n    returned expression(s): `1`");
+  EXPECT_EQ(Describe("class Empty:\n    pass\n", "pkg/m.py::Empty"),
+            "Constructed as its bases are; defines no methods of its own.");
 }
 
 // What the scans read is code: a help string or a comment that says "raise" or "return"
@@ -103,6 +110,47 @@ TEST_F(DescribeTest, StringsAndCommentsAreNotCode) {
       "pkg/m.py::configure");
   EXPECT_EQ(d.find("Raises"), std::string::npos) << d;
   EXPECT_NE(d.find("Returns:\n    None"), std::string::npos) << d;
+}
+
+// Unannotated parameters and results carry the types the F2P tests passed and got back (the
+// trace's, matched by file, first line and name), else those other tests did, said as such;
+// an annotation is not repeated by observed types.
+TEST_F(DescribeTest, ObservedTypesWhereTheSourceHasNoAnnotation) {
+  const char* src =
+      "def scale(x, factor: int = 2, *rest):\n    return [x * factor]  # a list\n\n"
+      "@staticmethod\ndef other(y):\n    return y\n";
+  tracer::TypeMap f2p, others;
+  f2p[{"pkg/m.py", 1, "scale"}] = {{{"x", {"int", "str"}}, {"factor", {"int"}}, {"*rest", {"float"}}},
+                                   {"list"}};
+  others[{"pkg/m.py", 4, "other"}] = {{{"y", {"bytes"}}}, {"bytes"}};
+  std::string d = Describe(src, "pkg/m.py::scale", &f2p, &others);
+  EXPECT_EQ(d,
+            "Parameters:\n"
+            "    x (positional or keyword; observed: int, str)\n"
+            "    factor (positional or keyword; int; default 2)\n"
+            "    rest (*args; observed: float)\n\n"
+            "Returns:\n    observed: list\n    returned expression(s): `[x * factor]`");
+  d = Describe(src, "pkg/m.py::other", &f2p, &others);
+  EXPECT_NE(d.find("y (positional or keyword; observed in other tests: bytes)"), std::string::npos) << d;
+  EXPECT_NE(d.find("Returns:\n    observed in other tests: bytes\n"), std::string::npos) << d;
+  // Without a trace: the same description minus the observations.
+  EXPECT_EQ(Describe(src, "pkg/m.py::other").find("observed"), std::string::npos);
+}
+
+// A factory says what it defines inside and which attributes it gives what it returns.
+TEST_F(DescribeTest, NestedFunctionsAndTheirAttributes) {
+  std::string d = Describe(
+      "def make(func):\n"
+      "    def wrapper(*args):\n        return func(*args)\n"
+      "    def clear():\n        pass\n"
+      "    wrapper.clear = clear\n"
+      "    return wrapper\n",
+      "pkg/m.py::make");
+  EXPECT_EQ(d,
+            "Parameters:\n    func (positional or keyword)\n\n"
+            "Returns:\n    returned expression(s): `wrapper`\n\n"
+            "Sets:\n    `wrapper.clear`\n\n"
+            "Defines inside:\n    `wrapper(*args)`, `clear()`");
 }
 
 }  // namespace

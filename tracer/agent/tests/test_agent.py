@@ -646,6 +646,126 @@ class TestProfile:
             (None, (repo.rel("PKG/two.py"), 1, "same")): 2}}
 
 
+TYPED = '''
+def scale(x, factor=2, *rest, **opts):
+    return [x * factor]
+
+
+def fails(x):
+    raise ValueError(x)
+
+
+def nothing(x):
+    return None
+
+
+def gen(n):
+    yield n
+
+
+def caller(v):
+    try:
+        fails(v)
+    except ValueError:
+        pass
+    return nothing(v)
+
+
+class Thing:
+    def get(self, key):
+        return {key: 1}
+'''
+
+
+def types_of(rec, taken):
+    """take_types() with code ids as identities: {context: {ident: (params, returns)}}."""
+    return {c: {rec.identity(k): v for k, v in t.items()} for c, t in taken.items()}
+
+
+class TestObservedTypes:
+    def test_arguments_and_results(self, repo, impl):
+        repo.write("PKG/typed.py", TYPED)
+        mod = repo.module("PKG.typed")
+        rec = make_recorder(repo.root, impl)
+        profiled(rec, mod.scale, 3)
+        profiled(rec, mod.scale, "a", 3, None, b=1.5)
+        profiled(rec, mod.Thing().get, "k")
+        got = types_of(rec, rec.take_types())[SESSION_CONTEXT]
+        scale = repo.ident("PKG/typed.py", "def scale", "scale")
+        assert got[scale] == ({"x": {"int", "str"}, "factor": {"int"}, "*rest": {"NoneType"},
+                               "**opts": {"float"}}, {"list"})
+        get = repo.ident("PKG/typed.py", "    def get", "get")
+        assert got[get] == ({"key": {"str"}}, {"dict"})  # no `self`
+        assert rec.take_types() == {}
+
+    def test_a_raise_records_no_result_a_return_none_does(self, repo, impl):
+        repo.write("PKG/typed.py", TYPED)
+        mod = repo.module("PKG.typed")
+        rec = make_recorder(repo.root, impl)
+        profiled(rec, mod.caller, 1)
+        got = types_of(rec, rec.take_types())[SESSION_CONTEXT]
+        assert got[repo.ident("PKG/typed.py", "def fails", "fails")] == ({"x": {"int"}}, set())
+        assert got[repo.ident("PKG/typed.py", "def nothing", "nothing")] == (
+            {"x": {"int"}}, {"NoneType"})
+
+    def test_generators_have_no_result_types(self, repo, impl):
+        repo.write("PKG/typed.py", TYPED)
+        mod = repo.module("PKG.typed")
+        rec = make_recorder(repo.root, impl)
+        profiled(rec, lambda: list(mod.gen(1)))
+        got = types_of(rec, rec.take_types())[SESSION_CONTEXT]
+        assert got[repo.ident("PKG/typed.py", "def gen", "gen")] == ({"n": {"int"}}, set())
+
+    def test_sampling_is_capped_per_edge(self, repo, impl):
+        repo.write("PKG/typed.py", TYPED)
+        mod = repo.module("PKG.typed")
+        rec = make_recorder(repo.root, impl)
+
+        def many():
+            for i in range(fbkit_core.TYPE_SAMPLES):
+                mod.nothing(i)
+            mod.nothing("late")  # beyond the samples of this edge: not seen
+        profiled(rec, many)
+        got = types_of(rec, rec.take_types())[SESSION_CONTEXT]
+        assert got[repo.ident("PKG/typed.py", "def nothing", "nothing")][0] == {"x": {"int"}}
+
+    def test_the_samples_do_not_depend_on_when_edges_are_taken(self, repo, impl):
+        # The agent takes the edges every quarter second: the calls sampled must be the
+        # first of each edge in its context all the same (traces stay reproducible).
+        repo.write("PKG/typed.py", TYPED)
+        mod = repo.module("PKG.typed")
+        rec = make_recorder(repo.root, impl)
+
+        def calls(values):
+            for v in values:
+                mod.nothing(v)
+        first = list(range(fbkit_core.TYPE_SAMPLES - 1))
+        profiled(rec, calls, first)
+        assert rec.take()
+        profiled(rec, calls, [1.5, "late"])  # the last sample, then one beyond
+        rec.set_context("tests/test_other.py")  # another context samples afresh
+        profiled(rec, calls, [b"x"])
+        got = types_of(rec, rec.take_types())
+        nothing = repo.ident("PKG/typed.py", "def nothing", "nothing")
+        assert got[SESSION_CONTEXT][nothing][0] == {"x": {"int", "float"}}
+        assert got["tests/test_other.py"][nothing][0] == {"x": {"bytes"}}
+
+    def test_serialised_sorted_beside_the_edges(self, repo, impl):
+        repo.write("PKG/typed.py", TYPED)
+        mod = repo.module("PKG.typed")
+        rec = make_recorder(repo.root, impl)
+        rec.set_context("tests/test_t.py")
+        profiled(rec, mod.scale, 3)
+        profiled(rec, mod.scale, "a")
+        types = rec.take_types()
+        record = rec.serialise("tests/test_t.py", rec.take()["tests/test_t.py"],
+                               types["tests/test_t.py"])
+        scale = list(repo.ident("PKG/typed.py", "def scale", "scale"))
+        [[code, params, returns]] = record["types"]
+        assert record["codes"][code] == scale
+        assert params == {"x": ["int", "str"], "factor": ["int"]} and returns == ["list"]
+
+
 class TestSerialise:
     def test_shape(self, repo, core, impl):
         rec = make_recorder(repo.root, impl)
