@@ -462,6 +462,12 @@ std::string OwnTaskSection(const Repo& repo, const StatementInput& in,
     } else if (!users.empty()) {
       line += ": used by " + Backticked(users);
     }
+    // A class that stays, tested through methods of its own that go: those are the task.
+    std::vector<std::string> methods;
+    for (Ent t : in.tops) {
+      if (repo.Parent(t) == std::optional<Ent>(v)) methods.push_back(repo.entity(t).qualname);
+    }
+    if (!methods.empty()) line += " (to write: its methods " + Backticked(methods) + ")";
     out += line + "\n";
   }
   out += "\n**Main Features and Requirements**\n\n";
