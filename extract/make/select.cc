@@ -514,11 +514,18 @@ std::vector<TopCandidate> TopCandidates(const Repo& repo, const DepGraph& g,
   // FeatureBench's choice stands wherever it has one: what an __init__.py defines is weighed
   // only for a test file that links to no object defined elsewhere (a package whose classes
   // all live in its __init__.py), which FeatureBench's rule would leave without a task.
+  // A module's own hooks there (`__getattr__`, `__dir__`: lazy imports) are the package's
+  // machinery, never a feature.
   auto in_init = [&](const TopCandidate& c) { return InPackageInit(g.nodes()[c.entity]); };
+  auto hook = [&](const TopCandidate& c) {
+    const std::string& name = repo.entity(c.entity).name;
+    return in_init(c) && name.starts_with("__") && name.ends_with("__");
+  };
   if (std::any_of(out.begin(), out.end(),
                   [&](const TopCandidate& c) { return c.depth == 1 && !in_init(c); })) {
     std::erase_if(out, in_init);
   }
+  std::erase_if(out, hook);
   std::sort(out.begin(), out.end(), [&](const TopCandidate& a, const TopCandidate& b) {
     if ((a.depth > 1) != (b.depth > 1)) return a.depth < b.depth;
     if (a.spread != b.spread) return a.spread < b.spread;

@@ -176,7 +176,9 @@ struct Plan {
   // A helper (anything but a top object) that more test files than this reach stays, as a
   // utility of the suite (0: no limit). PlanTask sets it from SelectOptions::keep_share.
   size_t utility_limit = 0;
-  bool package_init = true;  // PackageInitTops of the options
+  // The extraction follows into __init__.py files (PlanTask: PackageInitTops of the options,
+  // and a top object defined in one).
+  bool package_init = false;
 };
 
 // Whether objects an __init__.py defines are candidates and extracted: the option, but never

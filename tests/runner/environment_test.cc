@@ -128,12 +128,16 @@ TEST_F(EnvironmentTest, BuiltOnceThenReusedFromTheCache) {
   EXPECT_EQ(specs[0].argv, (std::vector<std::string>{"/bin/sh", "-c", spec_.install[0]}));
   EXPECT_EQ(specs[0].cwd, first->dir + "/src");
   EXPECT_EQ(specs[0].sandbox.writable, (std::vector<std::string>{first->dir}));
-  // The check runs the repository's conftest files, which no key covers: the entry is
-  // read-only to it (red team round 3: a conftest's .pth reached every repository of the key).
+  // The check runs the repository's conftest files, which no key covers: the environment is
+  // read-only to it (red team round 3: a conftest's .pth reached every repository of the
+  // key), and what it writes into its tree goes to a private copy of src/.
   EXPECT_TRUE(specs[2].sandbox.writable.empty());
   EXPECT_NE(std::find(specs[2].sandbox.read_only.begin(), specs[2].sandbox.read_only.end(),
-                      first->dir),
+                      first->dir + "/env"),
             specs[2].sandbox.read_only.end());
+  ASSERT_EQ(specs[2].sandbox.copies.size(), 1u);
+  EXPECT_EQ(specs[2].sandbox.copies[0].source, first->dir + "/src");
+  EXPECT_EQ(specs[2].sandbox.copies[0].target, first->dir + "/src");
   EXPECT_EQ(ReadFileOrDie(first->dir + "/src/deps/pins.txt"), "a==1\n");
   auto again = EnsureEnvironment(util::RealEnv(), launcher, {spec_, root_, cache, nullptr});
   ASSERT_TRUE(again.ok()) << again.error();

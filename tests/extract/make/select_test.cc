@@ -651,6 +651,45 @@ TEST(PackageInitTest, WhatAnInitDefinesIsNeverACandidateNorExtracted) {
   EXPECT_TRUE(plan.extracted.empty());
 }
 
+// A test file that links to nothing defined outside its package's __init__.py (cachetools'
+// caches live there) weighs what the __init__.py defines, its module hooks aside, and such
+// a feature is extracted with its helpers there; --no-init-tops keeps FeatureBench's rule.
+TEST(PackageInitTest, AFileTestingOnlyWhatAnInitDefinesGetsItsCandidates) {
+  auto p = parser::PythonParser::Create();
+  ASSERT_TRUE(p.ok());
+  testing::FakeEnv env;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/__init__.py",
+       "def init_feature():\n    return _deeper()\n\n\ndef _deeper():\n    return 1\n\n\n"
+       "def __getattr__(name):\n    return name\n"},
+      {"tests/test_m.py",
+       "import pkg\nfrom pkg import init_feature\n\n\ndef test_feature():\n"
+       "    assert init_feature() == 1 and pkg.lazy == 'lazy'\n"}};
+  std::vector<parser::FileTable> tables = ParseFiles(**p, env, files);
+  auto repo = Repo::Load(env, "/r", tables);
+  ASSERT_TRUE(repo.ok()) << repo.error();
+  auto g = TracedGraph(tables, *repo,
+                       {{"tests/test_m.py::test_feature", "pkg/__init__.py::init_feature"},
+                        {"tests/test_m.py::test_feature", "pkg/__init__.py::__getattr__"},
+                        {"pkg/__init__.py::init_feature", "pkg/__init__.py::_deeper"}},
+                       "tests/test_m.py");
+  std::vector<std::pair<std::string, int>> candidates;  // the direct one, then one 2 calls deep
+  for (const auto& c : TopCandidates(*repo, g, "tests/test_m.py", 5)) {
+    candidates.emplace_back(repo->id(c.entity), c.depth);
+  }
+  EXPECT_EQ(candidates, (std::vector<std::pair<std::string, int>>{
+                            {"pkg/__init__.py::init_feature", 1}, {"pkg/__init__.py::_deeper", 2}}));
+  EXPECT_TRUE(TopCandidates(*repo, g, "tests/test_m.py", 5, false).empty());
+  Plan plan;
+  plan.f2p = "tests/test_m.py";
+  plan.cap = 3000;
+  plan.top_objects = {*repo->Find("pkg/__init__.py::init_feature")};
+  plan.package_init = true;
+  ASSERT_TRUE(Reextract(*repo, g, &plan).ok());
+  EXPECT_EQ(repo->IdSet(plan.extracted),
+            (std::set<std::string>{"pkg/__init__.py::_deeper", "pkg/__init__.py::init_feature"}));
+}
+
 }  // namespace
 }  // namespace fbkit::extract::make
 
