@@ -68,12 +68,13 @@ def bullet_is_tautology(line):
 def blocks(md):
     """(import line or None, python source) of each interface block, in order."""
     out = []
-    for m in re.finditer(r"```python\n(.*?)```", md, re.S):
+    # A fence of three or more backticks, closed by the same fence at a line's start.
+    for m in re.finditer(r"^(`{3,})python\n(.*?)^\1$", md, re.S | re.M):
         before = md[:m.start()]
         imp = re.findall(r"^Import: `([^`]+)`", before, re.M)
         head = before.rfind("\n### ")
         last_imp = before.rfind("Import: `")
-        out.append((imp[-1] if imp and last_imp > head else None, m.group(1)))
+        out.append((imp[-1] if imp and last_imp > head else None, m.group(2)))
     return out
 
 

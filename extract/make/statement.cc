@@ -246,6 +246,26 @@ std::string OwnSummary(const Entity& e) {
   return FlatText(d.substr(0, d.find("\n\n")));
 }
 
+// `code` in a fenced block of `lang`, the fence one backtick longer than any run of backticks
+// opening a line of it (a docstring's own ```pycon example must not end the block).
+std::string Fenced(const std::string& code, const std::string& lang) {
+  size_t longest = 2;
+  for (size_t at = 0; at < code.size();) {
+    size_t end = code.find('\n', at);
+    if (end == std::string::npos) end = code.size();
+    size_t first = code.find_first_not_of(" \t", at);
+    if (first != std::string::npos && first < end) {
+      size_t run = 0;
+      while (first + run < end && code[first + run] == '`') ++run;
+      longest = std::max(longest, run);
+    }
+    at = end + 1;
+  }
+  std::string fence(longest + 1, '`');
+  std::string body = code.ends_with("\n") ? code : code + "\n";
+  return fence + lang + "\n" + body + fence + "\n";
+}
+
 std::string Backticked(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -675,8 +695,7 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
     interfaces += *rendered + "\n";
     blocks += "\n### Interface " + std::to_string(++n) + ": `" + e.name + "`\n\n";
     if (in.level == 1) blocks += "Path: `" + repo.table(v).path + "`\n\n";
-    blocks += "Import: `" + InterfaceImport(repo, in, v) + "`\n\n```python\n" + *rendered +
-              "```\n";
+    blocks += "Import: `" + InterfaceImport(repo, in, v) + "`\n\n" + Fenced(*rendered, "python");
   }
   if (in.level == 2) {
     // Every name the tests read from agent_code, with its signature.
@@ -693,12 +712,12 @@ util::Expected<std::string> ProblemStatement(const Repo& repo, const StatementIn
         std::string name = dotted[i].substr(dotted[i].rfind('.') + 1);
         const Entity& e = repo.entity(*t.entity);
         if (name != e.name && e.kind != EntityKind::kMethod) *rendered += "\n" + name + " = " + e.name + "\n";
-        used += "```python\n" + *rendered + "```\n";
+        used += Fenced(*rendered, "python");
       } else if (t.module) {
         used += "A module of the package; the names the tests read from it have blocks of "
                 "their own.\n";
       } else if (auto assignment = AssignmentOf(repo, dotted[i])) {
-        used += "A module-level value, in the original:\n\n```python\n" + *assignment + "\n```\n";
+        used += "A module-level value, in the original:\n\n" + Fenced(*assignment, "python");
       } else {
         used += "A name the original does not define as a function, class or module-level "
                 "assignment of its own (an imported or generated object); the tests read it.\n";

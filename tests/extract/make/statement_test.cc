@@ -22,7 +22,7 @@ const char* kInit =
     "from ._impl import run as go\n"
     "LIMIT = 3\n\n"
     "class Cache:\n"
-    "    \"\"\"A small cache.\"\"\"\n"
+    "    \"\"\"A small cache.\n\n    ```pycon\n    >>> Cache(2).get(1)\n    ```\n    \"\"\"\n"
     "    def __init__(self, size):\n        self.size = size\n"
     "    def get(self, key):\n        return None\n"
     "    def _evict(self):\n        pass\n\n"
@@ -61,7 +61,7 @@ class StatementTest : public ::testing::Test {
                                                                               {"int"}};
     trace_.files["tests/test_run.py"].types[{"pkg/keys.py", 1, "hashkey"}] = {{{"*args", {"int"}}},
                                                                              {"tuple"}};
-    trace_.files["tests/test_other.py"].types[{"pkg/__init__.py", 8, "get"}] = {{{"key", {"str"}}},
+    trace_.files["tests/test_other.py"].types[{"pkg/__init__.py", 13, "get"}] = {{{"key", {"str"}}},
                                                                                {"NoneType"}};
   }
 
@@ -145,8 +145,11 @@ TEST_F(StatementTest, Level2ShowsEveryNameTheTestsReadWithItsSignature) {
   EXPECT_NE(md->find("Import: `from agent_code.keys import hashkey`\n\n```python\ndef hashkey(*args):"),
             std::string::npos)
       << *md;
-  size_t cache = md->find("Import: `from agent_code import Cache`\n\n```python\nclass Cache:");
+  // A docstring's own fenced example does not end the block: its fence is longer.
+  size_t cache = md->find("Import: `from agent_code import Cache`\n\n````python\nclass Cache:");
   ASSERT_NE(cache, std::string::npos) << *md;
+  EXPECT_NE(md->find("\n    ```\n", cache), std::string::npos) << *md;
+  EXPECT_LT(md->find("\n    ```\n", cache), md->find("\n````\n", cache)) << *md;
   EXPECT_NE(md->find("    def get(self, key):", cache), std::string::npos);
   EXPECT_EQ(md->find("_evict", cache), std::string::npos);  // private: not the tests' interface
   // Types other tests observed, for code the F2P tests did not call.
