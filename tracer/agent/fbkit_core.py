@@ -217,6 +217,10 @@ class Recorder:
         key = id(code)
         if key in self._module_ids or code.co_name == "<module>":
             return False
+        # Never a generator's or coroutine's locals: each resumption is a call event, and the
+        # snapshot would keep what it holds then alive (more-itertools' test_early_free).
+        if code.co_flags & _CO_SUSPENDING:
+            return False
         table = self.types.get(self.context)
         if table is None:
             table = self.types[self.context] = {}
@@ -227,6 +231,7 @@ class Recorder:
         flags = code.co_flags
         n = code.co_argcount + code.co_kwonlyargcount
         names = code.co_varnames[:n]
+        local = None
         try:
             local = frame.f_locals
             for name in names:
@@ -246,8 +251,13 @@ class Recorder:
                     _add_capped(params.setdefault("**" + name, set()), type_name(v))
         except Exception:  # a frame whose locals cannot be read: nothing recorded
             pass
-        if flags & _CO_SUSPENDING:
-            return False
+        # Before 3.13, reading f_locals leaves a snapshot dict on the frame that holds the
+        # arguments as they were until the frame ends (an argument rebound or deleted would
+        # stay alive): emptied at once under the accelerator, where nothing copies it back.
+        # (The pure-Python hook's own trampoline snapshots and writes back every event; from
+        # 3.13 f_locals is a write-through proxy, never to be cleared.)
+        if self.tracer is not None and type(local) is dict:
+            local.clear()
         self._pending[id(frame)] = entry[1]
         return True
 

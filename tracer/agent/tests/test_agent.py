@@ -677,6 +677,27 @@ class Thing:
 '''
 
 
+HELD = '''
+class Tracked:
+    def __init__(self, dead):
+        self.dead = dead
+
+    def make(self, name):
+        dead = self.dead
+
+        class Item(str):
+            def __del__(self):
+                dead.append(str(self))
+        return Item(name)
+
+
+def names(items):
+    for item in items:
+        yield str(item)
+
+'''
+
+
 def types_of(rec, taken):
     """take_types() with code ids as identities: {context: {ident: (params, returns)}}."""
     return {c: {rec.identity(k): v for k, v in t.items()} for c, t in taken.items()}
@@ -708,13 +729,31 @@ class TestObservedTypes:
         assert got[repo.ident("PKG/typed.py", "def nothing", "nothing")] == (
             {"x": {"int"}}, {"NoneType"})
 
-    def test_generators_have_no_result_types(self, repo, impl):
+    def test_generators_are_not_sampled(self, repo, impl):
+        # Each resumption is a call event: a generator's locals are never read.
         repo.write("PKG/typed.py", TYPED)
         mod = repo.module("PKG.typed")
         rec = make_recorder(repo.root, impl)
         profiled(rec, lambda: list(mod.gen(1)))
-        got = types_of(rec, rec.take_types())[SESSION_CONTEXT]
-        assert got[repo.ident("PKG/typed.py", "def gen", "gen")] == ({"n": {"int"}}, set())
+        got = types_of(rec, rec.take_types()).get(SESSION_CONTEXT, {})
+        assert repo.ident("PKG/typed.py", "def gen", "gen") not in got
+
+    def test_sampling_keeps_nothing_alive(self, repo, impl):
+        # more-itertools' test_early_free: a value a generator or a function let go of is
+        # freed at once, sampled or not (reading f_locals left a snapshot holding it).
+        repo.write("PKG/held.py", HELD)
+        mod = repo.module("PKG.held")
+        rec = make_recorder(repo.root, impl)
+        dead = []
+
+        def run():
+            gen = mod.names(map(mod.Tracked(dead).make, "ABC"))
+            assert next(gen) == "A"
+            assert next(gen) == "B"
+            gc.collect()
+            assert dead == ["A"]
+        profiled(rec, run)
+        assert dead[0] == "A"
 
     def test_sampling_is_capped_per_edge(self, repo, impl):
         repo.write("PKG/typed.py", TYPED)
