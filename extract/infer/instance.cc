@@ -62,6 +62,23 @@ util::Expected<std::string> Base(runner::Git& git, const Layout& l,
   args.insert(args.begin(), {"--git-dir=" + l.base, "--work-tree=" + l.workspace});
   return git.Run(l.workspace, args, input);
 }
+// Fetches into `workspace` the tags of `presolved` that point at its HEAD (the version tag
+// fbkit's presolved commit carries), no other.
+util::Status FetchHeadTags(runner::Git& git, const std::string& presolved,
+                           const std::string& workspace) {
+  auto tags = git.Run(presolved, {"tag", "--points-at", "HEAD"});
+  if (!tags.ok()) return util::Status::Ok();  // no tag to show
+  for (const auto& tag : util::Split(*tags, '\n')) {
+    if (tag.empty() || tag.starts_with("-")) continue;
+    std::string ref = "refs/tags/" + tag;
+    if (!git.Run(presolved, {"check-ref-format", ref}).ok()) continue;
+    if (auto r = git.Run(workspace, {"fetch", "-q", "--no-tags", presolved, ref + ":" + ref}); !r.ok()) {
+      return util::Error{r.error()};
+    }
+  }
+  return util::Status::Ok();
+}
+
 
 // The workspace as the benchmark defines it, and fbkit's snapshot of it. `git` runs
 // confined (the task directory is no more trusted than its code).
@@ -95,6 +112,9 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
              {"reset", "-q", "--hard"}}) {
       if (auto r = git.Run(l.workspace, args); !r.ok()) return util::Error{r.error()};
     }
+    // The tag the task's one commit carries (the original's release), as eval's clone has
+    // it: a version from git (setuptools-scm) reads the same in the agent's runs.
+    if (auto s = FetchHeadTags(git, presolved, l.workspace); !s.ok()) return s;
   } else {
     if (auto s = env.MakeDirs(l.workspace); !s.ok()) return s;
     for (const auto& args : std::vector<std::vector<std::string>>{

@@ -86,7 +86,9 @@ util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const R
     if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
   }
   // A tag git would take (no "-" start, no "..", spaces or control characters: check-ref-format).
-  if (!options.version_tag.empty() && !options.version_tag.starts_with("-")) {
+  const std::string& tag = options.version_tag;
+  if (!tag.empty() && !tag.starts_with("-") && tag != "HEAD" && tag != "@" &&
+      tag.find("@{") == std::string::npos) {
     if (auto r = git.Run(pre, {"check-ref-format", "refs/tags/" + options.version_tag}); r.ok()) {
       if (auto t = git.Run(pre, {"tag", options.version_tag}); !t.ok()) return util::Error{t.error()};
     }

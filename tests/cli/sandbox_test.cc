@@ -525,6 +525,13 @@ TEST(SandboxE2E, GitAnswersInEveryCopyAndAFileThatFailsToCollectIsLeftOut) {
   json summary = json::parse(ReadFileOrDie(tmp / "eval/summary.json"));
   EXPECT_EQ(summary["instances"], 2);
   EXPECT_EQ(summary["resolved"], 2) << summary.dump(1);
+  // The agent's workspace: one commit, with the original's tag as eval's copy has it.
+  RunResult infer = run({kExtract, "infer", tmp / "tasks", "--agent-cmd",
+                         "sh -c 'git describe --tags > described.txt'", "-q", "-o", tmp / "run"},
+                        false);
+  ASSERT_EQ(infer.exit_code, 0) << infer.err;
+  std::string predictions = ReadFileOrDie(tmp / "run/predictions.jsonl");
+  EXPECT_NE(predictions.find("+v1.0\\n"), std::string::npos) << predictions;
   host.ExpectUntouched();
 }
 
