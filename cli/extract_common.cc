@@ -61,6 +61,10 @@ util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
     if (!info.ok()) return util::Error{info.error()};
     out[info->instance_id] = dir;
   }
+  if (out.empty() && env.Stat(util::JoinPath(*root, "summary.json"), false).ok()) {
+    return util::Error{tasks + ": no task directories: `fb-extract all` made none here (its "
+                               "summary.json lists every test file left out, with the rule)"};
+  }
   if (out.empty()) return util::Error{tasks + ": no task directories (with instance.json) found"};
   return out;
 }
