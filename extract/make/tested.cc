@@ -109,9 +109,12 @@ std::optional<Ent> ResolveDotted(const Repo& repo, std::string_view dotted) {
   return ResolveIn(repo, std::string(dotted), 8);
 }
 
-std::optional<std::string> AssignmentOf(const Repo& repo, std::string_view dotted) {
+namespace {
+
+// The assignment `dotted` names, through at most `depth` re-exports (`from .impl import ALL`).
+std::optional<std::string> AssignmentIn(const Repo& repo, std::string_view dotted, int depth) {
   size_t dot = dotted.rfind('.');
-  if (dot == std::string_view::npos) return std::nullopt;
+  if (dot == std::string_view::npos || depth < 0) return std::nullopt;
   auto file = repo.ModuleFile(dotted.substr(0, dot));
   if (!file) return std::nullopt;
   std::string name(dotted.substr(dot + 1));
@@ -124,7 +127,22 @@ std::optional<std::string> AssignmentOf(const Repo& repo, std::string_view dotte
     if (text.size() > 300) text = text.substr(0, 297) + "...";
     return text;
   }
+  for (const auto& imp : t.imports) {
+    if (!imp.is_from) continue;
+    for (const auto& n : imp.names) {
+      if (n.name == "*" || BoundName(imp, n) != name) continue;
+      std::string target = parser::AbsoluteModule(t, imp) + "." + n.name;
+      if (target == dotted) continue;
+      if (auto a = AssignmentIn(repo, target, depth - 1)) return a;
+    }
+  }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> AssignmentOf(const Repo& repo, std::string_view dotted) {
+  return AssignmentIn(repo, dotted, 8);
 }
 
 std::vector<std::string> TestFileNames(const Repo& repo, const std::string& f2p, size_t max) {

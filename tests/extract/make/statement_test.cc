@@ -19,7 +19,7 @@ namespace fbkit::extract::make {
 namespace {
 
 const char* kInit =
-    "from ._impl import run as go\n"
+    "from ._impl import run as go, MODE\n"
     "LIMIT = 3\n\n"
     "class Cache:\n"
     "    \"\"\"A small cache.\n\n    ```pycon\n    >>> Cache(2).get(1)\n    ```\n    \"\"\"\n"
@@ -29,7 +29,8 @@ const char* kInit =
     "def shortcut(items):\n    return go(items)\n";
 const char* kImpl =
     "def _helper(x):\n    return x + 1\n\n"
-    "def run(items):\n    \"\"\"Run over *items*.\"\"\"\n    return [_helper(i) for i in items]\n";
+    "def run(items):\n    \"\"\"Run over *items*.\"\"\"\n    return [_helper(i) for i in items]\n"
+    "MODE: int = 2\n";
 const char* kKeys = "def hashkey(*args):\n    return args\n";
 const char* kTest =
     "import pkg\nimport pkg.keys\nfrom pkg import Cache\n\n"
@@ -71,7 +72,7 @@ class StatementTest : public ::testing::Test {
     if (level == 2) {
       in.package = "pkg";
       // As WriteLevel2 gives them: imports, and dotted uses of imported modules.
-      in.test_uses = {"agent_code.LIMIT", "agent_code.go", "agent_code.keys.hashkey",
+      in.test_uses = {"agent_code.LIMIT", "agent_code.MODE", "agent_code.go", "agent_code.keys.hashkey",
                       "from agent_code import Cache"};
     }
     return in;
@@ -132,7 +133,7 @@ TEST_F(StatementTest, Level1IsTitledByWhatTheTestsExerciseNotByThePrivateHelper)
 TEST_F(StatementTest, Level2ShowsEveryNameTheTestsReadWithItsSignature) {
   auto md = ProblemStatement(*repo_, Input(2));
   ASSERT_TRUE(md.ok()) << md.error();
-  EXPECT_NE(md->find("**Task Statement: implement `Cache`, `LIMIT` and `go` (and 1 more) from "
+  EXPECT_NE(md->find("**Task Statement: implement `Cache`, `LIMIT` and `MODE` (and 2 more) from "
                      "scratch as the package `agent_code`"),
             std::string::npos)
       << *md;
@@ -158,6 +159,11 @@ TEST_F(StatementTest, Level2ShowsEveryNameTheTestsReadWithItsSignature) {
       << *md;
   EXPECT_NE(md->find("Import: `from agent_code import LIMIT`\n\nA module-level value, in the "
                      "original:\n\n```python\nLIMIT = 3\n```"),
+            std::string::npos)
+      << *md;
+  // A value re-exported from where it is assigned (annotated there) is shown as assigned.
+  EXPECT_NE(md->find("Import: `from agent_code import MODE`\n\nA module-level value, in the "
+                     "original:\n\n```python\nMODE: int = 2\n```"),
             std::string::npos)
       << *md;
 }
