@@ -82,7 +82,9 @@ def defined_names(source):
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return set()
+        # A long module-level value is shown cut ("..."): its name is its first line's.
+        m = re.match(r"(\w+)\s*(?::[^=]*)?=", source)
+        return {m.group(1)} if m else set()
     names = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -213,6 +213,11 @@ std::string ParameterLines(const std::vector<Parameter>& params, bool method, Se
     if (!p.default_value.empty()) out += "; default " + p.default_value;
     std::string types = ObservedText(ObservedParam(seen.tests, p), ObservedParam(seen.others, p));
     if (p.annotation.empty() && !types.empty()) out += "; " + types;
+    // Sampled calls that passed nothing through *args or **kwargs: that is what is known.
+    bool starred = p.kind == "*args" || p.kind == "**kwargs";
+    if (p.annotation.empty() && types.empty() && starred && seen.tests) {
+      out += "; observed: none passed";
+    }
     out += ")\n";
   }
   return out;

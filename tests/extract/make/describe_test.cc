@@ -135,6 +135,10 @@ TEST_F(DescribeTest, ObservedTypesWhereTheSourceHasNoAnnotation) {
   EXPECT_NE(d.find("Returns:\n    observed in other tests: bytes\n"), std::string::npos) << d;
   // Without a trace: the same description minus the observations.
   EXPECT_EQ(Describe(src, "pkg/m.py::other").find("observed"), std::string::npos);
+  // Sampled calls that passed nothing through *rest say so (prettytable's **kwargs).
+  f2p[{"pkg/m.py", 1, "scale"}] = {{{"x", {"int"}}}, {"list"}};
+  d = Describe(src, "pkg/m.py::scale", &f2p, &others);
+  EXPECT_NE(d.find("rest (*args; observed: none passed)"), std::string::npos) << d;
 }
 
 // A factory says what it defines inside and which attributes it gives what it returns.
