@@ -97,6 +97,13 @@ Sandbox InstallSandbox(const RepoSpec& spec, const std::string& root, const std:
   return s;
 }
 
+// "exited with N", "was killed by signal N" or "timed out after N s".
+std::string HowItEnded(const ExitInfo& exit, double timeout) {
+  if (exit.timed_out) return "timed out after " + std::to_string(static_cast<int>(timeout)) + " s";
+  if (exit.signal) return "was killed by signal " + std::to_string(exit.signal);
+  return "exited with " + std::to_string(exit.code);
+}
+
 // Runs one step or check; an error carries the tail of its log.
 util::Status RunLogged(util::Env& env, Launcher& launcher, ProcessSpec spec, double timeout,
                        const std::string& what) {
@@ -106,10 +113,7 @@ util::Status RunLogged(util::Env& env, Launcher& launcher, ProcessSpec spec, dou
   // The log lies in the entry the steps could write: read without following links.
   auto log = env.ReadUntrusted(util::DirName(spec.log_path),
                                spec.log_path.substr(spec.log_path.rfind('/') + 1), kMaxLogBytes);
-  std::string how = exit->timed_out ? "timed out after " + std::to_string(static_cast<int>(timeout)) + " s"
-                    : exit->signal ? "was killed by signal " + std::to_string(exit->signal)
-                                   : "exited with " + std::to_string(exit->code);
-  return util::Error{what + " " + how + " (log: " + spec.log_path + "):\n" +
+  return util::Error{what + " " + HowItEnded(*exit, timeout) + " (log: " + spec.log_path + "):\n" +
                      util::Tail(log.ok() ? *log : "", 2000)};
 }
 
@@ -297,10 +301,8 @@ util::Status Check(util::Env& env, Launcher& launcher, const EnvRequest& r, cons
     b->collect_errors = CollectErrors(text);
   }
   if (exit->code == 0 || !b->collect_errors.empty()) return util::Status::Ok();
-  std::string how = exit->timed_out ? "timed out after " + std::to_string(static_cast<int>(timeout)) + " s"
-                    : exit->signal ? "was killed by signal " + std::to_string(exit->signal)
-                                   : "exited with " + std::to_string(exit->code);
-  return util::Error{what + " " + how + " (log: " + check.log_path + "):\n" + util::Tail(text, 2000)};
+  return util::Error{what + " " + HowItEnded(*exit, timeout) + " (log: " + check.log_path + "):\n" +
+                     util::Tail(text, 2000)};
 }
 
 util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const EnvRequest& r,
