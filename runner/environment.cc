@@ -1,6 +1,7 @@
 #include "runner/environment.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -167,13 +168,10 @@ std::vector<std::string> CopyableFiles(util::Env& env, const std::string& root) 
 size_t StepsDone(util::Env& env, const std::string& dir, size_t steps) {
   auto text = env.ReadUntrusted(dir, "steps-done", 64);
   if (!text.ok()) return 0;
+  std::string digits = util::Trim(*text);
   size_t n = 0;
-  for (char ch : util::Trim(*text)) {
-    if (ch < '0' || ch > '9') return 0;
-    n = n * 10 + static_cast<size_t>(ch - '0');
-    if (n > steps) return 0;
-  }
-  return n;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  return ec == std::errc() && end == digits.data() + digits.size() && n <= steps ? n : 0;
 }
 
 // Git in the copy answers as in ROOT (setuptools-scm, hatch-vcs, versioneer and a build's
@@ -235,16 +233,10 @@ util::Status RunSteps(util::Env& env, Launcher& launcher, const EnvRequest& r,
 // tests/test_b.py - ImportError: ..."), sorted.
 std::vector<std::string> CollectErrors(const std::string& log) {
   std::vector<std::string> out;
-  size_t at = 0;
-  while (at < log.size()) {
-    size_t end = log.find('\n', at);
-    if (end == std::string::npos) end = log.size();
-    std::string_view line(log.data() + at, end - at);
-    at = end + 1;
+  for (const auto& line : util::Split(log, '\n')) {
     if (!line.starts_with("ERROR ")) continue;
-    line.remove_prefix(6);
-    line = line.substr(0, line.find(" - "));
-    if (!line.empty() && line.find(' ') == std::string_view::npos) out.emplace_back(line);
+    std::string file = line.substr(6, line.find(" - ", 6) - 6);
+    if (!file.empty() && file.find(' ') == std::string::npos) out.push_back(file);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -556,6 +556,14 @@ util::Expected<std::string> Git::PatchFile(std::string_view patch) {
   return file;
 }
 
+util::Status Git::InitEmpty(const std::string& dir, const std::string& message) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", message}}) {
+    if (auto r = Run(dir, args); !r.ok()) return util::Error{r.error()};
+  }
+  return util::Status::Ok();
+}
+
 util::Status Git::Apply(const std::string& dir, const std::string& patch, bool reverse) {
   ApplyResult r = Apply(dir, patch, ApplyOptions{Leniency::kExact, reverse});
   if (r.applied) return util::Status::Ok();

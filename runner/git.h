@@ -110,6 +110,10 @@ class Git {
   // Applies (or, with reverse, reverts) `patch` exactly; the error is git's own output.
   util::Status Apply(const std::string& dir, const std::string& patch, bool reverse = false);
 
+  // A repository in the existing directory `dir` holding one empty commit (`message`): an
+  // empty project, or a place whose code asks git about itself.
+  util::Status InitEmpty(const std::string& dir, const std::string& message);
+
  private:
   // Exit code (-1: could not start) and output of `git ARGS`.
   std::pair<int, std::string> Exec(const std::string& cwd, const std::vector<std::string>& args,

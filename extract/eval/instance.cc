@@ -298,10 +298,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (auto s = Clone(c, l1->dir); !s.ok()) return s;
   std::string agent = util::JoinPath(c.work, "agent");
   if (auto s = c.env.MakeDirs(agent); !s.ok()) return s;
-  if (auto g = c.git.Run(agent, {"init", "-q"}); !g.ok()) return util::Error{g.error()};
-  if (auto g = c.git.Run(agent, {"commit", "-q", "--allow-empty", "-m", "empty"}); !g.ok()) {
-    return util::Error{g.error()};
-  }
+  if (auto s = c.git.InitEmpty(agent, "empty"); !s.ok()) return s;
   std::vector<std::string> changed;
   auto applied = ApplyAgentPatch(c, agent, p, r, &changed);
   if (!applied.ok()) return util::Error{applied.error()};
@@ -332,11 +329,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (!copied.ok() || copied->code != 0) return util::Error{"cannot install agent_code"};
   // The package lies in a repository of one empty commit, as in the agent's workspace: code
   // that asks git about its own directory when imported (a version module) gets an answer.
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"init", "-q"},
-        std::vector<std::string>{"commit", "-q", "--allow-empty", "-m", "agent_code"}}) {
-    if (auto g = c.git.Run(site, args); !g.ok()) return util::Error{g.error()};
-  }
+  if (auto s = c.git.InitEmpty(site, "agent_code"); !s.ok()) return s;
   std::set<std::string> originals = Originals(c);
   for (const auto& why : StaticReexports(c.env, site, originals)) {
     Suspect(r, why);

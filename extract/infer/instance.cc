@@ -117,10 +117,7 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
     if (auto s = FetchHeadTags(git, presolved, l.workspace); !s.ok()) return s;
   } else {
     if (auto s = env.MakeDirs(l.workspace); !s.ok()) return s;
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "empty project"}}) {
-      if (auto r = git.Run(l.workspace, args); !r.ok()) return util::Error{r.error()};
-    }
+    if (auto s = git.InitEmpty(l.workspace, "empty project"); !s.ok()) return s;
   }
   if (auto r = Base(git, l, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
   // The snapshot stores every file's bytes as they are, whatever .gitattributes the tree

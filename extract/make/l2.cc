@@ -416,10 +416,7 @@ util::Expected<std::string> GoldPatch(util::Env& env, runner::Git& git, const Re
                                       const std::string& work) {
   (void)env.RemoveAll(work);
   if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{s.error()};
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "fbkit: empty project"}}) {
-    if (auto r = git.Run(work, args); !r.ok()) return util::Error{r.error()};
-  }
+  if (auto s = git.InitEmpty(work, "fbkit: empty project"); !s.ok()) return util::Error{s.error()};
   std::string agent_dir = util::JoinPath(work, "agent_code");
   // Tests kept inside the package (sympy/core/tests/) are no part of agent_code.
   for (size_t f : PackageModules(env, repo, package, pkg_dir)) {

@@ -89,8 +89,8 @@ util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const R
   const std::string& tag = options.version_tag;
   if (!tag.empty() && !tag.starts_with("-") && tag != "HEAD" && tag != "@" &&
       tag.find("@{") == std::string::npos) {
-    if (auto r = git.Run(pre, {"check-ref-format", "refs/tags/" + options.version_tag}); r.ok()) {
-      if (auto t = git.Run(pre, {"tag", options.version_tag}); !t.ok()) return util::Error{t.error()};
+    if (auto r = git.Run(pre, {"check-ref-format", "refs/tags/" + tag}); r.ok()) {
+      if (auto t = git.Run(pre, {"tag", tag}); !t.ok()) return util::Error{t.error()};
     }
   }
   Patches out;
