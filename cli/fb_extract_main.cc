@@ -5,6 +5,7 @@
 #include "cli/cli_common.h"
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
+#include "cli/images_command.h"
 #include "cli/extract_commands.h"
 #include "cli/infer_command.h"
 
@@ -19,5 +20,6 @@ int main(int argc, char** argv) {
   fbkit::cli::AddInferCommand(app, &exit_code);
   fbkit::cli::AddEvalCommand(app, &exit_code);
   fbkit::cli::AddExportCommands(app, &exit_code);
+  fbkit::cli::AddImagesCommand(app, &exit_code);
   return fbkit::cli::RunMain(app, argc, argv, "fb-extract", exit_code);
 }

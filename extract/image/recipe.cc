@@ -1,0 +1,302 @@
+#include "extract/image/recipe.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+#include "extract/taskdir/task_dir.h"
+#include "runner/confine.h"
+#include "runner/git.h"
+#include "runner/spec.h"
+#include "util/hash.h"
+#include "util/json_read.h"
+#include "util/strings.h"
+
+namespace fbkit::extract::image {
+
+namespace {
+
+// A recipe's files (context-relative path -> bytes), written and hashed together.
+using Files = std::map<std::string, std::string>;
+
+const char kHeader[] = "# fbkit.images/1 (written by fb-extract images; every byte is deterministic)\n";
+
+// A Dockerfile RUN in exec form: the shell command as one JSON string (no escaping of the
+// Dockerfile's own to get wrong).
+std::string Run(const std::string& command) {
+  return "RUN [\"/bin/sh\", \"-c\", " + nlohmann::json(command).dump() + "]\n";
+}
+
+// The tag of a recipe: its name and the hash of its files' names and bytes.
+std::string Tag(const std::string& name, const Files& files) {
+  std::string all;
+  for (const auto& [path, bytes] : files) {
+    all += path + '\0' + std::to_string(bytes.size()) + '\0' + bytes;
+  }
+  return name + ":" + util::Sha256Hex(all).substr(0, 16);
+}
+
+util::Status WriteRecipe(util::Env& env, const std::string& dir, const Files& files) {
+  (void)env.RemoveAll(dir);
+  for (const auto& [path, bytes] : files) {
+    std::string dst = util::JoinPath(dir, path);
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
+    if (auto s = env.WriteFileAtomic(dst, bytes); !s.ok()) return util::Error{dst + ": " + s.error()};
+  }
+  return util::Status::Ok();
+}
+
+// The bytes of `git archive` of HEAD of `repo` (deterministic for one commit).
+util::Expected<std::string> Archive(util::Env& env, runner::Git& git, const std::string& repo,
+                                    const std::string& work, const std::string& name) {
+  std::string out = util::JoinPath(work, name);
+  if (auto r = git.Run(repo, {"archive", "--format=tar", "-o", out, "HEAD"}); !r.ok()) {
+    return util::Error{r.error()};
+  }
+  auto bytes = env.ReadFile(out);
+  (void)env.RemoveAll(out);
+  return bytes;
+}
+
+// What a commit of the pre-solved tree is made of, to make the very same commit again.
+struct CommitFacts {
+  std::string sha, branch, author, author_email, author_date, committer, committer_email,
+      committer_date, message;
+  std::vector<std::string> tags;
+};
+
+util::Expected<CommitFacts> ReadCommit(runner::Git& git, const std::string& repo) {
+  auto raw = git.Run(repo, {"cat-file", "commit", "HEAD"});
+  auto sha = git.Run(repo, {"rev-parse", "HEAD"});
+  auto branch = git.Run(repo, {"symbolic-ref", "--short", "HEAD"});
+  auto tags = git.Run(repo, {"tag", "--points-at", "HEAD"});
+  for (const auto* r : {&raw, &sha, &branch, &tags}) {
+    if (!r->ok()) return util::Error{r->error()};
+  }
+  CommitFacts f;
+  f.sha = util::Trim(*sha);
+  f.branch = util::Trim(*branch);
+  for (const auto& t : util::Split(util::Trim(*tags), '\n')) {
+    if (!t.empty()) f.tags.push_back(t);
+  }
+  size_t blank = raw->find("\n\n");
+  if (blank == std::string::npos) return util::Error{"HEAD is a commit without a message"};
+  f.message = raw->substr(blank + 2);
+  // "author NAME <EMAIL> SECONDS ZONE"
+  for (const auto& line : util::Split(raw->substr(0, blank), '\n')) {
+    bool author = line.starts_with("author "), committer = line.starts_with("committer ");
+    if (!author && !committer) continue;
+    std::string rest = line.substr(line.find(' ') + 1);
+    size_t lt = rest.find(" <"), gt = rest.rfind("> ");
+    if (lt == std::string::npos || gt == std::string::npos) return util::Error{"cannot read: " + line};
+    std::string name = rest.substr(0, lt), email = rest.substr(lt + 2, gt - lt - 2),
+                date = rest.substr(gt + 2);
+    if (author) f.author = name, f.author_email = email, f.author_date = date;
+    if (committer) f.committer = name, f.committer_email = email, f.committer_date = date;
+  }
+  return f;
+}
+
+std::string Quote(const std::string& s) { return util::ShellQuote(s); }
+
+// The shell that makes /testbed's one commit again from the tree ADDed there, and checks
+// that it is the very commit of presolved/ (the same tree, message, author and dates).
+std::string RecommitCommand(const CommitFacts& c) {
+  std::string cmd = "cd /testbed && git init -q -b " + Quote(c.branch) + " . && git add -A -f && " +
+                    "GIT_AUTHOR_NAME=" + Quote(c.author) + " GIT_AUTHOR_EMAIL=" + Quote(c.author_email) +
+                    " GIT_AUTHOR_DATE=" + Quote(c.author_date) + " GIT_COMMITTER_NAME=" +
+                    Quote(c.committer) + " GIT_COMMITTER_EMAIL=" + Quote(c.committer_email) +
+                    " GIT_COMMITTER_DATE=" + Quote(c.committer_date) +
+                    " git -c commit.gpgsign=false commit -q --no-verify --cleanup=verbatim"
+                    " -F /fbkit/commit-message.txt";
+  for (const auto& t : c.tags) cmd += " && git tag " + Quote(t);
+  cmd += " && rm /fbkit/commit-message.txt";
+  cmd += " && test \"$(git rev-parse HEAD)\" = " + c.sha +
+         " || { echo 'fbkit: /testbed is not the commit of presolved/ (" + c.sha + ")' >&2; exit 1; }";
+  return cmd;
+}
+
+// Copies what the install steps built in /fbkit/src (listed in /fbkit/built-files.txt) into
+// the tree at /testbed, as fbkit gives every copy the tests run in.
+const char kCopyBuilt[] =
+    "cd /fbkit/src && while IFS= read -r f; do mkdir -p \"/testbed/$(dirname \"$f\")\" && "
+    "cp -p \"$f\" \"/testbed/$f\"; done < /fbkit/built-files.txt";
+
+std::string EnvDockerfile(const std::string& from, const std::string& repo, const runner::RepoSpec& spec,
+                          bool has_tree) {
+  std::string d = kHeader;
+  d += "# The environment of " + repo + ": the spec's interpreter and install steps, run as\n"
+       "# fbkit runs them, in a copy of the pre-solved tree (/fbkit/src).\n";
+  d += "FROM " + from + "\n";
+  d += "ENV FBKIT_ENV=/fbkit/env FBKIT_SRC=/fbkit/src PYTHON=" + nlohmann::json(spec.python).dump() + "\n";
+  d += Run("command -v \"$PYTHON\" >/dev/null && command -v git >/dev/null || { echo \"fbkit: the base "
+           "image needs the spec's interpreter ($PYTHON) and git\" >&2; exit 1; }");
+  d += "COPY pytest.sh /fbkit/pytest.sh\n";
+  if (has_tree) {
+    d += "ADD src.tar /fbkit/src/\n";
+    d += "COPY tree.txt /fbkit/tree.txt\n";
+    d += "WORKDIR /fbkit/src\n";
+    for (const auto& step : spec.install) d += Run(step);
+    // fbkit's BuiltFiles: extension and generated modules the tree did not have.
+    d += Run("find . -type f \\( -name '*.so' -o -name '*.pyd' -o -name '*.py' \\) ! -path './build/*' "
+             "| sed 's|^\\./||' | LC_ALL=C sort > /fbkit/all-modules.txt && LC_ALL=C comm -23 "
+             "/fbkit/all-modules.txt /fbkit/tree.txt > /fbkit/built-files.txt && rm /fbkit/all-modules.txt");
+  } else {
+    d += Run("mkdir -p /fbkit && : > /fbkit/built-files.txt");
+  }
+  d += Run("chmod 755 /fbkit/pytest.sh && if [ -x /fbkit/env/bin/python ]; then ln -s /fbkit/env/bin/python "
+           "/fbkit/python; else ln -s \"$(command -v \"$PYTHON\")\" /fbkit/python; fi && /fbkit/python -m "
+           "pytest --version");
+  d += "WORKDIR /testbed\n";
+  return d;
+}
+
+std::string Level1Dockerfile(const std::string& from, const std::string& id) {
+  std::string d = kHeader;
+  d += "# The image an agent works on " + id + " in: the pre-solved tree at /testbed as its one\n"
+       "# commit (that of the task's presolved/), what the install steps built beside it.\n";
+  d += "FROM " + from + "\n";
+  d += "ADD testbed.tar /testbed/\n";
+  d += "COPY commit-message.txt /fbkit/commit-message.txt\n";
+  d += "WORKDIR /testbed\n";
+  return d;  // the RUN lines follow (they need the commit's facts)
+}
+
+std::string Level2Dockerfile(const std::string& from, const std::string& id) {
+  std::string d = kHeader;
+  d += "# The image an agent works on " + id + " in: an empty project at /testbed (one empty\n"
+       "# commit) and the spec's interpreter; no tree of the repository in any layer.\n";
+  d += "FROM " + from + "\n";
+  d += Run("mkdir -p /testbed && cd /testbed && git init -q -b main . && GIT_AUTHOR_NAME=fbkit "
+           "GIT_AUTHOR_EMAIL=fbkit@localhost GIT_AUTHOR_DATE='946684800 +0000' GIT_COMMITTER_NAME=fbkit "
+           "GIT_COMMITTER_EMAIL=fbkit@localhost GIT_COMMITTER_DATE='946684800 +0000' git -c "
+           "commit.gpgsign=false commit -q --no-verify --allow-empty -m 'fbkit: empty project'");
+  d += "WORKDIR /testbed\n";
+  return d;
+}
+
+}  // namespace
+
+std::string ImageNamePart(const std::string& name) {
+  std::string out;
+  for (char c : util::AsciiLower(name)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    out += ok ? c : '-';
+  }
+  size_t start = out.find_first_not_of("._-");
+  out = start == std::string::npos ? "x" : out.substr(start);
+  while (!out.empty() && (out.back() == '.' || out.back() == '_' || out.back() == '-')) out.pop_back();
+  return out.empty() ? "x" : out;
+}
+
+std::string PytestScript(const std::string& spec_json) {
+  auto spec = runner::RepoSpecFromJson(spec_json);
+  runner::RepoSpec s = spec.ok() ? *spec : runner::RepoSpec{};
+  std::string sh = "#!/bin/sh\n";
+  sh += "# fbkit.images/1: the task's tests as fbkit runs them (the spec's pythonpath, env and\n"
+        "# pytest arguments) in the tree of the working directory; every outcome printed (-rA).\n";
+  sh += "tree=$(pwd)\n";
+  std::string path;
+  for (const auto& p : s.pythonpath) {
+    path += (path.empty() ? "" : ":") + (p.starts_with("/") ? Quote(p) : "\"$tree\"/" + Quote(p));
+  }
+  sh += "PYTHONPATH=" + (path.empty() ? std::string("") : path) + "${PYTHONPATH:+:$PYTHONPATH}\n";
+  sh += "export PYTHONPATH PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0\n";
+  for (const auto& [name, value] : s.vars) {
+    if (!runner::IsFbkitVariable(name)) sh += "export " + name + "=" + Quote(value) + "\n";
+  }
+  sh += std::string("exec ") + kImagePython + " -m pytest -rA -p no:cacheprovider --color=no";
+  for (const auto& a : s.pytest_args) sh += " " + Quote(a);
+  sh += " \"$@\"\n";
+  return sh;
+}
+
+util::Expected<Recipe> WriteBaseRecipe(util::Env& env, const RecipeOptions& options) {
+  Files files;
+  std::string d = kHeader;
+  d += "# fbkit's base: Debian 12 with what fbkit's specs assume of the system.\n";
+  d += std::string("FROM ") + kDebianBase + "\n";
+  d += Run("apt-get update && apt-get install -y --no-install-recommends bash ca-certificates git patch "
+           "python3 python3-venv python3-pip python3-pytest && rm -rf /var/lib/apt/lists/*");
+  d += "WORKDIR /testbed\n";
+  files["Dockerfile"] = d;
+  Recipe r{util::JoinPath(options.out_dir, "base"), Tag(options.prefix + "/base", files), true};
+  if (auto s = WriteRecipe(env, r.dir, files); !s.ok()) return util::Error{s.error()};
+  return r;
+}
+
+util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& launcher,
+                                             const std::string& given_dir, const std::string& from,
+                                             const RecipeOptions& options) {
+  auto real = env.RealPath(given_dir);
+  if (!real.ok()) return util::Error{given_dir + ": " + real.error()};
+  taskdir::TaskDir task{*real};
+  auto inst = taskdir::ReadInstance(env, task);
+  if (!inst.ok()) return util::Error{inst.error()};
+  taskdir::TaskDir level1 = task;
+  if (inst->level == 2) {
+    auto l1 = taskdir::Level1Task(env, task);
+    if (!l1.ok()) return util::Error{l1.error()};
+    level1 = *l1;
+    if (auto r1 = env.RealPath(level1.dir); r1.ok()) level1.dir = *r1;
+  }
+  auto presolved = taskdir::PlainPresolved(env, level1);
+  if (!presolved.ok()) return util::Error{presolved.error()};
+  const std::string work = options.work_dir;
+  (void)env.RemoveAll(work);
+  if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{work + ": " + s.error()};
+  runner::Git git(env, launcher, util::JoinPath(work, "log"));
+  git.Confine(runner::ToolSandbox(runner::RepoSpec{}, {work}, {task.dir, level1.dir}));
+
+  const runner::RepoSpec& spec = inst->spec;
+  TaskRecipes out;
+  out.instance_id = inst->instance_id;
+  out.level = inst->level;
+  // The environment: its tree only when install steps run in it.
+  Files env_files;
+  bool has_tree = !spec.install.empty();
+  env_files["pytest.sh"] = PytestScript(inst->spec_json);
+  env_files["Dockerfile"] = EnvDockerfile(from, inst->repo, spec, has_tree);
+  if (has_tree) {
+    auto tar = Archive(env, git, *presolved, work, "src.tar");
+    if (!tar.ok()) return util::Error{"presolved/: " + tar.error()};
+    auto listed = git.Run(*presolved, {"ls-files", "-z"});
+    if (!listed.ok()) return util::Error{"presolved/: " + listed.error()};
+    std::vector<std::string> paths;
+    for (auto p : util::Records(*listed, '\0')) {
+      if (!p.empty()) paths.emplace_back(p);
+    }
+    std::sort(paths.begin(), paths.end());
+    std::string tree;
+    for (const auto& p : paths) tree += p + "\n";
+    env_files["src.tar"] = std::move(*tar);
+    env_files["tree.txt"] = tree;
+  }
+  std::string repo_part = ImageNamePart(spec.repo.empty() ? inst->repo : spec.repo);
+  out.environment.tag = Tag(options.prefix + "/env-" + repo_part, env_files);
+  out.environment.dir = util::JoinPath(options.out_dir, "env/" + out.environment.tag.substr(
+                                                                  out.environment.tag.rfind(':') + 1));
+  out.environment.network = runner::InstallNetwork(spec);
+  if (auto s = WriteRecipe(env, out.environment.dir, env_files); !s.ok()) return util::Error{s.error()};
+
+  Files task_files;
+  if (inst->level == 1) {
+    auto tar = Archive(env, git, *presolved, work, "testbed.tar");
+    if (!tar.ok()) return util::Error{"presolved/: " + tar.error()};
+    auto commit = ReadCommit(git, *presolved);
+    if (!commit.ok()) return util::Error{"presolved/: " + commit.error()};
+    task_files["testbed.tar"] = std::move(*tar);
+    task_files["commit-message.txt"] = commit->message;
+    task_files["Dockerfile"] = Level1Dockerfile(out.environment.tag, out.instance_id) +
+                               Run(RecommitCommand(*commit)) + Run(kCopyBuilt);
+  } else {
+    task_files["Dockerfile"] = Level2Dockerfile(from, out.instance_id);
+  }
+  out.task.tag = Tag(options.prefix + "/task-" + ImageNamePart(out.instance_id), task_files);
+  out.task.dir = util::JoinPath(options.out_dir, "task/" + out.instance_id);
+  if (auto s = WriteRecipe(env, out.task.dir, task_files); !s.ok()) return util::Error{s.error()};
+  (void)env.RemoveAll(work);
+  return out;
+}
+
+}  // namespace fbkit::extract::image

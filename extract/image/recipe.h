@@ -1,0 +1,68 @@
+// Container recipes for task directories (fbkit.images/1), owned here in both directions:
+// for each task an environment recipe (the base image, the spec's interpreter and install
+// steps run as fbkit runs them: in a copy of the pre-solved tree, /fbkit/src, with $FBKIT_ENV,
+// $FBKIT_SRC and $PYTHON set) and an agent-facing task recipe FROM it (L1: the pre-solved tree
+// at /testbed as its one commit, the same commit id as presolved/; L2: an empty project and
+// no tree of the repository in any layer). A recipe is a build context with its Dockerfile;
+// its tag is the hash of its bytes, so equal recipes are one image. Nothing of the answer
+// (the gold patch, the F2P file, the original's history) is written into a recipe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runner/process.h"
+#include "util/env.h"
+#include "util/expected.h"
+
+namespace fbkit::extract::image {
+
+// Where every image starts when the user names none: Debian 12 with the packages fbkit's
+// specs assume of the system (python3, venv, pytest, git, patch), from Debian's registry.
+inline constexpr char kDebianBase[] = "debian:bookworm-slim";
+
+// The directory names of a recipe tree (OUT/base, OUT/env/HASH, OUT/task/ID) and the paths
+// inside an image (the test runner /fbkit/pytest.sh, the tree /testbed).
+inline constexpr char kImageTestbed[] = "/testbed";
+inline constexpr char kImagePytest[] = "/fbkit/pytest.sh";
+inline constexpr char kImagePython[] = "/fbkit/python";
+
+struct Recipe {
+  std::string dir;       // the build context, holding its Dockerfile
+  std::string tag;       // NAME:HASH (hash: of the context's bytes)
+  bool network = false;  // its RUN steps reach the network (the spec's install network)
+};
+
+struct RecipeOptions {
+  std::string out_dir;   // recipes go to OUT/base, OUT/env/HASH, OUT/task/INSTANCE_ID
+  std::string base;      // the base image ("": fbkit's base recipe from kDebianBase)
+  std::string prefix = "fbkit";  // image names: PREFIX/env-REPO, PREFIX/task-INSTANCE_ID
+  std::string work_dir;  // scratch (removed afterwards)
+};
+
+struct TaskRecipes {
+  std::string instance_id;
+  int level = 1;
+  Recipe environment;  // its tests' environment: graders run the tests FROM it
+  Recipe task;         // the image an agent works in
+};
+
+// fbkit's base recipe (OUT/base), which the others start FROM when options.base is "".
+util::Expected<Recipe> WriteBaseRecipe(util::Env& env, const RecipeOptions& options);
+
+// The recipes of the task in `task_dir` (an L2 task reads its L1 sibling's presolved/).
+// `from` is the base image's tag (options.base, or WriteBaseRecipe's). Git reads the task
+// directory confined (it is no more trusted than its code).
+util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& launcher,
+                                             const std::string& task_dir, const std::string& from,
+                                             const RecipeOptions& options);
+
+// The lines of the shell script that runs the task's tests in an image, from /testbed or
+// another tree (its working directory): the spec's pythonpath, env and pytest arguments, and
+// `-rA` so that every test's outcome is printed ("PASSED tests/test_x.py::test_y").
+std::string PytestScript(const std::string& spec_json);
+
+// `name` made a valid image name component: lower case, [a-z0-9._-], no leading separator.
+std::string ImageNamePart(const std::string& name);
+
+}  // namespace fbkit::extract::image
