@@ -11,6 +11,7 @@
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
 #include "extract/dataset/export.h"
+#include "extract/dataset/harbor.h"
 #include "extract/make/select.h"
 #include "util/batch.h"
 #include "util/random.h"
@@ -23,6 +24,7 @@ struct ExportArgs {
   std::string tasks;
   extract::dataset::ExportFormat format = extract::dataset::ExportFormat::kFeatureBench;
   std::string output = "-";
+  std::string base;
   int jobs = 1;
   bool quiet = false;
 };
@@ -30,7 +32,8 @@ struct ExportArgs {
 // `--format`'s words, for the option and for the summary line.
 const std::vector<std::pair<std::string, extract::dataset::ExportFormat>> kExportFormats = {
     {"featurebench", extract::dataset::ExportFormat::kFeatureBench},
-    {"swebench", extract::dataset::ExportFormat::kSweBench}};
+    {"swebench", extract::dataset::ExportFormat::kSweBench},
+    {"harbor", extract::dataset::ExportFormat::kHarbor}};
 
 std::string FormatName(extract::dataset::ExportFormat format) {
   for (const auto& [word, f] : kExportFormats) {
@@ -39,12 +42,41 @@ std::string FormatName(extract::dataset::ExportFormat format) {
   return "";
 }
 
+// Harbor: one task directory per task under the output directory.
+int RunHarborExport(const ExportArgs& a, const std::vector<std::pair<std::string, std::string>>& list) {
+  const std::string who = "fb-extract export";
+  util::Env& env = util::RealEnv();
+  if (a.output == "-") return Fail(who, "--format harbor writes directories: give -o DIR"), kExitUsage;
+  if (auto s = env.MakeDirs(a.output); !s.ok()) return Fail(who, a.output + ": " + s.error());
+  auto out = env.RealPath(a.output);
+  if (!out.ok()) return Fail(who, a.output + ": " + out.error());
+  auto scratch = MakeScratchDir("export");
+  if (!scratch.ok()) return Fail(who, scratch.error());
+  size_t failed = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    extract::dataset::HarborOptions o{*out, a.base, util::JoinPath(*scratch, "work")};
+    auto dir = extract::dataset::WriteHarborTask(env, runner::RealLauncher(), list[i].second, o);
+    if (!dir.ok()) {
+      ++failed;
+      std::fprintf(stderr, "%s: %s: %s\n", who.c_str(), list[i].second.c_str(), dir.error().c_str());
+    } else if (!a.quiet) {
+      std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, list.size(), dir->c_str());
+    }
+  }
+  (void)env.RemoveAll(*scratch);
+  if (!a.quiet) {
+    std::fprintf(stderr, "%s: %zu Harbor tasks -> %s\n", who.c_str(), list.size() - failed, out->c_str());
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
 int RunExport(const ExportArgs& a) {
   const std::string who = "fb-extract export";
   util::Env& env = util::RealEnv();
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(who, tasks.error());
   std::vector<std::pair<std::string, std::string>> list(tasks->begin(), tasks->end());
+  if (a.format == extract::dataset::ExportFormat::kHarbor) return RunHarborExport(a, list);
   const extract::dataset::ExportFormat format = a.format;
   auto scratch = MakeScratchDir("export");
   if (!scratch.ok()) return Fail(who, scratch.error());
@@ -171,11 +203,17 @@ void AddExportCommand(CLI::App& app, int* exit_code) {
       "L1 test_patch deletes the F2P file, L2 test_patch rewrites it; FAIL_TO_PASS / "
       "PASS_TO_PASS: lists of test files; repo_settings: a JSON string). swebench: SWE-bench's "
       "fields (patch: the gold fix; FAIL_TO_PASS / PASS_TO_PASS: JSON strings of test ids; an "
-      "L1 row's base_commit is the commit of the task's presolved/ repository).");
+      "L1 row's base_commit is the commit of the task's presolved/ repository). harbor: a Harbor "
+      "task directory per task under -o DIR (task.toml, instruction.md, environment/Dockerfile "
+      "making the agent's image, solution/solve.sh applying the gold fix, tests/test.sh writing "
+      "the reward; docs/containers.md).");
   cmd->add_option("TASKS", a->tasks, "A task directory, a directory of them, or a task list")
       ->required();
-  AddChoice(cmd, "--format", &a->format, kExportFormats, "featurebench (default) or swebench");
-  cmd->add_option("-o,--output", a->output, "Output file (.jsonl; default: stdout)");
+  AddChoice(cmd, "--format", &a->format, kExportFormats, "featurebench (default), swebench or harbor");
+  cmd->add_option("-o,--output", a->output, "Output file (.jsonl; default: stdout); harbor: a directory");
+  cmd->add_option("--base", a->base,
+                  "harbor: the base image of environment/Dockerfile (default: Debian 12 from "
+                  "debian:bookworm-slim with fbkit's base steps)");
   cmd->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->callback([a, exit_code] { *exit_code = RunExport(*a); });

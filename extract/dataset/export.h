@@ -16,7 +16,7 @@
 
 namespace fbkit::extract::dataset {
 
-enum class ExportFormat { kFeatureBench, kSweBench };
+enum class ExportFormat { kFeatureBench, kSweBench, kHarbor };  // harbor: harbor.h
 
 // One dataset row (a JSON object, no newline) for the task in `task_dir`. L2 tasks need their
 // L1 task beside them (the original repository is rebuilt from it). `work_dir` is scratch.

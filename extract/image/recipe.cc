@@ -122,57 +122,83 @@ const char kCopyBuilt[] =
     "cd /fbkit/src && while IFS= read -r f; do mkdir -p \"/testbed/$(dirname \"$f\")\" && "
     "cp -p \"$f\" \"/testbed/$f\"; done < /fbkit/built-files.txt";
 
+// The environment's shell commands, in order (each a RUN of a Dockerfile, or a line of a
+// verifier's script): the base checked, the install steps in /fbkit/src (when the tree is
+// there), what they built listed, /fbkit/python made the tests' interpreter.
+std::vector<std::string> EnvCommands(const runner::RepoSpec& spec, bool has_tree) {
+  std::vector<std::string> c;
+  c.push_back("command -v \"$PYTHON\" >/dev/null && command -v git >/dev/null || { echo \"fbkit: the "
+              "base image needs the spec's interpreter ($PYTHON) and git\" >&2; exit 1; }");
+  if (has_tree) {
+    for (const auto& step : spec.install) c.push_back("cd /fbkit/src || exit 1\n" + step);
+    // fbkit's BuiltFiles: extension and generated modules the tree did not have.
+    c.push_back("cd /fbkit/src && find . -type f \\( -name '*.so' -o -name '*.pyd' -o -name '*.py' \\) "
+                "! -path './build/*' | sed 's|^\\./||' | LC_ALL=C sort > /fbkit/all-modules.txt && "
+                "LC_ALL=C comm -23 /fbkit/all-modules.txt /fbkit/tree.txt > /fbkit/built-files.txt && "
+                "rm /fbkit/all-modules.txt");
+  } else {
+    c.push_back("mkdir -p /fbkit && : > /fbkit/built-files.txt");
+  }
+  c.push_back("chmod 755 /fbkit/pytest.sh && if [ -x /fbkit/env/bin/python ]; then ln -sf "
+              "/fbkit/env/bin/python /fbkit/python; else ln -sf \"$(command -v \"$PYTHON\")\" "
+              "/fbkit/python; fi && /fbkit/python -m pytest --version");
+  return c;
+}
+
+std::string EnvVariables(const runner::RepoSpec& spec) {
+  return "FBKIT_ENV=/fbkit/env FBKIT_SRC=/fbkit/src PYTHON=" + Quote(spec.python);
+}
+
+// The environment's Dockerfile lines after its FROM.
+std::string EnvBody(const runner::RepoSpec& spec, bool has_tree) {
+  std::string d = "ENV FBKIT_ENV=/fbkit/env FBKIT_SRC=/fbkit/src PYTHON=" +
+                  nlohmann::json(spec.python).dump() + "\n";
+  d += "COPY pytest.sh /fbkit/pytest.sh\n";
+  if (has_tree) {
+    d += "ADD src.tar /fbkit/src/\n";
+    d += "COPY tree.txt /fbkit/tree.txt\n";
+  }
+  for (const auto& c : EnvCommands(spec, has_tree)) d += Run(c);
+  d += "WORKDIR /testbed\n";
+  return d;
+}
+
 std::string EnvDockerfile(const std::string& from, const std::string& repo, const runner::RepoSpec& spec,
                           bool has_tree) {
   std::string d = kHeader;
   d += "# The environment of " + repo + ": the spec's interpreter and install steps, run as\n"
        "# fbkit runs them, in a copy of the pre-solved tree (/fbkit/src).\n";
   d += "FROM " + from + "\n";
-  d += "ENV FBKIT_ENV=/fbkit/env FBKIT_SRC=/fbkit/src PYTHON=" + nlohmann::json(spec.python).dump() + "\n";
-  d += Run("command -v \"$PYTHON\" >/dev/null && command -v git >/dev/null || { echo \"fbkit: the base "
-           "image needs the spec's interpreter ($PYTHON) and git\" >&2; exit 1; }");
-  d += "COPY pytest.sh /fbkit/pytest.sh\n";
-  if (has_tree) {
-    d += "ADD src.tar /fbkit/src/\n";
-    d += "COPY tree.txt /fbkit/tree.txt\n";
-    d += "WORKDIR /fbkit/src\n";
-    for (const auto& step : spec.install) d += Run(step);
-    // fbkit's BuiltFiles: extension and generated modules the tree did not have.
-    d += Run("find . -type f \\( -name '*.so' -o -name '*.pyd' -o -name '*.py' \\) ! -path './build/*' "
-             "| sed 's|^\\./||' | LC_ALL=C sort > /fbkit/all-modules.txt && LC_ALL=C comm -23 "
-             "/fbkit/all-modules.txt /fbkit/tree.txt > /fbkit/built-files.txt && rm /fbkit/all-modules.txt");
-  } else {
-    d += Run("mkdir -p /fbkit && : > /fbkit/built-files.txt");
-  }
-  d += Run("chmod 755 /fbkit/pytest.sh && if [ -x /fbkit/env/bin/python ]; then ln -s /fbkit/env/bin/python "
-           "/fbkit/python; else ln -s \"$(command -v \"$PYTHON\")\" /fbkit/python; fi && /fbkit/python -m "
-           "pytest --version");
-  d += "WORKDIR /testbed\n";
-  return d;
+  return d + EnvBody(spec, has_tree);
 }
 
-std::string Level1Dockerfile(const std::string& from, const std::string& id) {
+// An L1 task image's lines after its FROM (the commit's RUN lines need its facts).
+std::string Level1Body(const CommitFacts& commit) {
+  return "ADD testbed.tar /testbed/\nCOPY commit-message.txt /fbkit/commit-message.txt\n"
+         "WORKDIR /testbed\n" +
+         Run(RecommitCommand(commit)) + Run(kCopyBuilt);
+}
+
+std::string Level1Dockerfile(const std::string& from, const std::string& id, const CommitFacts& commit) {
   std::string d = kHeader;
   d += "# The image an agent works on " + id + " in: the pre-solved tree at /testbed as its one\n"
        "# commit (that of the task's presolved/), what the install steps built beside it.\n";
   d += "FROM " + from + "\n";
-  d += "ADD testbed.tar /testbed/\n";
-  d += "COPY commit-message.txt /fbkit/commit-message.txt\n";
-  d += "WORKDIR /testbed\n";
-  return d;  // the RUN lines follow (they need the commit's facts)
+  return d + Level1Body(commit);
 }
+
+const char kLevel2Body[] =
+    "mkdir -p /testbed && cd /testbed && git init -q -b main . && GIT_AUTHOR_NAME=fbkit "
+    "GIT_AUTHOR_EMAIL=fbkit@localhost GIT_AUTHOR_DATE='946684800 +0000' GIT_COMMITTER_NAME=fbkit "
+    "GIT_COMMITTER_EMAIL=fbkit@localhost GIT_COMMITTER_DATE='946684800 +0000' git -c "
+    "commit.gpgsign=false commit -q --no-verify --allow-empty -m 'fbkit: empty project'";
 
 std::string Level2Dockerfile(const std::string& from, const std::string& id) {
   std::string d = kHeader;
   d += "# The image an agent works on " + id + " in: an empty project at /testbed (one empty\n"
        "# commit) and the spec's interpreter; no tree of the repository in any layer.\n";
   d += "FROM " + from + "\n";
-  d += Run("mkdir -p /testbed && cd /testbed && git init -q -b main . && GIT_AUTHOR_NAME=fbkit "
-           "GIT_AUTHOR_EMAIL=fbkit@localhost GIT_AUTHOR_DATE='946684800 +0000' GIT_COMMITTER_NAME=fbkit "
-           "GIT_COMMITTER_EMAIL=fbkit@localhost GIT_COMMITTER_DATE='946684800 +0000' git -c "
-           "commit.gpgsign=false commit -q --no-verify --allow-empty -m 'fbkit: empty project'");
-  d += "WORKDIR /testbed\n";
-  return d;
+  return d + Run(kLevel2Body) + "WORKDIR /testbed\n";
 }
 
 }  // namespace
@@ -211,23 +237,21 @@ std::string PytestScript(const std::string& spec_json) {
   return sh;
 }
 
-util::Expected<Recipe> WriteBaseRecipe(util::Env& env, const RecipeOptions& options) {
-  Files files;
-  std::string d = kHeader;
-  d += "# fbkit's base: Debian 12 with what fbkit's specs assume of the system.\n";
-  d += std::string("FROM ") + kDebianBase + "\n";
-  d += Run("apt-get update && apt-get install -y --no-install-recommends bash ca-certificates git patch "
-           "python3 python3-venv python3-pip python3-pytest && rm -rf /var/lib/apt/lists/*");
-  d += "WORKDIR /testbed\n";
-  files["Dockerfile"] = d;
-  Recipe r{util::JoinPath(options.out_dir, "base"), Tag(options.prefix + "/base", files), true};
-  if (auto s = WriteRecipe(env, r.dir, files); !s.ok()) return util::Error{s.error()};
-  return r;
-}
+namespace {
 
-util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& launcher,
-                                             const std::string& given_dir, const std::string& from,
-                                             const RecipeOptions& options) {
+// What a task's recipes are made of: the environment's files (pytest.sh; with install steps
+// the pre-solved tree as src.tar and its file list) and the L1 tree's (testbed.tar, the
+// commit's message and facts).
+struct Parts {
+  taskdir::Instance inst;
+  bool has_tree = false;
+  Files env_files;  // without its Dockerfile
+  Files task_files;
+  CommitFacts commit;
+};
+
+util::Expected<Parts> ReadParts(util::Env& env, runner::Launcher& launcher, const std::string& given_dir,
+                                const std::string& work) {
   auto real = env.RealPath(given_dir);
   if (!real.ok()) return util::Error{given_dir + ": " + real.error()};
   taskdir::TaskDir task{*real};
@@ -242,60 +266,123 @@ util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& l
   }
   auto presolved = taskdir::PlainPresolved(env, level1);
   if (!presolved.ok()) return util::Error{presolved.error()};
-  const std::string work = options.work_dir;
   (void)env.RemoveAll(work);
   if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{work + ": " + s.error()};
   runner::Git git(env, launcher, util::JoinPath(work, "log"));
   git.Confine(runner::ToolSandbox(runner::RepoSpec{}, {work}, {task.dir, level1.dir}));
-
-  const runner::RepoSpec& spec = inst->spec;
-  TaskRecipes out;
-  out.instance_id = inst->instance_id;
-  out.level = inst->level;
-  // The environment: its tree only when install steps run in it.
-  Files env_files;
-  bool has_tree = !spec.install.empty();
-  env_files["pytest.sh"] = PytestScript(inst->spec_json);
-  env_files["Dockerfile"] = EnvDockerfile(from, inst->repo, spec, has_tree);
-  if (has_tree) {
+  Parts p;
+  p.inst = std::move(*inst);
+  p.has_tree = !p.inst.spec.install.empty() || p.inst.level == 2;
+  p.env_files["pytest.sh"] = PytestScript(p.inst.spec_json);
+  if (p.has_tree) {
     auto tar = Archive(env, git, *presolved, work, "src.tar");
     if (!tar.ok()) return util::Error{"presolved/: " + tar.error()};
     auto listed = git.Run(*presolved, {"ls-files", "-z"});
     if (!listed.ok()) return util::Error{"presolved/: " + listed.error()};
     std::vector<std::string> paths;
-    for (auto p : util::Records(*listed, '\0')) {
-      if (!p.empty()) paths.emplace_back(p);
+    for (auto path : util::Records(*listed, '\0')) {
+      if (!path.empty()) paths.emplace_back(path);
     }
     std::sort(paths.begin(), paths.end());
     std::string tree;
-    for (const auto& p : paths) tree += p + "\n";
-    env_files["src.tar"] = std::move(*tar);
-    env_files["tree.txt"] = tree;
+    for (const auto& path : paths) tree += path + "\n";
+    p.env_files["src.tar"] = std::move(*tar);
+    p.env_files["tree.txt"] = tree;
   }
-  std::string repo_part = ImageNamePart(spec.repo.empty() ? inst->repo : spec.repo);
-  out.environment.tag = Tag(options.prefix + "/env-" + repo_part, env_files);
-  out.environment.dir = util::JoinPath(options.out_dir, "env/" + out.environment.tag.substr(
-                                                                  out.environment.tag.rfind(':') + 1));
-  out.environment.network = runner::InstallNetwork(spec);
-  if (auto s = WriteRecipe(env, out.environment.dir, env_files); !s.ok()) return util::Error{s.error()};
-
-  Files task_files;
-  if (inst->level == 1) {
+  if (p.inst.level == 1) {
     auto tar = Archive(env, git, *presolved, work, "testbed.tar");
     if (!tar.ok()) return util::Error{"presolved/: " + tar.error()};
     auto commit = ReadCommit(git, *presolved);
     if (!commit.ok()) return util::Error{"presolved/: " + commit.error()};
-    task_files["testbed.tar"] = std::move(*tar);
-    task_files["commit-message.txt"] = commit->message;
-    task_files["Dockerfile"] = Level1Dockerfile(out.environment.tag, out.instance_id) +
-                               Run(RecommitCommand(*commit)) + Run(kCopyBuilt);
-  } else {
-    task_files["Dockerfile"] = Level2Dockerfile(from, out.instance_id);
+    p.task_files["testbed.tar"] = std::move(*tar);
+    p.task_files["commit-message.txt"] = commit->message;
+    p.commit = *commit;
   }
+  (void)env.RemoveAll(work);
+  return p;
+}
+
+// The base recipe's lines after its FROM.
+std::string BaseBody() {
+  return Run("apt-get update && apt-get install -y --no-install-recommends bash ca-certificates git patch "
+             "python3 python3-venv python3-pip python3-pytest tar && rm -rf /var/lib/apt/lists/*") +
+         "WORKDIR /testbed\n";
+}
+
+}  // namespace
+
+util::Expected<Recipe> WriteBaseRecipe(util::Env& env, const RecipeOptions& options) {
+  Files files;
+  files["Dockerfile"] = std::string(kHeader) + "# fbkit's base: Debian 12 with what fbkit's specs assume of the system.\n" +
+                        "FROM " + kDebianBase + "\n" + BaseBody();
+  Recipe r{util::JoinPath(options.out_dir, "base"), Tag(options.prefix + "/base", files), true};
+  if (auto s = WriteRecipe(env, r.dir, files); !s.ok()) return util::Error{s.error()};
+  return r;
+}
+
+util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& launcher,
+                                             const std::string& given_dir, const std::string& from,
+                                             const RecipeOptions& options) {
+  auto parts = ReadParts(env, launcher, given_dir, options.work_dir);
+  if (!parts.ok()) return util::Error{parts.error()};
+  const taskdir::Instance& inst = parts->inst;
+  TaskRecipes out;
+  out.instance_id = inst.instance_id;
+  out.level = inst.level;
+  // An L2 task's environment is its grader's (from its L1 sibling's tree); an L1 task's
+  // needs the tree only when install steps run in it.
+  Files env_files = parts->env_files;
+  bool env_tree = !inst.spec.install.empty();
+  if (!env_tree) env_files.erase("src.tar"), env_files.erase("tree.txt");
+  env_files["Dockerfile"] = EnvDockerfile(from, inst.repo, inst.spec, env_tree);
+  std::string repo_part = ImageNamePart(inst.spec.repo.empty() ? inst.repo : inst.spec.repo);
+  out.environment.tag = Tag(options.prefix + "/env-" + repo_part, env_files);
+  out.environment.dir = util::JoinPath(
+      options.out_dir, "env/" + out.environment.tag.substr(out.environment.tag.rfind(':') + 1));
+  out.environment.network = runner::InstallNetwork(inst.spec);
+  if (auto s = WriteRecipe(env, out.environment.dir, env_files); !s.ok()) return util::Error{s.error()};
+  Files task_files = parts->task_files;
+  task_files["Dockerfile"] = inst.level == 1
+                                 ? Level1Dockerfile(out.environment.tag, out.instance_id, parts->commit)
+                                 : Level2Dockerfile(from, out.instance_id);
   out.task.tag = Tag(options.prefix + "/task-" + ImageNamePart(out.instance_id), task_files);
   out.task.dir = util::JoinPath(options.out_dir, "task/" + out.instance_id);
   if (auto s = WriteRecipe(env, out.task.dir, task_files); !s.ok()) return util::Error{s.error()};
-  (void)env.RemoveAll(work);
+  return out;
+}
+
+util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& launcher,
+                                           const std::string& task_dir, const std::string& base,
+                                           const std::string& dir, const std::string& work_dir) {
+  auto parts = ReadParts(env, launcher, task_dir, work_dir);
+  if (!parts.ok()) return util::Error{parts.error()};
+  const taskdir::Instance& inst = parts->inst;
+  std::string d = std::string(kHeader) + "# The image an agent works on " + inst.instance_id + " in, from one context.\n";
+  d += "FROM " + (base.empty() ? std::string(kDebianBase) : base) + "\n";
+  if (base.empty()) d += BaseBody();
+  Files files;
+  OneContext out;
+  out.network = runner::InstallNetwork(inst.spec);
+  if (inst.level == 1) {
+    bool tree = !inst.spec.install.empty();
+    files = parts->task_files;
+    files["pytest.sh"] = parts->env_files["pytest.sh"];
+    if (tree) files["src.tar"] = parts->env_files["src.tar"], files["tree.txt"] = parts->env_files["tree.txt"];
+    d += EnvBody(inst.spec, tree) + Level1Body(parts->commit);
+  } else {
+    // The agent's image holds nothing of the repository: the grader builds the environment
+    // and the original tree from the verifier's files (VerifierScript).
+    d += Run(kLevel2Body) + "WORKDIR /testbed\n";
+    out.verifier_files = parts->env_files;
+    out.verifier_script = "export " + EnvVariables(inst.spec) + "\n" +
+                          "mkdir -p /fbkit/src && tar -xf /tests/src.tar -C /fbkit/src && "
+                          "cp /tests/tree.txt /tests/pytest.sh /fbkit/ || exit 1\n";
+    for (const auto& c : EnvCommands(inst.spec, true)) out.verifier_script += "( " + c + "\n) || exit 1\n";
+  }
+  files["Dockerfile"] = d + "ENTRYPOINT []\nCMD [\"/bin/bash\"]\n";
+  if (auto s = WriteRecipe(env, dir, files); !s.ok()) return util::Error{s.error()};
+  out.dir = dir;
+  out.instance = parts->inst;
   return out;
 }
 

@@ -8,9 +8,11 @@
 // (the gold patch, the F2P file, the original's history) is written into a recipe.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "extract/taskdir/task_dir.h"
 #include "runner/process.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -56,6 +58,23 @@ util::Expected<Recipe> WriteBaseRecipe(util::Env& env, const RecipeOptions& opti
 util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& launcher,
                                              const std::string& task_dir, const std::string& from,
                                              const RecipeOptions& options);
+
+// One build context whose Dockerfile makes the task's agent image by itself (fbkit's base
+// steps when `base` is "", the environment's, the task's), for formats that build from one
+// context (Harbor's environment/), written to `dir`. An L2 task's image holds nothing of the
+// repository: its grader builds the environment at verification, from `verifier_files`
+// (copied to /tests) with `verifier_script` (shell lines that end with /fbkit/python and
+// /fbkit/pytest.sh in place and the tree at /fbkit/src).
+struct OneContext {
+  std::string dir;
+  bool network = false;  // the build reaches the network (the spec's install network)
+  taskdir::Instance instance;
+  std::map<std::string, std::string> verifier_files;
+  std::string verifier_script;
+};
+util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& launcher,
+                                           const std::string& task_dir, const std::string& base,
+                                           const std::string& dir, const std::string& work_dir);
 
 // The lines of the shell script that runs the task's tests in an image, from /testbed or
 // another tree (its working directory): the spec's pythonpath, env and pytest arguments, and
