@@ -16,7 +16,8 @@ readonly GRAMMAR_SHA256=aab5b860d93dbf84b37fed532f7dacc0468ede5387d0c74911d68f96
 readonly BUILD_DIR=${FBKIT_BUILD_DIR:-build}
 packages=(cmake ninja-build g++ pkg-config git libtree-sitter-dev libboost-graph-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev bubblewrap libgtest-dev libssl-dev libcurl4-openssl-dev libutf8proc-dev python3 python3-dev python3-venv
-  python3-pytest python3-pytest-xdist python3-coverage python3-pyflakes python3-hypothesis chromium)
+  python3-pytest python3-pytest-xdist python3-coverage python3-pyflakes python3-hypothesis chromium
+  podman buildah runc mmdebstrap uidmap)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 install_packages() {
@@ -30,6 +31,19 @@ install_packages() {
   [ "$(id -u)" -eq 0 ] || sudo=sudo
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# podman on hosts without systemd and with cgroups v1 "hybrid" (docs/containers.md): runc
+# (crun refuses hybrid cgroups), cgroupfs, a file event log, rlimits the session may set.
+# Only when the machine has no containers.conf of its own.
+configure_podman() {
+  local conf=/etc/containers/containers.conf
+  [ -e "$conf" ] && return 0
+  [ "$(id -u)" -eq 0 ] || { echo "setup: $conf missing; podman may need docs/containers.md's settings"; return 0; }
+  mkdir -p /etc/containers
+  printf '%s\n' '# written by fbkit setup.sh (docs/containers.md)' '[containers]' \
+    'default_ulimits = ["nproc=32768:32768", "nofile=16384:16384"]' '' '[engine]' \
+    'runtime = "runc"' 'cgroup_manager = "cgroupfs"' 'events_logger = "file"' > "$conf"
 }
 
 fetch_grammar() {
@@ -192,6 +206,7 @@ check_agent_names() {
 
 check_agent_names
 install_packages
+configure_podman
 fetch_grammar
 install_tools
 install_agents

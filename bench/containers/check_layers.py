@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whether an agent-facing image holds anything of its task's answer, in any layer.
 
-Usage: check_layers.py ENGINE IMAGE TASK_DIR [--base IMAGE] [--level1 DIR]
+Usage: check_layers.py ENGINE IMAGE=TASK_DIR... [--base IMAGE]
 
 Saves IMAGE (`ENGINE save`, docker-archive), reads every file of every layer, opening git's
 loose objects and packs and any tar file inside, and looks for the answer's lines: each line
@@ -34,8 +34,9 @@ def added_lines(patch_text):
     return out
 
 
-def tree_lines(tree):
-    seen = set()
+def tree_text(tree):
+    """Every file of `tree` but .git, one string (an answer line inside it is no answer)."""
+    texts = []
     for root, dirs, files in os.walk(tree):
         dirs[:] = [d for d in dirs if d != ".git"]
         for f in files:
@@ -44,9 +45,8 @@ def tree_lines(tree):
                     text = fh.read().decode("utf-8", "replace")
             except OSError:
                 continue
-            for line in text.splitlines():
-                seen.add(line.strip())
-    return seen
+            texts.append(text)
+    return "\n".join(texts)
 
 
 def pack_objects(data):
@@ -103,16 +103,19 @@ def readable_texts(name, data, depth=0):
             pass
 
 
-def layer_files(engine, image, tmp):
-    """(layer name, file name, bytes) of every regular file of every layer of `image`."""
+def layer_files(engine, image, tmp, skip=()):
+    """(layer name, file name, bytes) of every regular file of every layer of `image` but
+    those named in `skip`."""
     archive = os.path.join(tmp, "image.tar")
-    argv = [engine, "save", "-o", archive, image]
+    argv = [engine, "save", "-q", "-o", archive, image]
     if engine == "podman":
         argv[2:2] = ["--format", "docker-archive"]
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
     with tarfile.open(archive) as outer:
         manifest = json.load(outer.extractfile("manifest.json"))
         for layer_name in manifest[0]["Layers"]:
+            if layer_name in skip:
+                continue
             with tarfile.open(fileobj=io.BytesIO(outer.extractfile(layer_name).read())) as lt:
                 for m in lt.getmembers():
                     if m.isfile():
@@ -120,46 +123,55 @@ def layer_files(engine, image, tmp):
     os.remove(archive)
 
 
+def answer_of(task_dir, level1=None):
+    inst = json.load(open(os.path.join(task_dir, "instance.json")))
+    answer = added_lines(open(os.path.join(task_dir, "patch.diff")).read())
+    answer |= added_lines(open(os.path.join(task_dir, "test_patch.diff")).read())
+    if inst.get("level", 1) == 1:
+        seen = tree_text(os.path.join(task_dir, "presolved"))
+        answer = {line for line in answer if line not in seen}
+    else:
+        l1 = level1 or task_dir[: -len(".lv2")] + ".lv1"
+        answer |= added_lines(open(os.path.join(l1, "patch.diff")).read())
+    return answer
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("engine")
-    ap.add_argument("image")
-    ap.add_argument("task_dir")
-    ap.add_argument("--level1", help="an L2 task's L1 task (default: the sibling .lv1)")
-    ap.add_argument("--base", help="the base image the task's images start FROM")
+    ap.add_argument("pairs", nargs="+", metavar="IMAGE=TASK_DIR")
+    ap.add_argument("--base", help="the base image the task images start FROM (read once; its "
+                    "layers, shared by every image, are not read again)")
     a = ap.parse_args()
-    inst = json.load(open(os.path.join(a.task_dir, "instance.json")))
-    level = inst.get("level", 1)
-    answer = added_lines(open(os.path.join(a.task_dir, "patch.diff")).read())
-    answer |= added_lines(open(os.path.join(a.task_dir, "test_patch.diff")).read())
-    if level == 1:
-        answer -= tree_lines(os.path.join(a.task_dir, "presolved"))
-    else:
-        l1 = a.level1 or a.task_dir[: -len(".lv2")] + ".lv1"
-        answer |= added_lines(open(os.path.join(l1, "patch.diff")).read())
-    if not answer:
-        print(f"{a.image}: the answer has no line to look for", file=sys.stderr)
-        return 2
-    hits, files, layers = [], 0, set()
+    pairs = [p.split("=", 1) for p in a.pairs]
+    answers = {image: answer_of(task) for image, task in pairs}
+    found = 0
     with tempfile.TemporaryDirectory() as tmp:
+        base_layers = set()
         if a.base:
-            for _, name, data in layer_files(a.engine, a.base, tmp):
+            for layer, _, data in layer_files(a.engine, a.base, tmp):
+                base_layers.add(layer)
                 text = data.decode("utf-8", "replace")
-                answer = {line for line in answer if line not in text}
-        for layer_name, name, data in layer_files(a.engine, a.image, tmp):
-            layers.add(layer_name)
-            files += 1
-            for where, blob in readable_texts(name, data):
-                text = blob.decode("utf-8", "replace")
-                for line in answer:
-                    if line in text:
-                        hits.append((layer_name, where, line))
-    layers = len(layers)
-    for layer_name, where, line in hits[:50]:
-        print(f"{a.image}: layer {layer_name[:19]}: {where}: {line[:100]}")
-    print(f"{a.image}: {layers} layers, {files} files, {len(answer)} answer lines, {len(hits)} found",
-          file=sys.stderr)
-    return 1 if hits else 0
+                for image in answers:
+                    answers[image] = {line for line in answers[image] if line not in text}
+        for image, task in pairs:
+            answer = answers[image]
+            if not answer:
+                print(f"{image}: the answer has no line to look for", file=sys.stderr)
+                return 2
+            hits, files, layers = [], 0, set()
+            for layer, name, data in layer_files(a.engine, image, tmp, base_layers):
+                layers.add(layer)
+                files += 1
+                for where, blob in readable_texts(name, data):
+                    text = blob.decode("utf-8", "replace")
+                    hits += [(layer, where, line) for line in answer if line in text]
+            for layer, where, line in hits[:50]:
+                print(f"{image}: layer {layer[:19]}: {where}: {line[:100]}")
+            print(f"{image}: {len(layers)} layers above the base, {files} files, {len(answer)} answer "
+                  f"lines, {len(hits)} found", file=sys.stderr)
+            found += len(hits)
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ std::string RecommitCommand(const CommitFacts& c) {
 // Copies what the install steps built in /fbkit/src (listed in /fbkit/built-files.txt) into
 // the tree at /testbed, as fbkit gives every copy the tests run in.
 const char kCopyBuilt[] =
-    "cd /fbkit/src && while IFS= read -r f; do mkdir -p \"/testbed/$(dirname \"$f\")\" && "
+    "[ -s /fbkit/built-files.txt ] || exit 0; cd /fbkit/src && while IFS= read -r f; do mkdir -p \"/testbed/$(dirname \"$f\")\" && "
     "cp -p \"$f\" \"/testbed/$f\"; done < /fbkit/built-files.txt";
 
 // The environment's shell commands, in order (each a RUN of a Dockerfile, or a line of a

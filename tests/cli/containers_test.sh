@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Tasks in containers, end to end with podman (issue 67): one fixture task's images built
+# (`fb-extract images`), every layer of the agent-facing images free of the answer (and a
+# planted copy of it, as a file and inside git's objects, found), the recipes the same byte
+# for byte when written again and nothing rebuilt, the Harbor export's trials replayed with
+# podman (gold resolved, the empty patch not, at L1 and L2) agreeing with fbkit's own eval,
+# and the bad inputs' exits.
+# usage: containers_test.sh FB_EXTRACT SOURCE_DIR INFER_DATA OUT
+set -euo pipefail
+fb_extract=$1 src=$2 data=$3 out=$4
+bench=$src/bench/containers
+base=localhost/fbkit-base:bookworm
+fail() { echo "FAIL: $*" >&2; exit 1; }
+command -v podman > /dev/null || fail "podman is not installed (setup.sh installs it)"
+rm -rf "$out"; mkdir -p "$out"
+"$bench/local_base.sh" "$base"
+l1=$(ls -d "$data"/tasks/*test_stats*.lv1) l2=$(ls -d "$data"/tasks/*test_stats*.lv2)
+mkdir -p "$out/tasks" && cp -a "$l1" "$l2" "$out/tasks/"
+tasks=$out/tasks
+
+# Bad input: an engine that is no engine, a directory that holds no task.
+set +e
+"$fb_extract" images "$tasks" -o "$out/bad" --engine nosuch 2> "$out/bad.err"; rc=$?
+[ $rc -eq 2 ] || fail "--engine nosuch: exit $rc"
+mkdir -p "$out/empty"
+"$fb_extract" images "$out/empty" -o "$out/bad" 2> "$out/bad.err"; rc=$?
+[ $rc -eq 1 ] || fail "a directory without tasks: exit $rc"
+"$fb_extract" images "$tasks" -o "$out/bad" --engine podman --base localhost/fbkit-no-such-base:1 \
+  2> "$out/nobase.err"; rc=$?
+[ $rc -eq 1 ] || fail "a missing base: exit $rc"
+grep -q "fbkit-no-such-base" "$out/nobase.err" || fail "a missing base is not named: $(cat "$out/nobase.err")"
+set -e
+
+# Images built, then asked again: nothing rebuilt; recipes written again are the same bytes.
+"$fb_extract" images "$tasks" -o "$out/rec" --base "$base" --engine podman -q
+"$fb_extract" images "$tasks" -o "$out/rec" --base "$base" --engine podman 2> "$out/again.err"
+grep -q "(0 built, " "$out/again.err" || fail "a second run built again: $(cat "$out/again.err")"
+"$fb_extract" images "$tasks" -o "$out/rec2" --base "$base" -q
+diff -r -x logs -x images.json "$out/rec" "$out/rec2" > /dev/null || fail "recipes differ between two runs"
+tag() { python3 -c "import json,sys; print([t['$2']['tag'] for t in json.load(open('$out/rec/images.json'))['tasks'] if t['level']==$1][0])"; }
+img1=$(tag 1 image) img2=$(tag 2 image)
+podman run --rm "$img1" git log --format=%H > "$out/commit" 
+[ "$(cat "$out/commit")" = "$(git -C "$tasks/$(basename "$l1")/presolved" rev-parse HEAD)" ] ||
+  fail "/testbed is not presolved's commit"
+
+# No answer in any layer; a planted one is found (as a file, and packed in git's objects).
+python3 "$bench/check_layers.py" podman --base "$base" "$img1=$tasks/$(basename "$l1")" \
+  "$img2=$tasks/$(basename "$l2")" || fail "the answer is in an agent-facing image"
+leak=$out/leak; mkdir -p "$leak"
+git clone -q "$tasks/$(basename "$l1")/presolved" "$leak/repo"
+git -C "$leak/repo" apply "$tasks/$(basename "$l1")/patch.diff"
+git -C "$leak/repo" -c user.name=x -c user.email=x@x commit -qam original
+git -C "$leak/repo" gc -q
+mv "$leak/repo/.git" "$leak/history.git" && rm -rf "$leak/repo"
+printf 'FROM %s\nCOPY history.git /root/.cache/history.git\n' "$img1" > "$leak/Dockerfile"
+podman build -q --pull=never --network=none -t localhost/fbkit-leak-test:1 "$leak" > /dev/null
+set +e
+python3 "$bench/check_layers.py" podman --base "$base" "localhost/fbkit-leak-test:1=$tasks/$(basename "$l1")" \
+  > "$out/leak.out" 2>&1; rc=$?
+set -e
+podman rmi -f localhost/fbkit-leak-test:1 > /dev/null
+[ $rc -eq 1 ] || fail "a history holding the answer was not found: $(cat "$out/leak.out")"
+grep -q "pack entry" "$out/leak.out" || fail "the planted history was not read from git's pack"
+
+# Harbor: gold resolved, empty not, as fbkit's eval says.
+"$fb_extract" export --format harbor "$tasks" -o "$out/harbor" --base "$base" -q
+for t in "$l1" "$l2"; do
+  id=$(basename "$t")
+  gold=$("$bench/harbor_replay.sh" podman "$out/harbor/$id" oracle)
+  empty=$("$bench/harbor_replay.sh" podman "$out/harbor/$id" empty)
+  [ "$gold" = 1 ] || fail "$id: Harbor's reward for the gold fix is $gold"
+  [ "$empty" = 0 ] || fail "$id: Harbor's reward for the empty patch is $empty"
+done
+"$fb_extract" eval "$tasks" --gold -o "$out/eval-gold" -q > /dev/null
+python3 - "$out/eval-gold/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["resolved"] == 2 and s["instances"] == 2, f"fbkit's eval resolved {s['resolved']} of {s['instances']}"
+PY
+echo "containers: images, layers, recipes, Harbor gold/empty and fbkit's eval agree"
