@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Harbor's verdicts on a task set beside fbkit's: every task exported as a Harbor task, its
+# trial replayed with the gold fix (oracle) and with no change (empty), and fbkit's eval of
+# the gold patches; one row per task. With HARBOR=1, Harbor itself runs the trials
+# (`harbor run -e podman`, harbor and podman-compose >= 1.1 on PATH) instead of the replay.
+# usage: harbor_table.sh TASKS OUT [BASE]    (a markdown table on stdout)
+set -euo pipefail
+tasks=$1 out=$2 base=${3:-localhost/fbkit-base:bookworm}
+here=$(cd "$(dirname "$0")" && pwd)
+fb_extract=${FB_EXTRACT:-fb-extract}
+mkdir -p "$out"
+"$fb_extract" export --format harbor "$tasks" -o "$out/harbor" --base "$base" -q
+"$fb_extract" eval "$tasks" --gold -o "$out/eval-gold" -q > /dev/null || true
+trial() {  # TASK AGENT -> reward
+  if [ "${HARBOR:-0}" = 1 ]; then
+    local job="$(basename "$1")-$2"
+    HARBOR_TELEMETRY=0 harbor run -p "$1" -a "$([ "$2" = empty ] && echo nop || echo oracle)" -e podman -y \
+      -o "$out/jobs" --job-name "$job" > "$out/jobs-$job.log" 2>&1 || true
+    cat "$(find "$out/jobs/$job" -name reward.txt | head -1)" 2>/dev/null || echo error
+  else
+    "$here/harbor_replay.sh" podman "$1" "$2" 2> /dev/null || echo error
+  fi
+}
+echo "| task | level | Harbor gold | Harbor empty | fbkit eval gold |"
+echo "|---|---|---|---|---|"
+for t in "$out"/harbor/*/; do
+  id=$(basename "$t")
+  fbkit=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('resolved' if r.get('resolved') else 'not resolved')" \
+    "$out/eval-gold/$id/report.json" 2>/dev/null || echo "?")
+  echo "| $id | ${id##*.lv} | $(trial "$t" oracle) | $(trial "$t" empty) | $fbkit |"
+done
