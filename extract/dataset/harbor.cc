@@ -76,8 +76,7 @@ std::string Level2Test(const taskdir::Instance& inst, const std::string& env_scr
          "mkdir -p /fbkit/grade && tar -xf /tests/src.tar -C /fbkit/grade && cd /fbkit/grade && git init -q . "
          "&& git apply --whitespace=nowarn /tests/original.diff && git apply --whitespace=nowarn "
          "/tests/test_patch.diff || { echo 'fbkit: the original tree could not be restored'; exit 0; }\n"
-         "(cd /fbkit/src && while IFS= read -r f; do mkdir -p \"/fbkit/grade/$(dirname \"$f\")\" && "
-         "cp -p \"$f\" \"/fbkit/grade/$f\"; done < /fbkit/built-files.txt)\n"
+         "(" + image::CopyBuiltCommand("/fbkit/grade") + ")\n"
          "export PYTHONPATH=/testbed\n" +
          RunAndScore(inst.f2p_files, seconds);
 }

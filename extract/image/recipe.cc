@@ -116,12 +116,6 @@ std::string RecommitCommand(const CommitFacts& c) {
   return cmd;
 }
 
-// Copies what the install steps built in /fbkit/src (listed in /fbkit/built-files.txt) into
-// the tree at /testbed, as fbkit gives every copy the tests run in.
-const char kCopyBuilt[] =
-    "[ -s /fbkit/built-files.txt ] || exit 0; cd /fbkit/src && while IFS= read -r f; do mkdir -p \"/testbed/$(dirname \"$f\")\" && "
-    "cp -p \"$f\" \"/testbed/$f\"; done < /fbkit/built-files.txt";
-
 // The environment's shell commands, in order (each a RUN of a Dockerfile, or a line of a
 // verifier's script): the base checked, the install steps in /fbkit/src (when the tree is
 // there), what they built listed, /fbkit/python made the tests' interpreter.
@@ -176,7 +170,7 @@ std::string EnvDockerfile(const std::string& from, const std::string& repo, cons
 std::string Level1Body(const CommitFacts& commit) {
   return "ADD testbed.tar /testbed/\nCOPY commit-message.txt /fbkit/commit-message.txt\n"
          "WORKDIR /testbed\n" +
-         Run(RecommitCommand(commit)) + Run(kCopyBuilt);
+         Run(RecommitCommand(commit)) + Run(CopyBuiltCommand(kImageTestbed));
 }
 
 std::string Level1Dockerfile(const std::string& from, const std::string& id, const CommitFacts& commit) {
@@ -202,6 +196,11 @@ std::string Level2Dockerfile(const std::string& from, const std::string& id) {
 }
 
 }  // namespace
+
+std::string CopyBuiltCommand(const std::string& tree) {
+  return "[ -s /fbkit/built-files.txt ] || exit 0; cd /fbkit/src && while IFS= read -r f; do mkdir -p \"" +
+         tree + "/$(dirname \"$f\")\" && cp -p \"$f\" \"" + tree + "/$f\"; done < /fbkit/built-files.txt";
+}
 
 std::string ImageNamePart(const std::string& name) {
   std::string out;

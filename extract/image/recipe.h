@@ -81,6 +81,10 @@ util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& lau
 // `-rA` so that every test's outcome is printed ("PASSED tests/test_x.py::test_y").
 std::string PytestScript(const std::string& spec_json);
 
+// The shell that copies what the install steps built in /fbkit/src (listed in
+// /fbkit/built-files.txt) into the tree at `tree`, as fbkit gives every copy the tests run in.
+std::string CopyBuiltCommand(const std::string& tree);
+
 // `name` made a valid image name component: lower case, [a-z0-9._-], no leading separator.
 std::string ImageNamePart(const std::string& name);
 

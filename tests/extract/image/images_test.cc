@@ -26,6 +26,20 @@ class FakeEngine : public Engine {
   }
 };
 
+// A run's options over /out and /work (`base`: the user's base image, "" for fbkit's), and
+// a launcher no process of which succeeds (these runs read no task).
+ImagesOptions Options(const std::string& base) {
+  ImagesOptions o;
+  o.recipes.out_dir = "/out";
+  o.recipes.base = base;
+  o.recipes.work_dir = "/work";
+  return o;
+}
+
+testing::FakeLauncher NoProcess() {
+  return testing::FakeLauncher([](const runner::ProcessSpec&) { return testing::FakeLauncher::Exit(1, "no"); });
+}
+
 TEST(ImageNamePart, LowerCaseAndSeparatorsOnly) {
   EXPECT_EQ(ImageNamePart("Pallets/Click"), "pallets-click");
   EXPECT_EQ(ImageNamePart("__x.lv1"), "x.lv1");
@@ -49,13 +63,10 @@ TEST(FailedStep, TheLastStepTheBuildReached) {
 
 TEST(MakeImages, OneBadTaskDirectoryIsItsOwnErrorAndTheManifestSaysSo) {
   testing::FakeEnv env;
-  testing::FakeLauncher launcher([](const runner::ProcessSpec&) { return testing::FakeLauncher::Exit(1, "no"); });
+  testing::FakeLauncher launcher = NoProcess();
   env.AddDir("/out");
   FakeEngine engine;
-  ImagesOptions o;
-  o.recipes.out_dir = "/out";
-  o.recipes.base = "localhost/base:1";
-  o.recipes.work_dir = "/work";
+  ImagesOptions o = Options("localhost/base:1");
   auto run = MakeImages(env, launcher, &engine, {"/nowhere/a.lv1", "/nowhere/b.lv1"}, o);
   ASSERT_TRUE(run.ok()) << run.error();
   ASSERT_EQ(run->tasks.size(), 2u);
@@ -69,12 +80,10 @@ TEST(MakeImages, OneBadTaskDirectoryIsItsOwnErrorAndTheManifestSaysSo) {
 
 TEST(MakeImages, FbkitsBaseRecipeIsWrittenWhenTheUserNamesNoBase) {
   testing::FakeEnv env;
-  testing::FakeLauncher launcher([](const runner::ProcessSpec&) { return testing::FakeLauncher::Exit(1, "no"); });
+  testing::FakeLauncher launcher = NoProcess();
   env.AddDir("/out");
   FakeEngine engine;
-  ImagesOptions o;
-  o.recipes.out_dir = "/out";
-  o.recipes.work_dir = "/work";
+  ImagesOptions o = Options("");
   auto base = WriteBaseRecipe(env, o.recipes);
   ASSERT_TRUE(base.ok());
   engine.failing.insert(base->tag);
