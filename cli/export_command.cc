@@ -25,6 +25,7 @@ struct ExportArgs {
   extract::dataset::ExportFormat format = extract::dataset::ExportFormat::kFeatureBench;
   std::string output = "-";
   std::string base;
+  std::string prefix = "fbkit";
   int jobs = 1;
   bool quiet = false;
 };
@@ -85,7 +86,7 @@ int RunExport(const ExportArgs& a) {
   batch.jobs = a.jobs;
   batch.run = [&](size_t i, int) {
     return extract::dataset::ExportRow(env, runner::RealLauncher(), list[i].second, format,
-                              util::JoinPath(*scratch, std::to_string(i)));
+                                       util::JoinPath(*scratch, std::to_string(i)), {a.base, a.prefix});
   };
   batch.failed = [](size_t, const std::string& what) -> util::Expected<std::string> {
     return util::Error{"internal error: " + what};
@@ -212,8 +213,9 @@ void AddExportCommand(CLI::App& app, int* exit_code) {
   AddChoice(cmd, "--format", &a->format, kExportFormats, "featurebench (default), swebench or harbor");
   cmd->add_option("-o,--output", a->output, "Output file (.jsonl; default: stdout); harbor: a directory");
   cmd->add_option("--base", a->base,
-                  "harbor: the base image of environment/Dockerfile (default: Debian 12 from "
-                  "debian:bookworm-slim with fbkit's base steps)");
+                  "harbor, swebench: the base image, as given to `fb-extract images` (default: "
+                  "fbkit's base recipe, Debian 12 from debian:bookworm-slim)");
+  cmd->add_option("--prefix", a->prefix, "swebench: the images' name prefix, as given to `fb-extract images`");
   cmd->add_option("-j,--jobs", a->jobs, "Tasks at once (default 1)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->callback([a, exit_code] { *exit_code = RunExport(*a); });

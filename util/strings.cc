@@ -79,4 +79,22 @@ bool InTestsDirectory(std::string_view path) {
   return p.find("/tests/") != std::string::npos || p.find("/test/") != std::string::npos;
 }
 
+std::string Base64Lines(std::string_view data) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out, line;
+  auto byte = [&](size_t i) { return static_cast<unsigned>(static_cast<unsigned char>(data[i])); };
+  for (size_t i = 0; i < data.size(); i += 3) {
+    unsigned n = byte(i) << 16;
+    if (i + 1 < data.size()) n |= byte(i + 1) << 8;
+    if (i + 2 < data.size()) n |= byte(i + 2);
+    line += kAlphabet[(n >> 18) & 63];
+    line += kAlphabet[(n >> 12) & 63];
+    line += i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    line += i + 2 < data.size() ? kAlphabet[n & 63] : '=';
+    if (line.size() == 76) out += line + "\n", line.clear();
+  }
+  if (!line.empty()) out += line + "\n";
+  return out;
+}
+
 }  // namespace fbkit::util

@@ -26,6 +26,10 @@ std::string Printable(std::string_view s);
 // `s` as one word for /bin/sh: in single quotes, each ' written as '\''.
 std::string ShellQuote(const std::string& s);
 
+// `data` in base64 (RFC 4648, with padding), in lines of 76 characters each ending in '\n'
+// (what `base64 -d` reads).
+std::string Base64Lines(std::string_view data);
+
 // The pieces of `s` between the `sep` characters (empty pieces kept: "a,,b" -> a, "", b;
 // "" -> one empty piece).
 std::vector<std::string> Split(const std::string& s, char sep);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "extract/dataset/verifier.h"
+#include "extract/image/recipe.h"
 #include "extract/taskdir/task_dir.h"
 #include "extract/taskdir/verify.h"
 #include "runner/confine.h"
@@ -120,8 +122,19 @@ std::string IsoTime(const std::string& t) {
   return iso + "Z";
 }
 
+// SWE-bench 5's eval_script: the verifier's files written under /tests, the tree prepared,
+// the tests run between the markers its harness reads (a failed preparation is an error of
+// the run, never a verdict), every outcome printed last as the pytest log parser reads it.
+std::string SweBenchEvalScript(const Verifier& v) {
+  return "#!/bin/bash\nset -uxo pipefail\n"
+         "fbkit_fail() { echo \"fbkit: $1\"; echo '>>>>> Tests' 'Errored'; exit 1; }\n" +
+         WriteFilesScript(v.files) + v.prepare + "export FBKIT_OUTCOMES=/tests/outcomes.json\n" +
+         ": '>>>>> Start Test Output'\n" + v.pytest + "\n: '>>>>> End Test Output'\n";
+}
+
 util::Expected<std::string> SweBenchRow(runner::Git& git, const taskdir::Instance& inst,
-                                        const std::string& task_dir, const std::string& repo) {
+                                        const std::string& task_dir, const std::string& repo,
+                                        const std::string& image, const std::string& eval_script) {
   int level = inst.level;
   Json row;
   row["instance_id"] = inst.instance_id;
@@ -150,6 +163,11 @@ util::Expected<std::string> SweBenchRow(runner::Git& git, const taskdir::Instanc
   row["environment_setup_commit"] = base;
   row["FAIL_TO_PASS"] = Json(inst.f2p_tests).dump();
   row["PASS_TO_PASS"] = Json(inst.p2p_tests).dump();
+  // SWE-bench 5's harness: the image as built by `fb-extract images`, what runs in it.
+  row["image"] = image;
+  row["eval_script"] = eval_script;
+  row["log_parser"] = "parse_log_pytest_v2";
+  row["eval_type"] = "pass_and_fail";
   return row.dump();
 }
 
@@ -206,9 +224,38 @@ util::Expected<std::vector<std::string>> PassingIds(runner::TestRunner& tests,
 
 }  // namespace
 
+namespace {
+
+// The agent image's tag (as `fb-extract images` names it) and the SWE-bench eval_script of
+// the task in `task_dir`, from recipes written under `work`.
+util::Expected<std::pair<std::string, std::string>> SweBenchImage(util::Env& env, runner::Launcher& launcher,
+                                                                  const std::string& task_dir,
+                                                                  const ExportImages& images,
+                                                                  const std::string& work) {
+  image::RecipeOptions o{util::JoinPath(work, "recipes"), images.base, images.prefix, util::JoinPath(work, "scratch")};
+  std::string from = images.base;
+  if (from.empty()) {
+    auto base = image::WriteBaseRecipe(env, o);
+    if (!base.ok()) return util::Error{base.error()};
+    from = base->tag;
+  }
+  auto recipes = image::WriteTaskRecipes(env, launcher, task_dir, from, o);
+  if (!recipes.ok()) return util::Error{recipes.error()};
+  auto context = image::WriteOneContext(env, launcher, task_dir, images.base, util::JoinPath(work, "context"),
+                                        util::JoinPath(work, "scratch"));
+  if (!context.ok()) return util::Error{context.error()};
+  auto verifier = MakeVerifier(env, task_dir, *context);
+  if (!verifier.ok()) return util::Error{verifier.error()};
+  (void)env.RemoveAll(util::JoinPath(work, "recipes"));
+  (void)env.RemoveAll(util::JoinPath(work, "context"));
+  return std::pair{recipes->task.tag, SweBenchEvalScript(*verifier)};
+}
+
+}  // namespace
+
 util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
                                       const std::string& given_dir, ExportFormat format,
-                                      const std::string& work_dir) {
+                                      const std::string& work_dir, const ExportImages& images) {
   auto real = env.RealPath(given_dir);  // the path git sees inside its sandbox
   const std::string task_dir = real.ok() ? *real : given_dir;
   auto inst = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
@@ -238,8 +285,11 @@ util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher
     row = util::Error{s.error()};
   } else if (format == ExportFormat::kFeatureBench) {
     row = FeatureBenchRow(git, *inst, task_dir, repo);
+  } else if (auto img = SweBenchImage(env, launcher, task_dir, images, util::JoinPath(work_dir, "image"));
+             !img.ok()) {
+    row = util::Error{"its image: " + img.error()};
   } else {
-    row = SweBenchRow(git, *inst, task_dir, repo);
+    row = SweBenchRow(git, *inst, task_dir, repo, img->first, img->second);
   }
   (void)env.RemoveAll(work_dir);
   return row;

@@ -18,11 +18,20 @@ namespace fbkit::extract::dataset {
 
 enum class ExportFormat { kFeatureBench, kSweBench, kHarbor };  // harbor: harbor.h
 
+// The images rows name: those `fb-extract images` builds with the same base and prefix.
+struct ExportImages {
+  std::string base;  // "" = fbkit's base recipe
+  std::string prefix = "fbkit";
+};
+
 // One dataset row (a JSON object, no newline) for the task in `task_dir`. L2 tasks need their
 // L1 task beside them (the original repository is rebuilt from it). `work_dir` is scratch.
+// A SWE-bench row carries SWE-bench 5's fields: `image` (the agent image's tag), an
+// `eval_script` holding fbkit's verifier (dataset/verifier.h), `log_parser`
+// parse_log_pytest_v2, `eval_type` pass_and_fail.
 util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
                                       const std::string& task_dir, ExportFormat format,
-                                      const std::string& work_dir);
+                                      const std::string& work_dir, const ExportImages& images = {});
 
 struct ImportOptions {
   std::string original;   // a git checkout of the rows' repository (only read)

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "extract/dataset/harbor_files.h"
+#include "extract/dataset/verifier.h"
 #include "extract/image/recipe.h"
 #include "extract/taskdir/task_dir.h"
 #include "util/strings.h"
@@ -35,62 +35,19 @@ std::string TaskToml(const taskdir::Instance& inst, double verifier_seconds) {
   return t;
 }
 
-std::string Joined(const std::vector<std::string>& files) {
-  std::string out;
-  for (const auto& f : files) out += " " + util::ShellQuote(f);
-  return out;
-}
-
-// test.sh's opening: the reward is 0 until the grader says otherwise.
-const char kTestHead[] =
-    "#!/bin/bash\n"
-    "# fbkit.harbor/1 verifier: the reward is 0 unless every FAIL_TO_PASS test passes and every\n"
-    "# PASS_TO_PASS test holds (tests/grade.py).\n"
-    "mkdir -p /logs/verifier && echo 0 > /logs/verifier/reward.txt\n";
-
-std::string RunAndScore(const std::vector<std::string>& files, double seconds) {
-  return "export PYTHONPATH=/tests${PYTHONPATH:+:$PYTHONPATH} FBKIT_OUTCOMES=/logs/verifier/outcomes.json\n"
-         "timeout " + std::to_string(static_cast<long>(seconds)) + " /fbkit/pytest.sh -p fbkit_outcomes" +
-         Joined(files) + " > /logs/verifier/pytest.log 2>&1\n"
+// test.sh: the reward is 0 until the grader says otherwise; a failed preparation leaves it.
+std::string TestScript(const Verifier& v, double seconds) {
+  return "#!/bin/bash\n"
+         "# fbkit.harbor/1 verifier: the reward is 0 unless every FAIL_TO_PASS test passes and every\n"
+         "# PASS_TO_PASS test holds (tests/grade.py).\n"
+         "mkdir -p /logs/verifier && echo 0 > /logs/verifier/reward.txt\n"
+         "fbkit_fail() { echo \"fbkit: $1\"; exit 0; }\n" +
+         v.prepare + "export FBKIT_OUTCOMES=/logs/verifier/outcomes.json\n" +
+         "timeout " + std::to_string(static_cast<long>(seconds)) + " " + v.pytest +
+         " > /logs/verifier/pytest.log 2>&1\n"
          "tail -n 5 /logs/verifier/pytest.log\n"
          "/fbkit/python /tests/grade.py score /tests/task.json /logs/verifier/outcomes.json /logs/verifier\n"
          "exit 0\n";
-}
-
-std::string Level1Test(const taskdir::Instance& inst, double seconds) {
-  std::vector<std::string> files = inst.f2p_files;
-  files.insert(files.end(), inst.p2p_files.begin(), inst.p2p_files.end());
-  return std::string(kTestHead) +
-         "cd /testbed || exit 0\n"
-         "/fbkit/python /tests/grade.py restore /tests/task.json || exit 0\n"
-         "git apply --whitespace=nowarn /tests/test_patch.diff || { echo 'fbkit: the test patch does not "
-         "apply'; exit 0; }\n" +
-         RunAndScore(files, seconds);
-}
-
-// L2: the environment built now (install steps, from the verifier's files), the original
-// tree restored at /fbkit/grade with the rewritten F2P file, the agent's agent_code (in
-// /testbed) importable beside it.
-std::string Level2Test(const taskdir::Instance& inst, const std::string& env_script, double seconds) {
-  return std::string(kTestHead) + env_script +
-         "mkdir -p /fbkit/grade && tar -xf /tests/src.tar -C /fbkit/grade && cd /fbkit/grade && git init -q . "
-         "&& git apply --whitespace=nowarn /tests/original.diff && git apply --whitespace=nowarn "
-         "/tests/test_patch.diff || { echo 'fbkit: the original tree could not be restored'; exit 0; }\n"
-         "(" + image::CopyBuiltCommand("/fbkit/grade") + ")\n"
-         "export PYTHONPATH=/testbed\n" +
-         RunAndScore(inst.f2p_files, seconds);
-}
-
-std::string TaskJson(const taskdir::Instance& inst, const std::vector<std::string>& grader_files) {
-  nlohmann::ordered_json j;
-  j["instance_id"] = inst.instance_id;
-  j["level"] = inst.level;
-  j["f2p_files"] = inst.f2p_files;
-  j["p2p_files"] = inst.p2p_files;
-  j["f2p_tests"] = inst.f2p_tests;
-  j["p2p_tests"] = inst.p2p_tests;
-  j["grader_files"] = grader_files;
-  return j.dump(1) + "\n";
 }
 
 util::Status Write(util::Env& env, const std::string& path, const std::string& bytes) {
@@ -114,6 +71,8 @@ util::Expected<std::string> WriteHarborTask(util::Env& env, runner::Launcher& la
   double per_file = inst->spec.timeout > 0 ? inst->spec.timeout : 600;
   size_t files = inst->f2p_files.size() + inst->p2p_files.size();
   double seconds = per_file * static_cast<double>(files > 0 ? files : 1);
+  auto verifier = MakeVerifier(env, task_dir, *context);
+  if (!verifier.ok()) return util::Error{verifier.error()};
   std::map<std::string, std::string> out;
   out["task.toml"] = TaskToml(*inst, seconds + (inst->level == 2 ? 3600 : 60));
   out["instruction.md"] = inst->problem_statement;
@@ -121,25 +80,8 @@ util::Expected<std::string> WriteHarborTask(util::Env& env, runner::Launcher& la
   out["solution/solve.sh"] =
       "#!/bin/bash\n# fbkit.harbor/1: the gold fix, applied as an agent's patch would be.\n"
       "cd /testbed && git apply --whitespace=nowarn /solution/gold.diff\n";
-  out["tests/test_patch.diff"] = inst->test_patch;
-  out["tests/grade.py"] = std::string(util::FindEmbedded(HarborFiles(), "grade.py"));
-  out["tests/fbkit_outcomes.py"] = std::string(util::FindEmbedded(HarborFiles(), "fbkit_outcomes.py"));
-  std::vector<std::string> grader;
-  if (inst->level == 1) {
-    auto presolved = taskdir::PlainPresolved(env, taskdir::TaskDir{task_dir});
-    if (!presolved.ok()) return util::Error{presolved.error()};
-    grader = taskdir::GraderFiles(*presolved, inst->f2p_files);
-    out["tests/test.sh"] = Level1Test(*inst, seconds);
-  } else {
-    auto l1 = taskdir::Level1Task(env, taskdir::TaskDir{task_dir});
-    if (!l1.ok()) return util::Error{l1.error()};
-    auto original = env.ReadFile(l1->patch());
-    if (!original.ok()) return util::Error{l1->patch() + ": " + original.error()};
-    out["tests/original.diff"] = *original;
-    for (const auto& [name, bytes] : context->verifier_files) out["tests/" + name] = bytes;
-    out["tests/test.sh"] = Level2Test(*inst, context->verifier_script, seconds);
-  }
-  out["tests/task.json"] = TaskJson(*inst, grader);
+  for (const auto& [name, bytes] : verifier->files) out["tests/" + name] = bytes;
+  out["tests/test.sh"] = TestScript(*verifier, seconds);
   for (const auto& [rel, bytes] : out) {
     if (auto s = Write(env, util::JoinPath(dir, rel), bytes); !s.ok()) return util::Error{s.error()};
   }

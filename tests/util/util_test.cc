@@ -98,6 +98,17 @@ TEST(HashTest, Md5KnownVectors) {  // RFC 1321; and a FeatureBench id's path has
   EXPECT_EQ(Md5Hex("astropy/visualization/tests/test_basic_rgb.py").substr(0, 8), "067e927c");
 }
 
+TEST(StringsTest, Base64LinesAsRfc4648Says) {
+  EXPECT_EQ(Base64Lines(""), "");
+  EXPECT_EQ(Base64Lines("f"), "Zg==\n");
+  EXPECT_EQ(Base64Lines("fo"), "Zm8=\n");
+  EXPECT_EQ(Base64Lines("foobar"), "Zm9vYmFy\n");
+  EXPECT_EQ(Base64Lines(std::string("\xff\x00\x01", 3)), "/wAB\n");
+  std::string lines = Base64Lines(std::string(100, 'a'));
+  EXPECT_EQ(lines.find('\n'), 76u);
+  EXPECT_EQ(lines.size(), 136u + 2u);
+}
+
 TEST(StringsTest, ShellQuoteAndNumberedLines) {
   EXPECT_EQ(ShellQuote("a b"), "'a b'");
   EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");

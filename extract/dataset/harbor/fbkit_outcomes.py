@@ -1,5 +1,7 @@
-"""pytest plugin of fbkit's Harbor verifier: every test's outcome, by node id, into the JSON
-file $FBKIT_OUTCOMES (passed, failed, error, skipped, xfailed, xpassed; the worst phase wins)."""
+"""pytest plugin of fbkit's verifiers (Harbor's tests/, SWE-bench's eval_script): every test's
+outcome, by node id, into the JSON file $FBKIT_OUTCOMES (passed, failed, error, skipped,
+xfailed, xpassed; the worst phase wins), and printed last as "STATUS NODE_ID" lines (every
+skipped test named, no " - reason" after an id: what SWE-bench's pytest log parsers read)."""
 import json
 import os
 
@@ -22,6 +24,16 @@ def pytest_runtest_logreport(report):
     old = _outcomes.get(report.nodeid)
     if old is None or _RANK[outcome] > _RANK[old]:
         _outcomes[report.nodeid] = outcome
+
+
+_PRINTED = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR", "skipped": "SKIPPED",
+            "xfailed": "XFAIL", "xpassed": "XFAIL"}
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_sep("=", "fbkit outcomes")
+    for nodeid in sorted(_outcomes):
+        terminalreporter.write_line(f"{_PRINTED[_outcomes[nodeid]]} {nodeid}")
 
 
 def pytest_sessionfinish(session):
