@@ -4,6 +4,8 @@
 # fbkit's base recipe installs, and this machine's pip configuration and CA bundle (so that
 # install steps reach PyPI through the machine's proxy). Usage:
 #   bench/containers/local_base.sh [NAME:TAG]    (default localhost/fbkit-base:bookworm)
+# FBKIT_BASE_PACKAGES adds Debian packages (the system packages a spec's tests import from
+# the system's site-packages, e.g. python3-hypothesis python3-pretend).
 # Needs: podman, mmdebstrap (apt-get install podman buildah runc mmdebstrap uidmap).
 set -euo pipefail
 name=${1:-localhost/fbkit-base:bookworm}
@@ -11,7 +13,7 @@ if podman image exists "$name"; then echo "$name: present"; exit 0; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mmdebstrap --quiet --variant=minbase \
-  --include=bash,ca-certificates,git,patch,tar,python3,python3-venv,python3-pip,python3-pytest \
+  --include=bash,ca-certificates,git,patch,tar,python3,python3-venv,python3-pip,python3-pytest$(printf ',%s' ${FBKIT_BASE_PACKAGES:-}) \
   bookworm "$work/base.tar"
 podman import --change WORKDIR=/testbed --change CMD=/bin/bash "$work/base.tar" "$name-debian" >/dev/null
 mkdir -p "$work/ctx"
