@@ -20,6 +20,7 @@ struct ImagesArgs {
   std::string engine = "none";
   std::string prefix = "fbkit";
   double timeout = 3600;
+  bool featurebench = false;
   bool quiet = false;
 };
 
@@ -55,6 +56,7 @@ int RunImages(const ImagesArgs& a) {
   o.recipes.out_dir = *out;
   o.recipes.base = a.base;
   o.recipes.prefix = a.prefix;
+  o.recipes.featurebench = a.featurebench;
   o.recipes.work_dir = util::JoinPath(*scratch, "work");
   if (!a.quiet) o.say = [&](const std::string& line) { std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str()); };
   auto run = extract::image::MakeImages(env, runner::RealLauncher(), engine.get(), dirs, o);
@@ -99,6 +101,10 @@ void AddImagesCommand(CLI::App& app, int* exit_code) {
                       std::string(extract::image::kDebianBase));
   cmd->add_option("--engine", a->engine, "none (recipes only; default), docker or podman");
   cmd->add_option("--prefix", a->prefix, "The images' name prefix (default fbkit)");
+  cmd->add_flag("--featurebench", a->featurebench,
+                 "Also FeatureBench's grading image of each L1 task (the original at /testbed and "
+                 "/root/my_repo, as its `fb eval` expects; it holds the answer: for graders only), "
+                 "which `export --format featurebench` rows name");
   cmd->add_option("--build-timeout", a->timeout, "Seconds per image build (default 3600)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->callback([a, exit_code] { *exit_code = RunImages(*a); });

@@ -68,13 +68,15 @@ util::Expected<std::string> L2TestsInOriginal(runner::Git& git, const std::strin
   return git.Run(repo, Diff("main", "HEAD"));
 }
 
-// repo_settings for FeatureBench: fbkit's spec with the keys FeatureBench's harness reads.
-std::string FeatureBenchSettings(const taskdir::Instance& inst) {
+// repo_settings for FeatureBench: fbkit's spec with the keys FeatureBench's harness reads; with
+// fbkit's image, the test command is the image's /fbkit/pytest.sh (the spec's paths, env and
+// arguments; no conda needed).
+std::string FeatureBenchSettings(const taskdir::Instance& inst, bool fbkit_image) {
   nlohmann::json s = nlohmann::json::parse(inst.spec_json, nullptr, false);
   if (!s.is_object()) s = nlohmann::json::object();
   std::string cmd = "pytest -rA -p no:cacheprovider --color=no";
   for (const auto& a : util::JsonStringList(s, "pytest_args")) cmd += " " + util::ShellQuote(a);
-  s["test_cmd"] = cmd;
+  s["test_cmd"] = fbkit_image ? std::string(image::kImagePytest) : cmd;
   s["timeout_run"] = s.value("timeout", 600);
   s["timeout_one"] = 0;  // no per-test timeout (it needs pytest-timeout)
   s["repository"] = inst.repo;
@@ -83,8 +85,8 @@ std::string FeatureBenchSettings(const taskdir::Instance& inst) {
 }
 
 util::Expected<std::string> FeatureBenchRow(runner::Git& git, const taskdir::Instance& inst,
-                                            const std::string& task_dir,
-                                            const std::string& repo) {
+                                            const std::string& task_dir, const std::string& repo,
+                                            const std::string& image) {
   int level = inst.level;
   Json row;
   row["instance_id"] = inst.instance_id;
@@ -107,11 +109,11 @@ util::Expected<std::string> FeatureBenchRow(runner::Git& git, const taskdir::Ins
   row["test_patch"] = test_patch;
   row["FAIL_TO_PASS"] = inst.f2p_files;
   row["PASS_TO_PASS"] = level == 1 ? inst.p2p_files : std::vector<std::string>{};
-  row["image_name"] = inst.image_name;
+  row["image_name"] = image.empty() ? inst.image_name : image;
   row["repo"] = inst.repo;
   row["base_commit"] = inst.base_commit;
   row["problem_statement"] = inst.problem_statement;
-  row["repo_settings"] = FeatureBenchSettings(inst);
+  row["repo_settings"] = FeatureBenchSettings(inst, !image.empty());
   return row.dump();
 }
 
@@ -226,13 +228,13 @@ util::Expected<std::vector<std::string>> PassingIds(runner::TestRunner& tests,
 
 namespace {
 
-// The agent image's tag (as `fb-extract images` names it) and the SWE-bench eval_script of
-// the task in `task_dir`, from recipes written under `work`.
-util::Expected<std::pair<std::string, std::string>> SweBenchImage(util::Env& env, runner::Launcher& launcher,
-                                                                  const std::string& task_dir,
-                                                                  const ExportImages& images,
-                                                                  const std::string& work) {
-  image::RecipeOptions o{util::JoinPath(work, "recipes"), images.base, images.prefix, util::JoinPath(work, "scratch")};
+// The task's image recipes as `fb-extract images` writes them with the same base and prefix
+// (FeatureBench's grading image too when `featurebench`), written under `work`.
+util::Expected<image::TaskRecipes> RecipesOf(util::Env& env, runner::Launcher& launcher,
+                                             const std::string& task_dir, const ExportImages& images,
+                                             const std::string& work, bool featurebench) {
+  image::RecipeOptions o{util::JoinPath(work, "recipes"), images.base, images.prefix,
+                         util::JoinPath(work, "scratch"), featurebench};
   std::string from = images.base;
   if (from.empty()) {
     auto base = image::WriteBaseRecipe(env, o);
@@ -240,14 +242,23 @@ util::Expected<std::pair<std::string, std::string>> SweBenchImage(util::Env& env
     from = base->tag;
   }
   auto recipes = image::WriteTaskRecipes(env, launcher, task_dir, from, o);
+  (void)env.RemoveAll(util::JoinPath(work, "recipes"));
+  return recipes;
+}
+
+// The agent image's tag and the SWE-bench eval_script of the task in `task_dir`.
+util::Expected<std::pair<std::string, std::string>> SweBenchImage(util::Env& env, runner::Launcher& launcher,
+                                                                  const std::string& task_dir,
+                                                                  const ExportImages& images,
+                                                                  const std::string& work) {
+  auto recipes = RecipesOf(env, launcher, task_dir, images, work, false);
   if (!recipes.ok()) return util::Error{recipes.error()};
   auto context = image::WriteOneContext(env, launcher, task_dir, images.base, util::JoinPath(work, "context"),
                                         util::JoinPath(work, "scratch"));
   if (!context.ok()) return util::Error{context.error()};
   auto verifier = MakeVerifier(env, task_dir, *context);
-  if (!verifier.ok()) return util::Error{verifier.error()};
-  (void)env.RemoveAll(util::JoinPath(work, "recipes"));
   (void)env.RemoveAll(util::JoinPath(work, "context"));
+  if (!verifier.ok()) return util::Error{verifier.error()};
   return std::pair{recipes->task.tag, SweBenchEvalScript(*verifier)};
 }
 
@@ -284,7 +295,12 @@ util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher
   if (auto s = rebuild ? RebuildOriginal(git, level1, repo) : util::Status::Ok(); !s.ok()) {
     row = util::Error{s.error()};
   } else if (format == ExportFormat::kFeatureBench) {
-    row = FeatureBenchRow(git, *inst, task_dir, repo);
+    // L1: FeatureBench's grading image (`fb-extract images --featurebench`); L2 rows name none
+    // (its harness installs the agent's package with pip into its conda environment).
+    auto recipes = level == 1 ? RecipesOf(env, launcher, task_dir, images, util::JoinPath(work_dir, "image"), true)
+                              : util::Expected<image::TaskRecipes>(image::TaskRecipes{});
+    row = recipes.ok() ? FeatureBenchRow(git, *inst, task_dir, repo, recipes->featurebench.tag)
+                       : util::Expected<std::string>(util::Error{"its image: " + recipes.error()});
   } else if (auto img = SweBenchImage(env, launcher, task_dir, images, util::JoinPath(work_dir, "image"));
              !img.ok()) {
     row = util::Error{"its image: " + img.error()};

@@ -85,6 +85,7 @@ util::Expected<ImagesRun> MakeImages(util::Env& env, runner::Launcher& launcher,
       if (why.empty()) why = builder.Ensure(t.recipes.task);
       // An L2 task's environment is what its grader runs FROM: built too.
       if (why.empty() && t.recipes.level == 2) why = builder.Ensure(t.recipes.environment);
+      if (why.empty() && !t.recipes.featurebench.tag.empty()) why = builder.Ensure(t.recipes.featurebench);
       t.error = why;
       if (!why.empty() && options.say) options.say(t.recipes.instance_id + ": " + why);
     }
@@ -129,6 +130,10 @@ std::string ManifestJson(const ImagesRun& run, const std::string& out_dir) {
                         {"recipe", Relative(t.recipes.environment.dir, out_dir)},
                         {"network", t.recipes.environment.network}};
     o["image"] = {{"tag", t.recipes.task.tag}, {"recipe", Relative(t.recipes.task.dir, out_dir)}};
+    if (!t.recipes.featurebench.tag.empty()) {
+      o["featurebench"] = {{"tag", t.recipes.featurebench.tag},
+                           {"recipe", Relative(t.recipes.featurebench.dir, out_dir)}};
+    }
     if (!t.error.empty()) o["error"] = t.error;
     tasks.push_back(o);
   }
@@ -157,6 +162,10 @@ util::Expected<std::vector<TaskImages>> ReadManifest(util::Env& env, const std::
       ti.recipes.environment.tag = t["environment"].value("tag", "");
       ti.recipes.environment.dir = util::JoinPath(out_dir, t["environment"].value("recipe", ""));
       ti.recipes.environment.network = t["environment"].value("network", false);
+    }
+    if (t.contains("featurebench") && t["featurebench"].is_object()) {
+      ti.recipes.featurebench.tag = t["featurebench"].value("tag", "");
+      ti.recipes.featurebench.dir = util::JoinPath(out_dir, t["featurebench"].value("recipe", ""));
     }
     if (t.contains("image") && t["image"].is_object()) {
       ti.recipes.task.tag = t["image"].value("tag", "");

@@ -187,6 +187,24 @@ const char kLevel2Body[] =
     "GIT_COMMITTER_EMAIL=fbkit@localhost GIT_COMMITTER_DATE='946684800 +0000' git -c "
     "commit.gpgsign=false commit -q --no-verify --allow-empty -m 'fbkit: empty project'";
 
+// FeatureBench's harness restores /root/my_repo over /testbed, masks it with the row's patch,
+// and runs `source ~/.bashrc`, `conda activate testbed` and the row's test_cmd
+// (/fbkit/pytest.sh) there: the original tree (pre-solved + gold + the F2P file) in both
+// places, a conda that /fbkit/pytest.sh makes unnecessary, a .bashrc.
+std::string FeatureBenchDockerfile(const std::string& from, const std::string& id) {
+  std::string d = kHeader;
+  d += "# FeatureBench's grading image of " + id + ": the original repository at /testbed and\n"
+       "# /root/my_repo, as its `fb eval` expects. It holds the answer: never an agent's image.\n";
+  d += "FROM " + from + "\nADD testbed.tar /testbed/\nCOPY gold.diff test.diff /fbkit/featurebench/\n";
+  d += Run("cd /testbed && git apply --whitespace=nowarn /fbkit/featurebench/gold.diff && git apply "
+           "--whitespace=nowarn /fbkit/featurebench/test.diff && rm -rf /fbkit/featurebench");
+  d += Run(CopyBuiltCommand(kImageTestbed));
+  d += Run("cp -a /testbed /root/my_repo && mkdir -p /opt/miniconda3/etc/profile.d && printf '%s\\n' "
+           "'# fbkit: /fbkit/pytest.sh (the test_cmd) sets the environment up; conda is not needed' "
+           "'conda() { return 0; }' > /opt/miniconda3/etc/profile.d/conda.sh && touch /root/.bashrc");
+  return d + "WORKDIR /testbed\nENTRYPOINT []\nCMD [\"/bin/bash\"]\n";
+}
+
 std::string Level2Dockerfile(const std::string& from, const std::string& id) {
   std::string d = kHeader;
   d += "# The image an agent works on " + id + " in: an empty project at /testbed (one empty\n"
@@ -347,6 +365,16 @@ util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& l
   out.task.tag = Tag(options.prefix + "/task-" + ImageNamePart(out.instance_id), task_files);
   out.task.dir = util::JoinPath(options.out_dir, "task/" + out.instance_id);
   if (auto s = WriteRecipe(env, out.task.dir, task_files); !s.ok()) return util::Error{s.error()};
+  if (options.featurebench && inst.level == 1) {
+    Files fb;
+    fb["testbed.tar"] = parts->task_files.at("testbed.tar");
+    fb["gold.diff"] = inst.patch;
+    fb["test.diff"] = inst.test_patch;
+    fb["Dockerfile"] = FeatureBenchDockerfile(out.environment.tag, out.instance_id);
+    out.featurebench.tag = Tag(options.prefix + "/featurebench-" + ImageNamePart(out.instance_id), fb);
+    out.featurebench.dir = util::JoinPath(options.out_dir, "featurebench/" + out.instance_id);
+    if (auto s = WriteRecipe(env, out.featurebench.dir, fb); !s.ok()) return util::Error{s.error()};
+  }
   return out;
 }
 

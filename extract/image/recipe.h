@@ -40,6 +40,9 @@ struct RecipeOptions {
   std::string base;      // the base image ("": fbkit's base recipe from kDebianBase)
   std::string prefix = "fbkit";  // image names: PREFIX/env-REPO, PREFIX/task-INSTANCE_ID
   std::string work_dir;  // scratch (removed afterwards)
+  // Also FeatureBench's layout for its harness (`fb eval`), L1 tasks: the original at /testbed
+  // and /root/my_repo. A grading image: it holds the answer, never an agent's.
+  bool featurebench = false;
 };
 
 struct TaskRecipes {
@@ -47,6 +50,7 @@ struct TaskRecipes {
   int level = 1;
   Recipe environment;  // its tests' environment: graders run the tests FROM it
   Recipe task;         // the image an agent works in
+  Recipe featurebench; // FeatureBench's grading image (RecipeOptions::featurebench; tag "" when none)
 };
 
 // fbkit's base recipe (OUT/base), which the others start FROM when options.base is "".
