@@ -130,7 +130,7 @@ std::string IsoTime(const std::string& t) {
 std::string SweBenchEvalScript(const Verifier& v) {
   return "#!/bin/bash\nset -uxo pipefail\n"
          "fbkit_fail() { echo \"fbkit: $1\"; echo '>>>>> Tests' 'Errored'; exit 1; }\n" +
-         WriteFilesScript(v.files) + v.prepare + "export FBKIT_OUTCOMES=/tests/outcomes.json\n" +
+         WriteFilesScript(v.files, "/tests") + v.prepare + "export FBKIT_OUTCOMES=/tests/outcomes.json\n" +
          ": '>>>>> Start Test Output'\n" + v.pytest + "\n: '>>>>> End Test Output'\n";
 }
 

@@ -71,12 +71,14 @@ util::Expected<Verifier> MakeVerifier(util::Env& env, const std::string& task_di
   return v;
 }
 
-std::string WriteFilesScript(const std::map<std::string, std::string>& files) {
-  std::string sh = "mkdir -p /tests\n";
+std::string WriteFilesScript(const std::map<std::string, std::string>& files, const std::string& dir) {
+  std::string sh = "mkdir -p " + util::ShellQuote(dir) + "\n";
   for (const auto& [name, bytes] : files) {
     std::string delimiter = "FBKIT_EOF_" + util::Sha256Hex(bytes).substr(0, 16);
-    std::string path = util::ShellQuote("/tests/" + name);
-    if (util::DirName(name) != "") sh += "mkdir -p " + util::ShellQuote("/tests/" + util::DirName(name)) + "\n";
+    std::string path = util::ShellQuote(util::JoinPath(dir, name));
+    if (!util::DirName(name).empty()) {
+      sh += "mkdir -p " + util::ShellQuote(util::JoinPath(dir, util::DirName(name))) + "\n";
+    }
     bool text = bytes.empty() || (bytes.back() == '\n' && bytes.find('\0') == std::string::npos &&
                                   util::FindInvalidUtf8(bytes) == std::string::npos &&
                                   bytes.find("\n" + delimiter + "\n") == std::string::npos);

@@ -31,8 +31,8 @@ struct Verifier {
 util::Expected<Verifier> MakeVerifier(util::Env& env, const std::string& task_dir,
                                       const image::OneContext& context);
 
-// Shell that writes `files` under /tests exactly (text in quoted here-documents, anything
-// else in base64), for formats that carry their verifier inside one script.
-std::string WriteFilesScript(const std::map<std::string, std::string>& files);
+// Shell that writes `files` under `dir` exactly (text in quoted here-documents, anything else
+// in base64), for formats that carry their verifier inside one script.
+std::string WriteFilesScript(const std::map<std::string, std::string>& files, const std::string& dir);
 
 }  // namespace fbkit::extract::dataset
