@@ -133,9 +133,13 @@ std::vector<std::string> EnvCommands(const runner::RepoSpec& spec, bool has_tree
   } else {
     c.push_back("mkdir -p /fbkit && : > /fbkit/built-files.txt");
   }
-  c.push_back("chmod 755 /fbkit/pytest.sh && if [ -x /fbkit/env/bin/python ]; then ln -sf "
-              "/fbkit/env/bin/python /fbkit/python; else ln -sf \"$(command -v \"$PYTHON\")\" "
-              "/fbkit/python; fi && /fbkit/python -m pytest --version");
+  // /fbkit/python execs the interpreter (a link would not do: a venv's python finds its
+  // pyvenv.cfg beside the path it was started by, so a link elsewhere runs outside the venv).
+  c.push_back("chmod 755 /fbkit/pytest.sh && if [ -x /fbkit/env/bin/python ]; then py=/fbkit/env/bin/python; "
+              "else py=$(command -v \"$PYTHON\"); fi && printf '#!/bin/sh\\nexec %s \"$@\"\\n' \"$py\" > "
+              "/fbkit/python && chmod 755 /fbkit/python && /fbkit/python -m pytest --version");
+  // Agents and graders may run as another user than the one that made /testbed.
+  c.push_back("git config --system --add safe.directory '*'");
   return c;
 }
 
