@@ -67,7 +67,7 @@ util::Expected<Verifier> MakeVerifier(util::Env& env, const std::string& task_di
                 "export PYTHONPATH=/testbed\n";
   }
   v.files["task.json"] = TaskJson(inst, grader);
-  v.pytest = "PYTHONPATH=/tests${PYTHONPATH:+:$PYTHONPATH} /fbkit/pytest.sh -p fbkit_outcomes" + Joined(files);
+  v.pytest = "env PYTHONPATH=/tests${PYTHONPATH:+:$PYTHONPATH} /fbkit/pytest.sh -p fbkit_outcomes" + Joined(files);
   return v;
 }
 

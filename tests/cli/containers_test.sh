@@ -3,7 +3,8 @@
 # (`fb-extract images`), every layer of the agent-facing images free of the answer (and a
 # planted copy of it, as a file and inside git's objects, found), the recipes the same byte
 # for byte when written again and nothing rebuilt, the Harbor export's trials replayed with
-# podman (gold resolved, the empty patch not, at L1 and L2) agreeing with fbkit's own eval,
+# podman (gold resolved, the empty patch not, at L1 and L2) and the SWE-bench rows' eval_script
+# replayed in their images, agreeing with fbkit's own eval,
 # and the bad inputs' exits.
 # usage: containers_test.sh FB_EXTRACT SOURCE_DIR INFER_DATA OUT
 set -euo pipefail
@@ -71,10 +72,19 @@ for t in "$l1" "$l2"; do
   [ "$gold" = 1 ] || fail "$id: Harbor's reward for the gold fix is $gold"
   [ "$empty" = 0 ] || fail "$id: Harbor's reward for the empty patch is $empty"
 done
+# SWE-bench 5 rows: their eval_script in their image, gold resolved, a no-op patch not.
+"$fb_extract" export --format swebench "$tasks" --base "$base" -o "$out/swe.jsonl" -q
+for t in "$l1" "$l2"; do
+  id=$(basename "$t")
+  gold=$(python3 "$bench/swebench_replay.py" podman "$out/swe.jsonl" "$id" gold)
+  noop=$(python3 "$bench/swebench_replay.py" podman "$out/swe.jsonl" "$id" noop)
+  [ "$gold" = resolved ] || fail "$id: SWE-bench's eval_script says the gold fix is $gold"
+  [ "$noop" = unresolved ] || fail "$id: SWE-bench's eval_script says a no-op patch is $noop"
+done
 "$fb_extract" eval "$tasks" --gold -o "$out/eval-gold" -q > /dev/null
 python3 - "$out/eval-gold/summary.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["resolved"] == 2 and s["instances"] == 2, f"fbkit's eval resolved {s['resolved']} of {s['instances']}"
 PY
-echo "containers: images, layers, recipes, Harbor gold/empty and fbkit's eval agree"
+echo "containers: images, layers, recipes, Harbor and SWE-bench gold/empty and fbkit's eval agree"
