@@ -99,31 +99,36 @@ util::Expected<CommitFacts> ReadCommit(runner::Git& git, const std::string& repo
 
 std::string Quote(const std::string& s) { return util::ShellQuote(s); }
 
-// The shell that makes /testbed's one commit again from the tree ADDed there, and checks
-// that it is the very commit of presolved/ (the same tree, message, author and dates).
-std::string RecommitCommand(const CommitFacts& c) {
-  std::string cmd = "cd /testbed && git init -q -b " + Quote(c.branch) + " . && git add -A -f && " +
+// The shell that makes presolved/'s one commit again from the tree ADDed at `dir` (its
+// message in `message_file`, removed), and checks that it is the very commit (the same tree,
+// message, author and dates) with its tags.
+std::string RecommitCommand(const CommitFacts& c, const std::string& dir, const std::string& message_file) {
+  std::string cmd = "cd " + dir + " && git init -q -b " + Quote(c.branch) + " . && git add -A -f && " +
                     "GIT_AUTHOR_NAME=" + Quote(c.author) + " GIT_AUTHOR_EMAIL=" + Quote(c.author_email) +
                     " GIT_AUTHOR_DATE=" + Quote(c.author_date) + " GIT_COMMITTER_NAME=" +
                     Quote(c.committer) + " GIT_COMMITTER_EMAIL=" + Quote(c.committer_email) +
                     " GIT_COMMITTER_DATE=" + Quote(c.committer_date) +
                     " git -c commit.gpgsign=false commit -q --no-verify --cleanup=verbatim"
-                    " -F /fbkit/commit-message.txt";
+                    " -F " + message_file;
   for (const auto& t : c.tags) cmd += " && git tag " + Quote(t);
-  cmd += " && rm /fbkit/commit-message.txt";
-  cmd += " && test \"$(git rev-parse HEAD)\" = " + c.sha +
-         " || { echo 'fbkit: /testbed is not the commit of presolved/ (" + c.sha + ")' >&2; exit 1; }";
+  cmd += " && rm " + message_file;
+  cmd += " && test \"$(git rev-parse HEAD)\" = " + c.sha + " || { echo 'fbkit: " + dir +
+         " is not the commit of presolved/ (" + c.sha + ")' >&2; exit 1; }";
   return cmd;
 }
 
 // The environment's shell commands, in order (each a RUN of a Dockerfile, or a line of a
 // verifier's script): the base checked, the install steps in /fbkit/src (when the tree is
 // there), what they built listed, /fbkit/python made the tests' interpreter.
-std::vector<std::string> EnvCommands(const runner::RepoSpec& spec, bool has_tree) {
+// With the tree, /fbkit/src is presolved/'s commit again first, as fbkit's environment copy
+// has the repository's history: install steps that ask git for a version (setuptools-scm,
+// hatch-vcs) find its tag.
+std::vector<std::string> EnvCommands(const runner::RepoSpec& spec, bool has_tree, const CommitFacts& commit) {
   std::vector<std::string> c;
   c.push_back("command -v \"$PYTHON\" >/dev/null && command -v git >/dev/null || { echo \"fbkit: the "
               "base image needs the spec's interpreter ($PYTHON) and git\" >&2; exit 1; }");
   if (has_tree) {
+    c.push_back(RecommitCommand(commit, "/fbkit/src", "/fbkit/src-commit-message.txt"));
     for (const auto& step : spec.install) c.push_back("cd /fbkit/src || exit 1\n" + step);
     // fbkit's BuiltFiles: extension and generated modules the tree did not have.
     c.push_back("cd /fbkit/src && find . -type f \\( -name '*.so' -o -name '*.pyd' -o -name '*.py' \\) "
@@ -148,33 +153,34 @@ std::string EnvVariables(const runner::RepoSpec& spec) {
 }
 
 // The environment's Dockerfile lines after its FROM.
-std::string EnvBody(const runner::RepoSpec& spec, bool has_tree) {
+std::string EnvBody(const runner::RepoSpec& spec, bool has_tree, const CommitFacts& commit) {
   std::string d = "ENV FBKIT_ENV=/fbkit/env FBKIT_SRC=/fbkit/src PYTHON=" +
                   nlohmann::json(spec.python).dump() + "\n";
   d += "COPY pytest.sh /fbkit/pytest.sh\n";
   if (has_tree) {
     d += "ADD src.tar /fbkit/src/\n";
-    d += "COPY tree.txt /fbkit/tree.txt\n";
+    d += "COPY tree.txt src-commit-message.txt /fbkit/\n";
   }
-  for (const auto& c : EnvCommands(spec, has_tree)) d += Run(c);
+  for (const auto& c : EnvCommands(spec, has_tree, commit)) d += Run(c);
   d += "WORKDIR /testbed\n";
   return d;
 }
 
 std::string EnvDockerfile(const std::string& from, const std::string& repo, const runner::RepoSpec& spec,
-                          bool has_tree) {
+                          bool has_tree, const CommitFacts& commit) {
   std::string d = kHeader;
   d += "# The environment of " + repo + ": the spec's interpreter and install steps, run as\n"
        "# fbkit runs them, in a copy of the pre-solved tree (/fbkit/src).\n";
   d += "FROM " + from + "\n";
-  return d + EnvBody(spec, has_tree);
+  return d + EnvBody(spec, has_tree, commit);
 }
 
 // An L1 task image's lines after its FROM (the commit's RUN lines need its facts).
 std::string Level1Body(const CommitFacts& commit) {
   return "ADD testbed.tar /testbed/\nCOPY commit-message.txt /fbkit/commit-message.txt\n"
          "WORKDIR /testbed\n" +
-         Run(RecommitCommand(commit)) + Run(CopyBuiltCommand(kImageTestbed));
+         Run(RecommitCommand(commit, kImageTestbed, "/fbkit/commit-message.txt")) +
+         Run(CopyBuiltCommand(kImageTestbed));
 }
 
 std::string Level1Dockerfile(const std::string& from, const std::string& id, const CommitFacts& commit) {
@@ -310,14 +316,15 @@ util::Expected<Parts> ReadParts(util::Env& env, runner::Launcher& launcher, cons
     p.env_files["src.tar"] = std::move(*tar);
     p.env_files["tree.txt"] = tree;
   }
+  auto commit = ReadCommit(git, *presolved);
+  if (!commit.ok()) return util::Error{"presolved/: " + commit.error()};
+  p.commit = *commit;
+  if (p.has_tree) p.env_files["src-commit-message.txt"] = commit->message;
   if (p.inst.level == 1) {
     auto tar = Archive(env, git, *presolved, work, "testbed.tar");
     if (!tar.ok()) return util::Error{"presolved/: " + tar.error()};
-    auto commit = ReadCommit(git, *presolved);
-    if (!commit.ok()) return util::Error{"presolved/: " + commit.error()};
     p.task_files["testbed.tar"] = std::move(*tar);
     p.task_files["commit-message.txt"] = commit->message;
-    p.commit = *commit;
   }
   (void)env.RemoveAll(work);
   return p;
@@ -354,8 +361,8 @@ util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& l
   // needs the tree only when install steps run in it.
   Files env_files = parts->env_files;
   bool env_tree = !inst.spec.install.empty();
-  if (!env_tree) env_files.erase("src.tar"), env_files.erase("tree.txt");
-  env_files["Dockerfile"] = EnvDockerfile(from, inst.repo, inst.spec, env_tree);
+  if (!env_tree) env_files.erase("src.tar"), env_files.erase("tree.txt"), env_files.erase("src-commit-message.txt");
+  env_files["Dockerfile"] = EnvDockerfile(from, inst.repo, inst.spec, env_tree, parts->commit);
   std::string repo_part = ImageNamePart(inst.spec.repo.empty() ? inst.repo : inst.spec.repo);
   out.environment.tag = Tag(options.prefix + "/env-" + repo_part, env_files);
   out.environment.dir = util::JoinPath(
@@ -398,8 +405,10 @@ util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& lau
     bool tree = !inst.spec.install.empty();
     files = parts->task_files;
     files["pytest.sh"] = parts->env_files["pytest.sh"];
-    if (tree) files["src.tar"] = parts->env_files["src.tar"], files["tree.txt"] = parts->env_files["tree.txt"];
-    d += EnvBody(inst.spec, tree) + Level1Body(parts->commit);
+    if (tree) {
+      for (const char* name : {"src.tar", "tree.txt", "src-commit-message.txt"}) files[name] = parts->env_files[name];
+    }
+    d += EnvBody(inst.spec, tree, parts->commit) + Level1Body(parts->commit);
   } else {
     // The agent's image holds nothing of the repository: the grader builds the environment
     // and the original tree from the verifier's files (VerifierScript).
@@ -407,8 +416,8 @@ util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& lau
     out.verifier_files = parts->env_files;
     out.verifier_script = "export " + EnvVariables(inst.spec) + "\n" +
                           "mkdir -p /fbkit/src && tar -xf /tests/src.tar -C /fbkit/src && "
-                          "cp /tests/tree.txt /tests/pytest.sh /fbkit/ || exit 1\n";
-    for (const auto& c : EnvCommands(inst.spec, true)) out.verifier_script += "( " + c + "\n) || exit 1\n";
+                          "cp /tests/tree.txt /tests/pytest.sh /tests/src-commit-message.txt /fbkit/ || exit 1\n";
+    for (const auto& c : EnvCommands(inst.spec, true, parts->commit)) out.verifier_script += "( " + c + "\n) || exit 1\n";
   }
   files["Dockerfile"] = d + "ENTRYPOINT []\nCMD [\"/bin/bash\"]\n";
   if (auto s = WriteRecipe(env, dir, files); !s.ok()) return util::Error{s.error()};
