@@ -14,6 +14,7 @@
 #include "extract/eval/instance.h"
 #include "extract/eval/report.h"
 #include "extract/eval/run.h"
+#include "extract/image/images.h"
 #include "util/shard.h"
 
 namespace fbkit::cli {
@@ -36,6 +37,8 @@ struct EvalArgs {
   double timeout = 0;
   int jobs = 1;
   std::string sandbox = "bwrap";
+  std::string images;           // --sandbox container: fb-extract images' images.json
+  std::string engine = "podman";
   std::string shard;
   std::optional<runner::CopyPolicy> exposed_copies;  // unset: the task's spec
 };
@@ -94,6 +97,19 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::Eva
   if (!sandbox.ok()) return Fail(kEvalWho, sandbox.error()), kExitUsage;
   if (*sandbox == runner::SandboxKind::kBwrap) {
     if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kEvalWho, s.error());
+  }
+  if (*sandbox == runner::SandboxKind::kContainer) {
+    if (auto s = runner::CheckContainerEngine(a.engine); !s.ok()) return Fail(kEvalWho, s.error());
+    if (a.images.empty()) {
+      return Fail(kEvalWho, "--sandbox container needs --images OUT/images.json (fb-extract images "
+                            "TASKS -o OUT --engine podman builds the tasks' images)"), kExitUsage;
+    }
+    auto manifest = extract::image::ReadManifest(env, a.images);
+    if (!manifest.ok()) return Fail(kEvalWho, manifest.error());
+    for (const auto& t : *manifest) o->eval.images[t.recipes.instance_id] = t.recipes.environment.tag;
+    o->eval.engine = a.engine;
+  } else if (!a.images.empty()) {
+    return Fail(kEvalWho, "--images is for --sandbox container"), kExitUsage;
   }
   auto shard = util::ParseShard(a.shard);
   if (!shard.ok()) return Fail(kEvalWho, shard.error()), kExitUsage;
@@ -182,9 +198,15 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
             "Summary on stdout: json (default) or table");
   eval->add_option("--html", a->html, "Also write a one-page HTML report to this file");
   eval->add_option("--sandbox", a->sandbox,
-                   "bwrap (default): every process running the agent's code is isolated; none: "
-                   "no isolation (only when you trust the patches; recorded in each report)")
-      ->check(CLI::IsMember({"bwrap", "none"}));
+                   "bwrap (default): every process running the agent's code is isolated; "
+                   "container: the same isolation in a container of each task's environment "
+                   "image (--images; podman, no bubblewrap needed); none: no isolation (only "
+                   "when you trust the patches; recorded in each report)")
+      ->check(CLI::IsMember({"bwrap", "container", "none"}));
+  eval->add_option("--images", a->images,
+                   "--sandbox container: the images.json of `fb-extract images TASKS --engine "
+                   "podman` (each task's environment image)");
+  eval->add_option("--engine", a->engine, "--sandbox container: the container engine (podman)");
   eval->add_option("--shard", a->shard,
                    "Only the K-th of N shares of the predictions (K/N); shards sharing -o merge "
                    "into one summary");

@@ -5,6 +5,36 @@
 
 namespace fbkit::runner {
 
+namespace {
+
+// A container sandbox: the image's system, interpreter and environment (what the install
+// steps built, laid over the private copy from the image's own tree) in place of the host's.
+util::Expected<Confinement> ConfineInImage(util::Env& env, const RepoSpec& spec,
+                                           const ConfineRequest& request, Confinement c) {
+  if (spec.image_name.empty()) {
+    return util::Error{"the container sandbox needs the task's environment image: build it with "
+                       "`fb-extract images TASKS --engine podman` and pass its images.json "
+                       "(--images)"};
+  }
+  if (util::Status s = CheckContainerEngine(spec.container_engine); !s.ok()) return util::Error{s.error()};
+  c.sandbox.container = {spec.container_engine, spec.image_name};
+  c.python = kImagePython;
+  c.sandbox.read_only.push_back(request.root);
+  for (const auto& p : spec.pythonpath) {
+    if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
+  }
+  if (!request.copy_of.empty()) {
+    PrivateCopy copy{request.copy_of, request.root, kImageSource, {}, kImageBuiltList};
+    c.sandbox.copies.push_back(std::move(copy));
+    std::string dot_git = util::JoinPath(request.root, ".git");
+    if (env.Stat(dot_git, false).ok()) c.sandbox.protect.push_back(dot_git);
+  }
+  if (!request.scratch.empty()) c.sandbox.writable.push_back(request.scratch);
+  return c;
+}
+
+}  // namespace
+
 util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
                                     const ConfineRequest& request) {
   Confinement c;
@@ -17,6 +47,7 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
   if (c.sandbox.kind == SandboxKind::kBwrap) {
     if (util::Status s = CheckBwrap(); !s.ok()) return util::Error{s.error()};
   }
+  if (c.sandbox.kind == SandboxKind::kContainer) return ConfineInImage(env, spec, request, c);
   if (!spec.install.empty()) {
     std::string cache = spec.environment_cache.empty() ? util::JoinPath(request.work_dir, "env")
                                                : spec.environment_cache;
@@ -50,6 +81,7 @@ Sandbox ToolSandbox(const RepoSpec& spec, std::vector<std::string> writable,
                     std::vector<std::string> readable) {
   Sandbox s;
   s.kind = spec.sandbox;
+  if (s.kind == SandboxKind::kContainer) s.container = {spec.container_engine, spec.image_name};
   s.limits = spec.limits;
   s.writable = std::move(writable);
   s.read_only = std::move(readable);

@@ -16,7 +16,9 @@ namespace fbkit::runner {
 // the one its install steps built, built on first use under the work dir unless the spec
 // names a cache) and the sandbox (the spec's kind, network and limits; ROOT and the
 // interpreter readable; with `copy_of`, ROOT is a private copy of that tree, ROOT/.git
-// bound read-only; the scratch dir writable). Every such process fbkit starts gets its
+// bound read-only; the scratch dir writable). A container sandbox (kContainer) runs in the
+// spec's image_name instead: its /fbkit/python, and what its install steps built in its
+// /fbkit/src laid over the copy; no environment is built on the host. Every such process fbkit starts gets its
 // ProcessSpec::sandbox from here; what fbkit reads back from a writable tree it reads with
 // Env::ReadUntrusted.
 struct ConfineRequest {

@@ -87,7 +87,7 @@ class Git {
   // --git-dir, is replaced by a fixed one, read-only). For work copies that repository or
   // agent code has written: no host process ever interprets them (docs/repo-spec.md).
   void Confine(Sandbox sandbox) { sandbox_ = std::move(sandbox); }
-  bool confined() const { return sandbox_.kind == SandboxKind::kBwrap; }
+  bool confined() const { return sandbox_.kind != SandboxKind::kNone; }
 
   // Runs `git ARGS` in `cwd` (its stdin the file `input` when given); its output on success,
   // else an error naming the command and the end of its output.

@@ -25,6 +25,7 @@
 #include <climits>
 #include <cstdlib>
 #include <mutex>
+#include <random>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -439,13 +440,49 @@ struct Pump {
   }
 };
 
+// A name no other container of this host has: fbkit-PID-COUNTER-RANDOM.
+std::string ContainerName() {
+  static std::atomic<unsigned> counter{0};
+  std::random_device rd;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "fbkit-%d-%u-%08x", static_cast<int>(::getpid()), counter++, rd());
+  return buf;
+}
+
+void CloseFrom(int first);
+
+// `engine kill NAME`, then `engine rm -f NAME` (the container may be gone already), each
+// waited for, their output discarded.
+void StopContainer(const std::string& engine, const std::string& name) {
+  for (const char* verb : {"kill", "rm"}) {
+    std::vector<std::string> argv = {engine, verb};
+    if (std::string(verb) == "rm") argv.push_back("-f");
+    argv.push_back(name);
+    std::vector<char*> args;  // made before the fork: the child of a threaded process allocates nothing
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int null = ::open("/dev/null", O_RDWR);
+      for (int fd : {0, 1, 2}) ::dup2(null, fd);
+      CloseFrom(3);
+      ::execvp(args[0], args.data());
+      ::_exit(127);
+    }
+    int status = 0;
+    while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
 class PosixProcess : public Process {
  public:
-  // `pumps`: the sandboxed process's output, then its channels.
+  // `pumps`: the sandboxed process's output, then its channels. `container`: the engine and
+  // the name of the container the process (the engine's client) runs, stopped with it.
   PosixProcess(pid_t pid, std::vector<std::string> cgroups, bool sandboxed,
-               std::vector<Pump> pumps, DiskWatch disk)
+               std::vector<Pump> pumps, DiskWatch disk, ContainerImage container = {})
       : pid_(pid), cgroups_(std::move(cgroups)), sandboxed_(sandboxed), pumps_(std::move(pumps)),
-        disk_(std::move(disk)) {}
+        disk_(std::move(disk)), container_(std::move(container)) {}
   ~PosixProcess() override {
     if (!done_) Kill();
     Release();
@@ -476,6 +513,8 @@ class PosixProcess : public Process {
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    // The engine's client is gone, not the container: the engine stops it.
+    if (!container_.image.empty()) StopContainer(container_.engine, container_.image);
     done_ = true;
     info_ = Translate(FromStatus(status));
     Release();
@@ -512,6 +551,7 @@ class PosixProcess : public Process {
   bool sandboxed_;
   std::vector<Pump> pumps_;
   DiskWatch disk_;
+  ContainerImage container_;  // engine and container name (kContainer), else empty
   bool done_ = false;
   ExitInfo info_;
 };
@@ -526,6 +566,7 @@ struct Prepared {
   std::vector<Pump> pumps;       // fbkit's ends of the channels, into their files
   int seccomp = -1;              // placed after the channels
   int stdin_fd = -1;             // spec.stdin_path, opened
+  bool container = false;        // argv is a container engine's client (kContainer)
 };
 
 void SetLimit(int resource, int64_t value) {
@@ -594,7 +635,11 @@ void CloseFrom(int first) {
   std::vector<char*> args;
   for (const auto& a : prepared.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  if (prepared.sandboxed) {
+  if (prepared.container) {
+    // The engine's client, fbkit's own tool: the container's environment is in its argv,
+    // its limits the engine's.
+    ::execvp(args[0], args.data());
+  } else if (prepared.sandboxed) {
     std::vector<char*> env;
     for (const auto& kv : prepared.env) env.push_back(const_cast<char*>(kv.c_str()));
     env.push_back(nullptr);
@@ -655,15 +700,21 @@ class PosixLauncher : public Launcher {
     HostInfo host;
     DiskWatch disk;  // the writable trees; copies are bounded by their tmpfs
     std::vector<int64_t> copy_bytes;
-    if (spec.sandbox.kind == SandboxKind::kBwrap) {
+    if (spec.sandbox.kind == SandboxKind::kContainer) {
+      if (util::Status s = CheckContainerEngine(spec.sandbox.container.engine); !s.ok()) {
+        return util::Error{s.error()};
+      }
+      prepared.container = true;
+    }
+    if (spec.sandbox.kind != SandboxKind::kNone) {
       host = CurrentHost();
-      if (host.bwrap.empty()) {
+      if (host.bwrap.empty() && !prepared.container) {
         return util::Error{"bubblewrap (bwrap) is not installed: apt-get install bubblewrap, "
                            "or pass --sandbox none to run without isolation"};
       }
       prepared.sandboxed = true;
-      prepared.seccomp = SeccompFd();
-      prepared.env = SandboxEnvironment(environ, host.home, {});
+      if (!prepared.container) prepared.seccomp = SeccompFd();
+      if (!prepared.container) prepared.env = SandboxEnvironment(environ, host.home, {});
       disk.roots = spec.sandbox.writable;
       for (const auto& b : spec.sandbox.binds) {
         if (b.writable) disk.roots.push_back(b.source);
@@ -687,7 +738,7 @@ class PosixLauncher : public Launcher {
         }
         copy_bytes.push_back(bytes);
       }
-      if (host.root) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
+      if (host.root && !prepared.container) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
     }
     Closer closer(&prepared);
     if (!spec.stdin_path.empty()) {
@@ -714,7 +765,15 @@ class PosixLauncher : public Launcher {
       prepared.channels.push_back(pipe_fds[0]);  // closed in the parent with the channels
       if (!whole) return util::Error{"cannot hand the process its secret"};
     }
-    if (prepared.sandboxed) {
+    ContainerImage container;  // what Kill stops: the engine and the container's name
+    if (prepared.container) {
+      container = {spec.sandbox.container.engine, ContainerName()};
+      auto args = ContainerArgs(spec.sandbox, container.image, spec.cwd, spec.argv,
+                                ContainerEnvironment(spec.vars),
+                                static_cast<int>(prepared.channels.size()), copy_bytes);
+      if (!args.ok()) return util::Error{args.error()};
+      prepared.argv = std::move(*args);
+    } else if (prepared.sandboxed) {
       int seccomp = prepared.seccomp >= 0 ? 3 + static_cast<int>(prepared.channels.size()) : -1;
       prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd,
                                 SandboxedCommand(host, spec.argv, spec.vars), seccomp, copy_bytes);
@@ -748,7 +807,8 @@ class PosixLauncher : public Launcher {
     auto cgroups = std::move(prepared.cgroups);
     prepared.cgroups.clear();
     return std::unique_ptr<Process>(new PosixProcess(pid, std::move(cgroups), prepared.sandboxed,
-                                                     std::move(pumps), std::move(disk)));
+                                                     std::move(pumps), std::move(disk),
+                                                     std::move(container)));
   }
 
  private:

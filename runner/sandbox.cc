@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "runner/process.h"
 #include "util/env.h"
@@ -48,11 +50,17 @@ std::string FindProgram(const std::string& name,
 util::Expected<SandboxKind> ParseSandboxKind(const std::string& name) {
   if (name == "bwrap") return SandboxKind::kBwrap;
   if (name == "none") return SandboxKind::kNone;
-  return util::Error{"unknown sandbox '" + name + "' (use bwrap or none)"};
+  if (name == "container") return SandboxKind::kContainer;
+  return util::Error{"unknown sandbox '" + name + "' (use bwrap, container or none)"};
 }
 
 const char* SandboxKindName(SandboxKind kind) {
-  return kind == SandboxKind::kBwrap ? "bwrap" : "none";
+  switch (kind) {
+    case SandboxKind::kBwrap: return "bwrap";
+    case SandboxKind::kContainer: return "container";
+    case SandboxKind::kNone: break;
+  }
+  return "none";
 }
 
 const std::vector<std::string>& SystemPaths() {
@@ -106,6 +114,7 @@ bool VisibleInSandbox(const Sandbox& sandbox, const std::string& path) {
     return true;
   }
   if (Under(path, "/dev") || Under(path, "/proc")) return true;  // its own /dev and /proc
+  if (sandbox.kind == SandboxKind::kContainer) return false;     // the image's system
   return under_any(sandbox.whole_system ? SystemPaths() : SystemView(HostMultiarch())) &&
          !under_any(sandbox.hidden);
 }
@@ -314,6 +323,12 @@ std::string CopyPrelude(const Sandbox& sandbox, const HostInfo& host, const std:
       script += tar + " -C " + util::ShellQuote(c.built_dir) + " -cf -" + files + " | " + tar +
                 " -C " + util::ShellQuote(c.target) + " -xpf - || " + fail + "\n";
     }
+    if (!c.built_list.empty()) {
+      std::string list = util::ShellQuote(c.built_list);
+      script += "if [ -s " + list + " ]; then " + tar + " -C " + util::ShellQuote(c.built_dir) +
+                " --verbatim-files-from -T " + list + " -cf - | " + tar + " -C " +
+                util::ShellQuote(c.target) + " -xpf - || " + fail + "; fi\n";
+    }
   }
   if (!cwd.empty()) script += "cd " + util::ShellQuote(cwd) + " || exit 125\n";
   script += "exec \"$@\"\n";
@@ -501,6 +516,157 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
   return BwrapArgsOf(mounted, host, cwd, argv, seccomp_fd, copy_bytes);
 }
 
+namespace {
+
+// Whether the engine's -v and --tmpfs syntax carries `path` as it is.
+bool Mountable(const std::string& path) {
+  return path.starts_with("/") && path.find_first_of(":,\n") == std::string::npos;
+}
+
+// The options of a tmpfs the engine mounts: `bytes` large (0: the engine's default), `mode`.
+std::string TmpfsOptions(bool writable, int64_t bytes, const char* mode) {
+  std::string o = writable ? "rw" : "ro";
+  if (bytes > 0) o += ",size=" + std::to_string((bytes + 1023) / 1024) + "k";
+  return o + ",mode=" + mode;
+}
+
+// The container's mounts by destination, a later one in place of an earlier one at the same
+// path (as a later bubblewrap mount covers an earlier); the engine mounts parents first.
+class ContainerMounts {
+ public:
+  void Bind(const std::string& source, const std::string& target, bool writable) {
+    Check(source);
+    Check(target);
+    mounts_[target] = {"-v", source + ":" + target + (writable ? ":rw" : ":ro")};
+  }
+  void Tmpfs(const std::string& target, const std::string& options) {
+    Check(target);
+    mounts_[target] = {"--tmpfs", target + ":" + options};
+  }
+  util::Expected<std::vector<std::string>> Args() const {
+    if (!bad_.empty()) {
+      return util::Error{"a container cannot mount '" + bad_ + "' (a path with ':' or ',' or a newline)"};
+    }
+    std::vector<std::string> a;
+    for (const auto& [target, m] : mounts_) a.insert(a.end(), {m.first, m.second});
+    return a;
+  }
+
+ private:
+  void Check(const std::string& path) {
+    if (bad_.empty() && !Mountable(path)) bad_ = path;
+  }
+  std::map<std::string, std::pair<std::string, std::string>> mounts_;
+  std::string bad_;
+};
+
+// The engine's resource options for `limits`: memory (no swap beyond it), processes, CPUs
+// (0: all the host's but one, at least one) and the largest file.
+std::vector<std::string> ContainerLimits(const Limits& limits) {
+  std::vector<std::string> a;
+  if (limits.memory_mb > 0) {
+    a.push_back("--memory=" + std::to_string(limits.memory_mb) + "m");
+    a.push_back("--memory-swap=" + std::to_string(limits.memory_mb) + "m");
+  }
+  if (limits.processes > 0) a.push_back("--pids-limit=" + std::to_string(limits.processes));
+  double cpus = limits.cpus;
+  if (cpus == 0) cpus = std::max(1.0, static_cast<double>(std::thread::hardware_concurrency()) - 1);
+  if (cpus > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", cpus);
+    a.push_back(std::string("--cpus=") + buf);
+  }
+  // The largest file is the prelude's `ulimit -f` (ContainerArgs): an --ulimit would replace
+  // the engine's configured limits with its own defaults, which this host may refuse.
+  if (limits.file_size_mb > 0) a.push_back("--shm-size=" + std::to_string(limits.file_size_mb) + "m");
+  return a;
+}
+
+// The paths of `sandbox` mounted in the container, in BwrapArgs's order (a later mount at the
+// same path replacing an earlier).
+void AddContainerMounts(ContainerMounts* m, const Sandbox& sandbox, const std::vector<int64_t>& copy_bytes) {
+  int64_t scratch = sandbox.limits.file_size_mb > 0 ? sandbox.limits.file_size_mb << 20 : 0;
+  for (const char* dir : {"/tmp", "/var/tmp", kContainerHome}) m->Tmpfs(dir, TmpfsOptions(true, scratch, "1777"));
+  for (const auto& dir : sandbox.hidden) m->Tmpfs(dir, TmpfsOptions(false, 4096, "0555"));
+  for (size_t i = 0; i < sandbox.copies.size(); ++i) {
+    const PrivateCopy& c = sandbox.copies[i];
+    int64_t bytes = i < copy_bytes.size() ? copy_bytes[i] : 0;
+    int64_t size = bytes + bytes / 8 + (1 << 20) + std::max<int64_t>(sandbox.limits.disk_mb, 0) * (1 << 20);
+    m->Bind(c.source, CopySource(i), false);
+    m->Tmpfs(c.target, TmpfsOptions(true, size, "1777"));
+  }
+  for (const auto& b : sandbox.binds) m->Bind(b.source, b.target, b.writable);
+  auto in_a_copy = [&](const std::string& p) {
+    return std::any_of(sandbox.copies.begin(), sandbox.copies.end(),
+                       [&](const PrivateCopy& c) { return Under(p, c.target) || Under(c.target, p); });
+  };
+  auto covers_a_bind = [&](const std::string& p) {
+    return std::any_of(sandbox.binds.begin(), sandbox.binds.end(),
+                       [&](const Bind& b) { return Under(b.target, p); });
+  };
+  for (const auto& p : sandbox.read_only) {
+    if (!in_a_copy(p) && !covers_a_bind(p) && Exists(p)) m->Bind(p, p, false);
+  }
+  for (const auto& p : sandbox.writable) m->Bind(p, p, true);
+  for (const auto& p : sandbox.protect) {
+    if (Exists(p) && ProtectsWhatItNames(sandbox, p)) m->Bind(p, p, false);
+  }
+  for (const auto& o : sandbox.overlays) m->Bind(o.source, o.target, false);
+  for (const auto& p : sandbox.masked) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) m->Tmpfs(p, TmpfsOptions(false, 4096, "0555"));
+    else m->Bind("/dev/null", p, false);
+  }
+}
+
+}  // namespace
+
+util::Expected<std::vector<std::string>> ContainerArgs(
+    const Sandbox& sandbox, const std::string& name, const std::string& cwd,
+    const std::vector<std::string>& argv, const std::vector<std::string>& env,
+    int preserved_fds, const std::vector<int64_t>& copy_bytes) {
+  if (sandbox.container.image.empty()) return util::Error{"a container sandbox needs an image"};
+  Sandbox s = sandbox;
+  s.protect = ProtectMounts(sandbox);
+  ContainerMounts mounts;
+  AddContainerMounts(&mounts, s, copy_bytes);
+  auto mounted = mounts.Args();
+  if (!mounted.ok()) return util::Error{mounted.error()};
+  std::vector<std::string> a = {s.container.engine, "run", "--rm", "-i", "--name", name,
+                                "--pull=never", "--network", s.network ? "host" : "none",
+                                "--user", std::to_string(kSandboxUid) + ":" + std::to_string(kSandboxGid),
+                                "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only"};
+  for (auto& l : ContainerLimits(s.limits)) a.push_back(std::move(l));
+  if (preserved_fds > 0) a.push_back("--preserve-fds=" + std::to_string(preserved_fds));
+  a.insert(a.end(), mounted->begin(), mounted->end());
+  for (const auto& kv : env) a.insert(a.end(), {"--env", kv});
+  if (!cwd.empty() && s.copies.empty()) a.insert(a.end(), {"--workdir", cwd});
+  a.push_back(s.container.image);
+  // First, as the sandbox's user: the file size limit (in POSIX sh's 512-byte blocks), then
+  // the private copies filled (the image's own tar), then the command.
+  std::string script;
+  if (s.limits.file_size_mb > 0) script = "ulimit -f " + std::to_string(s.limits.file_size_mb * 2048) + " || exit 125\n";
+  HostInfo image;
+  script += s.copies.empty() ? std::string("exec \"$@\"\n") : CopyPrelude(s, image, cwd);
+  a.insert(a.end(), {"/bin/sh", "-c", script, "fbkit-sandbox"});
+  a.insert(a.end(), argv.begin(), argv.end());
+  return a;
+}
+
+std::vector<std::string> ContainerEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::vector<std::string> env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                                  "LANG=C.UTF-8", std::string("HOME=") + kContainerHome, "TMPDIR=/tmp",
+                                  "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory",
+                                  "GIT_CONFIG_VALUE_0=*"};
+  for (const auto& [k, v] : extra) {
+    std::erase_if(env, [&](const std::string& kv) { return kv.starts_with(k + "="); });
+    env.push_back(k + "=" + v);
+  }
+  return env;
+}
+
 std::vector<std::string> SandboxEnvironment(
     const char* const* parent, const std::string& home,
     const std::vector<std::pair<std::string, std::string>>& extra) {
@@ -604,6 +770,23 @@ std::vector<std::string> InterpreterDirs(const std::string& python) {
     }
   }
   return dirs;
+}
+
+util::Status CheckContainerEngine(const std::string& engine) {
+  static std::mutex mu;
+  static std::map<std::string, util::Status> checked;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = checked.find(engine); it != checked.end()) return it->second;
+  util::Status& status = checked[engine];
+  if (FindProgram(engine).empty()) {
+    status = util::Error{"the container sandbox needs the engine '" + engine + "', which is not "
+                         "on PATH (apt-get install podman; docs/containers.md)"};
+  } else if (engine.substr(engine.rfind('/') + 1) != "podman") {
+    status = util::Error{"the container sandbox needs podman: the tests' outcomes reach fbkit "
+                         "through descriptors the container inherits (podman run --preserve-fds), "
+                         "which '" + engine + "' cannot hand in"};
+  }
+  return status;
 }
 
 util::Status CheckBwrap() {

@@ -1,7 +1,7 @@
 // How a process that runs repository or agent code is isolated. Callers describe what the
 // process needs (paths to read, paths to write, network, limits); only the launcher in
-// process.cc turns that into a bubblewrap command line, resource limits and a scrubbed
-// environment, so a container runner can later sit behind the same description.
+// process.cc turns that into a bubblewrap command line (or a container engine's), resource
+// limits and a scrubbed environment.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +14,11 @@
 
 namespace fbkit::runner {
 
-enum class SandboxKind { kNone, kBwrap };
+// kContainer: a container of a task's environment image (fb-extract images), started by a
+// container engine's CLI, with the same mounts as under bubblewrap (ContainerArgs).
+enum class SandboxKind { kNone, kBwrap, kContainer };
 
-// "none" or "bwrap"; an error names the accepted values.
+// "none", "bwrap" or "container"; an error names the accepted values.
 util::Expected<SandboxKind> ParseSandboxKind(const std::string& name);
 const char* SandboxKindName(SandboxKind kind);
 
@@ -60,10 +62,29 @@ struct PrivateCopy {
   // install steps built in its own copy of the repository, e.g. compiled extension modules.
   std::string built_dir;
   std::vector<std::string> built_files;
+  // Or a file inside the sandbox listing them (one per line, relative to `built_dir`): a
+  // container image's /fbkit/built-files.txt, which the host cannot read.
+  std::string built_list = {};
 };
+
+// What a kContainer sandbox runs in: the engine's CLI ("podman"; docker's cannot hand the
+// process its channels) and the image, whose system, interpreter (/fbkit/python) and
+// environment (/fbkit/src, /fbkit/built-files.txt) take the place of the host's.
+struct ContainerImage {
+  std::string engine = "podman";
+  std::string image;
+};
+
+// Where an environment image (extract/image/recipe.h writes them) keeps what a container
+// sandbox runs with: the tests' interpreter, the tree the install steps ran in, and the list
+// of the files they built there (relative to that tree).
+inline constexpr char kImagePython[] = "/fbkit/python";
+inline constexpr char kImageSource[] = "/fbkit/src";
+inline constexpr char kImageBuiltList[] = "/fbkit/built-files.txt";
 
 struct Sandbox {
   SandboxKind kind = SandboxKind::kNone;
+  ContainerImage container;  // kContainer only
   bool network = false;
   // The host's whole system (SystemPaths: compilers, headers, every installed library) in
   // place of the allow-list (SystemView): only for an environment's install steps, which build
@@ -151,6 +172,30 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
                                    const std::string& cwd, const std::vector<std::string>& argv,
                                    int seccomp_fd = -1,
                                    const std::vector<int64_t>& copy_bytes = {});
+
+// The engine's argv (`podman run ...`) that runs `argv` in `cwd` under `sandbox` (kContainer)
+// as BwrapArgs does under bubblewrap: the image's root read-only in place of the host's
+// system, the same private tmpfs, hidden, copied, bound, protected, overlaid and masked
+// paths (host paths at the same paths), no network unless allowed, every capability dropped,
+// no new privileges, kSandboxUid:kSandboxGid, its limits as the engine's (memory, processes,
+// CPUs, file size), `preserved_fds` descriptors from 3 on handed in, `env` ("K=V") its whole
+// environment beside the image's, `name` the container's. A path the engine's syntax cannot
+// carry (a ':' or ',') is an error.
+util::Expected<std::vector<std::string>> ContainerArgs(
+    const Sandbox& sandbox, const std::string& name, const std::string& cwd,
+    const std::vector<std::string>& argv, const std::vector<std::string>& env,
+    int preserved_fds, const std::vector<int64_t>& copy_bytes = {});
+
+// The environment a container sandbox's process starts with: a fixed PATH, C.UTF-8, HOME
+// (kContainerHome, a private tmpfs), TMPDIR and git's safe.directory = * (as
+// SandboxEnvironment), then `extra` (the spec's variables) on top. Nothing of the host's.
+inline constexpr char kContainerHome[] = "/home/fbkit";
+std::vector<std::string> ContainerEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& extra);
+
+// Checks once per engine that it is installed and can run a container here; the error says
+// why not and how to proceed.
+util::Status CheckContainerEngine(const std::string& engine);
 
 // The environment bubblewrap starts with, and so every sandboxed process: only PATH,
 // locale, TZ, TERM and the CA-bundle paths of `parent` ("K=V" strings), HOME (an empty

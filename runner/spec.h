@@ -37,7 +37,10 @@ struct RepoSpec {
   // show outside the work copy (exposure.h): refuse, hide or allow.
   CopyPolicy exposed_copies = CopyPolicy::kRefuse;
   Limits limits;
-  std::string image_name;  // a container image for runners that use one
+  // The container image a kContainer sandbox runs in (its environment image) and the engine
+  // that starts it; not part of the file (the command line's choice).
+  std::string image_name;
+  std::string container_engine = "podman";
   // Not part of the file: where environments built from `install` are cached (the
   // command line's choice; "" means under the work directory).
   std::string environment_cache;

@@ -95,7 +95,7 @@ class Runner {
   // journals: outcome runs read nothing the tests can write.
   util::Status PrepareSandbox() {
     std::string copy_of;
-    if (options_.spec.sandbox == runner::SandboxKind::kBwrap) {
+    if (options_.spec.sandbox != runner::SandboxKind::kNone) {
       auto copy = options_.root_is_work_copy ? util::Expected<std::string>(options_.root) : PrivateCopy();
       if (!copy.ok()) return util::Error{copy.error()};
       copy_of = *copy;
@@ -340,7 +340,7 @@ class Runner {
     // Outcome runs read no bytecode the work copy holds (a planted unchecked-hash .pyc runs
     // without its .py): only the interpreter's library and installed packages keep theirs
     // (agent/sitecustomize.py).
-    if (!options_.record && options_.spec.sandbox == runner::SandboxKind::kBwrap) {
+    if (!options_.record && options_.spec.sandbox != runner::SandboxKind::kNone) {
       env.push_back({"FBKIT_TRACE_OWN_BYTECODE_ONLY", "1"});
     }
     return env;

@@ -49,6 +49,10 @@ struct EvalOptions {
   // How the agent's code is isolated (every process that imports or tests it): bubblewrap
   // unless the user said `--sandbox none`; recorded in the report.
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
+  // kContainer: each task's environment image by instance id (fb-extract images' manifest)
+  // and the engine that runs them.
+  std::map<std::string, std::string> images;
+  std::string engine = "podman";
   std::string environment_cache;    // where environments built from install steps are cached
   bool trust_settings = false;  // its repo_settings may widen the sandbox (--trust-task-settings)
   // What a copy of the task's packages the tests' sandbox would show does (runner/

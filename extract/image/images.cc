@@ -143,7 +143,7 @@ std::string ManifestJson(const ImagesRun& run, const std::string& out_dir) {
 
 util::Expected<std::vector<TaskImages>> ReadManifest(util::Env& env, const std::string& path) {
   auto text = env.ReadFile(path);
-  if (!text.ok()) return util::Error{path + ": " + text.error()};
+  if (!text.ok()) return util::Error{text.error()};  // names the file
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_object() || j.value("format", "") != "fbkit.images/1" || !j.contains("tasks") ||
       !j["tasks"].is_array()) {

@@ -14,6 +14,7 @@
 
 #include "extract/taskdir/task_dir.h"
 #include "runner/process.h"
+#include "runner/sandbox.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -27,7 +28,7 @@ inline constexpr char kDebianBase[] = "debian:bookworm-slim";
 // inside an image (the test runner /fbkit/pytest.sh, the tree /testbed).
 inline constexpr char kImageTestbed[] = "/testbed";
 inline constexpr char kImagePytest[] = "/fbkit/pytest.sh";
-inline constexpr char kImagePython[] = "/fbkit/python";
+using runner::kImagePython;  // the tests' interpreter (runner/sandbox.h: the container sandbox's)
 
 struct Recipe {
   std::string dir;       // the build context, holding its Dockerfile

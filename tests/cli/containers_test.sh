@@ -4,8 +4,8 @@
 # planted copy of it, as a file and inside git's objects, found), the recipes the same byte
 # for byte when written again and nothing rebuilt, the Harbor export's trials replayed with
 # podman (gold resolved, the empty patch not, at L1 and L2) and the SWE-bench rows' eval_script
-# replayed in their images, agreeing with fbkit's own eval,
-# and the bad inputs' exits.
+# replayed in their images, agreeing with fbkit's own eval, which gives the same outcomes in
+# the images (--sandbox container) as under bubblewrap; and the bad inputs' exits.
 # usage: containers_test.sh FB_EXTRACT SOURCE_DIR INFER_DATA OUT
 set -euo pipefail
 fb_extract=$1 src=$2 data=$3 out=$4
@@ -30,6 +30,15 @@ mkdir -p "$out/empty"
   2> "$out/nobase.err"; rc=$?
 [ $rc -eq 1 ] || fail "a missing base: exit $rc"
 grep -q "fbkit-no-such-base" "$out/nobase.err" || fail "a missing base is not named: $(cat "$out/nobase.err")"
+# eval in containers: no --images, a manifest that is not there, an engine that is not one.
+"$fb_extract" eval "$tasks" --gold --sandbox container -o "$out/bad-eval" -q 2> "$out/bad.err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--images" "$out/bad.err" || fail "--sandbox container without --images: exit $rc"
+"$fb_extract" eval "$tasks" --gold --sandbox container --images "$out/nosuch.json" -o "$out/bad-eval" -q \
+  2> "$out/bad.err"; rc=$?
+[ $rc -eq 1 ] && grep -q "nosuch.json" "$out/bad.err" || fail "a missing manifest: exit $rc, $(cat "$out/bad.err")"
+"$fb_extract" eval "$tasks" --gold --sandbox container --engine nosuch-engine --images "$out/nosuch.json" \
+  -o "$out/bad-eval" -q 2> "$out/bad.err"; rc=$?
+[ $rc -eq 1 ] && grep -q "nosuch-engine" "$out/bad.err" || fail "a missing engine: exit $rc, $(cat "$out/bad.err")"
 set -e
 
 # Images built, then asked again: nothing rebuilt; recipes written again are the same bytes.
@@ -86,5 +95,40 @@ python3 - "$out/eval-gold/summary.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["resolved"] == 2 and s["instances"] == 2, f"fbkit's eval resolved {s['resolved']} of {s['instances']}"
+PY
+# fbkit's own eval in the tasks' environment images (--sandbox container): the same outcome
+# for every test as under bubblewrap; a no-op patch unresolved.
+"$fb_extract" eval "$tasks" --gold --sandbox container --images "$out/rec/images.json" \
+  -o "$out/eval-gold-container" -q > /dev/null
+python3 - "$tasks" "$out/noop.jsonl" <<'PY'
+import json, os, sys
+noop = ("diff --git a/NOTES.txt b/NOTES.txt\nnew file mode 100644\nindex 0000000..e69de29\n"
+        "--- /dev/null\n+++ b/NOTES.txt\n@@ -0,0 +1 @@\n+nothing here\n")
+with open(sys.argv[2], "w") as f:
+    for t in sorted(os.listdir(sys.argv[1])):
+        f.write(json.dumps({"instance_id": t, "model_patch": noop, "model_name_or_path": "noop"}) + "\n")
+PY
+for box in bwrap container; do
+  images=(); [ $box = container ] && images=(--images "$out/rec/images.json")
+  "$fb_extract" eval "$tasks" --predictions "$out/noop.jsonl" --sandbox $box "${images[@]}" \
+    -o "$out/eval-noop-$box" -q > /dev/null || true
+done
+python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+for run in ("eval-gold", "eval-gold-container", "eval-noop-bwrap", "eval-noop-container"):
+    s = json.load(open(f"{out}/{run}/summary.json"))
+    want = 0 if "noop" in run else 2
+    assert s["instances"] == 2 and s["resolved"] == want, f"{run}: resolved {s['resolved']} of {s['instances']}"
+for bwrap_run, box_run in (("eval-gold", "eval-gold-container"), ("eval-noop-bwrap", "eval-noop-container")):
+    for t in os.listdir(f"{out}/{bwrap_run}"):
+        if not os.path.isdir(f"{out}/{bwrap_run}/{t}"):
+            continue
+        bwrap = json.load(open(f"{out}/{bwrap_run}/{t}/report.json"))
+        box = json.load(open(f"{out}/{box_run}/{t}/report.json"))
+        assert box["sandbox"] == "container", box["sandbox"]
+        for k in ("FAIL_TO_PASS", "PASS_TO_PASS", "resolved", "applied"):
+            assert bwrap[k] == box[k], f"{box_run} {t} {k}: bubblewrap {bwrap[k]} container {box[k]}"
+        assert bool(bwrap["error"]) == bool(box["error"]), f"{box_run} {t}: {bwrap['error']!r} / {box['error']!r}"
 PY
 echo "containers: images, layers, recipes, Harbor and SWE-bench gold/empty and fbkit's eval agree"

@@ -175,8 +175,118 @@ TEST(SandboxTest, AProtectedPathThatIsALinkIsNotBound) {
 TEST(SandboxTest, KindNames) {
   EXPECT_EQ(*ParseSandboxKind("bwrap"), SandboxKind::kBwrap);
   EXPECT_EQ(*ParseSandboxKind("none"), SandboxKind::kNone);
+  EXPECT_EQ(*ParseSandboxKind("container"), SandboxKind::kContainer);
+  EXPECT_STREQ(SandboxKindName(SandboxKind::kContainer), "container");
   EXPECT_FALSE(ParseSandboxKind("docker").ok());
   EXPECT_STREQ(SandboxKindName(SandboxKind::kBwrap), "bwrap");
+}
+
+// The argument after `flag` in args ("" when absent).
+std::string After(const std::vector<std::string>& args, const std::string& flag) {
+  auto it = std::find(args.begin(), args.end(), flag);
+  return it == args.end() || it + 1 == args.end() ? "" : *(it + 1);
+}
+
+Sandbox ContainerSandbox(const std::string& dir) {
+  Sandbox s;
+  s.kind = SandboxKind::kContainer;
+  s.container = {"podman", "localhost/fbkit/env-demo:0123"};
+  s.read_only = {dir + "/agent", "/nonexistent-fbkit-path"};
+  s.writable = {dir + "/scratch"};
+  return s;
+}
+
+TEST(ContainerArgsTest, TheImageInPlaceOfTheHostAndEveryIsolationFlag) {
+  testing::ScratchDir dir;
+  for (const char* d : {"agent", "scratch"}) std::filesystem::create_directories(dir.path() + "/" + d);
+  auto args = ContainerArgs(ContainerSandbox(dir.path()), "fbkit-1", dir.path() + "/agent",
+                            {"/fbkit/python", "-m", "pytest"}, ContainerEnvironment({{"K", "v"}}), 2);
+  ASSERT_TRUE(args.ok()) << args.error();
+  const auto& a = *args;
+  EXPECT_EQ(std::vector<std::string>(a.begin(), a.begin() + 3),
+            (std::vector<std::string>{"podman", "run", "--rm"}));
+  EXPECT_EQ(After(a, "--name"), "fbkit-1");
+  EXPECT_EQ(After(a, "--network"), "none");
+  EXPECT_EQ(After(a, "--user"), "65534:65534");
+  for (const char* flag : {"--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
+                           "--pull=never", "--memory=4096m", "--memory-swap=4096m",
+                           "--pids-limit=512", "--preserve-fds=2", "--shm-size=1024m"}) {
+    EXPECT_NE(std::find(a.begin(), a.end(), flag), a.end()) << flag;
+  }
+  EXPECT_GE(Find(a, {"-v", dir.path() + "/agent:" + dir.path() + "/agent:ro"}), 0);
+  EXPECT_GE(Find(a, {"-v", dir.path() + "/scratch:" + dir.path() + "/scratch:rw"}), 0);
+  // A path the host does not have is no mount (bubblewrap's --ro-bind-try).
+  EXPECT_EQ(std::find_if(a.begin(), a.end(),
+                         [](const std::string& x) { return x.find("nonexistent-fbkit") != std::string::npos; }),
+            a.end());
+  EXPECT_GE(Find(a, {"--tmpfs", "/tmp:rw,size=1048576k,mode=1777"}), 0);
+  EXPECT_GE(Find(a, {"--tmpfs", std::string(kContainerHome) + ":rw,size=1048576k,mode=1777"}), 0);
+  EXPECT_GE(Find(a, {"--env", "K=v"}), 0);
+  EXPECT_GE(Find(a, {"--workdir", dir.path() + "/agent"}), 0);
+  // The image, the prelude (the file size limit: 1 GiB in 512-byte blocks), the command.
+  EXPECT_EQ(std::vector<std::string>(a.end() - 8, a.end()),
+            (std::vector<std::string>{"localhost/fbkit/env-demo:0123", "/bin/sh", "-c",
+                                      "ulimit -f 2097152 || exit 125\nexec \"$@\"\n", "fbkit-sandbox",
+                                      "/fbkit/python", "-m", "pytest"}));
+  EXPECT_EQ(std::find_if(a.begin(), a.end(), [](const std::string& x) { return x.starts_with("--ulimit"); }),
+            a.end());  // the engine's configured limits stay
+  Sandbox net = ContainerSandbox(dir.path());
+  net.network = true;
+  EXPECT_EQ(After(*ContainerArgs(net, "n", "", {"true"}, {}, 0), "--network"), "host");
+}
+
+TEST(ContainerArgsTest, APrivateCopyIsFilledInsideFromTheImagesBuiltFiles) {
+  testing::ScratchDir dir;
+  for (const char* d : {"agent", "scratch", "work/.git"}) {
+    std::filesystem::create_directories(dir.path() + "/" + d);
+  }
+  Sandbox s = ContainerSandbox(dir.path());
+  s.copies.push_back({dir.path() + "/work", "/testbed-copy", kImageSource, {}, kImageBuiltList});
+  s.protect = {dir.path() + "/work/.git"};
+  auto args = ContainerArgs(s, "c", "/testbed-copy", {"pytest"}, {}, 0, {1 << 20});
+  ASSERT_TRUE(args.ok()) << args.error();
+  const auto& a = *args;
+  EXPECT_GE(Find(a, {"-v", dir.path() + "/work:/.fbkit-copy/0:ro"}), 0);
+  EXPECT_GE(Find(a, {"-v", dir.path() + "/work/.git:" + dir.path() + "/work/.git:ro"}), 0);
+  auto tmpfs = std::find(a.begin(), a.end(), "/testbed-copy:rw,size=10487936k,mode=1777");
+  EXPECT_NE(tmpfs, a.end());
+  auto image = std::find(a.begin(), a.end(), "localhost/fbkit/env-demo:0123");
+  ASSERT_NE(image, a.end());
+  ASSERT_GE(a.end() - image, 4);
+  EXPECT_EQ(*(image + 1), "/bin/sh");
+  EXPECT_NE((image + 3)->find("--verbatim-files-from -T '/fbkit/built-files.txt'"), std::string::npos);
+  EXPECT_NE((image + 3)->find("cd '/testbed-copy'"), std::string::npos);
+  EXPECT_EQ(a.back(), "pytest");
+  EXPECT_EQ(std::find(a.begin(), a.end(), "--workdir"), a.end());  // the prelude enters it
+}
+
+TEST(ContainerArgsTest, APathTheEnginesSyntaxCannotCarryIsRefused) {
+  testing::ScratchDir dir;
+  std::filesystem::create_directories(dir.path() + "/a:b");
+  Sandbox s = ContainerSandbox(dir.path());
+  s.writable.push_back(dir.path() + "/a:b");
+  auto args = ContainerArgs(s, "c", "", {"true"}, {}, 0);
+  ASSERT_FALSE(args.ok());
+  EXPECT_NE(args.error().find("a:b"), std::string::npos);
+  Sandbox no_image = ContainerSandbox(dir.path());
+  no_image.container.image.clear();
+  EXPECT_FALSE(ContainerArgs(no_image, "c", "", {"true"}, {}, 0).ok());
+}
+
+TEST(ContainerArgsTest, TheEnvironmentHoldsNothingOfTheHosts) {
+  ::setenv("FBKIT_TEST_TOKEN", "secret", 1);
+  auto env = ContainerEnvironment({{"TZ", "UTC"}, {"HOME", "/elsewhere"}});
+  ::unsetenv("FBKIT_TEST_TOKEN");
+  for (const auto& kv : env) EXPECT_EQ(kv.find("secret"), std::string::npos) << kv;
+  EXPECT_NE(std::find(env.begin(), env.end(), "TZ=UTC"), env.end());
+  EXPECT_NE(std::find(env.begin(), env.end(), "HOME=/elsewhere"), env.end());
+  EXPECT_EQ(std::count_if(env.begin(), env.end(), [](const std::string& kv) { return kv.starts_with("HOME="); }), 1);
+  EXPECT_NE(std::find(env.begin(), env.end(), "GIT_CONFIG_VALUE_0=*"), env.end());
+}
+
+TEST(ContainerArgsTest, OnlyPodmanCanHandInTheChannels) {
+  EXPECT_FALSE(CheckContainerEngine("fbkit-no-such-engine").ok());
+  EXPECT_NE(CheckContainerEngine("true").error().find("podman"), std::string::npos);
 }
 
 }  // namespace
