@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The sandbox's cost, measured in one run: the same commands with `--sandbox bwrap` and
-`--sandbox none`, interleaved (bwrap, none, bwrap, none, ...) so that the machine's noise
-falls on both alike. Reports the median wall time of each and the ratio bwrap / none.
+`--sandbox none` (and, with --images, `--sandbox container` for eval), interleaved (bwrap,
+none, container, bwrap, ...) so that the machine's noise falls on all alike. Reports the
+median wall time of each and its ratio to none.
 
 Phases (each --repeat times):
   eval:  `fb-extract eval TASKS --gold` (every task's gold patch, -j JOBS)
@@ -9,6 +10,7 @@ Phases (each --repeat times):
 
   /usr/bin/python3 bench/bench_sandbox.py --tasks /tmp/run-click/tasks \
       --repo /tmp/click --spec docs/specs/click.toml [--repeat 3] [--jobs 2] [--json]
+      [--images OUT/images.json]   (fb-extract images TASKS -o OUT --engine podman)
 
 The outputs of both modes are also compared (eval: resolved per instance; trace: the trace
 document), so a ratio is never reported for runs that did different work.
@@ -52,6 +54,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--images", help="eval also in containers: the tasks' images.json")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="fbkit-bench-sandbox-")
     phases = {}
@@ -59,7 +62,8 @@ def main():
         def eval_cmd(mode, i):
             return [os.path.join(args.bin, "fb-extract"), "eval", args.tasks, "--gold", "-q",
                     "-j", str(args.jobs), "--rerun", "--sandbox", mode,
-                    "-o", os.path.join(tmp, "eval-%s-%d" % (mode, i))]
+                    "-o", os.path.join(tmp, "eval-%s-%d" % (mode, i))] + (
+                        ["--images", args.images] if mode == "container" else [])
         phases["eval --gold"] = (eval_cmd, lambda mode, i: resolved(os.path.join(tmp, "eval-%s-%d" % (mode, i))))
     if args.repo:
         def trace_cmd(mode, i):
@@ -75,23 +79,31 @@ def main():
         sys.exit("give --tasks and/or --repo")
     results = {}
     for name, (cmd, output) in phases.items():
-        times = {"bwrap": [], "none": []}
+        modes = ["bwrap", "none"] + (["container"] if args.images and name.startswith("eval") else [])
+        times = {m: [] for m in modes}
         outputs = {}
         for i in range(args.repeat):
-            for mode in ("bwrap", "none"):
+            for mode in modes:
                 seconds, _ = timed(cmd(mode, i))
                 times[mode].append(seconds)
                 outputs.setdefault(mode, output(mode, i))
-        same = outputs["bwrap"] == outputs["none"]
-        b, n = statistics.median(times["bwrap"]), statistics.median(times["none"])
-        results[name] = {"bwrap_s": round(b, 3), "none_s": round(n, 3), "ratio": round(b / n, 4),
-                         "same_output": same, "runs": times}
+        n = statistics.median(times["none"])
+        r = {"same_output": all(outputs[m] == outputs["bwrap"] for m in modes), "runs": times,
+             "none_s": round(n, 3)}
+        for m in modes:
+            if m != "none":
+                r[m + "_s"] = round(statistics.median(times[m]), 3)
+                r[m + "_ratio"] = round(statistics.median(times[m]) / n, 4)
+        results[name] = r
     if args.json:
         print(json.dumps(results, indent=2, sort_keys=True))
         return
-    print("%-14s %10s %10s %8s %s" % ("phase", "bwrap s", "none s", "ratio", "same output"))
+    print("%-14s %10s %10s %8s %12s %8s %s" % ("phase", "none s", "bwrap s", "ratio", "container s",
+                                              "ratio", "same output"))
     for name, r in results.items():
-        print("%-14s %10.3f %10.3f %8.4f %s" % (name, r["bwrap_s"], r["none_s"], r["ratio"], r["same_output"]))
+        c = ("%12.3f %8.4f" % (r["container_s"], r["container_ratio"])) if "container_s" in r else "%12s %8s" % ("-", "-")
+        print("%-14s %10.3f %10.3f %8.4f %s %s" % (name, r["none_s"], r["bwrap_s"], r["bwrap_ratio"], c,
+                                                  r["same_output"]))
 
 
 if __name__ == "__main__":
