@@ -180,18 +180,28 @@ class SandboxCgroups {
   }
 };
 
-// A descriptor with the sandbox's seccomp filter to read (-1 when there is none).
-int SeccompFd() {
-  static const std::string program = SeccompProgram();
-  if (program.empty()) return -1;
+// A read-only descriptor holding `bytes` from its start (-1 when empty or on failure).
+int MemoryFile(const std::string& bytes) {
+  if (bytes.empty()) return -1;
   int fd = ::memfd_create("fbkit-seccomp", MFD_CLOEXEC);
   if (fd < 0) return -1;
-  if (::write(fd, program.data(), program.size()) != static_cast<ssize_t>(program.size())) {
+  if (::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) {
     ::close(fd);
     return -1;
   }
   ::lseek(fd, 0, SEEK_SET);
   return fd;
+}
+
+// A descriptor with the sandbox's seccomp filter to read (-1 when there is none).
+// `profile`: the filter as the OCI profile a container engine's client reads (a path to it,
+// /proc/self/fd/N, names the descriptor).
+int SeccompFd(bool profile = false) {
+  static const std::string program = SeccompProgram();
+  static const std::string json = SeccompProfileJson();
+  if (profile) return MemoryFile(json);
+  if (program.empty()) return -1;
+  return MemoryFile(program);
 }
 
 // Opens `path` below `root` (O_PATH with `flags`) without following any link on the way
@@ -475,14 +485,60 @@ void StopContainer(const std::string& engine, const std::string& name) {
   }
 }
 
+// A watcher of the container `name` that outlives fbkit: a shell in a session of its own
+// waiting on a pipe whose other end fbkit holds (the returned descriptor). Told "done" it
+// exits; at the end of the pipe without it (fbkit killed, however) it stops the container, as
+// bubblewrap's sandbox dies with its parent. -1 when it cannot be started.
+int StartReaper(const std::string& engine, const std::string& name) {
+  std::string path = FindProgram(engine);
+  if (path.empty()) return -1;
+  std::string script = "read -r said; [ \"$said\" = done ] && exit 0; " + util::ShellQuote(path) + " kill " +
+                       util::ShellQuote(name) + "; " + util::ShellQuote(path) + " rm -f " +
+                       util::ShellQuote(name);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
+  pid_t first = ::fork();
+  if (first == 0) {
+    if (::fork() == 0) {  // the watcher, adopted by init when its parent exits below
+      ::setsid();
+      int null = ::open("/dev/null", O_RDWR);
+      ::dup2(fds[0], 0);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      CloseFrom(3);
+      ::execve("/bin/sh", const_cast<char* const*>(argv), environ);
+      ::_exit(127);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[0]);
+  if (first < 0) {
+    ::close(fds[1]);
+    return -1;
+  }
+  while (::waitpid(first, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return fds[1];
+}
+
+// Tells the watcher the container ended under fbkit's eyes.
+void ReleaseReaper(int* fd) {
+  if (*fd < 0) return;
+  (void)!::write(*fd, "done\n", 5);
+  ::close(*fd);
+  *fd = -1;
+}
+
 class PosixProcess : public Process {
  public:
   // `pumps`: the sandboxed process's output, then its channels. `container`: the engine and
   // the name of the container the process (the engine's client) runs, stopped with it.
   PosixProcess(pid_t pid, std::vector<std::string> cgroups, bool sandboxed,
-               std::vector<Pump> pumps, DiskWatch disk, ContainerImage container = {})
+               std::vector<Pump> pumps, DiskWatch disk, ContainerImage container = {},
+               int reaper = -1)
       : pid_(pid), cgroups_(std::move(cgroups)), sandboxed_(sandboxed), pumps_(std::move(pumps)),
-        disk_(std::move(disk)), container_(std::move(container)) {}
+        disk_(std::move(disk)), container_(std::move(container)), reaper_(reaper) {}
   ~PosixProcess() override {
     if (!done_) Kill();
     Release();
@@ -536,6 +592,7 @@ class PosixProcess : public Process {
   }
 
   void Release() {
+    ReleaseReaper(&reaper_);
     SandboxCgroups::ReadLimitsReached(cgroups_, &info_);
     SandboxCgroups::Remove(cgroups_);
     cgroups_.clear();
@@ -552,6 +609,7 @@ class PosixProcess : public Process {
   std::vector<Pump> pumps_;
   DiskWatch disk_;
   ContainerImage container_;  // engine and container name (kContainer), else empty
+  int reaper_ = -1;           // the container's watcher (StartReaper)
   bool done_ = false;
   ExitInfo info_;
 };
@@ -713,7 +771,7 @@ class PosixLauncher : public Launcher {
                            "or pass --sandbox none to run without isolation"};
       }
       prepared.sandboxed = true;
-      if (!prepared.container) prepared.seccomp = SeccompFd();
+      prepared.seccomp = SeccompFd(prepared.container);
       if (!prepared.container) prepared.env = SandboxEnvironment(environ, host.home, {});
       disk.roots = spec.sandbox.writable;
       for (const auto& b : spec.sandbox.binds) {
@@ -738,6 +796,8 @@ class PosixLauncher : public Launcher {
         }
         copy_bytes.push_back(bytes);
       }
+      // A container's limits are the engine's: the kernel counts what a sandbox ran into in the
+      // container's own cgroup, which the engine removes with it (not reported, docs/containers.md).
       if (host.root && !prepared.container) prepared.cgroups = SandboxCgroups::Create(spec.sandbox.limits);
     }
     Closer closer(&prepared);
@@ -768,9 +828,13 @@ class PosixLauncher : public Launcher {
     ContainerImage container;  // what Kill stops: the engine and the container's name
     if (prepared.container) {
       container = {spec.sandbox.container.engine, ContainerName()};
+      // fbkit's filter as a profile the client reads from its descriptor after the channels
+      // (not handed into the container).
+      std::string profile = prepared.seccomp >= 0
+          ? "/proc/self/fd/" + std::to_string(3 + prepared.channels.size()) : "";
       auto args = ContainerArgs(spec.sandbox, container.image, spec.cwd, spec.argv,
                                 ContainerEnvironment(spec.vars),
-                                static_cast<int>(prepared.channels.size()), copy_bytes);
+                                static_cast<int>(prepared.channels.size()), copy_bytes, profile);
       if (!args.ok()) return util::Error{args.error()};
       prepared.argv = std::move(*args);
     } else if (prepared.sandboxed) {
@@ -806,9 +870,10 @@ class PosixLauncher : public Launcher {
     prepared.pumps.clear();
     auto cgroups = std::move(prepared.cgroups);
     prepared.cgroups.clear();
+    int reaper = prepared.container ? StartReaper(container.engine, container.image) : -1;
     return std::unique_ptr<Process>(new PosixProcess(pid, std::move(cgroups), prepared.sandboxed,
                                                      std::move(pumps), std::move(disk),
-                                                     std::move(container)));
+                                                     std::move(container), reaper));
   }
 
  private:

@@ -525,7 +525,8 @@ bool Mountable(const std::string& path) {
 
 // The options of a tmpfs the engine mounts: `bytes` large (0: the engine's default), `mode`.
 std::string TmpfsOptions(bool writable, int64_t bytes, const char* mode) {
-  std::string o = writable ? "rw" : "ro";
+  // Empty, as bubblewrap's are: podman would copy the image's files at `dir` in.
+  std::string o = writable ? "rw,notmpcopyup" : "ro,notmpcopyup";
   if (bytes > 0) o += ",size=" + std::to_string((bytes + 1023) / 1024) + "k";
   return o + ",mode=" + mode;
 }
@@ -576,9 +577,9 @@ std::vector<std::string> ContainerLimits(const Limits& limits) {
     std::snprintf(buf, sizeof buf, "%.2f", cpus);
     a.push_back(std::string("--cpus=") + buf);
   }
-  // The largest file is the prelude's `ulimit -f` (ContainerArgs): an --ulimit would replace
-  // the engine's configured limits with its own defaults, which this host may refuse.
-  if (limits.file_size_mb > 0) a.push_back("--shm-size=" + std::to_string(limits.file_size_mb) + "m");
+  // The largest file and each process's memory are the prelude's `ulimit` (ContainerArgs): an
+  // --ulimit would replace the engine's configured limits with its own defaults, which this
+  // host may refuse.
   return a;
 }
 
@@ -586,6 +587,8 @@ std::vector<std::string> ContainerLimits(const Limits& limits) {
 // same path replacing an earlier).
 void AddContainerMounts(ContainerMounts* m, const Sandbox& sandbox, const std::vector<int64_t>& copy_bytes) {
   int64_t scratch = sandbox.limits.file_size_mb > 0 ? sandbox.limits.file_size_mb << 20 : 0;
+  // What bubblewrap does not show of the host the container does not show of the image.
+  for (const char* dir : {"/root", "/home", "/srv", "/mnt", "/media"}) m->Tmpfs(dir, TmpfsOptions(false, 4096, "0555"));
   for (const char* dir : {"/tmp", "/var/tmp", kContainerHome}) m->Tmpfs(dir, TmpfsOptions(true, scratch, "1777"));
   for (const auto& dir : sandbox.hidden) m->Tmpfs(dir, TmpfsOptions(false, 4096, "0555"));
   for (size_t i = 0; i < sandbox.copies.size(); ++i) {
@@ -625,7 +628,7 @@ void AddContainerMounts(ContainerMounts* m, const Sandbox& sandbox, const std::v
 util::Expected<std::vector<std::string>> ContainerArgs(
     const Sandbox& sandbox, const std::string& name, const std::string& cwd,
     const std::vector<std::string>& argv, const std::vector<std::string>& env,
-    int preserved_fds, const std::vector<int64_t>& copy_bytes) {
+    int preserved_fds, const std::vector<int64_t>& copy_bytes, const std::string& seccomp_profile) {
   if (sandbox.container.image.empty()) return util::Error{"a container sandbox needs an image"};
   Sandbox s = sandbox;
   s.protect = ProtectMounts(sandbox);
@@ -636,9 +639,14 @@ util::Expected<std::vector<std::string>> ContainerArgs(
   std::vector<std::string> a = {s.container.engine, "run", "--rm", "-i", "--name", name,
                                 "--pull=never", "--network", s.network ? "host" : "none",
                                 "--user", std::to_string(kSandboxUid) + ":" + std::to_string(kSandboxGid),
-                                "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only"};
+                                "--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
+                                // its output reaches fbkit through the client's pipe alone: no
+                                // log on the host's disk outside the sandbox's limits
+                                "--log-driver=none"};
   for (auto& l : ContainerLimits(s.limits)) a.push_back(std::move(l));
+  if (s.limits.file_size_mb > 0) a.push_back("--shm-size=" + std::to_string(s.limits.file_size_mb) + "m");
   if (preserved_fds > 0) a.push_back("--preserve-fds=" + std::to_string(preserved_fds));
+  if (!seccomp_profile.empty()) a.push_back("--security-opt=seccomp=" + seccomp_profile);
   a.insert(a.end(), mounted->begin(), mounted->end());
   for (const auto& kv : env) a.insert(a.end(), {"--env", kv});
   if (!cwd.empty() && s.copies.empty()) a.insert(a.end(), {"--workdir", cwd});
@@ -647,8 +655,14 @@ util::Expected<std::vector<std::string>> ContainerArgs(
   // the private copies filled (the image's own tar), then the command.
   std::string script;
   if (s.limits.file_size_mb > 0) script = "ulimit -f " + std::to_string(s.limits.file_size_mb * 2048) + " || exit 125\n";
+  if (s.limits.memory_mb > 0) script += "ulimit -v " + std::to_string(s.limits.memory_mb * 1024) + " || exit 125\n";
   HostInfo image;
   script += s.copies.empty() ? std::string("exec \"$@\"\n") : CopyPrelude(s, image, cwd);
+  // The shell stays the container's init (pid 1): it reaps the orphans the command leaves
+  // (a process of pid 1 that never waits would keep them as zombies against the process
+  // limit), and the command is not pid 1, to which the kernel sends no default signals.
+  const std::string exec = "exec \"$@\"\n";
+  if (script.ends_with(exec)) script.replace(script.size() - exec.size(), exec.size(), "\"$@\"\nexit $?\n");
   a.insert(a.end(), {"/bin/sh", "-c", script, "fbkit-sandbox"});
   a.insert(a.end(), argv.begin(), argv.end());
   return a;

@@ -177,14 +177,17 @@ std::vector<std::string> BwrapArgs(const Sandbox& sandbox, const HostInfo& host,
 // as BwrapArgs does under bubblewrap: the image's root read-only in place of the host's
 // system, the same private tmpfs, hidden, copied, bound, protected, overlaid and masked
 // paths (host paths at the same paths), no network unless allowed, every capability dropped,
-// no new privileges, kSandboxUid:kSandboxGid, its limits as the engine's (memory, processes,
-// CPUs, file size), `preserved_fds` descriptors from 3 on handed in, `env` ("K=V") its whole
-// environment beside the image's, `name` the container's. A path the engine's syntax cannot
-// carry (a ':' or ',') is an error.
+// no new privileges, kSandboxUid:kSandboxGid, the image's homes and /srv, /mnt, /media empty
+// (as the host's are under bubblewrap), its limits as the engine's (memory, processes, CPUs)
+// and the shell's (file size and, as RLIMIT_AS bounds each process under bubblewrap, memory), `preserved_fds` descriptors from 3 on handed in, `env` ("K=V") its whole
+// environment beside the image's, `name` the container's, `seccomp_profile` (a file of
+// SeccompProfileJson: fbkit's filter in place of the engine's; "" for the engine's). A path
+// the engine's syntax cannot carry (a ':' or ',') is an error.
 util::Expected<std::vector<std::string>> ContainerArgs(
     const Sandbox& sandbox, const std::string& name, const std::string& cwd,
     const std::vector<std::string>& argv, const std::vector<std::string>& env,
-    int preserved_fds, const std::vector<int64_t>& copy_bytes = {});
+    int preserved_fds, const std::vector<int64_t>& copy_bytes = {},
+    const std::string& seccomp_profile = "");
 
 // The environment a container sandbox's process starts with: a fixed PATH, C.UTF-8, HOME
 // (kContainerHome, a private tmpfs), TMPDIR and git's safe.directory = * (as

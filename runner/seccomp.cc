@@ -86,6 +86,27 @@ std::string SeccompProgram() {
 #endif
 }
 
+std::string SeccompProfileJson() {
+#ifdef FBKIT_SECCOMP
+  std::string names;
+  for (const auto& [name, nr] : Denied()) names += std::string(names.empty() ? "" : ", ") + "\"" + name + "\"";
+  std::string j = "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [\n";
+  j += "  {\"names\": [" + names + "], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": " +
+       std::to_string(EPERM) + "},\n";
+  j += "  {\"names\": [\"clone3\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": " + std::to_string(ENOSYS) + "}";
+  // One rule per namespace flag: clone(2) with that bit of its flags set.
+  for (unsigned bit = 1; bit != 0; bit <<= 1) {
+    if ((kNewNamespaces & bit) == 0) continue;
+    j += ",\n  {\"names\": [\"clone\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": " + std::to_string(EPERM) +
+         ", \"args\": [{\"index\": 0, \"value\": " + std::to_string(bit) + ", \"valueTwo\": " +
+         std::to_string(bit) + ", \"op\": \"SCMP_CMP_MASKED_EQ\"}]}";
+  }
+  return j + "\n]}\n";
+#else
+  return "";
+#endif
+}
+
 std::vector<std::string> SeccompDenied() {
   std::vector<std::string> out;
 #ifdef FBKIT_SECCOMP

@@ -15,6 +15,11 @@ namespace fbkit::runner {
 // where fbkit has no filter for this architecture.
 std::string SeccompProgram();
 
+// The same filter as an OCI seccomp profile (the JSON podman's `--security-opt seccomp=FILE`
+// reads): the calls refused with EPERM, clone3 with ENOSYS, clone with a namespace flag with
+// EPERM, everything else allowed; "" where fbkit has no filter for this architecture.
+std::string SeccompProfileJson();
+
 // The system calls (by name) the filter refuses, for documentation and tests.
 std::vector<std::string> SeccompDenied();
 

@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include <nlohmann/json.hpp>
+
+#include "runner/seccomp.h"
 #include "tests/testing/run.h"
 
 namespace fbkit::runner {
@@ -210,7 +214,7 @@ TEST(ContainerArgsTest, TheImageInPlaceOfTheHostAndEveryIsolationFlag) {
   EXPECT_EQ(After(a, "--user"), "65534:65534");
   for (const char* flag : {"--cap-drop=all", "--security-opt=no-new-privileges", "--read-only",
                            "--pull=never", "--memory=4096m", "--memory-swap=4096m",
-                           "--pids-limit=512", "--preserve-fds=2", "--shm-size=1024m"}) {
+                           "--pids-limit=512", "--preserve-fds=2", "--shm-size=1024m", "--log-driver=none"}) {
     EXPECT_NE(std::find(a.begin(), a.end(), flag), a.end()) << flag;
   }
   EXPECT_GE(Find(a, {"-v", dir.path() + "/agent:" + dir.path() + "/agent:ro"}), 0);
@@ -219,14 +223,15 @@ TEST(ContainerArgsTest, TheImageInPlaceOfTheHostAndEveryIsolationFlag) {
   EXPECT_EQ(std::find_if(a.begin(), a.end(),
                          [](const std::string& x) { return x.find("nonexistent-fbkit") != std::string::npos; }),
             a.end());
-  EXPECT_GE(Find(a, {"--tmpfs", "/tmp:rw,size=1048576k,mode=1777"}), 0);
-  EXPECT_GE(Find(a, {"--tmpfs", std::string(kContainerHome) + ":rw,size=1048576k,mode=1777"}), 0);
+  EXPECT_GE(Find(a, {"--tmpfs", "/tmp:rw,notmpcopyup,size=1048576k,mode=1777"}), 0);
+  EXPECT_GE(Find(a, {"--tmpfs", std::string(kContainerHome) + ":rw,notmpcopyup,size=1048576k,mode=1777"}), 0);
   EXPECT_GE(Find(a, {"--env", "K=v"}), 0);
   EXPECT_GE(Find(a, {"--workdir", dir.path() + "/agent"}), 0);
   // The image, the prelude (the file size limit: 1 GiB in 512-byte blocks), the command.
   EXPECT_EQ(std::vector<std::string>(a.end() - 8, a.end()),
             (std::vector<std::string>{"localhost/fbkit/env-demo:0123", "/bin/sh", "-c",
-                                      "ulimit -f 2097152 || exit 125\nexec \"$@\"\n", "fbkit-sandbox",
+                                      "ulimit -f 2097152 || exit 125\nulimit -v 4194304 || exit 125\n\"$@\"\nexit $?\n",
+                                      "fbkit-sandbox",
                                       "/fbkit/python", "-m", "pytest"}));
   EXPECT_EQ(std::find_if(a.begin(), a.end(), [](const std::string& x) { return x.starts_with("--ulimit"); }),
             a.end());  // the engine's configured limits stay
@@ -248,7 +253,7 @@ TEST(ContainerArgsTest, APrivateCopyIsFilledInsideFromTheImagesBuiltFiles) {
   const auto& a = *args;
   EXPECT_GE(Find(a, {"-v", dir.path() + "/work:/.fbkit-copy/0:ro"}), 0);
   EXPECT_GE(Find(a, {"-v", dir.path() + "/work/.git:" + dir.path() + "/work/.git:ro"}), 0);
-  auto tmpfs = std::find(a.begin(), a.end(), "/testbed-copy:rw,size=10487936k,mode=1777");
+  auto tmpfs = std::find(a.begin(), a.end(), "/testbed-copy:rw,notmpcopyup,size=10487936k,mode=1777");
   EXPECT_NE(tmpfs, a.end());
   auto image = std::find(a.begin(), a.end(), "localhost/fbkit/env-demo:0123");
   ASSERT_NE(image, a.end());
@@ -256,6 +261,7 @@ TEST(ContainerArgsTest, APrivateCopyIsFilledInsideFromTheImagesBuiltFiles) {
   EXPECT_EQ(*(image + 1), "/bin/sh");
   EXPECT_NE((image + 3)->find("--verbatim-files-from -T '/fbkit/built-files.txt'"), std::string::npos);
   EXPECT_NE((image + 3)->find("cd '/testbed-copy'"), std::string::npos);
+  EXPECT_TRUE((image + 3)->ends_with("\"$@\"\nexit $?\n"));  // the shell stays pid 1 and reaps
   EXPECT_EQ(a.back(), "pytest");
   EXPECT_EQ(std::find(a.begin(), a.end(), "--workdir"), a.end());  // the prelude enters it
 }
@@ -282,6 +288,30 @@ TEST(ContainerArgsTest, TheEnvironmentHoldsNothingOfTheHosts) {
   EXPECT_NE(std::find(env.begin(), env.end(), "HOME=/elsewhere"), env.end());
   EXPECT_EQ(std::count_if(env.begin(), env.end(), [](const std::string& kv) { return kv.starts_with("HOME="); }), 1);
   EXPECT_NE(std::find(env.begin(), env.end(), "GIT_CONFIG_VALUE_0=*"), env.end());
+}
+
+TEST(ContainerArgsTest, FbkitsSeccompFilterAsTheEnginesProfile) {
+  testing::ScratchDir dir;
+  for (const char* d : {"agent", "scratch"}) std::filesystem::create_directories(dir.path() + "/" + d);
+  auto args = ContainerArgs(ContainerSandbox(dir.path()), "c", "", {"true"}, {}, 1, {}, "/proc/self/fd/4");
+  ASSERT_TRUE(args.ok());
+  EXPECT_NE(std::find(args->begin(), args->end(), "--security-opt=seccomp=/proc/self/fd/4"), args->end());
+  std::string profile = SeccompProfileJson();
+  if (profile.empty()) GTEST_SKIP() << "no filter for this architecture";
+  auto j = nlohmann::json::parse(profile);
+  EXPECT_EQ(j["defaultAction"], "SCMP_ACT_ALLOW");
+  std::set<std::string> refused;
+  for (const auto& rule : j["syscalls"]) {
+    for (const auto& n : rule["names"]) {
+      if (!rule.contains("args")) refused.insert(n.get<std::string>());
+    }
+  }
+  for (const char* call : {"unshare", "setns", "mount", "ptrace", "process_vm_readv", "keyctl", "bpf", "clone3"}) {
+    EXPECT_TRUE(refused.contains(call)) << call;
+  }
+  size_t clone_rules = 0;
+  for (const auto& rule : j["syscalls"]) clone_rules += rule["names"][0] == "clone" && rule.contains("args");
+  EXPECT_EQ(clone_rules, 7u);  // one per namespace flag
 }
 
 TEST(ContainerArgsTest, OnlyPodmanCanHandInTheChannels) {
