@@ -4,7 +4,10 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <mutex>
 
+#include "runner/sandbox.h"
+#include "util/env.h"
 #include "util/strings.h"
 
 namespace fbkit::runner {
@@ -176,7 +179,9 @@ std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, cons
                                     const std::vector<std::string>& own, size_t limit,
                                     std::string* cut) {
   if (cut) cut->clear();
-  if (packages.empty() || sandbox.kind != SandboxKind::kBwrap) return {};
+  // A container shows only its bound host paths (VisibleInSandbox); its image is
+  // FindCopiesInImage's.
+  if (packages.empty() || sandbox.kind == SandboxKind::kNone) return {};
   std::vector<std::string> skip = own;
   skip.insert(skip.end(), sandbox.hidden.begin(), sandbox.hidden.end());
   skip.insert(skip.end(), sandbox.masked.begin(), sandbox.masked.end());
@@ -197,13 +202,85 @@ std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, cons
   return found;
 }
 
+util::Expected<std::vector<ExposedCopy>> FindCopiesInImage(Launcher& launcher, const Sandbox& sandbox,
+                                                           const std::set<std::string>& packages,
+                                                           const std::string& log_dir) {
+  if (packages.empty() || sandbox.kind != SandboxKind::kContainer) return std::vector<ExposedCopy>{};
+  static std::mutex mu;
+  static std::map<std::string, std::vector<ExposedCopy>> cache;
+  std::string key = sandbox.container.engine + "\n" + sandbox.container.image;
+  for (const auto& p : packages) key += "\n" + p;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  std::string names;
+  for (const auto& p : packages) {
+    for (const std::string& n : {p, p + ".py", p + ".pyc", p + "-*.whl", p + "-*.egg", p + "-*.zip",
+                                 p + "-*.tar.gz"}) {
+      names += std::string(names.empty() ? "" : " -o") + " -name " + util::ShellQuote(n);
+    }
+  }
+  std::string prune;
+  for (const char* d : {"/proc", "/sys", "/dev", "/tmp", "/var/tmp", "/root", "/home", "/srv", "/mnt",
+                        "/media", kImageSource}) {
+    prune += std::string(prune.empty() ? "" : " -o") + " -path " + util::ShellQuote(d);
+  }
+  // A directory counts when it holds Python code, as FindCopies has it.
+  std::string script = "find / \\(" + prune + " \\) -prune -o \\(" + names + " \\) -print | "
+                       "while IFS= read -r p; do if [ -d \"$p\" ]; then "
+                       "for f in \"$p\"/*.py \"$p\"/*.pyc \"$p\"/__pycache__; do "
+                       "[ -e \"$f\" ] && { echo \"d $p\"; break; }; done; "
+                       "else echo \"f $p\"; fi; done; echo fbkit-find-done";
+  ProcessSpec spec;
+  spec.argv = {sandbox.container.engine, "run", "--rm", "--pull=never", "--network", "none",
+               "--user", std::to_string(kSandboxUid) + ":" + std::to_string(kSandboxGid),
+               "--read-only", "--log-driver=none", "--entrypoint", "/bin/sh",
+               sandbox.container.image, "-c", script};
+  spec.log_path = util::JoinPath(log_dir, "image-copies.log");
+  auto exit = RunToCompletion(launcher, spec, 600);
+  auto log = util::RealEnv().ReadFile(spec.log_path);
+  std::string text = log.ok() ? *log : "";
+  if (!exit.ok() || text.find("fbkit-find-done") == std::string::npos) {
+    return util::Error{"the image " + sandbox.container.image + " could not be checked for copies "
+                       "of the repository's packages: " + (exit.ok() ? util::Tail(text, 400) : exit.error())};
+  }
+  std::vector<ExposedCopy> found;
+  for (const auto& line : util::Split(text, '\n')) {
+    if (line.size() < 3 || (line[0] != 'd' && line[0] != 'f') || line[1] != ' ') continue;
+    std::string path = line.substr(2), base = path.substr(path.rfind('/') + 1);
+    for (const auto& p : packages) {
+      if (base == p || base.starts_with(p + ".") || base.starts_with(p + "-")) {
+        found.push_back({p, path, true, line[0] == 'd'});
+        break;
+      }
+    }
+  }
+  std::sort(found.begin(), found.end(),
+            [](const ExposedCopy& a, const ExposedCopy& b) { return a.path < b.path; });
+  std::lock_guard<std::mutex> lock(mu);
+  cache[key] = found;
+  return found;
+}
+
 util::Expected<std::vector<ExposedCopy>> GuardCopies(util::Env& env, Sandbox* sandbox,
                                                      const HostInfo& host,
                                                      const std::set<std::string>& packages,
                                                      const std::vector<std::string>& own,
-                                                     CopyPolicy policy, const std::string& what) {
+                                                     CopyPolicy policy, const std::string& what,
+                                                     Launcher* launcher, const std::string& log_dir) {
   std::string cut;
   auto found = FindCopies(env, *sandbox, host, packages, own, 20, &cut);
+  if (sandbox->kind == SandboxKind::kContainer) {
+    if (launcher == nullptr) return util::Error{what + ": the container's image cannot be checked here"};
+    auto inside = FindCopiesInImage(*launcher, *sandbox, packages, log_dir);
+    if (!inside.ok()) return util::Error{what + ": " + inside.error()};
+    if (policy == CopyPolicy::kHide) {
+      for (const auto& c : *inside) (c.directory ? sandbox->hidden : sandbox->masked).push_back(c.path);
+    } else {
+      found.insert(found.begin(), inside->begin(), inside->end());
+    }
+  }
   if (policy == CopyPolicy::kAllow) return found;
   if (!cut.empty()) {
     return util::Error{what + ": what the sandbox would show could not be checked for copies of "

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/process.h"
 #include "runner/sandbox.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -22,7 +23,9 @@ const char* CopyPolicyName(CopyPolicy policy);
 
 struct ExposedCopy {
   std::string package;  // "jinja2"
-  std::string path;     // the host path the sandbox shows it at
+  std::string path;     // the host path the sandbox shows it at (the image's, in_image)
+  bool in_image = false;   // a file of a container sandbox's image (FindCopiesInImage)
+  bool directory = true;   // a package directory, else a module file or a distribution
 };
 
 // Every directory named after one of `packages` that holds Python code (a .py or .pyc file
@@ -39,7 +42,18 @@ std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, cons
                                     const std::vector<std::string>& own, size_t limit = 20,
                                     std::string* cut = nullptr);
 
-// Applies `policy` to what FindCopies finds in `sandbox`: kHide masks each copy (and looks
+// The copies of `packages` in a container sandbox's image, by the rule of FindCopies, as a
+// container of the image with nothing mounted shows them: a `find` run in it (no network,
+// the sandbox's user) over its files but /proc, /sys, /dev, the paths the sandbox shows empty
+// (/tmp, /var/tmp, homes, /srv, /mnt, /media) and the environment's own tree (/fbkit/src).
+// Run once per image and packages in a process (cached); its output in `log_dir`.
+util::Expected<std::vector<ExposedCopy>> FindCopiesInImage(Launcher& launcher, const Sandbox& sandbox,
+                                                           const std::set<std::string>& packages,
+                                                           const std::string& log_dir);
+
+// Applies `policy` to what FindCopies finds in `sandbox` (and, for a container sandbox,
+// FindCopiesInImage through `launcher` with its log in `log_dir`; an image's copy is hidden
+// by an empty directory or file mounted over it): kHide masks each copy (and looks
 // again: a copy is never left visible), kAllow returns them to be reported, kRefuse returns
 // an error naming each and the spec key that decides. A walk cut short is an error but
 // for kAllow (what was not looked at may be a copy). `what` names the run ("the agent of
@@ -48,6 +62,8 @@ util::Expected<std::vector<ExposedCopy>> GuardCopies(util::Env& env, Sandbox* sa
                                                      const HostInfo& host,
                                                      const std::set<std::string>& packages,
                                                      const std::vector<std::string>& own,
-                                                     CopyPolicy policy, const std::string& what);
+                                                     CopyPolicy policy, const std::string& what,
+                                                     Launcher* launcher = nullptr,
+                                                     const std::string& log_dir = "");
 
 }  // namespace fbkit::runner

@@ -617,8 +617,9 @@ void AddContainerMounts(ContainerMounts* m, const Sandbox& sandbox, const std::v
   for (const auto& o : sandbox.overlays) m->Bind(o.source, o.target, false);
   for (const auto& p : sandbox.masked) {
     struct stat st;
-    if (::lstat(p.c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) m->Tmpfs(p, TmpfsOptions(false, 4096, "0555"));
+    // Not on the host: a file of the image (runner/exposure.h hides the image's directories
+    // through `hidden`).
+    if (::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) m->Tmpfs(p, TmpfsOptions(false, 4096, "0555"));
     else m->Bind("/dev/null", p, false);
   }
 }

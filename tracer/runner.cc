@@ -114,7 +114,8 @@ class Runner {
     if (!options_.guard_packages.empty()) {
       auto copies = runner::GuardCopies(env_, &sandbox_, runner::CurrentHost(),
                                         options_.guard_packages, {options_.root, copy_of},
-                                        options_.spec.exposed_copies, "the tests");
+                                        options_.spec.exposed_copies, "the tests", &launcher_,
+                                        options_.work_dir);
       if (!copies.ok()) return util::Error{copies.error()};
     }
     std::string list;

@@ -131,4 +131,22 @@ for bwrap_run, box_run in (("eval-gold", "eval-gold-container"), ("eval-noop-bwr
             assert bwrap[k] == box[k], f"{box_run} {t} {k}: bubblewrap {bwrap[k]} container {box[k]}"
         assert bool(bwrap["error"]) == bool(box["error"]), f"{box_run} {t}: {bwrap['error']!r} / {box['error']!r}"
 PY
+# A copy of the task's package inside an environment image: refused by default, hidden with
+# --exposed-copies hide (then the gold patch resolves and the copy is out of the tests' reach).
+leakimg=$out/leakimg; mkdir -p "$leakimg"
+git -C "$tasks/$(basename "$l1")/presolved" archive HEAD src/shapes | tar -x -C "$leakimg"
+env_tag=$(tag 1 environment)
+printf 'FROM %s\nCOPY src/shapes /usr/lib/python3/dist-packages/shapes\n' "$env_tag" > "$leakimg/Dockerfile"
+podman build -q --pull=never --network=none -t localhost/fbkit-copy-test:1 "$leakimg" > /dev/null
+sed "s|$env_tag|localhost/fbkit-copy-test:1|" "$out/rec/images.json" > "$leakimg/images.json"
+set +e
+"$fb_extract" eval "$tasks" --gold --sandbox container --images "$leakimg/images.json" \
+  --instance "$(basename "$l1")" -o "$out/eval-copy" -q > /dev/null 2> "$out/copy.err"; rc=$?
+"$fb_extract" eval "$tasks" --gold --sandbox container --images "$leakimg/images.json" \
+  --instance "$(basename "$l1")" --exposed-copies hide -o "$out/eval-copy-hidden" -q > /dev/null; rc_hidden=$?
+set -e
+podman rmi -f localhost/fbkit-copy-test:1 > /dev/null
+[ $rc -eq 3 ] && grep -q "dist-packages/shapes" "$out/copy.err" ||
+  fail "a copy of the package in the image was not refused: exit $rc, $(cat "$out/copy.err")"
+[ $rc_hidden -eq 0 ] || fail "with the image's copy hidden the gold patch did not resolve"
 echo "containers: images, layers, recipes, Harbor and SWE-bench gold/empty and fbkit's eval agree"
