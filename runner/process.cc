@@ -450,6 +450,12 @@ struct Pump {
   }
 };
 
+// A container a sandboxed process runs in: the engine's CLI and the container's name.
+struct RunningContainer {
+  std::string engine;
+  std::string name;  // "" when the process runs in no container
+};
+
 // A name no other container of this host has: fbkit-PID-COUNTER-RANDOM.
 std::string ContainerName() {
   static std::atomic<unsigned> counter{0};
@@ -535,7 +541,7 @@ class PosixProcess : public Process {
   // `pumps`: the sandboxed process's output, then its channels. `container`: the engine and
   // the name of the container the process (the engine's client) runs, stopped with it.
   PosixProcess(pid_t pid, std::vector<std::string> cgroups, bool sandboxed,
-               std::vector<Pump> pumps, DiskWatch disk, ContainerImage container = {},
+               std::vector<Pump> pumps, DiskWatch disk, RunningContainer container = {},
                int reaper = -1)
       : pid_(pid), cgroups_(std::move(cgroups)), sandboxed_(sandboxed), pumps_(std::move(pumps)),
         disk_(std::move(disk)), container_(std::move(container)), reaper_(reaper) {}
@@ -570,7 +576,7 @@ class PosixProcess : public Process {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     // The engine's client is gone, not the container: the engine stops it.
-    if (!container_.image.empty()) StopContainer(container_.engine, container_.image);
+    if (!container_.name.empty()) StopContainer(container_.engine, container_.name);
     done_ = true;
     info_ = Translate(FromStatus(status));
     Release();
@@ -608,7 +614,7 @@ class PosixProcess : public Process {
   bool sandboxed_;
   std::vector<Pump> pumps_;
   DiskWatch disk_;
-  ContainerImage container_;  // engine and container name (kContainer), else empty
+  RunningContainer container_;  // kContainer's, else empty
   int reaper_ = -1;           // the container's watcher (StartReaper)
   bool done_ = false;
   ExitInfo info_;
@@ -825,14 +831,14 @@ class PosixLauncher : public Launcher {
       prepared.channels.push_back(pipe_fds[0]);  // closed in the parent with the channels
       if (!whole) return util::Error{"cannot hand the process its secret"};
     }
-    ContainerImage container;  // what Kill stops: the engine and the container's name
+    RunningContainer container;  // what Kill stops
     if (prepared.container) {
       container = {spec.sandbox.container.engine, ContainerName()};
       // fbkit's filter as a profile the client reads from its descriptor after the channels
       // (not handed into the container).
       std::string profile = prepared.seccomp >= 0
           ? "/proc/self/fd/" + std::to_string(3 + prepared.channels.size()) : "";
-      auto args = ContainerArgs(spec.sandbox, container.image, spec.cwd, spec.argv,
+      auto args = ContainerArgs(spec.sandbox, container.name, spec.cwd, spec.argv,
                                 ContainerEnvironment(spec.vars),
                                 static_cast<int>(prepared.channels.size()), copy_bytes, profile);
       if (!args.ok()) return util::Error{args.error()};
@@ -870,7 +876,7 @@ class PosixLauncher : public Launcher {
     prepared.pumps.clear();
     auto cgroups = std::move(prepared.cgroups);
     prepared.cgroups.clear();
-    int reaper = prepared.container ? StartReaper(container.engine, container.image) : -1;
+    int reaper = prepared.container ? StartReaper(container.engine, container.name) : -1;
     return std::unique_ptr<Process>(new PosixProcess(pid, std::move(cgroups), prepared.sandboxed,
                                                      std::move(pumps), std::move(disk),
                                                      std::move(container), reaper));
