@@ -13,7 +13,7 @@ if podman image exists "$name"; then echo "$name: present"; exit 0; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mmdebstrap --quiet --variant=minbase \
-  --include=bash,ca-certificates,git,patch,tar,python3,python3-venv,python3-pip,python3-pytest$(printf ',%s' ${FBKIT_BASE_PACKAGES:-}) \
+  --include=bash,ca-certificates,git,patch,procps,tar,python3,python3-venv,python3-pip,python3-pytest$(printf ',%s' ${FBKIT_BASE_PACKAGES:-}) \
   bookworm "$work/base.tar"
 podman import --change WORKDIR=/testbed --change CMD=/bin/bash "$work/base.tar" "$name-debian" >/dev/null
 mkdir -p "$work/ctx"

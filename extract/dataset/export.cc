@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <set>
 
 #include "extract/dataset/verifier.h"
 #include "extract/image/recipe.h"
@@ -134,6 +137,19 @@ std::string SweBenchEvalScript(const Verifier& v) {
          ": '>>>>> Start Test Output'\n" + v.pytest + "\n: '>>>>> End Test Output'\n";
 }
 
+// The tests of a SWE-bench row: their SweBenchLogKey, each once, in order; `collapsed` counts
+// the ids that shared a key with an earlier one.
+std::vector<std::string> SweBenchTests(const std::vector<std::string>& ids, size_t* collapsed) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& id : ids) {
+    std::string key = SweBenchLogKey(id);
+    if (seen.insert(key).second) out.push_back(key);
+    else ++*collapsed;
+  }
+  return out;
+}
+
 util::Expected<std::string> SweBenchRow(runner::Git& git, const taskdir::Instance& inst,
                                         const std::string& task_dir, const std::string& repo,
                                         const std::string& image, const std::string& eval_script) {
@@ -163,8 +179,14 @@ util::Expected<std::string> SweBenchRow(runner::Git& git, const taskdir::Instanc
   row["created_at"] = IsoTime(inst.create_time);
   row["version"] = base.substr(0, std::min<size_t>(8, base.size()));
   row["environment_setup_commit"] = base;
-  row["FAIL_TO_PASS"] = Json(inst.f2p_tests).dump();
-  row["PASS_TO_PASS"] = Json(inst.p2p_tests).dump();
+  size_t collapsed = 0;
+  row["FAIL_TO_PASS"] = Json(SweBenchTests(inst.f2p_tests, &collapsed)).dump();
+  row["PASS_TO_PASS"] = Json(SweBenchTests(inst.p2p_tests, &collapsed)).dump();
+  if (collapsed > 0) {
+    std::fprintf(stderr, "fb-extract export: %s: %zu test ids share their SWE-bench log key with "
+                 "another (its parser collapses whitespace and drops control characters): listed once\n",
+                 inst.instance_id.c_str(), collapsed);
+  }
   // SWE-bench 5's harness: the image as built by `fb-extract images`, what runs in it.
   row["image"] = image;
   row["eval_script"] = eval_script;
@@ -538,6 +560,59 @@ util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launche
     return util::Error{s.error()};
   }
   return ImportResult{id, files->f2p_tests.size(), files->p2p_tests.size()};
+}
+
+std::string SweBenchLogKey(const std::string& id) {
+  std::string stripped;  // every "[<digits>m" removed
+  for (size_t i = 0; i < id.size();) {
+    if (id[i] == '[') {
+      size_t j = i + 1;
+      while (j < id.size() && id[j] >= '0' && id[j] <= '9') ++j;
+      if (j > i + 1 && j < id.size() && id[j] == 'm') {
+        i = j + 1;
+        continue;
+      }
+    }
+    stripped += id[i++];
+  }
+  std::string out;
+  bool space = false;
+  auto add = [&](const std::string& piece) {
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += piece;
+  };
+  // Python's str.split() whitespace beyond ASCII (characters 1-31 are gone by then).
+  static const char* const kUnicodeSpaces[] = {
+      "\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\x80", "\xe2\x80\x81", "\xe2\x80\x82",
+      "\xe2\x80\x83", "\xe2\x80\x84", "\xe2\x80\x85", "\xe2\x80\x86", "\xe2\x80\x87", "\xe2\x80\x88",
+      "\xe2\x80\x89", "\xe2\x80\x8a", "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f",
+      "\xe3\x80\x80"};
+  for (size_t i = 0; i < stripped.size();) {
+    unsigned char c = static_cast<unsigned char>(stripped[i]);
+    if (c >= 1 && c <= 31) {
+      ++i;
+      continue;
+    }
+    if (c == ' ') {
+      space = true;
+      ++i;
+      continue;
+    }
+    size_t n = 0;
+    for (const char* u : kUnicodeSpaces) {
+      size_t len = std::strlen(u);
+      if (stripped.compare(i, len, u) == 0) n = len;
+    }
+    if (n > 0) {
+      space = true;
+      i += n;
+      continue;
+    }
+    add(std::string(1, stripped[i]));
+    ++i;
+  }
+  return out;
 }
 
 }  // namespace fbkit::extract::dataset

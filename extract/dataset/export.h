@@ -28,10 +28,17 @@ struct ExportImages {
 // L1 task beside them (the original repository is rebuilt from it). `work_dir` is scratch.
 // A SWE-bench row carries SWE-bench 5's fields: `image` (the agent image's tag), an
 // `eval_script` holding fbkit's verifier (dataset/verifier.h), `log_parser`
-// parse_log_pytest_v2, `eval_type` pass_and_fail.
+// parse_log_pytest_v2, `eval_type` pass_and_fail; its FAIL_TO_PASS and PASS_TO_PASS are the
+// tests' SweBenchLogKey (distinct ids that share one are listed once and said on stderr).
 util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
                                       const std::string& task_dir, ExportFormat format,
                                       const std::string& work_dir, const ExportImages& images = {});
+
+// The key SWE-bench 5's parse_log_pytest_v2 files test `id` under when the log prints it:
+// every `[<digits>m` removed, then characters 1-31, then runs of whitespace made one space
+// (Python's str.split, Unicode spaces included), the ends stripped. A SWE-bench row lists its
+// tests by these keys (a raw id such as `t[a  b]` or one holding `\x1b[30m` would never match).
+std::string SweBenchLogKey(const std::string& id);
 
 struct ImportOptions {
   std::string original;   // a git checkout of the rows' repository (only read)

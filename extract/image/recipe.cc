@@ -333,7 +333,7 @@ util::Expected<Parts> ReadParts(util::Env& env, runner::Launcher& launcher, cons
 // The base recipe's lines after its FROM.
 std::string BaseBody() {
   return Run("apt-get update && apt-get install -y --no-install-recommends bash ca-certificates git patch "
-             "python3 python3-venv python3-pip python3-pytest tar && rm -rf /var/lib/apt/lists/*") +
+             "procps python3 python3-venv python3-pip python3-pytest tar && rm -rf /var/lib/apt/lists/*") +
          "WORKDIR /testbed\n";
 }
 
