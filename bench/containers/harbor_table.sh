@@ -4,13 +4,15 @@
 # the gold patches; one row per task. With HARBOR=1, Harbor itself runs the trials
 # (`harbor run -e podman`, harbor and podman-compose >= 1.1 on PATH) instead of the replay.
 # usage: harbor_table.sh TASKS OUT [BASE]    (a markdown table on stdout)
+# FBKIT_EVAL_ARGS: more flags for fbkit's eval (word-split), e.g. "--exposed-copies hide -j 2".
 set -euo pipefail
 tasks=$1 out=$2 base=${3:-localhost/fbkit-base:bookworm}
 here=$(cd "$(dirname "$0")" && pwd)
 fb_extract=${FB_EXTRACT:-fb-extract}
 mkdir -p "$out"
 "$fb_extract" export --format harbor "$tasks" -o "$out/harbor" --base "$base" -q
-"$fb_extract" eval "$tasks" --gold -o "$out/eval-gold" -q > /dev/null || true
+# shellcheck disable=SC2086  # FBKIT_EVAL_ARGS is a list of flags
+"$fb_extract" eval "$tasks" --gold -o "$out/eval-gold" -q ${FBKIT_EVAL_ARGS:-} > /dev/null || true
 trial() {  # TASK AGENT -> reward
   if [ "${HARBOR:-0}" = 1 ]; then
     local job="$(basename "$1")-$2"
