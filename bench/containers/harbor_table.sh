@@ -7,6 +7,8 @@
 # FBKIT_EVAL_ARGS: more flags for fbkit's eval (word-split), e.g. "--exposed-copies hide -j 2".
 # FBKIT_EVAL_DIR: an eval-gold output of these tasks made already (`fb-extract eval TASKS
 # --gold -o DIR`, e.g. run beside another harness): read instead of running fbkit's eval again.
+# HARBOR_ONLY: a glob of the task ids to run trials on (default all; e.g. "*.lv2": an L2
+# task's export needs its L1 task beside it, so a subset is chosen here, not by directory).
 set -euo pipefail
 tasks=$1 out=$2 base=${3:-localhost/fbkit-base:bookworm}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,6 +33,8 @@ echo "| task | level | Harbor gold | Harbor empty | fbkit eval gold |"
 echo "|---|---|---|---|---|"
 for t in "$out"/harbor/*/; do
   id=$(basename "$t")
+  # shellcheck disable=SC2254  # HARBOR_ONLY is a glob
+  case $id in ${HARBOR_ONLY:-*}) ;; *) continue ;; esac
   fbkit=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('resolved' if r.get('resolved') else 'not resolved')" \
     "$eval_dir/$id/report.json" 2>/dev/null || echo "?")
   echo "| $id | ${id##*.lv} | $(trial "$t" oracle) | $(trial "$t" empty) | $fbkit |"
