@@ -11,8 +11,17 @@ the base image's files, the user's choice: Python's own library shares lines wit
 libraries) and is long enough to be the task's own (40 characters or more, stripped). Prints every hit
 (layer, file, line) and exits 1 when there is one; 2 when an image could not be checked
 (its answer has no such line; the others still are); else 0, with a count of what was read.
+
+The base is read once per base image, not once per run: its index (a sorted array of 64-bit
+hashes of every stripped line of 40 characters or more of every file of its layers, and the
+names of its layers) is cached on disk under the base image's id, in FBKIT_CHECK_LAYERS_CACHE
+(default ~/.cache/fbkit/check_layers). An answer line the base holds as a line of its own
+(stripped) is the agent's to see.
 """
 import argparse
+import array
+import bisect
+import hashlib
 import io
 import json
 import os
@@ -137,6 +146,57 @@ def answer_of(task_dir, level1=None):
     return answer
 
 
+def line_hash(line):
+    """A stripped line's 64-bit hash (blake2b), the base index's key."""
+    return int.from_bytes(hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+def index_holds(index, line):
+    i = bisect.bisect_left(index, line_hash(line))
+    return i < len(index) and index[i] == line_hash(line)
+
+
+def base_index(engine, base, tmp):
+    """(the base's layer names, a sorted array of the hashes of its lines of MIN_LINE or more
+    characters, stripped): read from the cache keyed by the base image's id, or built (every
+    file of every layer read once) and cached."""
+    image_id = subprocess.run([engine, "image", "inspect", "--format", "{{.Id}}", base], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    cache = os.environ.get("FBKIT_CHECK_LAYERS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "fbkit", "check_layers")
+    entry = os.path.join(cache, image_id.replace(":", "_"))
+    try:
+        with open(os.path.join(entry, "layers.json")) as f:
+            layers = set(json.load(f))
+        index = array.array("Q")
+        with open(os.path.join(entry, "lines.u64"), "rb") as f:
+            index.frombytes(f.read())
+        print(f"{base}: base index read from {entry} ({len(index)} lines)", file=sys.stderr)
+        return layers, index
+    except (OSError, ValueError):
+        pass
+    layers, hashes = set(), set()
+    for layer, _, data in layer_files(engine, base, tmp):
+        layers.add(layer)
+        for raw in data.decode("utf-8", "replace").splitlines():
+            line = raw.strip()
+            if len(line) >= MIN_LINE:
+                hashes.add(line_hash(line))
+    index = array.array("Q", sorted(hashes))
+    os.makedirs(entry, exist_ok=True)
+    part = os.path.join(entry, f"lines.u64.{os.getpid()}")
+    with open(part, "wb") as f:
+        index.tofile(f)
+    os.replace(part, os.path.join(entry, "lines.u64"))
+    part = os.path.join(entry, f"layers.json.{os.getpid()}")
+    with open(part, "w") as f:
+        json.dump(sorted(layers), f)
+    os.replace(part, os.path.join(entry, "layers.json"))
+    print(f"{base}: base index built ({len(layers)} layers, {len(index)} lines), cached in {entry}",
+          file=sys.stderr)
+    return layers, index
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("engine")
@@ -150,11 +210,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         base_layers = set()
         if a.base:
-            for layer, _, data in layer_files(a.engine, a.base, tmp):
-                base_layers.add(layer)
-                text = data.decode("utf-8", "replace")
-                for image in answers:
-                    answers[image] = {line for line in answers[image] if line not in text}
+            base_layers, index = base_index(a.engine, a.base, tmp)
+            for image in answers:
+                answers[image] = {line for line in answers[image] if not index_holds(index, line)}
         for image, task in pairs:
             answer = answers[image]
             if not answer:
