@@ -467,27 +467,25 @@ std::string ContainerName() {
 
 void CloseFrom(int first);
 
-// `engine kill NAME`, then `engine rm -f NAME` (the container may be gone already), each
-// waited for, their output discarded.
+// The shell that stops container `name`: `engine kill`, then `engine rm -f` (it may be gone).
+std::string StopScript(const std::string& engine, const std::string& name) {
+  std::string e = util::ShellQuote(engine), n = util::ShellQuote(name);
+  return e + " kill " + n + "; " + e + " rm -f " + n;
+}
+
+// Runs StopScript and waits for it, its output discarded.
 void StopContainer(const std::string& engine, const std::string& name) {
-  for (const char* verb : {"kill", "rm"}) {
-    std::vector<std::string> argv = {engine, verb};
-    if (std::string(verb) == "rm") argv.push_back("-f");
-    argv.push_back(name);
-    std::vector<char*> args;  // made before the fork: the child of a threaded process allocates nothing
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      int null = ::open("/dev/null", O_RDWR);
-      for (int fd : {0, 1, 2}) ::dup2(null, fd);
-      CloseFrom(3);
-      ::execvp(args[0], args.data());
-      ::_exit(127);
-    }
-    int status = 0;
-    while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+  std::string script = StopScript(engine, name);
+  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};  // before the fork
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_RDWR);
+    for (int fd : {0, 1, 2}) ::dup2(null, fd);
+    CloseFrom(3);
+    ::execve("/bin/sh", const_cast<char* const*>(argv), environ);
+    ::_exit(127);
+  }
+  while (pid > 0 && ::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }
 }
 
@@ -498,9 +496,7 @@ void StopContainer(const std::string& engine, const std::string& name) {
 int StartReaper(const std::string& engine, const std::string& name) {
   std::string path = FindProgram(engine);
   if (path.empty()) return -1;
-  std::string script = "read -r said; [ \"$said\" = done ] && exit 0; " + util::ShellQuote(path) + " kill " +
-                       util::ShellQuote(name) + "; " + util::ShellQuote(path) + " rm -f " +
-                       util::ShellQuote(name);
+  std::string script = "read -r said; [ \"$said\" = done ] && exit 0; " + StopScript(path, name);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
   const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
