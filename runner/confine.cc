@@ -5,50 +5,32 @@
 
 namespace fbkit::runner {
 
-namespace {
-
-// A container sandbox: the image's system, interpreter and environment (what the install
-// steps built, laid over the private copy from the image's own tree) in place of the host's.
-util::Expected<Confinement> ConfineInImage(util::Env& env, const RepoSpec& spec,
-                                           const ConfineRequest& request, Confinement c) {
-  if (spec.image_name.empty()) {
-    return util::Error{"the container sandbox needs the task's environment image: build it with "
-                       "`fb-extract images TASKS --engine podman` and pass its images.json "
-                       "(--images)"};
-  }
-  if (util::Status s = CheckContainerEngine(spec.container_engine); !s.ok()) return util::Error{s.error()};
-  c.sandbox.container = {spec.container_engine, spec.image_name};
-  c.python = kImagePython;
-  c.sandbox.read_only.push_back(request.root);
-  for (const auto& p : spec.pythonpath) {
-    if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
-  }
-  if (!request.copy_of.empty()) {
-    PrivateCopy copy{request.copy_of, request.root, kImageSource, {}, kImageBuiltList};
-    c.sandbox.copies.push_back(std::move(copy));
-    std::string dot_git = util::JoinPath(request.root, ".git");
-    if (env.Stat(dot_git, false).ok()) c.sandbox.protect.push_back(dot_git);
-  }
-  if (!request.scratch.empty()) c.sandbox.writable.push_back(request.scratch);
-  return c;
-}
-
-}  // namespace
-
 util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
                                     const ConfineRequest& request) {
   Confinement c;
   c.python = spec.python;
-  std::string built_dir;
-  std::vector<std::string> built_files;
+  PrivateCopy copy{request.copy_of, request.root, "", {}};  // what the environment built, laid over
   c.sandbox.kind = spec.sandbox;
   c.sandbox.network = spec.network;
   c.sandbox.limits = spec.limits;
   if (c.sandbox.kind == SandboxKind::kBwrap) {
     if (util::Status s = CheckBwrap(); !s.ok()) return util::Error{s.error()};
   }
-  if (c.sandbox.kind == SandboxKind::kContainer) return ConfineInImage(env, spec, request, c);
-  if (!spec.install.empty()) {
+  bool in_image = c.sandbox.kind == SandboxKind::kContainer;
+  if (in_image) {
+    // The image's system, interpreter and environment in place of the host's: what its
+    // install steps built is laid over the copy from the image's own tree.
+    if (spec.image_name.empty()) {
+      return util::Error{"the container sandbox needs the task's environment image: build it with "
+                         "`fb-extract images TASKS --engine podman` and pass its images.json "
+                         "(--images)"};
+    }
+    if (util::Status s = CheckContainerEngine(spec.container_engine); !s.ok()) return util::Error{s.error()};
+    c.sandbox.container = {spec.container_engine, spec.image_name};
+    c.python = kImagePython;
+    copy.built_dir = kImageSource;
+    copy.built_list = kImageBuiltList;
+  } else if (!spec.install.empty()) {
     std::string cache = spec.environment_cache.empty() ? util::JoinPath(request.work_dir, "env")
                                                : spec.environment_cache;
     const std::string& from = request.env_root.empty() ? request.root : request.env_root;
@@ -56,19 +38,21 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
     if (!built.ok()) return util::Error{built.error()};
     c.python = built->python;
     c.sandbox.read_only.push_back(built->dir);
-    built_dir = util::JoinPath(built->dir, "src");
-    built_files = built->built_files;
+    copy.built_dir = util::JoinPath(built->dir, "src");
+    copy.built_files = built->built_files;
   }
   c.sandbox.read_only.push_back(request.root);
   // The spec's interpreter, never the built one: a built environment's bin/python is a link
   // its install steps wrote, and what it resolves to on the host (through /proc/self/cwd, say)
   // is no place to bind. The entry is bound; a venv's link points at the spec's interpreter.
-  for (const auto& dir : InterpreterDirs(spec.python)) c.sandbox.read_only.push_back(dir);
+  if (!in_image) {
+    for (const auto& dir : InterpreterDirs(spec.python)) c.sandbox.read_only.push_back(dir);
+  }
   for (const auto& p : spec.pythonpath) {
     if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
   }
   if (!request.copy_of.empty()) {
-    c.sandbox.copies.push_back({request.copy_of, request.root, built_dir, built_files});
+    c.sandbox.copies.push_back(std::move(copy));
     // Git's own files stay as fbkit made them, not copied: bound read-only.
     std::string dot_git = util::JoinPath(request.root, ".git");
     if (env.Stat(dot_git, false).ok()) c.sandbox.protect.push_back(dot_git);

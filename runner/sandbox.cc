@@ -253,6 +253,13 @@ std::vector<std::string> MountsBelow(const Sandbox& sandbox, const std::string& 
   return below;
 }
 
+// The size of copy `i`'s tmpfs: what its source takes (`copy_bytes[i]`, with some room for
+// the tmpfs's own rounding) plus the disk limit.
+int64_t CopyTmpfsBytes(const Sandbox& sandbox, const std::vector<int64_t>& copy_bytes, size_t i) {
+  int64_t bytes = i < copy_bytes.size() ? copy_bytes[i] : 0;
+  return bytes + bytes / 8 + (1 << 20) + std::max<int64_t>(sandbox.limits.disk_mb, 0) * (1 << 20);
+}
+
 // Each copy: its source read-only at CopySource(i), and at its target a tmpfs as large as
 // the source (with some room for the tmpfs's own rounding) plus the disk limit.
 void AddCopies(std::vector<std::string>* a, const Sandbox& sandbox,
@@ -262,8 +269,7 @@ void AddCopies(std::vector<std::string>* a, const Sandbox& sandbox,
   a->insert(a->end(), {"--perms", "0755", "--dir", "/.fbkit-copy"});
   for (size_t i = 0; i < sandbox.copies.size(); ++i) {
     const PrivateCopy& c = sandbox.copies[i];
-    int64_t bytes = i < copy_bytes.size() ? copy_bytes[i] : 0;
-    int64_t size = bytes + bytes / 8 + (1 << 20) + std::max<int64_t>(sandbox.limits.disk_mb, 0) * (1 << 20);
+    int64_t size = CopyTmpfsBytes(sandbox, copy_bytes, i);
     a->insert(a->end(), {"--ro-bind", c.source, CopySource(i)});
     parents->Before(c.target, system);
     // Sticky, like the directories made for mount points below: what bubblewrap made (the
@@ -593,8 +599,7 @@ void AddContainerMounts(ContainerMounts* m, const Sandbox& sandbox, const std::v
   for (const auto& dir : sandbox.hidden) m->Tmpfs(dir, TmpfsOptions(false, 4096, "0555"));
   for (size_t i = 0; i < sandbox.copies.size(); ++i) {
     const PrivateCopy& c = sandbox.copies[i];
-    int64_t bytes = i < copy_bytes.size() ? copy_bytes[i] : 0;
-    int64_t size = bytes + bytes / 8 + (1 << 20) + std::max<int64_t>(sandbox.limits.disk_mb, 0) * (1 << 20);
+    int64_t size = CopyTmpfsBytes(sandbox, copy_bytes, i);
     m->Bind(c.source, CopySource(i), false);
     m->Tmpfs(c.target, TmpfsOptions(true, size, "1777"));
   }
