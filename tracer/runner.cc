@@ -605,6 +605,13 @@ class Runner {
 
   util::Status CheckCollected(const SessionResult& r) {
     if (!collected_.empty() || !trace_.files.empty()) return util::Status::Ok();
+    if (!trace_.integrity.empty()) {
+      // The plugin reported tampering: the run is returned with its findings (no test
+      // outcome), so that a grader flags it rather than calling it an error of its own.
+      trace_.notes.push_back("pytest collected nothing (exit status " +
+                             std::to_string(trace_.exitstatus.value_or(-1)) + ")");
+      return util::Status::Ok();
+    }
     if (trace_.exitstatus && *trace_.exitstatus == 5) {
       return util::Error{"pytest collected no tests in " + options_.root +
                          " (check --tests, --pytest-arg and the project's pytest configuration)"};

@@ -450,13 +450,14 @@ def _fb_take_journal():
     agent = getattr(sys.modules.get("fbkit_agent"), "_agent", None)
     if agent is None:
         return
-    key, out = agent.journal._key, agent.journal._file
+    # The key where an older writer kept it (now sealed in its signer: lines go unsigned).
+    key, out = getattr(agent.journal, "_key", None), agent.journal._file
     write, seq = out.write, []
 
     def forward(text):
         lines = []
         for line in text.splitlines():
-            rec = json.loads(line.rsplit("\\t", 1)[0] if key else line)
+            rec = json.loads(line.rsplit("\\t", 1)[0] if "\\t" in line else line)
             seq or seq.append(rec.get("seq", 1) - 1)
             if rec.get("type") == "integrity":
                 continue
@@ -483,6 +484,54 @@ def _fb_take_journal():
 
 _fb_take_journal()
 """
+
+# Red team round c: the library calls fbkit's own journal writer (which signs with the
+# session's key) from inside the first F2P test: "passed" for every selected test, the
+# session's finish, then os._exit(0) before pytest reports anything of its own.
+WRITER_EXIT = """
+def _fb_forge_all():
+    import os, sys
+    ag = getattr(sys.modules.get("fbkit_agent"), "_agent", None)
+    if ag is None:
+        return
+    j, done, current = ag.journal, set(), None
+    here = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    for nodeid, rel in list(ag.file_of.items()):
+        if rel != current:
+            j.write({"type": "begin", "file": rel})
+            current = rel
+        if nodeid != here:
+            j.write({"type": "test", "nodeid": nodeid})
+        j.write({"type": "checked", "nodeid": nodeid})
+        for when in ("call",):
+            j.write({"type": "report", "nodeid": nodeid, "file": rel, "when": when,
+                     "outcome": "passed", "category": "passed", "duration": 0.001,
+                     "message": None})
+    j.write({"type": "finish", "exitstatus": 0})
+    j.flush()
+    os._exit(0)
+"""
+
+# The same through pytest's hook caller (the plugin's own report hook writes the record):
+# reports that say "passed" for every selected test, then os._exit(0).
+HOOK_CALLER_EXIT = """
+def _fb_forge_by_hook():
+    import os, sys
+    ag = getattr(sys.modules.get("fbkit_agent"), "_agent", None)
+    if ag is None or ag.config is None:
+        return
+    from _pytest.reports import TestReport
+    for nodeid, rel in list(ag.file_of.items()):
+        rep = TestReport(nodeid, ("x", 1, "x"), {}, "passed", None, "call", [], 0.001)
+        ag.config.hook.pytest_runtest_logreport(report=rep)
+    try:
+        ag.config.hook.pytest_sessionfinish(session=None, exitstatus=0)
+    except Exception:
+        pass
+    ag.journal.flush()
+    os._exit(0)
+"""
+
 
 # A hook of the library's, registered at import, that swallows each test's exception, and
 # names pytest's own pytest_pyfunc_call as what it wraps (its origin judged by __wrapped__).
@@ -950,6 +999,9 @@ def main():
     cases["forge_fake_origin_hook"] = (l1_id, forged(FAKE_ORIGIN_HOOK))
     cases["forge_rewrite_journal"] = (l1_id, forged(REWRITE_JOURNAL))
     cases["forge_journal_writer"] = (l1_id, forged(WRAP_JOURNAL_WRITER))
+    cases["forge_writer_exit"] = (l1_id, forged(WRITER_EXIT, "import shapes; shapes._fb_forge_all()"))
+    cases["forge_hook_caller_exit"] = (l1_id, forged(HOOK_CALLER_EXIT,
+                                                     "import shapes; shapes._fb_forge_by_hook()"))
 
     # A module at the repository root named like fbkit's plugin (the root comes first on
     # sys.path): it turns the plugin's checks off and loads the real one from further down

@@ -23,6 +23,7 @@ using nlohmann::json;
 const char* const kForged[] = {"forge_xfail", "forge_reports", "forge_rewrite_tests",
                                "forge_atexit_journal", "forge_fake_origin_hook",
                                "forge_rewrite_journal", "forge_journal_writer",
+                               "forge_writer_exit", "forge_hook_caller_exit",
                                "forge_shadow_plugin", "forge_code_swap", "ignored_conftest",
                                "forge_runner_swap", "forge_builtin",
                                "mute_journal", "forge_report_class",
@@ -119,6 +120,14 @@ class EvalE2E : public ::testing::Test {
     EXPECT_TRUE(AnyReason(r["forge_journal_writer"],
                           "fbkit's journal writer (fbkit_core.Journal.write) was replaced"))
         << r["forge_journal_writer"].dump(1);
+    // Red team round c: fbkit's own writer (which signs) called by the library, or the
+    // plugin's report hook through pytest's hook caller, then os._exit(0): the signer takes
+    // verdict records only from fbkit's hooks under pytest's own session.
+    for (const char* name : {"forge_writer_exit", "forge_hook_caller_exit", "forge_journal_writer"}) {
+      EXPECT_TRUE(AnyReason(r[name], "record was asked of fbkit's journal writer from ")) << r[name].dump(1);
+      EXPECT_TRUE(AnyReason(r[name], "/src/shapes/__init__.py:")) << r[name].dump(1);
+      EXPECT_FALSE(r[name]["resolved"]) << name;
+    }
     EXPECT_TRUE(AnyReason(r["forge_code_swap"], "Function.runtest was replaced while the tests ran (its code"))
         << r["forge_code_swap"].dump(1);
     EXPECT_TRUE(AnyReason(r["forge_report_class"], "pytest's TestReport.outcome was changed"))
@@ -179,7 +188,8 @@ class EvalE2E : public ::testing::Test {
         << r["forge_shadow_plugin"].dump(1);
     // Red team round 5: the journal's file rewritten with the session key, a hook's origin
     // claimed through __wrapped__, pytest's Function.setup replaced.
-    EXPECT_TRUE(AnyReason(r["forge_journal_file_write"], "(the journal was rewritten?)"))
+    // (The key is sealed in the writer's signer now: the rewritten lines go unsigned.)
+    EXPECT_TRUE(AnyReason(r["forge_journal_file_write"], "a journal record fbkit's plugin did not write"))
         << r["forge_journal_file_write"].dump(1);
     EXPECT_TRUE(AnyHookReason(r["forge_wrapped_hook"], "pytest_pyfunc_call"))
         << r["forge_wrapped_hook"].dump(1);
@@ -250,7 +260,7 @@ TEST_F(EvalE2E, AdversarialPatchesAreScoredAndFlagged) {
       EXPECT_NE(run.err.find(r[name]["error"].get<std::string>()), std::string::npos) << name;
     }
   }
-  ASSERT_EQ(r.size(), 59u);
+  ASSERT_EQ(r.size(), 61u);
   // l2_peek is the gold with a library function reading its caller's frame and doing
   // nothing with it: honest code does that too, so it is a note, not a verdict (issue 65).
   const std::set<std::string> honest = {"gold_crlf", "gold_fuzzy", "edits_test_file", "l2_gold",

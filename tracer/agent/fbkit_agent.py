@@ -5,6 +5,7 @@ recording itself and the journal format are in fbkit_core."""
 import os
 import re
 import sys
+import threading
 import types
 
 import pytest
@@ -641,14 +642,14 @@ def _check_writer():
     if type(journal) is not Journal:
         found.append("the journal's class")
         journal.__class__ = Journal
-    for name in sorted(set(vars(journal)) - {"_file", "_lock", "_pending", "_key", "_seq"}):
+    for name in sorted(set(vars(journal)) - {"_file", "_lock", "_pending", "_signer"}):
         found.append("the journal's " + name)
         delattr(journal, name)
     if journal._file is not file:
         found.append("the journal's file")
         journal._file = file
     # Their own attributes shadow the file objects' methods (a `write` set on the text file
-    # saw every line fbkit wrote); the lock and the key are the ones the writer started with.
+    # saw every line fbkit wrote); the lock and the signer are the ones the writer started with.
     for what, obj, attrs in _journal_objects_at_start:
         for name in sorted(set(vars(obj)) | set(attrs)):
             if vars(obj).get(name, attrs) is not attrs.get(name, attrs):
@@ -656,10 +657,10 @@ def _check_writer():
                 vars(obj).pop(name, None)
                 if name in attrs:
                     vars(obj)[name] = attrs[name]
-    if journal._lock is not _journal_lock_at_start or journal._key is not _journal_key_at_start:
-        found.append("the journal's lock or key")
-        journal._lock, journal._key = _journal_lock_at_start, _journal_key_at_start
-    if type(journal._pending) is not list or type(journal._seq) is not int:
+    if journal._lock is not _journal_lock_at_start or journal._signer is not _journal_signer_at_start:
+        found.append("the journal's lock or signer")
+        journal._lock, journal._signer = _journal_lock_at_start, _journal_signer_at_start
+    if type(journal._pending) is not list:
         found.append("the journal's pending lines")
     for name in found:
         _integrity("fbkit's journal writer (%s) was replaced while the tests ran" % name)
@@ -1936,6 +1937,98 @@ def pytest_sessionfinish(session, exitstatus):
     _agent.journal.close()
 
 
+def _session_code(skip=None):
+    """id(code) -> (code, globals) of the code every loaded module holds (its functions,
+    its classes' methods, what they nest and wrap), and of the running frames, outside the
+    repository and the L2 site: what a verdict record's stack may run (fbkit_core._signer).
+    `skip`: modules already walked."""
+    roots = tuple(os.path.realpath(p) + os.sep for p in (os.environ.get("FBKIT_TRACE_ROOT"),
+                                                         os.environ.get("FBKIT_TRACE_L2_SITE")) if p)
+    roots += tuple(p for p in (os.path.abspath(os.environ.get(n, "") or "") + os.sep
+                               for n in ("FBKIT_TRACE_ROOT", "FBKIT_TRACE_L2_SITE")
+                               if os.environ.get(n)) if p not in roots)
+    found, seen = {}, set()
+
+    def outside(code):
+        return not code.co_filename.startswith(roots)
+
+    def add_code(code, space):
+        if id(code) in found or not outside(code):
+            return
+        found[id(code)] = (code, space)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                add_code(const, space)
+
+    def add(value, depth=0):
+        if id(value) in seen or depth > 4:
+            return
+        seen.add(id(value))
+        if isinstance(value, (classmethod, staticmethod)):
+            value = value.__func__
+        if isinstance(value, property):
+            for f in (value.fget, value.fset, value.fdel):
+                if f is not None:
+                    add(f, depth + 1)
+            return
+        if isinstance(value, types.FunctionType):
+            add_code(value.__code__, value.__globals__)
+            wrapped = vars(value).get("__wrapped__")
+            if wrapped is not None:
+                add(wrapped, depth + 1)
+            for cell in value.__closure__ or ():
+                try:
+                    add(cell.cell_contents, depth + 1)
+                except ValueError:  # an empty cell
+                    pass
+        elif isinstance(value, type):
+            for member in list(vars(value).values()):
+                add(member, depth + 1)
+
+    for name, module in sorted(list(sys.modules.items()), key=lambda kv: kv[0]):
+        if module is None or (skip is not None and name in skip):
+            continue
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and os.path.realpath(path).startswith(roots):
+            continue
+        try:
+            members = list(vars(module).values())
+        except TypeError:
+            continue
+        for value in members:
+            add(value)
+    frame = sys._getframe(1)
+    while frame is not None:
+        add_code(frame.f_code, frame.f_globals)
+        frame = frame.f_back
+    return found
+
+
+def _arm_journal():
+    """Arms the journal's signer before any repository code runs: verdict records from here
+    on need fbkit's hooks under this session's own stack (fbkit_core._signer)."""
+    if _agent is None:
+        return
+    bottom = sys._getframe(0)
+    while bottom.f_back is not None:
+        bottom = bottom.f_back
+    _walked.update(sys.modules)
+    _agent.journal.write(("arm", threading.get_ident(), bottom, _session_code(),
+                          pytest_load_initial_conftests.__code__))
+
+
+_walked = set()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """pytest's plugins (its own, loaded since this one, and installed ones, from entry
+    points) join the code the signer trusts, before the first conftest loads."""
+    if _agent is not None:
+        _agent.journal.write(("extend", _session_code(_walked)))
+    yield
+
+
 _agent = _start_from_environment()
 _journal_at_start = (_agent.journal, _agent.journal._file) if _agent is not None else None
 
@@ -1954,7 +2047,7 @@ def _journal_objects():
 
 _journal_objects_at_start = _journal_objects()
 _journal_lock_at_start = _agent.journal._lock if _agent is not None else None
-_journal_key_at_start = _agent.journal._key if _agent is not None else None
+_journal_signer_at_start = _agent.journal._signer if _agent is not None else None
 _builtins_at_start = dict(vars(__import__("builtins")))
 
 
@@ -1984,3 +2077,4 @@ _l2_check = _start_l2_check() if _checks and _agent is not None else None
 # The plugin's own state as loaded (checked at session end by _check_own_state).
 _own_at_start = {k: v for k, v in globals().items() if not k.startswith("__")}
 _own_innards = {k: _innards(v) for k, v in _own_at_start.items() if callable(v) and not isinstance(v, type)}
+_arm_journal()

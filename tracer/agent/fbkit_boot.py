@@ -28,7 +28,7 @@ class _FbkitModules:
 
 def _read_key(fbkit_core):
     """The session's key: on the descriptor FBKIT_TRACE_KEY_FD names, read and closed now,
-    before any repository code runs; only fbkit's journal writer keeps it."""
+    before any repository code runs, and sealed in the journal's signer (nothing else keeps it)."""
     key_fd = os.environ.pop("FBKIT_TRACE_KEY_FD", "")
     if not key_fd.isdigit():
         return
@@ -39,7 +39,7 @@ def _read_key(fbkit_core):
             break
         chunks.append(chunk)
     os.close(int(key_fd))
-    fbkit_core.SESSION_KEY = b"".join(chunks)
+    fbkit_core.seal_key(b"".join(chunks))
 
 
 def _main():

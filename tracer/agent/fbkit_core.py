@@ -351,37 +351,144 @@ class Recorder:
         return record
 
 
-# The session's key (bytes), read by fbkit_boot.py from the descriptor fbkit handed it and
-# closed before any repository code ran: never in the environment or a file.
-SESSION_KEY = None
+# Records that decide a verdict (which tests ran, how each ended, that the session ended):
+# once the writer is armed, only fbkit's hooks under pytest's own session may have them
+# signed. Every other record (a finding, a warning, what a test called) any caller may write.
+VERDICTS = frozenset(("begin", "checked", "collect", "finish", "report", "selected", "test"))
+
+
+def _signer(key, writer_code):
+    """The session's signer, a generator: its frame alone holds the key (as an HMAC object)
+    and the record count, reachable only through gi_frame or the garbage collector (both
+    audited, and reported when repository code does it). It answers only Journal.write
+    (its caller's code, by identity) with the signed line, or None.
+
+    Once armed ("arm", main thread, bottom frame, trusted code), a verdict record is signed
+    only when every frame from Journal.write's caller down to the session's bottom frame on
+    pytest's thread runs code it was armed with (by identity, in its own module's globals):
+    a repository's code that calls the writer, a hook or pytest's hook caller gets an
+    integrity record in its place. Nothing here is looked up at call time (a module global,
+    a builtin): all it uses it bound when it started."""
+    mac = _hmac_new(key, digestmod="sha256")
+    del key
+    getframe, get_ident, dumps, verdicts = sys._getframe, threading.get_ident, json.dumps, VERDICTS
+    kind, plain_dict, plain_str, plain_tuple, size = type, dict, str, tuple, len
+    main = bottom = extender = None
+    trusted = None  # id(code) -> (code, the globals it runs in)
+    extended = False
+    refused = {}  # integrity messages already written
+    seq = 0
+
+    verified = {}  # id(frame) -> frame: frames of stacks already signed for (to the bottom)
+
+    def refusal(frame):
+        """Why a verdict record asked for from `frame` is not signed, or None."""
+        if get_ident() != main:
+            return "from a thread other than pytest's"
+        chain, last = [], None
+        while frame is not None:
+            if verified.get(id(frame)) is frame:
+                break  # the rest of this stack was checked for an earlier record
+            code = frame.f_code
+            entry = trusted.get(id(code))
+            if entry is None or entry[0] is not code or entry[1] is not frame.f_globals:
+                return "from %s:%s (%s), code fbkit's session did not start with" % (
+                    code.co_filename, frame.f_lineno, code.co_name)
+            chain.append(frame)
+            last, frame = frame, frame.f_back
+        else:
+            if last is not bottom:
+                return "outside pytest's session"
+        if size(verified) > 512:
+            verified.clear()  # bounded: frames of calls that ended are let go
+        for f in chain:
+            verified[id(f)] = f
+        return None
+
+    answer = None
+    while True:
+        message = yield answer
+        answer = None
+        try:
+            caller = getframe(1)
+            if caller.f_code is not writer_code:
+                continue
+            if kind(message) is plain_tuple and size(message) >= 2:
+                if message[0] == "arm" and trusted is None and size(message) == 5:
+                    main, bottom, trusted, extender = message[1], message[2], plain_dict(message[3]), message[4]
+                elif (message[0] == "extend" and trusted is not None and not extended
+                        and caller.f_back is not None and caller.f_back.f_code is extender
+                        and refusal(caller.f_back) is None):
+                    extended = True
+                    for k, v in plain_dict(message[1]).items():
+                        trusted.setdefault(k, v)
+                continue
+            if kind(message) is not plain_dict:
+                continue
+            record = message
+            what = record.get("type")
+            if trusted is not None and (kind(what) is not plain_str or what in verdicts):
+                why = refusal(caller.f_back)
+                if why is not None:
+                    why = ("a %s record was asked of fbkit's journal writer %s: not written"
+                           % (what if kind(what) is plain_str else "forged", why))
+                    if why in refused or size(refused) > 64:
+                        continue  # said once (and a flood not at all)
+                    refused[why] = True
+                    record = {"type": "integrity", "message": why}
+            seq += 1
+            text = dumps(plain_dict(record, seq=seq), sort_keys=True, ensure_ascii=False)
+            sign = mac.copy()
+            sign.update(text.encode("utf-8", "replace"))
+            answer = text + "\t" + sign.hexdigest()
+        except Exception:  # a record that cannot be written is lost, never the writer
+            answer = None
+
+
+_pending_signer = []  # the signer fbkit_boot.py sealed, until the session's journal takes it
+
+
+def seal_key(key):
+    """Seals the session's key (bytes, read by fbkit_boot.py from the descriptor fbkit
+    handed it, before any repository code ran) into a signer for the journal to take."""
+    signer = _signer(key, Journal.write.__code__)
+    next(signer)
+    _pending_signer[:] = [signer]
+
+
+def _take_signer():
+    signer = _pending_signer[0] if _pending_signer else None
+    _pending_signer[:] = []
+    return signer
 
 
 class Journal:
     """Appends JSON lines to the journal file. Records are buffered and reach the file on
     flush() (the agent flushes at least every quarter second between tests, and at once for
     records the runner waits for), so a crash loses little and the per-test cost stays low.
-    With a key, each record carries its number (`seq`, from 1) and the line ends with a TAB
-    and the HMAC-SHA256 of the JSON text: fbkit takes only records signed in order."""
+    With a signer (seal_key), each record carries its number (`seq`, from 1) and the line
+    ends with a TAB and the HMAC-SHA256 of the JSON text: fbkit takes only records signed in
+    order. A tuple is a message for the signer (arm, extend), written as nothing."""
 
-    def __init__(self, path, key=None):
+    def __init__(self, path, signer=None):
         # errors="replace": a lone surrogate in a message must not break the run. "fd:N":
         # the descriptor fbkit opened for this process (no path the tests could replace).
         target = int(path[3:]) if path.startswith("fd:") else path
         self._file = open(target, "a", encoding="utf-8", errors="replace")
         self._lock = threading.Lock()
         self._pending = []
-        self._key = key
-        self._seq = 0
+        self._signer = signer
 
     def write(self, record, flush=False):
         with self._lock:
-            if self._key is not None:
-                self._seq += 1
-                record = dict(record, seq=self._seq)
-            line = json.dumps(record, sort_keys=True, ensure_ascii=False)
-            if self._key is not None:
-                data = line.encode("utf-8", "replace")
-                line += "\t" + _hmac_new(self._key, data, "sha256").hexdigest()
+            if self._signer is not None:
+                line = self._signer.send(record)
+                if line is None:
+                    return
+            elif type(record) is tuple:
+                return
+            else:
+                line = json.dumps(record, sort_keys=True, ensure_ascii=False)
             self._pending.append(line + "\n")
             if flush:
                 self._flush_locked()
@@ -421,7 +528,7 @@ class Agent:
     def __init__(self, root, journal_path, excludes=(), accel_path=None, track_imports=True):
         accel, self.accel_error = load_accelerator(accel_path)
         self.recorder = Recorder(root, excludes, accel, track_imports)
-        self.journal = Journal(journal_path, SESSION_KEY if journal_path.startswith("fd:") else None)
+        self.journal = Journal(journal_path, _take_signer() if journal_path.startswith("fd:") else None)
         tracer = self.recorder.tracer
         self.profile = tracer if tracer is not None else self.recorder.profile
         self.accelerated = tracer is not None
