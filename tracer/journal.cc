@@ -157,6 +157,12 @@ struct JournalRecords {
       r.trace_->integrity.push_back("the grader's checks did not run before the call of " +
                                     nodeid + " (the tested code turned them off?)");
     }
+    // pytest reports a test only inside its own protocol, which starts with its "test"
+    // record: a report of another test was made outside pytest's order.
+    if (r.checks_ && r.running_ && *r.running_ != nodeid && r.elsewhere_++ == 0) {
+      r.trace_->integrity.push_back("a report of " + nodeid + " while pytest ran " + *r.running_ +
+                                    " (written by the tested code?)");
+    }
     bool known = false;
     std::optional<std::string> file;
     if (r.selection_seen_ && rec.at("file").is_string()) {
@@ -205,6 +211,7 @@ struct JournalRecords {
       r.current_file_ = rec.at("file").get<std::string>();
       r.begun_.insert(*r.current_file_);
     } else if (type == "test") {
+      r.running_ = rec.at("nodeid").get<std::string>();
       if (r.current_file_) r.current_test_ = {*r.current_file_, rec.at("nodeid").get<std::string>()};
     } else if (type == "report") {
       Report(r, rec);

@@ -56,6 +56,8 @@ class JournalReader {
   bool checks_ = false;   // the plugin's checks were on at its start ("start")
   std::set<std::string> checked_;  // tests whose call the checks preceded ("checked")
   int unchecked_ = 0;     // call reports without them: reported once
+  std::optional<std::string> running_;  // the test pytest started last ("test"), any file
+  int elsewhere_ = 0;     // reports (with checks) of another test than it: reported once
   std::string key_;       // "" : records are not signed
   int64_t seq_ = 0;       // the last signed record's number
   int unsigned_ = 0;      // lines not signed in order: ignored, reported

@@ -118,6 +118,33 @@ TEST(JournalReaderTest, ACallReportWithoutTheChecksBeforeItIsReported) {
   EXPECT_TRUE(without.integrity.empty());
 }
 
+TEST(JournalReaderTest, AReportOfAnotherTestThanTheRunningOneIsReported) {
+  std::string journal = kJournal;
+  const std::string plain = R"("preloaded": ["src/p/__init__.py"]})";
+  journal.replace(journal.find(plain), plain.size(), R"("preloaded": ["src/p/__init__.py"], "checks": true})");
+  const std::string begin = R"({"type": "begin", "file": "tests/test_a.py"})" "\n";
+  journal.insert(journal.find(begin) + begin.size(),
+                 R"({"type": "checked", "nodeid": "tests/test_a.py::test_x[a b [c]]"})" "\n"
+                 R"({"type": "checked", "nodeid": "tests/test_a.py::test_y"})" "\n");
+  const std::string x_setup = R"({"type": "report", "nodeid": "tests/test_a.py::test_x[a b [c]]", "file": "tests/test_a.py", "when": "setup")";
+  const std::string y_setup = R"({"type": "report", "nodeid": "tests/test_a.py::test_y", "file": "tests/test_a.py", "when": "setup")";
+  // In pytest's order: each test's reports after its own "test" record.
+  std::string ordered = journal;
+  ordered.insert(ordered.find(y_setup), R"({"type": "test", "nodeid": "tests/test_a.py::test_y"})" "\n");
+  ordered.insert(ordered.find(x_setup), R"({"type": "test", "nodeid": "tests/test_a.py::test_x[a b [c]]"})" "\n");
+  TraceSet in_order;
+  JournalReader(&in_order).Feed(ordered);
+  EXPECT_TRUE(in_order.integrity.empty()) << in_order.integrity[0];
+  // test_y's report while test_x runs: written outside pytest's protocol.
+  std::string elsewhere = journal;
+  elsewhere.insert(elsewhere.find(x_setup), R"({"type": "test", "nodeid": "tests/test_a.py::test_x[a b [c]]"})" "\n");
+  TraceSet other;
+  JournalReader(&other).Feed(elsewhere);
+  ASSERT_EQ(other.integrity.size(), 1u);
+  EXPECT_EQ(other.integrity[0], "a report of tests/test_a.py::test_y while pytest ran "
+                                "tests/test_a.py::test_x[a b [c]] (written by the tested code?)");
+}
+
 TEST(JournalReaderTest, PartialLinesWaitForTheRest) {
   TraceSet trace;
   JournalReader reader(&trace);

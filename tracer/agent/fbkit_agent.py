@@ -1289,13 +1289,15 @@ _TRACE_EVENTS = ("sys.settrace", "sys.setprofile", "sys._settraceallthreads",
                  "sys._setprofileallthreads", "sys.monitoring")
 
 
-def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
+def _audit_hook(own, home, integrity, channels=(), tracers=frozenset(), sealed=None):
     """An audit hook (sys.addaudithook: it cannot be removed) that reports escape attempts
     through `integrity`, before the call is made (a process that kills itself next has
     already reported). `own`: directories of fbkit that nothing may write; `channels`: (st_dev, st_ino) of fbkit's channels, which nothing may reopen through
     /proc/*/fd or /dev/fd; `tracers`: the code objects of fbkit's own functions that set or
     clear trace and profile functions (any other caller is reported: a file name can be
-    forged with compile(), a code object's identity cannot)."""
+    forged with compile(), a code object's identity cannot). `sealed`: the journal's signer,
+    whose frame holds the session's key: no code reads it (its frame, its referents), by any
+    route (the stdlib's getgeneratorlocals too)."""
     busy = []
 
     def reopens_channel(path):
@@ -1429,6 +1431,13 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset()):
             if event in _INSPECTING:
                 inspects(_INSPECTING[event])
                 return
+            if sealed is not None and (
+                    (event == "object.__getattr__" and args and args[0] is sealed)
+                    or (event == "gc.get_referents" and args
+                        and any(o is sealed for o in args[0]))):
+                integrity("escape attempt: read fbkit's journal signer (%s), which holds the "
+                          "session's key" % (args[1] if len(args) > 1 else event), flush=True)
+                return
             if event == "object.__getattr__":
                 if len(args) > 1 and args[1] in _FRAME_ATTRIBUTES:
                     inspects("a running frame (%s)" % args[1])
@@ -1511,7 +1520,7 @@ def _watch_escapes():
         if method is not None and hasattr(method, "__code__"):
             tracers.add(method.__code__)
     sys.addaudithook(_audit_hook(tuple(own), home, _integrity, frozenset(channels),
-                                 frozenset(tracers)))
+                                 frozenset(tracers), _agent.journal._signer))
 
 
 class _L2Check:

@@ -351,10 +351,12 @@ class Recorder:
         return record
 
 
-# Records that decide a verdict (which tests ran, how each ended, that the session ended):
+# Records that decide a verdict (which tests ran, how each ended, that the session ended,
+# whether the checks were on):
 # once the writer is armed, only fbkit's hooks under pytest's own session may have them
 # signed. Every other record (a finding, a warning, what a test called) any caller may write.
-VERDICTS = frozenset(("begin", "checked", "collect", "finish", "report", "selected", "test"))
+VERDICTS = frozenset(("begin", "checked", "collect", "finish", "report", "selected", "start",
+                      "test"))
 
 
 def _signer(key, writer_code):

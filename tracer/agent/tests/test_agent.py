@@ -891,6 +891,93 @@ class TestJournal:
         assert json.loads(lines[1]) == {"type": "after"}
 
 
+class TestSigner:
+    """The journal's signer (fbkit_core.seal_key): the key sealed in it, lines signed in order,
+    and, once armed, verdict records only from a stack of the code it was armed with."""
+    KEY = b"k" * 32
+
+    def journal(self, tmp_path):
+        fbkit_core.seal_key(self.KEY)
+        path = tmp_path / "j.jsonl"
+        return Journal(str(path), fbkit_core._take_signer()), path
+
+    def lines(self, path):
+        import hmac
+        out = []
+        for line in path.read_text().splitlines():
+            body, sig = line.rsplit("\t", 1)
+            assert hmac.new(self.KEY, body.encode(), "sha256").hexdigest() == sig
+            out.append(json.loads(body))
+        return out
+
+    def arm(self, journal, trusted_codes):
+        bottom = sys._getframe(0)
+        while bottom.f_back is not None:
+            bottom = bottom.f_back
+        trusted = {id(c): (c, g) for c, g in trusted_codes}
+        journal.write(("arm", threading.get_ident(), bottom, trusted, None))
+
+    def stack(self):
+        frame, out = sys._getframe(1), []
+        while frame is not None:
+            out.append((frame.f_code, frame.f_globals))
+            frame = frame.f_back
+        return out
+
+    def test_signed_in_order_and_the_key_kept_nowhere_else(self, tmp_path):
+        journal, path = self.journal(tmp_path)
+        journal.write({"type": "start"})
+        journal.write({"type": "report", "nodeid": "t"}, flush=True)
+        assert [(r["type"], r["seq"]) for r in self.lines(path)] == [("start", 1), ("report", 2)]
+        assert not hasattr(fbkit_core, "SESSION_KEY") and fbkit_core._take_signer() is None
+        assert all(v != self.KEY for v in vars(journal).values())
+
+    def test_only_the_journals_writer_gets_a_signature(self, tmp_path):
+        journal, path = self.journal(tmp_path)
+        assert journal._signer.send({"type": "report", "nodeid": "t"}) is None
+        journal.write({"type": "note", "message": "m"}, flush=True)
+        assert [r["seq"] for r in self.lines(path)] == [1]
+
+    def test_armed_verdicts_need_the_trusted_stack(self, tmp_path):
+        journal, path = self.journal(tmp_path)
+        self.arm(journal, [])  # nothing trusted: this test's own code asks
+        for nodeid in ("a", "b"):  # the same refusal (same place), said once
+            journal.write({"type": "report", "nodeid": nodeid})
+        journal.write({"type": "note", "message": "any caller"}, flush=True)
+        records = self.lines(path)
+        assert [r["type"] for r in records] == ["integrity", "note"]
+        assert "a report record was asked of fbkit's journal writer from" in records[0]["message"]
+        assert "test_agent.py" in records[0]["message"]
+
+    def test_armed_verdicts_from_the_trusted_stack_are_signed_not_from_a_thread(self, tmp_path):
+        journal, path = self.journal(tmp_path)
+        self.arm(journal, self.stack() + [(self.write_report.__code__, globals())])
+        self.write_report(journal, "a")
+        thread = threading.Thread(target=self.write_report, args=(journal, "b"))
+        thread.start()
+        thread.join()
+        journal.flush()
+        records = self.lines(path)
+        assert [(r["type"], r.get("nodeid")) for r in records] == [
+            ("report", "a"), ("integrity", None)]
+        assert "from a thread other than pytest's" in records[1]["message"]
+
+    @staticmethod
+    def write_report(journal, nodeid):
+        journal.write({"type": "report", "nodeid": nodeid})
+
+    def test_a_type_that_is_not_a_plain_string_is_a_verdict(self, tmp_path):
+        class Sly(str):
+            __hash__ = str.__hash__
+
+            def __eq__(self, other):
+                return False
+        journal, path = self.journal(tmp_path)
+        self.arm(journal, [])
+        journal.write({"type": Sly("report"), "nodeid": "a"}, flush=True)
+        assert [r["type"] for r in self.lines(path)] == ["integrity"]
+
+
 def test_env_list(monkeypatch):
     monkeypatch.setenv("FBKIT_T_LIST", os.pathsep.join(["/a", "", "/b c", ""]))
     assert fbkit_core.env_list("FBKIT_T_LIST") == ["/a", "/b c"]
