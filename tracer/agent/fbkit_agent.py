@@ -1428,15 +1428,15 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset(), sealed=N
             return
         busy.append(1)
         try:
-            if event in _INSPECTING:
-                inspects(_INSPECTING[event])
-                return
             if sealed is not None and (
                     (event == "object.__getattr__" and args and args[0] is sealed)
                     or (event == "gc.get_referents" and args
                         and any(o is sealed for o in args[0]))):
                 integrity("escape attempt: read fbkit's journal signer (%s), which holds the "
                           "session's key" % (args[1] if len(args) > 1 else event), flush=True)
+                return
+            if event in _INSPECTING:
+                inspects(_INSPECTING[event])
                 return
             if event == "object.__getattr__":
                 if len(args) > 1 and args[1] in _FRAME_ATTRIBUTES:
@@ -2022,8 +2022,15 @@ def _arm_journal():
     while bottom.f_back is not None:
         bottom = bottom.f_back
     _walked.update(sys.modules)
+    # Each verdict record's one writer in fbkit ("start" is written before this: none now).
+    writers = {"collect": pytest_collectreport, "selected": pytest_collection_finish,
+               "begin": Agent.enter_file, "test": pytest_runtest_protocol,
+               "checked": pytest_runtest_call, "report": pytest_runtest_logreport,
+               "finish": pytest_sessionfinish}
+    codes = {what: {id(f.__code__): f.__code__} for what, f in writers.items()}
+    codes["start"] = {}
     _agent.journal.write(("arm", threading.get_ident(), bottom, _session_code(),
-                          pytest_load_initial_conftests.__code__))
+                          pytest_load_initial_conftests.__code__, codes))
 
 
 _walked = set()

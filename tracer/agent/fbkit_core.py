@@ -360,33 +360,42 @@ VERDICTS = frozenset(("begin", "checked", "collect", "finish", "report", "select
 
 
 def _signer(key, writer_code):
-    """The session's signer, a generator: its frame alone holds the key (as an HMAC object)
-    and the record count, reachable only through gi_frame or the garbage collector (both
-    audited, and reported when repository code does it). It answers only Journal.write
-    (its caller's code, by identity) with the signed line, or None.
+    """The session's signer, a generator: its frame alone holds the key (in OpenSSL's HMAC
+    object, whose type no code can change) and the record count, reachable only through
+    gi_frame or gc.get_referents (both reported as escape attempts); an exception thrown in
+    is swallowed without its traceback. It answers only Journal.write (its caller's code, by
+    identity) with the signed line, or None, and serialises with json's C encoder: nothing
+    it uses is looked up at call time (a module global, a class's method, a builtin).
 
-    Once armed ("arm", main thread, bottom frame, trusted code), a verdict record is signed
-    only when every frame from Journal.write's caller down to the session's bottom frame on
-    pytest's thread runs code it was armed with (by identity, in its own module's globals):
-    a repository's code that calls the writer, a hook or pytest's hook caller gets an
-    integrity record in its place. Nothing here is looked up at call time (a module global,
-    a builtin): all it uses it bound when it started."""
-    mac = _hmac_new(key, digestmod="sha256")
+    Once armed ("arm", main thread, bottom frame, trusted code, extender, writers), a verdict
+    record is signed only when Journal.write's caller is that record's own writer in fbkit
+    (the hook or method that writes it, by code identity) and every frame from there down to
+    the session's bottom frame on pytest's thread runs code it was armed with (by identity,
+    in its own module's globals); anything else gets an integrity record in its place."""
+    mac = _hmac_sealed(key)
     del key
-    getframe, get_ident, dumps, verdicts = sys._getframe, threading.get_ident, json.dumps, VERDICTS
+    encode = _encoder()
+    getframe, get_ident, verdicts, join = sys._getframe, threading.get_ident, VERDICTS, "".join
     kind, plain_dict, plain_str, plain_tuple, size = type, dict, str, tuple, len
+    scrub, base_error, closing = BaseException.with_traceback, BaseException, GeneratorExit
     main = bottom = extender = None
     trusted = None  # id(code) -> (code, the globals it runs in)
+    writers = {}  # record type -> {id(code): code} of the fbkit functions that write it
     extended = False
     refused = {}  # integrity messages already written
     seq = 0
 
     verified = {}  # id(frame) -> frame: frames of stacks already signed for (to the bottom)
 
-    def refusal(frame):
+    def refusal(frame, what):
         """Why a verdict record asked for from `frame` is not signed, or None."""
         if get_ident() != main:
             return "from a thread other than pytest's"
+        own = writers.get(what)
+        code = frame.f_code if frame is not None else None
+        if own is None or own.get(id(code)) is not code:
+            return "from %s (%s), not the plugin's writer of that record" % (
+                (code.co_filename, code.co_name) if code is not None else ("nowhere", "-"))
         chain, last = [], None
         while frame is not None:
             if verified.get(id(frame)) is frame:
@@ -409,18 +418,26 @@ def _signer(key, writer_code):
 
     answer = None
     while True:
-        message = yield answer
+        try:
+            message = yield answer
+        except closing as e:  # close(): the signer ends (its frame cleared)
+            scrub(e, None)
+            return
+        except base_error as e:  # throw(): swallowed, its traceback (this frame) dropped
+            scrub(e, None)
+            answer = None
+            continue
         answer = None
         try:
             caller = getframe(1)
             if caller.f_code is not writer_code:
                 continue
             if kind(message) is plain_tuple and size(message) >= 2:
-                if message[0] == "arm" and trusted is None and size(message) == 5:
+                if message[0] == "arm" and trusted is None and size(message) == 6:
                     main, bottom, trusted, extender = message[1], message[2], plain_dict(message[3]), message[4]
+                    writers = {t: plain_dict(codes) for t, codes in plain_dict(message[5]).items()}
                 elif (message[0] == "extend" and trusted is not None and not extended
-                        and caller.f_back is not None and caller.f_back.f_code is extender
-                        and refusal(caller.f_back) is None):
+                        and caller.f_back is not None and caller.f_back.f_code is extender):
                     extended = True
                     for k, v in plain_dict(message[1]).items():
                         trusted.setdefault(k, v)
@@ -430,7 +447,7 @@ def _signer(key, writer_code):
             record = message
             what = record.get("type")
             if trusted is not None and (kind(what) is not plain_str or what in verdicts):
-                why = refusal(caller.f_back)
+                why = refusal(caller.f_back, what if kind(what) is plain_str else None)
                 if why is not None:
                     why = ("a %s record was asked of fbkit's journal writer %s: not written"
                            % (what if kind(what) is plain_str else "forged", why))
@@ -439,12 +456,36 @@ def _signer(key, writer_code):
                     refused[why] = True
                     record = {"type": "integrity", "message": why}
             seq += 1
-            text = dumps(plain_dict(record, seq=seq), sort_keys=True, ensure_ascii=False)
+            text = join(encode(plain_dict(record, seq=seq), 0))
             sign = mac.copy()
             sign.update(text.encode("utf-8", "replace"))
             answer = text + "\t" + sign.hexdigest()
-        except Exception:  # a record that cannot be written is lost, never the writer
+        except base_error as e:  # a record that cannot be written is lost, never the writer
+            scrub(e, None)
             answer = None
+
+
+def _hmac_sealed(key):
+    """HMAC-SHA256 keyed with `key` in OpenSSL's object (its type immutable, its key out of
+    Python's reach), or the stdlib's when the interpreter has no _hashlib."""
+    try:
+        from _hashlib import hmac_new
+        return hmac_new(key, digestmod="sha256")
+    except ImportError:
+        return _hmac_new(key, digestmod="sha256")
+
+
+def _encoder():
+    """json.dumps(record, sort_keys=True, ensure_ascii=False) as json's C encoder makes it,
+    bound now: (record, 0) -> chunks."""
+    from json.encoder import c_encode_basestring, c_make_encoder
+
+    def refuse(value):
+        raise TypeError("not JSON: %s" % type(value).__name__)
+    if c_make_encoder is None or c_encode_basestring is None:
+        encoder = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+        return lambda record, level, _i=encoder.iterencode: list(_i(record))
+    return c_make_encoder(None, refuse, c_encode_basestring, None, ": ", ", ", True, False, True)
 
 
 _pending_signer = []  # the signer fbkit_boot.py sealed, until the session's journal takes it

@@ -910,12 +910,13 @@ class TestSigner:
             out.append(json.loads(body))
         return out
 
-    def arm(self, journal, trusted_codes):
+    def arm(self, journal, trusted_codes, writer=None):
         bottom = sys._getframe(0)
         while bottom.f_back is not None:
             bottom = bottom.f_back
         trusted = {id(c): (c, g) for c, g in trusted_codes}
-        journal.write(("arm", threading.get_ident(), bottom, trusted, None))
+        writers = {"report": {id(writer): writer}} if writer is not None else {}
+        journal.write(("arm", threading.get_ident(), bottom, trusted, None, writers))
 
     def stack(self):
         frame, out = sys._getframe(1), []
@@ -951,16 +952,34 @@ class TestSigner:
 
     def test_armed_verdicts_from_the_trusted_stack_are_signed_not_from_a_thread(self, tmp_path):
         journal, path = self.journal(tmp_path)
-        self.arm(journal, self.stack() + [(self.write_report.__code__, globals())])
+        self.arm(journal, self.stack() + [(self.write_report.__code__, globals())],
+                 self.write_report.__code__)
         self.write_report(journal, "a")
+        journal.write({"type": "report", "nodeid": "c"})  # trusted stack, not the writer
         thread = threading.Thread(target=self.write_report, args=(journal, "b"))
         thread.start()
         thread.join()
         journal.flush()
         records = self.lines(path)
         assert [(r["type"], r.get("nodeid")) for r in records] == [
-            ("report", "a"), ("integrity", None)]
-        assert "from a thread other than pytest's" in records[1]["message"]
+            ("report", "a"), ("integrity", None), ("integrity", None)]
+        assert "not the plugin's writer of that record" in records[1]["message"]
+        assert "from a thread other than pytest's" in records[2]["message"]
+
+    def test_what_is_thrown_in_is_swallowed_without_the_signers_frame(self, tmp_path):
+        journal, path = self.journal(tmp_path)
+        error = ValueError("peek")
+        assert journal._signer.throw(error) is None
+        assert error.__traceback__ is None
+        journal.write({"type": "note", "message": "still signing"}, flush=True)
+        assert [r["seq"] for r in self.lines(path)] == [1]
+
+    def test_the_encoding_is_json_dumps_sorted(self, tmp_path):
+        journal, path = self.journal(tmp_path)
+        record = {"type": "report", "message": "é \u2028 \"q\"", "n": [1, 2.5, None, True], "a": {"z": 1, "b": 2}}
+        journal.write(record, flush=True)
+        body = path.read_text().split("\n")[0].rsplit("\t", 1)[0]  # U+2028 is no line end
+        assert body == json.dumps(dict(record, seq=1), sort_keys=True, ensure_ascii=False)
 
     @staticmethod
     def write_report(journal, nodeid):
