@@ -2022,14 +2022,23 @@ def _arm_journal():
     while bottom.f_back is not None:
         bottom = bottom.f_back
     _walked.update(sys.modules)
-    # Each verdict record's one writer in fbkit ("start" is written before this: none now).
-    writers = {"collect": pytest_collectreport, "selected": pytest_collection_finish,
-               "begin": Agent.enter_file, "test": pytest_runtest_protocol,
-               "checked": pytest_runtest_call, "report": pytest_runtest_logreport,
-               "finish": pytest_sessionfinish}
-    codes = {what: {id(f.__code__): f.__code__} for what, f in writers.items()}
-    codes["start"] = {}
-    _agent.journal.write(("arm", threading.get_ident(), bottom, _session_code(),
+    trusted = _session_code()
+    # Each verdict record's one writer in fbkit, and what calls that writer: pluggy's hook
+    # machinery (its code as loaded now), or the hook that calls the method ("start" is
+    # written before this: none now).
+    pluggy = {k: c for k, (c, space) in trusted.items()
+              if str(space.get("__name__", "")).split(".")[0] == "pluggy"}
+    protocol = pytest_runtest_protocol.__code__
+    writers = {"collect": (pytest_collectreport, pluggy),
+               "selected": (pytest_collection_finish, pluggy),
+               "begin": (Agent.enter_file, {id(protocol): protocol}),
+               "test": (pytest_runtest_protocol, pluggy), "checked": (pytest_runtest_call, pluggy),
+               "report": (pytest_runtest_logreport, pluggy),
+               "finish": (pytest_sessionfinish, pluggy)}
+    codes = {what: ({id(f.__code__): f.__code__}, callers)
+             for what, (f, callers) in writers.items()}
+    codes["start"] = ({}, {})
+    _agent.journal.write(("arm", threading.get_ident(), bottom, trusted,
                           pytest_load_initial_conftests.__code__, codes))
 
 

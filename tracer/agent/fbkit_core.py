@@ -369,7 +369,8 @@ def _signer(key, writer_code):
 
     Once armed ("arm", main thread, bottom frame, trusted code, extender, writers), a verdict
     record is signed only when Journal.write's caller is that record's own writer in fbkit
-    (the hook or method that writes it, by code identity) and every frame from there down to
+    (the hook or method that writes it, by code identity), called by what calls it (pluggy's
+    hook machinery, or the hook that calls the method), and every frame from there down to
     the session's bottom frame on pytest's thread runs code it was armed with (by identity,
     in its own module's globals); anything else gets an integrity record in its place."""
     mac = _hmac_sealed(key)
@@ -391,11 +392,15 @@ def _signer(key, writer_code):
         """Why a verdict record asked for from `frame` is not signed, or None."""
         if get_ident() != main:
             return "from a thread other than pytest's"
-        own = writers.get(what)
+        own, callers = writers.get(what, (None, None))
         code = frame.f_code if frame is not None else None
         if own is None or own.get(id(code)) is not code:
             return "from %s (%s), not the plugin's writer of that record" % (
                 (code.co_filename, code.co_name) if code is not None else ("nowhere", "-"))
+        up = frame.f_back.f_code if frame.f_back is not None else None
+        if callers.get(id(up)) is not up:
+            return "from %s called by %s, not by pytest's hook machinery" % (
+                code.co_name, "%s (%s)" % (up.co_filename, up.co_name) if up is not None else "nothing")
         chain, last = [], None
         while frame is not None:
             if verified.get(id(frame)) is frame:
@@ -435,7 +440,8 @@ def _signer(key, writer_code):
             if kind(message) is plain_tuple and size(message) >= 2:
                 if message[0] == "arm" and trusted is None and size(message) == 6:
                     main, bottom, trusted, extender = message[1], message[2], plain_dict(message[3]), message[4]
-                    writers = {t: plain_dict(codes) for t, codes in plain_dict(message[5]).items()}
+                    writers = {t: (plain_dict(codes[0]), plain_dict(codes[1]))
+                               for t, codes in plain_dict(message[5]).items()}
                 elif (message[0] == "extend" and trusted is not None and not extended
                         and caller.f_back is not None and caller.f_back.f_code is extender):
                     extended = True

@@ -915,7 +915,8 @@ class TestSigner:
         while bottom.f_back is not None:
             bottom = bottom.f_back
         trusted = {id(c): (c, g) for c, g in trusted_codes}
-        writers = {"report": {id(writer): writer}} if writer is not None else {}
+        up = sys._getframe(1).f_code  # the test that writes through write_report
+        writers = {"report": ({id(writer): writer}, {id(up): up})} if writer is not None else {}
         journal.write(("arm", threading.get_ident(), bottom, trusted, None, writers))
 
     def stack(self):
