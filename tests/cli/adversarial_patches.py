@@ -533,6 +533,59 @@ def _fb_forge_by_hook():
 """
 
 
+# Red team rounds d and e: pytest's own hook callers driven from a callback of the
+# interpreter's (contextlib.ExitStack.close as the __str__ of the exception the library raises,
+# run while pytest formats the failure, with only pytest's frames below): "passed" for every
+# selected test through pytest_runtest_logreport, the session finished, os._exit(0).
+HOOK_TRAMPOLINE = """
+def _fb_trampoline():
+    import contextlib, functools, os, sys
+    from _pytest.reports import TestReport
+    ag = sys.modules["fbkit_agent"]._agent
+    hook, calls = ag.config.hook, []
+    session = ag.config.pluginmanager.get_plugin("session")
+    for item in session.items:
+        rep = TestReport(item.nodeid, item.location, {}, "passed", None, "call", [], 0.001)
+        calls.append(functools.partial(hook.pytest_runtest_logreport, report=rep))
+    calls.append(functools.partial(hook.pytest_sessionfinish, session=session, exitstatus=0))
+    calls.append(functools.partial(os._exit, 0))
+    stack = contextlib.ExitStack()
+    for c in reversed(calls):
+        stack.callback(c)
+
+    class _Failure(ValueError):
+        __str__ = stack.close
+        __repr__ = stack.close
+    raise _Failure()
+"""
+
+# Red team round e: a genuine report carrying a value whose type is not JSON's own (pytest's
+# clock swapped for one call: the duration rounds to a dict subclass), so that json's C
+# encoder would call the library's items() while the journal's signer runs.
+SLY_DURATION = """
+def _fb_sly_duration():
+    import _pytest.timing as timing
+    real = timing.perf_counter
+
+    class Sly(dict):
+        def items(self):
+            return dict.items(self)
+
+    class Stamp:
+        def __sub__(self, other):
+            return self
+
+        def __rsub__(self, other):
+            return self
+
+        def __round__(self, digits=None):
+            timing.perf_counter = real
+            return Sly(a=1)
+
+    timing.perf_counter = lambda: Stamp()
+"""
+
+
 # A hook of the library's, registered at import, that swallows each test's exception, and
 # names pytest's own pytest_pyfunc_call as what it wraps (its origin judged by __wrapped__).
 WRAPPED_HOOK = """
@@ -1002,6 +1055,11 @@ def main():
     cases["forge_writer_exit"] = (l1_id, forged(WRITER_EXIT, "import shapes; shapes._fb_forge_all()"))
     cases["forge_hook_caller_exit"] = (l1_id, forged(HOOK_CALLER_EXIT,
                                                      "import shapes; shapes._fb_forge_by_hook()"))
+    cases["forge_hook_trampoline"] = (l1_id, forged(HOOK_TRAMPOLINE,
+                                                    "import shapes; shapes._fb_trampoline()"))
+    cases["forge_sly_duration"] = (l1_id, forged(SLY_DURATION,
+                                                 "import shapes; shapes._fb_sly_duration(); "
+                                                 "raise NotImplementedError(name)"))
 
     # A module at the repository root named like fbkit's plugin (the root comes first on
     # sys.path): it turns the plugin's checks off and loads the real one from further down

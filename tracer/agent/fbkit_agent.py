@@ -1420,14 +1420,23 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset(), sealed=N
                         % (event, caller.f_code.co_filename if caller is not None else "?"))
         return None
 
+    # The journal's signer looks at its own stack (its events come here): nothing of the
+    # tested code's reach may run then, so what decides that is bound now.
+    getframe, inspecting, trace_events = sys._getframe, frozenset(_INSPECTING), _TRACE_EVENTS
+    signer_code = _signer_code_objects()
+
     def hook(event, args):
         if busy or not (event == "open" or event.startswith("object.__")
                         or event.startswith(("os.", "ctypes.dlsym", "ctypes.cdata"))
-                        or event in _INSPECTING or event == "sys.addaudithook"
-                        or event.startswith(_TRACE_EVENTS)):
+                        or event in inspecting or event == "sys.addaudithook"
+                        or event.startswith(trace_events)):
             return
         busy.append(1)
         try:
+            code = getframe(1).f_code
+            for own in signer_code:
+                if code is own:
+                    return
             if sealed is not None and (
                     (event == "object.__getattr__" and args and args[0] is sealed)
                     or (event == "gc.get_referents" and args
@@ -1465,6 +1474,13 @@ def _audit_hook(own, home, integrity, channels=(), tracers=frozenset(), sealed=N
             busy.pop()
 
     return hook
+
+
+def _signer_code_objects():
+    """The code of the journal's signer and of the functions it nests, by identity."""
+    import fbkit_core
+    outer = fbkit_core._signer.__code__
+    return tuple([outer] + [c for c in outer.co_consts if isinstance(c, types.CodeType)])
 
 
 def _graders_function(func):
@@ -1951,11 +1967,9 @@ def _session_code(skip=None):
     its classes' methods, what they nest and wrap), and of the running frames, outside the
     repository and the L2 site: what a verdict record's stack may run (fbkit_core._signer).
     `skip`: modules already walked."""
-    roots = tuple(os.path.realpath(p) + os.sep for p in (os.environ.get("FBKIT_TRACE_ROOT"),
-                                                         os.environ.get("FBKIT_TRACE_L2_SITE")) if p)
-    roots += tuple(p for p in (os.path.abspath(os.environ.get(n, "") or "") + os.sep
-                               for n in ("FBKIT_TRACE_ROOT", "FBKIT_TRACE_L2_SITE")
-                               if os.environ.get(n)) if p not in roots)
+    roots = tuple(sorted({form(p) + os.sep for p in (os.environ.get("FBKIT_TRACE_ROOT"),
+                                                     os.environ.get("FBKIT_TRACE_L2_SITE")) if p
+                          for form in (os.path.realpath, os.path.abspath)}))
     found, seen = {}, set()
 
     def outside(code):
@@ -2038,8 +2052,19 @@ def _arm_journal():
     codes = {what: ({id(f.__code__): f.__code__}, callers)
              for what, (f, callers) in writers.items()}
     codes["start"] = ({}, {})
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    machinery = dict(pluggy)
+    machinery.update((k, c) for k, (c, space) in trusted.items()
+                     if str(space.get("__file__", "")).startswith(here))
+    in_stdlib = {}  # id(module globals) -> whether its code is the standard library's
+    for _, space in trusted.values():
+        if id(space) not in in_stdlib:
+            path = space.get("__file__")
+            in_stdlib[id(space)] = isinstance(path, str) and _in_stdlib(path)
+    stdlib = {k: c for k, (c, space) in trusted.items()
+              if in_stdlib[id(space)] and _in_stdlib(c.co_filename)}
     _agent.journal.write(("arm", threading.get_ident(), bottom, trusted,
-                          pytest_load_initial_conftests.__code__, codes))
+                          pytest_load_initial_conftests.__code__, codes, machinery, stdlib))
 
 
 _walked = set()

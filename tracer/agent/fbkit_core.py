@@ -28,6 +28,7 @@ static import closure); "<fixture>BASEID::NAME" for session- and package-scoped 
 setup (attributed to the files that use it); "<session>" for anything else.
 """
 
+import builtins
 import dis
 import gc
 import json
@@ -367,10 +368,11 @@ def _signer(key, writer_code):
     identity) with the signed line, or None, and serialises with json's C encoder: nothing
     it uses is looked up at call time (a module global, a class's method, a builtin).
 
-    Once armed ("arm", main thread, bottom frame, trusted code, extender, writers), a verdict
-    record is signed only when Journal.write's caller is that record's own writer in fbkit
-    (the hook or method that writes it, by code identity), called by what calls it (pluggy's
-    hook machinery, or the hook that calls the method), and every frame from there down to
+    Once armed ("arm", main thread, bottom frame, trusted code, extender, writers, machinery,
+    stdlib), a verdict record is signed only when Journal.write's caller is that record's own
+    writer in fbkit (the hook or method that writes it, by code identity), called by what
+    calls it (pluggy's hook machinery, or the hook that calls the method), the machinery
+    called by other code than the standard library's, and every frame from there down to
     the session's bottom frame on pytest's thread runs code it was armed with (by identity,
     in its own module's globals); anything else gets an integrity record in its place."""
     mac = _hmac_sealed(key)
@@ -378,15 +380,39 @@ def _signer(key, writer_code):
     encode = _encoder()
     getframe, get_ident, verdicts, join = sys._getframe, threading.get_ident, VERDICTS, "".join
     kind, plain_dict, plain_str, plain_tuple, size = type, dict, str, tuple, len
+    plain_list, plain_int, plain_float, plain_bool, items = list, int, float, bool, dict.items
+    id = builtins.id  # noqa: A001 (bound here: a replaced builtin would run inside this frame)
     scrub, base_error, closing = BaseException.with_traceback, BaseException, GeneratorExit
     main = bottom = extender = None
     trusted = None  # id(code) -> (code, the globals it runs in)
+    machinery = stdlib = {}  # id(code) -> code: pluggy's and fbkit's; the standard library's
     writers = {}  # record type -> {id(code): code} of the fbkit functions that write it
     extended = False
     refused = {}  # integrity messages already written
     seq = 0
 
     verified = {}  # id(frame) -> frame: frames of stacks already signed for (to the bottom)
+
+    def plain(value, depth):
+        """Whether `value` is JSON of exact builtin types only: the C encoder then calls no
+        Python code (a dict subclass's items(), a str subclass's comparisons) while this
+        frame, which holds the key, is on the stack."""
+        t = kind(value)
+        if value is None or t is plain_str or t is plain_int or t is plain_float or t is plain_bool:
+            return True
+        if depth > 16:
+            return False
+        if t is plain_dict:
+            for k, v in items(value):
+                if kind(k) is not plain_str or not plain(v, depth + 1):
+                    return False
+            return True
+        if t is plain_list or t is plain_tuple:
+            for v in value:
+                if not plain(v, depth + 1):
+                    return False
+            return True
+        return False
 
     def refusal(frame, what):
         """Why a verdict record asked for from `frame` is not signed, or None."""
@@ -401,6 +427,14 @@ def _signer(key, writer_code):
         if callers.get(id(up)) is not up:
             return "from %s called by %s, not by pytest's hook machinery" % (
                 code.co_name, "%s (%s)" % (up.co_filename, up.co_name) if up is not None else "nothing")
+        # Who called the hook machinery: pytest's or a plugin's code, never the standard
+        # library's (a callback of the interpreter's, driving the hooks with its own arguments).
+        up = frame.f_back
+        while up is not None and machinery.get(id(up.f_code)) is up.f_code:
+            up = up.f_back
+        if up is not None and stdlib.get(id(up.f_code)) is up.f_code:
+            return "from %s, its hooks called by the standard library's %s (%s)" % (
+                code.co_name, up.f_code.co_filename, up.f_code.co_name)
         chain, last = [], None
         while frame is not None:
             if verified.get(id(frame)) is frame:
@@ -438,10 +472,13 @@ def _signer(key, writer_code):
             if caller.f_code is not writer_code:
                 continue
             if kind(message) is plain_tuple and size(message) >= 2:
-                if message[0] == "arm" and trusted is None and size(message) == 6:
+                if kind(message[0]) is not plain_str:
+                    continue
+                if message[0] == "arm" and trusted is None and size(message) == 8:
                     main, bottom, trusted, extender = message[1], message[2], plain_dict(message[3]), message[4]
                     writers = {t: (plain_dict(codes[0]), plain_dict(codes[1]))
                                for t, codes in plain_dict(message[5]).items()}
+                    machinery, stdlib = plain_dict(message[6]), plain_dict(message[7])
                 elif (message[0] == "extend" and trusted is not None and not extended
                         and caller.f_back is not None and caller.f_back.f_code is extender):
                     extended = True
@@ -452,15 +489,20 @@ def _signer(key, writer_code):
                 continue
             record = message
             what = record.get("type")
-            if trusted is not None and (kind(what) is not plain_str or what in verdicts):
+            why = None
+            if not plain(record, 0):
+                why = ("a %s record holding values of other types than JSON's own was asked of "
+                       "fbkit's journal writer: not written" % (what if kind(what) is plain_str else "forged"))
+            elif trusted is not None and (kind(what) is not plain_str or what in verdicts):
                 why = refusal(caller.f_back, what if kind(what) is plain_str else None)
                 if why is not None:
                     why = ("a %s record was asked of fbkit's journal writer %s: not written"
                            % (what if kind(what) is plain_str else "forged", why))
-                    if why in refused or size(refused) > 64:
-                        continue  # said once (and a flood not at all)
-                    refused[why] = True
-                    record = {"type": "integrity", "message": why}
+            if why is not None:
+                if why in refused or size(refused) > 64:
+                    continue  # said once (and a flood not at all)
+                refused[why] = True
+                record = {"type": "integrity", "message": why}
             seq += 1
             text = join(encode(plain_dict(record, seq=seq), 0))
             sign = mac.copy()

@@ -917,7 +917,7 @@ class TestSigner:
         trusted = {id(c): (c, g) for c, g in trusted_codes}
         up = sys._getframe(1).f_code  # the test that writes through write_report
         writers = {"report": ({id(writer): writer}, {id(up): up})} if writer is not None else {}
-        journal.write(("arm", threading.get_ident(), bottom, trusted, None, writers))
+        journal.write(("arm", threading.get_ident(), bottom, trusted, None, writers, {}, {}))
 
     def stack(self):
         frame, out = sys._getframe(1), []
