@@ -1264,9 +1264,11 @@ def _in_stdlib(path):
     """Whether `path` lies in the standard library's directories, not in an installed
     package's: an interpreter without a venv (pyenv's, python.org's) keeps its site-packages
     inside its stdlib directory, and pytest-asyncio's runtest there is a plugin's, not the
-    stdlib's."""
+    stdlib's; nor does a venv's base interpreter's site-packages (`--system-site-packages`),
+    which the venv's own site directories do not name."""
     path = os.path.realpath(path)
-    return _under(path, _stdlib_dirs) and not _under(path, _site_dirs)
+    return (_under(path, _stdlib_dirs) and not _under(path, _site_dirs)
+            and not {"site-packages", "dist-packages"} & set(path.split(os.sep)))
 
 
 def _genuine_stdlib(code):
