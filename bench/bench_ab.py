@@ -14,10 +14,9 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
+
+from bench_sandbox import timed  # the same run-and-time, beside it
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -30,15 +29,6 @@ def verdicts(run_dir):
             r = json.load(open(report))
             out[name] = (r["resolved"], r["suspicious"])
     return out
-
-
-def timed(cmd):
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    if r.returncode not in (0, 3):
-        sys.exit("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr[-2000:]))
-    return time.perf_counter() - t0
 
 
 def main():
@@ -57,8 +47,9 @@ def main():
     for i in range(args.repeat):
         for build, where in builds.items():
             out = os.path.join(tmp, "%s-%d" % (build, i))
-            times[build].append(timed([os.path.join(where, "fb-extract"), "eval", args.tasks,
-                                       "--gold", "-q", "-j", str(args.jobs), "-o", out]))
+            seconds, _ = timed([os.path.join(where, "fb-extract"), "eval", args.tasks,
+                                "--gold", "-q", "-j", str(args.jobs), "-o", out])
+            times[build].append(seconds)
             outputs.setdefault(build, verdicts(out))
     base, new = statistics.median(times["base"]), statistics.median(times["new"])
     result = {"base_s": round(base, 3), "new_s": round(new, 3), "ratio": round(new / base, 4),

@@ -353,9 +353,8 @@ class Recorder:
 
 
 # Records that decide a verdict (which tests ran, how each ended, that the session ended,
-# whether the checks were on):
-# once the writer is armed, only fbkit's hooks under pytest's own session may have them
-# signed. Every other record (a finding, a warning, what a test called) any caller may write.
+# whether the checks were on): once the writer is armed, only fbkit's hooks under pytest's
+# own session may have them signed. Every other record (a finding, a warning, what a test called) any caller may write.
 VERDICTS = frozenset(("begin", "checked", "collect", "finish", "report", "selected", "start",
                       "test"))
 
