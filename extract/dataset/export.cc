@@ -77,7 +77,7 @@ util::Expected<std::string> L2TestsInOriginal(runner::Git& git, const std::strin
 std::string FeatureBenchSettings(const taskdir::Instance& inst, bool fbkit_image) {
   nlohmann::json s = nlohmann::json::parse(inst.spec_json, nullptr, false);
   if (!s.is_object()) s = nlohmann::json::object();
-  std::string cmd = "pytest -rA -p no:cacheprovider --color=no";
+  std::string cmd = "pytest -rfEsxXp -p no:cacheprovider --color=no";
   for (const auto& a : util::JsonStringList(s, "pytest_args")) cmd += " " + util::ShellQuote(a);
   s["test_cmd"] = fbkit_image ? std::string(image::kImagePytest) : cmd;
   s["timeout_run"] = s.value("timeout", 600);

@@ -247,7 +247,8 @@ std::string PytestScript(const std::string& spec_json) {
   runner::RepoSpec s = spec.ok() ? *spec : runner::RepoSpec{};
   std::string sh = "#!/bin/sh\n";
   sh += "# fbkit.images/1: the task's tests as fbkit runs them (the spec's pythonpath, env and\n"
-        "# pytest arguments) in the tree of the working directory; every outcome printed (-rA).\n";
+        "# pytest arguments) in the tree of the working directory; every outcome printed\n"
+        "# (-rfEsxXp: -rA's lines without the captured output of passed tests, quadratic in pytest).\n";
   sh += "tree=$(pwd)\n";
   std::string path;
   for (const auto& p : s.pythonpath) {
@@ -258,7 +259,7 @@ std::string PytestScript(const std::string& spec_json) {
   for (const auto& [name, value] : s.vars) {
     if (!runner::IsFbkitVariable(name)) sh += "export " + name + "=" + Quote(value) + "\n";
   }
-  sh += std::string("exec ") + kImagePython + " -m pytest -rA -p no:cacheprovider --color=no";
+  sh += std::string("exec ") + kImagePython + " -m pytest -rfEsxXp -p no:cacheprovider --color=no";
   for (const auto& a : s.pytest_args) sh += " " + Quote(a);
   sh += " \"$@\"\n";
   return sh;

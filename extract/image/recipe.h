@@ -83,7 +83,8 @@ util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& lau
 
 // The lines of the shell script that runs the task's tests in an image, from /testbed or
 // another tree (its working directory): the spec's pythonpath, env and pytest arguments, and
-// `-rA` so that every test's outcome is printed ("PASSED tests/test_x.py::test_y").
+// `-rfEsxXp` so that every test's outcome is printed ("PASSED tests/test_x.py::test_y"); not
+// `-rA`, whose passed-with-output section makes pytest's summary quadratic in the tests' count.
 std::string PytestScript(const std::string& spec_json);
 
 // The shell that copies what the install steps built in /fbkit/src (listed in

@@ -52,7 +52,7 @@ TEST(PytestScript, TheSpecsPathsVariablesAndArguments) {
       R"({"pythonpath":["src","/opt/x"],"env":{"A":"it's"},"pytest_args":["-x","-k","a b"]})");
   EXPECT_NE(sh.find("PYTHONPATH=\"$tree\"/'src':'/opt/x'${PYTHONPATH:+:$PYTHONPATH}"), std::string::npos) << sh;
   EXPECT_NE(sh.find("export A='it'\\''s'"), std::string::npos) << sh;
-  EXPECT_NE(sh.find("-rA -p no:cacheprovider --color=no '-x' '-k' 'a b' \"$@\""), std::string::npos) << sh;
+  EXPECT_NE(sh.find("-rfEsxXp -p no:cacheprovider --color=no '-x' '-k' 'a b' \"$@\""), std::string::npos) << sh;
 }
 
 TEST(FailedStep, TheLastStepTheBuildReached) {
