@@ -102,9 +102,9 @@ void AddImagesCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--engine", a->engine, "none (recipes only; default), docker or podman");
   cmd->add_option("--prefix", a->prefix, "The images' name prefix (default fbkit)");
   cmd->add_flag("--featurebench", a->featurebench,
-                 "Also FeatureBench's grading image of each L1 task (the original at /testbed and "
-                 "/root/my_repo, as its `fb eval` expects; it holds the answer: for graders only), "
-                 "which `export --format featurebench` rows name");
+                 "Also FeatureBench's grading image of each task (an L2 task's is its L1 sibling's: the "
+                 "original at /testbed and /root/my_repo, as its `fb eval` expects; it holds the answer: "
+                 "for graders only), which `export --format featurebench` rows name");
   cmd->add_option("--build-timeout", a->timeout, "Seconds per image build (default 3600)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   cmd->callback([a, exit_code] { *exit_code = RunImages(*a); });

@@ -317,10 +317,9 @@ util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher
   if (auto s = rebuild ? RebuildOriginal(git, level1, repo) : util::Status::Ok(); !s.ok()) {
     row = util::Error{s.error()};
   } else if (format == ExportFormat::kFeatureBench) {
-    // L1: FeatureBench's grading image (`fb-extract images --featurebench`); L2 rows name none
-    // (its harness installs the agent's package with pip into its conda environment).
-    auto recipes = level == 1 ? RecipesOf(env, launcher, task_dir, images, util::JoinPath(work_dir, "image"), true)
-                              : util::Expected<image::TaskRecipes>(image::TaskRecipes{});
+    // FeatureBench's grading image (`fb-extract images --featurebench`; an L2 task's is its L1
+    // sibling's, where the harness installs the agent's package with `pip install .`).
+    auto recipes = RecipesOf(env, launcher, task_dir, images, util::JoinPath(work_dir, "image"), true);
     row = recipes.ok() ? FeatureBenchRow(git, *inst, task_dir, repo, recipes->featurebench.tag)
                        : util::Expected<std::string>(util::Error{"its image: " + recipes.error()});
   } else if (auto img = SweBenchImage(env, launcher, task_dir, images, util::JoinPath(work_dir, "image"));

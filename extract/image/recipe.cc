@@ -197,22 +197,47 @@ const char kLevel2Body[] =
     "GIT_COMMITTER_EMAIL=fbkit@localhost GIT_COMMITTER_DATE='946684800 +0000' git -c "
     "commit.gpgsign=false commit -q --no-verify --allow-empty -m 'fbkit: empty project'";
 
-// FeatureBench's harness restores /root/my_repo over /testbed, masks it with the row's patch,
-// and runs `source ~/.bashrc`, `conda activate testbed` and the row's test_cmd
-// (/fbkit/pytest.sh) there: the original tree (pre-solved + gold + the F2P file) in both
-// places, a conda that /fbkit/pytest.sh makes unnecessary, a .bashrc.
+// FeatureBench's harness restores /root/my_repo over /testbed, masks it with the row's patch
+// (L1) or installs the agent's project with `pip install .` first (L2), and runs `source
+// ~/.bashrc`, `conda activate testbed` and the row's test_cmd (/fbkit/pytest.sh) there: the
+// original tree (pre-solved + gold + the F2P file) in both places, a .bashrc, and a conda
+// whose `activate` puts kFeatureBenchBin first on PATH (its `pip install .`: FeatureBenchPip).
 std::string FeatureBenchDockerfile(const std::string& from, const std::string& id) {
   std::string d = kHeader;
-  d += "# FeatureBench's grading image of " + id + ": the original repository at /testbed and\n"
-       "# /root/my_repo, as its `fb eval` expects. It holds the answer: never an agent's image.\n";
+  d += "# FeatureBench's grading image of " + id + " (and of its L2 sibling): the original\n"
+       "# repository at /testbed and /root/my_repo, as its `fb eval` expects. It holds the\n"
+       "# answer: never an agent's image.\n";
   d += "FROM " + from + "\nADD testbed.tar /testbed/\nCOPY gold.diff test.diff /fbkit/featurebench/\n";
   d += Run("cd /testbed && git apply --whitespace=nowarn /fbkit/featurebench/gold.diff && git apply "
            "--whitespace=nowarn /fbkit/featurebench/test.diff && rm -rf /fbkit/featurebench");
   d += Run(CopyBuiltCommand(kImageTestbed));
-  d += Run("cp -a /testbed /root/my_repo && mkdir -p /opt/miniconda3/etc/profile.d && printf '%s\\n' "
-           "'# fbkit: /fbkit/pytest.sh (the test_cmd) sets the environment up; conda is not needed' "
-           "'conda() { return 0; }' > /opt/miniconda3/etc/profile.d/conda.sh && touch /root/.bashrc");
+  d += std::string("COPY pip ") + kFeatureBenchBin + "/pip\n";
+  d += Run(std::string("chmod 755 ") + kFeatureBenchBin + "/pip && cp -a /testbed /root/my_repo && "
+           "mkdir -p /opt/miniconda3/etc/profile.d && printf '%s\\n' "
+           "'# fbkit: /fbkit/pytest.sh (the test_cmd) sets the environment up; activate puts the pip of fbkit first' "
+           "'conda() { [ \"$1\" = activate ] && PATH=" + kFeatureBenchBin + ":$PATH && export PATH; return 0; }' "
+           "> /opt/miniconda3/etc/profile.d/conda.sh && touch /root/.bashrc");
   return d + "WORKDIR /testbed\nENTRYPOINT []\nCMD [\"/bin/bash\"]\n";
+}
+
+// The `pip` of FeatureBench's activated environment: `pip install .` installs the project's
+// agent_code package as fbkit's eval does (agent_code/ or src/agent_code/ copied onto the
+// tests' path, whatever the project's setup files say); other commands are the interpreter's pip.
+std::string FeatureBenchPip() {
+  std::string py = kImagePython;
+  return "#!/bin/sh\n"
+         "# fbkit: FeatureBench's L2 step `pip install .` installs agent_code as fbkit's eval does.\n"
+         "if [ \"$#\" -eq 2 ] && [ \"$1\" = install ] && [ \"$2\" = . ]; then\n"
+         "  for d in agent_code src/agent_code; do\n"
+         "    [ -f \"$d/__init__.py\" ] || continue\n"
+         "    site=$(" + py + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])') || exit 1\n"
+         "    mkdir -p \"$site\" && rm -rf \"$site/agent_code\" && cp -R \"$d\" \"$site/agent_code\" && exit 0\n"
+         "    exit 1\n"
+         "  done\n"
+         "  echo \"fbkit: no agent_code/__init__.py nor src/agent_code/__init__.py in $(pwd)\" >&2\n"
+         "  exit 1\n"
+         "fi\n"
+         "exec " + py + " -m pip \"$@\"\n";
 }
 
 std::string Level2Dockerfile(const std::string& from, const std::string& id) {
@@ -382,10 +407,18 @@ util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& l
     fb["testbed.tar"] = parts->task_files.at("testbed.tar");
     fb["gold.diff"] = inst.patch;
     fb["test.diff"] = inst.test_patch;
+    fb["pip"] = FeatureBenchPip();
     fb["Dockerfile"] = FeatureBenchDockerfile(out.environment.tag, out.instance_id);
     out.featurebench.tag = Tag(options.prefix + "/featurebench-" + ImageNamePart(out.instance_id), fb);
     out.featurebench.dir = util::JoinPath(options.out_dir, "featurebench/" + out.instance_id);
     if (auto s = WriteRecipe(env, out.featurebench.dir, fb); !s.ok()) return util::Error{s.error()};
+  } else if (options.featurebench) {
+    // An L2 task is graded in its L1 sibling's image (the same original tree and environment).
+    auto l1 = taskdir::Level1Task(env, taskdir::TaskDir{given_dir});
+    if (!l1.ok()) return util::Error{l1.error()};
+    auto sibling = WriteTaskRecipes(env, launcher, l1->dir, from, options);
+    if (!sibling.ok()) return util::Error{l1->dir + ": " + sibling.error()};
+    out.featurebench = sibling->featurebench;
   }
   return out;
 }

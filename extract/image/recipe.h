@@ -28,6 +28,7 @@ inline constexpr char kDebianBase[] = "debian:bookworm-slim";
 // inside an image (the test runner /fbkit/pytest.sh, the tree /testbed).
 inline constexpr char kImageTestbed[] = "/testbed";
 inline constexpr char kImagePytest[] = "/fbkit/pytest.sh";
+inline constexpr char kFeatureBenchBin[] = "/fbkit/featurebench-env/bin";  // its `conda activate` PATH
 using runner::kImagePython;  // the tests' interpreter (runner/sandbox.h: the container sandbox's)
 
 struct Recipe {
@@ -41,8 +42,9 @@ struct RecipeOptions {
   std::string base;      // the base image ("": fbkit's base recipe from kDebianBase)
   std::string prefix = "fbkit";  // image names: PREFIX/env-REPO, PREFIX/task-INSTANCE_ID
   std::string work_dir;  // scratch (removed afterwards)
-  // Also FeatureBench's layout for its harness (`fb eval`), L1 tasks: the original at /testbed
-  // and /root/my_repo. A grading image: it holds the answer, never an agent's.
+  // Also FeatureBench's layout for its harness (`fb eval`): the original at /testbed and
+  // /root/my_repo (an L2 task: its L1 sibling's image). A grading image: it holds the answer,
+  // never an agent's.
   bool featurebench = false;
 };
 

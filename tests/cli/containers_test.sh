@@ -6,6 +6,7 @@
 # podman (gold resolved, the empty patch not, at L1 and L2) and the SWE-bench rows' eval_script
 # replayed in their images, agreeing with fbkit's own eval, which gives the same outcomes in
 # the images (--sandbox container) as under bubblewrap; and the bad inputs' exits.
+# FeatureBench's rows are replayed in their grading images the same way.
 # usage: containers_test.sh FB_EXTRACT SOURCE_DIR INFER_DATA OUT
 set -euo pipefail
 fb_extract=$1 src=$2 data=$3 out=$4
@@ -41,11 +42,12 @@ grep -q "fbkit-no-such-base" "$out/nobase.err" || fail "a missing base is not na
 [ $rc -eq 1 ] && grep -q "nosuch-engine" "$out/bad.err" || fail "a missing engine: exit $rc, $(cat "$out/bad.err")"
 set -e
 
-# Images built, then asked again: nothing rebuilt; recipes written again are the same bytes.
-"$fb_extract" images "$tasks" -o "$out/rec" --base "$base" --engine podman -q
-"$fb_extract" images "$tasks" -o "$out/rec" --base "$base" --engine podman 2> "$out/again.err"
+# Images built (FeatureBench's grading image too), then asked again: nothing rebuilt; recipes
+# written again are the same bytes.
+"$fb_extract" images "$tasks" -o "$out/rec" --base "$base" --engine podman --featurebench -q
+"$fb_extract" images "$tasks" -o "$out/rec" --base "$base" --engine podman --featurebench 2> "$out/again.err"
 grep -q "(0 built, " "$out/again.err" || fail "a second run built again: $(cat "$out/again.err")"
-"$fb_extract" images "$tasks" -o "$out/rec2" --base "$base" -q
+"$fb_extract" images "$tasks" -o "$out/rec2" --base "$base" --featurebench -q
 diff -r -x logs -x images.json "$out/rec" "$out/rec2" > /dev/null || fail "recipes differ between two runs"
 tag() { python3 -c "import json,sys; print([t['$2']['tag'] for t in json.load(open('$out/rec/images.json'))['tasks'] if t['level']==$1][0])"; }
 img1=$(tag 1 image) img2=$(tag 2 image)
@@ -89,6 +91,16 @@ for t in "$l1" "$l2"; do
   noop=$(python3 "$bench/swebench_replay.py" podman "$out/swe.jsonl" "$id" noop)
   [ "$gold" = resolved ] || fail "$id: SWE-bench's eval_script says the gold fix is $gold"
   [ "$noop" = unresolved ] || fail "$id: SWE-bench's eval_script says a no-op patch is $noop"
+done
+# FeatureBench rows: its harness's steps replayed in their grading image (an L2 row names its L1
+# sibling's), gold resolved, a no-op patch not.
+"$fb_extract" export --format featurebench "$tasks" --base "$base" -o "$out/fb.jsonl" -q
+for t in "$l1" "$l2"; do
+  id=$(basename "$t")
+  gold=$(python3 "$bench/featurebench_replay.py" podman "$out/fb.jsonl" "$id" gold)
+  noop=$(python3 "$bench/featurebench_replay.py" podman "$out/fb.jsonl" "$id" noop)
+  [ "$gold" = resolved ] || fail "$id: FeatureBench's steps say the gold fix is $gold"
+  [ "$noop" = unresolved ] || fail "$id: FeatureBench's steps say a no-op patch is $noop"
 done
 "$fb_extract" eval "$tasks" --gold -o "$out/eval-gold" -q > /dev/null
 python3 - "$out/eval-gold/summary.json" <<'PY'
@@ -149,4 +161,4 @@ podman rmi -f localhost/fbkit-copy-test:1 > /dev/null
 [ $rc -eq 3 ] && grep -q "dist-packages/shapes" "$out/copy.err" ||
   fail "a copy of the package in the image was not refused: exit $rc, $(cat "$out/copy.err")"
 [ $rc_hidden -eq 0 ] || fail "with the image's copy hidden the gold patch did not resolve"
-echo "containers: images, layers, recipes, Harbor and SWE-bench gold/empty and fbkit's eval agree"
+echo "containers: images, layers, recipes, Harbor, SWE-bench and FeatureBench gold/empty and fbkit's eval agree"
