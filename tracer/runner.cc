@@ -571,7 +571,8 @@ class Runner {
       if (!r->last_file && collected_.empty()) {
         std::string why = "pytest ended before collecting any test (" + DescribeAbort(*r) +
                           "):\n" + util::Tail(r->log, 3000);
-        if (options_.record || trace_.integrity.empty()) return util::Error{why};
+        if (trace_.integrity.empty()) return util::Error{why};
+        if (options_.record) return util::Error{why + WithFindings()};
         // The tested code stopped pytest after an integrity finding (an escape attempt
         // while importing): the finding reaches the grader, every file counts as crashed.
         for (const auto& path : paths) {
@@ -601,6 +602,15 @@ class Runner {
       f.error = "pytest ended (exit status " + std::to_string(trace_.exitstatus.value_or(-1)) +
                 ") before running this file\n" + util::Tail(r.log, 3000);
     }
+  }
+
+  // The plugin's integrity findings, for an error that would otherwise hide why pytest
+  // stopped (an honest run whose records the plugin refused says so here).
+  std::string WithFindings() const {
+    std::string out = "\nthe plugin's integrity findings:";
+    for (size_t i = 0; i < trace_.integrity.size() && i < 5; ++i) out += "\n  " + trace_.integrity[i];
+    if (trace_.integrity.size() > 5) out += "\n  (" + std::to_string(trace_.integrity.size() - 5) + " more)";
+    return out;
   }
 
   util::Status CheckCollected(const SessionResult& r) {
