@@ -99,14 +99,7 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::Eva
     if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kEvalWho, s.error());
   }
   if (*sandbox == runner::SandboxKind::kContainer) {
-    if (auto s = runner::CheckContainerEngine(a.engine); !s.ok()) return Fail(kEvalWho, s.error());
-    if (a.images.empty()) {
-      return Fail(kEvalWho, "--sandbox container needs --images OUT/images.json (fb-extract images "
-                            "TASKS -o OUT --engine podman builds the tasks' images)"), kExitUsage;
-    }
-    auto manifest = extract::image::ReadManifest(env, a.images);
-    if (!manifest.ok()) return Fail(kEvalWho, manifest.error());
-    for (const auto& t : *manifest) o->eval.images[t.recipes.instance_id] = t.recipes.environment.tag;
+    if (auto stop = ContainerImages(env, kEvalWho, a.engine, a.images, false, &o->eval.images)) return stop;
     o->eval.engine = a.engine;
   } else if (!a.images.empty()) {
     return Fail(kEvalWho, "--images is for --sandbox container"), kExitUsage;

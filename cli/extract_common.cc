@@ -4,7 +4,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "extract/image/images.h"
 #include "extract/taskdir/task_dir.h"
+#include "runner/sandbox.h"
 #include "util/strings.h"
 
 namespace fbkit::cli {
@@ -67,6 +69,22 @@ util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
   }
   if (out.empty()) return util::Error{tasks + ": no task directories (with instance.json) found"};
   return out;
+}
+
+std::optional<int> ContainerImages(util::Env& env, const char* who, const std::string& engine,
+                                   const std::string& manifest, bool task_image,
+                                   std::map<std::string, std::string>* images) {
+  if (auto s = runner::CheckContainerEngine(engine); !s.ok()) return Fail(who, s.error());
+  if (manifest.empty()) {
+    return Fail(who, "--sandbox container needs --images OUT/images.json (fb-extract images "
+                     "TASKS -o OUT --engine podman builds the tasks' images)"), kExitUsage;
+  }
+  auto read = extract::image::ReadManifest(env, manifest);
+  if (!read.ok()) return Fail(who, read.error());
+  for (const auto& t : *read) {
+    (*images)[t.recipes.instance_id] = task_image ? t.recipes.task.tag : t.recipes.environment.tag;
+  }
+  return std::nullopt;
 }
 
 }  // namespace fbkit::cli

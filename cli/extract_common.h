@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -22,5 +23,13 @@ inline constexpr const char* kTrustTaskSettingsHelp =
 // subdirectories that hold an instance.json.
 util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
                                                              const std::string& tasks);
+
+// --sandbox container's images, by instance id, from the manifest `--images` names (fb-extract
+// images' images.json): each task's environment image (eval's tests) or, with `task_image`,
+// the image an agent works in (infer). Checks the engine; else the exit code to stop with,
+// `who` naming the command in the error.
+std::optional<int> ContainerImages(util::Env& env, const char* who, const std::string& engine,
+                                   const std::string& manifest, bool task_image,
+                                   std::map<std::string, std::string>* images);
 
 }  // namespace fbkit::cli

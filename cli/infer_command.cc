@@ -32,6 +32,8 @@ struct InferArgs {
   std::string model;
   std::string shard;
   std::string sandbox = "bwrap";
+  std::string images;            // --sandbox container: fb-extract images' images.json
+  std::string engine = "podman";
   std::vector<std::string> env, pass_env, read_only, only;
   double timeout = 3600;
   int64_t max_file_kb = 1024;
@@ -172,7 +174,15 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   extract::infer::InferOptions& o = r->infer;
   if (auto stop = AgentOptions(a, std::move(*agent_env), &o)) return stop;
   o.timeout = a.timeout;
-  o.sandbox = a.sandbox == "none" ? runner::SandboxKind::kNone : runner::SandboxKind::kBwrap;
+  o.sandbox = a.sandbox == "none"        ? runner::SandboxKind::kNone
+              : a.sandbox == "container" ? runner::SandboxKind::kContainer
+                                         : runner::SandboxKind::kBwrap;
+  if (o.sandbox == runner::SandboxKind::kContainer) {
+    if (auto stop = ContainerImages(env, kInferWho, a.engine, a.images, true, &o.images)) return stop;
+    o.engine = a.engine;
+  } else if (!a.images.empty()) {
+    return Fail(kInferWho, "--images is for --sandbox container"), kExitUsage;
+  }
   o.trust_settings = a.trust_settings;
   if (a.network == "model") o.network = extract::infer::AgentNetwork::kModel;
   if (a.network == "full") o.network = extract::infer::AgentNetwork::kFull;
@@ -286,8 +296,15 @@ void AddAgentOptions(CLI::App* cmd, const std::shared_ptr<InferArgs>& a) {
 void AddSandboxOptions(CLI::App* cmd, const std::shared_ptr<InferArgs>& a) {
   cmd->add_option("--timeout", a->timeout, "Seconds per agent run (default 3600; 0: none)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--sandbox", a->sandbox, "bwrap (default) or none")
-      ->check(CLI::IsMember({"bwrap", "none"}));
+  cmd->add_option("--sandbox", a->sandbox,
+                  "bwrap (default); container: the agent in its task's image (--images; the image's "
+                  "system in place of the host's, the same binds, hidden paths, limits and network; "
+                  "podman, no bubblewrap needed); none: no isolation")
+      ->check(CLI::IsMember({"bwrap", "container", "none"}));
+  cmd->add_option("--images", a->images,
+                  "--sandbox container: the images.json of `fb-extract images TASKS --engine podman` "
+                  "(each task's image: L1 the pre-solved tree, L2 an empty project)");
+  cmd->add_option("--engine", a->engine, "--sandbox container: the container engine (podman)");
   cmd->add_flag("--network{model}", a->network,
                 "The agent's network: model (--network alone) reaches only its model's "
                 "endpoints (--model-url or the preset's vendor, --allow-endpoint) through a "

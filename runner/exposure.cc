@@ -210,6 +210,10 @@ util::Expected<std::vector<ExposedCopy>> FindCopiesInImage(Launcher& launcher, c
   static std::map<std::string, std::vector<ExposedCopy>> cache;
   std::string key = sandbox.container.engine + "\n" + sandbox.container.image;
   for (const auto& p : packages) key += "\n" + p;
+  // What the sandbox hides or masks is out of sight (an agent's image's own /testbed).
+  std::vector<std::string> unseen = sandbox.hidden;
+  unseen.insert(unseen.end(), sandbox.masked.begin(), sandbox.masked.end());
+  for (const auto& u : unseen) key += "\n-" + u;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -249,6 +253,7 @@ util::Expected<std::vector<ExposedCopy>> FindCopiesInImage(Launcher& launcher, c
   for (const auto& line : util::Split(text, '\n')) {
     if (line.size() < 3 || (line[0] != 'd' && line[0] != 'f') || line[1] != ' ') continue;
     std::string path = line.substr(2), base = path.substr(path.rfind('/') + 1);
+    if (UnderAny(path, unseen)) continue;
     for (const auto& p : packages) {
       if (base == p || base.starts_with(p + ".") || base.starts_with(p + "-")) {
         found.push_back({p, path, true, line[0] == 'd'});

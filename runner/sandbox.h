@@ -80,6 +80,7 @@ struct ContainerImage {
 // of the files they built there (relative to that tree).
 inline constexpr char kImagePython[] = "/fbkit/python";
 inline constexpr char kImageSource[] = "/fbkit/src";
+inline constexpr char kImageTestbed[] = "/testbed";  // a task image's project (fb-extract images)
 inline constexpr char kImageBuiltList[] = "/fbkit/built-files.txt";
 
 struct Sandbox {

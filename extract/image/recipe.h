@@ -26,7 +26,7 @@ inline constexpr char kDebianBase[] = "debian:bookworm-slim";
 
 // The directory names of a recipe tree (OUT/base, OUT/env/HASH, OUT/task/ID) and the paths
 // inside an image (the test runner /fbkit/pytest.sh, the tree /testbed).
-inline constexpr char kImageTestbed[] = "/testbed";
+using runner::kImageTestbed;
 inline constexpr char kImagePytest[] = "/fbkit/pytest.sh";
 inline constexpr char kFeatureBenchBin[] = "/fbkit/featurebench-env/bin";  // its `conda activate` PATH
 using runner::kImagePython;  // the tests' interpreter (runner/sandbox.h: the container sandbox's)

@@ -573,7 +573,7 @@ std::string StartFailure(util::Env& env, const std::string& log_path) {
 }  // namespace
 
 util::Status CheckAgentCommand(const InferOptions& options) {
-  if (options.sandbox != runner::SandboxKind::kBwrap) return util::Status::Ok();
+  if (options.sandbox == runner::SandboxKind::kNone) return util::Status::Ok();
   // Paths compared as they resolve: a link must not show what its name does not.
   auto real = [](const std::string& p) {
     char* r = ::realpath(p.c_str(), nullptr);
@@ -598,6 +598,8 @@ util::Status CheckAgentCommand(const InferOptions& options) {
       }
     }
   }
+  // A container shows its image's system, which the host cannot check the command against.
+  if (options.sandbox == runner::SandboxKind::kContainer) return util::Status::Ok();
   runner::Sandbox view = AgentView(options);
   for (const auto& [word, is_command] : CommandWords(options.agent_cmd)) {
     std::string why;
@@ -678,9 +680,11 @@ std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) 
 namespace {
 
 // The instance's directories made afresh, the workspace prepared, the problem statement and
-// the preset's output files written; an error says which step failed.
+// the preset's output files written; an error says which step failed. `spec`: the task's
+// (its image and engine, for a container's git).
 util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
-                             const std::string& task_dir, int level, const InferOptions& options) {
+                             const std::string& task_dir, const runner::RepoSpec& spec, int level,
+                             const InferOptions& options) {
   // An earlier run's leftovers must go entirely: its output/ was the agent's (a link left
   // there would be written through below). A tree its agent made too deep or locked for
   // fbkit to remove is moved aside, under RUN_DIR/.fbkit/trash/ (red team round
@@ -700,6 +704,8 @@ util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
   }
   runner::RepoSpec tools;
   tools.sandbox = options.sandbox;
+  tools.image_name = spec.image_name;
+  tools.container_engine = spec.container_engine;
   auto real = env.RealPath(task_dir);  // the path git sees inside its sandbox
   const std::string task = real.ok() ? *real : task_dir;
   git.Confine(runner::ToolSandbox(tools, {l.inst, util::DirName(l.base)}, {task}));
@@ -734,10 +740,12 @@ util::Expected<std::unique_ptr<runner::ModelProxy>> StartModelProxy(
     const InferOptions& options, const taskdir::Instance& info, std::string* dir,
     runner::ProcessSpec* spec) {
   if (NetworkOf(options, info) != AgentNetwork::kModel || options.endpoints.empty() ||
-      options.sandbox != runner::SandboxKind::kBwrap) {
+      options.sandbox == runner::SandboxKind::kNone) {
     return std::unique_ptr<runner::ModelProxy>();
   }
-  std::string python = runner::FindProgram(info.spec.python);
+  // In a container the forwarder is the image's interpreter (the spec's, found on its PATH).
+  std::string python = options.sandbox == runner::SandboxKind::kContainer ? info.spec.python
+                                                                          : runner::FindProgram(info.spec.python);
   if (python.empty()) {
     return util::Error{"--network model: the task's interpreter " + info.spec.python +
                        " (which runs the proxy's forwarder in the sandbox) is not found"};
@@ -784,16 +792,24 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
                                    {"FBKIT_OUTPUT_DIR", l.output}});
   spec.log_path = util::JoinPath(l.inst, "agent.log");
   spec.sandbox.kind = options.sandbox;
+  if (options.sandbox == runner::SandboxKind::kContainer) {
+    spec.sandbox.container = {info.spec.container_engine, info.spec.image_name};
+  }
   spec.sandbox.network = NetworkOf(options, info) == AgentNetwork::kFull;
   spec.sandbox.limits = info.spec.limits;
   if (options.memory_mb >= 0) spec.sandbox.limits.memory_mb = options.memory_mb;
   if (options.processes >= 0) spec.sandbox.limits.processes = options.processes;
   spec.sandbox.hidden = options.hidden;
   spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
+  // A container's image's own project (an L1 image's pre-solved tree) is not the workspace.
+  if (options.sandbox == runner::SandboxKind::kContainer) spec.sandbox.hidden.push_back(runner::kImageTestbed);
   spec.sandbox.read_only = options.read_only;
   spec.sandbox.read_only.push_back(util::DirName(l.statement));
-  // The task's interpreter (its standard library and packages), as its tests run it.
-  for (const auto& dir : runner::InterpreterDirs(info.spec.python)) spec.sandbox.read_only.push_back(dir);
+  // The task's interpreter (its standard library and packages), as its tests run it; a
+  // container's is its image's.
+  if (options.sandbox != runner::SandboxKind::kContainer) {
+    for (const auto& dir : runner::InterpreterDirs(info.spec.python)) spec.sandbox.read_only.push_back(dir);
+  }
   // Only its workspace and output: its log, result and patch beside them are fbkit's.
   spec.sandbox.writable = {l.workspace, l.output};
   return spec;
@@ -802,8 +818,8 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
 // The task's packages as no copy the agent's sandbox may show beside its workspace (a
 // vendored copy, another interpreter's site-packages): refused, hidden or allowed as the
 // task's spec says (runner/exposure.h).
-util::Status GuardAgentView(util::Env& env, const std::string& task_dir, const Layout& l,
-                            const taskdir::Instance& info, const InferOptions& options,
+util::Status GuardAgentView(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
+                            const Layout& l, const taskdir::Instance& info, const InferOptions& options,
                             runner::Sandbox* sandbox, InferResult* r) {
   // The original tree: the task's presolved/, an L2 task's L1 sibling's (its own is empty).
   taskdir::TaskDir task{task_dir};
@@ -816,7 +832,7 @@ util::Status GuardAgentView(util::Env& env, const std::string& task_dir, const L
   auto copies = runner::GuardCopies(env, sandbox, runner::CurrentHost(), packages,
                                     {l.workspace, l.output},
                                     options.exposed_copies.value_or(info.spec.exposed_copies),
-                                    "the agent's sandbox of " + info.instance_id);
+                                    "the agent's sandbox of " + info.instance_id, &launcher, l.scratch);
   if (!copies.ok()) return util::Error{copies.error()};
   for (const auto& c : *copies) r->exposed_copies.push_back(c.path);
   return util::Status::Ok();
@@ -853,7 +869,7 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
     tools.limits.file_size_mb = kMaxCollectMb;
   }
   git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
-  util::Status defused = options.sandbox == runner::SandboxKind::kBwrap
+  util::Status defused = options.sandbox != runner::SandboxKind::kNone
                              ? DefuseWorkspace(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}))
                              : util::Status::Ok();
   if (!defused.ok()) {
@@ -896,13 +912,22 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   }
   r.instance_id = info->instance_id;
   r.level = info->level;
+  if (options.sandbox == runner::SandboxKind::kContainer) {
+    auto image = options.images.find(info->instance_id);
+    if (image == options.images.end() || image->second.empty()) {
+      return r.error = "no task image for " + info->instance_id + " in the images manifest "
+                       "(fb-extract images TASKS --engine podman; --images OUT/images.json)", r;
+    }
+    info->spec.image_name = image->second;
+    info->spec.container_engine = options.engine;
+  }
   Layout l = LayoutOf(options.run_dir, r.instance_id);
   runner::Git git(env, launcher, l.scratch);
-  if (auto s = PrepareInstance(env, git, l, task_dir, r.level, options); !s.ok()) {
+  if (auto s = PrepareInstance(env, git, l, task_dir, info->spec, r.level, options); !s.ok()) {
     return r.error = s.error(), r;
   }
   runner::ProcessSpec spec = AgentSpec(options, l, *info);
-  if (auto s = GuardAgentView(env, task_dir, l, *info, options, &spec.sandbox, &r); !s.ok()) {
+  if (auto s = GuardAgentView(env, launcher, task_dir, l, *info, options, &spec.sandbox, &r); !s.ok()) {
     return r.error = s.error(), r;
   }
   std::string proxy_dir;

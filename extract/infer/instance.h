@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,10 @@ struct InferOptions {
   std::string agent_cmd;  // sh -c; {instance_id}, {workspace}, {problem_statement} substituted
   double timeout = 3600;  // seconds for the agent (0: none)
   runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
+  // kContainer: the image each instance's agent works in (fb-extract images' task image, by
+  // instance id; its system in place of the host's) and the engine that runs it.
+  std::map<std::string, std::string> images;
+  std::string engine = "podman";
   // The agent's network: none, only the model endpoints through fbkit's proxy, or the
   // host's (full). Default: model when the task's spec allows the network, else none.
   std::optional<AgentNetwork> network;

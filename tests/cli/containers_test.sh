@@ -5,7 +5,8 @@
 # for byte when written again and nothing rebuilt, the Harbor export's trials replayed with
 # podman (gold resolved, the empty patch not, at L1 and L2) and the SWE-bench rows' eval_script
 # replayed in their images, agreeing with fbkit's own eval, which gives the same outcomes in
-# the images (--sandbox container) as under bubblewrap; and the bad inputs' exits.
+# the images (--sandbox container) as under bubblewrap; infer in the task images as under
+# bubblewrap (the same patches, nothing of the task in reach); and the bad inputs' exits.
 # FeatureBench's rows are replayed in their grading images the same way.
 # usage: containers_test.sh FB_EXTRACT SOURCE_DIR INFER_DATA OUT
 set -euo pipefail
@@ -40,6 +41,10 @@ grep -q "fbkit-no-such-base" "$out/nobase.err" || fail "a missing base is not na
 "$fb_extract" eval "$tasks" --gold --sandbox container --engine nosuch-engine --images "$out/nosuch.json" \
   -o "$out/bad-eval" -q 2> "$out/bad.err"; rc=$?
 [ $rc -eq 1 ] && grep -q "nosuch-engine" "$out/bad.err" || fail "a missing engine: exit $rc, $(cat "$out/bad.err")"
+"$fb_extract" infer "$tasks" --agent-cmd true --sandbox container -o "$out/bad-infer" -q 2> "$out/bad.err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--images" "$out/bad.err" || fail "infer --sandbox container without --images: exit $rc"
+"$fb_extract" infer "$tasks" --agent-cmd true --images "$out/nosuch.json" -o "$out/bad-infer" -q 2> "$out/bad.err"; rc=$?
+[ $rc -eq 2 ] || fail "infer --images without --sandbox container: exit $rc"
 set -e
 
 # Images built (FeatureBench's grading image too), then asked again: nothing rebuilt; recipes
@@ -143,6 +148,30 @@ for bwrap_run, box_run in (("eval-gold", "eval-gold-container"), ("eval-noop-bwr
             assert bwrap[k] == box[k], f"{box_run} {t} {k}: bubblewrap {bwrap[k]} container {box[k]}"
         assert bool(bwrap["error"]) == bool(box["error"]), f"{box_run} {t}: {bwrap['error']!r} / {box['error']!r}"
 PY
+# infer in the tasks' images (--sandbox container): the scripted gold agent's patches equal
+# bubblewrap's and resolve; an agent there reads no task directory and writes nothing outside.
+agents=$src/fixtures/agents answers=$out/answers
+rm -rf "$answers" && cp -a "$tasks" "$answers" && mkdir -p "$out/outside"
+for box in bwrap container; do
+  images=(); [ $box = container ] && images=(--images "$out/rec/images.json")
+  "$fb_extract" infer "$tasks" --agent-cmd "sh $agents/gold.sh" --model gold --sandbox $box "${images[@]}" \
+    --env FBKIT_TEST_TASKS="$answers" --read-only "$answers" --read-only "$agents" --exposed-copies allow \
+    -o "$out/infer-gold-$box" -q > /dev/null
+done
+cmp <(sort "$out/infer-gold-bwrap/predictions.jsonl") <(sort "$out/infer-gold-container/predictions.jsonl") ||
+  fail "infer's patches differ between bubblewrap and a container"
+"$fb_extract" eval "$tasks" --predictions "$out/infer-gold-container/predictions.jsonl" -o "$out/eval-infer-container" -q > /dev/null
+python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['resolved'] == 2, s['resolved']" \
+  "$out/eval-infer-container/summary.json" || fail "the container agent's gold patches did not resolve"
+peek='for f in "$TASK/patch.diff" "$TASK/instance.json" "$SRC/CMakeLists.txt" /root/.ssh; do ls -d "$f" 2>/dev/null && echo "saw $f"; done;
+echo x > "$OUTSIDE/escaped.txt" 2>/dev/null && echo "wrote outside"; true'
+"$fb_extract" infer "$tasks" --instance "$(basename "$l1")" --agent-cmd "$peek" --sandbox container \
+  --images "$out/rec/images.json" --env TASK="$tasks/$(basename "$l1")" --env OUTSIDE="$out/outside" --env SRC="$src" \
+  -o "$out/infer-peek" -q > /dev/null
+! grep -q "saw\|wrote" "$out/infer-peek/$(basename "$l1")/agent.log" ||
+  fail "an agent in a container reached: $(cat "$out/infer-peek/$(basename "$l1")/agent.log")"
+[ ! -e "$out/outside/escaped.txt" ] || fail "an agent in a container wrote outside its workspace"
+
 # A copy of the task's package inside an environment image: refused by default, hidden with
 # --exposed-copies hide (then the gold patch resolves and the copy is out of the tests' reach).
 leakimg=$out/leakimg; mkdir -p "$leakimg"
