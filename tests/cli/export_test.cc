@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
@@ -85,6 +86,18 @@ TEST(ExportE2E, FeatureBenchRowsHaveItsIdsFieldsAndPatchSemantics) {
       EXPECT_EQ(tp.find("new file mode"), std::string::npos);
       EXPECT_TRUE(row["PASS_TO_PASS"].empty());
     }
+  }
+  // An L2 row is graded in its L1 sibling's FeatureBench image, by the image's pytest.sh.
+  std::map<std::string, std::string> image_of;
+  for (const auto& row : rows) image_of[row["instance_id"]] = row["image_name"];
+  for (const auto& row : rows) {
+    std::string id = row["instance_id"];
+    EXPECT_EQ(json::parse(row["repo_settings"].get<std::string>())["test_cmd"], "/fbkit/pytest.sh");
+    if (!id.ends_with(".lv2")) continue;
+    std::string sibling = id.substr(0, id.size() - 1) + "1";
+    ASSERT_TRUE(image_of.count(sibling)) << id;
+    EXPECT_EQ(row["image_name"], image_of[sibling]);
+    EXPECT_NE(row["image_name"].get<std::string>().find("featurebench-"), std::string::npos);
   }
 }
 
