@@ -9,6 +9,7 @@
 #include "util/env.h"
 #include "util/strings.h"
 #include "util/json_read.h"
+#include "agents/run_dir.h"
 
 namespace fbkit::agents::parts {
 namespace {
@@ -33,8 +34,8 @@ std::vector<json> Records(const std::string& text, const std::string& path) {
 std::string InstanceOf(const std::string& path) {
   std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
   std::string base = path.substr(path.find_last_of('/') + 1);
-  if (dir.ends_with("/output") || dir == "output") {
-    std::string inst = dir.substr(0, dir.size() - 6);
+  if (IsInferOutputDir(dir)) {
+    std::string inst = dir.substr(0, dir.size() - std::string(kOutputDir).size());
     while (inst.ends_with("/")) inst.pop_back();
     std::string id = inst.substr(inst.find_last_of('/') + 1);
     if (!id.empty()) return id;
@@ -362,7 +363,7 @@ std::string TraeRoot(const json& interactions) {
 Trajectory ReadTraeAgent(const std::string& text, const std::string& path) {
   Trajectory t = Begin(TrajectoryFormat::kTraeAgent, path);
   std::string base = path.substr(path.find_last_of('/') + 1), dir = util::DirName(path);
-  if (!dir.ends_with("/output") && dir != "output" && base.ends_with(".json")) {
+  if (!IsInferOutputDir(dir) && base.ends_with(".json")) {
     t.instance_id = base.substr(0, base.size() - 5);  // Trae's own <id>.json
   }
   json j = util::ParseUntrustedJson(text);
@@ -425,7 +426,7 @@ Trajectory ReadAutoCodeRoverMeta(const std::string& text, const std::string& pat
   if (!j.is_object()) throw std::runtime_error(path + ": not an AutoCodeRover meta.json");
   const json& task = Obj(j, "task_info");
   std::string id = util::TextOr(task, "instance_id"), dir = util::DirName(path);
-  bool infer = dir.ends_with("/output") || dir == "output";  // the run's directory names it
+  bool infer = IsInferOutputDir(dir);  // the run's directory names it
   if (!id.empty() && !infer) t.instance_id = id;
   t.problem_statement = Clip(util::TextOr(task, "problem_statement"), 20000);
   t.root = util::TextOr(Obj(j, "setup_info"), "repo_path");

@@ -10,6 +10,7 @@
 
 #include "util/json_docs.h"
 #include "util/patch.h"
+#include "agents/run_dir.h"
 #include "agents/trajectory_parts.h"
 #include "util/strings.h"
 #include "util/json_read.h"
@@ -956,9 +957,9 @@ util::Expected<Trajectory> ReadAgentStreamOrThrow(util::Env& env, const std::str
 std::optional<std::string> InferInstanceOf(util::Env& env, const std::string& file) {
   auto real = env.RealPath(file);
   std::string output = util::DirName(real.ok() ? *real : file);
-  if (!output.ends_with("/output")) return std::nullopt;
+  if (!IsInferOutputDir(output) || output == kOutputDir) return std::nullopt;
   std::string inst = util::DirName(output);
-  auto result = env.Stat(util::JoinPath(inst, "result.json"), false);
+  auto result = env.Stat(InferInstanceDir{inst}.result(), false);
   if (!result.ok() || result->type != util::FileType::kRegular) return std::nullopt;
   return inst;
 }
@@ -978,9 +979,9 @@ void AddInferRunContext(util::Env& env, const std::string& file, Trajectory* t) 
   }
   // Read as files the agent could have planted: no links, no FIFOs, bounded. The patch is
   // fbkit's own diff of the workspace, whatever the agent's files name.
-  auto patch = env.ReadUntrusted(*inst, "patch.diff", 64u << 20);
+  auto patch = env.ReadUntrusted(*inst, kPatchFile, 64u << 20);
   if (patch.ok()) SetPatch(t, *patch);
-  auto statement = env.ReadUntrusted(*inst, "input/problem_statement.md", 16u << 20);
+  auto statement = env.ReadUntrusted(*inst, kStatementFile, 16u << 20);
   if (statement.ok() && t->problem_statement.empty()) t->problem_statement = *statement;
 }
 

@@ -13,6 +13,7 @@
 #include "cli/extract_common.h"
 #include "cli/spec_options.h"
 #include "agents/presets.h"
+#include "agents/run_dir.h"
 #include "extract/infer/instance.h"
 #include "extract/infer/run.h"
 #include "util/shard.h"
@@ -161,7 +162,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   }
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(kInferWho, tasks.error());
-  if (auto s = env.MakeDirs(util::JoinPath(a.output, ".fbkit")); !s.ok()) {
+  if (auto s = env.MakeDirs(agents::InferRunDir{a.output}.private_dir()); !s.ok()) {
     return Fail(kInferWho, a.output + ": " + s.error());
   }
   auto run = env.RealPath(a.output);

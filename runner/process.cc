@@ -319,10 +319,30 @@ std::string ReadProcFile(const std::string& path) {
   return text.ok() ? std::move(*text) : std::string();
 }
 
+// Whether process `p` is the engine's monitor (conmon) of container `name` ("-n NAME" in its
+// command line): the parent of the container's processes, which descend from it, not from
+// the engine's client.
+bool MonitorsContainer(const std::string& p, const std::string& name) {
+  std::string cmdline = ReadProcFile("/proc/" + p + "/cmdline");
+  std::vector<std::string> args;
+  for (size_t at = 0; at < cmdline.size();) {
+    size_t end = cmdline.find('\0', at);
+    if (end == std::string::npos) end = cmdline.size();
+    args.push_back(cmdline.substr(at, end - at));
+    at = end + 1;
+  }
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if ((args[i] == "-n" || args[i] == "--name") && args[i + 1] == name) return true;
+  }
+  return false;
+}
+
 // The processes descending from `pid` (itself included), from /proc: a sandbox's, whatever
-// session or group they moved to (bubblewrap's own init inherits orphans).
-std::set<pid_t> Descendants(pid_t pid) {
+// session or group they moved to (bubblewrap's own init inherits orphans); with `container`,
+// also those of that container (below its conmon).
+std::set<pid_t> Descendants(pid_t pid, const std::string& container = "") {
   std::vector<std::pair<pid_t, pid_t>> parents;  // (process, its parent)
+  std::set<pid_t> tree = {pid};
   if (DIR* proc = ::opendir("/proc")) {
     while (dirent* e = ::readdir(proc)) {
       char* end = nullptr;
@@ -333,10 +353,14 @@ std::set<pid_t> Descendants(pid_t pid) {
       if (close == std::string::npos || close + 4 >= stat.size()) continue;
       long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);  // ") S PPID"
       parents.emplace_back(static_cast<pid_t>(p), static_cast<pid_t>(ppid));
+      size_t open = stat.find('(');
+      if (!container.empty() && open != std::string::npos &&
+          stat.compare(open, close - open + 1, "(conmon)") == 0 && MonitorsContainer(e->d_name, container)) {
+        tree.insert(static_cast<pid_t>(p));
+      }
     }
     ::closedir(proc);
   }
-  std::set<pid_t> tree = {pid};
   for (bool grew = true; grew;) {
     grew = false;
     for (const auto& [p, pp] : parents) {
@@ -351,14 +375,15 @@ std::set<pid_t> Descendants(pid_t pid) {
 // count take seconds, the watch's pause four times that, and 19 GB went past a 200 MB limit).
 constexpr size_t kMaxWatchedDescriptors = 100'000;
 
-// Bytes of regular files on the devices `devices` that the processes below `pid` hold open
-// after unlinking them: no walk sees them, yet they take the disk until closed. -1 when the
-// processes hold more than kMaxWatchedDescriptors descriptors (counted as over the limit).
-int64_t UnlinkedOpenBytes(pid_t pid, const std::set<dev_t>& devices) {
+// Bytes of regular files on the devices `devices` that the processes below `pid` (and in
+// `container`, when named) hold open after unlinking them: no walk sees them, yet they take
+// the disk until closed. -1 when the processes hold more than kMaxWatchedDescriptors
+// descriptors (counted as over the limit).
+int64_t UnlinkedOpenBytes(pid_t pid, const std::string& container, const std::set<dev_t>& devices) {
   std::set<std::pair<dev_t, ino_t>> seen;
   int64_t total = 0;
   size_t descriptors = 0;
-  for (pid_t p : Descendants(pid)) {
+  for (pid_t p : Descendants(pid, container)) {
     std::string dir = "/proc/" + std::to_string(p) + "/fd";
     DIR* fds = ::opendir(dir.c_str());
     if (!fds) continue;
@@ -397,6 +422,7 @@ struct DiskWatch {
   int64_t limit = 0;     // bytes; 0: not watched
   int64_t baseline = 0;  // usage when the process started
   std::set<dev_t> devices;  // the file systems of `roots`
+  std::string container;    // the container the process's own run in (red team f: not its children)
   std::chrono::steady_clock::time_point next;
 
   // `at_exit`: the process has ended; what it left counts whatever the time (a quick writer
@@ -405,7 +431,7 @@ struct DiskWatch {
     if (limit <= 0 || roots.empty()) return false;
     auto now = std::chrono::steady_clock::now();
     if (now < next && !at_exit) return false;
-    int64_t open = at_exit ? 0 : UnlinkedOpenBytes(pid, devices);
+    int64_t open = at_exit ? 0 : UnlinkedOpenBytes(pid, container, devices);
     bool over = open < 0 || WalkWritable(roots, false) + open - baseline > limit;
     auto end = std::chrono::steady_clock::now();
     next = end + std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(250),
@@ -491,12 +517,20 @@ void StopContainer(const std::string& engine, const std::string& name) {
 
 // A watcher of the container `name` that outlives fbkit: a shell in a session of its own
 // waiting on a pipe whose other end fbkit holds (the returned descriptor). Told "done" it
-// exits; at the end of the pipe without it (fbkit killed, however) it stops the container, as
-// bubblewrap's sandbox dies with its parent. -1 when it cannot be started.
-int StartReaper(const std::string& engine, const std::string& name) {
+// exits; at the end of the pipe without it (fbkit killed, however) it kills the engine's
+// client (`client`, while its command line still names the container) and stops the
+// container until the engine has not known it for 3 s (a client killed while it was still
+// creating it starts it later: red team f), as bubblewrap's sandbox dies with its parent.
+// -1 when it cannot be started.
+int StartReaper(const std::string& engine, const std::string& name, pid_t client) {
   std::string path = FindProgram(engine);
   if (path.empty()) return -1;
-  std::string script = "read -r said; [ \"$said\" = done ] && exit 0; " + StopScript(path, name);
+  std::string c = std::to_string(client), e = util::ShellQuote(path), n = util::ShellQuote(name);
+  std::string script = "read -r said; [ \"$said\" = done ] && exit 0; "
+                       "grep -qaF -- " + n + " /proc/" + c + "/cmdline 2>/dev/null && kill -KILL " + c + "; "
+                       "i=0; gone=0; while [ $i -lt 120 ] && [ $gone -lt 3 ]; do " + StopScript(path, name) +
+                       "; if " + e + " inspect " + n + " >/dev/null 2>&1; then gone=0; else gone=$((gone+1)); fi; "
+                       "i=$((i+1)); sleep 1; done";
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
   const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
@@ -830,6 +864,7 @@ class PosixLauncher : public Launcher {
     RunningContainer container;  // what Kill stops
     if (prepared.container) {
       container = {spec.sandbox.container.engine, ContainerName()};
+      disk.container = container.name;
       // fbkit's filter as a profile the client reads from its descriptor after the channels
       // (not handed into the container).
       std::string profile = prepared.seccomp >= 0
@@ -872,7 +907,7 @@ class PosixLauncher : public Launcher {
     prepared.pumps.clear();
     auto cgroups = std::move(prepared.cgroups);
     prepared.cgroups.clear();
-    int reaper = prepared.container ? StartReaper(container.engine, container.name) : -1;
+    int reaper = prepared.container ? StartReaper(container.engine, container.name, pid) : -1;
     return std::unique_ptr<Process>(new PosixProcess(pid, std::move(cgroups), prepared.sandboxed,
                                                      std::move(pumps), std::move(disk),
                                                      std::move(container), reaper));

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "agents/run_dir.h"
 #include "cli/cli_common.h"
 #include "cli/model_options.h"
 #include "cli/race/commands.h"
@@ -77,9 +78,9 @@ bool InsideAnAgentsTree(util::Env& env, const std::string& base, const std::stri
   for (size_t at = base.size(); at != std::string::npos && at < file.size();
        at = file.find('/', at + 1)) {
     std::string dir = file.substr(0, at);
-    auto result = env.Stat(util::JoinPath(dir, "result.json"), false);
+    auto result = env.Stat(agents::InferInstanceDir{dir}.result(), false);
     if (!result.ok() || result->type != util::FileType::kRegular) continue;
-    return util::DirName(file) != util::JoinPath(dir, "output");
+    return util::DirName(file) != agents::InferInstanceDir{dir}.output();
   }
   return false;
 }
@@ -87,7 +88,7 @@ bool InsideAnAgentsTree(util::Env& env, const std::string& base, const std::stri
 // --swebench-report: a report file, or the report.json files under a directory.
 int ApplyReports(util::Env& env, const std::string& path, std::vector<groundtruth::Summary>* all) {
   auto files = util::FilesUnder(
-      env, path, [](const std::string& name) { return name == "report.json"; });
+      env, path, [](const std::string& name) { return name == agents::kReportFile; });
   if (!files.ok()) return Fail(kWho, "--swebench-report: " + files.error()), kExitUsage;
   for (const auto& f : *files) {
     auto text = env.ReadFile(f);

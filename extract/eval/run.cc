@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 
+#include "agents/run_dir.h"
 #include "extract/eval/report.h"
 #include "extract/infer/instance.h"
 #include "util/file_lock.h"
@@ -52,16 +53,16 @@ std::string AgentLog(util::Env& env, const std::string& dir, const std::string& 
 // left in its output directory (trajectories record the commands it ran).
 std::string InferAgentLog(util::Env& env, const std::string& inst) {
   if (inst.empty()) return "";
-  auto log = env.ReadTail(util::JoinPath(inst, "agent.log"), kMaxAgentLogBytes);
+  auto log = env.ReadTail(agents::InferInstanceDir{inst}.agent_log(), kMaxAgentLogBytes);
   std::string out = log.ok() ? *log : "";
-  std::string trajectories = AgentLog(env, inst, "output");
+  std::string trajectories = AgentLog(env, inst, agents::kOutputDir);
   return out + (trajectories.empty() ? "" : "\n" + trajectories);
 }
 
 // The token usage an infer run recorded for the instance.
 void AddUsage(util::Env& env, const std::string& inst, EvalReport* r) {
   if (inst.empty()) return;
-  auto text = env.ReadFile(util::JoinPath(inst, "result.json"));
+  auto text = env.ReadFile(agents::InferInstanceDir{inst}.result());
   if (!text.ok()) return;
   auto result = infer::ParseInferResult(*text);
   if (!result.ok() || !result->usage) return;
@@ -74,7 +75,7 @@ void AddUsage(util::Env& env, const std::string& inst, EvalReport* r) {
 // A finished report for the same patch, model and sandbox.
 std::optional<EvalReport> Finished(util::Env& env, const std::string& dir, const Prediction& p,
                                    const std::string& sandbox) {
-  auto text = env.ReadFile(util::JoinPath(dir, "report.json"));
+  auto text = env.ReadFile(util::JoinPath(dir, agents::kReportFile));
   if (!text.ok()) return std::nullopt;
   auto r = ParseReport(*text);
   if (!r.ok() || r->patch_sha256 != util::Sha256Hex(p.patch) || r->model != p.model ||
@@ -89,17 +90,18 @@ EvalReport EvaluateOne(util::Env& env, runner::Launcher& launcher, runner::TestR
                        const EvalRunOptions& options, const Prediction& p,
                        std::optional<std::string>* write_error) {
   EvalOptions o = options.eval;
-  o.work_dir = util::JoinPath(options.run_dir, ".work/" + p.instance_id);
+  agents::EvalRunDir run{options.run_dir};
+  o.work_dir = run.work(p.instance_id);
   std::string infer_inst =
-      options.infer_run.empty() ? "" : util::JoinPath(options.infer_run, p.instance_id);
+      options.infer_run.empty() ? "" : agents::InferRunDir{options.infer_run}.instance(p.instance_id).dir;
   o.agent_log = !options.agent_logs.empty() ? AgentLog(env, options.agent_logs, p.instance_id)
                                             : InferAgentLog(env, infer_inst);
   EvalReport r = EvaluateInstance({env, launcher, tests}, options.tasks.at(p.instance_id), p, o);
   AddUsage(env, infer_inst, &r);
-  auto written = util::WriteFiles(env, util::JoinPath(options.run_dir, p.instance_id),
-                                 {{"patch.diff", p.patch},
-                                  {"test_output.txt", r.test_output},
-                                  {"report.json", ReportJson(r)}});
+  auto written = util::WriteFiles(env, run.instance(p.instance_id),
+                                 {{agents::kPatchFile, p.patch},
+                                  {agents::kTestOutputFile, r.test_output},
+                                  {agents::kReportFile, ReportJson(r)}});
   if (!written.ok()) *write_error = written.error();
   return r;
 }
@@ -179,7 +181,7 @@ EvalRunResult EvaluateRun(
   batch.earlier = [&](size_t k) -> std::optional<EvalReport> {
     const Prediction& p = preds[mine[k]];
     if (options.rerun) return std::nullopt;
-    return Finished(env, util::JoinPath(options.run_dir, p.instance_id), p, sandbox);
+    return Finished(env, agents::EvalRunDir{options.run_dir}.instance(p.instance_id), p, sandbox);
   };
   batch.run = [&](size_t k, int) {
     std::optional<std::string> write_error;
@@ -203,18 +205,18 @@ EvalRunResult EvaluateRun(
   batch.report = report;
   util::RunBatch(mine.size(), batch);
   std::sort(out.internal_errors.begin(), out.internal_errors.end());
-  ::rmdir(util::JoinPath(options.run_dir, ".work").c_str());  // only when no other shard uses it
+  agents::EvalRunDir run{options.run_dir};
+  ::rmdir(run.work().c_str());  // only when no other shard uses it
   // Shards that share RUN_DIR merge into the unsharded result.
-  util::FileLock lock(util::JoinPath(options.run_dir, ".fbkit-lock"));
+  util::FileLock lock(run.lock());
   for (const auto& p : preds) {
-    if (auto r = Finished(env, util::JoinPath(options.run_dir, p.instance_id), p, sandbox)) {
+    if (auto r = Finished(env, run.instance(p.instance_id), p, sandbox)) {
       out.reports.push_back(std::move(*r));
     }
   }
   size_t unpredicted = options.tasks.size() - std::min(options.tasks.size(), preds.size());
   out.summary_json = SummaryJson(out.reports, unpredicted);
-  auto written = env.WriteFileAtomic(util::JoinPath(options.run_dir, "summary.json"),
-                                     out.summary_json);
+  auto written = env.WriteFileAtomic(run.summary(), out.summary_json);
   if (!written.ok()) out.error = written.error();
   return out;
 }

@@ -23,6 +23,7 @@
 #include "util/json_read.h"
 #include "util/strings.h"
 #include "util/utf8.h"
+#include "agents/run_dir.h"
 
 namespace fbkit::extract::infer {
 namespace {
@@ -40,18 +41,26 @@ struct Layout {
   std::string workspace;  // inst/workspace
   std::string statement;  // inst/input/problem_statement.md
   std::string output;     // inst/output ($FBKIT_OUTPUT_DIR)
+  std::string agent_log;  // inst/agent.log (fbkit's)
+  std::string patch;      // inst/patch.diff (fbkit's)
   std::string base;       // RUN_DIR/.fbkit/base/<id>.git: the starting state (hidden)
   std::string scratch;    // RUN_DIR/.fbkit/work/<id>: git logs
+  std::string trash;      // RUN_DIR/.fbkit/trash: earlier runs that could not be removed
 };
 
 Layout LayoutOf(const std::string& run_dir, const std::string& id) {
+  agents::InferRunDir run{run_dir};
+  agents::InferInstanceDir inst = run.instance(id);
   Layout l;
-  l.inst = util::JoinPath(run_dir, id);
-  l.workspace = util::JoinPath(l.inst, "workspace");
-  l.statement = util::JoinPath(l.inst, "input/problem_statement.md");
-  l.output = util::JoinPath(l.inst, "output");
-  l.base = util::JoinPath(run_dir, ".fbkit/base/" + id + ".git");
-  l.scratch = util::JoinPath(run_dir, ".fbkit/work/" + id);
+  l.inst = inst.dir;
+  l.workspace = inst.workspace();
+  l.statement = inst.statement();
+  l.output = inst.output();
+  l.agent_log = inst.agent_log();
+  l.patch = inst.patch();
+  l.base = run.base(id);
+  l.scratch = run.scratch(id);
+  l.trash = run.trash();
   return l;
 }
 
@@ -639,7 +648,7 @@ std::string SubstituteCommand(const std::string& cmd, const std::string& instanc
 }
 
 std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) {
-  std::string output = util::JoinPath(instance_dir, "output");
+  std::string output = agents::InferInstanceDir{instance_dir}.output();
   auto text = env.ReadUntrusted(output, "usage.json", 1 << 20);
   if (text.ok()) {
     json j = util::ParseUntrustedJson(*text);
@@ -690,7 +699,7 @@ util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
   // fbkit to remove is moved aside, under RUN_DIR/.fbkit/trash/ (red team round
   // 12: a 300-level chain ending in a locked directory failed every re-run).
   if (auto s = env.RemoveAll(l.inst); !s.ok()) {
-    std::string trash = util::JoinPath(util::DirName(util::DirName(l.base)), "trash");
+    const std::string& trash = l.trash;
     std::string id = l.inst.substr(l.inst.rfind('/') + 1);
     std::string aside = util::JoinPath(trash, id + "." + std::to_string(env.NowNs()));
     if (!env.MakeDirs(trash).ok() || !env.Rename(l.inst, aside).ok()) {
@@ -790,7 +799,7 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
                                    {"FBKIT_LEVEL", std::to_string(info.level)},
                                    {"FBKIT_USAGE", util::JoinPath(l.output, "usage.json")},
                                    {"FBKIT_OUTPUT_DIR", l.output}});
-  spec.log_path = util::JoinPath(l.inst, "agent.log");
+  spec.log_path = l.agent_log;
   spec.sandbox.kind = options.sandbox;
   if (options.sandbox == runner::SandboxKind::kContainer) {
     spec.sandbox.container = {info.spec.container_engine, info.spec.image_name};
@@ -880,7 +889,7 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
     r->error = "collecting the patch: " + s.error();
   }
   r->patch_sha256 = util::Sha256Hex(r->patch);
-  if (auto s = env.WriteFileAtomic(util::JoinPath(l.inst, "patch.diff"), r->patch); !s.ok()) {
+  if (auto s = env.WriteFileAtomic(l.patch, r->patch); !s.ok()) {
     r->status = InferStatus::kError;
     r->error = "writing patch.diff: " + s.error();
   }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "agents/run_dir.h"
 #include "util/file_lock.h"
 #include "util/shard.h"
 
@@ -13,7 +14,7 @@ using json = nlohmann::json;
 
 // A result of an earlier run that is final (finished or timed out).
 std::optional<InferResult> Earlier(util::Env& env, const std::string& dir) {
-  auto text = env.ReadFile(util::JoinPath(dir, "result.json"));
+  auto text = env.ReadFile(agents::InferInstanceDir{dir}.result());
   if (!text.ok()) return std::nullopt;
   auto r = ParseInferResult(*text);
   if (!r.ok() || r->status == InferStatus::kError) return std::nullopt;
@@ -26,14 +27,15 @@ std::optional<InferResult> Earlier(util::Env& env, const std::string& dir) {
 // (red team round 12: control characters, escaped six bytes each, made four rows 1.5 GB).
 util::Status WritePredictions(util::Env& env, const std::string& run,
                               const std::map<std::string, std::string>& tasks) {
-  std::string path = util::JoinPath(run, "predictions.jsonl");
+  agents::InferRunDir run_dir{run};
+  std::string path = run_dir.predictions();
   std::string part = path + ".part";
   if (auto s = env.WriteFileAtomic(part, ""); !s.ok()) return s;
   for (const auto& [id, dir] : tasks) {
-    std::string inst = util::JoinPath(run, id);
-    auto r = Earlier(env, inst);
-    auto patch = env.ReadFile(util::JoinPath(inst, "patch.diff"));
-    auto model = env.ReadFile(util::JoinPath(inst, "model"));
+    agents::InferInstanceDir inst = run_dir.instance(id);
+    auto r = Earlier(env, inst.dir);
+    auto patch = env.ReadFile(inst.patch());
+    auto model = env.ReadFile(inst.model());
     if (!r || !patch.ok() || !model.ok()) continue;
     json row = {{"instance_id", id}, {"model_name_or_path", *model}, {"model_patch", *patch}};
     if (auto s = env.AppendFile(part, row.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
@@ -87,7 +89,7 @@ std::string Summary(const std::vector<InferResult>& results, const std::string& 
 std::optional<InferResult> FinalResult(util::Env& env, const std::string& instance_dir) {
   std::optional<InferResult> r = Earlier(env, instance_dir);
   if (r) {
-    auto patch = env.ReadFile(util::JoinPath(instance_dir, "patch.diff"));
+    auto patch = env.ReadFile(agents::InferInstanceDir{instance_dir}.patch());
     r->patch = patch.ok() ? *patch : "";
   }
   return r;
@@ -104,12 +106,13 @@ InferRunResult InferRun(
   batch.jobs = options.jobs;
   batch.earlier = [&](size_t i) -> std::optional<InferResult> {
     if (options.rerun) return std::nullopt;
-    return FinalResult(env, util::JoinPath(run, mine[i].first));
+    return FinalResult(env, agents::InferRunDir{run}.instance(mine[i].first).dir);
   };
   batch.run = [&](size_t i, int) {
     InferResult r = RunAgent(env, launcher, mine[i].second, options.infer);
-    util::Status s = util::WriteFiles(env, util::JoinPath(run, mine[i].first),
-                                      {{"model", options.model}, {"result.json", InferResultJson(r)}});
+    agents::InferInstanceDir inst = agents::InferRunDir{run}.instance(mine[i].first);
+    util::Status s = util::WriteFiles(env, inst.dir, {{agents::kModelFile, options.model},
+                                                      {agents::kResultFile, InferResultJson(r)}});
     if (!s.ok()) {
       r.status = InferStatus::kError;
       r.error = "writing the result: " + s.error();
@@ -131,7 +134,7 @@ InferRunResult InferRun(
     if (r) out.results.push_back(std::move(*r));
   }
   {
-    util::FileLock lock(util::JoinPath(run, ".fbkit/lock"));  // shards sharing RUN_DIR
+    util::FileLock lock(agents::InferRunDir{run}.lock());  // shards sharing RUN_DIR
     if (auto s = WritePredictions(env, run, options.tasks); !s.ok()) {
       out.error = s.error();
       return out;
@@ -139,8 +142,7 @@ InferRunResult InferRun(
   }
   const auto& [k, n] = options.shard;
   out.summary_json = Summary(out.results, std::to_string(k) + "/" + std::to_string(n));
-  std::string name = util::ShardFileName("infer_summary", "json", options.shard);
-  auto written = env.WriteFileAtomic(util::JoinPath(run, name), out.summary_json);
+  auto written = env.WriteFileAtomic(agents::InferRunDir{run}.summary(options.shard), out.summary_json);
   if (!written.ok()) out.error = written.error();
   return out;
 }
