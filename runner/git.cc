@@ -459,7 +459,13 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   spec.sandbox = *sandbox;
   spec.log_path = util::JoinPath(
       scratch_, "git-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".log");
+  // What git says on stderr (warnings about a tree's .gitattributes, progress) is never part
+  // of what it answers: a listing or a diff is its stdout alone (red team f: warnings whose
+  // text the tree chose were read as a diff's lines). A failure's message has both.
+  spec.err_path = spec.log_path + ".err";
   auto exit = RunToCompletion(launcher_, spec, confined() ? kConfinedSeconds : 0);
+  auto err = env_.ReadFile(spec.err_path);
+  (void)env_.RemoveAll(spec.err_path);
   if (!exit.ok()) return {-1, "git: " + exit.error()};
   if (exit->timed_out) return {-1, "git: killed after " + std::to_string(int(kConfinedSeconds)) + " s"};
   if (exit->disk_exceeded) {
@@ -475,7 +481,9 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   }
   auto out = env_.ReadFile(spec.log_path);
   (void)env_.RemoveAll(spec.log_path);
-  return {exit->code, out.ok() ? *out : ""};
+  std::string text = out.ok() ? *out : "";
+  if (exit->code != 0 && err.ok()) text += *err;
+  return {exit->code, text};
 }
 
 util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<std::string>& args,

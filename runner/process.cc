@@ -713,12 +713,12 @@ void CloseFrom(int first) {
   for (long fd = first; fd < (max > 0 && max < (1L << 20) ? max : 65536); ++fd) ::close(static_cast<int>(fd));
 }
 
-[[noreturn]] void ExecChild(const ProcessSpec& spec, const Prepared& prepared, int out_fd) {
+[[noreturn]] void ExecChild(const ProcessSpec& spec, const Prepared& prepared, int out_fd, int err_fd) {
   ::setpgid(0, 0);
   int in = prepared.stdin_fd >= 0 ? prepared.stdin_fd : ::open("/dev/null", O_RDONLY);
   ::dup2(in, 0);
   ::dup2(out_fd, 1);
-  ::dup2(out_fd, 2);
+  ::dup2(err_fd >= 0 ? err_fd : out_fd, 2);
   if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
     dprintf(2, "fbkit: cannot enter %s: %s\n", spec.cwd.c_str(), std::strerror(errno));
     ::_exit(127);
@@ -879,29 +879,44 @@ class PosixLauncher : public Launcher {
       prepared.argv = BwrapArgs(spec.sandbox, host, spec.cwd,
                                 SandboxedCommand(host, spec.argv, spec.vars), seccomp, copy_bytes);
     }
-    auto log = OpenOutput(spec.log_path);
-    if (!log.ok()) return util::Error{log.error()};
-    int log_fd = *log;
-    int pipe_fds[2] = {-1, -1};
-    if (prepared.sandboxed && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-      ::close(log_fd);
-      return util::Error{std::string("pipe failed: ") + std::strerror(errno)};
+    // The output (and stderr apart when err_path says): each a file, reached by a sandboxed
+    // process through a pipe fbkit drains.
+    std::vector<std::string> paths = {spec.log_path};
+    if (!spec.err_path.empty()) paths.push_back(spec.err_path);
+    std::vector<int> files, reads, writes;
+    auto close_all = [&] {
+      for (auto* v : {&files, &reads, &writes}) for (int fd : *v) ::close(fd);
+    };
+    for (const auto& path : paths) {
+      auto file = OpenOutput(path);
+      if (!file.ok()) return close_all(), util::Error{file.error()};
+      files.push_back(*file);
+      if (!prepared.sandboxed) continue;
+      int pipe_fds[2] = {-1, -1};
+      if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        close_all();
+        return util::Error{std::string("pipe failed: ") + std::strerror(errno)};
+      }
+      reads.push_back(pipe_fds[0]);
+      writes.push_back(pipe_fds[1]);
     }
+    const std::vector<int>& child_ends = prepared.sandboxed ? writes : files;
     pid_t pid = ::fork();
     if (pid < 0) {
-      ::close(log_fd);
-      for (int fd : pipe_fds) if (fd >= 0) ::close(fd);
+      close_all();
       return util::Error{std::string("fork failed: ") + std::strerror(errno)};
     }
-    if (pid == 0) ExecChild(spec, prepared, prepared.sandboxed ? pipe_fds[1] : log_fd);
+    if (pid == 0) ExecChild(spec, prepared, child_ends[0], child_ends.size() > 1 ? child_ends[1] : -1);
     ::setpgid(pid, pid);  // also here: no race with a kill right after the fork
     std::vector<Pump> pumps;
     if (prepared.sandboxed) {
-      ::close(pipe_fds[1]);
-      ::fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
-      pumps.push_back(Pump{pipe_fds[0], log_fd, limit});
+      for (size_t i = 0; i < files.size(); ++i) {
+        ::close(writes[i]);
+        ::fcntl(reads[i], F_SETFL, O_NONBLOCK);
+        pumps.push_back(Pump{reads[i], files[i], limit});
+      }
     } else {
-      ::close(log_fd);
+      for (int fd : files) ::close(fd);
     }
     pumps.insert(pumps.end(), prepared.pumps.begin(), prepared.pumps.end());
     prepared.pumps.clear();

@@ -19,7 +19,7 @@ struct ProcessSpec {
   // Environment variables set on top of the parent's.
   std::vector<std::pair<std::string, std::string>> vars;
   std::string cwd;
-  std::string log_path;  // stdout and stderr
+  std::string log_path;  // stdout, and stderr unless err_path names its own file
   // kNone: the parent's environment plus `vars`, no limits. kBwrap: isolated as the
   // Sandbox says, with a scrubbed environment plus `vars` and its limits; its output reaches
   // log_path through a pipe fbkit drains (at most the file-size limit is kept), so the
@@ -39,6 +39,8 @@ struct ProcessSpec {
   // stdin: this file (fbkit's, opened by fbkit before the process starts, never through a
   // symlink); empty: /dev/null.
   std::string stdin_path = {};
+  // stderr apart, written as log_path is; "": into log_path.
+  std::string err_path = {};
 };
 
 struct ExitInfo {
