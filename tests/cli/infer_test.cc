@@ -147,6 +147,22 @@ TEST(InferE2E, ScriptedAgentsAreScoredAndFlagged) {
   EXPECT_EQ(summary["timed_out"], 4);
 }
 
+// git's warnings on stderr, whose text the agent's tree chooses, are never lines of the
+// listing or the patch (red team f: they were read as a diff, or the patch was lost).
+TEST(InferE2E, GitsWarningsAboutTheWorkspaceAreNoPartOfItsPatch) {
+  ScratchDir dir;
+  AgentRun r = InferAndEval(dir, "warn");
+  ASSERT_EQ(r.infer.exit_code, 0) << r.infer.err;
+  ASSERT_FALSE(r.results.empty());
+  for (const auto& [id, result] : r.results) {
+    EXPECT_EQ(result["status"], "finished") << id << result.dump();
+    std::string patch = ReadFileOrDie(fs::path(dir / "run") / id / "patch.diff");
+    EXPECT_NE(patch.find("+++ b/.gitattributes\n@@ -0,0 +1 @@\n+* @bad\n"), std::string::npos) << patch;
+    EXPECT_NE(patch.find("+# a change\n"), std::string::npos) << patch;
+    EXPECT_EQ(patch.find("not a valid attribute name"), std::string::npos) << patch;
+  }
+}
+
 TEST(InferE2E, AnAgentWritingOutsideItsWorkspaceLeavesNoTrace) {
   ScratchDir dir;
   AgentRun r = InferAndEval(dir, "escape", {"--max-patch-mb", "1"});
