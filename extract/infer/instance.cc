@@ -165,9 +165,10 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
   // and refs/ are there or links to what exists only on the host (red team: links to /var/lib
   // dangled here and the HEAD stayed); and so do the setuid and setgid bits and the
   // write permission for others the agent set (another local user ran a setuid copy as the
-  // agent, or changed the kept workspace).
+  // agent, or changed the kept workspace); the group's write too, which is also the mask of
+  // any ACL the agent set (red team f: a named user's rwx ACL let another local user write it).
   spec.argv = {"/bin/sh", "-c",
-               "chmod -R u+rwX,ug-s,o-w . 2>/dev/null; "
+               "chmod -R u+rwX,ug-s,go-w . 2>/dev/null; "
                "find . \\( -type p -o -type s \\) -delete && "
                "find . -name .git -prune -exec rm -rf {} + && "
                "find . -name HEAD -exec sh -c 'for h; do d=${h%/HEAD}; "
