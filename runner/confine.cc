@@ -61,6 +61,18 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
   return c;
 }
 
+util::Status UseContainerImage(const std::map<std::string, std::string>& images, const std::string& engine,
+                               const std::string& instance_id, const std::string& what, RepoSpec* spec) {
+  auto image = images.find(instance_id);
+  if (image == images.end() || image->second.empty()) {
+    return util::Error{"no " + what + " image for " + instance_id + " in the images manifest "
+                       "(fb-extract images TASKS --engine podman; --images OUT/images.json)"};
+  }
+  spec->image_name = image->second;
+  spec->container_engine = engine;
+  return util::Status::Ok();
+}
+
 Sandbox ToolSandbox(const RepoSpec& spec, std::vector<std::string> writable,
                     std::vector<std::string> readable) {
   Sandbox s;

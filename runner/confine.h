@@ -2,6 +2,7 @@
 // its interpreter and sandbox from.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "runner/process.h"
@@ -39,6 +40,12 @@ struct Confinement {
 };
 util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
                                     const ConfineRequest& request);
+
+// Runs of instance `instance_id` in a container: `spec` takes its image from `images`
+// (instance id -> image, fb-extract images' manifest) and `engine`; an error naming the
+// instance and `what` image was wanted when the manifest has none.
+util::Status UseContainerImage(const std::map<std::string, std::string>& images, const std::string& engine,
+                               const std::string& instance_id, const std::string& what, RepoSpec* spec);
 
 // The sandbox fbkit's own tools (git, GNU patch, cp) run in over work copies that repository
 // or agent code has written or will: `writable` (the work dir holding the copies) and

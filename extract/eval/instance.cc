@@ -546,13 +546,9 @@ EvalReport EvaluateInstance(const runner::Services& services,
   info->spec.sandbox = options.sandbox;
   info->spec.environment_cache = options.environment_cache;
   if (options.sandbox == runner::SandboxKind::kContainer) {
-    auto image = options.images.find(info->instance_id);
-    if (image == options.images.end() || image->second.empty()) {
-      return r.error = "no environment image for " + info->instance_id + " in the images manifest "
-                       "(fb-extract images TASKS --engine podman; --images OUT/images.json)", r;
-    }
-    info->spec.image_name = image->second;
-    info->spec.container_engine = options.engine;
+    auto used = runner::UseContainerImage(options.images, options.engine, info->instance_id, "environment",
+                                          &info->spec);
+    if (!used.ok()) return r.error = used.error(), r;
   }
   for (const auto& id : info->f2p_tests) r.f2p[id] = "not_run";
   for (const auto& id : info->p2p_tests) r.p2p[id] = "not_run";

@@ -923,13 +923,9 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   r.instance_id = info->instance_id;
   r.level = info->level;
   if (options.sandbox == runner::SandboxKind::kContainer) {
-    auto image = options.images.find(info->instance_id);
-    if (image == options.images.end() || image->second.empty()) {
-      return r.error = "no task image for " + info->instance_id + " in the images manifest "
-                       "(fb-extract images TASKS --engine podman; --images OUT/images.json)", r;
-    }
-    info->spec.image_name = image->second;
-    info->spec.container_engine = options.engine;
+    auto used = runner::UseContainerImage(options.images, options.engine, info->instance_id, "task",
+                                          &info->spec);
+    if (!used.ok()) return r.error = used.error(), r;
   }
   Layout l = LayoutOf(options.run_dir, r.instance_id);
   runner::Git git(env, launcher, l.scratch);

@@ -88,25 +88,24 @@ for t in "$l1" "$l2"; do
   [ "$gold" = 1 ] || fail "$id: Harbor's reward for the gold fix is $gold"
   [ "$empty" = 0 ] || fail "$id: Harbor's reward for the empty patch is $empty"
 done
-# SWE-bench 5 rows: their eval_script in their image, gold resolved, a no-op patch not.
+# Rows replayed as their harness runs them: REPLAY.py ROWS WHO, gold resolved, a no-op not.
+replays() {
+  local replay=$1 rows=$2 who=$3
+  for t in "$l1" "$l2"; do
+    id=$(basename "$t")
+    gold=$(python3 "$bench/$replay" podman "$rows" "$id" gold)
+    noop=$(python3 "$bench/$replay" podman "$rows" "$id" noop)
+    [ "$gold" = resolved ] || fail "$id: $who say the gold fix is $gold"
+    [ "$noop" = unresolved ] || fail "$id: $who say a no-op patch is $noop"
+  done
+}
+# SWE-bench 5 rows: their eval_script in their image.
 "$fb_extract" export --format swebench "$tasks" --base "$base" -o "$out/swe.jsonl" -q
-for t in "$l1" "$l2"; do
-  id=$(basename "$t")
-  gold=$(python3 "$bench/swebench_replay.py" podman "$out/swe.jsonl" "$id" gold)
-  noop=$(python3 "$bench/swebench_replay.py" podman "$out/swe.jsonl" "$id" noop)
-  [ "$gold" = resolved ] || fail "$id: SWE-bench's eval_script says the gold fix is $gold"
-  [ "$noop" = unresolved ] || fail "$id: SWE-bench's eval_script says a no-op patch is $noop"
-done
-# FeatureBench rows: its harness's steps replayed in their grading image (an L2 row names its L1
-# sibling's), gold resolved, a no-op patch not.
+replays swebench_replay.py "$out/swe.jsonl" "SWE-bench's eval_script's steps"
+# FeatureBench rows: its harness's steps in their grading image (an L2 row names its L1
+# sibling's).
 "$fb_extract" export --format featurebench "$tasks" --base "$base" -o "$out/fb.jsonl" -q
-for t in "$l1" "$l2"; do
-  id=$(basename "$t")
-  gold=$(python3 "$bench/featurebench_replay.py" podman "$out/fb.jsonl" "$id" gold)
-  noop=$(python3 "$bench/featurebench_replay.py" podman "$out/fb.jsonl" "$id" noop)
-  [ "$gold" = resolved ] || fail "$id: FeatureBench's steps say the gold fix is $gold"
-  [ "$noop" = unresolved ] || fail "$id: FeatureBench's steps say a no-op patch is $noop"
-done
+replays featurebench_replay.py "$out/fb.jsonl" "FeatureBench's steps"
 "$fb_extract" eval "$tasks" --gold -o "$out/eval-gold" -q > /dev/null
 python3 - "$out/eval-gold/summary.json" <<'PY'
 import json, sys
