@@ -197,6 +197,8 @@ def main():
     ap.add_argument("--fbkit", default=os.path.join(os.path.dirname(__file__), "..", "build", "cli"))
     ap.add_argument("--report")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--label", help="the tasks go to a directory of their own, tasks-LABEL "
+                    "(runs with other options side by side)")
     ap.add_argument("--extract-arg", action="append", default=[],
                     help="extra fb-extract task argument (repeatable)")
     ap.add_argument("--llm", help="PROVIDER:MODEL: the tasks are made with this model (its "
@@ -240,7 +242,7 @@ def main():
             if not f2p:
                 sys.exit(f"{args.cases}: no test file of {repo['checkout']} matches {case}")
             suffix = ("-" + args.llm.replace(":", "-").replace("/", "-") if args.llm else
-                      "-oracle" if args.oracle else "")
+                      "-oracle" if args.oracle else "") + (f"-{args.label}" if args.label else "")
             tasks = os.path.join(out, "tasks" + suffix)
             lv1_dir = os.path.join(tasks, f"{prefix}.{stem}.{md5_8}.lv1")
             t = time.monotonic()

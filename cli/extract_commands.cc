@@ -11,6 +11,7 @@
 #include "cli/model_options.h"
 #include "extract/make/llm.h"
 #include "extract/make/task.h"
+#include "extract/make/top_model.h"
 #include "extract/taskdir/task_dir.h"
 #include "extract/make/workspace.h"
 #include "parser/python_parser.h"
@@ -34,6 +35,7 @@ struct ExtractArgs {
   std::vector<std::string> excludes;
   SpecArgs spec;
   extract::make::SelectOptions select;
+  std::string top_model;  // --top-model FILE
   int min_points = 10;
   int min_lines = 100;
   double f2p_max_pass = 0.3;
@@ -42,8 +44,19 @@ struct ExtractArgs {
   bool strict_references = false;
   bool rerun = false;
   bool quiet = false;
+  bool facts = false;  // tops --facts
   int jobs = 1;
 };
+
+// The model of --top-model (null without one: the chooser takes the one fbkit ships).
+util::Expected<std::shared_ptr<const extract::make::TopModel>> LoadTopModel(const ExtractArgs& a) {
+  if (a.top_model.empty()) return std::shared_ptr<const extract::make::TopModel>();
+  auto text = util::RealEnv().ReadFile(a.top_model);
+  if (!text.ok()) return util::Error{"--top-model: " + text.error()};
+  auto m = extract::make::ParseTopModel(*text, a.top_model);
+  if (!m.ok()) return util::Error{m.error()};
+  return std::make_shared<const extract::make::TopModel>(std::move(*m));
+}
 
 // The workspace of ROOT with the command line's options set.
 util::Expected<extract::make::Workspace> Load(const ExtractArgs& a) {
@@ -79,6 +92,11 @@ util::Expected<extract::make::Workspace> Load(const ExtractArgs& a) {
                  o.untracked.size() > 5 ? ", ..." : "");
   }
   o.select = a.select;
+  if (auto m = LoadTopModel(a); !m.ok()) {
+    return util::Error{m.error()};
+  } else {
+    o.select.model = *m;
+  }
   o.min_lines = a.min_lines;
   o.verify = !a.no_verify;
   o.f2p_max_pass = a.f2p_max_pass;
@@ -272,8 +290,14 @@ void AddSelectionOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
                   "tests call and few other files' tests call; share: only objects used by at "
                   "most --max-share of the test files; featurebench: every function and "
                   "method the test code calls but builders of inputs, as FeatureBench's model "
-                  "is told to choose (see docs/models.md)")
-      ->check(CLI::IsMember({"specific", "share", "featurebench"}));
+                  "is told to choose (see docs/models.md); learned: a model fitted on "
+                  "FeatureBench's published choices weighs the facts of each candidate and "
+                  "method (docs/top-objects.md)")
+      ->check(CLI::IsMember({"specific", "share", "featurebench", "learned"}));
+  cmd->add_option("--top-model", a->top_model,
+                  "The learned chooser's model (fbkit.top-model/1, bench/top_objects_learn.py "
+                  "writes it; default: the one fbkit ships)")
+      ->check(CLI::ExistingFile);
   AddDepthOption(cmd, a);
   cmd->add_flag("--p2p-anywhere", a->select.p2p_anywhere,
                 "Choose the P2P files at random among all eligible ones, as FeatureBench does "
@@ -315,6 +339,32 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
 }
 
+// tops --facts: "items", each candidate and reached method with its facts by name.
+void WriteItems(const extract::make::Repo& repo, const graph::DepGraph& g, const std::string& file,
+                const std::vector<extract::make::TopCandidate>& candidates,
+                const extract::make::SelectOptions& select, util::JsonWriter& w) {
+  const auto& names = extract::make::TopFactNames();
+  std::vector<size_t> sorted(names.size());
+  for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = i;
+  std::sort(sorted.begin(), sorted.end(), [&](size_t x, size_t y) { return names[x] < names[y]; });
+  w.Key("items"), w.BeginArray();
+  for (const auto& item : extract::make::TopItems(repo, g, file, candidates, select)) {
+    w.BeginObject();
+    w.Key("candidate"), w.String(repo.id(candidates[item.candidate].entity));
+    w.Key("facts"), w.BeginObject();
+    for (size_t i : sorted) {
+      char number[32];
+      std::snprintf(number, sizeof number, "%.6g", item.facts[i]);
+      w.Key(names[i]), w.Raw(number);
+    }
+    w.EndObject();
+    w.Key("id"), w.String(repo.id(item.entity));
+    w.Key("member"), w.Bool(item.member);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // One JSON line per F2P candidate: the candidates of the top-object choice and what the
 // default chooser made of them (for inspecting and evaluating the choice).
 int RunTops(ExtractArgs a) {
@@ -327,11 +377,12 @@ int RunTops(ExtractArgs a) {
     (void)util::RealEnv().RemoveAll(*scratch);
     return Fail(who, l.error());
   }
+  const extract::make::SelectOptions& select = l->options.select;  // --top-model read
   for (const auto& file : l->graph.test_files()) {  // passing or not: the choice is static
     if (!a.f2p.empty() && std::find(a.f2p.begin(), a.f2p.end(), file) == a.f2p.end()) continue;
-    auto candidates = extract::make::TopCandidates(*l->repo, l->graph, file, a.select.depth,
-                                                   extract::make::PackageInitTops(a.select));
-    auto choices = extract::make::ChooseTopObjects(*l->repo, l->graph, file, candidates, a.select);
+    auto candidates = extract::make::TopCandidates(*l->repo, l->graph, file, select.depth,
+                                                   extract::make::PackageInitTops(select));
+    auto choices = extract::make::ChooseTopObjects(*l->repo, l->graph, file, candidates, select);
     std::string out;
     util::JsonWriter w(&out);
     w.BeginObject();
@@ -351,6 +402,7 @@ int RunTops(ExtractArgs a) {
     }
     w.EndArray();
     w.Key("f2p"), w.String(file);
+    if (a.facts) WriteItems(*l->repo, l->graph, file, candidates, select, w);
     w.EndObject();
     std::printf("%s\n", out.c_str());
   }
@@ -377,8 +429,12 @@ void AddTopsCommand(CLI::App& app, int* exit_code) {
           [tp](const std::string& v) {
             tp->select.chooser = extract::make::TopRulesByName().at(v);
           },
-          "specific (default) or share")
-      ->check(CLI::IsMember({"specific", "share"}));
+          "specific (default), share or learned (as for task and all)")
+      ->check(CLI::IsMember({"specific", "share", "learned"}));
+  tops->add_option("--top-model", tp->top_model, "As for task and all")->check(CLI::ExistingFile);
+  tops->add_flag("--facts", tp->facts,
+                 "Also list each candidate's and reached method's facts, as the learned "
+                 "chooser weighs them (\"items\": id, candidate, member, facts by name)");
   tops->add_option("--max-share", tp->select.max_share, "As for task and all (default 0.25)");
   AddDepthOption(tops, tp);
   tops->add_flag("--deep", tp->select.deep,

@@ -1,6 +1,8 @@
 #include "extract/make/llm.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -17,8 +19,25 @@ std::string SourceOf(const Repo& repo, Ent v) {
       .substr(static_cast<size_t>(e.start_byte), static_cast<size_t>(e.end_byte - e.start_byte));
 }
 
+// An item's facts by name, in name order (TopFactNames).
+void WriteFacts(const TopItem& item, util::JsonWriter& w) {
+  const auto& names = TopFactNames();
+  std::vector<size_t> order(names.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return names[a] < names[b]; });
+  w.BeginObject();
+  for (size_t i : order) {
+    char number[32];
+    std::snprintf(number, sizeof number, "%.6g", item.facts[i]);
+    w.Key(names[i]), w.Raw(number);
+  }
+  w.EndObject();
+}
+
 std::string Request(const Repo& repo, const std::string& f2p,
-                    const std::vector<TopCandidate>& cands) {
+                    const std::vector<TopCandidate>& cands, const std::vector<TopItem>& items) {
+  std::map<Ent, const TopItem*> item_of;
+  for (const auto& it : items) item_of[it.entity] = &it;
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
@@ -27,8 +46,20 @@ std::string Request(const Repo& repo, const std::string& f2p,
     w.BeginObject();
     w.Key("calls"), w.Int(c.calls);
     w.Key("depth"), w.Int(c.depth);
+    if (auto it = item_of.find(c.entity); it != item_of.end()) {
+      w.Key("facts"), WriteFacts(*it->second, w);
+    }
     w.Key("id"), w.String(repo.id(c.entity));
     if (repo.entity(c.entity).kind == parser::EntityKind::kClass) {
+      w.Key("member_facts"), w.BeginObject();
+      std::vector<Ent> by_id = c.members;
+      std::sort(by_id.begin(), by_id.end(), [&](Ent a, Ent b) { return repo.id(a) < repo.id(b); });
+      for (Ent m : by_id) {
+        if (auto it = item_of.find(m); it != item_of.end()) {
+          w.Key(repo.id(m)), WriteFacts(*it->second, w);
+        }
+      }
+      w.EndObject();
       w.Key("members"), w.BeginArray();
       for (Ent m : c.members) w.String(repo.id(m));
       w.EndArray();
@@ -195,11 +226,11 @@ StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
 
 TopChooser LlmTopChooser(runner::Model& model, const Repo& repo) {
   return [&model, &repo](
-             const std::string& f2p,
-             const std::vector<TopCandidate>& cands) -> util::Expected<std::vector<Ent>> {
+             const std::string& f2p, const std::vector<TopCandidate>& cands,
+             const std::vector<TopItem>& items) -> util::Expected<std::vector<Ent>> {
     std::function<util::Expected<std::vector<Ent>>(const std::string&)> read =
         [&repo, &cands](const std::string& a) { return Answer(repo, a, cands); };
-    auto chosen = runner::AskFor(model, Request(repo, f2p, cands), read);
+    auto chosen = runner::AskFor(model, Request(repo, f2p, cands, items), read);
     if (!chosen.ok()) return util::Error{chosen.error()};
     return chosen->value_or(std::vector<Ent>{});  // empty: the default rule chooses
   };

@@ -3,7 +3,9 @@
 //   choosing top-level objects:
 //   request: {"schema": "fbkit.llm-top/1", "task": "classify_top_objects", "test_file": PATH,
 //             "test_source": TEXT, "candidates": [{"id", "source", "calls", "spread",
-//             "depth", "members" (a class's: the ids of its methods the file's run reaches)}]}
+//             "depth", "facts" (what the learned chooser weighs, by name: TopFactNames),
+//             "members" (a class's: the ids of its methods the file's run reaches),
+//             "member_facts" (a class's: each member's facts by its id)}]}
 //   answer:  {"top_objects": [ID, ...]}  (or a bare array of ids): candidates, or members
 //             (a method instead of its class whole); unknown ids are an error.
 //   a docstring for an interface whose original has none:

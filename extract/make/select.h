@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -43,7 +44,10 @@ enum class TopRule {
   kSpecific,      // "specific": member-level specificity (the default)
   kShare,         // "share": objects used by at most max_share of the test files (fbkit's rule before)
   kFeatureBench,  // "featurebench": every function and method the test code calls directly
+  kLearned,       // "learned": a model fitted on FeatureBench's published choices (top_model.h)
 };
+
+struct TopModel;
 
 // Each rule by its name, for option parsing.
 const std::map<std::string, TopRule>& TopRulesByName();
@@ -68,6 +72,8 @@ struct SelectOptions {
   bool p2p_anywhere = false;
   // How the deterministic default picks top objects (see ChooseTopObjects).
   TopRule chooser = TopRule::kSpecific;
+  // The model of TopRule::kLearned (null: DefaultTopModel(), the one fbkit ships).
+  std::shared_ptr<const TopModel> model;
   // Classes chosen through their specific methods become top objects whole (the retry when
   // the methods alone leave fewer lines than --min-lines).
   bool whole_classes = false;
@@ -143,6 +149,9 @@ struct TopChoice {
 // as FeatureBench's classifier does not look below what it chose, only those the run reaches
 // by a path through no other chosen object.
 // "share" (fbkit's rule before): every candidate used by at most `limit` test files.
+// "learned": each item (TopItems) whose probability under the model is at or above its
+// threshold, at most its max_items, best first (the best item when none is); a class through
+// its chosen members, else whole when its own item is chosen; whatever the depth.
 // When nothing is chosen the caller takes the most specific candidate.
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph& g,
                                         const std::string& f2p,
@@ -155,9 +164,30 @@ std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph&
 std::vector<Ent> DeepTopObjects(const Repo& repo, const graph::DepGraph& g, const std::string& f2p,
                                 const SelectOptions& options);
 
-// Picks the top-level objects among candidates (may be replaced by a model's choice).
+// The facts the learned chooser weighs about one candidate or member, by name: the order of
+// TopItem::facts (docs/top-objects.md says what each means).
+const std::vector<std::string>& TopFactNames();
+
+// One thing a test file's top-object choice can take: a function or class candidate, or a
+// method of a class candidate that the file's run reaches (`member`).
+struct TopItem {
+  Ent entity = 0;
+  size_t candidate = 0;  // its candidate's index
+  bool member = false;
+  std::vector<double> facts;  // TopFactNames' order
+};
+
+// The items of test file `f2p`'s candidates, each with its facts: each candidate, then its
+// members, in the candidates' order.
+std::vector<TopItem> TopItems(const Repo& repo, const graph::DepGraph& g, const std::string& f2p,
+                              const std::vector<TopCandidate>& candidates,
+                              const SelectOptions& options);
+
+// Picks the top-level objects among candidates (may be replaced by a model's choice); `items`
+// are the candidates' TopItems, whose facts a model is shown.
 using TopChooser = std::function<util::Expected<std::vector<Ent>>(
-    const std::string& f2p, const std::vector<TopCandidate>& candidates)>;
+    const std::string& f2p, const std::vector<TopCandidate>& candidates,
+    const std::vector<TopItem>& items)>;
 
 struct Plan {
   std::string f2p;

@@ -405,11 +405,16 @@ TEST_F(ExtractE2E, LlmCmdMayChooseAMethodOfAClassCandidate) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string asked = ReadFileOrDie(log);
   auto request = nlohmann::json::parse(asked.substr(0, asked.find('\n')));
-  nlohmann::json members;
+  nlohmann::json members, facts, member_facts;
   for (const auto& c : request["candidates"]) {
-    if (c["id"] == "src/shapes/summary.py::Summary") members = c["members"];
+    if (c["id"] != "src/shapes/summary.py::Summary") continue;
+    members = c["members"], facts = c["facts"], member_facts = c["member_facts"];
   }
   ASSERT_TRUE(members.is_array()) << request.dump();
+  // The model sees what the learned chooser weighs, the class's and each member's.
+  EXPECT_EQ(facts["class"], 1) << request.dump();
+  EXPECT_EQ(member_facts["src/shapes/summary.py::Summary.format"]["method"], 1) << request.dump();
+  EXPECT_EQ(member_facts["src/shapes/summary.py::Summary.format"]["called"], 1) << request.dump();
   EXPECT_NE(std::find(members.begin(), members.end(), "src/shapes/summary.py::Summary.format"),
             members.end())
       << members.dump();

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "extract/make/top_model.h"
 #include "parser/python_parser.h"
 #include "tests/testing/fake_env.h"
 
@@ -288,6 +289,98 @@ TEST_F(PlanTest, ASharedClassIsChosenThroughItsSpecificMethodOrWholeOnRequest) {
   ASSERT_TRUE(plan.ok()) << plan.error();
   EXPECT_EQ(plan->top_objects, std::vector<Ent>{*repo_->Find("pkg/m.py::Shell")});
   EXPECT_FALSE(plan->member_tops);
+}
+
+// A model weighing the named facts (unstandardised), choosing at p >= 0.5.
+std::shared_ptr<const TopModel> ModelOf(const std::vector<std::pair<std::string, double>>& w) {
+  std::string facts;
+  for (const auto& [name, weight] : w) {
+    facts += std::string(facts.empty() ? "" : ",") + "{\"name\":\"" + name +
+             "\",\"mean\":0,\"scale\":1,\"weight\":" + std::to_string(weight) + "}";
+  }
+  auto m = ParseTopModel("{\"schema\":\"fbkit.top-model/1\",\"bias\":-1,\"threshold\":0.5,"
+                         "\"facts\":[" + facts + "]}",
+                         "test");
+  EXPECT_TRUE(m.ok()) << m.error();
+  return std::make_shared<const TopModel>(*m);
+}
+
+double Fact(const TopItem& item, const std::string& name) {
+  const auto& names = TopFactNames();
+  return item.facts[std::find(names.begin(), names.end(), name) - names.begin()];
+}
+
+TEST_F(PlanTest, EachCandidateAndReachedMethodIsAnItemWithItsFacts) {
+  auto candidates = TopCandidates(*repo_, graph_, "tests/test_a.py", 5);
+  auto items = TopItems(*repo_, graph_, "tests/test_a.py", candidates, options_);
+  std::map<std::string, const TopItem*> by_id;
+  for (const auto& it : items) by_id[repo_->id(it.entity)] = &it;
+  ASSERT_TRUE(by_id.count("pkg/m.py::Shell"));
+  ASSERT_TRUE(by_id.count("pkg/m.py::Shell.feature"));
+  EXPECT_FALSE(by_id.count("pkg/m.py::Shell.used"));  // test_a's run never reaches it
+  const TopItem& shell = *by_id["pkg/m.py::Shell"];
+  const TopItem& feature = *by_id["pkg/m.py::Shell.feature"];
+  EXPECT_FALSE(shell.member);
+  EXPECT_TRUE(feature.member);
+  EXPECT_EQ(Fact(shell, "class"), 1);
+  EXPECT_EQ(Fact(feature, "method"), 1);
+  EXPECT_EQ(Fact(feature, "called"), 1);
+  EXPECT_EQ(Fact(feature, "rule_chosen"), 1);  // the specific rule takes it
+  EXPECT_EQ(Fact(shell, "rule_chosen"), 0);    // but not the class whole
+  EXPECT_EQ(Fact(shell, "named"), 1);
+  EXPECT_EQ(Fact(shell, "spread_share"), 0.5);  // 2 of the 4 test files
+  EXPECT_EQ(Fact(feature, "in_test_names"), 1);  // test_feature
+  EXPECT_EQ(Fact(feature, "in_source"), 1);
+}
+
+TEST_F(PlanTest, TheLearnedChoiceFollowsItsModelAndSaysWhy) {
+  options_.chooser = TopRule::kLearned;
+  auto candidates = TopCandidates(*repo_, graph_, "tests/test_a.py", 5);
+  options_.model = ModelOf({{"called", 3}, {"method", 1}});
+  auto choices = ChooseTopObjects(*repo_, graph_, "tests/test_a.py", candidates, options_);
+  ASSERT_FALSE(choices.empty());
+  EXPECT_EQ(repo_->id(choices[0].entity), "pkg/m.py::Shell");
+  EXPECT_TRUE(choices[0].chosen);
+  EXPECT_EQ(choices[0].members, std::vector<Ent>{*repo_->Find("pkg/m.py::Shell.feature")});
+  EXPECT_NE(choices[0].why.find("feature p 0.95: called +3.00"), std::string::npos)
+      << choices[0].why;
+
+  // Methods weighed down, classes up: the class whole.
+  options_.model = ModelOf({{"class", 3}, {"method", -3}});
+  choices = ChooseTopObjects(*repo_, graph_, "tests/test_a.py", candidates, options_);
+  EXPECT_TRUE(choices[0].chosen);
+  EXPECT_TRUE(choices[0].members.empty());
+
+  // Nothing at the threshold: the best item all the same.
+  options_.model = ModelOf({{"class", -5}, {"method", -2}});
+  auto plan = PlanTask(*repo_, graph_, passing_, passing_[1], options_, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_FALSE(plan->top_objects.empty());
+}
+
+TEST(TopModelTest, BadModelsAreRefusedWithTheReason) {
+  auto bad = [](const std::string& text) {
+    auto m = ParseTopModel(text, "m.json");
+    return m.ok() ? std::string("accepted") : m.error();
+  };
+  EXPECT_EQ(bad("[1]"), "m.json: not a JSON object");
+  EXPECT_EQ(bad("{\"schema\":\"x\"}"), "m.json: schema is not fbkit.top-model/1");
+  EXPECT_EQ(bad("{\"schema\":\"fbkit.top-model/1\",\"bias\":0,\"threshold\":0.5,\"facts\":"
+                "[{\"name\":\"colour\",\"mean\":0,\"scale\":1,\"weight\":1}]}"),
+            "m.json: unknown fact colour");
+  EXPECT_EQ(bad("{\"schema\":\"fbkit.top-model/1\",\"bias\":0,\"threshold\":0.5,\"facts\":"
+                "[{\"name\":\"called\",\"mean\":0,\"scale\":0,\"weight\":1}]}"),
+            "m.json: fact called has scale <= 0");
+  EXPECT_NE(bad("{\"schema\":\"fbkit.top-model/1\",\"facts\":[]}").find("m.json: "),
+            std::string::npos);
+}
+
+TEST(TopModelTest, TheShippedModelParsesAndWeighsEveryFact) {
+  const TopModel& m = DefaultTopModel();
+  EXPECT_EQ(std::set<std::string>(m.facts.begin(), m.facts.end()),
+            std::set<std::string>(TopFactNames().begin(), TopFactNames().end()));
+  EXPECT_GT(m.threshold, 0);
+  EXPECT_LT(m.threshold, 1);
 }
 
 TEST_F(PlanTest, TheF2PFilesXpassedTestsAreLeftOutOfTheTask) {
