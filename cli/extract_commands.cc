@@ -343,21 +343,11 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
 void WriteItems(const extract::make::Repo& repo, const graph::DepGraph& g, const std::string& file,
                 const std::vector<extract::make::TopCandidate>& candidates,
                 const extract::make::SelectOptions& select, util::JsonWriter& w) {
-  const auto& names = extract::make::TopFactNames();
-  std::vector<size_t> sorted(names.size());
-  for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = i;
-  std::sort(sorted.begin(), sorted.end(), [&](size_t x, size_t y) { return names[x] < names[y]; });
   w.Key("items"), w.BeginArray();
   for (const auto& item : extract::make::TopItems(repo, g, file, candidates, select)) {
     w.BeginObject();
     w.Key("candidate"), w.String(repo.id(candidates[item.candidate].entity));
-    w.Key("facts"), w.BeginObject();
-    for (size_t i : sorted) {
-      char number[32];
-      std::snprintf(number, sizeof number, "%.6g", item.facts[i]);
-      w.Key(names[i]), w.Raw(number);
-    }
-    w.EndObject();
+    w.Key("facts"), extract::make::WriteTopFacts(item, w);
     w.Key("id"), w.String(repo.id(item.entity));
     w.Key("member"), w.Bool(item.member);
     w.EndObject();

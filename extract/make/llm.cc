@@ -19,21 +19,6 @@ std::string SourceOf(const Repo& repo, Ent v) {
       .substr(static_cast<size_t>(e.start_byte), static_cast<size_t>(e.end_byte - e.start_byte));
 }
 
-// An item's facts by name, in name order (TopFactNames).
-void WriteFacts(const TopItem& item, util::JsonWriter& w) {
-  const auto& names = TopFactNames();
-  std::vector<size_t> order(names.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return names[a] < names[b]; });
-  w.BeginObject();
-  for (size_t i : order) {
-    char number[32];
-    std::snprintf(number, sizeof number, "%.6g", item.facts[i]);
-    w.Key(names[i]), w.Raw(number);
-  }
-  w.EndObject();
-}
-
 std::string Request(const Repo& repo, const std::string& f2p,
                     const std::vector<TopCandidate>& cands, const std::vector<TopItem>& items) {
   std::map<Ent, const TopItem*> item_of;
@@ -47,7 +32,7 @@ std::string Request(const Repo& repo, const std::string& f2p,
     w.Key("calls"), w.Int(c.calls);
     w.Key("depth"), w.Int(c.depth);
     if (auto it = item_of.find(c.entity); it != item_of.end()) {
-      w.Key("facts"), WriteFacts(*it->second, w);
+      w.Key("facts"), WriteTopFacts(*it->second, w);
     }
     w.Key("id"), w.String(repo.id(c.entity));
     if (repo.entity(c.entity).kind == parser::EntityKind::kClass) {
@@ -56,7 +41,7 @@ std::string Request(const Repo& repo, const std::string& f2p,
       std::sort(by_id.begin(), by_id.end(), [&](Ent a, Ent b) { return repo.id(a) < repo.id(b); });
       for (Ent m : by_id) {
         if (auto it = item_of.find(m); it != item_of.end()) {
-          w.Key(repo.id(m)), WriteFacts(*it->second, w);
+          w.Key(repo.id(m)), WriteTopFacts(*it->second, w);
         }
       }
       w.EndObject();
@@ -222,6 +207,20 @@ StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
     return text->value_or("");  // blank: fbkit's own Task section
   };
   return m;
+}
+
+void WriteTopFacts(const TopItem& item, util::JsonWriter& w) {
+  const auto& names = TopFactNames();
+  std::vector<size_t> order(names.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return names[a] < names[b]; });
+  w.BeginObject();
+  for (size_t i : order) {
+    char number[32];
+    std::snprintf(number, sizeof number, "%.6g", item.facts[i]);
+    w.Key(names[i]), w.Raw(number);
+  }
+  w.EndObject();
 }
 
 TopChooser LlmTopChooser(runner::Model& model, const Repo& repo) {

@@ -26,8 +26,13 @@
 #include "extract/make/select.h"
 #include "extract/make/statement.h"
 #include "runner/model.h"
+#include "util/json_writer.h"
 
 namespace fbkit::extract::make {
+
+// An item's facts as a JSON object by fact name, in name order: the `facts` of the request
+// above and of `fb-extract tops --facts`.
+void WriteTopFacts(const TopItem& item, util::JsonWriter& w);
 
 // The model's choice of top-level objects; an empty choice when its answers stayed invalid
 // and it falls back (PlanTask then uses the default rule).
