@@ -67,6 +67,24 @@ void Summarise(const tracer::TraceSet& t, double seconds, bool quiet) {
 
 constexpr char kTraceWho[] = "fb-graph trace";
 
+// Why a trace that was written holds nothing to build on, or nothing: no test file at all
+// (a shard may have none), or the plugin refused every test's records (the repository's own
+// code drove pytest's hooks, e.g. the repository is pytest), said with its findings.
+std::optional<std::string> NothingTraced(const tracer::TraceSet& t, bool sharded) {
+  size_t tests = 0;
+  for (const auto& [name, f] : t.files) tests += f.tests.size();
+  if (tests > 0 || (t.files.empty() && sharded && t.integrity.empty())) return std::nullopt;
+  if (t.integrity.empty() && !t.files.empty()) return std::nullopt;
+  std::string why = t.files.empty() ? "no test file was traced"
+                                    : "no test outcome was recorded in " +
+                                          std::to_string(t.files.size()) + " test files";
+  if (t.integrity.empty()) return why + " (check --tests and the project's pytest configuration)";
+  why += "; the agent refused the records asked for by code it does not trust (code under ROOT "
+         "ran pytest's hooks):";
+  for (size_t i = 0; i < t.integrity.size() && i < 5; ++i) why += "\n  " + t.integrity[i];
+  return why;
+}
+
 // args.options completed from the command line (root, spec, environment built, shard and its
 // weights); else the exit code to stop with.
 std::optional<int> Prepare(util::Env& env, TraceArgs& args) {
@@ -120,6 +138,7 @@ int Run(TraceArgs& args) {
   if (!written.ok()) return Fail(kTraceWho, written.error());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Summarise(*trace, seconds, args.quiet);
+  if (auto why = NothingTraced(*trace, !args.shard.empty())) return Fail(kTraceWho, *why);
   for (const auto& [name, f] : trace->files) {
     if (f.status != runner::FileStatus::kOk) return kExitFileErrors;
   }

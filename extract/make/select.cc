@@ -1270,7 +1270,12 @@ std::vector<TopChoice> ChooseLearned(const Repo& repo, const DepGraph& g, const 
     if (model.max_items > 0 && taken >= static_cast<size_t>(model.max_items)) break;
     take[i] = true, ++taken;
   }
-  if (taken == 0 && !order.empty()) take[order.front()] = true;
+  if (taken == 0 && !order.empty()) take[order.front()] = true, taken = 1;
+  const size_t want = taken + static_cast<size_t>(std::max(0, options.learned_more));
+  for (size_t i : order) {
+    if (taken >= want) break;
+    if (!take[i]) take[i] = true, ++taken;
+  }
   std::vector<TopChoice> out;
   for (size_t k = 0; k < candidates.size(); ++k) out.push_back({candidates[k].entity, false, {}, ""});
   for (size_t i = 0; i < items.size(); ++i) {

@@ -74,6 +74,9 @@ struct SelectOptions {
   TopRule chooser = TopRule::kSpecific;
   // The model of TopRule::kLearned (null: DefaultTopModel(), the one fbkit ships).
   std::shared_ptr<const TopModel> model;
+  // TopRule::kLearned also takes this many of its next-best items beyond the model's own
+  // choice (the retry when that choice leaves too little to cut).
+  int learned_more = 0;
   // Classes chosen through their specific methods become top objects whole (the retry when
   // the methods alone leave fewer lines than --min-lines).
   bool whole_classes = false;

@@ -364,6 +364,24 @@ std::optional<CutPlan> DeepRetry(parser::PythonParser& parser, const ExtractCont
   return std::nullopt;
 }
 
+// The learned retry: the model's choice plus its next 1, 2, 4, ... best items, until a
+// choice leaves enough to cut (a choice already cut is not cut again). The first task made
+// and how many items were added, else nothing.
+std::optional<std::pair<int, CutPlan>> LearnedRetry(parser::PythonParser& parser,
+                                                    const ExtractContext& ctx,
+                                                    const PassingFile& f2p,
+                                                    const ExtractOptions& options) {
+  SelectOptions more = options.select;
+  std::set<std::set<Ent>> tried;
+  for (more.learned_more = 1; more.learned_more <= 64; more.learned_more *= 2) {
+    auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, more, options.chooser);
+    if (!plan.ok() || !tried.insert(plan->extracted).second) continue;
+    CutPlan cp = CutFromPlan(parser, ctx, std::move(*plan), options);
+    if (cp.rejection == Rejection::kNone) return std::make_pair(more.learned_more, std::move(cp));
+  }
+  return std::nullopt;
+}
+
 // PlanAndCut with the default choice, then the retries when it leaves too little: the
 // members chosen of a shared class leave too few lines (the class itself is tested), then
 // the objects found deeper than the test file's own links (the feature is reached through
@@ -383,6 +401,15 @@ CutPlan PlanWithRetries(parser::PythonParser& parser, const ExtractContext& ctx,
   }
   bool too_little = cp.rejection == Rejection::kTooFewLines || cp.rejection == Rejection::kNoPlan ||
                     cp.rejection == Rejection::kStillUsed;
+  if (too_little && !options.chooser && options.select.chooser == TopRule::kLearned) {
+    if (auto more = LearnedRetry(parser, ctx, f2p, options)) {
+      *detail = "the learned choice's next " + std::to_string(more->first) +
+                " items taken too (its own: " + std::string(RejectionName(cp.rejection)) + ", " +
+                cp.detail + ")";
+      return std::move(more->second);
+    }
+    return cp;
+  }
   if (too_little && !options.chooser && options.select.chooser != TopRule::kFeatureBench &&
       options.select.depth > 1 && !options.select.deep) {
     if (auto deeper = DeepRetry(parser, ctx, f2p, options)) {

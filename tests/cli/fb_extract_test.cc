@@ -317,6 +317,43 @@ TEST_F(ExtractE2E, TaskCommandExtractsOneFile) {
   EXPECT_NE(bad.err.find("tests/helpers.py"), std::string::npos) << bad.err;
 }
 
+// The learned chooser (the shipped model) makes the task, says why per choice, and the same
+// command twice gives the same bytes; a model file it cannot use is named.
+TEST_F(ExtractE2E, TheLearnedChooserMakesTheSameTaskTwiceAndSaysWhy) {
+  std::vector<std::string> learned = {"--f2p", "tests/test_stats.py", "--no-l2", "--no-verify",
+                                      "--top-chooser", "learned"};
+  auto a = RunCommand(Args("task", *dir_ / "learned-a", learned));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto b = RunCommand(Args("task", *dir_ / "learned-b", learned));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  auto ids = Tasks(*dir_ / "learned-a");
+  ASSERT_FALSE(ids.empty());
+  ASSERT_EQ(ids, Tasks(*dir_ / "learned-b"));
+  for (const auto& id : ids) {
+    for (const std::string file : {"instance.json", "patch.diff", "problem_statement.md"}) {
+      EXPECT_EQ(ReadFileOrDie(*dir_ / ("learned-a/" + id + "/" + file)),
+                ReadFileOrDie(*dir_ / ("learned-b/" + id + "/" + file)))
+          << id << "/" << file;
+    }
+  }
+  auto tops = RunCommand({kExtract, "tops", root_, "--graph", kData + "/graph.json", "--trace",
+                          kData + "/trace.json", "--f2p", "tests/test_stats.py",
+                          "--top-chooser", "learned"});
+  ASSERT_EQ(tops.exit_code, 0) << tops.err;
+  EXPECT_NE(tops.out.find(" p 0."), std::string::npos) << tops.out;
+
+  WriteFileOrDie(*dir_ / "colour.json",
+                 R"({"schema":"fbkit.top-model/1","bias":0,"threshold":0.5,"facts":)"
+                 R"([{"name":"colour","mean":0,"scale":1,"weight":1}]})");
+  for (const std::string model : {"absent.json", "colour.json"}) {
+    std::vector<std::string> extra = learned;
+    extra.insert(extra.end(), {"--top-model", *dir_ / model});
+    auto r = RunCommand(Args("task", *dir_ / "refused", extra));
+    EXPECT_NE(r.exit_code, 0) << model;
+    EXPECT_NE(r.err.find(model), std::string::npos) << r.err;
+  }
+}
+
 // A graph of another repository (or of this one with other excludes) numbers other entities:
 // refused before anything is planned, naming the graph file.
 TEST_F(ExtractE2E, AGraphOfAnotherEntityTableIsRefused) {

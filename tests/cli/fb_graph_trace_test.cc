@@ -274,6 +274,28 @@ TEST(FbGraphTrace, ShardedTracesMergeIntoTheUnshardedTraceByteForByte) {
   }
 }
 
+// A repository whose own code drives pytest's collection (as pytest-dev/pytest's does, being
+// pytest): the agent refuses records asked for by code under ROOT, so nothing is traced; the
+// run fails and says why, in either mode, instead of writing an empty trace with exit 0.
+TEST(FbGraphTraceExit, AnUntrustedDriverOfPytestsHooksIsAnErrorThatSaysWhy) {
+  ScratchDir repo;
+  testing::WriteFileOrDie(repo / "conftest.py",
+                          "def pytest_collection(session):\n"
+                          "    session.perform_collect()\n"
+                          "    return True\n");
+  testing::WriteFileOrDie(repo / "m.py", "def f():\n    return 1\n");
+  std::filesystem::create_directories(repo / "tests");
+  testing::WriteFileOrDie(repo / "tests/test_m.py",
+                          "from m import f\n\n\ndef test_f():\n    assert f() == 1\n");
+  for (std::vector<std::string> mode : {std::vector<std::string>{}, {"--isolate"}}) {
+    mode.insert(mode.end(), {"--pythonpath", "."});
+    RunResult r = Trace(repo.path(), mode).run;
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("conftest.py"), std::string::npos) << r.err;
+  }
+}
+
 TEST(FbGraphTraceExit, BadInputs) {
   EXPECT_EQ(Trace("/nonexistent/repo", {}).run.exit_code, 1);
   RunResult bad_python = RunCommand(

@@ -358,6 +358,32 @@ TEST_F(PlanTest, TheLearnedChoiceFollowsItsModelAndSaysWhy) {
   EXPECT_FALSE(plan->top_objects.empty());
 }
 
+TEST_F(PlanTest, TheLearnedRetryTakesTheNextBestItemsInOrder) {
+  options_.chooser = TopRule::kLearned;
+  auto candidates = TopCandidates(*repo_, graph_, "tests/test_a.py", 5);
+  options_.model = ModelOf({{"class", -5}, {"method", -2}});
+  auto taken = [&](int more) {
+    options_.learned_more = more;
+    size_t n = 0;
+    for (const auto& c : ChooseTopObjects(*repo_, graph_, "tests/test_a.py", candidates, options_)) {
+      n += c.members.empty() ? (c.chosen ? 1 : 0) : c.members.size();
+    }
+    return n;
+  };
+  size_t items = TopItems(*repo_, graph_, "tests/test_a.py", candidates, options_).size();
+  ASSERT_GE(items, 3u);
+  // The best item only; then more, never fewer (a class taken whole and through a member
+  // shows the member), never more than there are.
+  EXPECT_EQ(taken(0), 1u);
+  EXPECT_EQ(taken(1), 2u);
+  size_t last = 0;
+  for (int more : {0, 1, 2, 4, 8, 1000}) {
+    EXPECT_GE(taken(more), last) << more;
+    last = taken(more);
+  }
+  EXPECT_LE(last, items);
+}
+
 TEST(TopModelTest, BadModelsAreRefusedWithTheReason) {
   auto bad = [](const std::string& text) {
     auto m = ParseTopModel(text, "m.json");
