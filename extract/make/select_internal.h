@@ -1,0 +1,83 @@
+// The helpers extract/make's selection shares between its files (select.cc: the passing
+// files, the top-object rule, the P2P draw, the extraction walk; top_facts.cc: the facts of
+// a top-object item and the learned choice). Not part of the module's interface.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extract/make/select.h"
+
+namespace fbkit::extract::make {
+
+// How test functions use the repository: who calls what directly, and what this file's test
+// functions exercise.
+struct TestUse {
+  // top-level object -> test file -> calls from that file's test functions into it or its
+  // members (call counts)
+  std::map<uint32_t, std::map<uint32_t, int64_t>> calls;
+  std::map<uint32_t, std::map<uint32_t, int64_t>> entity_calls;  // the same per entity
+  std::set<uint32_t> exercised;  // top-level objects this file's tests call or name
+  std::map<uint32_t, std::set<uint32_t>> callers;   // top-level object -> this file's test
+                                                    // functions that call it directly
+  std::map<uint32_t, std::set<uint32_t>> named_by;  // top-level object -> this file's test
+                                                    // functions that name it
+  std::map<uint32_t, std::set<uint32_t>> callees;   // this file's test function -> entities
+                                                    // it calls directly
+};
+
+std::optional<uint32_t> TestFileIndex(const graph::DepGraph& g, const std::string& file);
+
+int Lines(const graph::Node& n);
+
+// Code a package's __init__.py defines: under FeatureBench's rule (!package_init) never a top
+// object, never extracted, and nothing is followed through it (its classifier: neither top
+// nor specific, so it stays).
+bool InPackageInit(const graph::Node& n);
+
+bool IsDunder(const std::string& name);
+
+// Members through which tests build inputs and check results rather than test a class.
+bool IsBuildOrCheck(const std::string& name);
+
+// A test function as pytest collects them by default: test* at module level, or a test*
+// method of a module-level Test* class.
+bool IsTestFunction(const Repo& repo, Ent v);
+
+// Collects TestUse for test file t: edges whose source is testing code (TestingCode).
+TestUse CollectTestUse(const Repo& repo, const graph::DepGraph& g, uint32_t t);
+
+// The share of all test functions' direct calls into v (counted per call) that come from
+// test file t; 0 when no test calls it directly.
+double CallShare(const std::map<uint32_t, std::map<uint32_t, int64_t>>& calls, uint32_t v,
+                 uint32_t t);
+
+// Test files whose test functions call v (a top-level object, its members included) directly.
+size_t CallingFiles(const TestUse& use, uint32_t v);
+
+// The module a test file is named after: tests/test_markers.py -> "markers"; the module of
+// src/pkg/_markers.py -> "markers" (leading underscores and a plural s ignored).
+std::string ModuleWord(std::string_view path, bool test_file);
+
+// An exception class: named like one, or with such a base in the repository (transitively:
+// click's MissingParameter -> BadParameter -> UsageError -> ClickException(Exception)).
+bool IsExceptionClass(const Repo& repo, const graph::DepGraph& g, Ent v);
+
+// What test file `f2p` names (imports, dotted uses), as top-level objects.
+std::set<Ent> NamedBy(const Repo& repo, const graph::DepGraph& g, const std::string& f2p);
+
+// Whether test file t's test functions call v directly.
+bool CalledBy(const TestUse& use, Ent v, std::optional<uint32_t> t);
+
+// TopRule::kLearned: the items at or above the model's threshold (select.h ChooseTopObjects).
+std::vector<TopChoice> ChooseLearned(const Repo& repo, const graph::DepGraph& g,
+                                     const std::string& f2p,
+                                     const std::vector<TopCandidate>& candidates,
+                                     const SelectOptions& options);
+
+}  // namespace fbkit::extract::make
