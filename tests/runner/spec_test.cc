@@ -94,6 +94,24 @@ TEST(RepoSpecTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(syntax.error().substr(0, 9), "s.toml:1:");
 }
 
+// The variables that tell fbkit's plugin what to check and where to write are fbkit's: a spec
+// naming one is an error naming the key (file and line); a task's spec read back drops it.
+TEST(RepoSpecTest, ASpecCannotSetTheGradersOwnVariables) {
+  for (const char* name : {"FBKIT_TRACE_CHECKS", "FBKIT_TRACE_ROOT", "FBKIT_PROBE_OUT"}) {
+    auto bad = ParseRepoSpec(std::string("[env]\nA = \"1\"\n") + name + " = \"0\"\n", "s.toml");
+    ASSERT_FALSE(bad.ok()) << name;
+    EXPECT_EQ(bad.error().substr(0, 9), "s.toml:3:") << bad.error();
+    EXPECT_NE(bad.error().find(std::string("key 'env.") + name + "'"), std::string::npos)
+        << bad.error();
+    EXPECT_NE(bad.error().find("fbkit's own"), std::string::npos) << bad.error();
+  }
+  EXPECT_TRUE(ParseRepoSpec("[env]\nFBKIT_OTHER = \"1\"\n", "s.toml").ok());
+  auto back = RepoSpecFromJson(
+      R"({"python":"py","env":{"A":"1","FBKIT_TRACE_CHECKS":"0","FBKIT_PROBE_X":"y"}})");
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->vars, (std::vector<std::pair<std::string, std::string>>{{"A", "1"}}));
+}
+
 TEST(RepoSpecTest, JsonRoundTripKeepsWhatTasksNeedAndLeavesOutTheSandbox) {
   auto spec = ParseRepoSpec(
       "python = \"py\"\npythonpath = [\"src\"]\ninstall = [\"x\"]\nnetwork = true\n"

@@ -145,6 +145,38 @@ TEST(JournalReaderTest, AReportOfAnotherTestThanTheRunningOneIsReported) {
                                 "tests/test_a.py::test_x[a b [c]] (written by the tested code?)");
 }
 
+// pytest selects once per session and reports each phase of a test once: a second selection
+// (which would add a test) or a second report of a phase was written by someone else, and
+// is reported; the second selection adds nothing.
+TEST(JournalReaderTest, ASecondSelectionAndASecondReportOfAPhaseAreReported) {
+  const std::string begin = R"({"type": "begin", "file": "tests/test_a.py"})" "\n";
+  std::string journal = kJournal;
+  journal.insert(journal.find(begin),
+                 R"({"type": "selected", "files": [["tests/test_a.py", ["tests/test_a.py::test_z"]]]})"
+                 "\n");
+  TraceSet twice_selected;
+  JournalReader(&twice_selected).Feed(journal);
+  ASSERT_EQ(twice_selected.integrity.size(), 1u);
+  EXPECT_EQ(twice_selected.integrity[0],
+            "a second selection of tests in one session's journal (written by the tested code?)");
+  EXPECT_EQ(twice_selected.files.at("tests/test_a.py").nodeids,
+            (std::vector<std::string>{"tests/test_a.py::test_x[a b [c]]", "tests/test_a.py::test_y"}));
+
+  journal = kJournal;
+  const std::string finish = R"({"type": "finish")";
+  journal.insert(journal.find(finish),
+                 R"({"type": "report", "nodeid": "tests/test_a.py::test_y", "file": "tests/test_a.py", "when": "setup", "outcome": "passed", "category": "passed", "duration": 0, "message": null})"
+                 "\n");
+  TraceSet twice_reported;
+  JournalReader(&twice_reported).Feed(journal);
+  ASSERT_EQ(twice_reported.integrity.size(), 1u);
+  EXPECT_EQ(twice_reported.integrity[0], "two reports of the setup phase of tests/test_a.py::test_y "
+                                         "(a report written by the tested code?)");
+  TraceSet honest;
+  JournalReader(&honest).Feed(kJournal);
+  EXPECT_TRUE(honest.integrity.empty());
+}
+
 TEST(JournalReaderTest, PartialLinesWaitForTheRest) {
   TraceSet trace;
   JournalReader reader(&trace);
