@@ -6,9 +6,9 @@
 #include <mutex>
 #include <optional>
 
+#include "agents/infer_result.h"
 #include "agents/run_dir.h"
 #include "extract/eval/report.h"
-#include "extract/infer/instance.h"
 #include "util/file_lock.h"
 #include "util/hash.h"
 #include "util/shard.h"
@@ -64,7 +64,7 @@ void AddUsage(util::Env& env, const std::string& inst, EvalReport* r) {
   if (inst.empty()) return;
   auto text = env.ReadFile(agents::InferInstanceDir{inst}.result());
   if (!text.ok()) return;
-  auto result = infer::ParseInferResult(*text);
+  auto result = agents::ParseInferResult(*text);
   if (!result.ok() || !result->usage) return;
   r->input_tokens = result->usage->input_tokens;
   r->output_tokens = result->usage->output_tokens;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "agents/infer_result.h"
 #include "runner/exposure.h"
 #include "runner/model_proxy.h"
 #include "runner/process.h"
@@ -21,6 +22,15 @@
 #include "util/expected.h"
 
 namespace fbkit::extract::infer {
+
+// An agent's run and usage as result.json records them: agents/infer_result.h owns the format.
+using agents::InferResult;
+using agents::InferResultJson;
+using agents::InferStatus;
+using agents::InferStatusFromName;
+using agents::InferStatusName;
+using agents::ParseInferResult;
+using agents::Usage;
 
 enum class AgentNetwork { kNone, kModel, kFull };
 const char* AgentNetworkName(AgentNetwork network);  // "none", "model", "full"
@@ -57,47 +67,6 @@ struct InferOptions {
   bool trust_settings = false;  // the task's network and limits may widen the agent's sandbox
 };
 
-// Token usage as an agent reported it.
-struct Usage {
-  int64_t input_tokens = 0;
-  int64_t output_tokens = 0;
-  std::optional<double> cost;
-  int64_t api_calls = -1;  // -1: unknown
-  std::string source;      // the file it came from (relative to the instance directory)
-};
-
-// How an agent's run ended; InferStatusName is what result.json says.
-enum class InferStatus {
-  kFinished,  // "finished": the agent exited (any exit code)
-  kTimedOut,  // "timed_out": stopped at --timeout
-  kError,     // "error": it could not run, or its result could not be collected
-};
-
-std::string_view InferStatusName(InferStatus s);
-std::optional<InferStatus> InferStatusFromName(std::string_view name);
-
-struct InferResult {
-  std::string instance_id;
-  int level = 1;
-  InferStatus status = InferStatus::kError;
-  std::string error;   // why the instance could not be run
-  int exit_code = -1;
-  int signal = 0;
-  double agent_seconds = 0;
-  double fbkit_seconds = 0;  // workspace preparation, diff and bookkeeping
-  std::string patch;
-  std::string patch_sha256;
-  std::vector<std::string> excluded;  // "PATH: binary" or "PATH: N KiB (over the limit)"
-  std::string network;                      // AgentNetworkName of what the agent had
-  std::vector<std::string> network_refused;  // requests the model proxy refused (at most 100)
-  // Copies of the task's packages the agent could read, allowed (--exposed-copies allow).
-  std::vector<std::string> exposed_copies;
-  std::optional<Usage> usage;
-  // The agent's command could not start inside the sandbox (exit 126/127 with the shell's
-  // "not found" or "Permission denied"): a batch stops here, every instance would fail alike.
-  bool could_not_start = false;
-};
-
 // Before any instance runs: the programs and absolute paths `options.agent_cmd` names that
 // exist on the host but that the agent's sandbox would not show (a script under /tmp, an
 // install in a home directory). The error names the path and --read-only.
@@ -113,8 +82,6 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
 // trajectory file under output/ in a format fbkit reads; nullopt when none.
 std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir);
 
-std::string InferResultJson(const InferResult& r);
-util::Expected<InferResult> ParseInferResult(const std::string& json);
 
 // "{instance_id}" etc. replaced in `cmd`.
 std::string SubstituteCommand(const std::string& cmd, const std::string& instance_id,

@@ -81,22 +81,6 @@ TEST(InferTest, UsageFileWinsAndBadFilesAreIgnored) {
   EXPECT_EQ(ReadUsage(util::RealEnv(), tmp.path())->source, "output/a.traj");
 }
 
-TEST(InferTest, ResultRoundTrip) {
-  InferResult r;
-  r.instance_id = "x.lv2";
-  r.level = 2;
-  r.status = InferStatus::kTimedOut;
-  r.exit_code = -1;
-  r.signal = 9;
-  r.patch_sha256 = "abc";
-  r.excluded = {"a.bin: binary"};
-  r.usage = Usage{5, 6, 0.5, 3, "usage.json"};
-  auto back = ParseInferResult(InferResultJson(r));
-  ASSERT_TRUE(back.ok()) << back.error();
-  EXPECT_EQ(InferResultJson(*back), InferResultJson(r));
-  EXPECT_FALSE(ParseInferResult("{}").ok());
-}
-
 // The agent CLIs' streams under output/<format>.jsonl give the usage; codex's model calls
 // come from its session file beside them.
 TEST(InferTest, AgentCliStreamsGiveUsage) {
