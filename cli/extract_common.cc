@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "extract/image/images.h"
+#include "extract/make/all.h"
 #include "extract/taskdir/task_dir.h"
 #include "runner/sandbox.h"
 #include "util/strings.h"
@@ -63,7 +64,7 @@ util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
     if (!info.ok()) return util::Error{info.error()};
     out[info->instance_id] = dir;
   }
-  if (out.empty() && env.Stat(util::JoinPath(*root, "summary.json"), false).ok()) {
+  if (out.empty() && env.Stat(extract::make::AllSummaryPath(*root), false).ok()) {
     return util::Error{tasks + ": no task directories: `fb-extract all` made none here (its "
                                "summary.json lists every test file left out, with the rule)"};
   }

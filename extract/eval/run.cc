@@ -115,9 +115,9 @@ util::Expected<std::vector<Prediction>> LoadPredictions(
   std::vector<Prediction> preds;
   if (predictions_path.empty()) {
     for (const auto& [id, dir] : tasks) {
-      auto patch = env.ReadUntrusted(dir, "patch.diff", util::kMaxTreeFileBytes);
+      auto patch = env.ReadUntrusted(dir, taskdir::kGoldPatchFile, util::kMaxTreeFileBytes);
       if (!patch.ok()) return util::Error{patch.error()};
-      preds.push_back({id, "gold", *patch, util::JoinPath(dir, "patch.diff")});
+      preds.push_back({id, "gold", *patch, taskdir::TaskDir{dir}.patch()});
     }
   } else {
     // Bounded before it is read: no more than one largest prediction per task, and a

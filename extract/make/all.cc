@@ -216,10 +216,13 @@ util::Expected<AllSummary> ExtractAll(
   // Shards sharing OUT keep a summary each; a run without --shard over OUT afterwards finds
   // every candidate finished and writes the whole summary.
   if (options.model) s.model = runner::UsageJson(*options.model);
-  std::string name = util::ShardFileName("summary", "json", all.shard);
-  auto written = env.WriteFileAtomic(util::JoinPath(options.out_dir, name), AllSummaryJson(s));
+  auto written = env.WriteFileAtomic(AllSummaryPath(options.out_dir, all.shard), AllSummaryJson(s));
   if (!written.ok()) return util::Error{written.error()};
   return s;
+}
+
+std::string AllSummaryPath(const std::string& out_dir, const util::Shard& shard) {
+  return util::JoinPath(out_dir, util::ShardFileName("summary", "json", shard));
 }
 
 std::string AllSummaryJson(const AllSummary& s) {

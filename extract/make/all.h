@@ -81,4 +81,8 @@ util::Expected<AllSummary> ExtractAll(
 // The summary as written to OUT/summary.json (keys sorted; docs/formats.md).
 std::string AllSummaryJson(const AllSummary& s);
 
+// Where a run (a shard of one) over `out_dir` writes its summary: summary.json, or
+// summary.K-of-N.json for a shard.
+std::string AllSummaryPath(const std::string& out_dir, const util::Shard& shard = {});
+
 }  // namespace fbkit::extract::make

@@ -103,7 +103,7 @@ int Int(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 std::string TaskDir::instance() const { return util::JoinPath(dir, kInstanceFile); }
-std::string TaskDir::patch() const { return util::JoinPath(dir, "patch.diff"); }
+std::string TaskDir::patch() const { return util::JoinPath(dir, kGoldPatchFile); }
 std::string TaskDir::test_patch() const { return util::JoinPath(dir, "test_patch.diff"); }
 std::string TaskDir::statement() const { return util::JoinPath(dir, "problem_statement.md"); }
 std::string TaskDir::presolved() const { return util::JoinPath(dir, "presolved"); }

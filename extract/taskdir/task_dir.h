@@ -22,6 +22,9 @@ namespace fbkit::extract::taskdir {
 // prediction over it (a 300 MB patch took 1.5 GB of fbkit's memory, red team round 9).
 inline constexpr uint64_t kMaxAgentPatchBytes = 64u << 20;
 
+// The gold patch's name in a task directory (TaskDir::patch()), for reads relative to it.
+inline constexpr char kGoldPatchFile[] = "patch.diff";
+
 // The paths of one task directory's parts.
 struct TaskDir {
   std::string dir;
