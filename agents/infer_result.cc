@@ -27,7 +27,6 @@ std::optional<Usage> UsageFromJson(const json& j, const std::string& source) {
   return u;
 }
 
-
 json UsageJson(const Usage& u) {
   json j = {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
             {"source", u.source}};
@@ -54,7 +53,6 @@ std::optional<InferStatus> InferStatusFromName(std::string_view name) {
   return std::nullopt;
 }
 
-
 std::string InferResultJson(const InferResult& r) {
   json j = {{"schema", "fbkit.infer-result/1"},
             {"instance_id", r.instance_id},
@@ -73,7 +71,6 @@ std::string InferResultJson(const InferResult& r) {
   j["usage"] = r.usage ? UsageJson(*r.usage) : json(nullptr);
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
-
 
 util::Expected<InferResult> ParseInferResult(const std::string& text) {
   json j = json::parse(text, nullptr, false);

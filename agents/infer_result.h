@@ -1,7 +1,7 @@
 // One agent's run as `fb-extract infer` records it, RUN_DIR/<id>/result.json
 // (fbkit.infer-result/1), and the usage an agent reports ($FBKIT_USAGE, usage.json): their
-// one owner, writer and reader both (extract/infer writes them, extract/eval and fb-race
-// summarize read them; docs/formats.md).
+// one owner, writer and reader both (extract/infer writes and re-reads them, extract/eval
+// reads the usage beside the predictions; docs/formats.md).
 #pragma once
 
 #include <cstdint>

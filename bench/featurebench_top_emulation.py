@@ -10,7 +10,7 @@ as P2P files, and promotes the chosen objects' callees outside those files that 
 candidates too. Here the model is a stand-in: every candidate ("all", its prompt's default)
 or exactly the objects FeatureBench's statement shows ("oracle").
 
-usage: featurebench_top_emulation.py DATASET --work DIR --cases CASES [--min-p2p 1,3,5,10]
+usage: featurebench_top_emulation.py DATASET --work DIR [--min-p2p 1,3,5,10]
   DATASET: bench/top_objects_dataset.py's output (the cases and FeatureBench's keys);
   DIR/OWNER__NAME/{trace,graph}.json as featurebench_repro.py prepares them.
 Prints precision and recall against FeatureBench's interfaces, overall and per repository.
@@ -35,8 +35,9 @@ def resolve(by, path, line, name, cache):
     best=None
     for n in by.get(path,()):
         q=n['qualname'].split('#')[0]
-        if q.split('.')[-1]!=name and not (name=='__init__' and False): continue
-        if n['start_line']<=line+0 and line<=n['end_line'] or n['start_line']>=line and n['start_line']-line<=8:
+        if q.split('.')[-1] != name:
+            continue
+        if n['start_line'] <= line <= n['end_line'] or 0 <= n['start_line'] - line <= 8:
             if best is None or abs(n['start_line']-line)<abs(best['start_line']-line): best=n
     cache[k]=best['id'] if best else f"{path}::?{name}@{line}"
     return cache[k]

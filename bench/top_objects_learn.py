@@ -5,7 +5,7 @@ held out by repository.
 Reads the data set of bench/top_objects_dataset.py. The model is a logistic regression over
 the standardised facts of each item (L2-regularised, fitted by Newton's method); the
 threshold and the most items chosen per test file are tuned on the training cases (best
-F1). Choosing as fbkit's C++ does (extract/make/select.cc ChooseLearned): items at or above
+F1). Choosing as fbkit's C++ does (extract/make/top_facts.cc ChooseLearned): items at or above
 the threshold, best first, at most max_items, the best item when none is; a class through its
 chosen methods, else whole.
 

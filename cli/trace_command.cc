@@ -67,20 +67,26 @@ void Summarise(const tracer::TraceSet& t, double seconds, bool quiet) {
 
 constexpr char kTraceWho[] = "fb-graph trace";
 
-// Why a trace that was written holds nothing to build on, or nothing: no test file at all
-// (a shard may have none), or the plugin refused every test's records (the repository's own
-// code drove pytest's hooks, e.g. the repository is pytest), said with its findings.
+// Why a written trace holds no test outcome to build on, or nothing when it holds one. A
+// shard may hold none (the merge decides); files that failed to collect or crashed are exit
+// 3's. Otherwise no outcome at all is an error: with the agent's integrity findings when it
+// refused records (the repository's own code ran pytest's hooks, as pytest-dev/pytest's does).
 std::optional<std::string> NothingTraced(const tracer::TraceSet& t, bool sharded) {
+  if (sharded) return std::nullopt;
   size_t tests = 0;
-  for (const auto& [name, f] : t.files) tests += f.tests.size();
-  if (tests > 0 || (t.files.empty() && sharded && t.integrity.empty())) return std::nullopt;
-  if (t.integrity.empty() && !t.files.empty()) return std::nullopt;
+  bool problems = false;
+  for (const auto& [name, f] : t.files) {
+    tests += f.tests.size();
+    problems = problems || f.status != runner::FileStatus::kOk;
+  }
+  if (tests > 0 || (problems && t.integrity.empty())) return std::nullopt;
   std::string why = t.files.empty() ? "no test file was traced"
                                     : "no test outcome was recorded in " +
                                           std::to_string(t.files.size()) + " test files";
-  if (t.integrity.empty()) return why + " (check --tests and the project's pytest configuration)";
-  why += "; the agent refused the records asked for by code it does not trust (code under ROOT "
-         "ran pytest's hooks):";
+  if (t.integrity.empty()) {
+    return why + " (check --tests, --pytest-arg and the project's pytest configuration)";
+  }
+  why += "; the agent refused records, its integrity findings:";
   for (size_t i = 0; i < t.integrity.size() && i < 5; ++i) why += "\n  " + t.integrity[i];
   return why;
 }
@@ -160,7 +166,8 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
       "Run settings come from the repo spec (ROOT/fbkit.toml or --spec; see docs/repo-spec.md); the "
       "tests run in the bubblewrap sandbox with ROOT read-only unless --sandbox none.\n\n"
       "Exit status: 0 ok (failing tests are data, not errors); 1 failure (no interpreter, no "
-      "pytest, nothing collected); 2 bad usage; 3 trace written, but some test files failed "
+      "pytest, nothing collected, no test outcome recorded: the trace is written and stderr says "
+      "why); 2 bad usage; 3 trace written, but some test files failed "
       "to collect, crashed or timed out (named on stderr).");
   cmd->add_option("ROOT", args->root, "Repository root")->required();
   cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)");

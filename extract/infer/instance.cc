@@ -88,7 +88,6 @@ util::Status FetchHeadTags(runner::Git& git, const std::string& presolved,
   return util::Status::Ok();
 }
 
-
 // The workspace as the benchmark defines it, and fbkit's snapshot of it. `git` runs
 // confined (the task directory is no more trusted than its code).
 util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
@@ -944,6 +943,5 @@ const char* AgentNetworkName(AgentNetwork network) {
     default: return "none";
   }
 }
-
 
 }  // namespace fbkit::extract::infer

@@ -82,7 +82,6 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
 // trajectory file under output/ in a format fbkit reads; nullopt when none.
 std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir);
 
-
 // "{instance_id}" etc. replaced in `cmd`.
 std::string SubstituteCommand(const std::string& cmd, const std::string& instance_id,
                               const std::string& workspace, const std::string& statement);

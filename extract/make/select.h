@@ -154,7 +154,9 @@ struct TopChoice {
 // "share" (fbkit's rule before): every candidate used by at most `limit` test files.
 // "learned": each item (TopItems) whose probability under the model is at or above its
 // threshold, at most its max_items, best first (the best item when none is); a class through
-// its chosen members, else whole when its own item is chosen; whatever the depth.
+// its chosen members, else whole when its own item is chosen; whatever the depth. With
+// `learned_more`, up to that many of the next best items too, past max_items and the
+// threshold, each one that widens the choice.
 // When nothing is chosen the caller takes the most specific candidate.
 std::vector<TopChoice> ChooseTopObjects(const Repo& repo, const graph::DepGraph& g,
                                         const std::string& f2p,

@@ -74,7 +74,8 @@ std::set<Ent> NamedBy(const Repo& repo, const graph::DepGraph& g, const std::str
 // Whether test file t's test functions call v directly.
 bool CalledBy(const TestUse& use, Ent v, std::optional<uint32_t> t);
 
-// TopRule::kLearned: the items at or above the model's threshold (select.h ChooseTopObjects).
+// TopRule::kLearned: the items at or above the model's threshold, and `learned_more` next
+// best ones (select.h ChooseTopObjects says how).
 std::vector<TopChoice> ChooseLearned(const Repo& repo, const graph::DepGraph& g,
                                      const std::string& f2p,
                                      const std::vector<TopCandidate>& candidates,

@@ -364,18 +364,26 @@ std::optional<CutPlan> DeepRetry(parser::PythonParser& parser, const ExtractCont
   return std::nullopt;
 }
 
-// The learned retry: the model's choice plus its next 1, 2, 4, ... best items, until a
-// choice leaves enough to cut (a choice already cut is not cut again). The first task made
-// and how many items were added, else nothing.
+// What makes two plans the same cut: their top objects, P2P files and what they extract.
+using PlanKey = std::tuple<std::vector<Ent>, std::vector<std::string>, std::set<Ent>>;
+PlanKey KeyOf(const Plan& plan) { return {ChosenTops(plan), plan.p2p, plan.extracted}; }
+
+// The learned retry: the model's choice plus up to 1, 2, 4, ... 64 of its next best items,
+// until a choice leaves enough to cut (the model's own choice, already cut, and a choice
+// already cut are not cut again). The first task made and the most items it could add, else
+// nothing.
 std::optional<std::pair<int, CutPlan>> LearnedRetry(parser::PythonParser& parser,
                                                     const ExtractContext& ctx,
                                                     const PassingFile& f2p,
                                                     const ExtractOptions& options) {
   SelectOptions more = options.select;
-  std::set<std::set<Ent>> tried;
+  std::set<PlanKey> tried;
+  if (auto own = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, more, options.chooser); own.ok()) {
+    tried.insert(KeyOf(*own));
+  }
   for (more.learned_more = 1; more.learned_more <= 64; more.learned_more *= 2) {
     auto plan = PlanTask(ctx.repo, ctx.graph, ctx.passing, f2p, more, options.chooser);
-    if (!plan.ok() || !tried.insert(plan->extracted).second) continue;
+    if (!plan.ok() || !tried.insert(KeyOf(*plan)).second) continue;
     CutPlan cp = CutFromPlan(parser, ctx, std::move(*plan), options);
     if (cp.rejection == Rejection::kNone) return std::make_pair(more.learned_more, std::move(cp));
   }
@@ -385,7 +393,8 @@ std::optional<std::pair<int, CutPlan>> LearnedRetry(parser::PythonParser& parser
 // PlanAndCut with the default choice, then the retries when it leaves too little: the
 // members chosen of a shared class leave too few lines (the class itself is tested), then
 // the objects found deeper than the test file's own links (the feature is reached through
-// the application). `detail` says which retry made the plan.
+// the application); with the learned chooser, its next best items instead of the deeper
+// objects (LearnedRetry). `detail` says which retry made the plan.
 CutPlan PlanWithRetries(parser::PythonParser& parser, const ExtractContext& ctx,
                         const PassingFile& f2p, const ExtractOptions& options,
                         std::string* detail) {
@@ -403,8 +412,8 @@ CutPlan PlanWithRetries(parser::PythonParser& parser, const ExtractContext& ctx,
                     cp.rejection == Rejection::kStillUsed;
   if (too_little && !options.chooser && options.select.chooser == TopRule::kLearned) {
     if (auto more = LearnedRetry(parser, ctx, f2p, options)) {
-      *detail = "the learned choice's next " + std::to_string(more->first) +
-                " items taken too (its own: " + std::string(RejectionName(cp.rejection)) + ", " +
+      *detail = "the learned choice widened by up to " + std::to_string(more->first) +
+                " of its next best items (its own: " + std::string(RejectionName(cp.rejection)) + ", " +
                 cp.detail + ")";
       return std::move(more->second);
     }

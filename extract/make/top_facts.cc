@@ -1,12 +1,14 @@
 // The facts of a top-object item and the learned choice over them (select.h TopItems,
 // TopFactNames; TopRule::kLearned).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
 #include "extract/make/select.h"
 #include "extract/make/select_internal.h"
 #include "extract/make/top_model.h"
+#include "util/strings.h"
 
 namespace fbkit::extract::make {
 
@@ -263,10 +265,21 @@ std::vector<TopChoice> ChooseLearned(const Repo& repo, const DepGraph& g, const 
     take[i] = true, ++taken;
   }
   if (taken == 0 && !order.empty()) take[order.front()] = true, taken = 1;
+  // The retry's extra items, best first, each one that widens the choice: a method of a
+  // class taken whole (which would show the class through it alone) and a class already
+  // taken through its methods are passed over.
   const size_t want = taken + static_cast<size_t>(std::max(0, options.learned_more));
+  std::set<size_t> whole, through;  // candidates taken whole, through a member
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (take[i]) (items[i].member ? through : whole).insert(items[i].candidate);
+  }
   for (size_t i : order) {
     if (taken >= want) break;
-    if (!take[i]) take[i] = true, ++taken;
+    const size_t k = items[i].candidate;
+    const bool shrinks = items[i].member ? whole.count(k) && !through.count(k) : through.count(k);
+    if (take[i] || shrinks) continue;
+    take[i] = true, ++taken;
+    (items[i].member ? through : whole).insert(k);
   }
   std::vector<TopChoice> out;
   for (size_t k = 0; k < candidates.size(); ++k) out.push_back({candidates[k].entity, false, {}, ""});

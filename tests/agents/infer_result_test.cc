@@ -16,9 +16,22 @@ TEST(InferResultTest, RoundTripsAndRefusesOtherDocuments) {
   r.patch_sha256 = "abc";
   r.excluded = {"a.bin: binary"};
   r.usage = Usage{5, 6, 0.5, 3, "usage.json"};
+  r.error = "the workspace could not be made";
+  r.agent_seconds = 12.25;
+  r.fbkit_seconds = 0.5;
+  r.network = "model";
+  r.network_refused = {"GET https://example.org/"};
+  r.exposed_copies = {"/usr/lib/python3/dist-packages/pkg"};
   auto back = ParseInferResult(InferResultJson(r));
   ASSERT_TRUE(back.ok()) << back.error();
   EXPECT_EQ(InferResultJson(*back), InferResultJson(r));
+  EXPECT_EQ(back->error, r.error);
+  EXPECT_EQ(back->agent_seconds, 12.25);
+  EXPECT_EQ(back->network, "model");
+  EXPECT_EQ(back->network_refused, r.network_refused);
+  EXPECT_EQ(back->exposed_copies, r.exposed_copies);
+  EXPECT_EQ(back->status, InferStatus::kTimedOut);
+  EXPECT_EQ(back->usage->api_calls, 3);
   EXPECT_FALSE(ParseInferResult("{}").ok());
 }
 

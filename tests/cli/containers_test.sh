@@ -185,8 +185,12 @@ set +e
 "$fb_extract" eval "$tasks" --gold --sandbox container --images "$leakimg/images.json" \
   --instance "$(basename "$l1")" --exposed-copies hide -o "$out/eval-copy-hidden" -q > /dev/null; rc_hidden=$?
 set -e
+# What the check's user sees of the copy, for a failure's message (it failed once in 2026-12-03's
+# clean-clone run and never again: the evidence is kept this time).
+seen=$(podman run --rm --pull=never --network none --user 65534:65534 --entrypoint /bin/sh \
+  localhost/fbkit-copy-test:1 -c 'ls -la /usr/lib/python3/dist-packages/shapes 2>&1 | head -5' || true)
 podman rmi -f localhost/fbkit-copy-test:1 > /dev/null
 [ $rc -eq 3 ] && grep -q "dist-packages/shapes" "$out/copy.err" ||
-  fail "a copy of the package in the image was not refused: exit $rc, $(cat "$out/copy.err")"
+  fail "a copy of the package in the image was not refused: exit $rc, $(cat "$out/copy.err"); the copy as uid 65534 sees it: $seen; $(ls -la "$leakimg/src/shapes" | head -5)"
 [ $rc_hidden -eq 0 ] || fail "with the image's copy hidden the gold patch did not resolve"
 echo "containers: images, layers, recipes, Harbor, SWE-bench and FeatureBench gold/empty and fbkit's eval agree"

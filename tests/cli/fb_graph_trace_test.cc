@@ -294,6 +294,9 @@ TEST(FbGraphTraceExit, AnUntrustedDriverOfPytestsHooksIsAnErrorThatSaysWhy) {
     EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("conftest.py"), std::string::npos) << r.err;
   }
+  // A shard holds what it holds (here nothing: one test file, the second of two shards); the
+  // merge of the shards decides.
+  EXPECT_EQ(Trace(repo.path(), {"--pythonpath", ".", "--isolate", "--shard", "2/2"}).run.exit_code, 0);
 }
 
 TEST(FbGraphTraceExit, BadInputs) {

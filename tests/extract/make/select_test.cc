@@ -382,6 +382,18 @@ TEST_F(PlanTest, TheLearnedRetryTakesTheNextBestItemsInOrder) {
     last = taken(more);
   }
   EXPECT_LE(last, items);
+
+  // A class taken whole stays whole: its methods are passed over, never shrinking the cut.
+  options_.model = ModelOf({{"class", 6}, {"method", -3}});
+  for (int more : {0, 1, 2, 8}) {
+    options_.learned_more = more;
+    auto choices = ChooseTopObjects(*repo_, graph_, "tests/test_a.py", candidates, options_);
+    for (const auto& c : choices) {
+      if (repo_->id(c.entity) != "pkg/m.py::Shell") continue;
+      EXPECT_TRUE(c.chosen) << more;
+      EXPECT_TRUE(c.members.empty()) << more << ": " << c.why;
+    }
+  }
 }
 
 TEST(TopModelTest, BadModelsAreRefusedWithTheReason) {
