@@ -124,7 +124,11 @@ def prf(tp, fp, fn):
 
 def tune(model, cases):
     """The threshold and max_items with the best micro F1 on `cases`."""
-    ps = [probs(model, c) for c in cases]
+    return tune_on(cases, [probs(model, c) for c in cases])
+
+
+def tune_on(cases, ps):
+    """The threshold and max_items with the best micro F1 on `cases`, scored `ps`."""
     best = None
     for threshold in [x / 100 for x in range(5, 96, 5)]:
         for max_items in (0, 3, 5, 8, 12, 16, 24, 32):

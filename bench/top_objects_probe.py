@@ -82,20 +82,10 @@ def held_out(cases, fit, probs):
     for repo in sorted({c["repo"] for c in cases}):
         train = [c for c in cases if c["repo"] != repo]
         model = fit(train)
-        ps = [probs(model, c) for c in train]
-        best = None
-        for t in [x / 100 for x in range(5, 96, 5)]:
-            for cap in (0, 3, 5, 8, 12, 16, 24, 32):
-                s = [0, 0, 0]
-                for c, p in zip(train, ps):
-                    for k, v in enumerate(L.counts(c, L.shown(c, L.choose(c, p, t, cap)))):
-                        s[k] += v
-                f = L.prf(*s)[2]
-                if best is None or f > best[0] + 1e-12:
-                    best = (f, t, cap)
+        threshold, cap = L.tune_on(train, [probs(model, c) for c in train])
         for c in (c for c in cases if c["repo"] == repo):
             p = probs(model, c)
-            for k, v in enumerate(L.counts(c, L.shown(c, L.choose(c, p, best[1], best[2])))):
+            for k, v in enumerate(L.counts(c, L.shown(c, L.choose(c, p, threshold, cap)))):
                 tot[k] += v
             k = int(c["y"].sum())
             if k:
