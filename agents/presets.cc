@@ -1,12 +1,9 @@
 #include "agents/presets.h"
 
-#include <unistd.h>
 
 #include <cctype>
-#include <filesystem>
-#include <fstream>
 
-#include "runner/sandbox.h"
+#include "sandbox/sandbox.h"
 #include "util/env.h"
 #include "util/strings.h"
 
@@ -235,21 +232,24 @@ util::Status GeminiCli(const AgentChoice& c, const AgentPreset& p, const std::st
   return util::Status::Ok();
 }
 
-bool Executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+// A regular file (links followed) with an execute bit.
+bool Executable(util::Env& env, const std::string& path) {
+  auto st = env.Stat(path, true);
+  return st.ok() && st->type == util::FileType::kRegular && (st->mode & 0111) != 0;
+}
 
 // The directory to expose for an installed executable: the npm prefix holding its
 // node_modules, the virtual environment of a Python one, else its own directory.
-std::string InstallRoot(const std::string& executable) {
-  std::error_code ec;
-  std::string real = std::filesystem::canonical(executable, ec).string();
-  if (ec) real = executable;
+std::string InstallRoot(util::Env& env, const std::string& executable) {
+  auto resolved = env.RealPath(executable);
+  std::string real = resolved.ok() ? *resolved : executable;
   // The node_modules directory itself (its .bin links, the package and its dependencies
   // are inside): its parent may be a home directory.
   if (size_t at = real.find("/node_modules/"); at != std::string::npos) {
     return real.substr(0, at + std::string("/node_modules").size());
   }
   std::string dir = util::DirName(real);
-  if (std::filesystem::exists(util::JoinPath(util::DirName(dir), "pyvenv.cfg"), ec)) {
+  if (env.Stat(util::JoinPath(util::DirName(dir), "pyvenv.cfg"), true).ok()) {
     return util::DirName(dir);
   }
   return dir;
@@ -258,16 +258,17 @@ std::string InstallRoot(const std::string& executable) {
 // What the interpreter of a virtual environment `root` needs beyond `root`: the
 // installation its pyvenv.cfg's `home` (a bin/ directory) names, whose standard library a
 // venv's python links into; nothing when `root` is no virtual environment.
-std::vector<std::string> VenvBase(const std::string& root) {
-  std::ifstream cfg(util::JoinPath(root, "pyvenv.cfg"));
-  for (std::string line; std::getline(cfg, line);) {
+std::vector<std::string> VenvBase(util::Env& env, const std::string& root) {
+  auto cfg = env.ReadFile(util::JoinPath(root, "pyvenv.cfg"));
+  if (!cfg.ok()) return {};
+  for (const std::string& line : util::Split(*cfg, '\n')) {
     if (!line.starts_with("home")) continue;
     size_t eq = line.find('=');
     if (eq == std::string::npos) return {};
     size_t start = line.find_first_not_of(" \t", eq + 1);
     if (start == std::string::npos) return {};
     std::vector<std::string> dirs =
-        runner::InterpreterDirs(util::JoinPath(line.substr(start), "python3"));
+        sandbox::InterpreterDirs(util::JoinPath(line.substr(start), "python3"));
     std::erase(dirs, root);
     return dirs;
   }
@@ -293,7 +294,7 @@ const std::vector<AgentPreset>& AgentPresets() {
   return presets;
 }
 
-util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
+util::Expected<AgentLaunch> PrepareAgent(util::Env& env, const AgentChoice& c) {
   const AgentPreset* preset = nullptr;
   std::string names;
   for (const auto& p : AgentPresets()) {
@@ -305,11 +306,11 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
   if (program.empty()) {
     for (const char* bin : {"/node_modules/.bin/", "/venv/bin/"}) {  // npm, pip
       std::string installed = util::JoinPath(c.agents_dir, preset->name + bin + preset->program);
-      if (program.empty() && !c.agents_dir.empty() && Executable(installed)) program = installed;
+      if (program.empty() && !c.agents_dir.empty() && Executable(env, installed)) program = installed;
     }
-    if (program.empty()) program = runner::FindProgram(preset->program);
+    if (program.empty()) program = sandbox::FindProgram(preset->program);
   }
-  if (program.empty() || !Executable(program)) {
+  if (program.empty() || !Executable(env, program)) {
     return util::Error{"agent " + preset->name + ": no executable '" + preset->program +
                        "' (not under " + util::JoinPath(c.agents_dir, preset->name) +
                        ", not on PATH" + (c.program.empty() ? "" : ", not " + c.program) +
@@ -317,16 +318,15 @@ util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& c) {
                        " ./setup.sh` (" + preset->package + ") or name it with --agent-path"};
   }
   // The file itself, not a link or a relative name: the sandbox shows its installation only.
-  std::error_code ec;
-  if (std::string real = std::filesystem::canonical(program, ec).string(); !ec) program = real;
+  if (auto real = env.RealPath(program); real.ok()) program = *real;
   AgentLaunch l;
   l.key_env = preset->key_env;
   l.output_files.emplace_back("home/.gitconfig", kGitConfig);
-  l.read_only.push_back(InstallRoot(program));
-  for (const auto& dir : VenvBase(l.read_only.back())) l.read_only.push_back(dir);
-  std::string node = runner::FindProgram("node");
-  if (!node.empty()) l.read_only.push_back(InstallRoot(node));
-  if (auto s = preset->configure(c, *preset, program, &l); !s.ok()) return util::Error{s.error()};
+  l.read_only.push_back(InstallRoot(env, program));
+  for (const auto& dir : VenvBase(env, l.read_only.back())) l.read_only.push_back(dir);
+  std::string node = sandbox::FindProgram("node");
+  if (!node.empty()) l.read_only.push_back(InstallRoot(env, node));
+  if (auto s = preset->configure(c, *preset, program, &l); !s.ok()) return s.failure();
   if (!c.model_url.empty()) {
     l.model_urls = {c.model_url};
   } else if (preset->name == "codex") {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/env.h"
 #include "util/expected.h"
 
 namespace fbkit::agents {
@@ -60,7 +61,7 @@ struct AgentLaunch {
 // installed under agents_dir (DIR/<name>/node_modules/.bin or DIR/<name>/venv/bin), else the
 // first on PATH; an error names the preset's package
 // and how to install it, or lists the known names.
-util::Expected<AgentLaunch> PrepareAgent(const AgentChoice& choice);
+util::Expected<AgentLaunch> PrepareAgent(util::Env& env, const AgentChoice& choice);
 
 // `command` preceded by `sidecar` (a command started in the same sandbox first, which must
 // return once ready, e.g. a local model server that detaches): the agent does not start when

@@ -941,7 +941,7 @@ util::Expected<Trajectory> ReadAgentStreamOrThrow(util::Env& env, const std::str
   auto real = env.RealPath(file);
   std::string path = real.ok() ? *real : file;
   auto read = ReadTrajectories(text, path, format);
-  if (!read.ok()) return util::Error{read.error()};
+  if (!read.ok()) return read.failure();
   if (read->size() != 1) return util::Error{display + ": not one trajectory"};
   Trajectory t = std::move(read->front());
   t.source = display;

@@ -4,7 +4,7 @@ one run: `bwrap ... -- true` with N files each bound read-only over a writable t
 fbkit binds the grader's files), N = 0 and the given sizes interleaved round by round so
 the machine's noise falls on all alike. Reports the median wall time of each N and its
 ratio to N = 0. This is why the sandbox binds directories whole past 256 protected files
-(runner/sandbox.cc, ProtectMounts).
+(sandbox/sandbox.cc, ProtectMounts).
 
   /usr/bin/python3 bench/bench_protect_mounts.py [--sizes 100,256,500,1000] [--repeat 5] [--json]
 """

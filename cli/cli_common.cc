@@ -6,17 +6,17 @@
 #include <cstdlib>
 #include <exception>
 
-#include "runner/process.h"
-#include "tracer/runner.h"
+#include "sandbox/process.h"
+#include "tracer/run_trace.h"
 
 namespace fbkit::cli {
 
 runner::TestRunner& AgentTests() {
-  static tracer::AgentTestRunner tests(util::RealEnv(), runner::RealLauncher());
+  static tracer::AgentTestRunner tests(util::RealEnv(), sandbox::RealLauncher());
   return tests;
 }
 
-runner::Services RealServices() { return {util::RealEnv(), runner::RealLauncher(), AgentTests()}; }
+runner::Services RealServices() { return {util::RealEnv(), sandbox::RealLauncher(), AgentTests()}; }
 
 Progress::Progress(std::string label, bool enabled)
     : label_(std::move(label)), enabled_(enabled && ::isatty(STDERR_FILENO)) {}
@@ -52,7 +52,7 @@ int RunMain(CLI::App& app, int argc, char** argv, const char* name, const int& e
   return exit_code;
 }
 
-CLI::Option* AddExposedCopies(CLI::App* cmd, std::optional<runner::CopyPolicy>* value,
+CLI::Option* AddExposedCopies(CLI::App* cmd, std::optional<sandbox::CopyPolicy>* value,
                               const std::string& view) {
   const std::string help =
       "A copy of the task's packages " + view + " would show outside the work copy (a vendored "
@@ -62,7 +62,7 @@ CLI::Option* AddExposedCopies(CLI::App* cmd, std::optional<runner::CopyPolicy>* 
   return cmd->add_option("--exposed-copies", help)
       ->type_name("TEXT")
       ->check(CLI::IsMember({"refuse", "hide", "allow"}))
-      ->each([value](const std::string& word) { *value = *runner::ParseCopyPolicy(word); });
+      ->each([value](const std::string& word) { *value = *sandbox::ParseCopyPolicy(word); });
 }
 
 int Fail(const std::string& who, const std::string& message) {

@@ -69,7 +69,7 @@ CLI::Option* AddChoice(CLI::App* cmd, const std::string& name, E* value,
 
 // --exposed-copies refuse|hide|allow into `value` (left unset: the task's spec decides);
 // `view` names the sandbox the copies would be seen from.
-CLI::Option* AddExposedCopies(CLI::App* cmd, std::optional<runner::CopyPolicy>* value,
+CLI::Option* AddExposedCopies(CLI::App* cmd, std::optional<sandbox::CopyPolicy>* value,
                               const std::string& view);
 
 // $XDG_CACHE_HOME/fbkit/SUB, else ~/.cache/fbkit/SUB; nullopt without either variable.

@@ -5,7 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/spec_options.h"
-#include "runner/sandbox.h"
+#include "sandbox/sandbox.h"
 
 namespace fbkit::cli {
 namespace {
@@ -46,7 +46,7 @@ int Run(const EnvArgs& a) {
     for (const auto& f : built->collect_errors) std::printf("             %s\n", f.c_str());
   }
   std::printf("  sandbox    %s, network: install steps %s, tests %s\n",
-              runner::SandboxKindName(spec->sandbox),
+              sandbox::SandboxKindName(spec->sandbox),
               runner::InstallNetwork(*spec) ? "allowed" : "off", spec->network ? "allowed" : "off");
   return kExitOk;
 }

@@ -40,7 +40,7 @@ struct EvalArgs {
   std::string images;           // --sandbox container: fb-extract images' images.json
   std::string engine = "podman";
   std::string shard;
-  std::optional<runner::CopyPolicy> exposed_copies;  // unset: the task's spec
+  std::optional<sandbox::CopyPolicy> exposed_copies;  // unset: the task's spec
 };
 
 std::string DescribeReport(const extract::eval::EvalReport& r) {
@@ -93,12 +93,12 @@ std::optional<int> Prepare(util::Env& env, const EvalArgs& a, extract::eval::Eva
   if (a.gold == !a.predictions.empty()) {
     return Fail(kEvalWho, "give either --predictions FILE or --gold"), kExitUsage;
   }
-  auto sandbox = runner::ParseSandboxKind(a.sandbox);
+  auto sandbox = sandbox::ParseSandboxKind(a.sandbox);
   if (!sandbox.ok()) return Fail(kEvalWho, sandbox.error()), kExitUsage;
-  if (*sandbox == runner::SandboxKind::kBwrap) {
-    if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kEvalWho, s.error());
+  if (*sandbox == sandbox::SandboxKind::kBwrap) {
+    if (auto s = sandbox::CheckBwrap(); !s.ok()) return Fail(kEvalWho, s.error());
   }
-  if (*sandbox == runner::SandboxKind::kContainer) {
+  if (*sandbox == sandbox::SandboxKind::kContainer) {
     if (auto stop = ContainerImages(env, kEvalWho, a.engine, a.images, false, &o->eval.images)) return stop;
     o->eval.engine = a.engine;
   } else if (!a.images.empty()) {

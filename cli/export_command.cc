@@ -56,7 +56,7 @@ int RunHarborExport(const ExportArgs& a, const std::vector<std::pair<std::string
   size_t failed = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     extract::dataset::HarborOptions o{*out, a.base, util::JoinPath(*scratch, "work")};
-    auto dir = extract::dataset::WriteHarborTask(env, runner::RealLauncher(), list[i].second, o);
+    auto dir = extract::dataset::WriteHarborTask(env, sandbox::RealLauncher(), list[i].second, o);
     if (!dir.ok()) {
       ++failed;
       std::fprintf(stderr, "%s: %s: %s\n", who.c_str(), list[i].second.c_str(), dir.error().c_str());
@@ -85,7 +85,7 @@ int RunExport(const ExportArgs& a) {
   util::Batch<util::Expected<std::string>> batch;
   batch.jobs = a.jobs;
   batch.run = [&](size_t i, int) {
-    return extract::dataset::ExportRow(env, runner::RealLauncher(), list[i].second, format,
+    return extract::dataset::ExportRow(env, sandbox::RealLauncher(), list[i].second, format,
                                        util::JoinPath(*scratch, std::to_string(i)), {a.base, a.prefix});
   };
   batch.failed = [](size_t, const std::string& what) -> util::Expected<std::string> {
@@ -178,7 +178,7 @@ int RunImport(const ImportArgs& a) {
   size_t failed = 0, done = 0;
   for (const auto& [level, item] : rows) {
     extract::dataset::ImportOptions o{*original, *out, util::JoinPath(*scratch, "row"), *spec};
-    auto r = extract::dataset::ImportRow(env, runner::RealLauncher(), AgentTests(), item.second, o);
+    auto r = extract::dataset::ImportRow(env, sandbox::RealLauncher(), AgentTests(), item.second, o);
     ++done;
     if (!r.ok()) {
       ++failed;

@@ -10,6 +10,7 @@
 #include "extract/make/all.h"
 #include "cli/model_options.h"
 #include "extract/make/llm.h"
+#include "extract/make/prompts.h"
 #include "extract/make/task.h"
 #include "extract/make/top_model.h"
 #include "extract/taskdir/task_dir.h"
@@ -54,7 +55,7 @@ util::Expected<std::shared_ptr<const extract::make::TopModel>> LoadTopModel(cons
   auto text = util::RealEnv().ReadFile(a.top_model);
   if (!text.ok()) return util::Error{"--top-model: " + text.error()};
   auto m = extract::make::ParseTopModel(*text, a.top_model);
-  if (!m.ok()) return util::Error{m.error()};
+  if (!m.ok()) return m.failure();
   return std::make_shared<const extract::make::TopModel>(std::move(*m));
 }
 
@@ -62,16 +63,16 @@ util::Expected<std::shared_ptr<const extract::make::TopModel>> LoadTopModel(cons
 util::Expected<extract::make::Workspace> Load(const ExtractArgs& a) {
   util::Env& env = util::RealEnv();
   auto root = env.RealPath(a.root);
-  if (!root.ok()) return util::Error{root.error()};
+  if (!root.ok()) return root.failure();
   auto spec = ResolveSpec(a.spec, *root);
-  if (!spec.ok()) return util::Error{spec.error()};
+  if (!spec.ok()) return spec.failure();
   if (auto s = PrepareEnvironment(*spec, *root, "fb-extract", a.quiet); !s.ok()) {
-    return util::Error{s.error()};
+    return s.failure();
   }
-  auto w = extract::make::LoadWorkspace(env, runner::RealLauncher(),
+  auto w = extract::make::LoadWorkspace(env, sandbox::RealLauncher(),
                                   {*root, a.graph, a.trace, a.output, std::move(*spec), a.excludes,
                                    UserCacheDir(""), a.repo_name});
-  if (!w.ok()) return util::Error{w.error()};
+  if (!w.ok()) return w.failure();
   if (w->trace.mode == tracer::TraceMode::kSession && !a.quiet) {
     std::fprintf(stderr,
                  "note: %s was recorded in one pytest session: a test file that passes only "
@@ -93,7 +94,7 @@ util::Expected<extract::make::Workspace> Load(const ExtractArgs& a) {
   }
   o.select = a.select;
   if (auto m = LoadTopModel(a); !m.ok()) {
-    return util::Error{m.error()};
+    return m.failure();
   } else {
     o.select.model = *m;
   }
@@ -105,7 +106,7 @@ util::Expected<extract::make::Workspace> Load(const ExtractArgs& a) {
   using extract::make::IdScheme;
   o.id_scheme = a.id_scheme == "fbkit" ? IdScheme::kFbkit : IdScheme::kFeatureBench;
   auto model = MakeModel(a.model, util::JoinPath(o.out_dir, ".work/llm"));
-  if (!model.ok()) return util::Error{model.error()};
+  if (!model.ok()) return model.failure();
   if (*model) {
     o.model = *model;
     o.chooser = extract::make::LlmTopChooser(*o.model, *w->repo);
@@ -326,7 +327,8 @@ void AddCommonOptions(CLI::App* cmd, const std::shared_ptr<ExtractArgs>& a) {
   cmd->add_option("--exclude", a->excludes,
                   "Paths to leave out of the entity table (glob; added to the spec's exclude)");
   AddModelOptions(cmd, &a->model,
-                  "the top-level objects, missing docstrings and the Task section");
+                  "the top-level objects, missing docstrings and the Task section",
+                  extract::make::StepPrompts());
   cmd->add_flag("--strict-references", a->strict_references,
                 "No code that stays may name what is removed (default: FeatureBench's rule, "
                 "code that the P2P tests never execute may; the post-verification judges)");

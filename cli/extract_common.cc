@@ -7,7 +7,7 @@
 #include "extract/image/images.h"
 #include "extract/make/all.h"
 #include "extract/taskdir/task_dir.h"
-#include "runner/sandbox.h"
+#include "sandbox/sandbox.h"
 #include "util/strings.h"
 
 namespace fbkit::cli {
@@ -44,7 +44,7 @@ util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
   auto st = env.Stat(*root, true);
   if (st.ok() && st->type == util::FileType::kRegular) {
     auto listed = ReadTaskList(env, *root);
-    if (!listed.ok()) return util::Error{listed.error()};
+    if (!listed.ok()) return listed.failure();
     dirs = std::move(*listed);
   } else if (extract::taskdir::IsTaskDir(env, *root)) {
     dirs.push_back(*root);
@@ -61,7 +61,7 @@ util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
   std::map<std::string, std::string> out;
   for (const auto& dir : dirs) {
     auto info = extract::taskdir::ReadInstance(env, extract::taskdir::TaskDir{dir});
-    if (!info.ok()) return util::Error{info.error()};
+    if (!info.ok()) return info.failure();
     out[info->instance_id] = dir;
   }
   if (out.empty() && env.Stat(extract::make::AllSummaryPath(*root), false).ok()) {
@@ -75,7 +75,7 @@ util::Expected<std::map<std::string, std::string>> FindTasks(util::Env& env,
 std::optional<int> ContainerImages(util::Env& env, const char* who, const std::string& engine,
                                    const std::string& manifest, bool task_image,
                                    std::map<std::string, std::string>* images) {
-  if (auto s = runner::CheckContainerEngine(engine); !s.ok()) return Fail(who, s.error());
+  if (auto s = sandbox::CheckContainerEngine(engine); !s.ok()) return Fail(who, s.error());
   if (manifest.empty()) {
     return Fail(who, "--sandbox container needs --images OUT/images.json (fb-extract images "
                      "TASKS -o OUT --engine podman builds the tasks' images)"), kExitUsage;

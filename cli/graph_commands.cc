@@ -37,14 +37,14 @@ util::Expected<std::vector<parser::FileTable>> Tables(util::Env& env, const Buil
   parser::EntitiesOptions options;
   options.root = root;
   auto spec = ResolveSpec(a.spec, root);
-  if (!spec.ok()) return util::Error{spec.error()};
+  if (!spec.ok()) return spec.failure();
   options.excludes = a.excludes;
   options.excludes.insert(options.excludes.end(), spec->exclude.begin(), spec->exclude.end());
   options.jobs = a.jobs;
   options.references = true;
   if (!a.no_cache) options.cache_dir = UserCacheDir("");
   auto result = parser::BuildEntities(env, options, nullptr);
-  if (!result.ok()) return util::Error{result.error()};
+  if (!result.ok()) return result.failure();
   return parser::FileTables(*result);
 }
 
@@ -96,7 +96,7 @@ struct QueryArgs {
 
 util::Expected<graph::DepGraph> Load(const std::string& path) {
   auto text = util::RealEnv().ReadFile(path);
-  if (!text.ok()) return util::Error{text.error()};
+  if (!text.ok()) return text.failure();
   auto g = graph::ReadGraph(*text);
   if (!g.ok()) return util::Error{path + ": " + g.error()};
   return g;

@@ -43,11 +43,11 @@ int RunImages(const ImagesArgs& a) {
   std::unique_ptr<extract::image::CliEngine> engine;
   if (a.engine != "none") {
     std::string log = util::JoinPath(*out, "logs/engine-info.log");
-    if (auto s = extract::image::CheckEngine(env, runner::RealLauncher(), a.engine, log); !s.ok()) {
+    if (auto s = extract::image::CheckEngine(env, sandbox::RealLauncher(), a.engine, log); !s.ok()) {
       (void)env.RemoveAll(*scratch);
       return Fail(who, "--engine " + a.engine + ": " + s.error());
     }
-    engine = std::make_unique<extract::image::CliEngine>(env, runner::RealLauncher(), a.engine,
+    engine = std::make_unique<extract::image::CliEngine>(env, sandbox::RealLauncher(), a.engine,
                                                          a.timeout, *scratch);
   }
   std::vector<std::string> dirs;
@@ -59,7 +59,7 @@ int RunImages(const ImagesArgs& a) {
   o.recipes.featurebench = a.featurebench;
   o.recipes.work_dir = util::JoinPath(*scratch, "work");
   if (!a.quiet) o.say = [&](const std::string& line) { std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str()); };
-  auto run = extract::image::MakeImages(env, runner::RealLauncher(), engine.get(), dirs, o);
+  auto run = extract::image::MakeImages(env, sandbox::RealLauncher(), engine.get(), dirs, o);
   (void)env.RemoveAll(*scratch);
   if (!run.ok()) return Fail(who, run.error());
   size_t failed = 0;

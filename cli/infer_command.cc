@@ -43,7 +43,7 @@ struct InferArgs {
   int jobs = 1;
   std::string network;  // "": the task's spec (model when it allows the network)
   std::vector<std::string> allow_endpoints;
-  std::optional<runner::CopyPolicy> exposed_copies;  // unset: the task's spec
+  std::optional<sandbox::CopyPolicy> exposed_copies;  // unset: the task's spec
   bool rerun = false;
   bool trust_settings = false;
   bool quiet = false;
@@ -53,7 +53,7 @@ util::Expected<std::vector<std::pair<std::string, std::string>>> AgentEnv(const 
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& item : a.env) {
     auto kv = ParseEnvAssignment(item);
-    if (!kv.ok()) return util::Error{kv.error()};
+    if (!kv.ok()) return kv.failure();
     out.push_back(std::move(*kv));
   }
   for (const auto& name : a.pass_env) {
@@ -108,7 +108,7 @@ std::optional<int> AgentOptions(const InferArgs& a,
     const char* dir = std::getenv("FBKIT_AGENTS_DIR");
     agents::AgentChoice choice{a.agent, a.agent_path, dir ? dir : FBKIT_AGENTS_DIR, a.model,
                                 a.model_url, a.agent_args};
-    auto launch = agents::PrepareAgent(choice);
+    auto launch = agents::PrepareAgent(util::RealEnv(), choice);
     if (!launch.ok()) return Fail(kInferWho, launch.error()), kExitUsage;
     const std::string& key = launch->key_env;
     bool has_key = std::any_of(agent_env.begin(), agent_env.end(),
@@ -124,7 +124,7 @@ std::optional<int> AgentOptions(const InferArgs& a,
                    "alone, through fbkit's proxy)\n", kInferWho);
     }
     for (const auto& url : launch->model_urls) {
-      auto e = runner::EndpointOf(url);
+      auto e = sandbox::EndpointOf(url);
       if (!e.ok()) return Fail(kInferWho, "--model-url: " + e.error()), kExitUsage;
       o->endpoints.push_back(*e);
     }
@@ -158,7 +158,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   auto agent_env = AgentEnv(a);
   if (!agent_env.ok()) return Fail(kInferWho, agent_env.error()), kExitUsage;
   if (a.sandbox == "bwrap") {
-    if (auto s = runner::CheckBwrap(); !s.ok()) return Fail(kInferWho, s.error());
+    if (auto s = sandbox::CheckBwrap(); !s.ok()) return Fail(kInferWho, s.error());
   }
   auto tasks = FindTasks(env, a.tasks);
   if (!tasks.ok()) return Fail(kInferWho, tasks.error());
@@ -175,10 +175,10 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   extract::infer::InferOptions& o = r->infer;
   if (auto stop = AgentOptions(a, std::move(*agent_env), &o)) return stop;
   o.timeout = a.timeout;
-  o.sandbox = a.sandbox == "none"        ? runner::SandboxKind::kNone
-              : a.sandbox == "container" ? runner::SandboxKind::kContainer
-                                         : runner::SandboxKind::kBwrap;
-  if (o.sandbox == runner::SandboxKind::kContainer) {
+  o.sandbox = a.sandbox == "none"        ? sandbox::SandboxKind::kNone
+              : a.sandbox == "container" ? sandbox::SandboxKind::kContainer
+                                         : sandbox::SandboxKind::kBwrap;
+  if (o.sandbox == sandbox::SandboxKind::kContainer) {
     if (auto stop = ContainerImages(env, kInferWho, a.engine, a.images, true, &o.images)) return stop;
     o.engine = a.engine;
   } else if (!a.images.empty()) {
@@ -189,7 +189,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   if (a.network == "full") o.network = extract::infer::AgentNetwork::kFull;
   if (a.network == "none") o.network = extract::infer::AgentNetwork::kNone;
   for (const auto& text : a.allow_endpoints) {
-    auto e = runner::ParseEndpoint(text);
+    auto e = sandbox::ParseEndpoint(text);
     if (!e.ok()) return Fail(kInferWho, "--allow-endpoint: " + e.error()), kExitUsage;
     o.endpoints.push_back(*e);
   }
@@ -204,7 +204,7 @@ std::optional<int> Prepare(util::Env& env, const InferArgs& a, extract::infer::I
   o.memory_mb = a.memory_mb;
   o.processes = a.processes;
   o.run_dir = *run;
-  if (auto s = extract::infer::CheckAgentCommand(o); !s.ok()) return Fail(kInferWho, s.error());
+  if (auto s = extract::infer::CheckAgentCommand(util::RealEnv(), o); !s.ok()) return Fail(kInferWho, s.error());
   r->tasks = std::move(*tasks);
   r->model = !a.model.empty() ? a.model : !a.agent.empty() ? a.agent : "agent";
   r->shard = *shard;
@@ -219,7 +219,7 @@ int Run(const InferArgs& a) {
   if (auto stop = Prepare(env, a, &o)) return *stop;
   BatchLines<extract::infer::InferResult> lines(
       kInferWho, a.quiet, [&](const auto& item) { return o.instances[item.index].first; }, DescribeResult);
-  auto run = extract::infer::InferRun(env, runner::RealLauncher(), o, std::ref(lines));
+  auto run = extract::infer::InferRun(env, sandbox::RealLauncher(), o, std::ref(lines));
   lines.Done();
   const auto& results = run.results;
   auto failed = std::find_if(results.begin(), results.end(),

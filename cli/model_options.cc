@@ -4,12 +4,14 @@
 #include <cstdlib>
 
 #include "cli/cli_common.h"
-#include "runner/llm_provider.h"
+#include "model/llm_provider.h"
 #include "util/env.h"
 
 namespace fbkit::cli {
 
-void AddModelOptions(CLI::App* cmd, ModelArgs* a, const std::string& steps) {
+void AddModelOptions(CLI::App* cmd, ModelArgs* a, const std::string& steps,
+                     const model::StepPrompts& prompts) {
+  a->prompts = prompts;
   cmd->add_option("--llm-cmd", a->cmd,
                   "Model command for " + steps +
                       ": one JSON request on stdin, one JSON answer on stdout "
@@ -42,7 +44,7 @@ void AddModelOptions(CLI::App* cmd, ModelArgs* a, const std::string& steps) {
 
 namespace {
 
-util::Status ParsePrice(const std::string& text, runner::ProviderOptions* o) {
+util::Status ParsePrice(const std::string& text, model::ProviderOptions* o) {
   if (text.empty()) return util::Status::Ok();
   size_t comma = text.find(',');
   try {
@@ -64,11 +66,11 @@ util::Status ParsePrice(const std::string& text, runner::ProviderOptions* o) {
 
 }  // namespace
 
-util::Expected<std::shared_ptr<runner::Model>> MakeModel(const ModelArgs& a,
+util::Expected<std::shared_ptr<model::Model>> MakeModel(const ModelArgs& a,
                                                          const std::string& work_dir) {
   if (!a.cmd.empty()) {
-    return std::shared_ptr<runner::Model>(
-        runner::CommandModel(util::RealEnv(), runner::RealLauncher(), a.cmd, work_dir));
+    return std::shared_ptr<model::Model>(
+        model::CommandModel(util::RealEnv(), sandbox::RealLauncher(), a.cmd, work_dir));
   }
   if (a.llm.empty()) {
     for (const auto& [set, name] : {std::pair{!a.url.empty(), "--llm-url"},
@@ -77,12 +79,12 @@ util::Expected<std::shared_ptr<runner::Model>> MakeModel(const ModelArgs& a,
                                     std::pair{!a.price.empty(), "--llm-price"}}) {
       if (set) return util::Error{std::string(name) + " needs --llm PROVIDER:MODEL"};
     }
-    return std::shared_ptr<runner::Model>();
+    return std::shared_ptr<model::Model>();
   }
-  auto o = runner::ResolveProvider(a.llm, a.url, a.offline,
+  auto o = model::ResolveProvider(a.llm, a.url, a.offline,
                                    [](const char* name) { return std::getenv(name); });
-  if (!o.ok()) return util::Error{o.error()};
-  if (auto s = ParsePrice(a.price, &*o); !s.ok()) return util::Error{s.error()};
+  if (!o.ok()) return o.failure();
+  if (auto s = ParsePrice(a.price, &*o); !s.ok()) return s.failure();
   if (!a.cache.empty()) {
     o->cache_dir = a.cache;
   } else if (auto dir = UserCacheDir("llm")) {
@@ -94,11 +96,12 @@ util::Expected<std::shared_ptr<runner::Model>> MakeModel(const ModelArgs& a,
   o->timeout_s = a.timeout;
   o->concurrency = a.jobs;
   o->attempts = a.retries + 1;
-  return std::shared_ptr<runner::Model>(
-      runner::ProviderModel(util::RealEnv(), runner::CurlHttp(), std::move(*o)));
+  o->prompts = a.prompts;
+  return std::shared_ptr<model::Model>(
+      model::ProviderModel(util::RealEnv(), model::CurlHttp(), std::move(*o)));
 }
 
-void ReportModel(const std::string& who, const runner::Model* model) {
+void ReportModel(const std::string& who, const model::Model* model) {
   if (!model || model->info().empty()) return;
   int64_t answers = 0, tokens = 0, fallbacks = 0;
   for (const auto& [step, u] : model->usage()) {
@@ -106,7 +109,7 @@ void ReportModel(const std::string& who, const runner::Model* model) {
     tokens += u.input_tokens + u.output_tokens;
     fallbacks += u.fallbacks;
   }
-  runner::Traffic t = model->traffic();
+  model::Traffic t = model->traffic();
   std::fprintf(stderr,
                "%s: model %s: %lld answers (%lld requests, %lld from the cache), %lld tokens, "
                "%lld steps left to the default\n",

@@ -8,7 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "runner/model.h"
+#include "model/llm_provider.h"
+#include "model/model.h"
 #include "util/expected.h"
 
 namespace fbkit::cli {
@@ -23,17 +24,20 @@ struct ModelArgs {
   int timeout = 120;
   int jobs = 4;
   int retries = 4;
+  model::StepPrompts prompts;  // the command's steps' prompts, for --llm
 };
 
-// Adds the options; `steps` says what the model does for this command (in --help).
-void AddModelOptions(CLI::App* cmd, ModelArgs* a, const std::string& steps);
+// Adds the options; `steps` says what the model does for this command (in --help), `prompts`
+// are its steps' prompts for a built-in provider.
+void AddModelOptions(CLI::App* cmd, ModelArgs* a, const std::string& steps,
+                     const model::StepPrompts& prompts);
 
 // The model the options name, or null for none (the deterministic defaults). `work_dir`
 // holds --llm-cmd's exchanged files. Errors name the option at fault.
-util::Expected<std::shared_ptr<runner::Model>> MakeModel(const ModelArgs& a,
+util::Expected<std::shared_ptr<model::Model>> MakeModel(const ModelArgs& a,
                                                          const std::string& work_dir);
 
 // "WHO: model NAME: N answers (R requests, H from the cache), T tokens" on stderr.
-void ReportModel(const std::string& who, const runner::Model* model);
+void ReportModel(const std::string& who, const model::Model* model);
 
 }  // namespace fbkit::cli

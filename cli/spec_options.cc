@@ -8,7 +8,7 @@
 
 #include "cli/cli_common.h"
 #include "runner/environment.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 
 namespace fbkit::cli {
 namespace {
@@ -23,7 +23,7 @@ bool Given(const SpecArgs& a, const std::string& field) {
 util::Status MergeEnv(const std::vector<std::string>& items, runner::RepoSpec* spec) {
   for (const auto& item : items) {
     auto kv = ParseEnvAssignment(item);
-    if (!kv.ok()) return util::Error{kv.error()};
+    if (!kv.ok()) return kv.failure();
     std::erase_if(spec->vars, [&](const auto& old) { return old.first == kv->first; });
     spec->vars.push_back(std::move(*kv));
   }
@@ -80,29 +80,29 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which) {
   }
 }
 
-util::Expected<runner::SandboxKind> SandboxOf(const SpecArgs& a) {
-  if (a.sandbox.empty()) return runner::SandboxKind::kBwrap;
-  return runner::ParseSandboxKind(a.sandbox);
+util::Expected<sandbox::SandboxKind> SandboxOf(const SpecArgs& a) {
+  if (a.sandbox.empty()) return sandbox::SandboxKind::kBwrap;
+  return sandbox::ParseSandboxKind(a.sandbox);
 }
 
 util::Expected<runner::BuiltEnvironment> BuildEnvironment(const runner::RepoSpec& spec,
                                                           const std::string& root,
                                                           const std::string& who, bool quiet,
                                                           bool rebuild) {
-  if (spec.sandbox == runner::SandboxKind::kBwrap) {
-    if (auto s = runner::CheckBwrap(); !s.ok()) return util::Error{s.error()};
+  if (spec.sandbox == sandbox::SandboxKind::kBwrap) {
+    if (auto s = sandbox::CheckBwrap(); !s.ok()) return s.failure();
   }
   runner::EnvRequest request{spec, root, spec.environment_cache, [&](const std::string& line) {
                                if (!quiet) std::fprintf(stderr, "%s: %s\n", who.c_str(), line.c_str());
                              }, rebuild};
-  return runner::EnsureEnvironment(util::RealEnv(), runner::RealLauncher(), request);
+  return runner::EnsureEnvironment(util::RealEnv(), sandbox::RealLauncher(), request);
 }
 
 util::Status PrepareEnvironment(const runner::RepoSpec& spec, const std::string& root,
                                 const std::string& who, bool quiet) {
   if (spec.install.empty()) return util::Status::Ok();
   auto built = BuildEnvironment(spec, root, who, quiet);
-  if (!built.ok()) return util::Error{built.error()};
+  if (!built.ok()) return built.failure();
   if (!built->reused && !quiet) {
     std::fprintf(stderr, "%s: environment %s built (%s)\n", who.c_str(), built->key.c_str(),
                  built->python.c_str());
@@ -141,7 +141,7 @@ util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::strin
   runner::RepoSpec spec = std::move(*loaded);
   if (Given(a, "sandbox")) {
     auto kind = SandboxOf(a);
-    if (!kind.ok()) return util::Error{kind.error()};
+    if (!kind.ok()) return kind.failure();
     spec.sandbox = *kind;
   }
   if (Given(a, "network")) spec.network = a.network;
@@ -153,7 +153,7 @@ util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::strin
   if (Given(a, "tests")) spec.tests = a.tests;
   if (Given(a, "total_timeout")) spec.total_timeout = a.total_timeout;
   if (Given(a, "exclude")) spec.exclude = a.exclude;
-  if (auto s = MergeEnv(a.env, &spec); !s.ok()) return util::Error{s.error()};
+  if (auto s = MergeEnv(a.env, &spec); !s.ok()) return s.failure();
   spec.environment_cache = EnvCacheDir();
   return spec;
 }

@@ -39,7 +39,7 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, unsigned which);
 util::Expected<runner::RepoSpec> ResolveSpec(const SpecArgs& a, const std::string& root);
 
 // Only --sandbox (for commands whose settings come from task directories); default bwrap.
-util::Expected<runner::SandboxKind> SandboxOf(const SpecArgs& a);
+util::Expected<sandbox::SandboxKind> SandboxOf(const SpecArgs& a);
 
 // The spec's environment (built unless cached, or from nothing with `rebuild`), with the
 // install steps' progress on stderr unless quiet; the error names the failing step, or why

@@ -13,7 +13,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/spec_options.h"
-#include "tracer/runner.h"
+#include "tracer/run_trace.h"
 #include "tracer/trace_json.h"
 #include "util/shard.h"
 
@@ -36,7 +36,7 @@ struct TraceArgs {
 // Per test file, the sum of its tests' durations in a trace written with --details.
 util::Expected<std::map<std::string, double>> Durations(util::Env& env, const std::string& path) {
   auto trace = tracer::LoadTraces(env, {path});
-  if (!trace.ok()) return util::Error{trace.error()};
+  if (!trace.ok()) return trace.failure();
   std::map<std::string, double> out;
   for (const auto& [name, f] : trace->files) {
     double sum = 0;
@@ -133,7 +133,7 @@ int Run(TraceArgs& args) {
   }
   args.options.work_dir = work;
   Progress progress("fb-graph trace:", !args.quiet);
-  auto trace = tracer::RunTrace(env, runner::RealLauncher(), args.options,
+  auto trace = tracer::RunTrace(env, sandbox::RealLauncher(), args.options,
                                 [&](const tracer::TraceProgress& p) {
                                   progress.Update(p.files_done, p.files_total);
                                 });

@@ -97,7 +97,7 @@ util::Expected<std::string> Reinsert(parser::PythonParser& parser, const FileVer
                                      const EntityChange& c) {
   if (!file.after) return util::Error{"the file is deleted"};
   auto at = Anchor(parser, file, c);
-  if (!at.ok()) return util::Error{at.error()};
+  if (!at.ok()) return at.failure();
   std::string indent;
   const std::string& before = *file.before;
   (void)LineSpan(before, static_cast<size_t>(c.before_start), static_cast<size_t>(c.before_end),
@@ -140,7 +140,7 @@ util::Expected<std::string> FirstFailing(util::Env& env, runner::TestRunner& tes
 
 struct Ctx {
   util::Env& env;
-  runner::Launcher& launcher;
+  sandbox::Launcher& launcher;
   runner::TestRunner& tests;
   parser::PythonParser& parser;
   const Instance& instance;

@@ -26,7 +26,7 @@
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
 #include "runner/services.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 
 namespace fbkit::groundtruth {

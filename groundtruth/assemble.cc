@@ -5,7 +5,7 @@
 
 #include "groundtruth/entity_changes.h"
 #include "util/json_docs.h"
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -71,7 +71,7 @@ std::string IssueRequest(const Instance& instance) {
 // The model's answer read by `read` (which may throw on a JSON that is not the answer);
 // nullopt when it stays invalid and the model falls back.
 template <typename T, typename F>
-util::Expected<std::optional<T>> AskModel(runner::Model& model, const std::string& request,
+util::Expected<std::optional<T>> AskModel(model::Model& model, const std::string& request,
                                           F read) {
   std::function<util::Expected<T>(const std::string&)> reader =
       [&read](const std::string& answer) -> util::Expected<T> {
@@ -82,14 +82,14 @@ util::Expected<std::optional<T>> AskModel(runner::Model& model, const std::strin
                          e.what()};
     }
   };
-  return runner::AskFor(model, request, reader);
+  return model::AskFor(model, request, reader);
 }
 
 template <typename T, typename F>
 util::Expected<std::map<std::string, T>> ByInstance(const std::string& text,
                                                     const std::string& path, F read) {
   auto records = util::ReadRecords(text, path, "instances");
-  if (!records.ok()) return util::Error{records.error()};
+  if (!records.ok()) return records.failure();
   std::map<std::string, T> out;
   for (size_t i = 0; i < records->size(); ++i) {
     try {
@@ -112,7 +112,7 @@ void AddSteps(const Instance& instance, const GtOptions& o, GtResult* r) {
         *o.model, StepsRequest(instance, tasks),
         [&tasks](const json& j) -> util::Expected<std::vector<Step>> {
           auto read = StepsFrom(j.at("steps"));
-          if (auto s = CheckSteps(tasks, &read); !s.ok()) return util::Error{s.error()};
+          if (auto s = CheckSteps(tasks, &read); !s.ok()) return s.failure();
           return read;
         });
     if (!got.ok()) return r->problems.push_back("steps: " + got.error());
@@ -159,13 +159,13 @@ std::string PurposeRequest(const Instance& instance, const GtTask& task, const s
 
 // entity id -> its code in the gold version (the base version for a deleted entity).
 util::Expected<std::map<std::string, std::string>> EntityCode(util::Env& env,
-                                                              runner::Launcher& launcher,
+                                                              sandbox::Launcher& launcher,
                                                               parser::PythonParser& parser,
                                                               const Instance& instance,
                                                               const std::string& work) {
   auto versions =
       PatchVersions(env, launcher, instance.repo, instance.base_commit, instance.patch, work);
-  if (!versions.ok()) return util::Error{versions.error()};
+  if (!versions.ok()) return versions.failure();
   std::map<std::string, const FileVersions*> by_path;
   for (const auto& v : *versions) by_path[v.path] = &v;
   std::map<std::string, std::string> out;
@@ -183,7 +183,7 @@ util::Expected<std::map<std::string, std::string>> EntityCode(util::Env& env,
 
 // Each task without a purpose gets one from the model: the feature request and the entity's
 // own code go out, a behaviour-level sentence comes back.
-void AddPurposes(util::Env& env, runner::Launcher& launcher, parser::PythonParser& parser,
+void AddPurposes(util::Env& env, sandbox::Launcher& launcher, parser::PythonParser& parser,
                  const Instance& instance, const GtOptions& o, const std::string& work,
                  GtResult* r) {
   if (!o.model) return;
@@ -260,7 +260,7 @@ GtResult BuildGroundTruth(const runner::Services& services,
   AddPurposes(env, launcher, parser, instance, options, util::JoinPath(work_dir, "llm"), &r);
   AddSteps(instance, options, &r);
   AddIssue(instance, options, &r);
-  if (options.model) r.gt.model = runner::ModelJson(*options.model);
+  if (options.model) r.gt.model = model::ModelJson(*options.model);
   (void)env.RemoveAll(work_dir);
   return r;
 }

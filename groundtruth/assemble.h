@@ -24,8 +24,8 @@
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
 #include "runner/services.h"
-#include "runner/model.h"
-#include "runner/process.h"
+#include "model/model.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 
 namespace fbkit::groundtruth {
@@ -40,7 +40,7 @@ struct GtOptions {
   int repeat = 1;
   bool entities = true;
   bool whole_files = false;                        // ablation reruns whole F2P files
-  runner::Model* model = nullptr;  // steps, issue texts and purposes when set (not owned)
+  model::Model* model = nullptr;  // steps, issue texts and purposes when set (not owned)
   std::map<std::string, std::vector<Step>> steps;  // --steps FILE, by instance
   std::map<std::string, IssueTexts> issues;        // --issue FILE, by instance
 };

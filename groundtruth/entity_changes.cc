@@ -357,7 +357,7 @@ ChangeSet DiffEntities(parser::PythonParser& parser, const std::vector<FileVersi
   return set;
 }
 
-util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::Launcher& launcher,
+util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, sandbox::Launcher& launcher,
                                                         const std::string& repo,
                                                         const std::string& commit,
                                                         const std::string& patch,
@@ -367,8 +367,8 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::
   runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
   std::string tree = util::JoinPath(work_dir, "tree");
   (void)env.RemoveAll(tree);
-  if (auto s = env.MakeDirs(tree); !s.ok()) return util::Error{s.error()};
-  if (auto r = git.Run(tree, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
+  if (auto s = env.MakeDirs(tree); !s.ok()) return s.failure();
+  if (auto r = git.Run(tree, {"init", "-q"}); !r.ok()) return r.failure();
   std::vector<FileVersions> out;
   std::vector<util::FilePatch> python;
   for (const auto& f : *parsed) {
@@ -378,16 +378,16 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::
     if (!f.is_new()) {
       auto old = py ? git.Show(repo, commit, f.old_path)
                     : util::Expected<std::optional<std::string>>(std::optional<std::string>(""));
-      if (!old.ok()) return util::Error{old.error()};
+      if (!old.ok()) return old.failure();
       if (!*old)
         return util::Error{"the patch changes " + f.old_path + ", which " + commit +
                            " does not have"};
       v.before = **old;
       if (py) {
         std::string dest = util::JoinPath(tree, f.old_path);
-        if (auto s = env.MakeDirs(util::DirName(dest)); !s.ok()) return util::Error{s.error()};
+        if (auto s = env.MakeDirs(util::DirName(dest)); !s.ok()) return s.failure();
         if (auto s = env.WriteFileAtomic(dest, *v.before); !s.ok()) {
-          return util::Error{s.error()};
+          return s.failure();
         }
       }
     }
@@ -402,7 +402,7 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::
     if (!v.after || !v.path.ends_with(".py")) continue;
     // No link followed: a patch's links may lead out of the tree, whatever its checks said.
     auto text = env.ReadUntrusted(tree, v.path, util::kMaxTreeFileBytes);
-    if (!text.ok()) return util::Error{text.error()};
+    if (!text.ok()) return text.failure();
     v.after = *text;
   }
   (void)env.RemoveAll(work_dir);

@@ -14,7 +14,7 @@
 
 #include "parser/entity.h"
 #include "parser/python_parser.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -65,7 +65,7 @@ ChangeSet DiffEntities(parser::PythonParser& parser, const std::vector<FileVersi
 // The before and after versions of the files `patch` touches, the before from `commit` of
 // the git repository `repo`, the after by applying the patch to them in `work_dir` (a
 // scratch directory). Fails when the patch does not parse or apply.
-util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, runner::Launcher& launcher,
+util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, sandbox::Launcher& launcher,
                                                         const std::string& repo,
                                                         const std::string& commit,
                                                         const std::string& patch,

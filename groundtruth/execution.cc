@@ -41,7 +41,7 @@ util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
   request.root = root;
   if (!spec.install.empty() && !env_root.empty()) {
     auto same = runner::SameDependencies(env, spec, root, env_root);
-    if (!same.ok()) return util::Error{same.error()};
+    if (!same.ok()) return same.failure();
     if (*same) request.env_root = env_root;
   }
   request.spec = spec;
@@ -50,7 +50,7 @@ util::Expected<Outcomes> TestOutcomes(util::Env& env, runner::TestRunner& tests,
   request.work_dir = work_dir;
   auto run = tests.Run(request);
   (void)env.RemoveAll(work_dir);
-  if (!run.ok()) return util::Error{run.error()};
+  if (!run.ok()) return run.failure();
   return runner::OutcomesOf(*run);
 }
 
@@ -99,7 +99,7 @@ std::vector<std::string> RunnableTests(const std::string& test_patch) {
   return out;
 }
 
-std::optional<CheckoutError> PrepareCheckout(util::Env& env, runner::Launcher& launcher,
+std::optional<CheckoutError> PrepareCheckout(util::Env& env, sandbox::Launcher& launcher,
                                              const Instance& instance, const std::string& dir,
                                              bool gold) {
   runner::Git git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
@@ -117,7 +117,7 @@ std::optional<CheckoutError> PrepareCheckout(util::Env& env, runner::Launcher& l
   return std::nullopt;
 }
 
-std::string EnvironmentSource(util::Env& env, runner::Launcher& launcher,
+std::string EnvironmentSource(util::Env& env, sandbox::Launcher& launcher,
                               const Instance& instance, const runner::RepoSpec& spec,
                               const std::string& dir) {
   if (spec.install.empty()) return "";

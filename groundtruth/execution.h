@@ -22,7 +22,7 @@
 #include "groundtruth/records.h"
 #include "runner/outcome.h"
 #include "runner/services.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -75,7 +75,7 @@ struct CheckoutError {
 
 // Checks out the base commit into `dir` and applies the test patch (and, with `gold`, the
 // gold patch); nullopt when all went well.
-std::optional<CheckoutError> PrepareCheckout(util::Env& env, runner::Launcher& launcher,
+std::optional<CheckoutError> PrepareCheckout(util::Env& env, sandbox::Launcher& launcher,
                                              const Instance& instance, const std::string& dir,
                                              bool gold);
 
@@ -84,7 +84,7 @@ std::optional<CheckoutError> PrepareCheckout(util::Env& env, runner::Launcher& l
 // after, each ablation) that declares its dependencies; "" when the spec installs nothing
 // or the checkout fails (each run then builds from its own tree, and the run that needs the
 // checkout reports why it failed).
-std::string EnvironmentSource(util::Env& env, runner::Launcher& launcher,
+std::string EnvironmentSource(util::Env& env, sandbox::Launcher& launcher,
                               const Instance& instance, const runner::RepoSpec& spec,
                               const std::string& dir);
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "runner/model.h"
+#include "model/model.h"
 
 namespace fbkit::groundtruth {
 namespace {
@@ -24,7 +24,7 @@ util::Status Read(const json& answer, const char* key, double max, std::optional
   return util::Status::Ok();
 }
 
-util::Status Judge(runner::Model& model, const GroundTruth& gt, AgentInstance* a) {
+util::Status Judge(model::Model& model, const GroundTruth& gt, AgentInstance* a) {
   json request = {{"schema", "fbkit.llm-judge/1"},
                   {"task", "judge_understanding"},
                   {"instance_id", gt.instance_id},
@@ -38,19 +38,19 @@ util::Status Judge(runner::Model& model, const GroundTruth& gt, AgentInstance* a
     for (auto [key, max, field] : {std::tuple{"goal_score", 10.0, &judged.goal_score},
                                    std::tuple{"concept_recall", 1.0, &judged.concept_recall},
                                    std::tuple{"concept_accuracy", 1.0, &judged.concept_accuracy}}) {
-      if (auto s = Read(j, key, max, field); !s.ok()) return util::Error{s.error()};
+      if (auto s = Read(j, key, max, field); !s.ok()) return s.failure();
     }
     return judged;
   };
-  auto judged = runner::AskFor(model, request.dump(), read);
-  if (!judged.ok()) return util::Error{judged.error()};
+  auto judged = model::AskFor(model, request.dump(), read);
+  if (!judged.ok()) return judged.failure();
   if (*judged) *a = std::move(**judged);  // else no judgement, as without a model
   return util::Status::Ok();
 }
 
 }  // namespace
 
-std::vector<std::string> JudgeRun(runner::Model& model, const std::vector<GroundTruth>& gts,
+std::vector<std::string> JudgeRun(model::Model& model, const std::vector<GroundTruth>& gts,
                                   AgentRun* run) {
   std::map<std::string, const GroundTruth*> by_id;
   for (const auto& gt : gts) by_id[gt.instance_id] = &gt;

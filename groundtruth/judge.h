@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "groundtruth/records.h"
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/env.h"
 
 namespace fbkit::groundtruth {
 
 // Fills the missing judgements of `run`'s instances; returns warnings ("ID: why") for
 // requests that failed or answers out of range (those judgements stay missing).
-std::vector<std::string> JudgeRun(runner::Model& model, const std::vector<GroundTruth>& gts,
+std::vector<std::string> JudgeRun(model::Model& model, const std::vector<GroundTruth>& gts,
                                   AgentRun* run);
 
 }  // namespace fbkit::groundtruth

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "util/json_docs.h"
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -133,14 +133,14 @@ Matcher LexicalMatcher(double threshold) {
       };
 }
 
-Matcher LlmMatcher(runner::Model& model, Matcher fallback) {
+Matcher LlmMatcher(model::Model& model, Matcher fallback) {
   return [&model, fallback](
              const MatchRequest& r) -> util::Expected<std::vector<std::pair<size_t, size_t>>> {
     if (r.candidates.empty()) return std::vector<std::pair<size_t, size_t>>{};
     std::function<util::Expected<std::vector<std::pair<size_t, size_t>>>(const std::string&)>
         read = [&r](const std::string& answer) { return ParseAnswer(answer, r); };
-    auto pairs = runner::AskFor(model, RequestJson(r), read);
-    if (!pairs.ok()) return util::Error{pairs.error()};
+    auto pairs = model::AskFor(model, RequestJson(r), read);
+    if (!pairs.ok()) return pairs.failure();
     if (!*pairs) return fallback(r);
     return std::move(**pairs);
   };

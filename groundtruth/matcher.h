@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -49,6 +49,6 @@ Matcher LexicalMatcher(double threshold);
 
 // The model's matcher (--llm-cmd or --llm); `fallback` matches when the model's answers
 // stayed invalid and it falls back.
-Matcher LlmMatcher(runner::Model& model, Matcher fallback);
+Matcher LlmMatcher(model::Model& model, Matcher fallback);
 
 }  // namespace fbkit::groundtruth

@@ -98,7 +98,7 @@ util::Expected<Pairs> MatchTasks(const std::string& id, const std::vector<const 
   }
   if (req.candidates.empty()) return pairs;
   auto more = matcher(req);
-  if (!more.ok()) return util::Error{more.error()};
+  if (!more.ok()) return more.failure();
   for (auto [t, p] : *more) pairs.emplace_back(tidx[t], pidx[p]);
   return pairs;
 }
@@ -129,7 +129,7 @@ util::Expected<size_t> MatchSteps(const std::string& id, const GroundTruth& gt,
   }
   if (req.candidates.empty()) return size_t{0};
   auto pairs = matcher(req);
-  if (!pairs.ok()) return util::Error{pairs.error()};
+  if (!pairs.ok()) return pairs.failure();
   return pairs->size();
 }
 

@@ -98,7 +98,7 @@ std::string MetricCell(const GroupScore& g, const std::string& metric);
 const std::vector<std::string>& MetricHeaders();
 
 // fbkit.race-scores/1 (keys sorted; ratios rounded to 6 decimals).
-// `model`: the usage of the model that matched and judged (runner::UsageJson), or "".
+// `model`: the usage of the model that matched and judged (model::UsageJson), or "".
 std::string ScoresJson(const std::vector<AgentScore>& agents, bool per_instance,
                        const std::string& model = "");
 // One row per agent and group; percentages with one decimal, "-" when missing.

@@ -12,7 +12,7 @@
 
 #include "groundtruth/entity_changes.h"
 #include "groundtruth/paths.h"
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/json_writer.h"
 #include "util/strings.h"
 
@@ -57,7 +57,7 @@ util::Expected<std::vector<Commit>> FirstParentHistory(runner::Git& git, const s
   args.push_back(o.ref);
   args.push_back("--");
   auto out = git.Run(repo, args);
-  if (!out.ok()) return util::Error{out.error()};
+  if (!out.ok()) return out.failure();
   return ParseLog(*out);
 }
 
@@ -82,7 +82,7 @@ util::Expected<std::vector<std::string>> CommitsOf(runner::Git& git, const std::
   size_t dots = value.find("..");
   if (dots == std::string::npos) {
     auto one = ResolveCommit(git, repo, value, value);
-    if (!one.ok()) return util::Error{one.error()};
+    if (!one.ok()) return one.failure();
     return std::vector<std::string>{*one};
   }
   if (value.compare(dots, 3, "...") == 0) {
@@ -90,9 +90,9 @@ util::Expected<std::vector<std::string>> CommitsOf(runner::Git& git, const std::
   }
   std::string from = value.substr(0, dots), to = value.substr(dots + 2);
   auto a = ResolveCommit(git, repo, value, from.empty() ? "HEAD" : from);
-  if (!a.ok()) return util::Error{a.error()};
+  if (!a.ok()) return a.failure();
   auto b = ResolveCommit(git, repo, value, to.empty() ? "HEAD" : to);
-  if (!b.ok()) return util::Error{b.error()};
+  if (!b.ok()) return b.failure();
   auto out = git.Run(repo, {"rev-list", *a + ".." + *b, "--"});
   if (!out.ok()) return util::Error{what + out.error()};
   std::vector<std::string> hashes;
@@ -110,7 +110,7 @@ util::Expected<std::vector<Commit>> NamedCommits(runner::Git& git, const std::st
   std::set<std::string> seen;
   for (const auto& v : values) {
     auto some = CommitsOf(git, repo, v);
-    if (!some.ok()) return util::Error{some.error()};
+    if (!some.ok()) return some.failure();
     for (auto& h : *some) {
       if (seen.insert(h).second) hashes.push_back(std::move(h));
     }
@@ -123,7 +123,7 @@ util::Expected<std::vector<Commit>> NamedCommits(runner::Git& git, const std::st
     args.insert(args.end(), hashes.begin() + i, hashes.begin() + end);
     args.push_back("--");
     auto out = git.Run(repo, args);
-    if (!out.ok()) return util::Error{out.error()};
+    if (!out.ok()) return out.failure();
     for (auto& c : ParseLog(*out)) commits.push_back(std::move(c));
   }
   return commits;
@@ -199,9 +199,9 @@ util::Expected<std::vector<std::string>> NewPublic(runner::Git& git, parser::Pyt
   std::vector<FileVersions> versions;
   for (const auto& f : pr.source_files) {
     auto before = git.Show(repo, pr.base, f);
-    if (!before.ok()) return util::Error{before.error()};
+    if (!before.ok()) return before.failure();
     auto after = git.Show(repo, pr.commit, f);
-    if (!after.ok()) return util::Error{after.error()};
+    if (!after.ok()) return after.failure();
     versions.push_back({f, *before, *after});
   }
   std::vector<std::string> out;
@@ -236,7 +236,7 @@ std::string ProblemStatement(const MinedPr& pr, const std::vector<std::string>& 
 }
 
 // The intent from the model, or an error saying why the answer was not used.
-util::Expected<std::string> IntentByModel(runner::Model& model, const MinedPr& pr) {
+util::Expected<std::string> IntentByModel(model::Model& model, const MinedPr& pr) {
   json files = json::array();
   for (const auto* list : {&pr.source_files, &pr.test_files, &pr.other_files}) {
     for (const auto& f : *list) files.push_back(f);
@@ -260,8 +260,8 @@ util::Expected<std::string> IntentByModel(runner::Model& model, const MinedPr& p
     }
     return intent;
   };
-  auto intent = runner::AskFor(model, req.dump(), read);
-  if (!intent.ok()) return util::Error{intent.error()};
+  auto intent = model::AskFor(model, req.dump(), read);
+  if (!intent.ok()) return intent.failure();
   if (!*intent) return util::Error{model.source() + ": its answers stayed invalid"};
   return **intent;
 }
@@ -275,7 +275,7 @@ std::string Join(const std::vector<std::string>& v, const char* sep) {
 // Everything about one PR commit past stage 1; false (with `drop`) when a stage drops it.
 struct Miner {
   util::Env& env;
-  runner::Launcher& launcher;
+  sandbox::Launcher& launcher;
   parser::PythonParser& parser;
   runner::Git& git;
   const std::string& repo;
@@ -288,7 +288,7 @@ struct Miner {
 
   util::Expected<bool> Fill(const Commit& c, MinedPr* pr, std::string* drop) {
     auto names = git.Run(repo, {"diff", "--name-only", "--no-renames", pr->base, pr->commit});
-    if (!names.ok()) return util::Error{names.error()};
+    if (!names.ok()) return names.failure();
     std::vector<std::string> files;
     for (const auto& f : util::Split(*names, '\n')) {
       if (!util::Trim(f).empty()) files.push_back(util::Trim(f));
@@ -301,13 +301,13 @@ struct Miner {
     }
     report.stages[tests_stage].count++;
     auto subjects = Messages(c, pr);
-    if (!subjects.ok()) return util::Error{subjects.error()};
+    if (!subjects.ok()) return subjects.failure();
     if (issue_stage >= 0) {
       if (pr->issues.empty()) return *drop = "no issue reference", false;
       report.stages[issue_stage].count++;
     }
     auto pub = NewPublic(git, parser, repo, *pr);
-    if (!pub.ok()) return util::Error{pub.error()};
+    if (!pub.ok()) return pub.failure();
     pr->new_public = std::move(*pub);
     Decide(pr);
     report.intents[pr->intent]++;
@@ -326,7 +326,7 @@ struct Miner {
     if (pr->kind == "merge") {
       auto log = git.Run(
           repo, {"log", "--no-merges", "--reverse", "--format=%s", pr->base + ".." + pr->commit});
-      if (!log.ok()) return util::Error{log.error()};
+      if (!log.ok()) return log.failure();
       for (const auto& s : util::Split(*log, '\n')) {
         if (!util::Trim(s).empty()) subjects.push_back(util::Trim(s));
       }
@@ -349,9 +349,9 @@ struct Miner {
       return git.Run(repo, args);
     };
     auto patch = diff(rest);
-    if (!patch.ok()) return util::Error{patch.error()};
+    if (!patch.ok()) return patch.failure();
     auto test_patch = diff(pr->test_files);
-    if (!test_patch.ok()) return util::Error{test_patch.error()};
+    if (!test_patch.ok()) return test_patch.failure();
     pr->patch = std::move(*patch);
     pr->test_patch = std::move(*test_patch);
     return true;
@@ -574,14 +574,14 @@ void MinePr(Miner& miner, const Commit& c, const MineOptions& o, MineResult* r) 
 
 }  // namespace
 
-util::Expected<MineResult> Mine(util::Env& env, runner::Launcher& launcher,
+util::Expected<MineResult> Mine(util::Env& env, sandbox::Launcher& launcher,
                                 parser::PythonParser& parser, const std::string& repo,
                                 const MineOptions& o, const std::string& work_dir,
                                 void (*progress)(const std::string&)) {
   runner::Git git(env, launcher, work_dir);
   auto commits = o.commits.empty() ? FirstParentHistory(git, repo, o)
                                     : NamedCommits(git, repo, o.commits);
-  if (!commits.ok()) return util::Error{commits.error()};
+  if (!commits.ok()) return commits.failure();
   MineResult r;
   r.report.repository = o.repo_name;
   if (o.commits.empty()) {

@@ -30,7 +30,7 @@
 
 #include "parser/python_parser.h"
 #include "runner/git.h"
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -45,7 +45,7 @@ struct MineOptions {
   int max = 0;               // stop after N kept PRs (0: no limit)
   std::vector<std::string> intents = {"new feature"};  // empty: every intent
   bool require_issue = false;  // keep only PRs whose messages refer to an issue
-  runner::Model* model = nullptr;  // intent by model when set (not owned)
+  model::Model* model = nullptr;  // intent by model when set (not owned)
   std::string repo_name;  // "owner/name" for instance ids ("local/dir" when unknown)
   std::string ref = "HEAD";
   // --commits: ranges "A..B" (an empty side is HEAD) and single revisions; when not empty,
@@ -115,7 +115,7 @@ std::string TitleWithoutClosing(const std::string& subject);
 // and then. A candidate whose commits git cannot diff or show is dropped with a warning; only
 // an unreadable history is an error, and with `commits` a revision git does not know, a range
 // that holds no commit, or an empty value (each error names --commits and the value).
-util::Expected<MineResult> Mine(util::Env& env, runner::Launcher& launcher,
+util::Expected<MineResult> Mine(util::Env& env, sandbox::Launcher& launcher,
                                 parser::PythonParser& parser, const std::string& repo,
                                 const MineOptions& options, const std::string& work_dir,
                                 void (*progress)(const std::string&) = nullptr);

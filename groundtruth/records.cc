@@ -158,7 +158,7 @@ const std::vector<std::string>& StepTypes() {
 util::Expected<std::vector<Instance>> ParseInstances(const std::string& text,
                                                      const std::string& path) {
   auto records = util::ReadRecords(text, path, "instances");
-  if (!records.ok()) return util::Error{records.error()};
+  if (!records.ok()) return records.failure();
   std::vector<Instance> out;
   std::set<std::string> seen;
   std::string dir = util::DirName(path);
@@ -179,7 +179,7 @@ util::Expected<std::vector<Instance>> ParseInstances(const std::string& text,
 util::Expected<std::vector<GroundTruth>> ParseGroundTruths(const std::string& text,
                                                            const std::string& path) {
   auto records = util::ReadRecords(text, path, "instances");
-  if (!records.ok()) return util::Error{records.error()};
+  if (!records.ok()) return records.failure();
   std::vector<GroundTruth> out;
   std::set<std::string> seen;
   for (size_t i = 0; i < records->size(); ++i) {
@@ -198,7 +198,7 @@ util::Expected<std::vector<GroundTruth>> ParseGroundTruths(const std::string& te
 util::Expected<AgentRun> ParseAgentRun(const std::string& text, const std::string& path) {
   json wrapper;
   auto records = util::ReadRecords(text, path, "instances", &wrapper);
-  if (!records.ok()) return util::Error{records.error()};
+  if (!records.ok()) return records.failure();
   AgentRun run;
   std::set<std::string> seen;
   try {

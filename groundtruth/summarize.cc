@@ -8,7 +8,7 @@
 
 #include "util/json_docs.h"
 #include "agents/trajectory.h"
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::groundtruth {
@@ -151,17 +151,17 @@ util::Status ApplySummary(const std::string& answer, Summary* s) {
   return {};
 }
 
-std::vector<std::string> SummarizeAll(runner::Model& model, const std::string& agent,
+std::vector<std::string> SummarizeAll(model::Model& model, const std::string& agent,
                                       std::vector<Summary>* all) {
   std::vector<std::string> warnings;
   for (auto& s : *all) {
     std::function<util::Expected<Summary>(const std::string&)> read =
         [&s](const std::string& answer) -> util::Expected<Summary> {
       Summary out = s;
-      if (auto st = ApplySummary(answer, &out); !st.ok()) return util::Error{st.error()};
+      if (auto st = ApplySummary(answer, &out); !st.ok()) return st.failure();
       return out;
     };
-    auto got = runner::AskFor(model, SummarizeRequest(s.trajectory, agent), read);
+    auto got = model::AskFor(model, SummarizeRequest(s.trajectory, agent), read);
     if (!got.ok()) {
       warnings.push_back(s.trajectory.instance_id + ": " + got.error());
     } else if (*got) {

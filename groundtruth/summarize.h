@@ -16,8 +16,8 @@
 
 #include "groundtruth/records.h"
 #include "agents/trajectory.h"
-#include "runner/model.h"
-#include "runner/process.h"
+#include "model/model.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -42,7 +42,7 @@ util::Status ApplySummary(const std::string& answer, Summary* s);
 
 // Asks the model for each summary (warnings "ID: why" for rejected answers; a model that
 // falls back leaves the trajectory's own reading).
-std::vector<std::string> SummarizeAll(runner::Model& model, const std::string& agent,
+std::vector<std::string> SummarizeAll(model::Model& model, const std::string& agent,
                                       std::vector<Summary>* all);
 
 // Sets `applied` and `resolved` from a SWE-bench evaluation: its run report

@@ -164,10 +164,10 @@ class Builder {
 util::Expected<EntitiesResult> BuildEntities(util::Env& env, const EntitiesOptions& options,
                                              const ProgressFn& progress) {
   auto tree = FindPythonFiles(env, options.root, options.excludes);
-  if (!tree.ok()) return util::Error{tree.error()};
+  if (!tree.ok()) return tree.failure();
   Builder builder(env, options, *tree);
   util::Status s = builder.Run(progress);
-  if (!s.ok()) return util::Error{s.error()};
+  if (!s.ok()) return s.failure();
   return builder.Finish();
 }
 
@@ -176,7 +176,7 @@ util::Expected<std::vector<FileTable>> FileTables(const EntitiesResult& result) 
   tables.reserve(result.fragments.size());
   for (const auto& fragment : result.fragments) {
     auto t = ParseFileTableJson(fragment);
-    if (!t.ok()) return util::Error{t.error()};
+    if (!t.ok()) return t.failure();
     tables.push_back(std::move(*t));
   }
   return tables;

@@ -142,10 +142,10 @@ bool IsExcluded(const std::string& rel_path, const std::vector<std::string>& exc
 util::Expected<SourceTree> FindPythonFiles(util::Env& env, const std::string& root,
                                            const std::vector<std::string>& excludes) {
   auto info = env.Stat(root, /*follow_symlinks=*/true);
-  if (!info.ok()) return util::Error{info.error()};
+  if (!info.ok()) return info.failure();
   if (info->type != util::FileType::kDirectory) return util::Error{root + ": not a directory"};
   auto entries = env.ListDir(root);
-  if (!entries.ok()) return util::Error{entries.error()};
+  if (!entries.ok()) return entries.failure();
   TreeWalker walker(env, root, excludes);
   std::string package = HasEntry(*entries, "__init__.py") ? BaseName(root) : "";
   walker.Walk("", *entries, package);

@@ -5,18 +5,18 @@
 
 namespace fbkit::runner {
 
-util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
+util::Expected<Confinement> Confine(util::Env& env, sandbox::Launcher& launcher, const RepoSpec& spec,
                                     const ConfineRequest& request) {
   Confinement c;
   c.python = spec.python;
-  PrivateCopy copy{request.copy_of, request.root, "", {}};  // what the environment built, laid over
+  sandbox::PrivateCopy copy{request.copy_of, request.root, "", {}};  // what the environment built, laid over
   c.sandbox.kind = spec.sandbox;
   c.sandbox.network = spec.network;
   c.sandbox.limits = spec.limits;
-  if (c.sandbox.kind == SandboxKind::kBwrap) {
-    if (util::Status s = CheckBwrap(); !s.ok()) return util::Error{s.error()};
+  if (c.sandbox.kind == sandbox::SandboxKind::kBwrap) {
+    if (util::Status s = sandbox::CheckBwrap(); !s.ok()) return s.failure();
   }
-  bool in_image = c.sandbox.kind == SandboxKind::kContainer;
+  bool in_image = c.sandbox.kind == sandbox::SandboxKind::kContainer;
   if (in_image) {
     // The image's system, interpreter and environment in place of the host's: what its
     // install steps built is laid over the copy from the image's own tree.
@@ -25,17 +25,17 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
                          "`fb-extract images TASKS --engine podman` and pass its images.json "
                          "(--images)"};
     }
-    if (util::Status s = CheckContainerEngine(spec.container_engine); !s.ok()) return util::Error{s.error()};
+    if (util::Status s = sandbox::CheckContainerEngine(spec.container_engine); !s.ok()) return s.failure();
     c.sandbox.container = {spec.container_engine, spec.image_name};
-    c.python = kImagePython;
-    copy.built_dir = kImageSource;
-    copy.built_list = kImageBuiltList;
+    c.python = sandbox::kImagePython;
+    copy.built_dir = sandbox::kImageSource;
+    copy.built_list = sandbox::kImageBuiltList;
   } else if (!spec.install.empty()) {
     std::string cache = spec.environment_cache.empty() ? util::JoinPath(request.work_dir, "env")
                                                : spec.environment_cache;
     const std::string& from = request.env_root.empty() ? request.root : request.env_root;
     auto built = EnsureEnvironment(env, launcher, EnvRequest{spec, from, cache, nullptr});
-    if (!built.ok()) return util::Error{built.error()};
+    if (!built.ok()) return built.failure();
     c.python = built->python;
     c.sandbox.read_only.push_back(built->dir);
     copy.built_dir = util::JoinPath(built->dir, "src");
@@ -46,7 +46,7 @@ util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const Re
   // its install steps wrote, and what it resolves to on the host (through /proc/self/cwd, say)
   // is no place to bind. The entry is bound; a venv's link points at the spec's interpreter.
   if (!in_image) {
-    for (const auto& dir : InterpreterDirs(spec.python)) c.sandbox.read_only.push_back(dir);
+    for (const auto& dir : sandbox::InterpreterDirs(spec.python)) c.sandbox.read_only.push_back(dir);
   }
   for (const auto& p : spec.pythonpath) {
     if (p.starts_with("/")) c.sandbox.read_only.push_back(p);
@@ -73,11 +73,11 @@ util::Status UseContainerImage(const std::map<std::string, std::string>& images,
   return util::Status::Ok();
 }
 
-Sandbox ToolSandbox(const RepoSpec& spec, std::vector<std::string> writable,
+sandbox::Sandbox ToolSandbox(const RepoSpec& spec, std::vector<std::string> writable,
                     std::vector<std::string> readable) {
-  Sandbox s;
+  sandbox::Sandbox s;
   s.kind = spec.sandbox;
-  if (s.kind == SandboxKind::kContainer) s.container = {spec.container_engine, spec.image_name};
+  if (s.kind == sandbox::SandboxKind::kContainer) s.container = {spec.container_engine, spec.image_name};
   s.limits = spec.limits;
   s.writable = std::move(writable);
   s.read_only = std::move(readable);

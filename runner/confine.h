@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "runner/process.h"
-#include "runner/sandbox.h"
+#include "sandbox/process.h"
+#include "sandbox/sandbox.h"
 #include "runner/spec.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -36,9 +36,9 @@ struct ConfineRequest {
 };
 struct Confinement {
   std::string python;
-  Sandbox sandbox;
+  sandbox::Sandbox sandbox;
 };
-util::Expected<Confinement> Confine(util::Env& env, Launcher& launcher, const RepoSpec& spec,
+util::Expected<Confinement> Confine(util::Env& env, sandbox::Launcher& launcher, const RepoSpec& spec,
                                     const ConfineRequest& request);
 
 // Runs of instance `instance_id` in a container: `spec` takes its image from `images`
@@ -51,7 +51,7 @@ util::Status UseContainerImage(const std::map<std::string, std::string>& images,
 // or agent code has written or will: `writable` (the work dir holding the copies) and
 // `readable` (task directories, say), the spec's kind and limits, no network. No host-side
 // tool interprets such a tree (runner::Git::Confine).
-Sandbox ToolSandbox(const RepoSpec& spec, std::vector<std::string> writable,
+sandbox::Sandbox ToolSandbox(const RepoSpec& spec, std::vector<std::string> writable,
                     std::vector<std::string> readable);
 
 }  // namespace fbkit::runner

@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "runner/repo_files.h"
-#include "util/file_lock.h"
 #include "util/hash.h"
 #include "util/json_writer.h"
 #include "util/strings.h"
@@ -14,28 +12,53 @@
 namespace fbkit::runner {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr uint64_t kMaxLogBytes = 64 << 20;  // what is read back of a step's log
 
+// `path` relative to the directory `base` (both absolute and resolved): "a/b", or with ".."
+// when it lies elsewhere.
+std::string RelativeTo(const std::string& path, const std::string& base) {
+  std::vector<std::string> p = util::Split(path, '/'), b = util::Split(base, '/');
+  std::erase(p, ""), std::erase(b, "");
+  size_t common = 0;
+  while (common < p.size() && common < b.size() && p[common] == b[common]) ++common;
+  std::string out;
+  for (size_t i = common; i < b.size(); ++i) out = util::JoinPath(out, "..");
+  for (size_t i = common; i < p.size(); ++i) out = util::JoinPath(out, p[i]);
+  return out.empty() ? "." : out;
+}
+
 // Root-relative files whose contents key the cache: the usual dependency declarations, and
-// every regular file under the spec's install_inputs (sorted).
-std::vector<std::string> KeyFiles(const RepoSpec& spec, const std::string& root) {
+// every regular file under the spec's install_inputs (a link to one counts), each named by
+// where it resolves, relative to the resolved root (a link into the tree names its target;
+// one out of it a "../" path, which keying refuses); sorted, without repeats.
+std::vector<std::string> KeyFiles(util::Env& env, const RepoSpec& spec, const std::string& root) {
   std::vector<std::string> files = {"pyproject.toml", "setup.py", "setup.cfg"};
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root, ec)) {
-    std::string name = e.path().filename();
-    if (name.starts_with("requirements") && name.ends_with(".txt")) files.push_back(name);
+  if (auto entries = env.ListDir(root); entries.ok()) {
+    for (const auto& e : *entries) {
+      if (e.name.starts_with("requirements") && e.name.ends_with(".txt")) files.push_back(e.name);
+    }
   }
   for (const auto& input : spec.install_inputs) {
-    fs::path p = fs::path(root) / input;
-    if (!fs::is_directory(p, ec)) {
+    auto st = env.Stat(util::JoinPath(root, input), true);
+    if (!st.ok() || st->type != util::FileType::kDirectory) {
       files.push_back(input);
       continue;
     }
-    for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::end(it); it.increment(ec)) {
-      if (it->is_regular_file(ec)) files.push_back(fs::relative(it->path(), root, ec).string());
-    }
+    auto real_root = env.RealPath(root);
+    const std::string dir = util::JoinPath(root, input);
+    util::WalkTree(env, dir, [&](const std::string& below, util::FileType type) {
+      const std::string path = util::JoinPath(dir, below);
+      if (type == util::FileType::kSymlink) {
+        auto target = env.Stat(path, true);
+        if (!target.ok() || target->type != util::FileType::kRegular) return true;
+      } else if (type != util::FileType::kRegular) {
+        return true;
+      }
+      auto real = env.RealPath(path);
+      files.push_back(real.ok() && real_root.ok() ? RelativeTo(*real, *real_root)
+                                                  : util::JoinPath(input, below));
+      return true;
+    });
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
@@ -52,7 +75,7 @@ util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& di
     return util::Error{dir + "/env.json: no such file"};
   }
   auto text = env.ReadUntrusted(dir, "env.json", util::kMaxTreeFileBytes);
-  if (!text.ok()) return util::Error{text.error()};
+  if (!text.ok()) return text.failure();
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return util::Error{dir + "/env.json: not JSON"};
   BuiltEnvironment b;
@@ -82,14 +105,14 @@ util::Expected<BuiltEnvironment> ReadEntry(util::Env& env, const std::string& di
   return b;
 }
 
-Sandbox InstallSandbox(const RepoSpec& spec, const std::string& root, const std::string& dir) {
-  Sandbox s;
+sandbox::Sandbox InstallSandbox(const RepoSpec& spec, const std::string& root, const std::string& dir) {
+  sandbox::Sandbox s;
   s.kind = spec.sandbox;
   s.network = InstallNetwork(spec);
   s.whole_system = true;  // compilers and headers; built from the original tree anyway
   s.limits = spec.limits;
   s.read_only = {root};
-  for (const auto& d : InterpreterDirs(spec.python)) s.read_only.push_back(d);
+  for (const auto& d : sandbox::InterpreterDirs(spec.python)) s.read_only.push_back(d);
   // Absolute pythonpath entries (a dependency's checkout) are read as the tests read them.
   for (const auto& p : spec.pythonpath) {
     if (p.starts_with("/")) s.read_only.push_back(p);
@@ -99,16 +122,16 @@ Sandbox InstallSandbox(const RepoSpec& spec, const std::string& root, const std:
 }
 
 // "exited with N", "was killed by signal N" or "timed out after N s".
-std::string HowItEnded(const ExitInfo& exit, double timeout) {
+std::string HowItEnded(const sandbox::ExitInfo& exit, double timeout) {
   if (exit.timed_out) return "timed out after " + std::to_string(static_cast<int>(timeout)) + " s";
   if (exit.signal) return "was killed by signal " + std::to_string(exit.signal);
   return "exited with " + std::to_string(exit.code);
 }
 
 // Runs one step or check; an error carries the tail of its log.
-util::Status RunLogged(util::Env& env, Launcher& launcher, ProcessSpec spec, double timeout,
+util::Status RunLogged(util::Env& env, sandbox::Launcher& launcher, sandbox::ProcessSpec spec, double timeout,
                        const std::string& what) {
-  auto exit = RunToCompletion(launcher, spec, timeout);
+  auto exit = sandbox::RunToCompletion(launcher, spec, timeout);
   if (!exit.ok()) return util::Error{what + ": " + exit.error()};
   if (exit->code == 0) return util::Status::Ok();
   // The log lies in the entry the steps could write: read without following links.
@@ -121,17 +144,15 @@ util::Status RunLogged(util::Env& env, Launcher& launcher, ProcessSpec spec, dou
 // What the install steps built into `src` (the environment's copy of `root`) for Python to
 // import, where `root` has none: extension modules and generated modules (a version file
 // setuptools_scm writes), root-relative and sorted.
-std::vector<std::string> BuiltFiles(const std::string& src, const std::string& root) {
+std::vector<std::string> BuiltFiles(util::Env& env, const std::string& src, const std::string& root) {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(src, ec); it != fs::end(it); it.increment(ec)) {
-    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-    std::string name = it->path().filename();
-    if (!name.ends_with(".so") && !name.ends_with(".pyd") && !name.ends_with(".py")) continue;
-    std::string rel = fs::relative(it->path(), src, ec).string();
-    if (ec || rel.starts_with("build/")) continue;  // setuptools' staging, never imported
-    if (!fs::exists(fs::path(root) / rel, ec)) out.push_back(rel);
-  }
+  util::WalkTree(env, src, [&](const std::string& rel, util::FileType type) {
+    if (type != util::FileType::kRegular) return true;
+    if (!rel.ends_with(".so") && !rel.ends_with(".pyd") && !rel.ends_with(".py")) return true;
+    if (rel.starts_with("build/")) return true;  // setuptools' staging, never imported
+    if (!env.Stat(util::JoinPath(root, rel), true).ok()) out.push_back(rel);
+    return true;
+  });
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -144,21 +165,14 @@ std::vector<std::string> BuiltFiles(const std::string& src, const std::string& r
 // the install steps any file.
 std::vector<std::string> CopyableFiles(util::Env& env, const std::string& root) {
   std::vector<std::string> out;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const std::string rel = it->path().lexically_relative(root).generic_string();
-    const std::string name = it->path().filename().string();
-    if (rel == ".git" || name == "__pycache__" || name == ".pytest_cache") {
-      it.disable_recursion_pending();
-      continue;
-    }
-    const std::string path = it->path().string();
-    auto st = env.Stat(path, false);
-    if (st.ok() && (st->type == util::FileType::kSymlink || PlainFile(env, path))) {
+  util::WalkTree(env, root, [&](const std::string& rel, util::FileType type) {
+    const std::string name = rel.substr(rel.rfind('/') + 1);
+    if (rel == ".git" || name == "__pycache__" || name == ".pytest_cache") return false;
+    if (type == util::FileType::kSymlink || PlainFile(env, util::JoinPath(root, rel))) {
       out.push_back(rel);
     }
-  }
+    return true;
+  });
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -186,7 +200,7 @@ util::Status LinkHistory(util::Env& env, const std::string& root, const std::str
 
 // Runs the install steps in the entry, from the first an earlier failed build of the same key
 // did not finish (`rebuild`: from nothing).
-util::Status RunSteps(util::Env& env, Launcher& launcher, const EnvRequest& r,
+util::Status RunSteps(util::Env& env, sandbox::Launcher& launcher, const EnvRequest& r,
                       const std::string& dir, double timeout) {
   const RepoSpec& spec = r.spec;
   std::string src = util::JoinPath(dir, "src");
@@ -199,7 +213,7 @@ util::Status RunSteps(util::Env& env, Launcher& launcher, const EnvRequest& r,
   if (done == 0) {
     (void)env.RemoveAll(dir);
     if (auto s = env.MakeDirs(src); !s.ok()) return s;
-    if (auto s = CopyRepoFiles(r.root, CopyableFiles(env, r.root), src); !s.ok()) {
+    if (auto s = CopyRepoFiles(env, r.root, CopyableFiles(env, r.root), src); !s.ok()) {
       return util::Error{"copying the repository: " + s.error()};
     }
     if (auto s = LinkHistory(env, r.root, src); !s.ok()) return s;
@@ -207,7 +221,7 @@ util::Status RunSteps(util::Env& env, Launcher& launcher, const EnvRequest& r,
   for (size_t i = done; i < spec.install.size(); ++i) {
     std::string n = std::to_string(i + 1);
     if (r.say) r.say("install step " + n + "/" + std::to_string(spec.install.size()) + ": " + spec.install[i]);
-    ProcessSpec step;
+    sandbox::ProcessSpec step;
     step.argv = {"/bin/sh", "-c", spec.install[i]};
     step.cwd = src;
     step.vars = spec.vars;
@@ -246,12 +260,12 @@ std::vector<std::string> CollectErrors(const std::string& log) {
 // Checks that pytest imports and collects with the environment. Files that fail to collect
 // are listed (b->collect_errors), not fatal: the rest of the suite goes on; a collection
 // that finds no test, or fails otherwise, is.
-util::Status Check(util::Env& env, Launcher& launcher, const EnvRequest& r, const std::string& dir,
+util::Status Check(util::Env& env, sandbox::Launcher& launcher, const EnvRequest& r, const std::string& dir,
                    double timeout, BuiltEnvironment* b) {
   const RepoSpec& spec = r.spec;
   std::string src = util::JoinPath(dir, "src");
   if (r.say) r.say("checking that pytest imports and collects with " + b->python);
-  ProcessSpec check;
+  sandbox::ProcessSpec check;
   check.argv = {b->python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"};
   check.argv.insert(check.argv.end(), spec.pytest_args.begin(), spec.pytest_args.end());
   // Over a configuration's --color=yes: the lines are read; a file that fails to collect is
@@ -283,7 +297,7 @@ util::Status Check(util::Env& env, Launcher& launcher, const EnvRequest& r, cons
   check.sandbox.read_only.push_back(util::JoinPath(dir, "env"));
   check.sandbox.copies.push_back({src, src, "", {}});
   const std::string what = "the pytest check (collect-only)";
-  auto exit = RunToCompletion(launcher, check, timeout);
+  auto exit = sandbox::RunToCompletion(launcher, check, timeout);
   if (!exit.ok()) return util::Error{what + ": " + exit.error()};
   auto log = env.ReadUntrusted(dir, "check.log", kMaxLogBytes);
   std::string text = log.ok() ? *log : "";
@@ -297,19 +311,19 @@ util::Status Check(util::Env& env, Launcher& launcher, const EnvRequest& r, cons
                      util::Tail(text, 2000)};
 }
 
-util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const EnvRequest& r,
+util::Expected<BuiltEnvironment> Build(util::Env& env, sandbox::Launcher& launcher, const EnvRequest& r,
                                        const std::string& key, const std::string& dir) {
   const RepoSpec& spec = r.spec;
   double timeout = spec.total_timeout > 0 ? spec.total_timeout : 3600;
-  if (auto s = RunSteps(env, launcher, r, dir, timeout); !s.ok()) return util::Error{s.error()};
+  if (auto s = RunSteps(env, launcher, r, dir, timeout); !s.ok()) return s.failure();
   std::string src = util::JoinPath(dir, "src");
   BuiltEnvironment b;
   b.key = key;
   b.dir = dir;
-  b.built_files = BuiltFiles(src, r.root);
+  b.built_files = BuiltFiles(env, src, r.root);
   std::string own = util::JoinPath(dir, "env/bin/python");
   b.python = env.Stat(own, true).ok() ? own : spec.python;
-  if (auto s = Check(env, launcher, r, dir, timeout, &b); !s.ok()) return util::Error{s.error()};
+  if (auto s = Check(env, launcher, r, dir, timeout, &b); !s.ok()) return s.failure();
   std::string out;
   util::JsonWriter w(&out);
   w.BeginObject();
@@ -321,7 +335,7 @@ util::Expected<BuiltEnvironment> Build(util::Env& env, Launcher& launcher, const
   w.Key("python"), w.String(b.python);
   w.EndObject();
   if (auto s = env.WriteFileAtomic(util::JoinPath(dir, "env.json"), out + "\n"); !s.ok()) {
-    return util::Error{s.error()};
+    return s.failure();
   }
   return b;
 }
@@ -350,7 +364,7 @@ util::Expected<std::string> DependencyMaterial(util::Env& env, const RepoSpec& s
   w.EndObject();
   // Read as the repository's, never through a link (it could name a device or a FIFO that
   // never ends), and bounded; a key file that is not a regular file keys by what it is.
-  for (const auto& f : KeyFiles(spec, root)) {
+  for (const auto& f : KeyFiles(env, spec, root)) {
     auto st = env.Stat(util::JoinPath(root, f), false);
     if (!st.ok()) continue;  // a missing dependency file is part of the key by absence
     if (st->type != util::FileType::kRegular) {
@@ -376,8 +390,8 @@ util::Expected<std::string> TreeDigest(util::Env& env, const std::string& root) 
     if (!st.ok()) return util::Error{"keying the environment: " + st.error()};
     w.String(f);
     if (st->type == util::FileType::kSymlink) {
-      std::error_code ec;
-      w.String("-> " + fs::read_symlink(path, ec).string());
+      auto target = env.ReadLink(path);
+      w.String("-> " + (target.ok() ? *target : std::string()));
       continue;
     }
     auto data = env.ReadUntrusted(root, f, kMaxKeyFile);
@@ -402,24 +416,24 @@ util::Expected<std::string> EnvironmentKey(util::Env& env, const RepoSpec& spec,
 util::Expected<bool> SameDependencies(util::Env& env, const RepoSpec& spec, const std::string& a,
                                       const std::string& b) {
   auto first = DependencyMaterial(env, spec, a);
-  if (!first.ok()) return util::Error{first.error()};
+  if (!first.ok()) return first.failure();
   auto second = DependencyMaterial(env, spec, b);
-  if (!second.ok()) return util::Error{second.error()};
+  if (!second.ok()) return second.failure();
   return *first == *second;
 }
 
-util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& launcher,
+util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, sandbox::Launcher& launcher,
                                                    const EnvRequest& request) {
   if (request.cache_dir.empty()) return util::Error{"no cache directory for the environment"};
   auto key = EnvironmentKey(env, request.spec, request.root);
-  if (!key.ok()) return util::Error{key.error()};
+  if (!key.ok()) return key.failure();
   std::string dir = util::JoinPath(request.cache_dir, *key);
   const std::string& python = request.spec.python;
   if (!request.rebuild) {
     if (auto cached = ReadEntry(env, dir, python); cached.ok()) return cached;
   }
-  if (auto s = env.MakeDirs(request.cache_dir); !s.ok()) return util::Error{s.error()};
-  util::FileLock lock(dir + ".lock");
+  if (auto s = env.MakeDirs(request.cache_dir); !s.ok()) return s.failure();
+  auto lock = env.LockFile(dir + ".lock");
   if (!request.rebuild) {
     if (auto cached = ReadEntry(env, dir, python); cached.ok()) return cached;  // built meanwhile
   }

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/spec.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -58,7 +58,7 @@ util::Expected<bool> SameDependencies(util::Env& env, const RepoSpec& spec, cons
 // the failing step and end with its output; the entry keeps the logs and the steps that
 // finished, and the next build of the same key starts after them (said through `say`).
 // Then pytest collects: test files that fail to collect are listed, not fatal.
-util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, Launcher& launcher,
+util::Expected<BuiltEnvironment> EnsureEnvironment(util::Env& env, sandbox::Launcher& launcher,
                                                    const EnvRequest& request);
 
 }  // namespace fbkit::runner

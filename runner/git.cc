@@ -23,17 +23,17 @@ namespace {
 // reads no global or system configuration (a filter or diff driver defined there would run
 // on content sandboxed code wrote, and options like diff.noprefix would change patches),
 // but the repositories the user declared safe stay safe. Read once per process.
-const std::vector<std::string>& UserSafeDirectories(Launcher& launcher, util::Env& env,
+const std::vector<std::string>& UserSafeDirectories(sandbox::Launcher& launcher, util::Env& env,
                                                     const std::string& scratch) {
   static std::once_flag once;
   static std::vector<std::string> dirs;
   std::call_once(once, [&] {
-    ProcessSpec spec;
+    sandbox::ProcessSpec spec;
     spec.argv = {"git", "config", "--global", "--get-all", "safe.directory"};
     spec.cwd = "/";
     if (!env.MakeDirs(scratch).ok()) return;
     spec.log_path = util::JoinPath(scratch, "git-safe-" + std::to_string(::getpid()) + ".log");
-    auto exit = RunToCompletion(launcher, spec);
+    auto exit = sandbox::RunToCompletion(launcher, spec);
     auto out = env.ReadFile(spec.log_path);
     (void)env.RemoveAll(spec.log_path);  // a leftover log costs nothing; the entries matter
     if (!exit.ok() || exit->code != 0 || !out.ok()) return;
@@ -226,23 +226,23 @@ std::string GitDirArgument(const std::vector<std::string>& args) {
 
 }  // namespace
 
-util::Expected<Sandbox> Git::CommandSandbox(const std::string& cwd,
+util::Expected<sandbox::Sandbox> Git::CommandSandbox(const std::string& cwd,
                                             const std::vector<std::string>& args) {
-  Sandbox sandbox = sandbox_;
+  sandbox::Sandbox sandbox = sandbox_;
   if (!confined()) return sandbox;
   std::string fixed = util::JoinPath(scratch_, "fixed.gitconfig");
   std::string global = FixedGlobalConfig();
   if (!env_.Stat(global, false).ok()) {
-    if (auto s = env_.WriteFileAtomic(fixed, kPlainGitConfig); !s.ok()) return util::Error{s.error()};
+    if (auto s = env_.WriteFileAtomic(fixed, kPlainGitConfig); !s.ok()) return s.failure();
     if (auto s = env_.WriteFileAtomic(global, "[safe]\n\tdirectory = *\n"); !s.ok()) {
-      return util::Error{s.error()};
+      return s.failure();
     }
   }
   sandbox.read_only.push_back(scratch_);
   std::string git_dir = GitDirArgument(args);
   if (git_dir.empty()) git_dir = util::JoinPath(cwd, ".git");
   std::string config = util::JoinPath(git_dir, "config");
-  if (env_.Stat(config, false).ok()) sandbox.overlays.push_back(Bind{fixed, config, false});
+  if (env_.Stat(config, false).ok()) sandbox.overlays.push_back(sandbox::Bind{fixed, config, false});
   return sandbox;
 }
 
@@ -305,15 +305,15 @@ std::string UninertSetting(const std::vector<std::string>& keys) {
 
 util::Expected<std::string> Git::PlainGit(const std::string& cwd,
                                           const std::vector<std::string>& argv) {
-  ProcessSpec spec;
+  sandbox::ProcessSpec spec;
   spec.argv = argv;
   spec.cwd = cwd;
   spec.vars = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_CONFIG_GLOBAL", "/dev/null"},
                {"GIT_NO_LAZY_FETCH", "1"}, {"LC_ALL", "C"}};
-  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return util::Error{s.error()};
+  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return s.failure();
   spec.log_path = util::JoinPath(
       scratch_, "git-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".log");
-  auto exit = RunToCompletion(launcher_, spec, kConfinedSeconds);
+  auto exit = sandbox::RunToCompletion(launcher_, spec, kConfinedSeconds);
   auto out = env_.ReadFile(spec.log_path);
   (void)env_.RemoveAll(spec.log_path);
   if (!exit.ok()) return util::Error{"git: " + exit.error()};
@@ -371,7 +371,7 @@ util::Status Git::VetRepositoryConfig(const std::string& cwd,
     std::string version = util::Md5Hex(*text);
     if (vetted_[config] == version) continue;
     auto keys = ConfigKeys(config);
-    if (!keys.ok()) return util::Error{keys.error()};
+    if (!keys.ok()) return keys.failure();
     if (std::string key = UninertSetting(*keys); !key.empty()) {
       return util::Error{config + " sets " + key + ", which fbkit does not know to be inert " +
                          "(settings can make git run a program, fetch, or read more " +
@@ -389,7 +389,7 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   if (!confined()) {
     if (auto s = VetRepositoryConfig(cwd, args); !s.ok()) return {-1, s.error()};
   }
-  ProcessSpec spec;
+  sandbox::ProcessSpec spec;
   spec.argv = {"git",
                "-c",
                "core.hooksPath=/dev/null",
@@ -463,7 +463,7 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   // of what it answers: a listing or a diff is its stdout alone (red team f: warnings whose
   // text the tree chose were read as a diff's lines). A failure's message has both.
   spec.err_path = spec.log_path + ".err";
-  auto exit = RunToCompletion(launcher_, spec, confined() ? kConfinedSeconds : 0);
+  auto exit = sandbox::RunToCompletion(launcher_, spec, confined() ? kConfinedSeconds : 0);
   auto err = env_.ReadFile(spec.err_path);
   (void)env_.RemoveAll(spec.err_path);
   if (!exit.ok()) return {-1, "git: " + exit.error()};
@@ -501,10 +501,10 @@ util::Expected<std::optional<std::string>> Git::Show(const std::string& repo,
                                                      const std::string& commit,
                                                      const std::string& path) {
   auto tree = Run(repo, {"ls-tree", "--name-only", commit, "--", path});
-  if (!tree.ok()) return util::Error{tree.error()};
+  if (!tree.ok()) return tree.failure();
   if (tree->empty()) return std::optional<std::string>();
   auto blob = Run(repo, {"cat-file", "blob", commit + ":" + path});
-  if (!blob.ok()) return util::Error{blob.error()};
+  if (!blob.ok()) return blob.failure();
   return std::optional<std::string>(std::move(*blob));
 }
 
@@ -513,9 +513,9 @@ util::Status Git::Checkout(const std::string& repo, const std::string& commit,
   (void)env_.RemoveAll(dir);
   if (auto s = env_.MakeDirs(util::DirName(dir)); !s.ok()) return s;
   auto clone = Run(util::DirName(dir), {"clone", "-q", "--shared", "--no-checkout", repo, dir});
-  if (!clone.ok()) return util::Error{clone.error()};
+  if (!clone.ok()) return clone.failure();
   auto co = Run(dir, {"checkout", "-q", "--detach", commit});
-  if (!co.ok()) return util::Error{co.error()};
+  if (!co.ok()) return co.failure();
   return {};
 }
 
@@ -557,17 +557,17 @@ std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes) {
 }
 
 util::Expected<std::string> Git::PatchFile(std::string_view patch) {
-  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return util::Error{s.error()};
+  if (auto s = env_.MakeDirs(scratch_); !s.ok()) return s.failure();
   std::string file = util::JoinPath(
       scratch_, "patch-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".diff");
-  if (auto s = env_.WriteFileAtomic(file, patch); !s.ok()) return util::Error{s.error()};
+  if (auto s = env_.WriteFileAtomic(file, patch); !s.ok()) return s.failure();
   return file;
 }
 
 util::Status Git::InitEmpty(const std::string& dir, const std::string& message) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", message}}) {
-    if (auto r = Run(dir, args); !r.ok()) return util::Error{r.error()};
+    if (auto r = Run(dir, args); !r.ok()) return r.failure();
   }
   return util::Status::Ok();
 }
@@ -610,26 +610,26 @@ ApplyResult Git::Apply(const std::string& dir, std::string_view patch, const App
 }
 
 util::Status Git::Reset(const std::string& tree) {
-  if (auto r = Run(tree, {"reset", "-q", "--hard", "HEAD"}); !r.ok()) return util::Error{r.error()};
-  if (auto r = Run(tree, {"clean", "-q", "-f", "-d"}); !r.ok()) return util::Error{r.error()};
+  if (auto r = Run(tree, {"reset", "-q", "--hard", "HEAD"}); !r.ok()) return r.failure();
+  if (auto r = Run(tree, {"clean", "-q", "-f", "-d"}); !r.ok()) return r.failure();
   return util::Status::Ok();
 }
 
 util::Status Git::FuzzyPatch(const std::string& tree, const std::string& file) {
-  ProcessSpec spec;
+  sandbox::ProcessSpec spec;
   spec.argv = {"patch", "--batch", "--forward", "-u", "-p1", "--fuzz=3",
                "--no-backup-if-mismatch", "--reject-file=-", "-i", file};
   spec.cwd = tree;
   spec.vars = {{"LC_ALL", "C"}};
   auto sandbox = CommandSandbox(tree, {});
-  if (!sandbox.ok()) return util::Error{sandbox.error()};
+  if (!sandbox.ok()) return sandbox.failure();
   spec.sandbox = *sandbox;
   // GNU patch follows links a hunk created: git's directory stays out of its reach.
   if (env_.Stat(util::JoinPath(tree, ".git"), false).ok()) {
     spec.sandbox.protect.push_back(util::JoinPath(tree, ".git"));
   }
   spec.log_path = util::JoinPath(scratch_, "patch-fuzz.log");
-  auto exit = RunToCompletion(launcher_, spec, confined() ? kConfinedSeconds : 0);
+  auto exit = sandbox::RunToCompletion(launcher_, spec, confined() ? kConfinedSeconds : 0);
   if (!exit.ok()) return util::Error{"patch: " + exit.error()};
   if (exit->timed_out) return util::Error{"patch: killed after " + std::to_string(int(kConfinedSeconds)) + " s"};
   if (exit->code == 0) return util::Status::Ok();

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -73,7 +73,7 @@ std::string UninertSetting(const std::vector<std::string>& keys);
 class Git {
  public:
   // `scratch` is a directory for command logs and patch files (created on demand).
-  Git(util::Env& env, Launcher& launcher, std::string scratch)
+  Git(util::Env& env, sandbox::Launcher& launcher, std::string scratch)
       : env_(env), launcher_(launcher), scratch_(std::move(scratch)) {}
 
   // How long a confined command may run: a tree the tested code wrote may hold what makes
@@ -86,8 +86,8 @@ class Git {
   // system, the user or the work copy (the .git/config of the command's directory, or of its
   // --git-dir, is replaced by a fixed one, read-only). For work copies that repository or
   // agent code has written: no host process ever interprets them (docs/repo-spec.md).
-  void Confine(Sandbox sandbox) { sandbox_ = std::move(sandbox); }
-  bool confined() const { return sandbox_.kind != SandboxKind::kNone; }
+  void Confine(sandbox::Sandbox sandbox) { sandbox_ = std::move(sandbox); }
+  bool confined() const { return sandbox_.kind != sandbox::SandboxKind::kNone; }
 
   // Runs `git ARGS` in `cwd` (its stdin the file `input` when given); its output on success,
   // else an error naming the command and the end of its output.
@@ -137,7 +137,7 @@ class Git {
 
   // The sandbox of a confined command run in `cwd` with `args` (the fixed configuration
   // written on first use); kNone when not confined.
-  util::Expected<Sandbox> CommandSandbox(const std::string& cwd,
+  util::Expected<sandbox::Sandbox> CommandSandbox(const std::string& cwd,
                                          const std::vector<std::string>& args);
   // The global configuration file of confined git (safe.directory=*), in the scratch dir.
   std::string FixedGlobalConfig() const { return util::JoinPath(scratch_, "fixed-global.gitconfig"); }
@@ -146,9 +146,9 @@ class Git {
   // cwd and --git-dir -> the git and common directories git uses there (none outside one)
   std::map<std::string, std::vector<std::string>> git_dirs_;
   util::Env& env_;
-  Launcher& launcher_;
+  sandbox::Launcher& launcher_;
   std::string scratch_;
-  Sandbox sandbox_;
+  sandbox::Sandbox sandbox_;
   // Process-wide, so that Git objects sharing a scratch directory (threads of one run)
   // never write the same log file.
   static std::atomic<int> counter_;

@@ -1,7 +1,6 @@
 #include "runner/repo_files.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <system_error>
 
@@ -20,7 +19,7 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
   // A checkout git cannot list (its configuration refused, a broken index) is an error: the
   // walk below would take what git leaves out (build trees, environments) without a word.
   if (!listed.ok() && env.Stat(util::JoinPath(root, ".git"), false).ok()) {
-    return util::Error{listed.error()};
+    return listed.failure();
   }
   if (listed.ok() && !listed->empty()) {
     for (std::string_view f : util::Records(*listed, '\0')) {
@@ -32,7 +31,7 @@ util::Expected<std::vector<std::string>> ListRepoFiles(util::Env& env, Git& git,
       std::string rel = stack.back();
       stack.pop_back();
       auto entries = env.ListDir(util::JoinPath(root, rel));
-      if (!entries.ok()) return util::Error{entries.error()};
+      if (!entries.ok()) return entries.failure();
       for (const auto& e : *entries) {
         std::string path = rel.empty() ? e.name : rel + "/" + e.name;
         if (e.type == util::FileType::kDirectory) {
@@ -98,30 +97,16 @@ bool InsideRelative(std::string_view path) {
   return true;
 }
 
-util::Status CopyRepoFiles(const std::string& root, const std::vector<std::string>& files,
-                           const std::string& dest) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
+util::Status CopyRepoFiles(util::Env& env, const std::string& root,
+                           const std::vector<std::string>& files, const std::string& dest) {
   for (const auto& f : files) {
     if (!InsideRelative(f)) return util::Error{"not a path inside the repository: " + f};
-    fs::path from = fs::path(root) / f, to = fs::path(dest) / f;
-    fs::create_directories(to.parent_path(), ec);
-    if (fs::is_symlink(fs::symlink_status(from, ec))) {
-      fs::copy_symlink(from, to, ec);
-    } else {
-      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    std::string from = util::JoinPath(root, f), to = util::JoinPath(dest, f);
+    if (auto s = env.MakeDirs(util::DirName(to)); !s.ok()) return s;
+    if (auto s = env.CopyFile(from, to); !s.ok()) {
+      return util::Error{"cannot copy " + from + " to " + to + ": " + s.error()};
     }
-    if (ec) return util::Error{"cannot copy " + from.string() + " to " + to.string() + ": " + ec.message()};
   }
-  return util::Status::Ok();
-}
-
-util::Status CopyFileMode(const std::string& from, const std::string& to) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::perms mode = fs::status(from, ec).permissions();
-  if (!ec) fs::permissions(to, mode, fs::perm_options::replace, ec);
-  if (ec) return util::Error{"cannot copy the mode of " + from + " to " + to + ": " + ec.message()};
   return util::Status::Ok();
 }
 

@@ -36,10 +36,7 @@ bool PlainFile(util::Env& env, const std::string& path);
 
 // Copies `files` (root-relative, InsideRelative) from `root` into `dest`, keeping the
 // executable bit; symlinks are copied as links.
-util::Status CopyRepoFiles(const std::string& root, const std::vector<std::string>& files,
-                           const std::string& dest);
-
-// Gives `to` the permission bits of `from` (after `to` was rewritten with new contents).
-util::Status CopyFileMode(const std::string& from, const std::string& to);
+util::Status CopyRepoFiles(util::Env& env, const std::string& root,
+                           const std::vector<std::string>& files, const std::string& dest);
 
 }  // namespace fbkit::runner

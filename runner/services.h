@@ -2,7 +2,7 @@
 // processes and test runs (in tests: FakeEnv, FakeLauncher, FakeTestRunner).
 #pragma once
 
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 #include "util/env.h"
 
@@ -10,7 +10,7 @@ namespace fbkit::runner {
 
 struct Services {
   util::Env& env;
-  Launcher& launcher;
+  sandbox::Launcher& launcher;
   TestRunner& tests;  // pytest runs: tracer::AgentTestRunner, made by cli/ and passed down
 };
 

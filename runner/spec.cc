@@ -7,7 +7,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
-#include "runner/sandbox.h"
+#include "sandbox/sandbox.h"
 #include "util/json_read.h"
 #include "util/json_writer.h"
 #include "util/strings.h"
@@ -52,7 +52,7 @@ class SpecReader {
     if (k == "network") return Bool(k, n, &s.network);
     if (k == "install_network") return Bool(k, n, &s.install_network);
     if (k == "sandbox") return Sandbox(k, n);
-    if (k == "exposed_copies") return Choice(k, n, ParseCopyPolicy, &spec_->exposed_copies);
+    if (k == "exposed_copies") return Choice(k, n, sandbox::ParseCopyPolicy, &spec_->exposed_copies);
     if (k == "env") return Env(k, n);
     if (k == "limits") return LimitsTable(k, n);
     return Fail(n, "unknown key '" + k +
@@ -105,7 +105,7 @@ class SpecReader {
   }
 
   bool Sandbox(const std::string& k, const toml::node& n) {
-    return Choice(k, n, ParseSandboxKind, &spec_->sandbox);
+    return Choice(k, n, sandbox::ParseSandboxKind, &spec_->sandbox);
   }
 
   // A string naming one value of an enum, as `parse` reads it.
@@ -147,7 +147,7 @@ class SpecReader {
     if (!t) return Fail(n, "key '" + k + "' must be a table");
     for (const auto& [key, value] : *t) {
       std::string name(key.str());
-      Limits& l = spec_->limits;
+      sandbox::Limits& l = spec_->limits;
       if (name == "cpus") {
         auto cpus = value.value<double>();
         if (!cpus) return Fail(value, "key 'limits.cpus' must be a number of CPUs");
@@ -182,7 +182,7 @@ util::Expected<RepoSpec> ParseRepoSpec(const std::string& text, const std::strin
   try {
     toml::table top = toml::parse(text, file);
     util::Status s = SpecReader(file, &spec).Read(top);
-    if (!s.ok()) return util::Error{s.error()};
+    if (!s.ok()) return s.failure();
   } catch (const toml::parse_error& e) {
     return util::Error{file + ":" + std::to_string(e.source().begin.line) + ": " +
                        std::string(e.description())};
@@ -203,9 +203,9 @@ std::string Widening(const RepoSpec& s, WideningRules rules) {
         py.ends_with("/.") || py.ends_with("/..")) {
       return false;
     }
-    auto dirs = InterpreterDirs(s.python);
+    auto dirs = sandbox::InterpreterDirs(s.python);
     return !dirs.empty() && std::all_of(dirs.begin(), dirs.end(), [](const std::string& d) {
-      return std::any_of(SystemPaths().begin(), SystemPaths().end(),
+      return std::any_of(sandbox::SystemPaths().begin(), sandbox::SystemPaths().end(),
                          [&](const std::string& p) { return d == p || d.starts_with(p + "/"); });
     });
   };
@@ -219,9 +219,9 @@ std::string Widening(const RepoSpec& s, WideningRules rules) {
   if (s.network) keys.push_back("network");
   if (s.install_network && !s.network && !task) keys.push_back("install_network");
   if (s.sandbox != defaults.sandbox) keys.push_back("sandbox");
-  if (s.exposed_copies == CopyPolicy::kAllow) keys.push_back("exposed_copies = \"allow\"");
-  const Limits& l = s.limits;
-  const Limits& d = defaults.limits;
+  if (s.exposed_copies == sandbox::CopyPolicy::kAllow) keys.push_back("exposed_copies = \"allow\"");
+  const sandbox::Limits& l = s.limits;
+  const sandbox::Limits& d = defaults.limits;
   // 0 (or less) means no limit at all.
   auto above = [](int64_t v, int64_t dflt) { return v > dflt || v <= 0; };
   if (above(l.memory_mb, d.memory_mb) || above(l.processes, d.processes) ||
@@ -283,8 +283,8 @@ std::string RepoSpecJson(const RepoSpec& s) {
   w.EndObject();
   w.Key("exclude"), w.StringArray(s.exclude);
   // Only when set (task files written before it existed stay byte-identical).
-  if (s.exposed_copies != CopyPolicy::kRefuse) {
-    w.Key("exposed_copies"), w.String(CopyPolicyName(s.exposed_copies));
+  if (s.exposed_copies != sandbox::CopyPolicy::kRefuse) {
+    w.Key("exposed_copies"), w.String(sandbox::CopyPolicyName(s.exposed_copies));
   }
   w.Key("image_name"), w.String(s.image_name);
   w.Key("install"), w.StringArray(s.install);
@@ -294,12 +294,12 @@ std::string RepoSpecJson(const RepoSpec& s) {
   w.Key("limits"), w.BeginObject();
   // cpus and disk_mb only when set (task files written before they existed stay
   // byte-identical).
-  if (s.limits.cpus != Limits{}.cpus) {
+  if (s.limits.cpus != sandbox::Limits{}.cpus) {
     char buf[32];
     auto end = std::to_chars(buf, buf + sizeof buf, s.limits.cpus).ptr;
     w.Key("cpus"), w.Raw(std::string_view(buf, static_cast<size_t>(end - buf)));
   }
-  if (s.limits.disk_mb != Limits{}.disk_mb) w.Key("disk_mb"), w.Int(s.limits.disk_mb);
+  if (s.limits.disk_mb != sandbox::Limits{}.disk_mb) w.Key("disk_mb"), w.Int(s.limits.disk_mb);
   w.Key("file_size_mb"), w.Int(s.limits.file_size_mb);
   w.Key("memory_mb"), w.Int(s.limits.memory_mb);
   w.Key("processes"), w.Int(s.limits.processes);
@@ -336,7 +336,7 @@ util::Expected<RepoSpec> RepoSpecFromJson(const std::string& text) {
     s.total_timeout = j.value("total_timeout", 0.0);
     s.network = j.value("network", false);
     s.install_network = j.value("install_network", false);
-    if (auto policy = ParseCopyPolicy(j.value("exposed_copies", "refuse")); policy.ok()) {
+    if (auto policy = sandbox::ParseCopyPolicy(j.value("exposed_copies", "refuse")); policy.ok()) {
       s.exposed_copies = *policy;
     } else {
       return util::Error{"repo_settings: " + policy.error()};

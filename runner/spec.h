@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "runner/exposure.h"
-#include "runner/sandbox.h"
+#include "sandbox/exposure.h"
+#include "sandbox/sandbox.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -32,11 +32,11 @@ struct RepoSpec {
   std::vector<std::string> install_inputs;  // extra root-relative files/dirs keying its cache
   bool network = false;          // the tests (and every run of code under test) reach it
   bool install_network = false;  // the install steps reach it (PyPI); `network` implies it
-  SandboxKind sandbox = SandboxKind::kBwrap;
+  sandbox::SandboxKind sandbox = sandbox::SandboxKind::kBwrap;
   // What a graded run or an agent's sandbox does with a copy of the task's packages it would
   // show outside the work copy (exposure.h): refuse, hide or allow.
-  CopyPolicy exposed_copies = CopyPolicy::kRefuse;
-  Limits limits;
+  sandbox::CopyPolicy exposed_copies = sandbox::CopyPolicy::kRefuse;
+  sandbox::Limits limits;
   // The container image a kContainer sandbox runs in (its environment image) and the engine
   // that starts it; not part of the file (the command line's choice).
   std::string image_name;

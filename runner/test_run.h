@@ -60,7 +60,7 @@ struct TestRunRequest {
   std::string l2_site;
   std::vector<std::string> l2_originals;
   // The task's own packages (top-level names): a copy of one the sandbox would show outside
-  // ROOT is refused, hidden or allowed as spec.exposed_copies says (runner/exposure.h).
+  // ROOT is refused, hidden or allowed as spec.exposed_copies says (sandbox/exposure.h).
   std::set<std::string> guard_packages;
 };
 

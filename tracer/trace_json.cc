@@ -278,7 +278,7 @@ util::Expected<TraceSet> LoadTraces(util::Env& env, const std::vector<std::strin
   std::vector<TraceSet> traces;
   for (const auto& path : paths) {
     auto text = env.ReadFile(path);
-    if (!text.ok()) return util::Error{text.error()};
+    if (!text.ok()) return text.failure();
     auto parsed = ParseTraceDocument(*text);
     if (!parsed.ok()) return util::Error{path + ": " + parsed.error()};
     traces.push_back(std::move(*parsed));

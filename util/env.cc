@@ -1,5 +1,8 @@
 #include "util/env.h"
 
+#include "util/file_lock.h"
+
+#include <climits>
 #include <cstdint>
 
 #include <filesystem>
@@ -61,6 +64,23 @@ int OpenBeneath(int dirfd, const std::string& rel) {
     b = e + 1;
   }
   return cur;
+}
+
+// All of `in` written to `out` (the names for errors).
+Status CopyBytes(int in, const std::string& from, int out, const std::string& to) {
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError(from, "cannot read");
+    if (n == 0) return Status::Ok();
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(out, buf + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return ErrnoError(to, "cannot write");
+      done += w;
+    }
+  }
 }
 
 class PosixEnv : public Env {
@@ -198,6 +218,7 @@ class PosixEnv : public Env {
     info.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
     info.inode = st.st_ino;
     info.links = static_cast<uint64_t>(st.st_nlink);
+    info.mode = st.st_mode & 07777;
     return info;
   }
 
@@ -289,6 +310,11 @@ class PosixEnv : public Env {
     ::closedir(dir);
   }
 
+  Status RemoveEmptyDir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return ErrnoError(path, "cannot remove the directory");
+    return Status::Ok();
+  }
+
   Status Rename(const std::string& from, const std::string& to) override {
     if (std::rename(from.c_str(), to.c_str()) != 0) {
       return Error{from + ": cannot rename to " + to + ": " + std::strerror(errno)};
@@ -302,6 +328,58 @@ class PosixEnv : public Env {
     std::string out = resolved;
     ::free(resolved);
     return out;
+  }
+
+  std::unique_ptr<HeldLock> LockFile(const std::string& path) override {
+    struct Held : HeldLock {
+      explicit Held(const std::string& p) : lock(p) {}
+      FileLock lock;
+    };
+    return std::make_unique<Held>(path);
+  }
+
+  Expected<std::string> ReadLink(const std::string& path) override {
+    std::string target(PATH_MAX, '\0');
+    ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+    if (n < 0) return ErrnoError(path, "cannot read the link");
+    target.resize(static_cast<size_t>(n));
+    return target;
+  }
+
+  Status CopyFile(const std::string& from, const std::string& to) override {
+    struct stat st;
+    if (::lstat(from.c_str(), &st) != 0) return ErrnoError(from, "cannot stat");
+    if (S_ISLNK(st.st_mode)) {
+      auto target = ReadLink(from);
+      if (!target.ok()) return target.failure();
+      if (::symlink(target->c_str(), to.c_str()) != 0) return ErrnoError(to, "cannot create the link");
+      return Status::Ok();
+    }
+    // Non-blocking, so a FIFO put where a file was listed cannot hang the open.
+    int in = ::open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (in < 0) return ErrnoError(from, "cannot open");
+    if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(in);
+      return Error{from + ": not a regular file"};
+    }
+    int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (out < 0) {
+      Error e = ErrnoError(to, "cannot create");
+      ::close(in);
+      return e;
+    }
+    Status s = CopyBytes(in, from, out, to);
+    if (s.ok() && ::fchmod(out, st.st_mode & 07777) != 0) s = ErrnoError(to, "cannot set the mode of");
+    ::close(in);
+    if (::close(out) != 0 && s.ok()) s = ErrnoError(to, "cannot close");
+    return s;
+  }
+
+  Status CopyMode(const std::string& from, const std::string& to) override {
+    struct stat st;
+    if (::stat(from.c_str(), &st) != 0) return ErrnoError(from, "cannot stat");
+    if (::chmod(to.c_str(), st.st_mode & 07777) != 0) return ErrnoError(to, "cannot set the mode of");
+    return Status::Ok();
   }
 
   int64_t NowNs() override {
@@ -366,7 +444,7 @@ Status Walk(Env& env, const std::string& root,
     std::string dir = std::move(dirs.back());
     dirs.pop_back();
     auto entries = env.ListDir(dir);
-    if (!entries.ok()) return Error{entries.error()};
+    if (!entries.ok()) return entries.failure();
     for (const auto& e : *entries) {
       if (out->size() > max_files) break;
       if (++seen > max_entries) {
@@ -385,17 +463,36 @@ Status Walk(Env& env, const std::string& root,
 
 }  // namespace
 
+namespace {
+
+void WalkBelow(Env& env, const std::string& root, const std::string& dir,
+               const std::function<bool(const std::string&, FileType)>& visit) {
+  auto entries = env.ListDir(dir.empty() ? root : JoinPath(root, dir));
+  if (!entries.ok()) return;
+  for (const auto& e : *entries) {
+    std::string rel = dir.empty() ? e.name : JoinPath(dir, e.name);
+    if (visit(rel, e.type) && e.type == FileType::kDirectory) WalkBelow(env, root, rel, visit);
+  }
+}
+
+}  // namespace
+
+void WalkTree(Env& env, const std::string& root,
+              const std::function<bool(const std::string& rel, FileType type)>& visit) {
+  WalkBelow(env, root, "", visit);
+}
+
 Expected<std::vector<std::string>> FilesUnder(
     Env& env, const std::string& path,
     const std::function<bool(const std::string&)>& name_ok, size_t max_files) {
   auto st = env.Stat(path, true);
-  if (!st.ok()) return Error{st.error()};
+  if (!st.ok()) return st.failure();
   std::vector<std::string> out;
   if (st->type != FileType::kDirectory) {
     out.push_back(path);
     return out;
   }
-  if (auto s = Walk(env, path, name_ok, max_files, &out); !s.ok()) return Error{s.error()};
+  if (auto s = Walk(env, path, name_ok, max_files, &out); !s.ok()) return s.failure();
   std::sort(out.begin(), out.end());
   return out;
 }

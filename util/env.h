@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <string_view>
@@ -23,6 +24,7 @@ struct FileInfo {
   int64_t ctime_ns = 0;
   uint64_t inode = 0;
   uint64_t links = 1;  // hard links to it (a regular file with more may be any file's)
+  uint32_t mode = 0;   // permission bits (07777)
 };
 
 struct DirEntry {
@@ -36,6 +38,12 @@ std::string JoinPath(std::string_view a, std::string_view b);
 // directory, a copy a patch was applied to) on the host, through Env::ReadUntrusted.
 inline constexpr uint64_t kMaxTreeFileBytes = 256u << 20;
 
+// A lock Env::LockFile took, held until destroyed.
+class HeldLock {
+ public:
+  virtual ~HeldLock() = default;
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -46,7 +54,7 @@ class Env {
   // untrusted code printed, read within a bound.
   Expected<std::string> ReadTail(const std::string& path, uint64_t max_bytes) {
     auto st = Stat(path, false);
-    if (!st.ok()) return Error{st.error()};
+    if (!st.ok()) return st.failure();
     return ReadFileFrom(path, st->size > max_bytes ? st->size - max_bytes : 0);
   }
   // A file that code fbkit does not trust wrote (inside a sandbox's writable tree): `rel`
@@ -70,11 +78,25 @@ class Env {
   // Removes a file or a directory tree (symlinks themselves, never their targets); a
   // missing path is no error.
   virtual Status RemoveAll(const std::string& path) = 0;
+  // Removes `path` if it is an empty directory; anything else (a directory another process
+  // still fills) is an error and stays.
+  virtual Status RemoveEmptyDir(const std::string& path) = 0;
   // Renames a file or directory (same file system).
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
   virtual int64_t NowNs() = 0;
   // The absolute path with symlinks, "." and ".." resolved.
   virtual Expected<std::string> RealPath(const std::string& path) = 0;
+  // An exclusive advisory lock on `path` (the file made when missing), for processes that
+  // share a directory (shards, parallel builds of one environment); blocks until held.
+  virtual std::unique_ptr<HeldLock> LockFile(const std::string& path) = 0;
+  // The target a symlink holds, as written in it.
+  virtual Expected<std::string> ReadLink(const std::string& path) = 0;
+  // A copy of `from` at `to`, whose directory exists: a symlink as the same link (`to` must
+  // not exist), a regular file with its bytes and permission bits (`to` replaced, never
+  // written through a link); anything else (a FIFO, a device) is an error.
+  virtual Status CopyFile(const std::string& from, const std::string& to) = 0;
+  // `to` (links followed) given the permission bits of `from` (links followed).
+  virtual Status CopyMode(const std::string& from, const std::string& to) = 0;
 };
 
 // The process-wide POSIX implementation.
@@ -92,6 +114,13 @@ bool IsUnder(std::string_view path, std::string_view dir);
 // never dropped).
 Status WriteFiles(Env& env, const std::string& dir,
                   const std::vector<std::pair<std::string, std::string>>& files);
+
+// Each entry below `root`, root-relative, with its own type (links are not followed),
+// entries of a directory in name order, depth first; `visit` returns whether to go into a
+// directory it was given. A directory that cannot be listed is passed over. No bound: for
+// trees whose size fbkit does not have to fear (FilesUnder is for those it does).
+void WalkTree(Env& env, const std::string& root,
+              const std::function<bool(const std::string& rel, FileType type)>& visit);
 
 // `path` itself when it is no directory, else the regular files under it whose names pass
 // `name_ok`, sorted; symlinks are not followed. The walk stops once it has found more than

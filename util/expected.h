@@ -1,8 +1,13 @@
 // Recoverable errors as values: Expected<T> holds a T or an Error message, Status holds
-// nothing or an Error. Exceptions are reserved for fatal conditions caught in main().
+// nothing or an Error. A stage whose callers act on *why* it failed gives its own error type,
+// Expected<T, E> (extract/make's Refusal: the rule that refused, with its evidence), rather
+// than a message beside out-parameters. A failure goes up unchanged with `failure()`:
+// `if (!x.ok()) return x.failure();`. Exceptions are reserved for fatal conditions caught in
+// main().
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -12,11 +17,11 @@ struct Error {
   std::string message;
 };
 
-template <typename T>
+template <typename T, typename E = Error>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
-  Expected(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
+  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Expected(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -27,10 +32,17 @@ class [[nodiscard]] Expected {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
-  const std::string& error() const { return std::get<1>(v_).message; }
+  // The failure, to inspect or to return as it is.
+  const E& failure() const { return std::get<1>(v_); }
+  // The message of an Error.
+  const std::string& error() const
+    requires std::is_same_v<E, Error>
+  {
+    return std::get<1>(v_).message;
+  }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 class [[nodiscard]] Status {
@@ -41,6 +53,8 @@ class [[nodiscard]] Status {
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
   const std::string& error() const { return error_; }
+  // The failure, to return as it is.
+  Error failure() const { return Error{error_}; }
 
  private:
   std::string error_;

@@ -12,7 +12,7 @@ namespace fbkit::util {
 
 // Part `index` (1-based) of `count` parts of a list; {1, 1} is the whole list. Tasks,
 // candidates and instances are dealt round robin (InShard); traced test files in contiguous
-// parts of about equal weight (tracer/runner.h).
+// parts of about equal weight (tracer/run_trace.h).
 struct Shard {
   int index = 1;
   int count = 1;

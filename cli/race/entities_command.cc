@@ -8,7 +8,7 @@
 #include "cli/race/race_common.h"
 #include "groundtruth/entity_changes.h"
 #include "parser/python_parser.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 
 namespace fbkit::cli::race {
@@ -32,7 +32,7 @@ int RunEntities(const EntitiesArgs& a) {
   if (!scratch.ok()) return Fail(kWho, scratch.error());
   std::string work = *scratch;
   auto versions =
-      groundtruth::PatchVersions(env, runner::RealLauncher(), a.repo, a.base, *patch, work);
+      groundtruth::PatchVersions(env, sandbox::RealLauncher(), a.repo, a.base, *patch, work);
   (void)env.RemoveAll(work);
   if (!versions.ok()) return Fail(kWho, a.patch + ": " + versions.error()), kExitUsage;
   auto set = groundtruth::DiffEntities(**parser, *versions);

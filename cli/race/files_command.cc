@@ -12,7 +12,7 @@
 #include "groundtruth/ablation.h"
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 #include "util/shard.h"
@@ -30,9 +30,9 @@ struct FilesArgs : RunArgs {
 util::Expected<std::map<std::string, std::vector<std::string>>> LoadF2p(util::Env& env,
                                                                         const std::string& path) {
   auto text = env.ReadFile(path);
-  if (!text.ok()) return util::Error{text.error()};
+  if (!text.ok()) return text.failure();
   auto gts = groundtruth::ParseGroundTruths(*text, path);
-  if (!gts.ok()) return util::Error{gts.error()};
+  if (!gts.ok()) return gts.failure();
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& g : *gts) out[g.instance_id] = g.fail_to_pass;
   return out;

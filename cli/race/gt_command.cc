@@ -9,6 +9,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/model_options.h"
+#include "groundtruth/prompts.h"
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
 #include "groundtruth/ablation.h"
@@ -16,7 +17,7 @@
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
 #include "parser/python_parser.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 #include "util/shard.h"
@@ -50,16 +51,16 @@ util::Expected<groundtruth::GtOptions> GtOptionsOf(util::Env& env, const GtArgs&
   o.whole_files = a.whole_files;
   if (!a.steps.empty()) {
     auto text = env.ReadFile(a.steps);
-    if (!text.ok()) return util::Error{text.error()};
+    if (!text.ok()) return text.failure();
     auto steps = groundtruth::ParseStepsFile(*text, a.steps);
-    if (!steps.ok()) return util::Error{steps.error()};
+    if (!steps.ok()) return steps.failure();
     o.steps = std::move(*steps);
   }
   if (!a.issue.empty()) {
     auto text = env.ReadFile(a.issue);
-    if (!text.ok()) return util::Error{text.error()};
+    if (!text.ok()) return text.failure();
     auto issues = groundtruth::ParseIssueFile(*text, a.issue);
-    if (!issues.ok()) return util::Error{issues.error()};
+    if (!issues.ok()) return issues.failure();
     o.issues = std::move(*issues);
   }
   return o;
@@ -154,7 +155,8 @@ void AddGt(CLI::App& app, int* exit_code) {
   cmd->add_option("--steps", a->steps, "Steps by instance: {instance_id, steps: [...]} records");
   cmd->add_option("--issue", a->issue,
                   "Goal and concepts by instance: {instance_id, goal, concepts}");
-  AddModelOptions(cmd, &a->model, "steps, issue texts and purposes (fbkit.llm-gt/1)");
+  AddModelOptions(cmd, &a->model, "steps, issue texts and purposes (fbkit.llm-gt/1)",
+                  groundtruth::StepPrompts());
   cmd->add_flag("--no-entities", a->no_entities, "Skip the entity-level ablation");
   cmd->add_flag("--whole-files", a->whole_files,
                 "Ablation reruns the F2P tests' whole files (default: only the F2P tests, when "

@@ -8,12 +8,13 @@
 
 #include "cli/cli_common.h"
 #include "cli/model_options.h"
+#include "groundtruth/prompts.h"
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
 #include "groundtruth/mine.h"
 #include "parser/python_parser.h"
 #include "runner/git.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 
 namespace fbkit::cli::race {
@@ -48,7 +49,7 @@ int RunMine(MineArgs& a) {
   auto model = MakeModel(a.model, util::JoinPath(work, "llm"));
   if (!model.ok()) return (void)env.RemoveAll(work), Fail(kWho, model.error()), kExitUsage;
   a.options.model = model->get();
-  runner::Git git(env, runner::RealLauncher(), work);
+  runner::Git git(env, sandbox::RealLauncher(), work);
   if (auto top = git.Run(*repo, {"rev-parse", "--git-dir"}); !top.ok()) {
     (void)env.RemoveAll(work);
     // git's own words: "not a git repository", or why fbkit runs no git over it.
@@ -59,7 +60,7 @@ int RunMine(MineArgs& a) {
   for (const auto& i : a.intents) {
     if (i != "any") a.options.intents.push_back(i);
   }
-  auto r = groundtruth::Mine(env, runner::RealLauncher(), **parser, *repo, a.options, work,
+  auto r = groundtruth::Mine(env, sandbox::RealLauncher(), **parser, *repo, a.options, work,
                              a.quiet ? nullptr : MineProgress);
   (void)env.RemoveAll(work);
   ReportModel(kWho, model->get());
@@ -135,7 +136,8 @@ void AddMine(CLI::App& app, int* exit_code) {
       ->excludes(until)
       ->excludes(last)
       ->excludes(ref);
-  AddModelOptions(cmd, &a->model, "the intent (fbkit.llm-mine/1 classify_intent)");
+  AddModelOptions(cmd, &a->model, "the intent (fbkit.llm-mine/1 classify_intent)",
+                  groundtruth::StepPrompts());
   cmd->add_option("--work-dir", a->work_dir, "Scratch directory (default: under $TMPDIR)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress or funnel on stderr");
   cmd->callback([a, exit_code] { *exit_code = RunMine(*a); });

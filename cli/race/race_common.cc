@@ -36,9 +36,9 @@ util::Expected<std::vector<groundtruth::Instance>> LoadInstances(util::Env& env,
                                                                  const std::string& path,
                                                                  const std::string& repo) {
   auto text = env.ReadFile(path);
-  if (!text.ok()) return util::Error{text.error()};
+  if (!text.ok()) return text.failure();
   auto instances = groundtruth::ParseInstances(*text, path);
-  if (!instances.ok()) return util::Error{instances.error()};
+  if (!instances.ok()) return instances.failure();
   for (auto& i : *instances) {
     if (!repo.empty()) i.repo = repo;
     if (auto real = env.RealPath(i.repo); real.ok()) i.repo = *real;
@@ -89,7 +89,7 @@ util::Expected<std::vector<std::unique_ptr<parser::PythonParser>>> Parsers(int j
   std::vector<std::unique_ptr<parser::PythonParser>> out;
   for (int i = 0; i < jobs; ++i) {
     auto p = parser::PythonParser::Create();
-    if (!p.ok()) return util::Error{p.error()};
+    if (!p.ok()) return p.failure();
     out.push_back(std::move(*p));
   }
   return out;

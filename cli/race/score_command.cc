@@ -10,16 +10,17 @@
 
 #include "cli/cli_common.h"
 #include "cli/model_options.h"
+#include "groundtruth/prompts.h"
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
-#include "groundtruth/infer.h"
+#include "groundtruth/back_infer.h"
 #include "groundtruth/judge.h"
 #include "groundtruth/matcher.h"
 #include "groundtruth/metrics.h"
 #include "groundtruth/records.h"
 #include "groundtruth/report.h"
 #include "parser/python_parser.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -44,10 +45,10 @@ struct ScoreArgs {
 // The JSON files of `path`: itself, or the *.json files of a directory (sorted).
 util::Expected<std::vector<std::string>> InputFiles(util::Env& env, const std::string& path) {
   auto st = env.Stat(path, true);
-  if (!st.ok()) return util::Error{st.error()};
+  if (!st.ok()) return st.failure();
   if (st->type != util::FileType::kDirectory) return std::vector<std::string>{path};
   auto entries = env.ListDir(path);
-  if (!entries.ok()) return util::Error{entries.error()};
+  if (!entries.ok()) return entries.failure();
   std::vector<std::string> out;
   for (const auto& e : *entries) {
     if (e.name.ends_with(".json")) {
@@ -62,12 +63,12 @@ util::Expected<std::vector<groundtruth::GroundTruth>> LoadGroundTruths(
   std::vector<groundtruth::GroundTruth> out;
   for (const auto& p : paths) {
     auto files = InputFiles(env, p);
-    if (!files.ok()) return util::Error{files.error()};
+    if (!files.ok()) return files.failure();
     for (const auto& f : *files) {
       auto text = env.ReadFile(f);
-      if (!text.ok()) return util::Error{text.error()};
+      if (!text.ok()) return text.failure();
       auto gts = groundtruth::ParseGroundTruths(*text, f);
-      if (!gts.ok()) return util::Error{gts.error()};
+      if (!gts.ok()) return gts.failure();
       out.insert(out.end(), gts->begin(), gts->end());
     }
   }
@@ -96,7 +97,7 @@ int InferAll(util::Env& env, const std::string& instances_path, const std::strin
     for (auto& a : run.instances) {
       auto it = by_id.find(a.instance_id);
       if (it == by_id.end() || a.patch.empty()) continue;
-      auto s = groundtruth::BackInfer(env, runner::RealLauncher(), **parser, *it->second, work, &a);
+      auto s = groundtruth::BackInfer(env, sandbox::RealLauncher(), **parser, *it->second, work, &a);
       if (!s.ok()) {
         std::fprintf(stderr, "fb-race: %s: %s: %s\n", run.agent.c_str(), a.instance_id.c_str(),
                      s.error().c_str());
@@ -113,16 +114,16 @@ util::Expected<std::vector<groundtruth::AgentRun>> LoadRuns(util::Env& env,
   std::vector<groundtruth::AgentRun> runs;
   for (const auto& path : paths) {
     auto text = env.ReadFile(path);
-    if (!text.ok()) return util::Error{text.error()};
+    if (!text.ok()) return text.failure();
     auto run = groundtruth::ParseAgentRun(*text, path);
-    if (!run.ok()) return util::Error{run.error()};
+    if (!run.ok()) return run.failure();
     runs.push_back(std::move(*run));
   }
   return runs;
 }
 
 // Scores every run; a warning other than a missing ground truth makes `rc` kExitFileErrors.
-std::vector<groundtruth::AgentScore> ScoreAll(const ScoreArgs& a, runner::Model* model,
+std::vector<groundtruth::AgentScore> ScoreAll(const ScoreArgs& a, model::Model* model,
                                               const std::vector<groundtruth::GroundTruth>& gts,
                                               std::vector<groundtruth::AgentRun>* runs, int* rc) {
   groundtruth::Matcher matcher =
@@ -179,7 +180,7 @@ int RunScore(const ScoreArgs& a) {
   std::vector<groundtruth::AgentScore> scores = ScoreAll(a, model->get(), *gts, &*runs, &rc);
   (void)env.RemoveAll(work);
   ReportModel(kWho, model->get());
-  std::string usage = *model ? runner::UsageJson(**model) : "";
+  std::string usage = *model ? model::UsageJson(**model) : "";
   if (auto s = WriteOutput(env, a.output, FormatScores(scores, a, usage)); !s.ok()) {
     return Fail(kWho, s.error());
   }
@@ -213,7 +214,8 @@ void AddScore(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 1.0));
   AddModelOptions(cmd, &a->model,
                   "semantic matching (fbkit.llm-match/1) and judging the agent's goal and "
-                  "concepts when its file has no judgements (fbkit.llm-judge/1)");
+                  "concepts when its file has no judgements (fbkit.llm-judge/1)",
+                  groundtruth::StepPrompts());
   cmd->add_flag("--per-instance", a->per_instance, "JSON: include per-instance scores");
   cmd->add_option(
       "--html", a->html,

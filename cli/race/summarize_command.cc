@@ -11,11 +11,12 @@
 #include "agents/run_dir.h"
 #include "cli/cli_common.h"
 #include "cli/model_options.h"
+#include "groundtruth/prompts.h"
 #include "cli/race/commands.h"
 #include "cli/race/race_common.h"
 #include "groundtruth/summarize.h"
 #include "agents/trajectory.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -54,13 +55,13 @@ util::Expected<std::vector<agents::Trajectory>> ReadOneRun(
     return util::Error{display + ": over 256 MiB, not read"};
   }
   auto text = env.ReadFile(file);
-  if (!text.ok()) return util::Error{text.error()};
+  if (!text.ok()) return text.failure();
   auto f = format ? format : agents::DetectFormat(*text, file);
   if (!f) return util::Error{display + ": not a trajectory of " + FormatNames(" or ")};
   util::Expected<std::vector<agents::Trajectory>> read = std::vector<agents::Trajectory>{};
   if (agents::IsAgentCliFormat(*f)) {
     auto t = agents::ReadAgentStream(env, *text, file, display, *f);
-    if (!t.ok()) return util::Error{t.error()};
+    if (!t.ok()) return t.failure();
     read->push_back(std::move(*t));
   } else {
     read = agents::ReadTrajectories(*text, display, *f);
@@ -162,7 +163,7 @@ int RunSummarize(const SummarizeArgs& a) {
     }
     (void)env.RemoveAll(work);
     ReportModel(kWho, model->get());
-    model_json = runner::ModelJson(**model);
+    model_json = model::ModelJson(**model);
   }
   if (!a.quiet) {
     std::fprintf(stderr, "fb-race summarize: %zu instances from %zu files (agent %s)\n", all.size(),
@@ -201,7 +202,8 @@ void AddSummarize(CLI::App& app, int* exit_code) {
                       " (auto-code-rover: its task directory's meta.json)")
       ->check(CLI::IsMember(formats));
   cmd->add_option("--agent", a->agent, "The agent's name (default: RUNS's name)");
-  AddModelOptions(cmd, &a->model, "the summaries (fbkit.llm-summarize/1)");
+  AddModelOptions(cmd, &a->model, "the summaries (fbkit.llm-summarize/1)",
+                  groundtruth::StepPrompts());
   cmd->add_option("--swebench-report", a->reports,
                   "applied/resolved from a SWE-bench evaluation: its run report "
                   "(<model>.<run_id>.json) or report.json files (a directory is searched); "

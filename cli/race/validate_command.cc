@@ -8,7 +8,7 @@
 #include "cli/race/race_common.h"
 #include "groundtruth/execution.h"
 #include "groundtruth/records.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/shard.h"
 

@@ -38,7 +38,7 @@ std::vector<std::string> Diff(const std::string& from, const std::string& to,
 util::Status Commit(runner::Git& git, const std::string& dir, const std::string& message) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"add", "-A"}, {"commit", "-q", "--no-verify", "--allow-empty", "-m", message}}) {
-    if (auto r = git.Run(dir, args); !r.ok()) return util::Error{r.error()};
+    if (auto r = git.Run(dir, args); !r.ok()) return r.failure();
   }
   return util::Status::Ok();
 }
@@ -48,7 +48,7 @@ util::Status Commit(runner::Git& git, const std::string& dir, const std::string&
 util::Status RebuildOriginal(runner::Git& git, const taskdir::TaskDir& level1,
                              const std::string& repo) {
   auto cloned = git.Run(util::DirName(repo), {"clone", "-q", "--no-hardlinks", level1.presolved(), repo});
-  if (!cloned.ok()) return util::Error{cloned.error()};
+  if (!cloned.ok()) return cloned.failure();
   for (const std::string& step : {level1.patch(), level1.test_patch()}) {
     std::string name = step.substr(step.rfind('/') + 1);
     auto applied = git.Run(repo, {"apply", step});
@@ -63,11 +63,11 @@ util::Status RebuildOriginal(runner::Git& git, const taskdir::TaskDir& level1,
 util::Expected<std::string> L2TestsInOriginal(runner::Git& git, const std::string& repo,
                                               const std::string& task_dir) {
   if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
-    return util::Error{r.error()};
+    return r.failure();
   }
   auto applied = git.Run(repo, {"apply", taskdir::TaskDir{task_dir}.test_patch()});
   if (!applied.ok()) return util::Error{"test_patch.diff does not apply: " + applied.error()};
-  if (auto s = Commit(git, repo, "L2 tests"); !s.ok()) return util::Error{s.error()};
+  if (auto s = Commit(git, repo, "L2 tests"); !s.ok()) return s.failure();
   return git.Run(repo, Diff("main", "HEAD"));
 }
 
@@ -96,9 +96,9 @@ util::Expected<std::string> FeatureBenchRow(runner::Git& git, const taskdir::Ins
   std::string test_patch;
   if (level == 1) {
     auto mask = git.Run(repo, Diff("HEAD~1", "HEAD~2"));  // A -> P
-    if (!mask.ok()) return util::Error{mask.error()};
+    if (!mask.ok()) return mask.failure();
     auto del = git.Run(repo, Diff("HEAD", "HEAD~1"));  // B -> A: deletes the F2P file
-    if (!del.ok()) return util::Error{del.error()};
+    if (!del.ok()) return del.failure();
     row["patch"] = *mask;
     test_patch = *del;
   } else {
@@ -161,7 +161,7 @@ util::Expected<std::string> SweBenchRow(runner::Git& git, const taskdir::Instanc
   if (level == 1) {
     // The starting state is the pre-solved codebase: the commit of the task's presolved/.
     auto head = git.Run(taskdir::TaskDir{task_dir}.presolved(), {"rev-parse", "HEAD"});
-    if (!head.ok()) return util::Error{head.error()};
+    if (!head.ok()) return head.failure();
     row["base_commit"] = head->substr(0, 40);
     row["patch"] = inst.patch;
     row["test_patch"] = inst.test_patch;
@@ -220,11 +220,11 @@ std::vector<std::string> WithPaths(std::vector<std::string> args, const std::vec
 util::Status WritePresolvedCopy(util::Env& env, runner::Git& git, const std::string& repo,
                                 const std::string& dest) {
   auto cloned = git.Run(util::DirName(dest), {"clone", "-q", "--no-hardlinks", repo, dest});
-  if (!cloned.ok()) return util::Error{cloned.error()};
+  if (!cloned.ok()) return cloned.failure();
   if (auto s = env.RemoveAll(util::JoinPath(dest, ".git")); !s.ok()) return s;
-  if (auto r = git.Run(dest, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(dest, {"init", "-q"}); !r.ok()) return r.failure();
   if (auto s = Commit(git, dest, "fbkit: pre-solved codebase"); !s.ok()) return s;
-  if (auto r = git.Run(dest, {"read-tree", "HEAD"}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(dest, {"read-tree", "HEAD"}); !r.ok()) return r.failure();
   return util::Status::Ok();
 }
 
@@ -236,7 +236,7 @@ util::Expected<std::vector<std::string>> PassingIds(runner::TestRunner& tests,
                                                     const std::string& work) {
   if (files.empty()) return std::vector<std::string>{};
   auto outcomes = taskdir::RunTests(tests, repo, "", spec, files, work, nullptr);
-  if (!outcomes.ok()) return util::Error{outcomes.error()};
+  if (!outcomes.ok()) return outcomes.failure();
   std::vector<std::string> ids;
   for (const auto& [id, outcome] : *outcomes) {
     std::string file = id.substr(0, id.find("::"));
@@ -252,7 +252,7 @@ namespace {
 
 // The task's image recipes as `fb-extract images` writes them with the same base and prefix
 // (FeatureBench's grading image too when `featurebench`), written under `work`.
-util::Expected<image::TaskRecipes> RecipesOf(util::Env& env, runner::Launcher& launcher,
+util::Expected<image::TaskRecipes> RecipesOf(util::Env& env, sandbox::Launcher& launcher,
                                              const std::string& task_dir, const ExportImages& images,
                                              const std::string& work, bool featurebench) {
   image::RecipeOptions o{util::JoinPath(work, "recipes"), images.base, images.prefix,
@@ -260,7 +260,7 @@ util::Expected<image::TaskRecipes> RecipesOf(util::Env& env, runner::Launcher& l
   std::string from = images.base;
   if (from.empty()) {
     auto base = image::WriteBaseRecipe(env, o);
-    if (!base.ok()) return util::Error{base.error()};
+    if (!base.ok()) return base.failure();
     from = base->tag;
   }
   auto recipes = image::WriteTaskRecipes(env, launcher, task_dir, from, o);
@@ -269,40 +269,40 @@ util::Expected<image::TaskRecipes> RecipesOf(util::Env& env, runner::Launcher& l
 }
 
 // The agent image's tag and the SWE-bench eval_script of the task in `task_dir`.
-util::Expected<std::pair<std::string, std::string>> SweBenchImage(util::Env& env, runner::Launcher& launcher,
+util::Expected<std::pair<std::string, std::string>> SweBenchImage(util::Env& env, sandbox::Launcher& launcher,
                                                                   const std::string& task_dir,
                                                                   const ExportImages& images,
                                                                   const std::string& work) {
   auto recipes = RecipesOf(env, launcher, task_dir, images, work, false);
-  if (!recipes.ok()) return util::Error{recipes.error()};
+  if (!recipes.ok()) return recipes.failure();
   auto context = image::WriteOneContext(env, launcher, task_dir, images.base, util::JoinPath(work, "context"),
                                         util::JoinPath(work, "scratch"));
-  if (!context.ok()) return util::Error{context.error()};
+  if (!context.ok()) return context.failure();
   auto verifier = MakeVerifier(env, task_dir, *context);
   (void)env.RemoveAll(util::JoinPath(work, "context"));
-  if (!verifier.ok()) return util::Error{verifier.error()};
+  if (!verifier.ok()) return verifier.failure();
   return std::pair{recipes->task.tag, SweBenchEvalScript(*verifier)};
 }
 
 }  // namespace
 
-util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
+util::Expected<std::string> ExportRow(util::Env& env, sandbox::Launcher& launcher,
                                       const std::string& given_dir, ExportFormat format,
                                       const std::string& work_dir, const ExportImages& images) {
   auto real = env.RealPath(given_dir);  // the path git sees inside its sandbox
   const std::string task_dir = real.ok() ? *real : given_dir;
   auto inst = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
-  if (!inst.ok()) return util::Error{inst.error()};
+  if (!inst.ok()) return inst.failure();
   int level = inst->level;
   taskdir::TaskDir level1{task_dir};
   if (level == 2) {
     if (!task_dir.ends_with(".lv2")) return util::Error{task_dir + ": an L2 id ends in .lv2"};
     auto l1 = taskdir::Level1Task(env, taskdir::TaskDir{task_dir});
-    if (!l1.ok()) return util::Error{l1.error()};
+    if (!l1.ok()) return l1.failure();
     level1 = *l1;
   }
   (void)env.RemoveAll(work_dir);
-  if (auto s = env.MakeDirs(work_dir); !s.ok()) return util::Error{s.error()};
+  if (auto s = env.MakeDirs(work_dir); !s.ok()) return s.failure();
   runner::Git git(env, launcher, util::JoinPath(work_dir, "log"));
   // The task directory is no more trusted than its code: git over it runs confined, the
   // work dir its only writable place (a presolved/ link, or a patch copying a link there,
@@ -315,7 +315,7 @@ util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher
   // A SWE-bench L1 row is the task's own files; the others need the original rebuilt.
   bool rebuild = format == ExportFormat::kFeatureBench || level == 2;
   if (auto s = rebuild ? RebuildOriginal(git, level1, repo) : util::Status::Ok(); !s.ok()) {
-    row = util::Error{s.error()};
+    row = s.failure();
   } else if (format == ExportFormat::kFeatureBench) {
     // FeatureBench's grading image (`fb-extract images --featurebench`; an L2 task's is its L1
     // sibling's, where the harness installs the agent's package with `pip install .`).
@@ -346,7 +346,7 @@ util::Status RemoveFiles(runner::Git& git, const std::string& repo,
   std::vector<std::string> args = {"rm", "-r", "-q", "-f", "--ignore-unmatch", "--"};
   args.insert(args.end(), files.begin(), files.end());
   auto r = git.Run(repo, args);
-  return r.ok() ? util::Status::Ok() : util::Status(util::Error{r.error()});
+  return r.ok() ? util::Status::Ok() : util::Status(r.failure());
 }
 
 // Why a row may not be imported, or "": a file it names or its patches touch lies outside
@@ -376,39 +376,39 @@ util::Expected<ImportedFiles> ImportLevel1(util::Env& env, runner::TestRunner& t
   std::string mask = row.value("patch", "");
   if (!mask.empty() && mask.back() != '\n') mask += "\n";  // as the harness normalises it
   std::string mask_path = util::JoinPath(work, "mask.diff");
-  if (auto s = env.WriteFileAtomic(mask_path, mask); !s.ok()) return util::Error{s.error()};
+  if (auto s = env.WriteFileAtomic(mask_path, mask); !s.ok()) return s.failure();
   if (!mask.empty()) {
     auto applied = git.Run(repo, {"apply", "--whitespace=fix", mask_path});
     if (!applied.ok()) return util::Error{"patch does not apply at base_commit: " + applied.error()};
   }
-  if (auto s = RemoveFiles(git, repo, f2p); !s.ok()) return util::Error{s.error()};
-  if (auto s = Commit(git, repo, "masked"); !s.ok()) return util::Error{s.error()};
+  if (auto s = RemoveFiles(git, repo, f2p); !s.ok()) return s.failure();
+  if (auto s = Commit(git, repo, "masked"); !s.ok()) return s.failure();
   ImportedFiles out;
   auto gold = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, true));
   auto test_diff = git.Run(repo, WithPaths(Diff("HEAD", "HEAD~1"), f2p, false));
-  if (!gold.ok()) return util::Error{gold.error()};
-  if (!test_diff.ok()) return util::Error{test_diff.error()};
+  if (!gold.ok()) return gold.failure();
+  if (!test_diff.ok()) return test_diff.failure();
   std::string pre = taskdir::TaskDir{dir}.presolved();
-  if (auto s = WritePresolvedCopy(env, git, repo, pre); !s.ok()) return util::Error{s.error()};
+  if (auto s = WritePresolvedCopy(env, git, repo, pre); !s.ok()) return s.failure();
   // The patches are written again from presolved/'s own small repository, as fbkit writes
   // them when it extracts (same abbreviated blob ids), then presolved/ is reset.
   for (const auto& [name, text] : {std::pair{"gold", *gold}, std::pair{"tests", *test_diff}}) {
     std::string path = util::JoinPath(work, std::string(name) + ".diff");
-    if (auto s = env.WriteFileAtomic(path, text); !s.ok()) return util::Error{s.error()};
+    if (auto s = env.WriteFileAtomic(path, text); !s.ok()) return s.failure();
     if (!text.empty()) {
-      if (auto r = git.Run(pre, {"apply", path}); !r.ok()) return util::Error{r.error()};
+      if (auto r = git.Run(pre, {"apply", path}); !r.ok()) return r.failure();
     }
-    if (auto r = git.Run(pre, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
+    if (auto r = git.Run(pre, {"add", "-N", "."}); !r.ok()) return r.failure();
     auto again = git.Run(pre, kDiff);
-    if (!again.ok()) return util::Error{again.error()};
+    if (!again.ok()) return again.failure();
     (std::string(name) == "gold" ? out.patch : out.test_patch) = *again;
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"read-tree", "HEAD"}, {"checkout", "-q", "--", "."}, {"clean", "-fdq"}}) {
-      if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
+      if (auto r = git.Run(pre, args); !r.ok()) return r.failure();
     }
   }
   if (auto r = git.Run(repo, {"checkout", "-q", "--detach", "HEAD~1"}); !r.ok()) {
-    return util::Error{r.error()};
+    return r.failure();
   }
   auto f2p_ids = PassingIds(tests, repo, o.spec, f2p, util::JoinPath(work, "run-f2p"));
   if (!f2p_ids.ok()) return util::Error{"pytest on the original: " + f2p_ids.error()};
@@ -430,21 +430,21 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& t
   auto l1 = taskdir::ReadInstance(env, taskdir::TaskDir{level1});
   if (!l1.ok()) return util::Error{"an L2 row needs its L1 task imported first (" + level1 + ")"};
   auto base = git.Run(repo, {"rev-parse", "HEAD"});
-  if (!base.ok()) return util::Error{base.error()};
-  if (auto s = RemoveFiles(git, repo, f2p); !s.ok()) return util::Error{s.error()};
-  if (auto s = Commit(git, repo, "without the F2P files"); !s.ok()) return util::Error{s.error()};
+  if (!base.ok()) return base.failure();
+  if (auto s = RemoveFiles(git, repo, f2p); !s.ok()) return s.failure();
+  if (auto s = Commit(git, repo, "without the F2P files"); !s.ok()) return s.failure();
   auto without = git.Run(repo, {"rev-parse", "HEAD"});
-  if (!without.ok()) return util::Error{without.error()};
+  if (!without.ok()) return without.failure();
   if (auto r = git.Run(repo, {"checkout", "-q", "--detach", base->substr(0, 40)}); !r.ok()) {
-    return util::Error{r.error()};
+    return r.failure();
   }
   std::string tp = row.value("test_patch", "");
   if (!tp.empty() && tp.back() != '\n') tp += "\n";
   std::string tp_path = util::JoinPath(work, "test.diff");
-  if (auto s = env.WriteFileAtomic(tp_path, tp); !s.ok()) return util::Error{s.error()};
+  if (auto s = env.WriteFileAtomic(tp_path, tp); !s.ok()) return s.failure();
   auto applied = git.Run(repo, {"apply", "--whitespace=fix", tp_path});
   if (!applied.ok()) return util::Error{"test_patch does not apply at base_commit: " + applied.error()};
-  if (auto s = Commit(git, repo, "rewritten tests"); !s.ok()) return util::Error{s.error()};
+  if (auto s = Commit(git, repo, "rewritten tests"); !s.ok()) return s.failure();
   std::string from = without->substr(0, 40);
   auto converted = git.Run(repo, Diff(from, "HEAD"));
   auto changed = git.Run(repo, {"diff", "--name-only", "-z", from, "HEAD"});
@@ -454,23 +454,23 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& t
   // Written again in a small repository holding just the files it changes, as fbkit writes
   // an L2 test patch (same abbreviated blob ids).
   std::string small = util::JoinPath(work, "small");
-  if (auto r = git.Run(work, {"init", "-q", small}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(work, {"init", "-q", small}); !r.ok()) return r.failure();
   for (std::string_view listed : util::Records(*changed, '\0')) {
     std::string path(listed);
     auto old = git.Show(repo, from, path);
-    if (!old.ok()) return util::Error{old.error()};
+    if (!old.ok()) return old.failure();
     if (!*old) continue;
     std::string dst = util::JoinPath(small, path);
-    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
-    if (auto s = env.WriteFileAtomic(dst, **old); !s.ok()) return util::Error{s.error()};
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s.failure();
+    if (auto s = env.WriteFileAtomic(dst, **old); !s.ok()) return s.failure();
   }
-  if (auto s = Commit(git, small, "fbkit: tests"); !s.ok()) return util::Error{s.error()};
+  if (auto s = Commit(git, small, "fbkit: tests"); !s.ok()) return s.failure();
   std::string converted_path = util::JoinPath(work, "converted.diff");
-  if (auto s = env.WriteFileAtomic(converted_path, *converted); !s.ok()) return util::Error{s.error()};
-  if (auto r = git.Run(small, {"apply", converted_path}); !r.ok()) return util::Error{r.error()};
-  if (auto r = git.Run(small, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
+  if (auto s = env.WriteFileAtomic(converted_path, *converted); !s.ok()) return s.failure();
+  if (auto r = git.Run(small, {"apply", converted_path}); !r.ok()) return r.failure();
+  if (auto r = git.Run(small, {"add", "-N", "."}); !r.ok()) return r.failure();
   auto again = git.Run(small, kDiff);
-  if (!again.ok()) return util::Error{again.error()};
+  if (!again.ok()) return again.failure();
   ImportedFiles out;
   out.patch = row.value("patch", "");
   out.test_patch = *again;
@@ -479,7 +479,7 @@ util::Expected<ImportedFiles> ImportLevel2(util::Env& env, runner::TestRunner& t
   // A row that carries a gold agent_code (fbkit's export does): the F2P ids are those that
   // pass with it, as the rewritten test file names them.
   std::string gold = util::JoinPath(work, "agent.diff");
-  if (auto s = env.WriteFileAtomic(gold, out.patch); !s.ok()) return util::Error{s.error()};
+  if (auto s = env.WriteFileAtomic(gold, out.patch); !s.ok()) return s.failure();
   if (auto r = git.Run(repo, {"apply", gold}); !r.ok()) {
     return util::Error{"patch (the gold agent_code) does not apply: " + r.error()};
   }
@@ -518,7 +518,7 @@ taskdir::Instance ImportedInstance(const nlohmann::json& row, const std::string&
 
 }  // namespace
 
-util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launcher,
+util::Expected<ImportResult> ImportRow(util::Env& env, sandbox::Launcher& launcher,
                                        runner::TestRunner& tests,
                                        const std::string& row_json, const ImportOptions& o) {
   nlohmann::json row = nlohmann::json::parse(row_json, nullptr, false);
@@ -538,7 +538,7 @@ util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launche
   }
   std::string base = row.value("base_commit", "");
   (void)env.RemoveAll(o.work_dir);
-  if (auto s = env.MakeDirs(o.work_dir); !s.ok()) return util::Error{s.error()};
+  if (auto s = env.MakeDirs(o.work_dir); !s.ok()) return s.failure();
   runner::Git git(env, launcher, util::JoinPath(o.work_dir, "log"));
   std::string repo = util::JoinPath(o.work_dir, "repo");
   if (auto s = git.Checkout(o.original, base, repo); !s.ok()) {
@@ -546,7 +546,7 @@ util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launche
   }
   std::string dir = util::JoinPath(o.out_dir, id);
   (void)env.RemoveAll(dir);
-  if (auto s = env.MakeDirs(dir); !s.ok()) return util::Error{s.error()};
+  if (auto s = env.MakeDirs(dir); !s.ok()) return s.failure();
   auto files = level == 1 ? ImportLevel1(env, tests, git, row, f2p, p2p, o, repo, dir, o.work_dir)
                           : ImportLevel2(env, tests, git, row, f2p, o, id, repo, o.work_dir);
   (void)env.RemoveAll(o.work_dir);
@@ -556,7 +556,7 @@ util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launche
   }
   auto instance = ImportedInstance(row, id, level, f2p, p2p, *files, o.spec);
   if (auto s = taskdir::WriteTaskFiles(env, dir, instance); !s.ok()) {
-    return util::Error{s.error()};
+    return s.failure();
   }
   return ImportResult{id, files->f2p_tests.size(), files->p2p_tests.size()};
 }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/spec.h"
 #include "runner/test_run.h"
 #include "util/env.h"
@@ -30,7 +30,7 @@ struct ExportImages {
 // `eval_script` holding fbkit's verifier (dataset/verifier.h), `log_parser`
 // parse_log_pytest_v2, `eval_type` pass_and_fail; its FAIL_TO_PASS and PASS_TO_PASS are the
 // tests' SweBenchLogKey (distinct ids that share one are listed once and said on stderr).
-util::Expected<std::string> ExportRow(util::Env& env, runner::Launcher& launcher,
+util::Expected<std::string> ExportRow(util::Env& env, sandbox::Launcher& launcher,
                                       const std::string& task_dir, ExportFormat format,
                                       const std::string& work_dir, const ExportImages& images = {});
 
@@ -61,7 +61,7 @@ struct ImportResult {
 // pass on the original (a sandboxed pytest run with `spec`). L2: needs its L1 task imported
 // into out_dir first (the original is rebuilt from it); its test patch is converted to
 // fbkit's (adding the rewritten F2P file), its F2P test ids are the L1 task's.
-util::Expected<ImportResult> ImportRow(util::Env& env, runner::Launcher& launcher,
+util::Expected<ImportResult> ImportRow(util::Env& env, sandbox::Launcher& launcher,
                                        runner::TestRunner& tests,
                                        const std::string& row_json, const ImportOptions& options);
 

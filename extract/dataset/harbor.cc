@@ -58,21 +58,21 @@ util::Status Write(util::Env& env, const std::string& path, const std::string& b
 
 }  // namespace
 
-util::Expected<std::string> WriteHarborTask(util::Env& env, runner::Launcher& launcher,
+util::Expected<std::string> WriteHarborTask(util::Env& env, sandbox::Launcher& launcher,
                                             const std::string& task_dir, const HarborOptions& o) {
   auto inst = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
-  if (!inst.ok()) return util::Error{inst.error()};
+  if (!inst.ok()) return inst.failure();
   if (!util::IsFileName(inst->instance_id)) return util::Error{"instance_id cannot name a directory"};
   std::string dir = util::JoinPath(o.out_dir, inst->instance_id);
   (void)env.RemoveAll(dir);
   auto context = image::WriteOneContext(env, launcher, task_dir, o.base, util::JoinPath(dir, "environment"),
                                         o.work_dir);
-  if (!context.ok()) return util::Error{context.error()};
+  if (!context.ok()) return context.failure();
   double per_file = inst->spec.timeout > 0 ? inst->spec.timeout : 600;
   size_t files = inst->f2p_files.size() + inst->p2p_files.size();
   double seconds = per_file * static_cast<double>(files > 0 ? files : 1);
   auto verifier = MakeVerifier(env, task_dir, *context);
-  if (!verifier.ok()) return util::Error{verifier.error()};
+  if (!verifier.ok()) return verifier.failure();
   std::map<std::string, std::string> out;
   out["task.toml"] = TaskToml(*inst, seconds + (inst->level == 2 ? 3600 : 60));
   out["instruction.md"] = inst->problem_statement;
@@ -83,7 +83,7 @@ util::Expected<std::string> WriteHarborTask(util::Env& env, runner::Launcher& la
   for (const auto& [name, bytes] : verifier->files) out["tests/" + name] = bytes;
   out["tests/test.sh"] = TestScript(*verifier, seconds);
   for (const auto& [rel, bytes] : out) {
-    if (auto s = Write(env, util::JoinPath(dir, rel), bytes); !s.ok()) return util::Error{s.error()};
+    if (auto s = Write(env, util::JoinPath(dir, rel), bytes); !s.ok()) return s.failure();
   }
   return dir;
 }

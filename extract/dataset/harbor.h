@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -21,7 +21,7 @@ struct HarborOptions {
 };
 
 // Writes the Harbor task of the fbkit task in `task_dir`; returns its directory.
-util::Expected<std::string> WriteHarborTask(util::Env& env, runner::Launcher& launcher,
+util::Expected<std::string> WriteHarborTask(util::Env& env, sandbox::Launcher& launcher,
                                             const std::string& task_dir, const HarborOptions& options);
 
 }  // namespace fbkit::extract::dataset

@@ -47,13 +47,13 @@ util::Expected<Verifier> MakeVerifier(util::Env& env, const std::string& task_di
   std::vector<std::string> grader, files = inst.f2p_files;
   if (inst.level == 1) {
     auto presolved = taskdir::PlainPresolved(env, taskdir::TaskDir{task_dir});
-    if (!presolved.ok()) return util::Error{presolved.error()};
-    grader = taskdir::GraderFiles(*presolved, inst.f2p_files);
+    if (!presolved.ok()) return presolved.failure();
+    grader = taskdir::GraderFiles(env, *presolved, inst.f2p_files);
     files.insert(files.end(), inst.p2p_files.begin(), inst.p2p_files.end());
     v.prepare = kLevel1Prepare;
   } else {
     auto l1 = taskdir::Level1Task(env, taskdir::TaskDir{task_dir});
-    if (!l1.ok()) return util::Error{l1.error()};
+    if (!l1.ok()) return l1.failure();
     auto original = env.ReadFile(l1->patch());
     if (!original.ok()) return util::Error{l1->patch() + ": " + original.error()};
     v.files["original.diff"] = *original;

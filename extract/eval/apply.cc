@@ -10,7 +10,7 @@ util::Expected<std::vector<std::string>> ChangedPaths(runner::Git& git, const st
   // Ignored files too: a .gitignore the patch adds must not hide what else it adds.
   auto out = git.Run(tree, {"status", "--porcelain=v1", "-z", "--untracked-files=all",
                             "--ignored=matching", "--no-renames"});
-  if (!out.ok()) return util::Error{out.error()};
+  if (!out.ok()) return out.failure();
   std::vector<std::string> paths;
   for (std::string_view entry : util::Records(*out, '\0')) {  // "XY path"
     if (entry.size() > 3) paths.emplace_back(entry.substr(3));
@@ -25,14 +25,14 @@ util::Status RestorePaths(runner::Git& git, const std::string& tree,
     if (git.Run(tree, {"cat-file", "-e", "HEAD:" + p}).ok()) {
       (void)git.Run(tree, {"reset", "-q", "HEAD", "--", p});
       if (auto r = git.Run(tree, {"checkout", "-q", "HEAD", "--", p}); !r.ok()) {
-        return util::Error{r.error()};
+        return r.failure();
       }
     } else {
       // Removed by git (sandboxed where `git` is): the path may lead through a link the
       // patch planted, which a host-side removal would follow.
       (void)git.Run(tree, {"rm", "-q", "--cached", "--ignore-unmatch", "--", p});
       if (auto r = git.Run(tree, {"clean", "-q", "-f", "-d", "-x", "--", p}); !r.ok()) {
-        return util::Error{r.error()};
+        return r.failure();
       }
     }
   }

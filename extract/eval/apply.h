@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runner/git.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 
 namespace fbkit::extract::eval {

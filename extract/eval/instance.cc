@@ -86,10 +86,10 @@ struct Captured {
 };
 
 // Runs argv to its end or until `timeout` seconds (0 = none) pass; output captured.
-util::Expected<Captured> Capture(util::Env& env, runner::Launcher& launcher,
-                                 const runner::ProcessSpec& spec, double timeout) {
-  auto exit = runner::RunToCompletion(launcher, spec, timeout);
-  if (!exit.ok()) return util::Error{exit.error()};
+util::Expected<Captured> Capture(util::Env& env, sandbox::Launcher& launcher,
+                                 const sandbox::ProcessSpec& spec, double timeout) {
+  auto exit = sandbox::RunToCompletion(launcher, spec, timeout);
+  if (!exit.ok()) return exit.failure();
   if (exit->output_cut) return util::Error{spec.argv.front() + ": its output was cut at the sandbox's limit"};
   auto out = env.ReadFile(spec.log_path);
   return Captured{exit->timed_out ? -1 : exit->code, exit->timed_out, out.ok() ? *out : ""};
@@ -131,7 +131,7 @@ std::vector<std::string> StaticReexports(util::Env& env, const std::string& site
 
 struct Context {
   util::Env& env;
-  runner::Launcher& launcher;
+  sandbox::Launcher& launcher;
   runner::TestRunner& tests;
   runner::Git git;
   taskdir::Instance info;
@@ -144,7 +144,7 @@ struct Context {
   std::string env_root;           // the task's own tree, which the environment comes from
   // What every command over the work copies runs in (git, patch, cp): the work dir writable,
   // the task directories readable; kNone only when the user turned the sandbox off.
-  runner::Sandbox sandbox;
+  sandbox::Sandbox sandbox;
 };
 
 std::set<std::string> Originals(const Context& c) {
@@ -156,7 +156,7 @@ void Suspect(EvalReport* r, const std::string& reason) {
   r->suspicious_reasons.push_back(reason);
 }
 
-runner::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
+sandbox::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
   std::vector<std::string> readable = {c.task};
   if (!level1.empty()) {
     auto real = c.env.RealPath(level1);
@@ -167,9 +167,9 @@ runner::Sandbox WorkSandbox(const Context& c, const std::string& level1) {
 
 util::Status Clone(Context& c, const std::string& task_dir) {
   auto presolved = taskdir::PlainPresolved(c.env, taskdir::TaskDir{task_dir});
-  if (!presolved.ok()) return util::Error{presolved.error()};
+  if (!presolved.ok()) return presolved.failure();
   auto cloned = c.git.Run(c.work, {"clone", "-q", "--no-hardlinks", *presolved, c.repo});
-  return cloned.ok() ? util::Status::Ok() : util::Status(util::Error{cloned.error()});
+  return cloned.ok() ? util::Status::Ok() : util::Status(cloned.failure());
 }
 
 // The sections of a git patch (from one "diff --git " line to the next) that send a file as
@@ -211,7 +211,7 @@ util::Expected<bool> ApplyAgentPatch(Context& c, const std::string& tree, const 
   if (a.unsafe_path) Suspect(r, a.error);
   if (!a.applied) return false;
   auto paths = ChangedPaths(c.git, tree);
-  if (!paths.ok()) return util::Error{paths.error()};
+  if (!paths.ok()) return paths.failure();
   *changed = std::move(*paths);
   std::set<std::string> binary;
   if (auto sections = util::ParsePatch(runner::NormalizePatch(BinarySections(p.patch)));
@@ -248,7 +248,7 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
   if (auto s = Clone(c, c.task); !s.ok()) return s;
   std::vector<std::string> changed;
   auto applied = ApplyAgentPatch(c, c.repo, p, r, &changed);
-  if (!applied.ok()) return util::Error{applied.error()};
+  if (!applied.ok()) return applied.failure();
   if (!*applied) return util::Status::Ok();
   std::set<std::string> task_tests(c.info.f2p_files.begin(), c.info.f2p_files.end());
   task_tests.insert(c.info.p2p_files.begin(), c.info.p2p_files.end());
@@ -294,14 +294,14 @@ util::Status PrepareLevel1(Context& c, const Prediction& p, EvalReport* r) {
 util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& level1,
                            EvalReport* r) {
   auto l1 = taskdir::Level1Task(c.env, taskdir::TaskDir{c.task}, level1);
-  if (!l1.ok()) return util::Error{l1.error()};
+  if (!l1.ok()) return l1.failure();
   if (auto s = Clone(c, l1->dir); !s.ok()) return s;
   std::string agent = util::JoinPath(c.work, "agent");
   if (auto s = c.env.MakeDirs(agent); !s.ok()) return s;
   if (auto s = c.git.InitEmpty(agent, "empty"); !s.ok()) return s;
   std::vector<std::string> changed;
   auto applied = ApplyAgentPatch(c, agent, p, r, &changed);
-  if (!applied.ok()) return util::Error{applied.error()};
+  if (!applied.ok()) return applied.failure();
   if (!*applied) return util::Status::Ok();
   std::string package;
   for (std::string where : {"agent_code", "src/agent_code"}) {
@@ -320,7 +320,7 @@ util::Status PrepareLevel2(Context& c, const Prediction& p, const std::string& l
   if (auto s = c.env.MakeDirs(site); !s.ok()) return s;
   c.extra_path = {site};
   if (package.empty()) return util::Status::Ok();  // the tests will fail to import it
-  runner::ProcessSpec cp;
+  sandbox::ProcessSpec cp;
   cp.argv = {"cp", "-R", package, util::JoinPath(site, "agent_code")};
   cp.cwd = c.work;
   cp.log_path = util::JoinPath(c.work, "cp.log");
@@ -389,7 +389,7 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   std::string run_dir = util::JoinPath(c.work, "run");
   std::vector<std::string> tests = c.info.f2p_files;
   tests.insert(tests.end(), c.info.p2p_files.begin(), c.info.p2p_files.end());
-  std::vector<std::string> grader = taskdir::GraderFiles(c.repo, tests);
+  std::vector<std::string> grader = taskdir::GraderFiles(c.env, c.repo, tests);
   auto before = Hashes(c, grader);
   runner::TestRunRequest request;
   request.root = c.repo;
@@ -415,11 +415,11 @@ void Score(Context& c, const EvalOptions& options, EvalReport* r) {
   const runner::TestRun& t = trace.ok() ? *trace : empty;
   for (const auto& id : c.info.f2p_tests) {
     r->f2p[id] = runner::OutcomeOf(t, id);
-    r->f2p_passed += F2pPassed(r->f2p[id]);
+    r->f2p_passed += runner::F2PPasses(r->f2p[id]);
   }
   for (const auto& id : c.info.p2p_tests) {
     r->p2p[id] = runner::OutcomeOf(t, id);
-    r->p2p_passed += P2pPassed(r->p2p[id]);
+    r->p2p_passed += runner::P2PHolds(r->p2p[id]);
   }
   for (const auto& [name, f] : t.files) r->timed_out |= f.status == runner::FileStatus::kTimeout;
   r->exitstatus = t.exitstatus;
@@ -455,10 +455,6 @@ void CheckAgentLog(const Context& c, const EvalOptions& options, EvalReport* r) 
 }
 
 }  // namespace
-
-bool F2pPassed(const std::string& outcome) { return runner::F2PPasses(outcome); }
-
-bool P2pPassed(const std::string& outcome) { return runner::P2PHolds(outcome); }
 
 std::vector<Prediction> ParsePredictions(const std::string& text, const std::string& path,
                                          std::vector<std::string>* errors,
@@ -533,7 +529,7 @@ EvalReport EvaluateInstance(const runner::Services& services,
   r.model = prediction.model;
   r.patch_sha256 = util::Sha256Hex(prediction.patch);
   r.empty_patch = Blank(prediction.patch);
-  r.sandbox = runner::SandboxKindName(options.sandbox);  // a task that cannot be read too
+  r.sandbox = sandbox::SandboxKindName(options.sandbox);  // a task that cannot be read too
   auto info = taskdir::ReadInstance(env, taskdir::TaskDir{task_dir});
   if (!info.ok()) return r.error = info.error(), r;
   r.level = info->level;
@@ -545,7 +541,7 @@ EvalReport EvaluateInstance(const runner::Services& services,
   }
   info->spec.sandbox = options.sandbox;
   info->spec.environment_cache = options.environment_cache;
-  if (options.sandbox == runner::SandboxKind::kContainer) {
+  if (options.sandbox == sandbox::SandboxKind::kContainer) {
     auto used = runner::UseContainerImage(options.images, options.engine, info->instance_id, "environment",
                                           &info->spec);
     if (!used.ok()) return r.error = used.error(), r;

@@ -15,7 +15,7 @@
 
 #include "extract/taskdir/task_dir.h"
 #include "runner/services.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -48,7 +48,7 @@ struct EvalOptions {
   std::string level1_dir;   // L2: the L1 task beside it (default: the sibling .lv1)
   // How the agent's code is isolated (every process that imports or tests it): bubblewrap
   // unless the user said `--sandbox none`; recorded in the report.
-  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
+  sandbox::SandboxKind sandbox = sandbox::SandboxKind::kBwrap;
   // kContainer: each task's environment image by instance id (fb-extract images' manifest)
   // and the engine that runs them.
   std::map<std::string, std::string> images;
@@ -57,7 +57,7 @@ struct EvalOptions {
   bool trust_settings = false;  // its repo_settings may widen the sandbox (--trust-task-settings)
   // What a copy of the task's packages the tests' sandbox would show does (runner/
   // exposure.h); default: the task's spec.
-  std::optional<runner::CopyPolicy> exposed_copies;
+  std::optional<sandbox::CopyPolicy> exposed_copies;
 };
 
 struct EvalReport {
@@ -73,7 +73,8 @@ struct EvalReport {
   std::string error;  // why the instance could not be evaluated (task, patch, pytest)
   bool timed_out = false;
   std::vector<std::string> test_files_reverted;
-  std::map<std::string, std::string> f2p;  // test id -> outcome ("missing" if not run)
+  std::map<std::string, std::string> f2p;  // test id -> outcome ("missing" if not run):
+                                           // runner::F2PPasses counts it, runner::P2PHolds a P2P one
   std::map<std::string, std::string> p2p;
   size_t f2p_passed = 0;
   size_t p2p_passed = 0;  // passed, xfailed or skipped
@@ -100,11 +101,5 @@ struct EvalReport {
 EvalReport EvaluateInstance(const runner::Services& services,
                             const std::string& task_dir, const Prediction& prediction,
                             const EvalOptions& options);
-
-// An F2P test counts when it passed (runner::F2PPasses); xfailed, xpassed, skipped or missing
-// fail.
-bool F2pPassed(const std::string& outcome);
-// P2P accepts passed, xfailed, xpassed and skipped (the repository's own markers).
-bool P2pPassed(const std::string& outcome);
 
 }  // namespace fbkit::extract::eval

@@ -1,6 +1,5 @@
 #include "extract/eval/run.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <mutex>
@@ -9,7 +8,6 @@
 #include "agents/infer_result.h"
 #include "agents/run_dir.h"
 #include "extract/eval/report.h"
-#include "util/file_lock.h"
 #include "util/hash.h"
 #include "util/shard.h"
 
@@ -86,9 +84,10 @@ std::optional<EvalReport> Finished(util::Env& env, const std::string& dir, const
 }
 
 // Evaluates one prediction and writes its files; a failed write goes to `write_error`.
-EvalReport EvaluateOne(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+EvalReport EvaluateOne(const runner::Services& services, const EvalStep& step,
                        const EvalRunOptions& options, const Prediction& p,
                        std::optional<std::string>* write_error) {
+  util::Env& env = services.env;
   EvalOptions o = options.eval;
   agents::EvalRunDir run{options.run_dir};
   o.work_dir = run.work(p.instance_id);
@@ -96,7 +95,8 @@ EvalReport EvaluateOne(util::Env& env, runner::Launcher& launcher, runner::TestR
       options.infer_run.empty() ? "" : agents::InferRunDir{options.infer_run}.instance(p.instance_id).dir;
   o.agent_log = !options.agent_logs.empty() ? AgentLog(env, options.agent_logs, p.instance_id)
                                             : InferAgentLog(env, infer_inst);
-  EvalReport r = EvaluateInstance({env, launcher, tests}, options.tasks.at(p.instance_id), p, o);
+  const std::string& task = options.tasks.at(p.instance_id);
+  EvalReport r = step ? step(task, p, o) : EvaluateInstance(services, task, p, o);
   AddUsage(env, infer_inst, &r);
   auto written = util::WriteFiles(env, run.instance(p.instance_id),
                                  {{agents::kPatchFile, p.patch},
@@ -116,7 +116,7 @@ util::Expected<std::vector<Prediction>> LoadPredictions(
   if (predictions_path.empty()) {
     for (const auto& [id, dir] : tasks) {
       auto patch = env.ReadUntrusted(dir, taskdir::kGoldPatchFile, util::kMaxTreeFileBytes);
-      if (!patch.ok()) return util::Error{patch.error()};
+      if (!patch.ok()) return patch.failure();
       preds.push_back({id, "gold", *patch, taskdir::TaskDir{dir}.patch()});
     }
   } else {
@@ -166,10 +166,11 @@ std::string InferRunOf(util::Env& env, const std::string& predictions_path,
 EvalRunResult EvaluateRun(
     const runner::Services& services,
     const EvalRunOptions& options,
-    const std::function<void(const util::BatchItem<EvalReport>&)>& report) {
-  [[maybe_unused]] auto& [env, launcher, tests] = services;
+    const std::function<void(const util::BatchItem<EvalReport>&)>& report,
+    const EvalStep& step) {
+  util::Env& env = services.env;
   const auto& preds = options.predictions;
-  std::string sandbox = runner::SandboxKindName(options.eval.sandbox);
+  std::string sandbox = sandbox::SandboxKindName(options.eval.sandbox);
   std::vector<size_t> mine;  // this shard's predictions
   for (size_t i = 0; i < preds.size(); ++i) {
     if (util::InShard(i, options.shard)) mine.push_back(i);
@@ -185,7 +186,7 @@ EvalRunResult EvaluateRun(
   };
   batch.run = [&](size_t k, int) {
     std::optional<std::string> write_error;
-    EvalReport r = EvaluateOne(env, launcher, tests, options, preds[mine[k]], &write_error);
+    EvalReport r = EvaluateOne(services, step, options, preds[mine[k]], &write_error);
     if (write_error) {
       std::lock_guard<std::mutex> lock(mu);
       out.write_errors.push_back(*write_error);
@@ -206,9 +207,9 @@ EvalRunResult EvaluateRun(
   util::RunBatch(mine.size(), batch);
   std::sort(out.internal_errors.begin(), out.internal_errors.end());
   agents::EvalRunDir run{options.run_dir};
-  ::rmdir(run.work().c_str());  // only when no other shard uses it
+  (void)env.RemoveEmptyDir(run.work());  // only when no other shard uses it
   // Shards that share RUN_DIR merge into the unsharded result.
-  util::FileLock lock(run.lock());
+  auto lock = env.LockFile(run.lock());
   for (const auto& p : preds) {
     if (auto r = Finished(env, run.instance(p.instance_id), p, sandbox)) {
       out.reports.push_back(std::move(*r));

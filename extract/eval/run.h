@@ -13,7 +13,7 @@
 
 #include "extract/eval/instance.h"
 #include "runner/services.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 #include "util/batch.h"
 #include "util/env.h"
@@ -59,10 +59,16 @@ struct EvalRunResult {
 std::string InferRunOf(util::Env& env, const std::string& predictions_path,
                        const std::vector<Prediction>& predictions);
 
+// One prediction's evaluation (EvaluateInstance over the run's services; a test's fake).
+using EvalStep = std::function<EvalReport(const std::string& task_dir, const Prediction& prediction,
+                                          const EvalOptions& options)>;
+
 // Never fails: reports and the summary that cannot be written are named in the result.
+// `step` evaluates each prediction (default: EvaluateInstance).
 EvalRunResult EvaluateRun(
     const runner::Services& services,
     const EvalRunOptions& options,
-    const std::function<void(const util::BatchItem<EvalReport>&)>& report);
+    const std::function<void(const util::BatchItem<EvalReport>&)>& report,
+    const EvalStep& step = {});
 
 }  // namespace fbkit::extract::eval

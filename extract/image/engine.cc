@@ -7,18 +7,18 @@ namespace fbkit::extract::image {
 namespace {
 
 struct Ran {
-  runner::ExitInfo exit;
+  sandbox::ExitInfo exit;
   std::string log;
 };
 
-util::Expected<Ran> RunLogged(util::Env& env, runner::Launcher& launcher,
+util::Expected<Ran> RunLogged(util::Env& env, sandbox::Launcher& launcher,
                               std::vector<std::string> argv, const std::string& log_path,
                               double timeout) {
-  runner::ProcessSpec spec;
+  sandbox::ProcessSpec spec;
   spec.argv = std::move(argv);
   spec.log_path = log_path;
-  if (auto s = env.MakeDirs(util::DirName(log_path)); !s.ok()) return util::Error{s.error()};
-  auto exit = runner::RunToCompletion(launcher, spec, timeout);
+  if (auto s = env.MakeDirs(util::DirName(log_path)); !s.ok()) return s.failure();
+  auto exit = sandbox::RunToCompletion(launcher, spec, timeout);
   if (!exit.ok()) return util::Error{spec.argv[0] + ": " + exit.error()};
   auto log = env.ReadTail(log_path, 1 << 20);
   return Ran{*exit, log.ok() ? *log : ""};
@@ -48,10 +48,10 @@ std::string FailedStep(const std::string& log) {
   return last;
 }
 
-util::Status CheckEngine(util::Env& env, runner::Launcher& launcher, const std::string& program,
+util::Status CheckEngine(util::Env& env, sandbox::Launcher& launcher, const std::string& program,
                          const std::string& log_path) {
   auto ran = RunLogged(env, launcher, {program, "info"}, log_path, 120);
-  if (!ran.ok()) return util::Error{ran.error()};
+  if (!ran.ok()) return ran.failure();
   if (ran->exit.code == 0) return util::Status::Ok();
   std::string hint = program == "podman"
                          ? " (podman as root; on cgroups v1 hosts set runtime = \"runc\", "
@@ -68,7 +68,7 @@ util::Expected<bool> CliEngine::Has(const std::string& tag) {
   auto ran = RunLogged(env_, launcher_, {program_, "image", "inspect", "--format", "{{.Id}}", tag},
                        path, 120);
   (void)env_.RemoveAll(path);
-  if (!ran.ok()) return util::Error{ran.error()};
+  if (!ran.ok()) return ran.failure();
   if (ran->exit.code == 0) return true;
   if (SaysMissing(ran->log)) return false;
   return util::Error{program_ + " image inspect " + tag + " failed (exit " +
@@ -80,7 +80,7 @@ util::Status CliEngine::Build(const Recipe& recipe, const std::string& log_path)
                                    recipe.network ? "--network=host" : "--network=none"};
   argv.push_back(recipe.dir);
   auto ran = RunLogged(env_, launcher_, argv, log_path, timeout_);
-  if (!ran.ok()) return util::Error{ran.error()};
+  if (!ran.ok()) return ran.failure();
   if (ran->exit.code == 0 && !ran->exit.timed_out) return util::Status::Ok();
   std::string step = FailedStep(ran->log);
   std::string how = ran->exit.timed_out ? "timed out after " + std::to_string(int(timeout_)) + " s"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "extract/image/recipe.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -25,7 +25,7 @@ class Engine {
 
 // Checks that `program` ("docker" or "podman") runs containers here: an error saying what
 // the engine answered (a missing command, no daemon, no permission) otherwise.
-util::Status CheckEngine(util::Env& env, runner::Launcher& launcher, const std::string& program,
+util::Status CheckEngine(util::Env& env, sandbox::Launcher& launcher, const std::string& program,
                          const std::string& log_path);
 
 // The docker or podman command line (`program`), through `launcher`, unsandboxed: the
@@ -33,7 +33,7 @@ util::Status CheckEngine(util::Env& env, runner::Launcher& launcher, const std::
 // takes the logs of its queries.
 class CliEngine : public Engine {
  public:
-  CliEngine(util::Env& env, runner::Launcher& launcher, std::string program, double timeout,
+  CliEngine(util::Env& env, sandbox::Launcher& launcher, std::string program, double timeout,
             std::string log_dir)
       : env_(env), launcher_(launcher), program_(std::move(program)), timeout_(timeout),
         log_dir_(std::move(log_dir)) {}
@@ -42,7 +42,7 @@ class CliEngine : public Engine {
 
  private:
   util::Env& env_;
-  runner::Launcher& launcher_;
+  sandbox::Launcher& launcher_;
   std::string program_;
   double timeout_;
   std::string log_dir_;

@@ -49,7 +49,7 @@ class Builder {
 
 }  // namespace
 
-util::Expected<ImagesRun> MakeImages(util::Env& env, runner::Launcher& launcher, Engine* engine,
+util::Expected<ImagesRun> MakeImages(util::Env& env, sandbox::Launcher& launcher, Engine* engine,
                                      const std::vector<std::string>& task_dirs,
                                      const ImagesOptions& options) {
   const RecipeOptions& o = options.recipes;
@@ -59,7 +59,7 @@ util::Expected<ImagesRun> MakeImages(util::Env& env, runner::Launcher& launcher,
   run.base = o.base;
   if (o.base.empty()) {
     auto written = WriteBaseRecipe(env, o);
-    if (!written.ok()) return util::Error{written.error()};
+    if (!written.ok()) return written.failure();
     base = *written;
     run.base = written->tag;
   }
@@ -143,7 +143,7 @@ std::string ManifestJson(const ImagesRun& run, const std::string& out_dir) {
 
 util::Expected<std::vector<TaskImages>> ReadManifest(util::Env& env, const std::string& path) {
   auto text = env.ReadFile(path);
-  if (!text.ok()) return util::Error{text.error()};  // names the file
+  if (!text.ok()) return text.failure();  // names the file
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_object() || j.value("format", "") != "fbkit.images/1" || !j.contains("tasks") ||
       !j["tasks"].is_array()) {

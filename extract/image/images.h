@@ -10,7 +10,7 @@
 
 #include "extract/image/engine.h"
 #include "extract/image/recipe.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -37,7 +37,7 @@ struct ImagesRun {
 
 // Writes the recipes of `task_dirs` and, when `engine` is given, builds them (logs in
 // OUT/logs/). Then OUT/images.json.
-util::Expected<ImagesRun> MakeImages(util::Env& env, runner::Launcher& launcher, Engine* engine,
+util::Expected<ImagesRun> MakeImages(util::Env& env, sandbox::Launcher& launcher, Engine* engine,
                                      const std::vector<std::string>& task_dirs,
                                      const ImagesOptions& options);
 

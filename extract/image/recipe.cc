@@ -51,7 +51,7 @@ util::Expected<std::string> Archive(util::Env& env, runner::Git& git, const std:
                                     const std::string& work, const std::string& name) {
   std::string out = util::JoinPath(work, name);
   if (auto r = git.Run(repo, {"archive", "--format=tar", "-o", out, "HEAD"}); !r.ok()) {
-    return util::Error{r.error()};
+    return r.failure();
   }
   auto bytes = env.ReadFile(out);
   (void)env.RemoveAll(out);
@@ -303,22 +303,22 @@ struct Parts {
   CommitFacts commit;
 };
 
-util::Expected<Parts> ReadParts(util::Env& env, runner::Launcher& launcher, const std::string& given_dir,
+util::Expected<Parts> ReadParts(util::Env& env, sandbox::Launcher& launcher, const std::string& given_dir,
                                 const std::string& work) {
   auto real = env.RealPath(given_dir);
   if (!real.ok()) return util::Error{given_dir + ": " + real.error()};
   taskdir::TaskDir task{*real};
   auto inst = taskdir::ReadInstance(env, task);
-  if (!inst.ok()) return util::Error{inst.error()};
+  if (!inst.ok()) return inst.failure();
   taskdir::TaskDir level1 = task;
   if (inst->level == 2) {
     auto l1 = taskdir::Level1Task(env, task);
-    if (!l1.ok()) return util::Error{l1.error()};
+    if (!l1.ok()) return l1.failure();
     level1 = *l1;
     if (auto r1 = env.RealPath(level1.dir); r1.ok()) level1.dir = *r1;
   }
   auto presolved = taskdir::PlainPresolved(env, level1);
-  if (!presolved.ok()) return util::Error{presolved.error()};
+  if (!presolved.ok()) return presolved.failure();
   (void)env.RemoveAll(work);
   if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{work + ": " + s.error()};
   runner::Git git(env, launcher, util::JoinPath(work, "log"));
@@ -370,15 +370,15 @@ util::Expected<Recipe> WriteBaseRecipe(util::Env& env, const RecipeOptions& opti
   files["Dockerfile"] = std::string(kHeader) + "# fbkit's base: Debian 12 with what fbkit's specs assume of the system.\n" +
                         "FROM " + kDebianBase + "\n" + BaseBody();
   Recipe r{util::JoinPath(options.out_dir, "base"), Tag(options.prefix + "/base", files), true};
-  if (auto s = WriteRecipe(env, r.dir, files); !s.ok()) return util::Error{s.error()};
+  if (auto s = WriteRecipe(env, r.dir, files); !s.ok()) return s.failure();
   return r;
 }
 
-util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& launcher,
+util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, sandbox::Launcher& launcher,
                                              const std::string& given_dir, const std::string& from,
                                              const RecipeOptions& options) {
   auto parts = ReadParts(env, launcher, given_dir, options.work_dir);
-  if (!parts.ok()) return util::Error{parts.error()};
+  if (!parts.ok()) return parts.failure();
   const taskdir::Instance& inst = parts->inst;
   TaskRecipes out;
   out.instance_id = inst.instance_id;
@@ -394,14 +394,14 @@ util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& l
   out.environment.dir = util::JoinPath(
       options.out_dir, "env/" + out.environment.tag.substr(out.environment.tag.rfind(':') + 1));
   out.environment.network = runner::InstallNetwork(inst.spec);
-  if (auto s = WriteRecipe(env, out.environment.dir, env_files); !s.ok()) return util::Error{s.error()};
+  if (auto s = WriteRecipe(env, out.environment.dir, env_files); !s.ok()) return s.failure();
   Files task_files = parts->task_files;
   task_files["Dockerfile"] = inst.level == 1
                                  ? Level1Dockerfile(out.environment.tag, out.instance_id, parts->commit)
                                  : Level2Dockerfile(from, out.instance_id);
   out.task.tag = Tag(options.prefix + "/task-" + ImageNamePart(out.instance_id), task_files);
   out.task.dir = util::JoinPath(options.out_dir, "task/" + out.instance_id);
-  if (auto s = WriteRecipe(env, out.task.dir, task_files); !s.ok()) return util::Error{s.error()};
+  if (auto s = WriteRecipe(env, out.task.dir, task_files); !s.ok()) return s.failure();
   if (options.featurebench && inst.level == 1) {
     Files fb;
     fb["testbed.tar"] = parts->task_files.at("testbed.tar");
@@ -411,11 +411,11 @@ util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& l
     fb["Dockerfile"] = FeatureBenchDockerfile(out.environment.tag, out.instance_id);
     out.featurebench.tag = Tag(options.prefix + "/featurebench-" + ImageNamePart(out.instance_id), fb);
     out.featurebench.dir = util::JoinPath(options.out_dir, "featurebench/" + out.instance_id);
-    if (auto s = WriteRecipe(env, out.featurebench.dir, fb); !s.ok()) return util::Error{s.error()};
+    if (auto s = WriteRecipe(env, out.featurebench.dir, fb); !s.ok()) return s.failure();
   } else if (options.featurebench) {
     // An L2 task is graded in its L1 sibling's image (the same original tree and environment).
     auto l1 = taskdir::Level1Task(env, taskdir::TaskDir{given_dir});
-    if (!l1.ok()) return util::Error{l1.error()};
+    if (!l1.ok()) return l1.failure();
     auto sibling = WriteTaskRecipes(env, launcher, l1->dir, from, options);
     if (!sibling.ok()) return util::Error{l1->dir + ": " + sibling.error()};
     out.featurebench = sibling->featurebench;
@@ -423,11 +423,11 @@ util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& l
   return out;
 }
 
-util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& launcher,
+util::Expected<OneContext> WriteOneContext(util::Env& env, sandbox::Launcher& launcher,
                                            const std::string& task_dir, const std::string& base,
                                            const std::string& dir, const std::string& work_dir) {
   auto parts = ReadParts(env, launcher, task_dir, work_dir);
-  if (!parts.ok()) return util::Error{parts.error()};
+  if (!parts.ok()) return parts.failure();
   const taskdir::Instance& inst = parts->inst;
   std::string d = std::string(kHeader) + "# The image an agent works on " + inst.instance_id + " in, from one context.\n";
   d += "FROM " + (base.empty() ? std::string(kDebianBase) : base) + "\n";
@@ -454,7 +454,7 @@ util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& lau
     for (const auto& c : EnvCommands(inst.spec, true, parts->commit)) out.verifier_script += "( " + c + "\n) || exit 1\n";
   }
   files["Dockerfile"] = d + "ENTRYPOINT []\nCMD [\"/bin/bash\"]\n";
-  if (auto s = WriteRecipe(env, dir, files); !s.ok()) return util::Error{s.error()};
+  if (auto s = WriteRecipe(env, dir, files); !s.ok()) return s.failure();
   out.dir = dir;
   out.instance = parts->inst;
   return out;

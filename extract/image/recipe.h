@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "extract/taskdir/task_dir.h"
-#include "runner/process.h"
-#include "runner/sandbox.h"
+#include "sandbox/process.h"
+#include "sandbox/sandbox.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -26,10 +26,10 @@ inline constexpr char kDebianBase[] = "debian:bookworm-slim";
 
 // The directory names of a recipe tree (OUT/base, OUT/env/HASH, OUT/task/ID) and the paths
 // inside an image (the test runner /fbkit/pytest.sh, the tree /testbed).
-using runner::kImageTestbed;
+using sandbox::kImageTestbed;
 inline constexpr char kImagePytest[] = "/fbkit/pytest.sh";
 inline constexpr char kFeatureBenchBin[] = "/fbkit/featurebench-env/bin";  // its `conda activate` PATH
-using runner::kImagePython;  // the tests' interpreter (runner/sandbox.h: the container sandbox's)
+using sandbox::kImagePython;  // the tests' interpreter (sandbox/sandbox.h: the container sandbox's)
 
 struct Recipe {
   std::string dir;       // the build context, holding its Dockerfile
@@ -62,7 +62,7 @@ util::Expected<Recipe> WriteBaseRecipe(util::Env& env, const RecipeOptions& opti
 // The recipes of the task in `task_dir` (an L2 task reads its L1 sibling's presolved/).
 // `from` is the base image's tag (options.base, or WriteBaseRecipe's). Git reads the task
 // directory confined (it is no more trusted than its code).
-util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, runner::Launcher& launcher,
+util::Expected<TaskRecipes> WriteTaskRecipes(util::Env& env, sandbox::Launcher& launcher,
                                              const std::string& task_dir, const std::string& from,
                                              const RecipeOptions& options);
 
@@ -79,7 +79,7 @@ struct OneContext {
   std::map<std::string, std::string> verifier_files;
   std::string verifier_script;
 };
-util::Expected<OneContext> WriteOneContext(util::Env& env, runner::Launcher& launcher,
+util::Expected<OneContext> WriteOneContext(util::Env& env, sandbox::Launcher& launcher,
                                            const std::string& task_dir, const std::string& base,
                                            const std::string& dir, const std::string& work_dir);
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <set>
@@ -82,7 +81,7 @@ util::Status FetchHeadTags(runner::Git& git, const std::string& presolved,
     std::string ref = "refs/tags/" + tag;
     if (!git.Run(presolved, {"check-ref-format", ref}).ok()) continue;
     if (auto r = git.Run(workspace, {"fetch", "-q", "--no-tags", presolved, ref + ":" + ref}); !r.ok()) {
-      return util::Error{r.error()};
+      return r.failure();
     }
   }
   return util::Status::Ok();
@@ -95,13 +94,13 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
   if (auto s = env.MakeDirs(util::DirName(l.base)); !s.ok()) return s;
   if (level == 1) {
     auto checked = taskdir::PlainPresolved(env, taskdir::TaskDir{task_dir});
-    if (!checked.ok()) return util::Error{checked.error()};
+    if (!checked.ok()) return checked.failure();
     const std::string& presolved = *checked;
     // Fetched into a fresh repository rather than cloned: the workspace has no remote
     // pointing back at the task directory (its patch.diff is the answer), and confined git
     // writes no configuration of a work copy.
     auto head = git.Run(l.inst, {"ls-remote", "--symref", presolved, "HEAD"});
-    if (!head.ok()) return util::Error{head.error()};
+    if (!head.ok()) return head.failure();
     std::string branch = "main";
     if (head->starts_with("ref: refs/heads/")) {
       std::string named = head->substr(16, head->find_first_of("\t\n") - 16);
@@ -118,7 +117,7 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
              {"fetch", "-q", "--no-tags", "--update-head-ok", presolved,
               "+HEAD:refs/heads/" + branch},
              {"reset", "-q", "--hard"}}) {
-      if (auto r = git.Run(l.workspace, args); !r.ok()) return util::Error{r.error()};
+      if (auto r = git.Run(l.workspace, args); !r.ok()) return r.failure();
     }
     // The tag the task's one commit carries (the original's release), as eval's clone has
     // it: a version from git (setuptools-scm) reads the same in the agent's runs.
@@ -127,7 +126,7 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
     if (auto s = env.MakeDirs(l.workspace); !s.ok()) return s;
     if (auto s = git.InitEmpty(l.workspace, "empty project"); !s.ok()) return s;
   }
-  if (auto r = Base(git, l, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
+  if (auto r = Base(git, l, {"init", "-q"}); !r.ok()) return r.failure();
   // The snapshot stores every file's bytes as they are, whatever .gitattributes the tree
   // holds (the agent writes them): no re-encoding (a working-tree-encoding git cannot convert
   // failed the whole patch, one it can tripled it: red team rounds 11 and 12), no filter,
@@ -139,7 +138,7 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "start"}}) {
-    if (auto r = Base(git, l, args); !r.ok()) return util::Error{r.error()};
+    if (auto r = Base(git, l, args); !r.ok()) return r.failure();
   }
   return util::Status::Ok();
 }
@@ -155,9 +154,9 @@ util::Status PrepareWorkspace(util::Env& env, runner::Git& git, const Layout& l,
 // nested repository's files are the agent's change like any other (a gitlink hid them, one
 // without a commit made `git add` fail the whole patch). The patch is fbkit's record of the
 // change (patch.diff).
-util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const Layout& l,
-                             runner::Sandbox sandbox) {
-  runner::ProcessSpec spec;
+util::Status DefuseWorkspace(util::Env& env, sandbox::Launcher& launcher, const Layout& l,
+                             sandbox::Sandbox sandbox) {
+  sandbox::ProcessSpec spec;
   // What would make git take the workspace, or a directory in it, for a repository when a
   // user types `git status` there (a bare repository's HEAD beside objects/ and refs/ runs
   // its config's core.fsmonitor): every .git and every such HEAD goes, whether its objects/
@@ -179,8 +178,8 @@ util::Status DefuseWorkspace(util::Env& env, runner::Launcher& launcher, const L
   spec.cwd = l.workspace;
   spec.log_path = util::JoinPath(l.scratch, "defuse.log");
   spec.sandbox = std::move(sandbox);
-  auto exit = runner::RunToCompletion(launcher, spec, runner::Git::kConfinedSeconds);
-  if (!exit.ok()) return util::Error{exit.error()};
+  auto exit = sandbox::RunToCompletion(launcher, spec, runner::Git::kConfinedSeconds);
+  if (!exit.ok()) return exit.failure();
   if (exit->code != 0 || exit->timed_out) {
     auto log = env.ReadTail(spec.log_path, 2000);
     return util::Error{"clearing the workspace's FIFOs, sockets, repositories and setuid bits failed: " +
@@ -195,7 +194,7 @@ util::Expected<std::string> CatFile(util::Env& env, runner::Git& git, const Layo
                                     const std::string& ask, const std::string& format) {
   if (ask.empty()) return std::string();
   std::string input = util::JoinPath(l.scratch, "blobs");
-  if (auto s = env.WriteFileAtomic(input, ask); !s.ok()) return util::Error{s.error()};
+  if (auto s = env.WriteFileAtomic(input, ask); !s.ok()) return s.failure();
   auto out = Base(git, l, {"cat-file", format.empty() ? "--batch" : "--batch-check=" + format},
                   input);
   (void)env.RemoveAll(input);
@@ -225,7 +224,7 @@ util::Status FillSizes(util::Env& env, runner::Git& git, const Layout& l,
                        std::vector<ChangedFile>* files) {
   auto answer = CatFile(env, git, l, BlobsOf(*files, [](size_t) { return true; }),
                         "%(objectname) %(objectsize)");
-  if (!answer.ok()) return util::Error{answer.error()};
+  if (!answer.ok()) return answer.failure();
   std::unordered_map<std::string, uint64_t> sizes;
   for (const auto& line : util::Split(*answer, '\n')) {
     size_t space = line.find(' ');
@@ -251,7 +250,7 @@ util::Status MarkNotUtf8(util::Env& env, runner::Git& git, const Layout& l,
   auto answer = CatFile(env, git, l, BlobsOf(*files, [&](size_t i) {
                           return !left[i] && !(*files)[i].binary;
                         }), "");
-  if (!answer.ok()) return util::Error{answer.error()};
+  if (!answer.ok()) return answer.failure();
   std::set<std::string> invalid;  // blob ids
   std::string_view rest = *answer;
   while (!rest.empty()) {  // "<oid> blob <size>\n<contents>\n"
@@ -304,10 +303,10 @@ util::Expected<std::string> DiffWithout(util::Env& env, runner::Git& git, const 
                                         const std::vector<LeftOut>& out) {
   if (std::string restore = RestoreInput(files, out); !restore.empty()) {
     std::string input = util::JoinPath(l.scratch, "left-out.index-info");
-    if (auto s = env.WriteFileAtomic(input, restore); !s.ok()) return util::Error{s.error()};
+    if (auto s = env.WriteFileAtomic(input, restore); !s.ok()) return s.failure();
     auto put_back = Base(git, l, {"update-index", "-z", "--index-info"}, input);
     (void)env.RemoveAll(input);
-    if (!put_back.ok()) return util::Error{put_back.error()};
+    if (!put_back.ok()) return put_back.failure();
   }
   return Base(git, l, {"diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "HEAD", "--"});
 }
@@ -317,17 +316,17 @@ util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int
                           int64_t max_mb, InferResult* r) {
   uint64_t max_total = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(max_mb, 0)) << 20,
                                           taskdir::kMaxAgentPatchBytes);
-  if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return util::Error{a.error()};
+  if (auto a = Base(git, l, {"add", "-A"}); !a.ok()) return a.failure();
   auto listed = Base(git, l, {"diff", "--cached", "--no-renames", "--raw", "--numstat",
                               "--no-abbrev", "-z", "HEAD", "--"});
-  if (!listed.ok()) return util::Error{listed.error()};
+  if (!listed.ok()) return listed.failure();
   auto parsed = ParseChangedFiles(*listed);
-  if (!parsed.ok()) return util::Error{parsed.error()};
+  if (!parsed.ok()) return parsed.failure();
   std::vector<ChangedFile> files = std::move(*parsed);
   if (auto s = FillSizes(env, git, l, &files); !s.ok()) return s;
   std::vector<LeftOut> out = ChooseLeftOut(files, max_kb, max_total);
   auto diff = DiffWithout(env, git, l, files, out);
-  if (!diff.ok()) return util::Error{diff.error()};
+  if (!diff.ok()) return diff.failure();
   if (util::FindInvalidUtf8(*diff) != std::string::npos) {
     if (auto s = MarkNotUtf8(env, git, l, out, &files); !s.ok()) return s;
     // Those left out already stay out (the first diff put them back); these join them.
@@ -339,7 +338,7 @@ util::Status CollectPatch(util::Env& env, runner::Git& git, const Layout& l, int
     std::sort(out.begin(), out.end(),
               [](const LeftOut& a, const LeftOut& b) { return a.index < b.index; });
     diff = DiffWithout(env, git, l, files, out);
-    if (!diff.ok()) return util::Error{diff.error()};
+    if (!diff.ok()) return diff.failure();
   }
   ListLeftOut(files, out, r);
   r->patch = std::move(*diff);
@@ -469,8 +468,8 @@ std::optional<Usage> AgentCliUsage(util::Env& env, const std::string& output, co
 }
 
 // What the sandbox shows an agent of `options` (its workspace and output aside).
-runner::Sandbox AgentView(const InferOptions& options) {
-  runner::Sandbox view;
+sandbox::Sandbox AgentView(const InferOptions& options) {
+  sandbox::Sandbox view;
   view.kind = options.sandbox;
   view.read_only = options.read_only;
   view.hidden = options.hidden;
@@ -528,9 +527,9 @@ std::vector<std::pair<std::string, bool>> CommandWords(const std::string& cmd) {
 }
 
 // A program on PATH that the sandbox shows (the sandbox has the host's PATH).
-bool VisibleOnPath(const runner::Sandbox& view, const std::string& name) {
-  return !runner::FindProgram(name, [&](const std::string& candidate) {
-            return runner::VisibleInSandbox(view, candidate);
+bool VisibleOnPath(const sandbox::Sandbox& view, const std::string& name) {
+  return !sandbox::FindProgram(name, [&](const std::string& candidate) {
+            return sandbox::VisibleInSandbox(view, candidate);
           }).empty();
 }
 
@@ -555,14 +554,12 @@ std::string StartFailure(util::Env& env, const std::string& log_path) {
 
 }  // namespace
 
-util::Status CheckAgentCommand(const InferOptions& options) {
-  if (options.sandbox == runner::SandboxKind::kNone) return util::Status::Ok();
+util::Status CheckAgentCommand(util::Env& env, const InferOptions& options) {
+  if (options.sandbox == sandbox::SandboxKind::kNone) return util::Status::Ok();
   // Paths compared as they resolve: a link must not show what its name does not.
-  auto real = [](const std::string& p) {
-    char* r = ::realpath(p.c_str(), nullptr);
-    std::string out = r ? r : p;
-    std::free(r);
-    return out;
+  auto real = [&env](const std::string& p) {
+    auto r = env.RealPath(p);
+    return r.ok() ? *r : p;
   };
   auto overlaps = [](const std::string& a, const std::string& b) {
     return a == b || (a + "/").starts_with(b == "/" ? b : b + "/") ||
@@ -582,14 +579,14 @@ util::Status CheckAgentCommand(const InferOptions& options) {
     }
   }
   // A container shows its image's system, which the host cannot check the command against.
-  if (options.sandbox == runner::SandboxKind::kContainer) return util::Status::Ok();
-  runner::Sandbox view = AgentView(options);
+  if (options.sandbox == sandbox::SandboxKind::kContainer) return util::Status::Ok();
+  sandbox::Sandbox view = AgentView(options);
   for (const auto& [word, is_command] : CommandWords(options.agent_cmd)) {
     std::string why;
     if (word[0] == '/') {
-      if (::access(word.c_str(), F_OK) == 0 && !runner::VisibleInSandbox(view, word)) why = word;
+      if (env.Stat(word, true).ok() && !sandbox::VisibleInSandbox(view, word)) why = word;
     } else if (is_command && word.find('/') == std::string::npos) {
-      std::string host = runner::FindProgram(word);
+      std::string host = sandbox::FindProgram(word);
       if (!host.empty() && !VisibleOnPath(view, word)) why = word + " (" + host + " on the host)";
     }
     if (!why.empty()) {
@@ -627,17 +624,28 @@ std::optional<Usage> ReadUsage(util::Env& env, const std::string& instance_dir) 
   if (text.ok()) {
     if (auto u = agents::ParseUsage(*text, "usage.json")) return u;
   }
-  // What the agent left there is read within a budget: the first kMaxFiles files found
-  // (in name order), kMaxBytes together.
-  constexpr size_t kMaxFiles = 1000;
+  // What the agent left there is read within a budget: its own files first, then the first
+  // of those below (a walk in name order that looks at no more than kMaxEntries entries, so
+  // the caches of a home directory there cannot stall it), kMaxFiles in all, read in name
+  // order, kMaxBytes together; a directory it cannot list is passed over.
+  constexpr size_t kMaxFiles = 1000, kMaxEntries = 10 * kMaxFiles;
   constexpr uint64_t kMaxBytes = 64u << 20;
   std::vector<std::string> files;
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(output, ec);
-       it != std::filesystem::end(it) && files.size() < kMaxFiles; it.increment(ec)) {
-    if (!it->is_symlink(ec) && it->is_regular_file(ec)) {
-      files.push_back(std::filesystem::relative(it->path(), output, ec).string());
-    }
+  size_t seen = 0;
+  auto take = [&](const std::string& rel, util::FileType type) {
+    if (files.size() >= kMaxFiles || ++seen > kMaxEntries) return false;
+    if (type == util::FileType::kRegular) files.push_back(rel);
+    return type == util::FileType::kDirectory;
+  };
+  auto top = env.ListDir(output);
+  std::vector<std::string> dirs;
+  for (const auto& e : top.ok() ? *top : std::vector<util::DirEntry>{}) {
+    if (take(e.name, e.type)) dirs.push_back(e.name);
+  }
+  for (const auto& dir : dirs) {
+    util::WalkTree(env, util::JoinPath(output, dir), [&](const std::string& rel, util::FileType type) {
+      return take(util::JoinPath(dir, rel), type);
+    });
   }
   std::sort(files.begin(), files.end());
   uint64_t budget = kMaxBytes;
@@ -696,7 +704,7 @@ util::Status PrepareInstance(util::Env& env, runner::Git& git, const Layout& l,
   }
   // The task's file, never what a link there names on the host (it reaches the agent).
   auto statement = env.ReadUntrusted(task_dir, "problem_statement.md", 16u << 20);
-  if (!statement.ok()) return util::Error{statement.error()};
+  if (!statement.ok()) return statement.failure();
   if (auto s = env.WriteFileAtomic(l.statement, *statement); !s.ok()) return s;
   for (const auto& [rel, content] : options.output_files) {
     std::string path = util::JoinPath(l.output, rel);
@@ -718,26 +726,25 @@ AgentNetwork NetworkOf(const InferOptions& options, const taskdir::Instance& inf
 constexpr int kProxyPort = 3128;
 constexpr char kProxySocket[] = "/run/fbkit/model.sock";
 
-util::Expected<std::unique_ptr<runner::ModelProxy>> StartModelProxy(
+util::Expected<std::unique_ptr<sandbox::ModelProxy>> StartModelProxy(
     const InferOptions& options, const taskdir::Instance& info, std::string* dir,
-    runner::ProcessSpec* spec) {
+    sandbox::ProcessSpec* spec) {
   if (NetworkOf(options, info) != AgentNetwork::kModel || options.endpoints.empty() ||
-      options.sandbox == runner::SandboxKind::kNone) {
-    return std::unique_ptr<runner::ModelProxy>();
+      options.sandbox == sandbox::SandboxKind::kNone) {
+    return std::unique_ptr<sandbox::ModelProxy>();
   }
   // In a container the forwarder is the image's interpreter (the spec's, found on its PATH).
-  std::string python = options.sandbox == runner::SandboxKind::kContainer ? info.spec.python
-                                                                          : runner::FindProgram(info.spec.python);
+  std::string python = options.sandbox == sandbox::SandboxKind::kContainer ? info.spec.python
+                                                                          : sandbox::FindProgram(info.spec.python);
   if (python.empty()) {
     return util::Error{"--network model: the task's interpreter " + info.spec.python +
                        " (which runs the proxy's forwarder in the sandbox) is not found"};
   }
-  char tmpl[] = "/tmp/fbkit-proxy-XXXXXX";  // short: a socket's path holds 107 bytes
-  if (::mkdtemp(tmpl) == nullptr) return util::Error{"--network model: cannot make a directory in /tmp"};
-  *dir = tmpl;
-  ::chmod(tmpl, 0711);
+  auto made = sandbox::SocketDir();
+  if (!made.ok()) return util::Error{"--network model: " + made.error()};
+  *dir = *made;
   std::string socket = util::JoinPath(*dir, "s");
-  auto proxy = runner::ModelProxy::Start(socket, options.endpoints);
+  auto proxy = sandbox::ModelProxy::Start(socket, options.endpoints);
   if (!proxy.ok()) return util::Error{"--network model: " + proxy.error()};
   spec->sandbox.binds.push_back({socket, kProxySocket, false});
   std::string url = "http://127.0.0.1:" + std::to_string(kProxyPort);
@@ -746,7 +753,7 @@ util::Expected<std::unique_ptr<runner::ModelProxy>> StartModelProxy(
   }
   spec->vars.emplace_back("NO_PROXY", "");
   spec->vars.emplace_back("no_proxy", "");
-  spec->argv.back() = runner::ForwarderCommand(python, kProxyPort, kProxySocket) +
+  spec->argv.back() = sandbox::ForwarderCommand(python, kProxyPort, kProxySocket) +
                       " || echo 'fbkit: the model proxy forwarder did not start' >&2\n" +
                       spec->argv.back();
   return proxy;
@@ -754,9 +761,9 @@ util::Expected<std::unique_ptr<runner::ModelProxy>> StartModelProxy(
 
 // The agent's process: its command in the workspace, fbkit's variables, and a sandbox that
 // may write only the workspace and output/.
-runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
+sandbox::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
                               const taskdir::Instance& info) {
-  runner::ProcessSpec spec;
+  sandbox::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
                SubstituteCommand(options.agent_cmd, info.instance_id, l.workspace, l.statement)};
   spec.cwd = l.workspace;
@@ -774,7 +781,7 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
                                    {"FBKIT_OUTPUT_DIR", l.output}});
   spec.log_path = l.agent_log;
   spec.sandbox.kind = options.sandbox;
-  if (options.sandbox == runner::SandboxKind::kContainer) {
+  if (options.sandbox == sandbox::SandboxKind::kContainer) {
     spec.sandbox.container = {info.spec.container_engine, info.spec.image_name};
   }
   spec.sandbox.network = NetworkOf(options, info) == AgentNetwork::kFull;
@@ -784,13 +791,13 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
   spec.sandbox.hidden = options.hidden;
   spec.sandbox.hidden.push_back(options.run_dir);  // other instances and fbkit's snapshots
   // A container's image's own project (an L1 image's pre-solved tree) is not the workspace.
-  if (options.sandbox == runner::SandboxKind::kContainer) spec.sandbox.hidden.push_back(runner::kImageTestbed);
+  if (options.sandbox == sandbox::SandboxKind::kContainer) spec.sandbox.hidden.push_back(sandbox::kImageTestbed);
   spec.sandbox.read_only = options.read_only;
   spec.sandbox.read_only.push_back(util::DirName(l.statement));
   // The task's interpreter (its standard library and packages), as its tests run it; a
   // container's is its image's.
-  if (options.sandbox != runner::SandboxKind::kContainer) {
-    for (const auto& dir : runner::InterpreterDirs(info.spec.python)) spec.sandbox.read_only.push_back(dir);
+  if (options.sandbox != sandbox::SandboxKind::kContainer) {
+    for (const auto& dir : sandbox::InterpreterDirs(info.spec.python)) spec.sandbox.read_only.push_back(dir);
   }
   // Only its workspace and output: its log, result and patch beside them are fbkit's.
   spec.sandbox.writable = {l.workspace, l.output};
@@ -799,10 +806,10 @@ runner::ProcessSpec AgentSpec(const InferOptions& options, const Layout& l,
 
 // The task's packages as no copy the agent's sandbox may show beside its workspace (a
 // vendored copy, another interpreter's site-packages): refused, hidden or allowed as the
-// task's spec says (runner/exposure.h).
-util::Status GuardAgentView(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
+// task's spec says (sandbox/exposure.h).
+util::Status GuardAgentView(util::Env& env, sandbox::Launcher& launcher, const std::string& task_dir,
                             const Layout& l, const taskdir::Instance& info, const InferOptions& options,
-                            runner::Sandbox* sandbox, InferResult* r) {
+                            sandbox::Sandbox* sandbox, InferResult* r) {
   // The original tree: the task's presolved/, an L2 task's L1 sibling's (its own is empty).
   taskdir::TaskDir task{task_dir};
   if (info.level == 2) {
@@ -811,11 +818,11 @@ util::Status GuardAgentView(util::Env& env, runner::Launcher& launcher, const st
   auto presolved = taskdir::PlainPresolved(env, task);
   std::string tree = presolved.ok() ? *presolved : "";
   auto packages = taskdir::OriginalPackagesIn(env, info.top_objects, tree);
-  auto copies = runner::GuardCopies(env, sandbox, runner::CurrentHost(), packages,
+  auto copies = sandbox::GuardCopies(env, sandbox, sandbox::CurrentHost(), packages,
                                     {l.workspace, l.output},
                                     options.exposed_copies.value_or(info.spec.exposed_copies),
                                     "the agent's sandbox of " + info.instance_id, &launcher, l.scratch);
-  if (!copies.ok()) return util::Error{copies.error()};
+  if (!copies.ok()) return copies.failure();
   for (const auto& c : *copies) r->exposed_copies.push_back(c.path);
   return util::Status::Ok();
 }
@@ -832,13 +839,13 @@ void ExplainStartFailure(util::Env& env, const std::string& log_path, int code, 
              "); " + kSandboxShows + ". Expose what it needs with --read-only PATH";
   if (line.find("Permission denied") != std::string::npos && ::geteuid() == 0) {
     r->error += " (when fbkit runs as root the agent runs as nobody, uid " +
-                std::to_string(runner::kSandboxUid) + ": its files must be readable, and its "
+                std::to_string(sandbox::kSandboxUid) + ": its files must be readable, and its "
                 "programs executable, by others)";
   }
 }
 
 // What the agent left: the workspace defused, its patch collected and written, its usage.
-void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, const Layout& l,
+void CollectRun(util::Env& env, sandbox::Launcher& launcher, runner::Git& git, const Layout& l,
                 const runner::RepoSpec& spec, const InferOptions& options, InferResult* r) {
   // From here on git reads a tree the agent wrote: inside the sandbox, the workspace
   // read-only, only fbkit's snapshot (whose configuration is fixed) writable.
@@ -851,7 +858,7 @@ void CollectRun(util::Env& env, runner::Launcher& launcher, runner::Git& git, co
     tools.limits.file_size_mb = kMaxCollectMb;
   }
   git.Confine(runner::ToolSandbox(tools, {l.base}, {l.workspace}));
-  util::Status defused = options.sandbox != runner::SandboxKind::kNone
+  util::Status defused = options.sandbox != sandbox::SandboxKind::kNone
                              ? DefuseWorkspace(env, launcher, l, runner::ToolSandbox(tools, {l.workspace}, {}))
                              : util::Status::Ok();
   if (!defused.ok()) {
@@ -882,7 +889,7 @@ util::Status CheckAgentSettings(const std::string& task_dir, const taskdir::Inst
 
 }  // namespace
 
-InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
+InferResult RunAgent(util::Env& env, sandbox::Launcher& launcher, const std::string& task_dir,
                      const InferOptions& options) {
   auto start = Clock::now();
   InferResult r;
@@ -894,7 +901,7 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   }
   r.instance_id = info->instance_id;
   r.level = info->level;
-  if (options.sandbox == runner::SandboxKind::kContainer) {
+  if (options.sandbox == sandbox::SandboxKind::kContainer) {
     auto used = runner::UseContainerImage(options.images, options.engine, info->instance_id, "task",
                                           &info->spec);
     if (!used.ok()) return r.error = used.error(), r;
@@ -904,7 +911,7 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   if (auto s = PrepareInstance(env, git, l, task_dir, info->spec, r.level, options); !s.ok()) {
     return r.error = s.error(), r;
   }
-  runner::ProcessSpec spec = AgentSpec(options, l, *info);
+  sandbox::ProcessSpec spec = AgentSpec(options, l, *info);
   if (auto s = GuardAgentView(env, launcher, task_dir, l, *info, options, &spec.sandbox, &r); !s.ok()) {
     return r.error = s.error(), r;
   }
@@ -912,12 +919,12 @@ InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::stri
   auto proxy = StartModelProxy(options, *info, &proxy_dir, &spec);
   if (!proxy.ok()) return r.error = proxy.error(), r;
   AgentNetwork had = NetworkOf(options, *info);
-  if (options.sandbox == runner::SandboxKind::kNone) had = AgentNetwork::kFull;  // the host's
+  if (options.sandbox == sandbox::SandboxKind::kNone) had = AgentNetwork::kFull;  // the host's
   if (had == AgentNetwork::kModel && !*proxy) had = AgentNetwork::kNone;  // no endpoint named
   r.network = AgentNetworkName(had);
   double prepared = Since(start);
   auto agent_start = Clock::now();
-  auto exit = runner::RunToCompletion(launcher, spec, options.timeout);
+  auto exit = sandbox::RunToCompletion(launcher, spec, options.timeout);
   if (*proxy) {
     r.network_refused = (*proxy)->Refused();
     proxy->reset();

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "agents/infer_result.h"
-#include "runner/exposure.h"
-#include "runner/model_proxy.h"
-#include "runner/process.h"
-#include "runner/sandbox.h"
+#include "sandbox/exposure.h"
+#include "sandbox/model_proxy.h"
+#include "sandbox/process.h"
+#include "sandbox/sandbox.h"
 #include "util/env.h"
 #include "util/expected.h"
 
@@ -38,7 +38,7 @@ const char* AgentNetworkName(AgentNetwork network);  // "none", "model", "full"
 struct InferOptions {
   std::string agent_cmd;  // sh -c; {instance_id}, {workspace}, {problem_statement} substituted
   double timeout = 3600;  // seconds for the agent (0: none)
-  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;
+  sandbox::SandboxKind sandbox = sandbox::SandboxKind::kBwrap;
   // kContainer: the image each instance's agent works in (fb-extract images' task image, by
   // instance id; its system in place of the host's) and the engine that runs it.
   std::map<std::string, std::string> images;
@@ -46,10 +46,10 @@ struct InferOptions {
   // The agent's network: none, only the model endpoints through fbkit's proxy, or the
   // host's (full). Default: model when the task's spec allows the network, else none.
   std::optional<AgentNetwork> network;
-  std::vector<runner::Endpoint> endpoints;  // what `model` forwards to
+  std::vector<sandbox::Endpoint> endpoints;  // what `model` forwards to
   // What a copy of the task's packages the agent's sandbox would show does (runner/
   // exposure.h); default: the task's spec.
-  std::optional<runner::CopyPolicy> exposed_copies;
+  std::optional<sandbox::CopyPolicy> exposed_copies;
   int64_t memory_mb = -1;  // the agent's limits; -1: the task's spec (limits.*)
   int64_t processes = -1;
   // Environment variables for the agent (API keys, ...).
@@ -70,12 +70,12 @@ struct InferOptions {
 // Before any instance runs: the programs and absolute paths `options.agent_cmd` names that
 // exist on the host but that the agent's sandbox would not show (a script under /tmp, an
 // install in a home directory). The error names the path and --read-only.
-util::Status CheckAgentCommand(const InferOptions& options);
+util::Status CheckAgentCommand(util::Env& env, const InferOptions& options);
 
 // Never fails: problems are in the result. Writes RUN_DIR/<id>/{agent.log, result.json,
 // patch.diff, input/problem_statement.md, workspace/, output/} (output/ is the agent's own
 // directory, $FBKIT_OUTPUT_DIR, for trajectories).
-InferResult RunAgent(util::Env& env, runner::Launcher& launcher, const std::string& task_dir,
+InferResult RunAgent(util::Env& env, sandbox::Launcher& launcher, const std::string& task_dir,
                      const InferOptions& options);
 
 // The usage an agent left in its output directory: $FBKIT_USAGE (output/usage.json), else a

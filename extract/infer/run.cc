@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "agents/run_dir.h"
-#include "util/file_lock.h"
 #include "util/shard.h"
 
 namespace fbkit::extract::infer {
@@ -98,8 +97,9 @@ std::optional<InferResult> FinalResult(util::Env& env, const std::string& instan
 }  // namespace
 
 InferRunResult InferRun(
-    util::Env& env, runner::Launcher& launcher, const InferRunOptions& options,
-    const std::function<void(const util::BatchItem<InferResult>&)>& report) {
+    util::Env& env, sandbox::Launcher& launcher, const InferRunOptions& options,
+    const std::function<void(const util::BatchItem<InferResult>&)>& report,
+    const AgentStep& step) {
   const std::string& run = options.infer.run_dir;
   const auto& mine = options.instances;
   util::Batch<InferResult> batch;
@@ -109,7 +109,8 @@ InferRunResult InferRun(
     return FinalResult(env, agents::InferRunDir{run}.instance(mine[i].first).dir);
   };
   batch.run = [&](size_t i, int) {
-    InferResult r = RunAgent(env, launcher, mine[i].second, options.infer);
+    InferResult r = step ? step(mine[i].second, options.infer)
+                         : RunAgent(env, launcher, mine[i].second, options.infer);
     agents::InferInstanceDir inst = agents::InferRunDir{run}.instance(mine[i].first);
     util::Status s = util::WriteFiles(env, inst.dir, {{agents::kModelFile, options.model},
                                                       {agents::kResultFile, InferResultJson(r)}});
@@ -134,7 +135,7 @@ InferRunResult InferRun(
     if (r) out.results.push_back(std::move(*r));
   }
   {
-    util::FileLock lock(agents::InferRunDir{run}.lock());  // shards sharing RUN_DIR
+    auto lock = env.LockFile(agents::InferRunDir{run}.lock());  // shards sharing RUN_DIR
     if (auto s = WritePredictions(env, run, options.tasks); !s.ok()) {
       out.error = s.error();
       return out;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "extract/infer/instance.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "util/batch.h"
 #include "util/env.h"
 #include "util/expected.h"
@@ -37,10 +37,15 @@ struct InferRunResult {
   std::string error;  // why predictions.jsonl or the summary could not be written, or ""
 };
 
+// One instance's agent run (RunAgent over the run's env and launcher; a test's fake).
+using AgentStep =
+    std::function<InferResult(const std::string& task_dir, const InferOptions& options)>;
+
 // Never fails: what cannot be written is named in the result (an instance's result.json in
-// its InferResult's error).
+// its InferResult's error). `step` runs each instance (default: RunAgent).
 InferRunResult InferRun(
-    util::Env& env, runner::Launcher& launcher, const InferRunOptions& options,
-    const std::function<void(const util::BatchItem<InferResult>&)>& report);
+    util::Env& env, sandbox::Launcher& launcher, const InferRunOptions& options,
+    const std::function<void(const util::BatchItem<InferResult>&)>& report,
+    const AgentStep& step = {});
 
 }  // namespace fbkit::extract::infer

@@ -72,7 +72,7 @@ util::Expected<std::vector<const PassingFile*>> Candidates(runner::Git& git, con
     }
     if (!all.after.empty()) {
       auto first = FirstCommitted(git, in.ctx.repo.root(), p.file);
-      if (!first.ok()) return util::Error{first.error()};
+      if (!first.ok()) return first.failure();
       if (first->empty() || *first < all.after) {
         s->rejected["first committed before --after"]++;
         s->left_out[p.file] = {"first committed before --after",
@@ -153,21 +153,22 @@ void Count(const TaskOutcome& o, bool resumed, AllSummary* s) {
 util::Expected<AllSummary> ExtractAll(
     const runner::Services& services,
     const AllInputs& inputs, const ExtractOptions& options, const AllOptions& all,
-    const std::function<void(const util::BatchItem<TaskOutcome>&)>& report) {
+    const std::function<void(const util::BatchItem<TaskOutcome>&)>& report,
+    const BuildStep& step) {
   [[maybe_unused]] auto& [env, launcher, tests] = services;
   AllSummary s;
   s.shard = all.shard;
   s.test_files = inputs.test_files;
   runner::Git git(env, launcher, options.out_dir);
   auto candidates = Candidates(git, inputs, all, &s);
-  if (!candidates.ok()) return util::Error{candidates.error()};
+  if (!candidates.ok()) return candidates.failure();
   std::vector<const PassingFile*> mine = std::move(*candidates);
   s.candidates = mine.size();
   int jobs = std::max(1, all.jobs);
   std::vector<std::unique_ptr<parser::PythonParser>> parsers;
   for (int j = 0; j < jobs; ++j) {
     auto p = parser::PythonParser::Create();
-    if (!p.ok()) return util::Error{p.error()};
+    if (!p.ok()) return p.failure();
     parsers.push_back(std::move(*p));
   }
   std::vector<char> resumed(mine.size(), 0);
@@ -182,8 +183,9 @@ util::Expected<AllSummary> ExtractAll(
   };
   batch.run = [&](size_t i, int worker) {
     int64_t down = options.model ? options.model->unavailable() : 0;
-    TaskOutcome o = BuildTask({env, launcher, tests}, *parsers[static_cast<size_t>(worker)],
-                              inputs.ctx, *mine[i], options);
+    TaskOutcome o = step ? step(*mine[i], options)
+                         : BuildTask(services, *parsers[static_cast<size_t>(worker)], inputs.ctx,
+                                     *mine[i], options);
     if (!o.emitted && options.model && options.model->unavailable() > down) {
       // The model could not answer (its endpoint, its command): no verdict on this
       // candidate, so nothing a rerun would take as final.
@@ -215,9 +217,9 @@ util::Expected<AllSummary> ExtractAll(
   }
   // Shards sharing OUT keep a summary each; a run without --shard over OUT afterwards finds
   // every candidate finished and writes the whole summary.
-  if (options.model) s.model = runner::UsageJson(*options.model);
+  if (options.model) s.model = model::UsageJson(*options.model);
   auto written = env.WriteFileAtomic(AllSummaryPath(options.out_dir, all.shard), AllSummaryJson(s));
-  if (!written.ok()) return util::Error{written.error()};
+  if (!written.ok()) return written.failure();
   return s;
 }
 

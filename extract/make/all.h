@@ -14,7 +14,7 @@
 
 #include "extract/make/task.h"
 #include "runner/services.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 #include "util/batch.h"
 #include "util/env.h"
@@ -67,16 +67,22 @@ struct AllSummary {
   };
   std::map<std::string, Left> left_out;
   std::vector<std::string> write_errors;  // resume states that could not be written
-  std::string model;  // the model's usage this run (runner::UsageJson), "" without one
+  std::string model;  // the model's usage this run (model::UsageJson), "" without one
 };
+
+// One candidate's task (BuildTask over the run's services and a worker's parser; a test's
+// fake).
+using BuildStep = std::function<TaskOutcome(const PassingFile& f2p, const ExtractOptions& options)>;
 
 // `report` is told of each finished candidate (util::RunBatch: one call at a time; resumed
 // for one an earlier run finished). Fails when a parser cannot be made or the summary cannot
 // be written; a state that cannot be written is reported in the summary's write_errors.
+// `step` builds each candidate (default: BuildTask).
 util::Expected<AllSummary> ExtractAll(
     const runner::Services& services,
     const AllInputs& inputs, const ExtractOptions& options, const AllOptions& all,
-    const std::function<void(const util::BatchItem<TaskOutcome>&)>& report);
+    const std::function<void(const util::BatchItem<TaskOutcome>&)>& report,
+    const BuildStep& step = {});
 
 // The summary as written to OUT/summary.json (keys sorted; docs/formats.md).
 std::string AllSummaryJson(const AllSummary& s);

@@ -122,7 +122,7 @@ util::Expected<std::string> RewritePackageFile(const Repo& repo, parser::PythonP
                                                const parser::FileTable& t, const std::string& src,
                                                const std::string& package) {
   auto edits = ImportEdits(repo, t, src, package);
-  if (!edits.ok()) return util::Error{edits.error()};
+  if (!edits.ok()) return edits.failure();
   auto spans = python.StringTexts(src);
   Edits strings = StringEdits(repo, src, package, spans);
   edits->insert(edits->end(), strings.begin(), strings.end());
@@ -204,7 +204,7 @@ util::Status CopyPackageData(util::Env& env, const Repo& repo, const PackageSour
       return util::Status::Ok();
     }
     auto data = env.ReadUntrusted(base, rel, kMaxPackageData);
-    if (!data.ok()) return util::Error{data.error()};
+    if (!data.ok()) return data.failure();
     total += data->size();
     if (total > kMaxPackageData) {
       return util::Error{"agent_code's data and built files exceed " +
@@ -280,7 +280,7 @@ util::Expected<std::string> Redirect(const Repo& repo, parser::PythonParser& pyt
   const parser::FileTable& t = repo.files()[file];
   const std::string& src = repo.source(file);
   auto edits = ImportEdits(repo, t, src, package);
-  if (!edits.ok()) return util::Error{edits.error()};
+  if (!edits.ok()) return edits.failure();
   if (need_import && edits->empty()) return util::Error{t.path + " does not import " + package};
   Edits strings = StringEdits(repo, src, package, python.StringTexts(src));
   Edits pickles = PickleEdits(repo, src, package, python.StringTexts(src, true));
@@ -415,22 +415,22 @@ util::Expected<std::string> GoldPatch(util::Env& env, runner::Git& git, const Re
                                       const std::string& pkg_dir, const PackageSources& sources,
                                       const std::string& work) {
   (void)env.RemoveAll(work);
-  if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{s.error()};
-  if (auto s = git.InitEmpty(work, "fbkit: empty project"); !s.ok()) return util::Error{s.error()};
+  if (auto s = env.MakeDirs(work); !s.ok()) return s.failure();
+  if (auto s = git.InitEmpty(work, "fbkit: empty project"); !s.ok()) return s.failure();
   std::string agent_dir = util::JoinPath(work, "agent_code");
   // Tests kept inside the package (sympy/core/tests/) are no part of agent_code.
   for (size_t f : PackageModules(env, repo, package, pkg_dir)) {
     const auto& t = repo.files()[f];
     auto text = RewritePackageFile(repo, parser, t, repo.source(f), package);
-    if (!text.ok()) return util::Error{text.error()};
+    if (!text.ok()) return text.failure();
     std::string dst = util::JoinPath(agent_dir, t.path.substr(pkg_dir.size() + 1));
-    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return util::Error{s.error()};
-    if (auto s = env.WriteFileAtomic(dst, *text); !s.ok()) return util::Error{s.error()};
+    if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s.failure();
+    if (auto s = env.WriteFileAtomic(dst, *text); !s.ok()) return s.failure();
   }
   if (auto s = CopyPackageData(env, repo, sources, pkg_dir, agent_dir); !s.ok()) {
-    return util::Error{s.error()};
+    return s.failure();
   }
-  if (auto r = git.Run(work, {"add", "-N", "."}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(work, {"add", "-N", "."}); !r.ok()) return r.failure();
   auto patch = git.Run(work, {"diff", "--no-color", "--no-ext-diff", "--binary"});
   (void)env.RemoveAll(work);
   return patch;
@@ -445,13 +445,13 @@ util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
                        parser::PythonParser& parser, const std::string& f2p,
                        const std::string& work, Level2* l2) {
   auto test_file = RedirectTestImports(repo, parser, f2p, l2->package, &l2->test_uses);
-  if (!test_file.ok()) return util::Error{test_file.error()};
+  if (!test_file.ok()) return test_file.failure();
   std::set<std::string> uses(l2->test_uses.begin(), l2->test_uses.end());
   std::vector<std::pair<std::string, std::string>> redirected;  // path -> redirected text
   for (const auto& path : LoadedTestModules(repo, f2p)) {
     size_t file = *repo.FileOf(path);
     auto text = Redirect(repo, parser, file, l2->package, false);
-    if (!text.ok()) return util::Error{text.error()};
+    if (!text.ok()) return text.failure();
     if (*text == repo.source(file)) continue;
     redirected.emplace_back(path, *text);
     TestUses(repo, repo.files()[file], l2->package, &uses);
@@ -459,7 +459,7 @@ util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
   l2->test_uses.assign(uses.begin(), uses.end());
   for (const auto& c : redirected) l2->redirected.push_back(c.first);
   if (auto s = env.MakeDirs(work); !s.ok()) return s;
-  if (auto r = git.Run(work, {"init", "-q"}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(work, {"init", "-q"}); !r.ok()) return r.failure();
   auto write = [&](const std::string& path, const std::string& text) -> util::Status {
     std::string dst = util::JoinPath(work, path);
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
@@ -471,16 +471,16 @@ util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
   if (!redirected.empty()) {
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"add", "-A"}, {"commit", "-q", "--no-verify", "-m", "fbkit: test modules"}}) {
-      if (auto r = git.Run(work, args); !r.ok()) return util::Error{r.error()};
+      if (auto r = git.Run(work, args); !r.ok()) return r.failure();
     }
   }
   for (const auto& [path, text] : redirected) {
     if (auto s = write(path, text); !s.ok()) return s;
   }
   if (auto s = write(f2p, *test_file); !s.ok()) return s;
-  if (auto r = git.Run(work, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(work, {"add", "-N", "--", f2p}); !r.ok()) return r.failure();
   auto tp = git.Run(work, {"diff", "--no-color", "--no-ext-diff", "--binary"});
-  if (!tp.ok()) return util::Error{tp.error()};
+  if (!tp.ok()) return tp.failure();
   l2->test_patch = *tp;
   (void)env.RemoveAll(work);
   return util::Status::Ok();
@@ -495,14 +495,14 @@ util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo&
                                    const PackageSources& sources, const std::string& dir) {
   Level2 l2;
   auto package = PackageOf(repo, tops);
-  if (!package.ok()) return util::Error{package.error()};
+  if (!package.ok()) return package.failure();
   l2.package = package->first;
   std::string work = util::JoinPath(dir, "l2work");
   auto patch = GoldPatch(env, git, repo, parser, l2.package, package->second, sources, work);
-  if (!patch.ok()) return util::Error{patch.error()};
+  if (!patch.ok()) return patch.failure();
   l2.patch = *patch;
   if (auto s = TestPatch(env, git, repo, parser, f2p, work, &l2); !s.ok()) {
-    return util::Error{s.error()};
+    return s.failure();
   }
   for (const auto& id : f2p_tests) {  // pytest shows parametrised strings in the ids
     size_t params = std::min(id.find('['), id.size());

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::extract::make {
@@ -179,13 +179,13 @@ util::Expected<std::string> AnswerText(const std::string& text, const char* key,
 
 }  // namespace
 
-StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
+StatementModel LlmStatementModel(model::Model& model, const Repo& repo,
                                  std::string repo_name) {
   StatementModel m;
   m.docstring = [&model, &repo, repo_name](Ent r) -> util::Expected<std::string> {
     std::function<util::Expected<std::string>(const std::string&)> read =
         [](const std::string& a) { return AnswerText(a, "docstring", 16u << 10); };
-    auto doc = runner::AskFor(model, DocstringRequest(repo, repo_name, r), read);
+    auto doc = model::AskFor(model, DocstringRequest(repo, repo_name, r), read);
     if (!doc.ok()) return util::Error{"docstring of " + repo.entity(r).id + ": " + doc.error()};
     return doc->value_or("");  // blank: the description from the code
   };
@@ -202,7 +202,7 @@ StatementModel LlmStatementModel(runner::Model& model, const Repo& repo,
     w.EndObject();
     std::function<util::Expected<std::string>(const std::string&)> read =
         [](const std::string& a) { return AnswerText(a, "task_statement", 64u << 10); };
-    auto text = runner::AskFor(model, req + "\n", read);
+    auto text = model::AskFor(model, req + "\n", read);
     if (!text.ok()) return util::Error{"task statement: " + text.error()};
     return text->value_or("");  // blank: fbkit's own Task section
   };
@@ -223,14 +223,14 @@ void WriteTopFacts(const TopItem& item, util::JsonWriter& w) {
   w.EndObject();
 }
 
-TopChooser LlmTopChooser(runner::Model& model, const Repo& repo) {
+TopChooser LlmTopChooser(model::Model& model, const Repo& repo) {
   return [&model, &repo](
              const std::string& f2p, const std::vector<TopCandidate>& cands,
              const std::vector<TopItem>& items) -> util::Expected<std::vector<Ent>> {
     std::function<util::Expected<std::vector<Ent>>(const std::string&)> read =
         [&repo, &cands](const std::string& a) { return Answer(repo, a, cands); };
-    auto chosen = runner::AskFor(model, Request(repo, f2p, cands, items), read);
-    if (!chosen.ok()) return util::Error{chosen.error()};
+    auto chosen = model::AskFor(model, Request(repo, f2p, cands, items), read);
+    if (!chosen.ok()) return chosen.failure();
     return chosen->value_or(std::vector<Ent>{});  // empty: the default rule chooses
   };
 }

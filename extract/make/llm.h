@@ -1,4 +1,4 @@
-// The model steps of fb-extract (runner/model.h: the --llm-cmd command or a built-in
+// The model steps of fb-extract (model/model.h: the --llm-cmd command or a built-in
 // provider): one JSON request, one JSON answer. The request's "task" says what is asked:
 //   choosing top-level objects:
 //   request: {"schema": "fbkit.llm-top/1", "task": "classify_top_objects", "test_file": PATH,
@@ -25,7 +25,7 @@
 #include "extract/make/repo.h"
 #include "extract/make/select.h"
 #include "extract/make/statement.h"
-#include "runner/model.h"
+#include "model/model.h"
 #include "util/json_writer.h"
 
 namespace fbkit::extract::make {
@@ -36,10 +36,10 @@ void WriteTopFacts(const TopItem& item, util::JsonWriter& w);
 
 // The model's choice of top-level objects; an empty choice when its answers stayed invalid
 // and it falls back (PlanTask then uses the default rule).
-TopChooser LlmTopChooser(runner::Model& model, const Repo& repo);
+TopChooser LlmTopChooser(model::Model& model, const Repo& repo);
 
 // Docstrings and task statements from the model; `repo_name` is sent along. A blank text
 // when its answers stayed invalid and it falls back (fbkit's own text is used).
-StatementModel LlmStatementModel(runner::Model& model, const Repo& repo, std::string repo_name);
+StatementModel LlmStatementModel(model::Model& model, const Repo& repo, std::string repo_name);
 
 }  // namespace fbkit::extract::make

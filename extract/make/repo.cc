@@ -15,7 +15,7 @@ util::Expected<Repo> Repo::Load(util::Env& env, const std::string& root,
   for (size_t f = 0; f < repo.files_.size(); ++f) {
     const parser::FileTable& t = repo.files_[f];
     auto text = env.ReadFile(util::JoinPath(root, t.path));
-    if (!text.ok()) return util::Error{text.error()};
+    if (!text.ok()) return text.failure();
     repo.sources_.push_back(std::move(*text));
     repo.by_path_[t.path] = f;
     repo.by_module_.emplace(t.module, f);

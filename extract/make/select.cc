@@ -1018,7 +1018,7 @@ util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
                         const TopChooser& chooser, Plan* plan) {
   if (chooser) {  // a model; an empty choice leaves it to the rule below
     auto chosen = chooser(plan->f2p, candidates, TopItems(repo, g, plan->f2p, candidates, options));
-    if (!chosen.ok()) return util::Error{chosen.error()};
+    if (!chosen.ok()) return chosen.failure();
     plan->top_objects = *chosen;
     plan->member_tops = std::any_of(chosen->begin(), chosen->end(),
                                     [&](Ent v) { return !repo.IsTopLevel(v); });
@@ -1133,7 +1133,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
                        NoCandidateEvidence(repo, candidates, plan.package_init)};
   }
   if (auto s = ChooseTops(repo, g, *t, candidates, options, chooser, &plan); !s.ok()) {
-    return util::Error{s.error()};
+    return s.failure();
   }
   // The extraction follows into __init__.py files only for a feature defined there.
   plan.package_init = plan.package_init &&
@@ -1150,7 +1150,7 @@ util::Expected<Plan> PlanTask(const Repo& repo, const DepGraph& g,
   plan.cap =
       options.min_cap +
       static_cast<int>(rng.Below(static_cast<uint64_t>(options.max_cap - options.min_cap + 1)));
-  if (auto s = Reextract(repo, g, &plan); !s.ok()) return util::Error{s.error()};
+  if (auto s = Reextract(repo, g, &plan); !s.ok()) return s.failure();
   return plan;
 }
 

@@ -63,19 +63,19 @@ util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const R
   for (const auto& path : options.files) {
     if (path != f2p && !texts.count(path)) unchanged.push_back(path);
   }
-  if (auto s = runner::CopyRepoFiles(repo.root(), unchanged, pre); !s.ok()) {
-    return util::Error{s.error()};
+  if (auto s = runner::CopyRepoFiles(env, repo.root(), unchanged, pre); !s.ok()) {
+    return s.failure();
   }
   auto write = [&](const std::string& path, const std::string& text) -> util::Status {
     std::string dst = util::JoinPath(pre, path);
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
     if (auto s = env.WriteFileAtomic(dst, text); !s.ok()) return s;
-    return runner::CopyFileMode(util::JoinPath(repo.root(), path), dst);
+    return env.CopyMode(util::JoinPath(repo.root(), path), dst);
   };
   std::set<std::string> untracked(options.untracked.begin(), options.untracked.end());
   for (const auto& [path, text] : texts) {
     if (untracked.count(path)) continue;
-    if (auto s = write(path, text); !s.ok()) return util::Error{s.error()};
+    if (auto s = write(path, text); !s.ok()) return s.failure();
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"init", "-q"},
@@ -83,39 +83,39 @@ util::Expected<Patches> WritePresolved(util::Env& env, runner::Git& git, const R
            // a `*.so` its apidoc tests read): a clone of presolved/ is what tests run on.
            {"add", "-A", "--force"},
            {"commit", "-q", "--no-verify", "-m", "fbkit: pre-solved codebase"}}) {
-    if (auto r = git.Run(pre, args); !r.ok()) return util::Error{r.error()};
+    if (auto r = git.Run(pre, args); !r.ok()) return r.failure();
   }
   // A tag git would take (no "-" start, no "..", spaces or control characters: check-ref-format).
   const std::string& tag = options.version_tag;
   if (!tag.empty() && !tag.starts_with("-") && tag != "HEAD" && tag != "@" &&
       tag.find("@{") == std::string::npos) {
     if (auto r = git.Run(pre, {"check-ref-format", "refs/tags/" + tag}); r.ok()) {
-      if (auto t = git.Run(pre, {"tag", tag}); !t.ok()) return util::Error{t.error()};
+      if (auto t = git.Run(pre, {"tag", tag}); !t.ok()) return t.failure();
     }
   }
   Patches out;
   for (const auto& [path, text] : texts) {
     if (untracked.count(path)) continue;
     auto data = env.ReadFile(util::JoinPath(repo.root(), path));
-    if (!data.ok()) return util::Error{data.error()};
-    if (auto s = write(path, *data); !s.ok()) return util::Error{s.error()};
+    if (!data.ok()) return data.failure();
+    if (auto s = write(path, *data); !s.ok()) return s.failure();
   }
   const std::vector<std::string> diff = {"diff", "--no-color", "--no-ext-diff", "--binary"};
   auto patch = git.Run(pre, diff);
-  if (!patch.ok()) return util::Error{patch.error()};
+  if (!patch.ok()) return patch.failure();
   out.patch = *patch;
-  if (auto r = git.Run(pre, {"checkout", "-q", "--", "."}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(pre, {"checkout", "-q", "--", "."}); !r.ok()) return r.failure();
   std::string test_dst = util::JoinPath(pre, f2p);
-  if (auto s = runner::CopyRepoFiles(repo.root(), {f2p}, pre); !s.ok()) {
-    return util::Error{s.error()};
+  if (auto s = runner::CopyRepoFiles(env, repo.root(), {f2p}, pre); !s.ok()) {
+    return s.failure();
   }
-  if (auto r = git.Run(pre, {"add", "-N", "--", f2p}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(pre, {"add", "-N", "--", f2p}); !r.ok()) return r.failure();
   auto tp = git.Run(pre, diff);
-  if (!tp.ok()) return util::Error{tp.error()};
+  if (!tp.ok()) return tp.failure();
   out.test_patch = *tp;
   // Back to HEAD with an index that holds no file times or inodes (read-tree, unlike reset,
   // records none), so that the same task is written byte for byte every time.
-  if (auto r = git.Run(pre, {"read-tree", "HEAD"}); !r.ok()) return util::Error{r.error()};
+  if (auto r = git.Run(pre, {"read-tree", "HEAD"}); !r.ok()) return r.failure();
   (void)env.RemoveAll(test_dst);
   return out;
 }
@@ -158,7 +158,7 @@ std::pair<std::string, std::string> FileTimes(runner::Git& git, const std::strin
 // What an L2 gold's agent_code copies besides the package's Python modules: the repository's
 // files, and what the environment's install steps built (the environment is cached: made
 // by the trace already).
-util::Expected<PackageSources> PackageSourcesOf(util::Env& env, runner::Launcher& launcher,
+util::Expected<PackageSources> PackageSourcesOf(util::Env& env, sandbox::Launcher& launcher,
                                                 const std::string& root,
                                                 const ExtractOptions& options) {
   PackageSources sources{options.files, "", {}};
@@ -203,7 +203,7 @@ taskdir::Instance ToInstance(const Repo& repo, const ExtractOptions& options,
   i.gold_test_file_reads = f.gold_test_file_reads;
   i.functions = f.functions;
   i.lines = f.lines;
-  if (options.model) i.model_json = runner::ModelJson(*options.model);
+  if (options.model) i.model_json = model::ModelJson(*options.model);
   i.strict_references = f.strict_references;
   i.seed = options.select.seed;
   return i;
@@ -559,7 +559,7 @@ InstanceFields Fields(const ExtractContext& ctx, const ExtractOptions& options,
 // into the staging area, verified (level 1 repaired up to kMaxRepairs times) and published.
 class TaskRun {
  public:
-  TaskRun(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+  TaskRun(util::Env& env, sandbox::Launcher& launcher, runner::TestRunner& tests,
           parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
           const ExtractOptions& options)
       : env_(env), launcher_(launcher), tests_(tests), parser_(parser), ctx_(ctx), f2p_(f2p),
@@ -579,14 +579,13 @@ class TaskRun {
     o_.lines = f_.lines;
     if (auto s = Publish(); !s.ok()) return Finish(Rejection::kIo, s.error());
     if (options_.level2) {
-      Rejection category = Rejection::kNone;
-      std::string failure = WriteAndVerify(2, &category, nullptr);
-      if (failure.empty()) {
+      if (auto held = WriteAndVerify(2); held.ok()) {
         if (auto s = Publish(); !s.ok()) return Finish(Rejection::kIo, s.error());
-      } else if (category == Rejection::kIo || category == Rejection::kStatement) {
-        return Finish(category, failure);
+      } else if (const Rejected& why = held.failure();
+                 why.rejection == Rejection::kIo || why.rejection == Rejection::kStatement) {
+        return Finish(why.rejection, why.detail);
       } else {
-        o_.detail += (o_.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + failure;
+        o_.detail += (o_.detail.empty() ? "" : "; ") + std::string("L2 not emitted: ") + why.detail;
       }
     }
     o_.emitted = true;
@@ -595,6 +594,14 @@ class TaskRun {
 
  private:
   static constexpr int kMaxRepairs = 3;
+
+  // Why one level's task directory does not hold: the rule that refused it and what it said,
+  // with verification's report when verification refused it (a repair reads it).
+  struct Rejected {
+    Rejection rejection = Rejection::kIo;
+    std::string detail;
+    taskdir::VerifyReport report;
+  };
 
   TaskOutcome Finish(Rejection rejection, std::string detail) {
     o_.rejection = rejection;
@@ -611,60 +618,58 @@ class TaskRun {
       f_.create_time = create_time_;
       f_.upd_time = upd_time_;
       f_.digest = Digest(ctx_.repo, *cp_.plan);
-      taskdir::VerifyReport report;
-      Rejection category = Rejection::kNone;
-      std::string failure = WriteAndVerify(1, &category, &report);
-      if (failure.empty()) return std::nullopt;
-      std::string repaired = category == Rejection::kVerificationFailed && round < kMaxRepairs
-                                 ? RepairPlan(parser_, ctx_, options_, report, cp_)
+      auto held = WriteAndVerify(1);
+      if (held.ok()) return std::nullopt;
+      const Rejected& why = held.failure();
+      std::string repaired = why.rejection == Rejection::kVerificationFailed && round < kMaxRepairs
+                                 ? RepairPlan(parser_, ctx_, options_, why.report, cp_)
                                  : "";
       if (repaired.empty()) {
+        std::string failure = why.detail;
         if (!o_.repairs.empty()) {
           failure += " (after " + std::to_string(o_.repairs.size()) + " repairs)";
         }
-        return Finish(category, failure);
+        return Finish(why.rejection, failure);
       }
       o_.repairs.push_back(repaired);
     }
   }
 
-  // Writes one level's task directory into the staging area and verifies it; "" when it
-  // holds, else the failure (`category` says which step failed, `report` how verification did).
-  std::string WriteAndVerify(int level, Rejection* category, taskdir::VerifyReport* report) {
+  // Writes one level's task directory into the staging area and verifies it: verification's
+  // report (an empty one under --no-verify), or why the level does not hold.
+  util::Expected<taskdir::VerifyReport, Rejected> WriteAndVerify(int level) {
     f_.id = InstanceId(options_.id_scheme, options_.repo_name, options_.base_commit, f2p_.file,
                        f_.digest, level);
     f_.level = level;
     std::string dir = util::JoinPath(staging_, f_.id);
-    if (std::string failure = Write(level, dir, category); !failure.empty()) return failure;
-    *category = Rejection::kVerificationFailed;
-    if (!options_.verify) return "";
-    taskdir::VerifyReport local;
-    return Verify(level, dir, report ? report : &local);
+    if (auto written = Write(level, dir); !written.ok()) return written.failure();
+    if (!options_.verify) return taskdir::VerifyReport{};
+    return Verify(level, dir);
   }
 
-  // The task directory of one level: its patches, problem statement and instance.json.
-  std::string Write(int level, const std::string& dir, Rejection* category) {
+  // The task directory of one level: its patches, problem statement and instance.json; the
+  // same directory, or why it could not be written (kIo, kLevel2, kStatement).
+  util::Expected<std::string, Rejected> Write(int level, const std::string& dir) {
     (void)env_.RemoveAll(dir);
-    *category = Rejection::kIo;
-    if (auto s = env_.MakeDirs(dir); !s.ok()) return s.error();
+    auto io = [](const std::string& detail) { return Rejected{Rejection::kIo, detail, {}}; };
+    if (auto s = env_.MakeDirs(dir); !s.ok()) return io(s.error());
     runner::Git git(env_, launcher_, dir);
     const Plan& plan = *cp_.plan;
     StatementInput si{options_.repo_name, f2p_.file, cp_.tops, plan.extracted, f_.interfaces,
                       level, "", {}};
     if (level == 1) {
       auto patches = WritePresolved(env_, git, ctx_.repo, options_, dir, f2p_.file, cp_.cut.texts);
-      if (!patches.ok()) return patches.error();
+      if (!patches.ok()) return io(patches.error());
       f_.patches = *patches;
       f_.f2p_tests = plan.f2p_tests;
     } else {
       auto sources = PackageSourcesOf(env_, launcher_, ctx_.repo.root(), options_);
       auto l2 = sources.ok() ? WriteLevel2(env_, git, ctx_.repo, parser_, f2p_.file,
                                            plan.f2p_tests, cp_.tops, *sources, dir)
-                             : util::Expected<Level2>(util::Error{sources.error()});
+                             : util::Expected<Level2>(sources.failure());
       if (!l2.ok()) {
         (void)env_.RemoveAll(dir);
-        *category = Rejection::kLevel2;
-        return l2.error();
+        return Rejected{Rejection::kLevel2, l2.error(), {}};
       }
       f_.patches = {l2->patch, l2->test_patch};
       f_.f2p_tests = l2->f2p_tests;
@@ -676,19 +681,21 @@ class TaskRun {
     auto statement = ProblemStatement(ctx_.repo, si);
     if (!statement.ok()) {
       (void)env_.RemoveAll(dir);
-      *category = Rejection::kStatement;
-      return statement.error();
+      return Rejected{Rejection::kStatement, statement.error(), {}};
     }
     f_.statement = *statement;
     if (auto s = taskdir::WriteTaskFiles(env_, dir, ToInstance(ctx_.repo, options_, f_)); !s.ok()) {
-      return s.error();
+      return io(s.error());
     }
-    return "";
+    return dir;
   }
 
   // Verifies the staged task directory; keeps the evidence of a failure, leaves flaky tests
-  // out of a task that holds.
-  std::string Verify(int level, const std::string& dir, taskdir::VerifyReport* report) {
+  // out of a task that holds. Every failure here is kVerificationFailed's.
+  util::Expected<taskdir::VerifyReport, Rejected> Verify(int level, const std::string& dir) {
+    auto refused = [](const std::string& detail, taskdir::VerifyReport report) {
+      return Rejected{Rejection::kVerificationFailed, detail, std::move(report)};
+    };
     taskdir::VerifyOptions vo;
     vo.f2p_max_pass = options_.f2p_max_pass;
     vo.work_dir = util::JoinPath(work_, f_.id);
@@ -699,28 +706,29 @@ class TaskRun {
     if (level == 2 && !o_.instance_ids.empty()) {
       vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
     }
-    *report = taskdir::VerifyTask({env_, launcher_, tests_}, dir, vo);
-    o_.pytest_runs += report->pytest_runs;
-    o_.pytest_seconds += report->pytest_seconds;
+    taskdir::VerifyReport report = taskdir::VerifyTask({env_, launcher_, tests_}, dir, vo);
+    o_.pytest_runs += report.pytest_runs;
+    o_.pytest_seconds += report.pytest_seconds;
     std::string evidence = RejectedDir(options_.out_dir, f2p_.file, level);
-    if (!report->ok) {
-      if (auto s = KeepEvidence(env_, dir, evidence, *report, o_.repairs); !s.ok()) {
-        return s.error();
+    if (!report.ok) {
+      if (auto s = KeepEvidence(env_, dir, evidence, report, o_.repairs); !s.ok()) {
+        return refused(s.error(), std::move(report));
       }
-      return report->reason;
+      std::string reason = report.reason;
+      return refused(reason, std::move(report));
     }
     (void)env_.RemoveAll(evidence);  // an earlier round's or run's
-    if (report->flaky.empty() && report->gold_test_file_reads.empty()) return "";
-    f_.gold_test_file_reads = report->gold_test_file_reads;
+    if (report.flaky.empty() && report.gold_test_file_reads.empty()) return report;
+    f_.gold_test_file_reads = report.gold_test_file_reads;
     // Tests that changed their outcome between two runs of the same code leave the task.
-    auto flaky = [&](const std::string& id) { return report->flaky.count(id) > 0; };
+    auto flaky = [&](const std::string& id) { return report.flaky.count(id) > 0; };
     std::erase_if(f_.f2p_tests, flaky);
     std::erase_if(f_.p2p_tests, flaky);
-    o_.flaky.insert(o_.flaky.end(), report->flaky.begin(), report->flaky.end());
+    o_.flaky.insert(o_.flaky.end(), report.flaky.begin(), report.flaky.end());
     if (auto s = taskdir::WriteTaskFiles(env_, dir, ToInstance(ctx_.repo, options_, f_)); !s.ok()) {
-      return s.error();
+      return refused(s.error(), std::move(report));
     }
-    return "";
+    return report;
   }
 
   util::Status Publish() {
@@ -732,7 +740,7 @@ class TaskRun {
   }
 
   util::Env& env_;
-  runner::Launcher& launcher_;
+  sandbox::Launcher& launcher_;
   runner::TestRunner& tests_;
   parser::PythonParser& parser_;
   const ExtractContext& ctx_;

@@ -17,8 +17,8 @@
 #include "extract/taskdir/verify.h"
 #include "graph/dep_graph.h"
 #include "runner/services.h"
-#include "runner/model.h"
-#include "runner/process.h"
+#include "model/model.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 #include "util/env.h"
 
@@ -53,7 +53,7 @@ struct ExtractOptions {
   bool strict_references = false;
   // The model of the model steps (--llm-cmd or --llm), or null for the deterministic
   // defaults; `chooser` and `statement_model` ask it (extract/make/llm.h).
-  std::shared_ptr<runner::Model> model;
+  std::shared_ptr<model::Model> model;
   TopChooser chooser;
   StatementModel statement_model;
   IdScheme id_scheme = IdScheme::kFeatureBench;

@@ -41,11 +41,11 @@ util::Status LoadSources(util::Env& env, const WorkspaceRequest& r, Workspace* w
   eo.references = true;
   eo.cache_dir = r.cache_dir;
   auto entities = parser::BuildEntities(env, eo, nullptr);
-  if (!entities.ok()) return util::Error{entities.error()};
+  if (!entities.ok()) return entities.failure();
   auto tables = parser::FileTables(*entities);
-  if (!tables.ok()) return util::Error{tables.error()};
+  if (!tables.ok()) return tables.failure();
   auto repo = Repo::Load(env, r.root, std::move(*tables));
-  if (!repo.ok()) return util::Error{repo.error()};
+  if (!repo.ok()) return repo.failure();
   if (auto s = repo->CheckGraph(w->graph); !s.ok()) {
     return util::Error{r.graph_path + ": " + s.error()};
   }
@@ -56,7 +56,7 @@ util::Status LoadSources(util::Env& env, const WorkspaceRequest& r, Workspace* w
 
 }  // namespace
 
-util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launcher,
+util::Expected<Workspace> LoadWorkspace(util::Env& env, sandbox::Launcher& launcher,
                                         const WorkspaceRequest& request) {
   if (!request.repo_name.empty() && !runner::IsRepoName(request.repo_name)) {
     return util::Error{"--repo-name " + util::Printable(request.repo_name) +
@@ -64,8 +64,8 @@ util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launch
                        "starting with '.')"};
   }
   Workspace w;
-  if (auto s = ReadInputs(env, request, &w); !s.ok()) return util::Error{s.error()};
-  if (auto s = LoadSources(env, request, &w); !s.ok()) return util::Error{s.error()};
+  if (auto s = ReadInputs(env, request, &w); !s.ok()) return s.failure();
+  if (auto s = LoadSources(env, request, &w); !s.ok()) return s.failure();
   w.passing = PassingFiles(w.trace, &w.not_passing);
   auto out = env.RealPath(request.out_dir);
   if (!out.ok()) {
@@ -85,9 +85,9 @@ util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launch
     o.version_tag = util::Trim(*tag);
   }
   auto files = runner::ListRepoFiles(env, git, request.root, o.out_dir);
-  if (!files.ok()) return util::Error{files.error()};
+  if (!files.ok()) return files.failure();
   auto tracked = runner::ListRepoFiles(env, git, request.root, o.out_dir, true);
-  if (!tracked.ok()) return util::Error{tracked.error()};
+  if (!tracked.ok()) return tracked.failure();
   o.files = std::move(*files);
   if (!tracked->empty()) {
     std::set_difference(o.files.begin(), o.files.end(), tracked->begin(), tracked->end(),

@@ -15,7 +15,7 @@
 #include "extract/make/select.h"
 #include "extract/make/task.h"
 #include "graph/dep_graph.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/spec.h"
 #include "tracer/trace.h"
 #include "util/env.h"
@@ -49,7 +49,7 @@ struct Workspace {
 };
 
 // Errors name the file that could not be read or parsed.
-util::Expected<Workspace> LoadWorkspace(util::Env& env, runner::Launcher& launcher,
+util::Expected<Workspace> LoadWorkspace(util::Env& env, sandbox::Launcher& launcher,
                                         const WorkspaceRequest& request);
 
 }  // namespace fbkit::extract::make

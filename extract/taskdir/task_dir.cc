@@ -1,6 +1,5 @@
 #include "extract/taskdir/task_dir.h"
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "util/json_read.h"
@@ -162,7 +161,7 @@ util::Expected<Instance> ParseInstance(const std::string& json) {
     i.problem_statement = Text(j, "problem_statement");
     i.spec_json = j.at("repo_settings").get<std::string>();
     auto spec = runner::RepoSpecFromJson(i.spec_json);
-    if (!spec.ok()) return util::Error{spec.error()};
+    if (!spec.ok()) return spec.failure();
     i.spec = std::move(*spec);
     i.imported = j.value("imported", false);
     i.featurebench_repo_settings = Text(j, "featurebench_repo_settings");
@@ -206,7 +205,7 @@ util::Expected<Instance> ReadInstance(util::Env& env, const TaskDir& task) {
   // any real task's (its two patches included) and keeps one task's parse under ~0.6 GB.
   constexpr uint64_t kMaxInstanceBytes = 32u << 20;
   auto text = env.ReadUntrusted(task.dir, kInstanceFile, kMaxInstanceBytes);
-  if (!text.ok()) return util::Error{text.error()};  // names the file
+  if (!text.ok()) return text.failure();  // names the file
   auto instance = ParseInstance(*text);
   if (!instance.ok()) return util::Error{task.instance() + ": " + instance.error()};
   return instance;
@@ -236,20 +235,15 @@ bool IsTestCode(const std::string& path, const std::set<std::string>& test_files
   return util::InTestsDirectory(path);
 }
 
-std::vector<std::string> GraderFiles(const std::string& tree, const std::vector<std::string>& test_files) {
-  namespace fs = std::filesystem;
+std::vector<std::string> GraderFiles(util::Env& env, const std::string& tree,
+                                     const std::vector<std::string>& test_files) {
   std::set<std::string> tests(test_files.begin(), test_files.end());
   std::set<std::string> files = tests;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(tree, ec); it != fs::end(it); it.increment(ec)) {
-    if (it->path().filename() == ".git") {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-    std::string rel = fs::relative(it->path(), tree, ec).string();
-    if (!ec && IsTestCode(rel, tests)) files.insert(rel);
-  }
+  util::WalkTree(env, tree, [&](const std::string& rel, util::FileType type) {
+    if (rel == ".git" || rel.ends_with("/.git")) return false;
+    if (type == util::FileType::kRegular && IsTestCode(rel, tests)) files.insert(rel);
+    return true;
+  });
   return {files.begin(), files.end()};
 }
 

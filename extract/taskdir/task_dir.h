@@ -125,6 +125,7 @@ bool IsTestCode(const std::string& path, const std::set<std::string>& test_files
 // before and after): `test_files` and every other regular file of `tree` that is test code
 // (IsTestCode: a test's helper module or data can decide its asserts as well as the test file
 // can), relative to `tree`, sorted. .git is skipped; links are neither followed nor listed.
-std::vector<std::string> GraderFiles(const std::string& tree, const std::vector<std::string>& test_files);
+std::vector<std::string> GraderFiles(util::Env& env, const std::string& tree,
+                                     const std::vector<std::string>& test_files);
 
 }  // namespace fbkit::extract::taskdir

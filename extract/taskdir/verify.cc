@@ -76,7 +76,7 @@ util::Expected<std::map<std::string, runner::Outcome>> RunTests(
   if (seconds) {
     *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  if (!trace.ok()) return util::Error{trace.error()};
+  if (!trace.ok()) return trace.failure();
   if (hooks) hooks->insert(trace->hooks.begin(), trace->hooks.end());
   for (const auto& [path, f] : trace->files) {
     if (messages && f.error) (*messages)[path] = *f.error;
@@ -95,7 +95,7 @@ namespace {
 // runs once more and tests whose outcome changed are flaky (left out).
 class Verification {
  public:
-  Verification(util::Env& env, runner::Launcher& launcher, runner::TestRunner& tests,
+  Verification(util::Env& env, sandbox::Launcher& launcher, runner::TestRunner& tests,
                const std::string& task_dir, const VerifyOptions& options)
       : env_(env), tests_(tests), task_dir_(task_dir), options_(options),
         git_(env, launcher, options.work_dir), work_(util::JoinPath(options.work_dir, "repo")) {}
@@ -181,7 +181,7 @@ class Verification {
     auto outcomes = RunTests(tests_, work_, env_root_, info_.spec, files_,
                              util::JoinPath(options_.work_dir, name), &r_.pytest_seconds,
                              &out.errors, &out.messages, &hooks,
-                             round == 1 ? GraderFiles(work_, files_) : std::vector<std::string>{},
+                             round == 1 ? GraderFiles(env_, work_, files_) : std::vector<std::string>{},
                              // What eval would refuse (a copy of the task's packages in view)
                              // is refused here first, naming the copy.
                              OriginalPackagesIn(env_, info_.top_objects, work_));
@@ -195,7 +195,7 @@ class Verification {
       // Without agent_code a redirected conftest cannot even be loaded: nothing passes.
       outcomes = std::map<std::string, runner::Outcome>{};
     }
-    if (!outcomes.ok()) return util::Error{outcomes.error()};
+    if (!outcomes.ok()) return outcomes.failure();
     out.outcomes = std::move(*outcomes);
     return out;
   }

@@ -12,7 +12,7 @@
 
 #include "runner/services.h"
 #include "runner/git.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/test_run.h"
 #include "extract/taskdir/task_dir.h"
 #include "util/env.h"
@@ -26,7 +26,7 @@ struct VerifyOptions {
   // L2: the L1 task whose presolved/ the tests run in (default: the sibling directory whose
   // id ends in .lv1).
   std::string level1_dir;
-  runner::SandboxKind sandbox = runner::SandboxKind::kBwrap;  // how the tests are isolated
+  sandbox::SandboxKind sandbox = sandbox::SandboxKind::kBwrap;  // how the tests are isolated
   std::string environment_cache;  // where environments built from install steps are cached
   // The tree the spec's environment is built from: the repository the task was cut from,
   // while extracting; "" for the one the task rebuilds (EnvironmentTree).

@@ -37,10 +37,10 @@ std::string FileOf(const AgentLaunch& l, const std::string& rel) {
 }
 
 TEST(AgentPresets, UnknownAndMissingAgentsSayWhatToDo) {
-  auto unknown = PrepareAgent({"aider", "", "/nowhere", "", "", {}});
+  auto unknown = PrepareAgent(util::RealEnv(), {"aider", "", "/nowhere", "", "", {}});
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error(), "unknown agent 'aider' (known: claude-code, codex, gemini-cli, mini-swe-agent, trae-agent, auto-code-rover)");
-  auto missing = PrepareAgent({"codex", "/nowhere/codex", "/nowhere", "", "", {}});
+  auto missing = PrepareAgent(util::RealEnv(), {"codex", "/nowhere/codex", "/nowhere", "", "", {}});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("FBKIT_AGENTS=codex ./setup.sh"), std::string::npos) << missing.error();
   EXPECT_NE(missing.error().find("--agent-path"), std::string::npos);
@@ -49,7 +49,7 @@ TEST(AgentPresets, UnknownAndMissingAgentsSayWhatToDo) {
 TEST(AgentPresets, CodexRunsHeadlessWithItsProviderInItsHome) {
   ScratchDir dir;
   std::string root = FakeInstall(dir, "codex", "codex");
-  auto l = PrepareAgent({"codex", "", dir.path(), "gpt-5.5", "http://127.0.0.1:9/v1", {"--oss"}});
+  auto l = PrepareAgent(util::RealEnv(), {"codex", "", dir.path(), "gpt-5.5", "http://127.0.0.1:9/v1", {"--oss"}});
   ASSERT_TRUE(l.ok()) << l.error();
   EXPECT_EQ(l->read_only.front(), root + "/node_modules") << "not its parent, which may be a home";
   EXPECT_NE(l->command.find("exec '" + root + "/node_modules/pkg/cli.js'"), std::string::npos)
@@ -66,7 +66,7 @@ TEST(AgentPresets, CodexRunsHeadlessWithItsProviderInItsHome) {
             std::string::npos) << config;
   EXPECT_NE(FileOf(*l, "home/.gitconfig").find("directory = *"), std::string::npos);
   // Without an endpoint: the vendor's, no provider of ours.
-  auto plain = PrepareAgent({"codex", "", dir.path(), "", "", {}});
+  auto plain = PrepareAgent(util::RealEnv(), {"codex", "", dir.path(), "", "", {}});
   EXPECT_EQ(FileOf(*plain, "codex/config.toml").find("fbkit\""), std::string::npos);
 }
 
@@ -74,7 +74,7 @@ TEST(AgentPresets, ClaudeCodeAndGeminiCliTakeTheirEndpointFromVariables) {
   ScratchDir dir;
   FakeInstall(dir, "claude-code", "claude");
   FakeInstall(dir, "gemini-cli", "gemini");
-  auto claude = PrepareAgent({"claude-code", "", dir.path(), "m1", "http://h:1", {}});
+  auto claude = PrepareAgent(util::RealEnv(), {"claude-code", "", dir.path(), "m1", "http://h:1", {}});
   ASSERT_TRUE(claude.ok()) << claude.error();
   auto has = [](const AgentLaunch& l, const std::string& k, const std::string& v) {
     return std::find(l.vars.begin(), l.vars.end(), std::pair<std::string, std::string>{k, v}) != l.vars.end();
@@ -85,7 +85,7 @@ TEST(AgentPresets, ClaudeCodeAndGeminiCliTakeTheirEndpointFromVariables) {
   EXPECT_TRUE(has(*claude, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"));
   EXPECT_NE(claude->command.find("'--output-format' 'stream-json' '--verbose'"), std::string::npos);
   EXPECT_NE(claude->command.find("> \"$FBKIT_OUTPUT_DIR/claude-code.jsonl\""), std::string::npos);
-  auto gemini = PrepareAgent({"gemini-cli", "", dir.path(), "m2", "http://h:2", {}});
+  auto gemini = PrepareAgent(util::RealEnv(), {"gemini-cli", "", dir.path(), "m2", "http://h:2", {}});
   ASSERT_TRUE(gemini.ok()) << gemini.error();
   EXPECT_TRUE(has(*gemini, "GOOGLE_GEMINI_BASE_URL", "http://h:2"));
   EXPECT_TRUE(has(*gemini, "GEMINI_CLI_TRUST_WORKSPACE", "true"));
@@ -101,13 +101,13 @@ TEST(AgentPresets, MiniSweAgentRunsFromItsVirtualEnvironmentWithAProviderModel) 
   WriteFileOrDie(dir / "mini-swe-agent/venv/pyvenv.cfg", "home = /usr/bin\n");
   WriteFileOrDie(dir / "mini-swe-agent/venv/bin/mini", "#!/usr/bin/env python3\n");
   ::chmod((dir / "mini-swe-agent/venv/bin/mini").c_str(), 0755);
-  auto bare = PrepareAgent({"mini-swe-agent", "", dir.path(), "gpt-5", "", {}});
+  auto bare = PrepareAgent(util::RealEnv(), {"mini-swe-agent", "", dir.path(), "gpt-5", "", {}});
   ASSERT_FALSE(bare.ok());
   EXPECT_NE(bare.error().find("PROVIDER/MODEL"), std::string::npos) << bare.error();
-  auto odd = PrepareAgent({"mini-swe-agent", "", dir.path(), "xai/grok", "http://h:3", {}});
+  auto odd = PrepareAgent(util::RealEnv(), {"mini-swe-agent", "", dir.path(), "xai/grok", "http://h:3", {}});
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.error().find("not xai/"), std::string::npos) << odd.error();
-  auto l = PrepareAgent({"mini-swe-agent", "", dir.path(), "openai/gpt-5", "http://h:3/v1", {}});
+  auto l = PrepareAgent(util::RealEnv(), {"mini-swe-agent", "", dir.path(), "openai/gpt-5", "http://h:3/v1", {}});
   ASSERT_TRUE(l.ok()) << l.error();
   EXPECT_EQ(l->read_only.front(), dir / "mini-swe-agent/venv") << "the whole virtual environment";
   EXPECT_NE(std::find(l->vars.begin(), l->vars.end(), std::pair<std::string, std::string>{"OPENAI_BASE_URL", "http://h:3/v1"}),
@@ -124,10 +124,10 @@ TEST(AgentPresets, TraeAgentGetsItsConfigurationAndItsInterpretersInstallation) 
   WriteFileOrDie(dir / "trae-agent/venv/pyvenv.cfg", "home = " + dir / "py312/bin" + "\n");
   WriteFileOrDie(dir / "trae-agent/venv/bin/trae-cli", "#!/usr/bin/env python3\n");
   ::chmod((dir / "trae-agent/venv/bin/trae-cli").c_str(), 0755);
-  auto bare = PrepareAgent({"trae-agent", "", dir.path(), "gpt-4o", "", {}});
+  auto bare = PrepareAgent(util::RealEnv(), {"trae-agent", "", dir.path(), "gpt-4o", "", {}});
   ASSERT_FALSE(bare.ok());
   EXPECT_NE(bare.error().find("PROVIDER/MODEL"), std::string::npos) << bare.error();
-  auto l = PrepareAgent({"trae-agent", "", dir.path(), "openai/gpt-4o", "http://h:3/v1", {"--max-steps", "9"}});
+  auto l = PrepareAgent(util::RealEnv(), {"trae-agent", "", dir.path(), "openai/gpt-4o", "http://h:3/v1", {"--max-steps", "9"}});
   ASSERT_TRUE(l.ok()) << l.error();
   EXPECT_EQ(l->read_only[0], dir / "trae-agent/venv");
   EXPECT_EQ(l->read_only[1], dir / "py312") << "the interpreter the venv links to";

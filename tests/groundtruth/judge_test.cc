@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runner/model.h"
-#include "runner/process.h"
+#include "model/model.h"
+#include "sandbox/process.h"
 #include "tests/testing/run.h"
 
 namespace fbkit::groundtruth {
@@ -23,7 +23,7 @@ struct JudgeTest : ::testing::Test {
     run.instances = {a};
   }
   std::vector<std::string> Judge(const std::string& cmd) {
-    auto model = runner::CommandModel(util::RealEnv(), runner::RealLauncher(), cmd, dir.path());
+    auto model = model::CommandModel(util::RealEnv(), sandbox::RealLauncher(), cmd, dir.path());
     return JudgeRun(*model, {gt}, &run);
   }
   testing::ScratchDir dir;

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runner/model.h"
-#include "runner/process.h"
+#include "model/model.h"
+#include "sandbox/process.h"
 #include "util/env.h"
 
 namespace fbkit::groundtruth {
@@ -167,14 +167,14 @@ TEST(MetricsTest, LlmMatcherProtocol) {
   std::string dir = "/tmp/fbkit-llm-test-" + std::to_string(::getpid());
   auto gt = Gt();
   auto a = Agent();
-  auto good_model = runner::CommandModel(
-      util::RealEnv(), runner::RealLauncher(),
+  auto good_model = model::CommandModel(
+      util::RealEnv(), sandbox::RealLauncher(),
       "grep -q match_ && echo '{\"matches\": [[\"a.py::g\", \"a.py::zzz\"]]}'", dir);
   auto good = LlmMatcher(*good_model, LexicalMatcher(0.5));
   auto s = ScoreInstance(gt, &a, good);
   EXPECT_EQ(s.error, "");
   EXPECT_DOUBLE_EQ(*s.tasks.recall, 0.75);  // g now matched with zzz instead
-  auto bad_model = runner::CommandModel(util::RealEnv(), runner::RealLauncher(),
+  auto bad_model = model::CommandModel(util::RealEnv(), sandbox::RealLauncher(),
                                         "echo '{\"matches\": [[\"a.py::f\", \"nope\"]]}'", dir);
   auto bad = LlmMatcher(*bad_model, LexicalMatcher(0.5));
   auto e = ScoreInstance(gt, &a, bad);

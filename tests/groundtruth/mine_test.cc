@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "parser/python_parser.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "tests/testing/run.h"
 #include "util/env.h"
 #include "util/strings.h"
@@ -84,7 +84,7 @@ class MineHistory : public ::testing::Test {
 
   util::Expected<MineResult> Run(MineOptions o) {
     o.repo_name = "acme/stack";
-    return Mine(util::RealEnv(), runner::RealLauncher(), *parser_, dir_ / "repo", o,
+    return Mine(util::RealEnv(), sandbox::RealLauncher(), *parser_, dir_ / "repo", o,
                 dir_ / "work");
   }
 

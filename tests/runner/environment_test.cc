@@ -99,6 +99,23 @@ TEST_F(EnvironmentTest, AnEntryIsReusedOnlyByTheTreeItWasBuiltFrom) {
   EXPECT_EQ(Key(), mine) << "what a test run leaves";
 }
 
+// An install input reached through a link (a directory linked into the tree) names its
+// files where they resolve: keying reads them (a read through the link would be refused) and
+// follows their contents.
+TEST_F(EnvironmentTest, AnInstallInputThroughALinkKeysByItsTarget) {
+  std::filesystem::create_directory_symlink("deps", root_ + "/pins");
+  spec_.install_inputs = {"pins"};
+  auto linked = EnvironmentKey(util::RealEnv(), spec_, root_);
+  ASSERT_TRUE(linked.ok()) << linked.error();
+  WriteFileOrDie(root_ + "/deps/pins.txt", "a==3\n");
+  auto changed = EnvironmentKey(util::RealEnv(), spec_, root_);
+  ASSERT_TRUE(changed.ok()) << changed.error();
+  EXPECT_NE(*changed, *linked) << "the target's contents key it";
+  spec_.install_inputs = {"./deps"};
+  auto dotted = EnvironmentKey(util::RealEnv(), spec_, root_);
+  ASSERT_TRUE(dotted.ok()) << dotted.error();
+}
+
 // Dependency files are the repository's: a link to a device that never ends or a FIFO that
 // never opens keys the environment by what it is, without reading it.
 TEST_F(EnvironmentTest, TheKeyReadsNoLinkNorFifo) {
@@ -111,7 +128,7 @@ TEST_F(EnvironmentTest, TheKeyReadsNoLinkNorFifo) {
 }
 
 TEST_F(EnvironmentTest, BuiltOnceThenReusedFromTheCache) {
-  FakeLauncher launcher([](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+  FakeLauncher launcher([](const sandbox::ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
     bool check = p.argv.size() > 2 && p.argv[1] == "-m" && p.argv[2] == "pytest";
     return FakeLauncher::Exit(0, check ? "t.py::a\n\n3 tests collected in 0.1s\n" : "");
   });
@@ -155,7 +172,7 @@ TEST_F(EnvironmentTest, NothingTheBuiltInterpreterLinksToIsBound) {
   WriteFileOrDie(elsewhere + "/bin/python", "#!/bin/sh\n");
   ::chmod((elsewhere + "/bin/python").c_str(), 0755);
   const std::string step = spec_.install[0];
-  FakeLauncher launcher([&](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+  FakeLauncher launcher([&](const sandbox::ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
     if (p.argv.size() == 3 && p.argv[2] == step) {
       std::string bin = p.cwd.substr(0, p.cwd.rfind('/')) + "/env/bin";
       std::filesystem::create_directories(bin);
@@ -164,7 +181,7 @@ TEST_F(EnvironmentTest, NothingTheBuiltInterpreterLinksToIsBound) {
     bool check = p.argv.size() > 2 && p.argv[1] == "-m" && p.argv[2] == "pytest";
     return FakeLauncher::Exit(0, check ? "t.py::a\n\n1 test collected in 0.1s\n" : "");
   });
-  spec_.sandbox = SandboxKind::kNone;
+  spec_.sandbox = sandbox::SandboxKind::kNone;
   spec_.environment_cache = tmp_.path() + "/cache";
   auto c = Confine(util::RealEnv(), launcher, spec_, {root_, "", tmp_.path() + "/work", "", ""});
   ASSERT_TRUE(c.ok()) << c.error();
@@ -177,14 +194,14 @@ TEST_F(EnvironmentTest, NothingTheBuiltInterpreterLinksToIsBound) {
 // An evaluation's environment comes from the task's tree, not the patched copy the tests run
 // in: a patch adding a requirements file chooses nothing the grader installs.
 TEST_F(EnvironmentTest, TheEnvironmentComesFromTheTreeItIsAskedFrom) {
-  FakeLauncher launcher([](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+  FakeLauncher launcher([](const sandbox::ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
     bool check = p.argv.size() > 2 && p.argv[1] == "-m" && p.argv[2] == "pytest";
     return FakeLauncher::Exit(0, check ? "t.py::a\n\n1 test collected in 0.1s\n" : "");
   });
   std::string patched = tmp_.path() + "/patched";
   std::filesystem::copy(root_, patched, std::filesystem::copy_options::recursive);
   WriteFileOrDie(patched + "/requirements-more.txt", "pytest-always-passes\n");
-  spec_.sandbox = SandboxKind::kNone;
+  spec_.sandbox = sandbox::SandboxKind::kNone;
   spec_.environment_cache = tmp_.path() + "/cache";
   auto c = Confine(util::RealEnv(), launcher, spec_,
                    {patched, "", tmp_.path() + "/work", "", root_});
@@ -206,7 +223,7 @@ TEST_F(EnvironmentTest, TheCopyTakesNoHardLinkNorFifo) {
   std::filesystem::create_symlink("README.md", root_ + "/link");
   std::filesystem::create_directories(root_ + "/.git");
   WriteFileOrDie(root_ + "/.git/config", "[core]\n");
-  FakeLauncher launcher([](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+  FakeLauncher launcher([](const sandbox::ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
     bool check = p.argv.size() > 2 && p.argv[1] == "-m" && p.argv[2] == "pytest";
     return FakeLauncher::Exit(0, check ? "t.py::a\n\n1 test collected in 0.1s\n" : "");
   });
@@ -222,7 +239,7 @@ TEST_F(EnvironmentTest, TheCopyTakesNoHardLinkNorFifo) {
 }
 
 TEST_F(EnvironmentTest, AFailingStepIsNamedWithItsOutput) {
-  FakeLauncher launcher([](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+  FakeLauncher launcher([](const sandbox::ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
     bool pip = p.argv.size() == 3 && p.argv[2] == "pip install -e .";
     return FakeLauncher::Exit(pip ? 1 : 0, pip ? "ERROR: No matching distribution for x\n" : "");
   });
@@ -241,7 +258,7 @@ TEST_F(EnvironmentTest, AFailingStepIsNamedWithItsOutput) {
 // after them and says so; --rebuild starts from nothing.
 TEST_F(EnvironmentTest, AFailedBuildGoesOnAfterTheStepsItFinished) {
   bool fail = true;
-  FakeLauncher launcher([&](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+  FakeLauncher launcher([&](const sandbox::ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
     bool pip = p.argv.size() == 3 && p.argv[2] == "pip install -e .";
     return FakeLauncher::Exit(pip && fail ? 1 : 0, "");
   });
@@ -270,7 +287,7 @@ TEST_F(EnvironmentTest, AFailedBuildGoesOnAfterTheStepsItFinished) {
 // collection that finds nothing at all still fails the check.
 TEST_F(EnvironmentTest, AFileThatFailsToCollectIsListedNotFatal) {
   std::string summary = "1 test collected, 1 error in 0.02s";
-  FakeLauncher launcher([&](const ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
+  FakeLauncher launcher([&](const sandbox::ProcessSpec& p) -> std::optional<FakeLauncher::Outcome> {
     if (std::find(p.argv.begin(), p.argv.end(), "--collect-only") == p.argv.end()) {
       return FakeLauncher::Exit(0, "");
     }

@@ -57,7 +57,7 @@ TEST(GitTest, HostGitReadsNoGlobalConfigurationAndRunsNoDriverTheTreeNames) {
   WriteFileOrDie(tree + "/f.txt", "one\n");
   WriteFileOrDie(tree + "/g.py", "one\n");
   HomeFor scope(home);
-  Git git(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
   ASSERT_TRUE(git.Run(tree, {"init", "-q"}).ok());
   ASSERT_TRUE(git.Run(tree, {"add", "-A"}).ok());
   ASSERT_TRUE(git.Run(tree, {"commit", "-q", "-m", "one"}).ok());
@@ -111,7 +111,7 @@ TEST(GitTest, HostGitRefusesARepositoryWhoseConfigurationNamesAProgram) {
   ScratchDir tmp;
   std::string tree = tmp / "tree";
   fs::create_directories(tree);
-  Git git(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
   ASSERT_TRUE(git.Run(tree, {"init", "-q"}).ok());
   ASSERT_TRUE(git.Run(tree, {"status", "--porcelain"}).ok());
   std::string config = ReadFileOrDie(tree + "/.git/config");
@@ -151,7 +151,7 @@ TEST(GitTest, HostGitRefusesARepositoryWhoseConfigurationNamesAProgram) {
   fs::rename(odd + "/.git", odd + "/ g");
   WriteFileOrDie(odd + "/.git", "gitdir:  g\n");
   WriteFileOrDie(odd + "/ g/config", ReadFileOrDie(odd + "/ g/config") + "[gpg]\n\tprogram = ./x\n");
-  Git fresh(util::RealEnv(), RealLauncher(), tmp / "scratch2");
+  Git fresh(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch2");
   refused = fresh.Run(odd, {"status", "--porcelain"});
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find(" g/config sets gpg.program"), std::string::npos) << refused.error();
@@ -160,7 +160,7 @@ TEST(GitTest, HostGitRefusesARepositoryWhoseConfigurationNamesAProgram) {
 // Git's error messages and its hermetic configuration, seen through a fake launcher.
 TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
   ScratchDir tmp;
-  FakeLauncher fake([](const ProcessSpec& spec) -> std::optional<FakeLauncher::Outcome> {
+  FakeLauncher fake([](const sandbox::ProcessSpec& spec) -> std::optional<FakeLauncher::Outcome> {
     if (std::find(spec.argv.begin(), spec.argv.end(), "status") != spec.argv.end()) {
       return FakeLauncher::Exit(128, std::string(3000, 'x') + "\nfatal: detected dubious ownership\n");
     }
@@ -171,7 +171,7 @@ TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.error().starts_with("git status --short failed in /w: ...x")) << r.error().substr(0, 80);
   EXPECT_TRUE(r.error().ends_with("\nfatal: detected dubious ownership")) << "the end of the output, trimmed";
-  const ProcessSpec spec = fake.answered().back();
+  const sandbox::ProcessSpec spec = fake.answered().back();
   auto env_has = [&](const std::string& k, const std::string& v) {
     return std::find(spec.vars.begin(), spec.vars.end(), std::pair<std::string, std::string>{k, v}) != spec.vars.end();
   };
@@ -179,7 +179,7 @@ TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
   EXPECT_TRUE(env_has("GIT_CONFIG_NOSYSTEM", "1"));
   EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), "core.hooksPath=/dev/null"), spec.argv.end());
   EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), "core.fsmonitor=false"), spec.argv.end());
-  EXPECT_EQ(spec.sandbox.kind, SandboxKind::kNone) << "fbkit's own git runs on the host";
+  EXPECT_EQ(spec.sandbox.kind, sandbox::SandboxKind::kNone) << "fbkit's own git runs on the host";
 }
 
 // One applier, two leniencies: fbkit's own patches exactly, an agent's as SWE-bench's harness.
@@ -190,7 +190,7 @@ TEST(GitTest, ExactAndLenientApplication) {
   std::string lines;
   for (int i = 1; i <= 12; ++i) lines += "line " + std::to_string(i) + "\n";
   WriteFileOrDie(repo + "/a.txt", lines);
-  Git git(util::RealEnv(), RealLauncher(), tmp / "scratch");
+  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "start"}}) {
     ASSERT_TRUE(git.Run(repo, args).ok());
@@ -296,20 +296,20 @@ TEST(GitTest, PatchPathsOutsideTheTreeOrInGitDirectoriesAreRefused) {
 // highly compressible files: red team round 9): the clone fails (killed if it still runs)
 // and the error says why.
 TEST(GitTest, ACloneThatPassesTheDiskLimitFailsAndSaysSo) {
-  if (!CheckBwrap().ok()) GTEST_SKIP() << CheckBwrap().error();
+  if (!sandbox::CheckBwrap().ok()) GTEST_SKIP() << sandbox::CheckBwrap().error();
   ScratchDir tmp;
   std::string repo = tmp / "repo";
   fs::create_directories(repo);
   // 40 MiB of one letter (not zeros: git writes zero runs as holes, which take no disk).
   ASSERT_EQ(std::system(("head -c 41943040 /dev/zero | tr '\\0' y > " + repo + "/big.txt").c_str()), 0);
-  Git host(util::RealEnv(), RealLauncher(), tmp / "scratch-host");
+  Git host(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch-host");
   ASSERT_TRUE(host.Run(repo, {"init", "-q"}).ok());
   ASSERT_TRUE(host.Run(repo, {"add", "-A"}).ok());
   ASSERT_TRUE(host.Run(repo, {"commit", "-q", "-m", "big"}).ok());
   fs::create_directories(tmp / "work");
-  Git confined(util::RealEnv(), RealLauncher(), tmp / "scratch");
-  Sandbox sandbox;
-  sandbox.kind = SandboxKind::kBwrap;
+  Git confined(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
+  sandbox::Sandbox sandbox;
+  sandbox.kind = sandbox::SandboxKind::kBwrap;
   sandbox.writable = {tmp / "work"};
   sandbox.read_only = {repo};
   sandbox.limits.disk_mb = 4;
@@ -321,12 +321,12 @@ TEST(GitTest, ACloneThatPassesTheDiskLimitFailsAndSaysSo) {
 }
 
 TEST(GitTest, ConfinedGitReadsNoConfigurationOfTheWorkCopy) {
-  if (!CheckBwrap().ok()) GTEST_SKIP() << CheckBwrap().error();
+  if (!sandbox::CheckBwrap().ok()) GTEST_SKIP() << sandbox::CheckBwrap().error();
   ScratchDir tmp;
   std::string tree = tmp / "work/tree", marker = tmp / "work/filter-ran";
   fs::create_directories(tree);
   WriteFileOrDie(tree + "/f.txt", "one\n");
-  Git host(util::RealEnv(), RealLauncher(), tmp / "scratch-host");
+  Git host(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch-host");
   ASSERT_TRUE(host.Run(tree, {"init", "-q"}).ok());
   ASSERT_TRUE(host.Run(tree, {"add", "-A"}).ok());
   ASSERT_TRUE(host.Run(tree, {"commit", "-q", "-m", "one"}).ok());
@@ -336,9 +336,9 @@ TEST(GitTest, ConfinedGitReadsNoConfigurationOfTheWorkCopy) {
   WriteFileOrDie(tree + "/.gitattributes", "* filter=x\n");
   WriteFileOrDie(tree + "/f.txt", "two\n");
 
-  Git confined(util::RealEnv(), RealLauncher(), tmp / "scratch");
-  Sandbox sandbox;
-  sandbox.kind = SandboxKind::kBwrap;
+  Git confined(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
+  sandbox::Sandbox sandbox;
+  sandbox.kind = sandbox::SandboxKind::kBwrap;
   sandbox.writable = {tmp / "work"};
   confined.Confine(sandbox);
   ASSERT_TRUE(confined.confined());

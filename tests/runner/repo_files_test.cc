@@ -8,7 +8,8 @@
 #include <string>
 
 #include "runner/git.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
+#include "tests/testing/fake_env.h"
 #include "tests/testing/run.h"
 
 namespace fbkit::runner {
@@ -33,11 +34,11 @@ TEST(RepoFilesTest, AHardLinkedFileIsNeverListed) {
   WriteFileOrDie(root + "/pkg/mod.py", "x = 1\n");
   WriteFileOrDie(tmp / "host-secret", "SECRET\n");
   std::filesystem::create_hard_link(tmp / "host-secret", root + "/pkg/notes.txt");
-  Git git(util::RealEnv(), RealLauncher(), tmp / "git");
+  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "git");
   auto files = ListRepoFiles(util::RealEnv(), git, root, "");
   ASSERT_TRUE(files.ok()) << files.error();
   EXPECT_EQ(*files, std::vector<std::string>{"pkg/mod.py"});
-  EXPECT_FALSE(CopyRepoFiles(root, {"pkg/../../host-secret"}, tmp / "copy").ok());
+  EXPECT_FALSE(CopyRepoFiles(util::RealEnv(), root, {"pkg/../../host-secret"}, tmp / "copy").ok());
   EXPECT_FALSE(std::filesystem::exists(tmp / "copy"));
 }
 
@@ -51,7 +52,7 @@ TEST(RepoFilesTest, NothingIsListedThroughALinkedDirectory) {
   WriteFileOrDie(root + "/pkg/mod.py", "x = 1\n");
   WriteFileOrDie(tmp / "host/secret.txt", "SECRET\n");
   std::filesystem::create_directory_symlink(tmp / "host", root + "/pkg/lnk");
-  Git git(util::RealEnv(), RealLauncher(), tmp / "git");
+  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "git");
   // No git here: the walk lists pkg/lnk (a link) but nothing below it.
   auto files = ListRepoFiles(util::RealEnv(), git, root, "");
   ASSERT_TRUE(files.ok()) << files.error();
@@ -67,6 +68,24 @@ TEST(RepoFilesTest, NothingIsListedThroughALinkedDirectory) {
   auto listed = ListRepoFiles(util::RealEnv(), git, root, "");
   ASSERT_TRUE(listed.ok()) << listed.error();
   for (const auto& f : *listed) EXPECT_FALSE(f.starts_with("pkg/lnk/")) << f;
+}
+
+// The copy keeps modes and links and goes wholly through the Env it is given (no disk).
+TEST(RepoFilesTest, ACopyKeepsModesAndLinksThroughTheEnv) {
+  testing::FakeEnv env;
+  env.AddFile("/repo/pkg/mod.py", "x = 1\n");
+  env.AddFile("/repo/bin/run.sh", "#!/bin/sh\n");
+  env.SetMode("/repo/bin/run.sh", 0755);
+  env.AddSymlink("/repo/pkg/alias.py", "mod.py");
+  ASSERT_TRUE(CopyRepoFiles(env, "/repo", {"bin/run.sh", "pkg/alias.py", "pkg/mod.py"}, "/copy").ok());
+  EXPECT_EQ(env.Contents("/copy/pkg/mod.py"), "x = 1\n");
+  EXPECT_EQ(env.Stat("/copy/bin/run.sh", false)->mode, 0755u);
+  EXPECT_EQ(env.Stat("/copy/pkg/mod.py", false)->mode, 0644u);
+  EXPECT_EQ(*env.ReadLink("/copy/pkg/alias.py"), "mod.py");
+  auto missing = CopyRepoFiles(env, "/repo", {"pkg/gone.py"}, "/copy");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("/repo/pkg/gone.py"), std::string::npos) << missing.error();
+  EXPECT_FALSE(CopyRepoFiles(env, "/repo", {"../etc/passwd"}, "/copy").ok());
 }
 
 }  // namespace

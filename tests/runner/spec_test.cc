@@ -47,7 +47,7 @@ file_size_mb = 10
   EXPECT_DOUBLE_EQ(spec->timeout, 120.5);
   EXPECT_DOUBLE_EQ(spec->total_timeout, 3600);
   EXPECT_TRUE(spec->network);
-  EXPECT_EQ(spec->sandbox, SandboxKind::kNone);
+  EXPECT_EQ(spec->sandbox, sandbox::SandboxKind::kNone);
   EXPECT_EQ(spec->vars, (std::vector<std::pair<std::string, std::string>>{{"ALPHA", "two words"},
                                                                          {"ZED", "1"}}));
   EXPECT_EQ(spec->limits.memory_mb, 2048);
@@ -60,7 +60,7 @@ TEST(RepoSpecTest, EmptyFileGivesTheDefaults) {
   auto spec = ParseRepoSpec("", "f.toml");
   ASSERT_TRUE(spec.ok());
   EXPECT_EQ(spec->python, "python3");
-  EXPECT_EQ(spec->sandbox, SandboxKind::kBwrap);
+  EXPECT_EQ(spec->sandbox, sandbox::SandboxKind::kBwrap);
   EXPECT_FALSE(spec->network);
   EXPECT_DOUBLE_EQ(spec->timeout, 600);
   EXPECT_EQ(spec->limits.processes, 512);
@@ -123,7 +123,7 @@ TEST(RepoSpecTest, JsonRoundTripKeepsWhatTasksNeedAndLeavesOutTheSandbox) {
   auto back = RepoSpecFromJson(text);
   ASSERT_TRUE(back.ok()) << back.error();
   EXPECT_EQ(RepoSpecJson(*back), text);
-  EXPECT_EQ(back->sandbox, SandboxKind::kBwrap);  // the runner's choice, not the task's
+  EXPECT_EQ(back->sandbox, sandbox::SandboxKind::kBwrap);  // the runner's choice, not the task's
   EXPECT_EQ(back->limits.processes, 7);
   // Older tasks recorded four fields; the rest take their defaults.
   auto old = RepoSpecFromJson(R"({"pytest_args":[],"python":"/usr/bin/python3","pythonpath":["src"],"timeout":600})");
@@ -241,7 +241,7 @@ TEST(RepoSpecTest, WideningSeesThroughDotsAndZeroLimits) {
   s.python = "python3";
   s.limits.processes = 0;
   EXPECT_EQ(Widening(s, WideningRules::kTaskSettings), "limits above the defaults");
-  s.limits = Limits{};
+  s.limits = sandbox::Limits{};
   s.timeout = 0;
   EXPECT_EQ(Widening(s, WideningRules::kTaskSettings), "no timeout");
 }

@@ -139,6 +139,7 @@ util::Expected<util::FileInfo> FakeEnv::Stat(const std::string& path, bool follo
   info.size = n->data.size();
   info.mtime_ns = info.ctime_ns = n->mtime_ns;
   info.inode = n->inode;
+  info.mode = n->mode;
   return info;
 }
 
@@ -174,6 +175,20 @@ util::Status FakeEnv::RemoveAll(const std::string& path) {
   return util::Status::Ok();
 }
 
+util::Status FakeEnv::RemoveEmptyDir(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = nodes_.find(path);
+  if (it == nodes_.end() || it->second.type != util::FileType::kDirectory) {
+    return util::Error{path + ": cannot remove the directory: not a directory"};
+  }
+  auto child = nodes_.lower_bound(path + "/");
+  if (child != nodes_.end() && child->first.starts_with(path + "/")) {
+    return util::Error{path + ": cannot remove the directory: Directory not empty"};
+  }
+  nodes_.erase(it);
+  return util::Status::Ok();
+}
+
 util::Status FakeEnv::Rename(const std::string& from, const std::string& to) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   std::map<std::string, Node> moved;
@@ -192,6 +207,61 @@ util::Expected<std::string> FakeEnv::RealPath(const std::string& path) {
   std::string real;
   if (Resolve(path, true, &real) == nullptr) return util::Error{path + ": cannot resolve"};
   return real;
+}
+
+std::unique_ptr<util::HeldLock> FakeEnv::LockFile(const std::string&) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  ++locks_;
+  return std::make_unique<util::HeldLock>();
+}
+
+util::Expected<std::string> FakeEnv::ReadLink(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const Node* n = Resolve(path, false);
+  if (n == nullptr || n->type != util::FileType::kSymlink) {
+    return util::Error{path + ": cannot read the link"};
+  }
+  return n->data;
+}
+
+util::Status FakeEnv::CopyFile(const std::string& from, const std::string& to) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const Node* n = Resolve(from, false);
+  if (n == nullptr) return util::Error{from + ": cannot stat: No such file or directory"};
+  const Node* dir = Resolve(util::DirName(to), true);
+  if (dir == nullptr || dir->type != util::FileType::kDirectory) {
+    return util::Error{to + ": cannot create: No such file or directory"};
+  }
+  const Node* existing = Resolve(to, false);
+  if (n->type == util::FileType::kSymlink) {
+    if (existing != nullptr) return util::Error{to + ": cannot create the link: File exists"};
+    AddSymlink(to, n->data);
+    return util::Status::Ok();
+  }
+  if (n->type != util::FileType::kRegular) return util::Error{from + ": not a regular file"};
+  if (existing != nullptr && existing->type != util::FileType::kRegular) {
+    return util::Error{to + ": cannot create: not a regular file"};
+  }
+  Node copy = *n;
+  AddFile(to, copy.data);
+  nodes_[to].mode = copy.mode;
+  return util::Status::Ok();
+}
+
+util::Status FakeEnv::CopyMode(const std::string& from, const std::string& to) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const Node* n = Resolve(from, true);
+  if (n == nullptr) return util::Error{from + ": cannot stat: No such file or directory"};
+  uint32_t mode = n->mode;
+  std::string target;
+  if (Resolve(to, true, &target) == nullptr) return util::Error{to + ": cannot set the mode of"};
+  nodes_[target].mode = mode;
+  return util::Status::Ok();
+}
+
+void FakeEnv::SetMode(const std::string& path, uint32_t mode) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  nodes_.at(path).mode = mode;
 }
 
 }  // namespace fbkit::testing

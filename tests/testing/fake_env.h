@@ -32,9 +32,17 @@ class FakeEnv : public util::Env {
   util::Expected<std::vector<util::DirEntry>> ListDir(const std::string& path) override;
   util::Status MakeDirs(const std::string& path) override;
   util::Status RemoveAll(const std::string& path) override;
+  util::Status RemoveEmptyDir(const std::string& path) override;
   util::Status Rename(const std::string& from, const std::string& to) override;
   int64_t NowNs() override { return now_ns_; }
   util::Expected<std::string> RealPath(const std::string& path) override;
+  util::Expected<std::string> ReadLink(const std::string& path) override;
+  // Holds nothing (the fake's callers are one process); counted.
+  std::unique_ptr<util::HeldLock> LockFile(const std::string& path) override;
+  int locks() const { return locks_; }
+  util::Status CopyFile(const std::string& from, const std::string& to) override;
+  util::Status CopyMode(const std::string& from, const std::string& to) override;
+  void SetMode(const std::string& path, uint32_t mode);
 
  private:
   struct Node {
@@ -42,6 +50,7 @@ class FakeEnv : public util::Env {
     std::string data;  // file contents, or a symlink's target
     int64_t mtime_ns = 0;
     uint64_t inode = 0;
+    uint32_t mode = 0644;
   };
   // The node `path` names, following links when asked; `resolved` gets the path reached.
   const Node* Resolve(const std::string& path, bool follow, std::string* resolved = nullptr) const;
@@ -51,6 +60,7 @@ class FakeEnv : public util::Env {
   mutable std::recursive_mutex mu_;
   int64_t now_ns_ = 1'000'000'000'000;
   uint64_t next_inode_ = 1;
+  int locks_ = 0;
 };
 
 }  // namespace fbkit::testing

@@ -6,20 +6,20 @@ namespace fbkit::testing {
 namespace {
 
 // A process that has already ended.
-class DoneProcess : public runner::Process {
+class DoneProcess : public sandbox::Process {
  public:
-  explicit DoneProcess(runner::ExitInfo exit) : exit_(exit) {}
-  std::optional<runner::ExitInfo> Poll() override { return exit_; }
-  runner::ExitInfo Kill() override { return exit_; }
+  explicit DoneProcess(sandbox::ExitInfo exit) : exit_(exit) {}
+  std::optional<sandbox::ExitInfo> Poll() override { return exit_; }
+  sandbox::ExitInfo Kill() override { return exit_; }
 
  private:
-  runner::ExitInfo exit_;
+  sandbox::ExitInfo exit_;
 };
 
 }  // namespace
 
-util::Expected<std::unique_ptr<runner::Process>> FakeLauncher::Start(
-    const runner::ProcessSpec& spec) {
+util::Expected<std::unique_ptr<sandbox::Process>> FakeLauncher::Start(
+    const sandbox::ProcessSpec& spec) {
   std::optional<Outcome> outcome = answer_(spec);
   if (!outcome) {
     if (fallback_) return fallback_->Start(spec);
@@ -34,10 +34,10 @@ util::Expected<std::unique_ptr<runner::Process>> FakeLauncher::Start(
     log << outcome->output;
     if (!log) return util::Error{"FakeLauncher: cannot write " + spec.log_path};
   }
-  return std::unique_ptr<runner::Process>(new DoneProcess(outcome->exit));
+  return std::unique_ptr<sandbox::Process>(new DoneProcess(outcome->exit));
 }
 
-std::vector<runner::ProcessSpec> FakeLauncher::answered() const {
+std::vector<sandbox::ProcessSpec> FakeLauncher::answered() const {
   std::lock_guard<std::mutex> lock(mu_);
   return answered_;
 }

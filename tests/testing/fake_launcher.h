@@ -11,34 +11,34 @@
 #include <string>
 #include <vector>
 
-#include "runner/process.h"
+#include "sandbox/process.h"
 
 namespace fbkit::testing {
 
-class FakeLauncher : public runner::Launcher {
+class FakeLauncher : public sandbox::Launcher {
  public:
   struct Outcome {
-    runner::ExitInfo exit;
+    sandbox::ExitInfo exit;
     std::string output;  // stdout and stderr, as the process would have logged them
   };
-  using Answer = std::function<std::optional<Outcome>(const runner::ProcessSpec&)>;
+  using Answer = std::function<std::optional<Outcome>(const sandbox::ProcessSpec&)>;
 
-  explicit FakeLauncher(Answer answer, runner::Launcher* fallback = nullptr)
+  explicit FakeLauncher(Answer answer, sandbox::Launcher* fallback = nullptr)
       : answer_(std::move(answer)), fallback_(fallback) {}
 
-  util::Expected<std::unique_ptr<runner::Process>> Start(const runner::ProcessSpec& spec) override;
+  util::Expected<std::unique_ptr<sandbox::Process>> Start(const sandbox::ProcessSpec& spec) override;
 
   // The specs answered by `answer` (not those passed to the fallback), in order.
-  std::vector<runner::ProcessSpec> answered() const;
+  std::vector<sandbox::ProcessSpec> answered() const;
 
   // An exit with `code` and `output`.
   static Outcome Exit(int code, std::string output = "");
 
  private:
   Answer answer_;
-  runner::Launcher* fallback_;
+  sandbox::Launcher* fallback_;
   mutable std::mutex mu_;
-  std::vector<runner::ProcessSpec> answered_;
+  std::vector<sandbox::ProcessSpec> answered_;
 };
 
 }  // namespace fbkit::testing

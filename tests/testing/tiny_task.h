@@ -8,7 +8,7 @@
 #include <string>
 
 #include "runner/git.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "runner/spec.h"
 #include "tests/testing/run.h"
 #include "util/env.h"
@@ -34,7 +34,7 @@ inline bool WriteTinyTask(const std::string& task, const std::string& scratch) {
   std::filesystem::create_directories(pre + "/tests");
   WriteFileOrDie(pre + "/pkg/core.py", "def f():\n    return 1\n");
   WriteFileOrDie(pre + "/tests/test_core.py", "def test_f():\n    pass\n");
-  runner::Git git(util::RealEnv(), runner::RealLauncher(), scratch);
+  runner::Git git(util::RealEnv(), sandbox::RealLauncher(), scratch);
   if (!git.Run(pre, {"init", "-q"}).ok() || !git.Run(pre, {"add", "-A"}).ok() ||
       !git.Run(pre, {"commit", "-q", "-m", "presolved"}).ok()) {
     return false;

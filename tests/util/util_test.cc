@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -212,6 +213,35 @@ TEST(BatchTest, WithoutAFailedHookTheExceptionReachesTheCaller) {
   }
 }
 
+// A failure goes up as it is (failure()), and a stage's own error type keeps what its
+// callers act on.
+TEST(ExpectedTest, AFailureKeepsItsTypeOnTheWayUp) {
+  struct Refused {
+    int rule = 0;
+    std::string detail;
+  };
+  auto parse = [](const std::string& s) -> Expected<int, Refused> {
+    if (s.empty()) return Refused{7, "empty"};
+    return static_cast<int>(s.size());
+  };
+  auto twice = [&](const std::string& s) -> Expected<int, Refused> {
+    auto n = parse(s);
+    if (!n.ok()) return n.failure();
+    return 2 * *n;
+  };
+  EXPECT_EQ(*twice("abc"), 6);
+  auto bad = twice("");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.failure().rule, 7);
+  EXPECT_EQ(bad.failure().detail, "empty");
+  auto up = [](Status s) -> Expected<std::string> {
+    if (!s.ok()) return s.failure();
+    return std::string("fine");
+  };
+  EXPECT_EQ(up(Error{"disk full"}).error(), "disk full");
+  EXPECT_EQ(*up(Status::Ok()), "fine");
+}
+
 TEST(PathTest, JoinAndDirName) {
   EXPECT_EQ(JoinPath("a/b", "c"), "a/b/c");
   EXPECT_EQ(JoinPath("a/", "c"), "a/c");
@@ -319,6 +349,61 @@ TEST_F(RealEnvTest, AnAtomicWriteFollowsNoPlantedLink) {
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->type, FileType::kRegular);
   EXPECT_EQ(*env.ReadFile(dir_ + "/entry/env.json"), "{}");
+}
+
+// WalkTree gives each entry with its own type, goes into no linked directory, and passes
+// over a directory it cannot list (as a user: root lists everything).
+TEST_F(RealEnvTest, WalkTreeListsWithoutFollowingLinks) {
+  Env& env = RealEnv();
+  ASSERT_TRUE(env.MakeDirs(dir_ + "/t/a/b").ok());
+  ASSERT_TRUE(env.MakeDirs(dir_ + "/t/closed").ok());
+  ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/t/a/b/f.py", "x").ok());
+  ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/t/closed/g.py", "x").ok());
+  ASSERT_EQ(::symlink((dir_ + "/t/a").c_str(), (dir_ + "/t/link").c_str()), 0);
+  ASSERT_EQ(::chmod((dir_ + "/t/closed").c_str(), 0), 0);
+  std::vector<std::string> seen;
+  WalkTree(env, dir_ + "/t", [&](const std::string& rel, FileType type) {
+    seen.push_back(rel + (type == FileType::kDirectory ? "/" : type == FileType::kSymlink ? "@" : ""));
+    return rel != "a/b";  // not into a/b
+  });
+  ::chmod((dir_ + "/t/closed").c_str(), 0700);
+  std::vector<std::string> want = {"a/", "a/b/", "closed/"};
+  if (::geteuid() == 0) want.push_back("closed/g.py");
+  want.push_back("link@");
+  EXPECT_EQ(seen, want);
+  auto held = env.LockFile(dir_ + "/t/.lock");
+  EXPECT_NE(held, nullptr);
+  EXPECT_TRUE(env.Stat(dir_ + "/t/.lock", false).ok());
+}
+
+// CopyFile keeps what a repository's copy must keep (bytes, the executable bit, a link as a
+// link), never writes through a link at the destination, and refuses a FIFO without hanging.
+TEST_F(RealEnvTest, CopyFileKeepsModeAndLinksAndRefusesAFifo) {
+  Env& env = RealEnv();
+  ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/run.sh", "#!/bin/sh\n").ok());
+  ASSERT_EQ(::chmod((dir_ + "/run.sh").c_str(), 0750), 0);
+  ASSERT_TRUE(env.MakeDirs(dir_ + "/copy").ok());
+  ASSERT_TRUE(env.CopyFile(dir_ + "/run.sh", dir_ + "/copy/run.sh").ok());
+  EXPECT_EQ(*env.ReadFile(dir_ + "/copy/run.sh"), "#!/bin/sh\n");
+  EXPECT_EQ(env.Stat(dir_ + "/copy/run.sh", false)->mode, 0750u);
+  ASSERT_EQ(::symlink("run.sh", (dir_ + "/alias").c_str()), 0);
+  ASSERT_TRUE(env.CopyFile(dir_ + "/alias", dir_ + "/copy/alias").ok());
+  EXPECT_EQ(env.Stat(dir_ + "/copy/alias", false)->type, FileType::kSymlink);
+  EXPECT_EQ(*env.ReadLink(dir_ + "/copy/alias"), "run.sh");
+  EXPECT_FALSE(env.CopyFile(dir_ + "/alias", dir_ + "/copy/alias").ok());  // exists
+  // A link where the copy goes is not written through.
+  ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/victim", "host file").ok());
+  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/copy/trap").c_str()), 0);
+  EXPECT_FALSE(env.CopyFile(dir_ + "/run.sh", dir_ + "/copy/trap").ok());
+  EXPECT_EQ(*env.ReadFile(dir_ + "/victim"), "host file");
+  ASSERT_EQ(::mkfifo((dir_ + "/pipe").c_str(), 0600), 0);
+  auto fifo = env.CopyFile(dir_ + "/pipe", dir_ + "/copy/pipe");
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().find("not a regular file"), std::string::npos) << fifo.error();
+  ASSERT_TRUE(env.WriteFileAtomic(dir_ + "/copy/new.sh", "echo\n").ok());
+  ASSERT_TRUE(env.CopyMode(dir_ + "/run.sh", dir_ + "/copy/new.sh").ok());
+  EXPECT_EQ(env.Stat(dir_ + "/copy/new.sh", false)->mode, 0750u);
+  EXPECT_FALSE(env.ReadLink(dir_ + "/run.sh").ok());
 }
 
 }  // namespace

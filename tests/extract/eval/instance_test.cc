@@ -11,7 +11,7 @@
 #include <string>
 
 #include "extract/taskdir/verify.h"
-#include "runner/sandbox.h"
+#include "sandbox/sandbox.h"
 #include "tests/testing/fake_launcher.h"
 #include "tests/testing/fake_test_runner.h"
 #include "tests/testing/run.h"
@@ -29,7 +29,7 @@ using testing::ScratchDir;
 class HostCommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!runner::CheckBwrap().ok()) GTEST_SKIP() << runner::CheckBwrap().error();
+    if (!sandbox::CheckBwrap().ok()) GTEST_SKIP() << sandbox::CheckBwrap().error();
     task_ = tmp_.path() + "/task.lv1";
     ASSERT_TRUE(testing::WriteTinyTask(task_, tmp_.path() + "/git"));
     gold_ = ReadFileOrDie(task_ + "/patch.diff");
@@ -44,8 +44,8 @@ class HostCommandsTest : public ::testing::Test {
   // the test.
   FakeLauncher Guard(const std::string& work) {
     return FakeLauncher(
-        [work](const runner::ProcessSpec& spec) -> std::optional<FakeLauncher::Outcome> {
-          if (spec.sandbox.kind != runner::SandboxKind::kNone) return std::nullopt;
+        [work](const sandbox::ProcessSpec& spec) -> std::optional<FakeLauncher::Outcome> {
+          if (spec.sandbox.kind != sandbox::SandboxKind::kNone) return std::nullopt;
           bool touches = spec.cwd.starts_with(work);
           for (const auto& a : spec.argv) touches = touches || a.find(work) != std::string::npos;
           if (touches) {
@@ -55,7 +55,7 @@ class HostCommandsTest : public ::testing::Test {
           }
           return std::nullopt;
         },
-        &runner::RealLauncher());
+        &sandbox::RealLauncher());
   }
 
   EvalReport Evaluate(const std::string& patch) {

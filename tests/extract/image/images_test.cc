@@ -37,7 +37,7 @@ ImagesOptions Options(const std::string& base) {
 }
 
 testing::FakeLauncher NoProcess() {
-  return testing::FakeLauncher([](const runner::ProcessSpec&) { return testing::FakeLauncher::Exit(1, "no"); });
+  return testing::FakeLauncher([](const sandbox::ProcessSpec&) { return testing::FakeLauncher::Exit(1, "no"); });
 }
 
 TEST(ImageNamePart, LowerCaseAndSeparatorsOnly) {

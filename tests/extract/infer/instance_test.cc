@@ -118,7 +118,7 @@ TEST(InferTest, AgentCliStreamsGiveUsage) {
 InferOptions Agent(const std::string& cmd) {
   InferOptions o;
   o.agent_cmd = cmd;
-  o.sandbox = runner::SandboxKind::kBwrap;
+  o.sandbox = sandbox::SandboxKind::kBwrap;
   o.run_dir = "/srv/fbkit-run";
   return o;
 }
@@ -127,35 +127,35 @@ TEST(InferTest, AgentCommandsTheSandboxCannotShowAreRefusedBeforeAnyRun) {
   ScratchDir tmp;  // under /tmp: private inside the sandbox
   WriteFileOrDie(tmp / "agent.sh", "#!/bin/sh\n");
   ::chmod((tmp / "agent.sh").c_str(), 0755);
-  auto hidden = CheckAgentCommand(Agent("FOO=1 exec " + tmp / "agent.sh --fast"));
+  auto hidden = CheckAgentCommand(util::RealEnv(), Agent("FOO=1 exec " + tmp / "agent.sh --fast"));
   ASSERT_FALSE(hidden.ok());
   EXPECT_NE(hidden.error().find("names " + tmp / "agent.sh" + ", which the agent will not see"),
             std::string::npos) << hidden.error();
   EXPECT_NE(hidden.error().find("--read-only"), std::string::npos);
   InferOptions shown = Agent("FOO=1 exec " + tmp / "agent.sh --fast");
   shown.read_only = {tmp.path()};
-  EXPECT_TRUE(CheckAgentCommand(shown).ok());
+  EXPECT_TRUE(CheckAgentCommand(util::RealEnv(), shown).ok());
   // System programs, /dev and /proc, quoted words, paths that exist nowhere, expansions.
-  EXPECT_TRUE(CheckAgentCommand(Agent("sh -c 'python3 -V' < /dev/null > /proc/self/fd/1")).ok());
-  EXPECT_TRUE(CheckAgentCommand(Agent("/opt/none/agent; \"$HOME/bin/x\" {workspace}")).ok());
-  EXPECT_FALSE(CheckAgentCommand(Agent("true && cat '" + tmp / "agent.sh" + "'")).ok());
+  EXPECT_TRUE(CheckAgentCommand(util::RealEnv(), Agent("sh -c 'python3 -V' < /dev/null > /proc/self/fd/1")).ok());
+  EXPECT_TRUE(CheckAgentCommand(util::RealEnv(), Agent("/opt/none/agent; \"$HOME/bin/x\" {workspace}")).ok());
+  EXPECT_FALSE(CheckAgentCommand(util::RealEnv(), Agent("true && cat '" + tmp / "agent.sh" + "'")).ok());
   // A redirection's target is not something to run; a --read-only over the run directory is.
-  EXPECT_TRUE(CheckAgentCommand(Agent("true > " + tmp / "agent.sh")).ok());
+  EXPECT_TRUE(CheckAgentCommand(util::RealEnv(), Agent("true > " + tmp / "agent.sh")).ok());
   InferOptions over = Agent("true");
   over.read_only = {"/srv"};
-  auto exposed = CheckAgentCommand(over);
+  auto exposed = CheckAgentCommand(util::RealEnv(), over);
   ASSERT_FALSE(exposed.ok());
   EXPECT_NE(exposed.error().find("would show the agent the run directory"), std::string::npos);
   // Without a sandbox nothing is hidden.
   InferOptions none = Agent(tmp / "agent.sh");
-  none.sandbox = runner::SandboxKind::kNone;
-  EXPECT_TRUE(CheckAgentCommand(none).ok());
+  none.sandbox = sandbox::SandboxKind::kNone;
+  EXPECT_TRUE(CheckAgentCommand(util::RealEnv(), none).ok());
 }
 // RunAgent with the agent faked (FakeLauncher) and git real: what the agent is given, and
 // how a command that did not start differs from an agent that exited 127 by itself.
 struct FakeAgentRun {
   InferResult result;
-  std::vector<runner::ProcessSpec> specs;  // the agent's (git's went to the real launcher)
+  std::vector<sandbox::ProcessSpec> specs;  // the agent's (git's went to the real launcher)
   bool config_written_first = false;
 };
 
@@ -166,7 +166,7 @@ std::string WriteFakeTask(const ScratchDir& tmp, const std::string& cmd, InferOp
   WriteFileOrDie(task + "/instance.json", R"({"instance_id": "t.lv2", "level": 2, "repo_settings": "{}"})");
   WriteFileOrDie(task + "/problem_statement.md", "Build it.\n");
   o->agent_cmd = cmd;
-  o->sandbox = runner::SandboxKind::kBwrap;
+  o->sandbox = sandbox::SandboxKind::kBwrap;
   o->run_dir = tmp / "run";
   return task;
 }
@@ -178,13 +178,13 @@ FakeAgentRun RunFakeAgent(const ScratchDir& tmp, testing::FakeLauncher::Outcome 
   o.output_files = {{"home/.config/agent.toml", "model = \"m\"\n"}};
   FakeAgentRun run;
   testing::FakeLauncher fake(
-      [&](const runner::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
+      [&](const sandbox::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
         // The agent (sh -c CMD); git and fbkit's own shell steps run for real.
         if (spec.argv.size() != 3 || spec.argv[0] != "/bin/sh") return std::nullopt;
         run.config_written_first = fs::exists(tmp / "run/t.lv2/output/home/.config/agent.toml");
         return outcome;
       },
-      &runner::RealLauncher());
+      &sandbox::RealLauncher());
   run.result = RunAgent(util::RealEnv(), fake, task, o);
   run.specs = fake.answered();
   return run;
@@ -194,7 +194,7 @@ TEST(InferTest, TheAgentGetsItsWorkspaceItsVariablesAndNothingElse) {
   ScratchDir tmp;
   FakeAgentRun run = RunFakeAgent(tmp, testing::FakeLauncher::Exit(0, "working\n"));
   ASSERT_EQ(run.specs.size(), 1u);
-  const runner::ProcessSpec& spec = run.specs[0];
+  const sandbox::ProcessSpec& spec = run.specs[0];
   EXPECT_EQ(spec.argv, (std::vector<std::string>{"/bin/sh", "-c", "my-agent --task t.lv2"}));
   EXPECT_EQ(spec.cwd, tmp / "run/t.lv2/workspace");
   EXPECT_EQ(spec.sandbox.writable, (std::vector<std::string>{tmp / "run/t.lv2/workspace", tmp / "run/t.lv2/output"}));
@@ -241,7 +241,7 @@ namespace {
 // inside the sandbox (the fake launcher fails the test for a host-side process that names
 // the workspace), and holds what the agent wrote.
 TEST(InferTest, ThePatchIsCollectedInsideTheSandboxOnceTheAgentHasRun) {
-  if (!runner::CheckBwrap().ok()) GTEST_SKIP() << runner::CheckBwrap().error();
+  if (!sandbox::CheckBwrap().ok()) GTEST_SKIP() << sandbox::CheckBwrap().error();
   namespace fs = std::filesystem;
   ScratchDir tmp;
   InferOptions o;
@@ -249,7 +249,7 @@ TEST(InferTest, ThePatchIsCollectedInsideTheSandboxOnceTheAgentHasRun) {
   std::string workspace = tmp / "run/t.lv2/workspace";
   bool agent_ran = false;
   testing::FakeLauncher fake(
-      [&](const runner::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
+      [&](const sandbox::ProcessSpec& spec) -> std::optional<testing::FakeLauncher::Outcome> {
         if (!spec.argv.empty() && spec.argv[0] == "/bin/sh") {
           fs::create_directories(workspace + "/agent_code");
           WriteFileOrDie(workspace + "/agent_code/__init__.py", "X = 1\n");
@@ -258,12 +258,12 @@ TEST(InferTest, ThePatchIsCollectedInsideTheSandboxOnceTheAgentHasRun) {
         }
         bool touches = spec.cwd.starts_with(workspace);
         for (const auto& a : spec.argv) touches = touches || a.find(workspace) != std::string::npos;
-        if (agent_ran && touches && spec.sandbox.kind == runner::SandboxKind::kNone) {
+        if (agent_ran && touches && spec.sandbox.kind == sandbox::SandboxKind::kNone) {
           ADD_FAILURE() << "a host-side process over the agent's workspace: " << spec.argv[0];
         }
         return std::nullopt;
       },
-      &runner::RealLauncher());
+      &sandbox::RealLauncher());
   InferResult r = RunAgent(util::RealEnv(), fake, task, o);
   EXPECT_EQ(r.status, InferStatus::kFinished) << r.error;
   EXPECT_NE(r.patch.find("+++ b/agent_code/__init__.py"), std::string::npos) << r.patch;

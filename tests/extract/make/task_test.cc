@@ -21,7 +21,7 @@
 #include "graph/dep_graph.h"
 #include "parser/entity_table.h"
 #include "parser/python_parser.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "tests/testing/fake_test_runner.h"
 #include "tests/testing/run.h"
 
@@ -112,7 +112,7 @@ class BuildTaskTest : public ::testing::Test {
     options_.repo_name = "o/r";
     options_.files = {"pkg/__init__.py", "pkg/core.py", kF2p, kP2p};
     options_.spec.python = "/usr/bin/python3";
-    options_.spec.sandbox = runner::SandboxKind::kNone;
+    options_.spec.sandbox = sandbox::SandboxKind::kNone;
     options_.min_lines = 1;
     options_.level2 = false;
     options_.select.p2p = 1;
@@ -138,7 +138,7 @@ class BuildTaskTest : public ::testing::Test {
   TaskOutcome Build() {
     auto f2p = std::find_if(passing_.begin(), passing_.end(),
                             [](const PassingFile& p) { return p.file == kF2p; });
-    return BuildTask({util::RealEnv(), runner::RealLauncher(), tests_}, *parser_,
+    return BuildTask({util::RealEnv(), sandbox::RealLauncher(), tests_}, *parser_,
                      ExtractContext{*repo_, *index_, graph_, passing_}, *f2p, options_);
   }
 
@@ -384,7 +384,7 @@ TEST_F(BuildTaskTest, AnExceptionInOneCandidateOfAllLeavesTheOthersBuilt) {
   AllOptions all;
   all.min_points = 1;
   std::map<std::string, std::string> rejected;
-  auto summary = ExtractAll({util::RealEnv(), runner::RealLauncher(), tests_},
+  auto summary = ExtractAll({util::RealEnv(), sandbox::RealLauncher(), tests_},
                             {ExtractContext{*repo_, *index_, graph_, passing_}, not_passing, 2},
                             options_, all, [&](const util::BatchItem<TaskOutcome>& item) {
                               if (!item.result->emitted) {
@@ -407,7 +407,7 @@ TEST_F(BuildTaskTest, AllFailsWithGitsErrorWhenItCannotSayWhenAFileWasFirstCommi
   all.min_points = 1;
   all.after = "2001-01-01";
   auto run = [&] {
-    return ExtractAll({util::RealEnv(), runner::RealLauncher(), tests_},
+    return ExtractAll({util::RealEnv(), sandbox::RealLauncher(), tests_},
                       {ExtractContext{*repo_, *index_, graph_, passing_}, {}, 2}, options_, all,
                       [](const util::BatchItem<TaskOutcome>&) {});
   };

@@ -6,8 +6,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 
 #include "tests/testing/fake_env.h"
 
@@ -179,21 +177,17 @@ namespace fbkit::extract::taskdir {
 namespace {
 
 TEST(TaskDirTest, TheGradersFilesAreEveryRegularFileOfTestCode) {
-  namespace fs = std::filesystem;
-  fs::path tree = fs::temp_directory_path() / ("fbkit-grader-files-" + std::to_string(::getpid()));
-  fs::remove_all(tree);
+  testing::FakeEnv env;
   for (const char* f : {"tests/helpers.py", "tests/data/expected.json", "tests/test_a.py",
                         "src/pkg/core.py", "src/pkg/conftest.py", "check_b.py", ".git/config",
-                        "sub/test/util.py"}) {
-    fs::create_directories((tree / f).parent_path());
-    std::ofstream(tree / f) << "x\n";
+                        "sub/test/util.py", "sub/.git/tests/test_hook.py"}) {
+    env.AddFile(std::string("/tree/") + f, "x\n");
   }
-  fs::create_symlink("/etc/passwd", tree / "tests/linked.py");
-  EXPECT_EQ(GraderFiles(tree.string(), {"check_b.py"}),
+  env.AddSymlink("/tree/tests/linked.py", "/etc/passwd");
+  EXPECT_EQ(GraderFiles(env, "/tree", {"check_b.py"}),
             (std::vector<std::string>{"check_b.py", "src/pkg/conftest.py", "sub/test/util.py",
                                       "tests/data/expected.json", "tests/helpers.py",
                                       "tests/test_a.py"}));
-  fs::remove_all(tree);
 }
 
 }  // namespace

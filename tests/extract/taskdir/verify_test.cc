@@ -11,7 +11,7 @@
 
 #include "runner/environment.h"
 #include "runner/git.h"
-#include "runner/process.h"
+#include "sandbox/process.h"
 #include "tests/testing/fake_test_runner.h"
 #include "tests/testing/run.h"
 #include "tests/testing/tiny_task.h"
@@ -54,7 +54,7 @@ class VerifyTest : public ::testing::Test {
   }
 
   VerifyReport Verify() {
-    return VerifyTask({util::RealEnv(), runner::RealLauncher(), tests_}, task_, options_);
+    return VerifyTask({util::RealEnv(), sandbox::RealLauncher(), tests_}, task_, options_);
   }
 
   ScratchDir tmp_;
@@ -205,7 +205,7 @@ TEST_F(VerifyTest, AGoldPatchThatDoesNotApplyIsASetupFailure) {
 // from the task: every task of one commit has the same tree, so the same environment key
 // (from its own presolved/, each task built an environment of its own).
 TEST_F(VerifyTest, TheEnvironmentIsBuiltFromTheRepositoryTheTaskWasCutFrom) {
-  runner::Git git(util::RealEnv(), runner::RealLauncher(), tmp_.path() + "/git2");
+  runner::Git git(util::RealEnv(), sandbox::RealLauncher(), tmp_.path() + "/git2");
   std::filesystem::create_directories(tmp_.path() + "/work");
   std::string tree = EnvironmentTree(git, TaskDir{task_}, tmp_.path() + "/work/original");
   ASSERT_EQ(tree, tmp_.path() + "/work/original");
