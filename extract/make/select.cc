@@ -104,10 +104,6 @@ std::set<uint32_t> TestFileIndices(const DepGraph& g, const std::vector<std::str
   return out;
 }
 
-bool Reaches(const graph::Node& n, uint32_t t) {
-  return std::binary_search(n.test_files.begin(), n.test_files.end(), t);
-}
-
 // The module-level function or class an entity belongs to (itself when it is one).
 std::optional<Ent> TopLevel(const Repo& repo, Ent v) {
   if (repo.entity(v).kind == EntityKind::kModule) return std::nullopt;
@@ -123,19 +119,6 @@ std::optional<Ent> TopLevel(const Repo& repo, Ent v) {
 
 std::set<std::string> TestFileSet(const DepGraph& g) {
   return std::set<std::string>(g.test_files().begin(), g.test_files().end());
-}
-
-// The test files that use an entity: those that reach it, or for a class, any of its members
-// (its body runs at import time for every file that imports its module: no use of it).
-std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, Ent v) {
-  const graph::Node& n = g.nodes()[v];
-  if (n.kind != EntityKind::kClass) return {n.test_files.begin(), n.test_files.end()};
-  std::set<uint32_t> out;
-  for (Ent m : repo.Descendants(v)) {
-    if (repo.entity(m).kind == EntityKind::kClass) continue;
-    out.insert(g.nodes()[m].test_files.begin(), g.nodes()[m].test_files.end());
-  }
-  return out;
 }
 
 // The member of `cls` named `name`, if its body defines one.
@@ -222,6 +205,23 @@ bool IsContainerProtocol(const std::string& name) {
 }
 
 }  // namespace
+
+bool Reaches(const graph::Node& n, uint32_t t) {
+  return std::binary_search(n.test_files.begin(), n.test_files.end(), t);
+}
+
+// The test files that use an entity: those that reach it, or for a class, any of its members
+// (its body runs at import time for every file that imports its module: no use of it).
+std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, Ent v) {
+  const graph::Node& n = g.nodes()[v];
+  if (n.kind != EntityKind::kClass) return {n.test_files.begin(), n.test_files.end()};
+  std::set<uint32_t> out;
+  for (Ent m : repo.Descendants(v)) {
+    if (repo.entity(m).kind == EntityKind::kClass) continue;
+    out.insert(g.nodes()[m].test_files.begin(), g.nodes()[m].test_files.end());
+  }
+  return out;
+}
 
 std::set<Ent> ImportTimeKept(const Repo& repo, const DepGraph& g,
                              const std::vector<std::string>& p2p) {
@@ -981,21 +981,6 @@ std::vector<Ent> DirectlyTested(const Repo& repo, const DepGraph& g, uint32_t t)
   return repo.ByIdOrder(out);
 }
 
-// Passing test files (other than the F2P file) that use none of the top objects.
-std::vector<std::string> P2PPool(const DepGraph& g, const std::vector<PassingFile>& passing,
-                                 const std::string& f2p, const std::vector<Ent>& tops,
-                                 const std::map<Ent, std::set<uint32_t>>& users) {
-  std::set<uint32_t> reaching;
-  for (Ent v : tops) reaching.insert(users.at(v).begin(), users.at(v).end());
-  std::vector<std::string> pool;
-  for (const auto& p : passing) {
-    if (p.file == f2p) continue;
-    auto t = TestFileIndex(g, p.file);
-    if (t && !reaching.count(*t)) pool.push_back(p.file);
-  }
-  return pool;
-}
-
 }  // namespace
 
 namespace {
@@ -1041,57 +1026,6 @@ util::Status ChooseTops(const Repo& repo, const DepGraph& g, uint32_t t,
   }
   if (plan->top_objects.empty()) plan->top_objects.push_back(candidates.front().entity);
   return util::Status::Ok();
-}
-
-// The passing files that share no top object, demoting the most widely used top objects
-// until there are `options.min_p2p` (or one is left).
-std::vector<std::string> P2PCandidates(const Repo& repo, const DepGraph& g,
-                                       const std::vector<PassingFile>& passing,
-                                       const SelectOptions& options, Plan* plan) {
-  std::map<Ent, std::set<uint32_t>> users;  // top object -> test files using it
-  for (Ent v : plan->top_objects) users[v] = UsedBy(g, repo, v);
-  for (;;) {
-    auto pool = P2PPool(g, passing, plan->f2p, plan->top_objects, users);
-    if (pool.size() >= static_cast<size_t>(options.min_p2p) || plan->top_objects.size() <= 1) {
-      return pool;
-    }
-    auto widest = std::max_element(plan->top_objects.begin(), plan->top_objects.end(),
-                                   [&](Ent a, Ent b) {
-                                     size_t sa = users[a].size(), sb = users[b].size();
-                                     return sa != sb ? sa < sb : repo.id(a) < repo.id(b);
-                                   });
-    plan->demoted.push_back(*widest);
-    plan->top_objects.erase(widest);
-  }
-}
-
-// Step 3: `options.p2p` files of the pool (all when fewer), in the seeded order (then those
-// beside the F2P file first, or those sharing the fewest entities with it), sorted.
-std::vector<std::string> DrawP2P(const DepGraph& g, uint32_t t, const std::string& f2p,
-                                 std::vector<std::string> pool, const SelectOptions& options,
-                                 util::Rng& rng) {
-  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.Below(i)]);
-  if (options.p2p_anywhere) {
-    // FeatureBench's plain seeded random choice.
-  } else if (!options.least_overlap) {
-    // Test files beside the F2P file first (its own test package): they run the code around
-    // the feature, which then stays; the seeded order holds within each group.
-    auto dir = [](const std::string& path) { return path.substr(0, path.rfind('/') + 1); };
-    std::stable_partition(pool.begin(), pool.end(),
-                          [&](const std::string& p) { return dir(p) == dir(f2p); });
-  } else {
-    std::map<uint32_t, size_t> overlap;  // test file -> entities it shares with the F2P file
-    for (const auto& n : g.nodes()) {
-      if (n.kind == EntityKind::kModule || !Reaches(n, t)) continue;
-      for (uint32_t f : n.test_files) overlap[f]++;
-    }
-    std::stable_sort(pool.begin(), pool.end(), [&](const std::string& a, const std::string& b) {
-      return overlap[*TestFileIndex(g, a)] < overlap[*TestFileIndex(g, b)];
-    });
-  }
-  pool.resize(std::min(pool.size(), static_cast<size_t>(options.p2p)));
-  std::sort(pool.begin(), pool.end());
-  return pool;
 }
 
 // Why a test file has no direct candidate, for its rejection: the nearest objects its run

@@ -1,6 +1,6 @@
 // The helpers extract/make's selection shares between its files (select.cc: the passing
-// files, the top-object rule, the P2P draw, the extraction walk; top_facts.cc: the facts of
-// a top-object item and the learned choice). Not part of the module's interface.
+// files, the top-object rule, the extraction walk; p2p.cc: the P2P draw; top_facts.cc: the
+// facts of a top-object item and the learned choice). Not part of the module's interface.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "extract/make/select.h"
+#include "util/random.h"
 
 namespace fbkit::extract::make {
 
@@ -32,6 +33,25 @@ struct TestUse {
 };
 
 std::optional<uint32_t> TestFileIndex(const graph::DepGraph& g, const std::string& file);
+
+// Whether node n's runs include test file t's.
+bool Reaches(const graph::Node& n, uint32_t t);
+
+// The test files that use an entity: those that reach it, or for a class, any of its members
+// (its body runs at import time for every file that imports its module: no use of it).
+std::set<uint32_t> UsedBy(const graph::DepGraph& g, const Repo& repo, Ent v);
+
+// The passing files that share no top object (p2p.cc), demoting the most widely used top
+// objects until there are `options.min_p2p` (or one is left).
+std::vector<std::string> P2PCandidates(const Repo& repo, const graph::DepGraph& g,
+                                       const std::vector<PassingFile>& passing,
+                                       const SelectOptions& options, Plan* plan);
+
+// Step 3 (p2p.cc): `options.p2p` files of the pool (all when fewer), in the seeded order (then
+// those beside the F2P file first, or those sharing the fewest entities with it), sorted.
+std::vector<std::string> DrawP2P(const graph::DepGraph& g, uint32_t t, const std::string& f2p,
+                                 std::vector<std::string> pool, const SelectOptions& options,
+                                 util::Rng& rng);
 
 int Lines(const graph::Node& n);
 
