@@ -108,6 +108,7 @@ TEST_F(HonestE2E, AsyncCopyingFrameReadingAndHypothesisTestsAreResolvedWithNoFla
   for (const char* id : {"tests/test_units.py::test_async_to_cm", "tests/test_units.py::test_async_to_cm_anyio",
                          "tests/test_units.py::test_configured_test_function",
                          "tests/test_units.py::test_copied_with_other_defaults",
+                         "tests/test_units.py::test_lengths_from_a_helper_enum",
                          "tests/test_units.py::test_roundtrip"}) {
     EXPECT_TRUE(f2p.contains(id)) << id << f2p.dump(1);
   }

@@ -924,8 +924,11 @@ def _helpers_own(value, attr, files, paths):
         good = _from_files(_function_code(value), paths) and (
             call is None or _trusted_code_object(call))
     elif kinds == {"class"}:
+        # The standard library's own functions count as C functions do: a metaclass puts
+        # them in the class dict (an Enum's __new__ and _generate_next_value_: marshmallow's
+        # tests/base.py DateEnum flagged the gold), and they compute nothing a forger picks.
         good = isinstance(value, type) and all(
-            _from_files(c, paths) for member in vars(value).values()
+            _from_files(c, paths) or _genuine_stdlib(c) for member in vars(value).values()
             for c in _value_codes(member) if c is not None)
     else:
         good = None

@@ -273,10 +273,13 @@ class Recorder:
             return
         _add_capped(returns, type_name(value))
 
-    def take_types(self):
+    def take_types(self, keep=None):
         """Returns and clears the types observed so far: {context: {code id: (params,
-        returns)}}."""
-        taken, self.types = self.types, {}
+        returns)}}; but those of context `keep`, which stay to be taken with the rest of its
+        run: the cap of names per parameter then holds over the whole context, whenever the
+        agent flushes (the names kept do not depend on how the flushes fall)."""
+        kept = self.types.pop(keep, None) if keep is not None else None
+        taken, self.types = self.types, ({keep: kept} if kept is not None else {})
         return taken
 
     # -- the garbage collector --------------------------------------------------------
@@ -657,10 +660,14 @@ class Agent:
         threading.setprofile(None)
         self.recorder.unwatch_collections()
 
-    def flush(self):
-        types = self.recorder.take_types()
-        for context, edges in sorted(self.recorder.take().items()):
-            self.journal.write(self.recorder.serialise(context, edges, types.get(context)))
+    def flush(self, keep_current_types=False):
+        """Writes what was recorded; the current context's observed types only when it ends
+        (`keep_current_types` on a flush in its middle: Recorder.take_types)."""
+        types = self.recorder.take_types(self.recorder.context if keep_current_types else None)
+        edges = self.recorder.take()
+        for context in sorted(set(edges) | set(types)):
+            self.journal.write(self.recorder.serialise(context, edges.get(context, {}),
+                                                       types.get(context)))
 
     def enter_context(self, context, rel=None):
         """Records into `context` from now on; `rel` is the test file it belongs to."""
@@ -685,7 +692,7 @@ class Agent:
         file then loses little of what its earlier tests recorded."""
         now = time.monotonic()
         if now - self.last_flush >= seconds:
-            self.flush()
+            self.flush(keep_current_types=True)
             self.journal.flush()
             self.last_flush = time.monotonic()
 

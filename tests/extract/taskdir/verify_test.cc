@@ -3,6 +3,8 @@
 // which check fails with which reason.
 #include "extract/taskdir/verify.h"
 
+#include "extract/taskdir/task_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -155,6 +157,37 @@ TEST_F(VerifyTest, AnF2PFileWhoseEveryTestIsFlakyIsRejected) {
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.flaky, (std::set<std::string>{kF2p}));
   EXPECT_EQ(r.reason, "every F2P test is flaky");
+}
+
+// A test parametrised by the clock has another id in every run (marshmallow's
+// test_invalid_datetime_deserialization[08:28:59 2026-12-03]): with the gold patch neither
+// run reports the traced id while its file runs, so it is left out as a flaky one; a file
+// that reports nothing at all still fails the gold round.
+TEST_F(VerifyTest, AnIdNoGoldRunReproducesIsLeftOut) {
+  const std::string stamped = "tests/test_feature.py::test_at[08:28:59]";
+  auto info = ReadInstance(util::RealEnv(), TaskDir{task_});
+  ASSERT_TRUE(info.ok()) << info.error();
+  info->f2p_tests.push_back(stamped);
+  WriteFileOrDie(task_ + "/instance.json", InstanceJson(*info));
+  int calls = 0;
+  bool silent_gold = false;
+  tests_.respond = [&](const runner::TestRunRequest& r) -> util::Expected<runner::TestRun> {
+    bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    std::string now = "tests/test_feature.py::test_at[08:3" + std::to_string(calls++) + ":00]";
+    if (has_g && silent_gold) return RunWith({{kP2p, "passed"}});
+    return RunWith({{kF2p, has_g ? "passed" : "failed"}, {now, has_g ? "passed" : "failed"},
+                    {kP2p, "passed"}});
+  };
+  VerifyReport r = Verify();
+  EXPECT_TRUE(r.ok) << r.reason;
+  EXPECT_EQ(r.flaky, (std::set<std::string>{stamped}));
+  calls = 0;
+  silent_gold = true;
+  VerifyReport silent = Verify();
+  EXPECT_FALSE(silent.ok);
+  EXPECT_TRUE(silent.flaky.empty());
+  EXPECT_NE(silent.reason.find("with patch.diff applied 2 tests still fail"), std::string::npos)
+      << silent.reason;
 }
 
 TEST_F(VerifyTest, AnF2PFileThatPassesBeforeIsUnderExtracted) {

@@ -789,6 +789,31 @@ class TestObservedTypes:
         assert got[SESSION_CONTEXT][nothing][0] == {"x": {"int", "float"}}
         assert got["tests/test_other.py"][nothing][0] == {"x": {"bytes"}}
 
+    def test_the_names_kept_do_not_depend_on_when_types_are_taken(self, repo, impl):
+        # The agent flushes every quarter second, in the middle of a context: the cap of
+        # names per parameter holds over the whole context all the same (a cap per flush let
+        # more names through when a flush fell between the calls: click's traces differed
+        # from run to run in their `**attrs` lists).
+        repo.write("PKG/kw.py", "def take(**kw):\n    return None\n")
+        mod = repo.module("PKG.kw")
+        values = [1, "s", 1.5, b"b", None, [], {}, (), set(), frozenset(), 1j, True]
+        calls = [dict(zip("abc", values[i:i + 3])) for i in range(0, 12, 3)]
+
+        def run(split):
+            rec = make_recorder(repo.root, impl)
+            names = set()
+            for i, kw in enumerate(calls):
+                if split and i == 2:
+                    assert rec.take_types(keep=SESSION_CONTEXT) == {}
+                profiled(rec, lambda: mod.take(**kw))
+            for taken in types_of(rec, rec.take_types()).values():
+                for params, _ in taken.values():
+                    names |= params.get("**kw", set())
+            return names
+        whole = run(split=False)
+        assert len(whole) == fbkit_core.TYPE_NAMES_CAP
+        assert run(split=True) == whole
+
     def test_serialised_sorted_beside_the_edges(self, repo, impl):
         repo.write("PKG/typed.py", TYPED)
         mod = repo.module("PKG.typed")
