@@ -924,17 +924,66 @@ def _helpers_own(value, attr, files, paths):
         good = _from_files(_function_code(value), paths) and (
             call is None or _trusted_code_object(call))
     elif kinds == {"class"}:
-        # The standard library's own functions count as C functions do: a metaclass puts
-        # them in the class dict (an Enum's __new__ and _generate_next_value_: marshmallow's
-        # tests/base.py DateEnum flagged the gold), and they compute nothing a forger picks.
-        good = isinstance(value, type) and all(
-            _from_files(c, paths) or _genuine_stdlib(c) for member in vars(value).values()
-            for c in _value_codes(member) if c is not None)
+        good = isinstance(value, type) and _class_own(value, files, attr, paths)
     else:
         good = None
     if not good and "import" in kinds:
         good = any(_reexports(f, attr, value) for f in files) or good
     return good
+
+
+def _class_own(cls, files, name, paths):
+    """Whether class `cls` is helper class `name` of `files` by its functions: each compiled
+    from the files; but what a standard-library metaclass puts in the class dict (an Enum's
+    __new__ and _generate_next_value_: marshmallow's tests/base.py DateEnum flagged the gold)
+    may be the standard library's own plain functions, under a name the file's class body
+    does not bind (a forged class holding a stdlib callable in the place of one of the
+    helper's functions is still named)."""
+    body = _class_body_names(files, name)
+    meta_ok = None
+    for key, member in vars(cls).items():
+        for c in _value_codes(member):
+            if c is None or _from_files(c, paths):
+                continue
+            if key in body or not isinstance(member, types.FunctionType) or not _genuine_stdlib(c):
+                return False
+            if meta_ok is None:
+                meta_ok = _stdlib_metaclass(type(cls))
+            if not meta_ok:
+                return False
+    return True
+
+
+def _class_body_names(files, name):
+    """The names the top-level class `name` of the helper files binds in its body."""
+    import ast
+    out = set()
+    for f in files:
+        for node in _top_level(_helper_body(f)):
+            if not (isinstance(node, ast.ClassDef) and node.name == name):
+                continue
+            for s in node.body:
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    out.add(s.name)
+                elif isinstance(s, ast.Assign):
+                    out |= {t.id for t in s.targets if isinstance(t, ast.Name)}
+                elif isinstance(s, (ast.AnnAssign, ast.AugAssign)) and isinstance(s.target, ast.Name):
+                    out.add(s.target.id)
+    return out
+
+
+def _stdlib_metaclass(meta):
+    """Whether `meta` is a metaclass of the standard library's (enum's EnumType, abc's
+    ABCMeta): not `type` itself, and every function of its classes the standard library's."""
+    if meta is type:
+        return False
+    for k in meta.__mro__:
+        if k in (type, object):
+            continue
+        for member in vars(k).values():
+            if any(c is not None and not _genuine_stdlib(c) for c in _value_codes(member)):
+                return False
+    return True
 
 
 def _defaults_as_written(func, files, name):
