@@ -230,9 +230,13 @@ util::Expected<std::vector<ExposedCopy>> FindCopiesInImage(Launcher& launcher, c
                         "/media", kImageSource}) {
     prune += std::string(prune.empty() ? "" : " -o") + " -path " + util::ShellQuote(d);
   }
-  // A directory counts when it holds Python code, as FindCopies has it.
-  std::string script = "find / \\(" + prune + " \\) -prune -o \\(" + names + " \\) -print | "
+  // A directory counts when it holds Python code, as FindCopies has it, or when it may not be
+  // listed (its files' names are the modules' own). A path with a line break in it is named
+  // by a line that starts with no '/' (fbkit-line-break), which the reader refuses.
+  std::string script = "find / \\(" + prune + " \\) -prune -o \\(" + names + " \\) \\( -path " +
+                       util::ShellQuote("*\n*") + " -exec echo fbkit-line-break \\; -o -print \\) | "
                        "while IFS= read -r p; do if [ -d \"$p\" ]; then "
+                       "[ -r \"$p\" ] || { echo \"d $p\"; continue; }; "
                        "for f in \"$p\"/*.py \"$p\"/*.pyc \"$p\"/__pycache__; do "
                        "[ -e \"$f\" ] && { echo \"d $p\"; break; }; done; "
                        "else echo \"f $p\"; fi; done; echo fbkit-find-done";
@@ -241,17 +245,34 @@ util::Expected<std::vector<ExposedCopy>> FindCopiesInImage(Launcher& launcher, c
                "--user", std::to_string(kSandboxUid) + ":" + std::to_string(kSandboxGid),
                "--read-only", "--log-driver=none", "--entrypoint", "/bin/sh",
                sandbox.container.image, "-c", script};
+  // What find says on stderr (a directory it may not read) goes to its own file: written to
+  // the same pipe as the list it would split a line of it, and the copy on it be missed.
   spec.log_path = util::JoinPath(log_dir, "image-copies.log");
+  spec.err_path = util::JoinPath(log_dir, "image-copies.err");
   auto exit = RunToCompletion(launcher, spec, 600);
   auto log = util::RealEnv().ReadFile(spec.log_path);
+  auto err = util::RealEnv().ReadFile(spec.err_path);
   std::string text = log.ok() ? *log : "";
-  if (!exit.ok() || text.find("fbkit-find-done") == std::string::npos) {
+  auto unchecked = [&](const std::string& why) -> util::Error {
     return util::Error{"the image " + sandbox.container.image + " could not be checked for copies "
-                       "of the repository's packages: " + (exit.ok() ? util::Tail(text, 400) : exit.error())};
+                       "of the repository's packages: " + why};
+  };
+  const std::string done = "fbkit-find-done\n";
+  if (!exit.ok()) return unchecked(exit.error());
+  if (exit->code != 0 || exit->output_cut || !text.ends_with(done)) {
+    return unchecked(util::Tail(text + (err.ok() ? *err : ""), 400));
   }
+  text.resize(text.size() - done.size());
   std::vector<ExposedCopy> found;
   for (const auto& line : util::Split(text, '\n')) {
-    if (line.size() < 3 || (line[0] != 'd' && line[0] != 'f') || line[1] != ' ') continue;
+    if (line.empty()) continue;
+    // Every line is one the script printed: anything else (a path with a line break in it) is
+    // a list that cannot be read, and an unread list is no proof of an image without a copy.
+    if (line.size() < 3 || (line[0] != 'd' && line[0] != 'f') || line[1] != ' ' || line[2] != '/') {
+      return unchecked(line == "f fbkit-line-break"
+                           ? "a path of a package's name in it has a line break in it"
+                           : "a line of find's list is not one it printed (" + util::Tail(line, 200) + ")");
+    }
     std::string path = line.substr(2), base = path.substr(path.rfind('/') + 1);
     if (UnderAny(path, unseen)) continue;
     for (const auto& p : packages) {

@@ -272,12 +272,19 @@ class Runner {
                  "print('xdist' if importlib.util.find_spec('xdist') else 'no-xdist')\n"};
     spec.cwd = options_.root;
     spec.vars = BaseEnv("");
+    // Its answers on stdout alone: a warning the interpreter prints as it starts (stderr)
+    // would otherwise fall between their lines.
     spec.log_path = util::JoinPath(options_.work_dir, "check.log");
+    spec.err_path = util::JoinPath(options_.work_dir, "check.err");
     spec.sandbox = sandbox_;
     auto info = sandbox::RunToCompletion(launcher_, spec);
     if (!info.ok()) return info.failure();
     auto log = env_.ReadTail(spec.log_path, kLogTail);
     std::string text = log.ok() ? *log : "";
+    if (info->code != 0) {
+      auto err = env_.ReadTail(spec.err_path, kLogTail);
+      if (err.ok()) text += *err;
+    }
     if (info->code == 0 && std::count(text.begin(), text.end(), '\n') >= 4) {
       interpreter_info_ = text;
       xdist_ = text.find("\nxdist\n") != std::string::npos;

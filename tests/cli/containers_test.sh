@@ -185,12 +185,29 @@ set +e
 "$fb_extract" eval "$tasks" --gold --sandbox container --images "$leakimg/images.json" \
   --instance "$(basename "$l1")" --exposed-copies hide -o "$out/eval-copy-hidden" -q > /dev/null; rc_hidden=$?
 set -e
-# What the check's user sees of the copy, for a failure's message (it failed once in 2026-12-03's
-# clean-clone run and never again: the evidence is kept this time).
+# What the check's user sees of the copy, for a failure's message. (It was missed 1 run in 6
+# until 2026-12-03: find's stderr, in the same pipe, split the line that named it.)
 seen=$(podman run --rm --pull=never --network none --user 65534:65534 --entrypoint /bin/sh \
   localhost/fbkit-copy-test:1 -c 'ls -la /usr/lib/python3/dist-packages/shapes 2>&1 | head -5' || true)
 podman rmi -f localhost/fbkit-copy-test:1 > /dev/null
 [ $rc -eq 3 ] && grep -q "dist-packages/shapes" "$out/copy.err" ||
   fail "a copy of the package in the image was not refused: exit $rc, $(cat "$out/copy.err"); the copy as uid 65534 sees it: $seen; $(ls -la "$leakimg/src/shapes" | head -5)"
 [ $rc_hidden -eq 0 ] || fail "with the image's copy hidden the gold patch did not resolve"
+# Copies the check's user may not list (a directory with only its execute bit: its files are
+# read by name) and under a path with a line break (which would split find's list) are refused.
+variant=0
+while IFS= read -r -d '' how; do
+  variant=$((variant + 1))
+  printf 'FROM %s\nCOPY src/shapes /opt/shapes0\n%s\n' "$env_tag" "$how" > "$leakimg/Dockerfile"
+  podman build -q --pull=never --network=none -t localhost/fbkit-copy-test:1 "$leakimg" > /dev/null
+  set +e
+  "$fb_extract" eval "$tasks" --gold --sandbox container --images "$leakimg/images.json" \
+    --instance "$(basename "$l1")" -o "$out/eval-copy-$variant" -q > /dev/null 2> "$out/copy-$variant.err"; rc=$?
+  set -e
+  podman rmi -f localhost/fbkit-copy-test:1 > /dev/null
+  [ $rc -eq 3 ] && grep -q "dist-packages/shapes\|line break" "$out/copy-$variant.err" ||
+    fail "a copy in the image ($how) was not refused: exit $rc, $(cat "$out/copy-$variant.err")"
+done < <(printf '%s\0' \
+  'RUN mv /opt/shapes0 /usr/lib/python3/dist-packages/shapes && chmod 711 /usr/lib/python3/dist-packages/shapes' \
+  'RUN d="$(printf "/usr/lib/python3/dist-packages/x\nd /fake")" && mkdir -p "$d" && mv /opt/shapes0 "$d/shapes" && chmod -R a+rX /usr/lib/python3/dist-packages')
 echo "containers: images, layers, recipes, Harbor, SWE-bench and FeatureBench gold/empty and fbkit's eval agree"
