@@ -336,7 +336,7 @@ Localization Localize(const runner::Services& services,
                       const Instance& instance, const runner::RepoSpec& spec,
                       const std::vector<std::string>& fail_to_pass, bool entities,
                       const std::string& work_dir, bool whole_files) {
-  [[maybe_unused]] auto& [env, launcher, tests] = services;
+  [[maybe_unused]] auto& [env, launcher, tests, git_maker] = services;
   Localization l;
   l.instance_id = instance.instance_id;
   auto fail = [&](const std::string& why) {
@@ -365,7 +365,8 @@ Localization Localize(const runner::Services& services,
   c.env_root =
       EnvironmentSource(env, launcher, instance, spec, util::JoinPath(work_dir, "env-source"));
   if (std::string why = ChooseSelection(c, whole_files); !why.empty()) return fail(why);
-  runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  auto git_ptr = runner::MakeGit(services, util::JoinPath(work_dir, "logs"));
+  runner::Git& git = *git_ptr;
   // The tests have written the checkout: git over it runs sandboxed.
   git.Confine(runner::ToolSandbox(spec, {work_dir}, {instance.repo}));
   if (auto test_files = util::ParsePatch(instance.test_patch); test_files.ok()) {

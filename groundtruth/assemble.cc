@@ -241,7 +241,7 @@ GtResult BuildGroundTruth(const runner::Services& services,
                           parser::PythonParser& parser,
                           const Instance& instance, const GtOptions& options,
                           const std::string& work_dir) {
-  [[maybe_unused]] auto& [env, launcher, tests] = services;
+  [[maybe_unused]] auto& [env, launcher, tests, git_maker] = services;
   GtResult r;
   r.gt.instance_id = instance.instance_id;
   r.validation = Validate({env, launcher, tests}, instance, options.spec, options.repeat,

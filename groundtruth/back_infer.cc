@@ -11,7 +11,7 @@ util::Status BackInfer(util::Env& env, sandbox::Launcher& launcher, parser::Pyth
                        const Instance& instance, const std::string& work_dir,
                        AgentInstance* agent) {
   if (agent->patch.empty()) return {};
-  runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  runner::GitProgram git(env, launcher, util::JoinPath(work_dir, "logs"));
   if (auto r =
           git.Run(instance.repo, {"rev-parse", "--verify", instance.base_commit + "^{commit}"});
       !r.ok()) {

@@ -364,7 +364,7 @@ util::Expected<std::vector<FileVersions>> PatchVersions(util::Env& env, sandbox:
                                                         const std::string& work_dir) {
   auto parsed = util::ParsePatch(patch);
   if (!parsed.ok()) return util::Error{"patch: " + parsed.error()};
-  runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  runner::GitProgram git(env, launcher, util::JoinPath(work_dir, "logs"));
   std::string tree = util::JoinPath(work_dir, "tree");
   (void)env.RemoveAll(tree);
   if (auto s = env.MakeDirs(tree); !s.ok()) return s.failure();

@@ -102,7 +102,7 @@ std::vector<std::string> RunnableTests(const std::string& test_patch) {
 std::optional<CheckoutError> PrepareCheckout(util::Env& env, sandbox::Launcher& launcher,
                                              const Instance& instance, const std::string& dir,
                                              bool gold) {
-  runner::Git git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
+  runner::GitProgram git(env, launcher, util::JoinPath(util::DirName(dir), "logs"));
   if (auto s = git.Checkout(instance.repo, instance.base_commit, dir); !s.ok()) {
     return CheckoutError{false, "cannot check out " + instance.base_commit + ": " + s.error()};
   }
@@ -128,7 +128,7 @@ std::string EnvironmentSource(util::Env& env, sandbox::Launcher& launcher,
 Validation Validate(const runner::Services& services,
                     const Instance& instance,
                     const runner::RepoSpec& spec, int repeat, const std::string& work_dir) {
-  [[maybe_unused]] auto& [env, launcher, tests] = services;
+  [[maybe_unused]] auto& [env, launcher, tests, git_maker] = services;
   Validation v;
   v.instance_id = instance.instance_id;
   auto done = [&](ValidationStatus status, const std::string& reason) {
@@ -157,7 +157,8 @@ Validation Validate(const runner::Services& services,
   if (!before.ok()) {
     return done(ValidationStatus::kError, "pytest before the gold patch: " + before.error());
   }
-  runner::Git git(env, launcher, util::JoinPath(work_dir, "logs"));
+  auto git_ptr = runner::MakeGit(services, util::JoinPath(work_dir, "logs"));
+  runner::Git& git = *git_ptr;
   // The tests have written the checkout: git over it runs sandboxed.
   git.Confine(runner::ToolSandbox(spec, {work_dir}, {instance.repo}));
   if (auto s = git.Apply(repo, instance.patch); !s.ok()) {

@@ -578,7 +578,7 @@ util::Expected<MineResult> Mine(util::Env& env, sandbox::Launcher& launcher,
                                 parser::PythonParser& parser, const std::string& repo,
                                 const MineOptions& o, const std::string& work_dir,
                                 void (*progress)(const std::string&)) {
-  runner::Git git(env, launcher, work_dir);
+  runner::GitProgram git(env, launcher, work_dir);
   auto commits = o.commits.empty() ? FirstParentHistory(git, repo, o)
                                     : NamedCommits(git, repo, o.commits);
   if (!commits.ok()) return commits.failure();

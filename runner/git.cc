@@ -15,7 +15,7 @@
 
 namespace fbkit::runner {
 
-std::atomic<int> Git::counter_{0};
+std::atomic<int> GitProgram::counter_{0};
 
 namespace {
 
@@ -226,7 +226,7 @@ std::string GitDirArgument(const std::vector<std::string>& args) {
 
 }  // namespace
 
-util::Expected<sandbox::Sandbox> Git::CommandSandbox(const std::string& cwd,
+util::Expected<sandbox::Sandbox> GitProgram::CommandSandbox(const std::string& cwd,
                                             const std::vector<std::string>& args) {
   sandbox::Sandbox sandbox = sandbox_;
   if (!confined()) return sandbox;
@@ -303,7 +303,7 @@ std::string UninertSetting(const std::vector<std::string>& keys) {
   return "";
 }
 
-util::Expected<std::string> Git::PlainGit(const std::string& cwd,
+util::Expected<std::string> GitProgram::PlainGit(const std::string& cwd,
                                           const std::vector<std::string>& argv) {
   sandbox::ProcessSpec spec;
   spec.argv = argv;
@@ -321,7 +321,7 @@ util::Expected<std::string> Git::PlainGit(const std::string& cwd,
   return *out;
 }
 
-util::Expected<std::vector<std::string>> Git::ConfigKeys(const std::string& config) {
+util::Expected<std::vector<std::string>> GitProgram::ConfigKeys(const std::string& config) {
   auto out = PlainGit("/", {"git", "config", "--file", config, "--list", "--null", "--name-only"});
   if (!out.ok()) {
     return util::Error{config + " cannot be read as git configuration: " + out.error()};
@@ -333,7 +333,7 @@ util::Expected<std::vector<std::string>> Git::ConfigKeys(const std::string& conf
   return keys;
 }
 
-util::Status Git::VetRepositoryConfig(const std::string& cwd,
+util::Status GitProgram::VetRepositoryConfig(const std::string& cwd,
                                       const std::vector<std::string>& args) {
   // The directories git itself uses for this command (asked of git: a repository laid out
   // to make fbkit's own reading differ, as a `gitdir:` line with two spaces, or an invalid
@@ -383,7 +383,7 @@ util::Status Git::VetRepositoryConfig(const std::string& cwd,
   return util::Status::Ok();
 }
 
-std::pair<int, std::string> Git::Exec(const std::string& cwd,
+std::pair<int, std::string> GitProgram::Exec(const std::string& cwd,
                                       const std::vector<std::string>& args,
                                       const std::string& input) {
   if (!confined()) {
@@ -486,7 +486,7 @@ std::pair<int, std::string> Git::Exec(const std::string& cwd,
   return {exit->code, text};
 }
 
-util::Expected<std::string> Git::Run(const std::string& cwd, const std::vector<std::string>& args,
+util::Expected<std::string> GitProgram::Run(const std::string& cwd, const std::vector<std::string>& args,
                                      const std::string& input) {
   auto [code, text] = Exec(cwd, args, input);
   if (code == 0) return text;
@@ -556,7 +556,7 @@ std::string BinaryPatchProblem(std::string_view patch, uint64_t max_bytes) {
   return "";
 }
 
-util::Expected<std::string> Git::PatchFile(std::string_view patch) {
+util::Expected<std::string> GitProgram::PatchFile(std::string_view patch) {
   if (auto s = env_.MakeDirs(scratch_); !s.ok()) return s.failure();
   std::string file = util::JoinPath(
       scratch_, "patch-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++) + ".diff");
@@ -578,7 +578,7 @@ util::Status Git::Apply(const std::string& dir, const std::string& patch, bool r
   return util::Error{r.error};
 }
 
-ApplyResult Git::Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options) {
+ApplyResult GitProgram::Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options) {
   ApplyResult result;
   if (std::string why = PatchPathProblem(patch); !why.empty()) {
     result.unsafe_path = true;
@@ -609,13 +609,13 @@ ApplyResult Git::Apply(const std::string& dir, std::string_view patch, const App
   return result;
 }
 
-util::Status Git::Reset(const std::string& tree) {
+util::Status GitProgram::Reset(const std::string& tree) {
   if (auto r = Run(tree, {"reset", "-q", "--hard", "HEAD"}); !r.ok()) return r.failure();
   if (auto r = Run(tree, {"clean", "-q", "-f", "-d"}); !r.ok()) return r.failure();
   return util::Status::Ok();
 }
 
-util::Status Git::FuzzyPatch(const std::string& tree, const std::string& file) {
+util::Status GitProgram::FuzzyPatch(const std::string& tree, const std::string& file) {
   sandbox::ProcessSpec spec;
   spec.argv = {"patch", "--batch", "--forward", "-u", "-p1", "--fuzz=3",
                "--no-backup-if-mismatch", "--reject-file=-", "-i", file};
@@ -637,7 +637,7 @@ util::Status Git::FuzzyPatch(const std::string& tree, const std::string& file) {
   return util::Error{"patch --fuzz=3: " + util::Tail(log.ok() ? *log : "", 1500)};
 }
 
-ApplyResult Git::ApplyLeniently(const std::string& tree, std::string_view patch) {
+ApplyResult GitProgram::ApplyLeniently(const std::string& tree, std::string_view patch) {
   ApplyResult result;
   if (std::string why = BinaryPatchProblem(patch, kMaxBinaryPatchBytes); !why.empty()) {
     result.error = why;

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <map>
@@ -70,29 +72,35 @@ inline constexpr uint64_t kMaxBinaryPatchBytes = 64ull << 20;
 // refused without being named here.
 std::string UninertSetting(const std::vector<std::string>& keys);
 
+// The git operations the pipelines run over work copies and task trees: GitProgram runs the
+// git program; tests give a fake (tests/testing/fake_git.h) that works in a FakeEnv.
 class Git {
  public:
-  // `scratch` is a directory for command logs and patch files (created on demand).
-  Git(util::Env& env, sandbox::Launcher& launcher, std::string scratch)
-      : env_(env), launcher_(launcher), scratch_(std::move(scratch)) {}
+  explicit Git(util::Env& env) : env_(env) {}
+  virtual ~Git() = default;
+  Git(const Git&) = delete;
+  Git& operator=(const Git&) = delete;
 
   // How long a confined command may run: a tree the tested code wrote may hold what makes
   // git wait for ever (a FIFO where git reads a file); then it is killed and fails.
   static constexpr double kConfinedSeconds = 300;
 
-  // From now on every command (git, and GNU patch for a lenient application) runs inside
-  // `sandbox` when its kind is kBwrap: what git may change are its writable paths, the
-  // scratch dir is read-only, and the configuration git reads is fbkit's alone: none of the
-  // system, the user or the work copy (the .git/config of the command's directory, or of its
-  // --git-dir, is replaced by a fixed one, read-only). For work copies that repository or
-  // agent code has written: no host process ever interprets them (docs/repo-spec.md).
-  void Confine(sandbox::Sandbox sandbox) { sandbox_ = std::move(sandbox); }
-  bool confined() const { return sandbox_.kind != sandbox::SandboxKind::kNone; }
+  // From now on every command runs inside `sandbox` (GitProgram: when its kind is kBwrap,
+  // with fbkit's configuration alone).
+  virtual void Confine(sandbox::Sandbox sandbox) = 0;
+  virtual bool confined() const = 0;
 
   // Runs `git ARGS` in `cwd` (its stdin the file `input` when given); its output on success,
   // else an error naming the command and the end of its output.
-  util::Expected<std::string> Run(const std::string& cwd, const std::vector<std::string>& args,
-                                  const std::string& input = "");
+  virtual util::Expected<std::string> Run(const std::string& cwd, const std::vector<std::string>& args,
+                                          const std::string& input = "") = 0;
+
+  // Applies `patch` to the work tree `dir` as `options` say (an empty patch applies). A
+  // lenient application needs `dir` clean at HEAD and leaves it there when nothing applied.
+  virtual ApplyResult Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options) = 0;
+
+  // Applies (or, with reverse, reverts) `patch` exactly; the error is git's own output.
+  util::Status Apply(const std::string& dir, const std::string& patch, bool reverse = false);
 
   // The bytes of `path` at `commit`, nullopt when the commit has no such file; an error
   // when `repo` is no repository or `commit` does not exist.
@@ -103,16 +111,37 @@ class Git {
   // A fresh checkout of `commit` of `repo` in `dir` (removed first), sharing its objects.
   util::Status Checkout(const std::string& repo, const std::string& commit, const std::string& dir);
 
-  // Applies `patch` to the work tree `dir` as `options` say (an empty patch applies). A
-  // lenient application needs `dir` clean at HEAD and leaves it there when nothing applied.
-  ApplyResult Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options);
-
-  // Applies (or, with reverse, reverts) `patch` exactly; the error is git's own output.
-  util::Status Apply(const std::string& dir, const std::string& patch, bool reverse = false);
-
   // A repository in the existing directory `dir` holding one empty commit (`message`): an
   // empty project, or a place whose code asks git about itself.
   util::Status InitEmpty(const std::string& dir, const std::string& message);
+
+ protected:
+  util::Env& env_;
+};
+
+// Makes the Git of a scratch directory (GitProgram's logs and patch files go there).
+using GitMaker = std::function<std::unique_ptr<Git>(const std::string& scratch)>;
+
+// The git program, with a fixed identity and no user hooks (see the file's comment).
+class GitProgram final : public Git {
+ public:
+  // `scratch` is a directory for command logs and patch files (created on demand).
+  GitProgram(util::Env& env, sandbox::Launcher& launcher, std::string scratch)
+      : Git(env), launcher_(launcher), scratch_(std::move(scratch)) {}
+
+  // From now on every command (git, and GNU patch for a lenient application) runs inside
+  // `sandbox` when its kind is kBwrap: what git may change are its writable paths, the
+  // scratch dir is read-only, and the configuration git reads is fbkit's alone: none of the
+  // system, the user or the work copy (the .git/config of the command's directory, or of its
+  // --git-dir, is replaced by a fixed one, read-only). For work copies that repository or
+  // agent code has written: no host process ever interprets them (docs/repo-spec.md).
+  void Confine(sandbox::Sandbox sandbox) override { sandbox_ = std::move(sandbox); }
+  bool confined() const override { return sandbox_.kind != sandbox::SandboxKind::kNone; }
+
+  util::Expected<std::string> Run(const std::string& cwd, const std::vector<std::string>& args,
+                                  const std::string& input = "") override;
+  using Git::Apply;
+  ApplyResult Apply(const std::string& dir, std::string_view patch, const ApplyOptions& options) override;
 
  private:
   // Exit code (-1: could not start) and output of `git ARGS`.
@@ -145,7 +174,6 @@ class Git {
   std::map<std::string, std::string> vetted_;  // config file -> the version vetted
   // cwd and --git-dir -> the git and common directories git uses there (none outside one)
   std::map<std::string, std::vector<std::string>> git_dirs_;
-  util::Env& env_;
   sandbox::Launcher& launcher_;
   std::string scratch_;
   sandbox::Sandbox sandbox_;
@@ -153,6 +181,7 @@ class Git {
   // never write the same log file.
   static std::atomic<int> counter_;
 };
+
 
 // "owner/repo" of a remote URL (https://host/owner/repo.git, git@host:owner/repo), "" when
 // `url` is a local path (or file:// URL) or has no owner part.

@@ -147,7 +147,7 @@ class Runner {
   // and evaluation copies.
   util::Expected<std::string> PrivateCopy() {
     std::string copy = util::JoinPath(options_.work_dir, "root");
-    runner::Git git(env_, launcher_, util::JoinPath(options_.work_dir, "git"));
+    runner::GitProgram git(env_, launcher_, util::JoinPath(options_.work_dir, "git"));
     auto files = runner::ListRepoFiles(env_, git, options_.root, options_.work_dir);
     if (!files.ok()) return files.failure();
     (void)env_.RemoveAll(copy);

@@ -49,7 +49,7 @@ int RunMine(MineArgs& a) {
   auto model = MakeModel(a.model, util::JoinPath(work, "llm"));
   if (!model.ok()) return (void)env.RemoveAll(work), Fail(kWho, model.error()), kExitUsage;
   a.options.model = model->get();
-  runner::Git git(env, sandbox::RealLauncher(), work);
+  runner::GitProgram git(env, sandbox::RealLauncher(), work);
   if (auto top = git.Run(*repo, {"rev-parse", "--git-dir"}); !top.ok()) {
     (void)env.RemoveAll(work);
     // git's own words: "not a git repository", or why fbkit runs no git over it.

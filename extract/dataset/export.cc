@@ -303,7 +303,7 @@ util::Expected<std::string> ExportRow(util::Env& env, sandbox::Launcher& launche
   }
   (void)env.RemoveAll(work_dir);
   if (auto s = env.MakeDirs(work_dir); !s.ok()) return s.failure();
-  runner::Git git(env, launcher, util::JoinPath(work_dir, "log"));
+  runner::GitProgram git(env, launcher, util::JoinPath(work_dir, "log"));
   // The task directory is no more trusted than its code: git over it runs confined, the
   // work dir its only writable place (a presolved/ link, or a patch copying a link there,
   // would otherwise have the host's git read what it names into the row).
@@ -539,7 +539,7 @@ util::Expected<ImportResult> ImportRow(util::Env& env, sandbox::Launcher& launch
   std::string base = row.value("base_commit", "");
   (void)env.RemoveAll(o.work_dir);
   if (auto s = env.MakeDirs(o.work_dir); !s.ok()) return s.failure();
-  runner::Git git(env, launcher, util::JoinPath(o.work_dir, "log"));
+  runner::GitProgram git(env, launcher, util::JoinPath(o.work_dir, "log"));
   std::string repo = util::JoinPath(o.work_dir, "repo");
   if (auto s = git.Checkout(o.original, base, repo); !s.ok()) {
     return util::Error{id + ": base_commit " + base + ": " + s.error()};

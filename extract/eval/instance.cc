@@ -133,7 +133,7 @@ struct Context {
   util::Env& env;
   sandbox::Launcher& launcher;
   runner::TestRunner& tests;
-  runner::Git git;
+  runner::Git& git;
   taskdir::Instance info;
   std::string task;  // absolute
   std::string work;
@@ -523,7 +523,7 @@ std::vector<Prediction> ParsePredictions(const std::string& text, const std::str
 EvalReport EvaluateInstance(const runner::Services& services,
                             const std::string& task_dir, const Prediction& prediction,
                             const EvalOptions& options) {
-  [[maybe_unused]] auto& [env, launcher, tests] = services;
+  [[maybe_unused]] auto& [env, launcher, tests, git_maker] = services;
   EvalReport r;
   r.instance_id = prediction.instance_id;
   r.model = prediction.model;
@@ -550,7 +550,8 @@ EvalReport EvaluateInstance(const runner::Services& services,
   for (const auto& id : info->p2p_tests) r.p2p[id] = "not_run";
   if (r.empty_patch) return r;
   auto real = env.RealPath(task_dir);
-  Context c{env, launcher, tests, runner::Git(env, launcher, options.work_dir), *info,
+  std::unique_ptr<runner::Git> git = runner::MakeGit(services, options.work_dir);
+  Context c{env, launcher, tests, *git, *info,
             real.ok() ? *real : task_dir, options.work_dir,
             util::JoinPath(options.work_dir, "repo"), {}, {}, {}, {}, {}};
   (void)env.RemoveAll(c.work);

@@ -321,7 +321,7 @@ util::Expected<Parts> ReadParts(util::Env& env, sandbox::Launcher& launcher, con
   if (!presolved.ok()) return presolved.failure();
   (void)env.RemoveAll(work);
   if (auto s = env.MakeDirs(work); !s.ok()) return util::Error{work + ": " + s.error()};
-  runner::Git git(env, launcher, util::JoinPath(work, "log"));
+  runner::GitProgram git(env, launcher, util::JoinPath(work, "log"));
   git.Confine(runner::ToolSandbox(runner::RepoSpec{}, {work}, {task.dir, level1.dir}));
   Parts p;
   p.inst = std::move(*inst);

@@ -907,7 +907,7 @@ InferResult RunAgent(util::Env& env, sandbox::Launcher& launcher, const std::str
     if (!used.ok()) return r.error = used.error(), r;
   }
   Layout l = LayoutOf(options.run_dir, r.instance_id);
-  runner::Git git(env, launcher, l.scratch);
+  runner::GitProgram git(env, launcher, l.scratch);
   if (auto s = PrepareInstance(env, git, l, task_dir, info->spec, r.level, options); !s.ok()) {
     return r.error = s.error(), r;
   }

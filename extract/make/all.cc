@@ -155,12 +155,12 @@ util::Expected<AllSummary> ExtractAll(
     const AllInputs& inputs, const ExtractOptions& options, const AllOptions& all,
     const std::function<void(const util::BatchItem<TaskOutcome>&)>& report,
     const BuildStep& step) {
-  [[maybe_unused]] auto& [env, launcher, tests] = services;
+  [[maybe_unused]] auto& [env, launcher, tests, git_maker] = services;
   AllSummary s;
   s.shard = all.shard;
   s.test_files = inputs.test_files;
-  runner::Git git(env, launcher, options.out_dir);
-  auto candidates = Candidates(git, inputs, all, &s);
+  auto git = runner::MakeGit(services, options.out_dir);
+  auto candidates = Candidates(*git, inputs, all, &s);
   if (!candidates.ok()) return candidates.failure();
   std::vector<const PassingFile*> mine = std::move(*candidates);
   s.candidates = mine.size();

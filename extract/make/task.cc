@@ -559,10 +559,10 @@ InstanceFields Fields(const ExtractContext& ctx, const ExtractOptions& options,
 // into the staging area, verified (level 1 repaired up to kMaxRepairs times) and published.
 class TaskRun {
  public:
-  TaskRun(util::Env& env, sandbox::Launcher& launcher, runner::TestRunner& tests,
-          parser::PythonParser& parser, const ExtractContext& ctx, const PassingFile& f2p,
-          const ExtractOptions& options)
-      : env_(env), launcher_(launcher), tests_(tests), parser_(parser), ctx_(ctx), f2p_(f2p),
+  TaskRun(const runner::Services& services, parser::PythonParser& parser,
+          const ExtractContext& ctx, const PassingFile& f2p, const ExtractOptions& options)
+      : services_(services), env_(services.env), launcher_(services.launcher),
+        tests_(services.tests), parser_(parser), ctx_(ctx), f2p_(f2p),
         options_(options), staging_(util::JoinPath(options.out_dir, ".staging")),
         work_(util::JoinPath(options.out_dir, ".work")), start_(Clock::now()) {
     o_.f2p = f2p.file;
@@ -572,8 +572,8 @@ class TaskRun {
     cp_ = PlanWithRetries(parser_, ctx_, f2p_, options_, &o_.detail);
     if (cp_.rejection != Rejection::kNone) return Finish(cp_.rejection, cp_.detail);
     if (!options_.base_commit.empty()) {
-      runner::Git log(env_, launcher_, util::JoinPath(work_, "log"));
-      std::tie(create_time_, upd_time_) = FileTimes(log, ctx_.repo.root(), f2p_.file);
+      auto log = runner::MakeGit(services_, util::JoinPath(work_, "log"));
+      std::tie(create_time_, upd_time_) = FileTimes(*log, ctx_.repo.root(), f2p_.file);
     }
     if (auto failed = Level1(); failed) return *failed;
     o_.lines = f_.lines;
@@ -653,7 +653,8 @@ class TaskRun {
     (void)env_.RemoveAll(dir);
     auto io = [](const std::string& detail) { return Rejected{Rejection::kIo, detail, {}}; };
     if (auto s = env_.MakeDirs(dir); !s.ok()) return io(s.error());
-    runner::Git git(env_, launcher_, dir);
+    auto git_ptr = runner::MakeGit(services_, dir);
+    runner::Git& git = *git_ptr;
     const Plan& plan = *cp_.plan;
     StatementInput si{options_.repo_name, f2p_.file, cp_.tops, plan.extracted, f_.interfaces,
                       level, "", {}};
@@ -706,7 +707,7 @@ class TaskRun {
     if (level == 2 && !o_.instance_ids.empty()) {
       vo.level1_dir = util::JoinPath(options_.out_dir, o_.instance_ids.front());
     }
-    taskdir::VerifyReport report = taskdir::VerifyTask({env_, launcher_, tests_}, dir, vo);
+    taskdir::VerifyReport report = taskdir::VerifyTask(services_, dir, vo);
     o_.pytest_runs += report.pytest_runs;
     o_.pytest_seconds += report.pytest_seconds;
     std::string evidence = RejectedDir(options_.out_dir, f2p_.file, level);
@@ -739,6 +740,7 @@ class TaskRun {
     return util::Status::Ok();
   }
 
+  const runner::Services& services_;
   util::Env& env_;
   sandbox::Launcher& launcher_;
   runner::TestRunner& tests_;
@@ -760,8 +762,7 @@ TaskOutcome BuildTask(const runner::Services& services,
                       parser::PythonParser& parser,
                       const ExtractContext& ctx, const PassingFile& f2p,
                       const ExtractOptions& options) {
-  [[maybe_unused]] auto& [env, launcher, tests] = services;
-  return TaskRun(env, launcher, tests, parser, ctx, f2p, options).Run();
+  return TaskRun(services, parser, ctx, f2p, options).Run();
 }
 
 }  // namespace fbkit::extract::make

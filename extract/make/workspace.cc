@@ -75,7 +75,7 @@ util::Expected<Workspace> LoadWorkspace(util::Env& env, sandbox::Launcher& launc
   }
   ExtractOptions& o = w.options;
   o.out_dir = *out;
-  runner::Git git(env, launcher, o.out_dir);
+  runner::GitProgram git(env, launcher, o.out_dir);
   o.repo_name = !request.repo_name.empty() ? request.repo_name
                 : !request.spec.repo.empty() ? request.spec.repo
                                              : runner::RepoName(git, request.root);

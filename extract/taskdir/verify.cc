@@ -96,10 +96,11 @@ namespace {
 // neither gold run reproduces while their file ran.
 class Verification {
  public:
-  Verification(util::Env& env, sandbox::Launcher& launcher, runner::TestRunner& tests,
-               const std::string& task_dir, const VerifyOptions& options)
-      : env_(env), tests_(tests), task_dir_(task_dir), options_(options),
-        git_(env, launcher, options.work_dir), work_(util::JoinPath(options.work_dir, "repo")) {}
+  Verification(const runner::Services& services, const std::string& task_dir,
+               const VerifyOptions& options)
+      : env_(services.env), tests_(services.tests), task_dir_(task_dir), options_(options),
+        git_ptr_(runner::MakeGit(services, options.work_dir)), git_(*git_ptr_),
+        work_(util::JoinPath(options.work_dir, "repo")) {}
 
   VerifyReport Run() {
     auto info = ReadInstance(env_, TaskDir{task_dir_});
@@ -314,7 +315,8 @@ class Verification {
   const std::string task_dir_;
   const VerifyOptions& options_;
   std::string env_root_;  // the tree the spec's environment is built from
-  runner::Git git_;
+  std::unique_ptr<runner::Git> git_ptr_;
+  runner::Git& git_;
   const std::string work_;
   Instance info_;
   TaskDir task_;
@@ -326,8 +328,7 @@ class Verification {
 
 VerifyReport VerifyTask(const runner::Services& services,
                         const std::string& task_dir, const VerifyOptions& options) {
-  [[maybe_unused]] auto& [env, launcher, tests] = services;
-  return Verification(env, launcher, tests, task_dir, options).Run();
+  return Verification(services, task_dir, options).Run();
 }
 
 }  // namespace fbkit::extract::taskdir

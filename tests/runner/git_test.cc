@@ -57,7 +57,7 @@ TEST(GitTest, HostGitReadsNoGlobalConfigurationAndRunsNoDriverTheTreeNames) {
   WriteFileOrDie(tree + "/f.txt", "one\n");
   WriteFileOrDie(tree + "/g.py", "one\n");
   HomeFor scope(home);
-  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
+  GitProgram git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
   ASSERT_TRUE(git.Run(tree, {"init", "-q"}).ok());
   ASSERT_TRUE(git.Run(tree, {"add", "-A"}).ok());
   ASSERT_TRUE(git.Run(tree, {"commit", "-q", "-m", "one"}).ok());
@@ -111,7 +111,7 @@ TEST(GitTest, HostGitRefusesARepositoryWhoseConfigurationNamesAProgram) {
   ScratchDir tmp;
   std::string tree = tmp / "tree";
   fs::create_directories(tree);
-  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
+  GitProgram git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
   ASSERT_TRUE(git.Run(tree, {"init", "-q"}).ok());
   ASSERT_TRUE(git.Run(tree, {"status", "--porcelain"}).ok());
   std::string config = ReadFileOrDie(tree + "/.git/config");
@@ -151,7 +151,7 @@ TEST(GitTest, HostGitRefusesARepositoryWhoseConfigurationNamesAProgram) {
   fs::rename(odd + "/.git", odd + "/ g");
   WriteFileOrDie(odd + "/.git", "gitdir:  g\n");
   WriteFileOrDie(odd + "/ g/config", ReadFileOrDie(odd + "/ g/config") + "[gpg]\n\tprogram = ./x\n");
-  Git fresh(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch2");
+  GitProgram fresh(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch2");
   refused = fresh.Run(odd, {"status", "--porcelain"});
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find(" g/config sets gpg.program"), std::string::npos) << refused.error();
@@ -166,7 +166,7 @@ TEST(GitTest, AFailedCommandIsAnErrorNamingItAndTheEndOfItsOutput) {
     }
     return FakeLauncher::Exit(1);  // the user's safe.directory entries: none
   });
-  Git git(util::RealEnv(), fake, tmp / "scratch");
+  GitProgram git(util::RealEnv(), fake, tmp / "scratch");
   auto r = git.Run("/w", {"status", "--short"});
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.error().starts_with("git status --short failed in /w: ...x")) << r.error().substr(0, 80);
@@ -190,7 +190,7 @@ TEST(GitTest, ExactAndLenientApplication) {
   std::string lines;
   for (int i = 1; i <= 12; ++i) lines += "line " + std::to_string(i) + "\n";
   WriteFileOrDie(repo + "/a.txt", lines);
-  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
+  GitProgram git(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "start"}}) {
     ASSERT_TRUE(git.Run(repo, args).ok());
@@ -302,12 +302,12 @@ TEST(GitTest, ACloneThatPassesTheDiskLimitFailsAndSaysSo) {
   fs::create_directories(repo);
   // 40 MiB of one letter (not zeros: git writes zero runs as holes, which take no disk).
   ASSERT_EQ(std::system(("head -c 41943040 /dev/zero | tr '\\0' y > " + repo + "/big.txt").c_str()), 0);
-  Git host(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch-host");
+  GitProgram host(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch-host");
   ASSERT_TRUE(host.Run(repo, {"init", "-q"}).ok());
   ASSERT_TRUE(host.Run(repo, {"add", "-A"}).ok());
   ASSERT_TRUE(host.Run(repo, {"commit", "-q", "-m", "big"}).ok());
   fs::create_directories(tmp / "work");
-  Git confined(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
+  GitProgram confined(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
   sandbox::Sandbox sandbox;
   sandbox.kind = sandbox::SandboxKind::kBwrap;
   sandbox.writable = {tmp / "work"};
@@ -326,7 +326,7 @@ TEST(GitTest, ConfinedGitReadsNoConfigurationOfTheWorkCopy) {
   std::string tree = tmp / "work/tree", marker = tmp / "work/filter-ran";
   fs::create_directories(tree);
   WriteFileOrDie(tree + "/f.txt", "one\n");
-  Git host(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch-host");
+  GitProgram host(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch-host");
   ASSERT_TRUE(host.Run(tree, {"init", "-q"}).ok());
   ASSERT_TRUE(host.Run(tree, {"add", "-A"}).ok());
   ASSERT_TRUE(host.Run(tree, {"commit", "-q", "-m", "one"}).ok());
@@ -336,7 +336,7 @@ TEST(GitTest, ConfinedGitReadsNoConfigurationOfTheWorkCopy) {
   WriteFileOrDie(tree + "/.gitattributes", "* filter=x\n");
   WriteFileOrDie(tree + "/f.txt", "two\n");
 
-  Git confined(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
+  GitProgram confined(util::RealEnv(), sandbox::RealLauncher(), tmp / "scratch");
   sandbox::Sandbox sandbox;
   sandbox.kind = sandbox::SandboxKind::kBwrap;
   sandbox.writable = {tmp / "work"};

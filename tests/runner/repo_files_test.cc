@@ -34,7 +34,7 @@ TEST(RepoFilesTest, AHardLinkedFileIsNeverListed) {
   WriteFileOrDie(root + "/pkg/mod.py", "x = 1\n");
   WriteFileOrDie(tmp / "host-secret", "SECRET\n");
   std::filesystem::create_hard_link(tmp / "host-secret", root + "/pkg/notes.txt");
-  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "git");
+  GitProgram git(util::RealEnv(), sandbox::RealLauncher(), tmp / "git");
   auto files = ListRepoFiles(util::RealEnv(), git, root, "");
   ASSERT_TRUE(files.ok()) << files.error();
   EXPECT_EQ(*files, std::vector<std::string>{"pkg/mod.py"});
@@ -52,7 +52,7 @@ TEST(RepoFilesTest, NothingIsListedThroughALinkedDirectory) {
   WriteFileOrDie(root + "/pkg/mod.py", "x = 1\n");
   WriteFileOrDie(tmp / "host/secret.txt", "SECRET\n");
   std::filesystem::create_directory_symlink(tmp / "host", root + "/pkg/lnk");
-  Git git(util::RealEnv(), sandbox::RealLauncher(), tmp / "git");
+  GitProgram git(util::RealEnv(), sandbox::RealLauncher(), tmp / "git");
   // No git here: the walk lists pkg/lnk (a link) but nothing below it.
   auto files = ListRepoFiles(util::RealEnv(), git, root, "");
   ASSERT_TRUE(files.ok()) << files.error();

@@ -1,8 +1,9 @@
-// The whole task run (extract/make/task.h: BuildTask) over a FakeTestRunner: a small repository on
-// disk, its entity table, a trace made here (no pytest), the real planner, cut, task writer
-// and verifier with real git, and pytest's answers decided by the code each run sees. A plan
-// that verifies is emitted; one whose F2P file passes without the feature is rejected with
-// its evidence kept; the rejection names round-trip through the state files' words.
+// The whole task run (extract/make/task.h: BuildTask) wholly in memory: a small repository in
+// a FakeEnv, its entity table, a trace made here (no pytest), the real planner, cut, task
+// writer and verifier over FakeGit, and pytest's answers (FakeTestRunner) decided by the code
+// each run sees; no process starts (NoLauncher). A plan that verifies is emitted; one whose
+// F2P file passes without the feature is rejected with its evidence kept; the rejection names
+// round-trip through the state files' words.
 #include "extract/make/task.h"
 
 #include "extract/make/all.h"
@@ -10,8 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -22,16 +21,15 @@
 #include "parser/entity_table.h"
 #include "parser/python_parser.h"
 #include "sandbox/process.h"
+#include "tests/testing/fake_env.h"
+#include "tests/testing/fake_git.h"
 #include "tests/testing/fake_test_runner.h"
-#include "tests/testing/run.h"
+#include "tests/testing/no_launcher.h"
 
 namespace fbkit::extract::make {
 namespace {
 
 using testing::FakeTestRunner;
-using testing::ReadFileOrDie;
-using testing::ScratchDir;
-using testing::WriteFileOrDie;
 
 constexpr char kCore[] =
     "def f():\n"
@@ -69,24 +67,32 @@ tracer::FileTrace Ran(const std::string& file, const std::string& test, int line
 class BuildTaskTest : public ::testing::Test {
  protected:
   void SetUp() override { Prepare(kCore); }
+  void TearDown() override { EXPECT_EQ(none_.starts, 0) << "a process was started"; }
+
+  void Write(const std::string& path, const std::string& text) { env_.AddFile(path, text); }
+  std::string Read(const std::string& path) {
+    auto text = env_.ReadFile(path);
+    if (!text.ok()) throw std::runtime_error(text.error());
+    return *text;
+  }
+  runner::Services Services() { return {env_, none_, tests_, &maker_}; }
 
   // The repository with `core` as pkg/core.py, its entity table, trace and graph; `f2p`,
   // `p2p` and `trace` replace the test files and the trace when given.
   void Prepare(const std::string& core, const std::string& f2p = "",
                const std::string& p2p = "",
                const std::function<void(tracer::TraceSet&)>& trace = nullptr) {
-    root_ = tmp_.path() + "/repo";
-    for (const char* dir : {"/pkg", "/tests"}) std::filesystem::create_directories(root_ + dir);
-    WriteFileOrDie(root_ + "/pkg/__init__.py", "");
-    WriteFileOrDie(root_ + "/pkg/core.py", core);
+    root_ = "/work/repo";
+    Write(root_ + "/pkg/__init__.py", "");
+    Write(root_ + "/pkg/core.py", core);
     const std::string g_test = "from pkg.core import g\n\n\ndef test_g():\n    assert g(4) == 6\n";
     const std::string f_test = "from pkg.core import f\n\n\ndef test_f():\n    assert f() == 1\n";
-    WriteFileOrDie(root_ + "/" + kF2p, f2p.empty() ? g_test : f2p);
-    WriteFileOrDie(root_ + "/" + kP2p, p2p.empty() ? f_test : p2p);
+    Write(root_ + "/" + kF2p, f2p.empty() ? g_test : f2p);
+    Write(root_ + "/" + kP2p, p2p.empty() ? f_test : p2p);
     parser::EntitiesOptions eo;
     eo.root = root_;
     eo.references = true;
-    auto entities = parser::BuildEntities(util::RealEnv(), eo, nullptr);
+    auto entities = parser::BuildEntities(env_, eo, nullptr);
     ASSERT_TRUE(entities.ok()) << entities.error();
     auto tables = parser::FileTables(*entities);
     ASSERT_TRUE(tables.ok()) << tables.error();
@@ -98,7 +104,7 @@ class BuildTaskTest : public ::testing::Test {
     trace_.files[kP2p] = Ran(kP2p, "test_f", 4, Code("pkg/core.py", 1, "f"));
     if (trace) trace(trace_);
     graph_ = graph::DepGraph::Build(*tables, &trace_, nullptr);
-    auto repo = Repo::Load(util::RealEnv(), root_, std::move(*tables));
+    auto repo = Repo::Load(env_, root_, std::move(*tables));
     ASSERT_TRUE(repo.ok()) << repo.error();
     repo_ = std::make_unique<Repo>(std::move(*repo));
     index_ = std::make_unique<CutIndex>(*repo_);
@@ -107,8 +113,8 @@ class BuildTaskTest : public ::testing::Test {
     auto p = parser::PythonParser::Create();
     ASSERT_TRUE(p.ok());
     parser_ = std::move(*p);
-    options_.out_dir = tmp_.path() + "/out";
-    std::filesystem::create_directories(options_.out_dir);
+    options_.out_dir = "/work/out";
+    env_.AddDir(options_.out_dir);
     options_.repo_name = "o/r";
     options_.files = {"pkg/__init__.py", "pkg/core.py", kF2p, kP2p};
     options_.spec.python = "/usr/bin/python3";
@@ -121,8 +127,8 @@ class BuildTaskTest : public ::testing::Test {
   // pytest's answers: the F2P test passes when the code it runs has g (or always), the
   // P2P test always.
   void Answer(bool f2p_needs_g) {
-    tests_.respond = [f2p_needs_g](const runner::TestRunRequest& r) {
-      bool has_g = ReadFileOrDie(r.root + "/pkg/core.py").find("def g") != std::string::npos;
+    tests_.respond = [this, f2p_needs_g](const runner::TestRunRequest& r) {
+      bool has_g = Read(r.root + "/pkg/core.py").find("def g") != std::string::npos;
       std::map<std::string, std::string> outcomes;
       for (const auto& file : r.files) {
         if (file == kF2p) {
@@ -138,11 +144,14 @@ class BuildTaskTest : public ::testing::Test {
   TaskOutcome Build() {
     auto f2p = std::find_if(passing_.begin(), passing_.end(),
                             [](const PassingFile& p) { return p.file == kF2p; });
-    return BuildTask({util::RealEnv(), sandbox::RealLauncher(), tests_}, *parser_,
+    return BuildTask(Services(), *parser_,
                      ExtractContext{*repo_, *index_, graph_, passing_}, *f2p, options_);
   }
 
-  ScratchDir tmp_;
+  testing::FakeEnv env_;
+  testing::FakeGit git_{env_};
+  runner::GitMaker maker_ = git_.Maker();
+  testing::NoLauncher none_;
   std::string root_;
   tracer::TraceSet trace_;
   graph::DepGraph graph_;
@@ -160,7 +169,7 @@ TEST_F(BuildTaskTest, APlanThatVerifiesIsEmitted) {
   ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
   EXPECT_EQ(o.rejection, Rejection::kNone);
   ASSERT_EQ(o.instance_ids.size(), 1u);
-  auto inst = taskdir::ReadInstance(util::RealEnv(),
+  auto inst = taskdir::ReadInstance(env_,
                                     taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
   ASSERT_TRUE(inst.ok()) << inst.error();
   EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
@@ -171,8 +180,16 @@ TEST_F(BuildTaskTest, APlanThatVerifiesIsEmitted) {
   EXPECT_TRUE(o.repairs.empty());
   // presolved/ lacks the feature; the gold patch adds it back.
   std::string task = options_.out_dir + "/" + o.instance_ids[0];
-  EXPECT_EQ(ReadFileOrDie(task + "/presolved/pkg/core.py").find("def g"), std::string::npos);
-  EXPECT_NE(ReadFileOrDie(task + "/patch.diff").find("+def g(x):"), std::string::npos);
+  EXPECT_EQ(Read(task + "/presolved/pkg/core.py").find("def g"), std::string::npos);
+  EXPECT_NE(Read(task + "/patch.diff").find("+def g(x):"), std::string::npos);
+  // The gold patch and the test patch apply to presolved/ in that order, and give the
+  // repository's own files back.
+  ASSERT_TRUE(git_.Run("/work", {"clone", "-q", "--no-hardlinks", task + "/presolved", "/work/check"}).ok());
+  ASSERT_TRUE(git_.Apply("/work/check", Read(task + "/patch.diff")).ok());
+  ASSERT_TRUE(git_.Apply("/work/check", Read(task + "/test_patch.diff")).ok());
+  for (const char* f : {"pkg/core.py", kF2p, kP2p}) {
+    EXPECT_EQ(Read(std::string("/work/check/") + f), Read(root_ + "/" + f)) << f;
+  }
 }
 
 TEST_F(BuildTaskTest, AnF2PFileThatPassesWithoutTheFeatureIsRejectedWithItsEvidence) {
@@ -182,8 +199,8 @@ TEST_F(BuildTaskTest, AnF2PFileThatPassesWithoutTheFeatureIsRejectedWithItsEvide
   EXPECT_EQ(o.rejection, Rejection::kVerificationFailed) << RejectionName(o.rejection);
   EXPECT_TRUE(o.instance_ids.empty());
   std::string evidence = options_.out_dir + "/rejected/tests.test_feature.lv1";
-  ASSERT_TRUE(std::filesystem::exists(evidence + "/verification.txt")) << o.detail;
-  EXPECT_NE(ReadFileOrDie(evidence + "/verification.txt").find("reason: "), std::string::npos);
+  ASSERT_TRUE(env_.Exists(evidence + "/verification.txt")) << o.detail;
+  EXPECT_NE(Read(evidence + "/verification.txt").find("reason: "), std::string::npos);
 }
 
 
@@ -198,9 +215,9 @@ TEST_F(BuildTaskTest, TooFewLinesIsARejectionBeforeAnyRun) {
 
 // Test runs in which test_g needs g, and test_f needs h, failing with `message` without it.
 std::function<util::Expected<runner::TestRun>(const runner::TestRunRequest&)> NeedingH(
-    const std::string& message) {
-  return [message](const runner::TestRunRequest& r) {
-    std::string core = ReadFileOrDie(r.root + "/pkg/core.py");
+    util::Env& env, const std::string& message) {
+  return [&env, message](const runner::TestRunRequest& r) {
+    std::string core = *env.ReadFile(r.root + "/pkg/core.py");
     bool has_g = core.find("def g") != std::string::npos;
     bool has_h = core.find("def h") != std::string::npos;
     std::map<std::string, std::string> outcomes;
@@ -224,15 +241,15 @@ TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
   for (const char* message :
        {"E   NameError: name 'h' is not defined", "E       AttributeError: h\n\nsrc/x.py:9"}) {
     SCOPED_TRACE(message);
-    std::filesystem::remove_all(tmp_.path() + "/out");
+    (void)env_.RemoveAll("/work/out");
     Prepare(std::string(kCore) + "\n\ndef h(x):\n    return x + 1\n");
-    tests_.respond = NeedingH(message);
+    tests_.respond = NeedingH(env_, message);
     TaskOutcome o = Build();
     ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
     ASSERT_EQ(o.repairs.size(), 1u);
     EXPECT_NE(o.repairs[0].find("kept pkg/core.py::h"), std::string::npos) << o.repairs[0];
     auto inst = taskdir::ReadInstance(
-        util::RealEnv(), taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
+        env_, taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
     ASSERT_TRUE(inst.ok()) << inst.error();
     EXPECT_EQ(inst->extracted, std::vector<std::string>{"pkg/core.py::g"});
   }
@@ -242,7 +259,7 @@ TEST_F(BuildTaskTest, AP2PFailureNamingAnExtractedHelperIsRepaired) {
 // kept. The rejection says how many repairs it took, and the evidence what they were.
 TEST_F(BuildTaskTest, ARejectedTasksEvidenceNamesTheRepairsTried) {
   Prepare(std::string(kCore) + "\n\ndef h(x):\n    return x + 1\n");
-  auto needing_h = NeedingH("E   NameError: name 'h' is not defined");
+  auto needing_h = NeedingH(env_, "E   NameError: name 'h' is not defined");
   tests_.respond = [needing_h](const runner::TestRunRequest& r) {
     auto run = needing_h(r);
     std::string p2p = std::string(kP2p) + "::test_f";
@@ -257,7 +274,7 @@ TEST_F(BuildTaskTest, ARejectedTasksEvidenceNamesTheRepairsTried) {
   ASSERT_EQ(o.repairs.size(), 1u);
   EXPECT_NE(o.detail.find("(after 1 repairs)"), std::string::npos) << o.detail;
   std::string why =
-      ReadFileOrDie(options_.out_dir + "/rejected/tests.test_feature.lv1/verification.txt");
+      Read(options_.out_dir + "/rejected/tests.test_feature.lv1/verification.txt");
   EXPECT_NE(why.find("repaired before: " + o.repairs.front()), std::string::npos) << why;
 }
 
@@ -287,7 +304,7 @@ TEST_F(BuildTaskTest, AnF2PFileThatStillPassesGetsTheDeepChoice) {
   ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
   ASSERT_EQ(o.repairs.size(), 2u);
   EXPECT_NE(o.repairs[1].find("pkg/core.py::g"), std::string::npos) << o.repairs[1];
-  auto inst = taskdir::ReadInstance(util::RealEnv(),
+  auto inst = taskdir::ReadInstance(env_,
                                     taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
   ASSERT_TRUE(inst.ok()) << inst.error();
   EXPECT_EQ(inst->extracted, (std::vector<std::string>{"pkg/core.py::g", "pkg/core.py::label"}));
@@ -339,7 +356,7 @@ TEST_F(BuildTaskTest, TheDeepRetryWidensWhileItsChoiceLeavesTooFewLines) {
   options_.min_lines = 4;
   TaskOutcome o = Build();
   ASSERT_TRUE(o.emitted) << RejectionName(o.rejection) << ": " << o.detail;
-  auto inst = taskdir::ReadInstance(util::RealEnv(),
+  auto inst = taskdir::ReadInstance(env_,
                                     taskdir::TaskDir{options_.out_dir + "/" + o.instance_ids[0]});
   ASSERT_TRUE(inst.ok()) << inst.error();
   EXPECT_EQ(inst->extracted, (std::vector<std::string>{"pkg/core.py::g", "pkg/core.py::tiny"}));
@@ -348,14 +365,14 @@ TEST_F(BuildTaskTest, TheDeepRetryWidensWhileItsChoiceLeavesTooFewLines) {
 // A file the repository tracks though its .gitignore matches it (sphinx's test roots hold a
 // `*.so`) is in the copy the tests run on.
 TEST_F(BuildTaskTest, ATrackedFileTheGitignoreMatchesIsInTheTestedCopy) {
-  WriteFileOrDie(root_ + "/.gitignore", "*.so\n");
-  WriteFileOrDie(root_ + "/pkg/data.so", "not really a library\n");
+  Write(root_ + "/.gitignore", "*.so\n");
+  Write(root_ + "/pkg/data.so", "not really a library\n");
   options_.files.insert(options_.files.end(), {".gitignore", "pkg/data.so"});
   Answer(true);
   auto f2p_needs_g = tests_.respond;
-  tests_.respond = [f2p_needs_g](const runner::TestRunRequest& r) {
+  tests_.respond = [this, f2p_needs_g](const runner::TestRunRequest& r) {
     auto run = f2p_needs_g(r);
-    if (run.ok() && !std::filesystem::exists(r.root + "/pkg/data.so")) {
+    if (run.ok() && !env_.Exists(r.root + "/pkg/data.so")) {
       for (auto& [file, f] : run->files) {
         for (auto& [id, t] : f.tests) {
           if (file == kP2p) t.outcome = runner::Outcome::kFailed;
@@ -374,8 +391,8 @@ TEST_F(BuildTaskTest, ATrackedFileTheGitignoreMatchesIsInTheTestedCopy) {
 TEST_F(BuildTaskTest, AnExceptionInOneCandidateOfAllLeavesTheOthersBuilt) {
   Answer(/*f2p_needs_g=*/true);
   auto answer = tests_.respond;
-  tests_.respond = [answer](const runner::TestRunRequest& r) {
-    if (ReadFileOrDie(r.root + "/pkg/core.py").find("def f") == std::string::npos) {
+  tests_.respond = [this, answer](const runner::TestRunRequest& r) {
+    if (Read(r.root + "/pkg/core.py").find("def f") == std::string::npos) {
       throw std::runtime_error("a bug on this candidate");
     }
     return answer(r);
@@ -384,7 +401,7 @@ TEST_F(BuildTaskTest, AnExceptionInOneCandidateOfAllLeavesTheOthersBuilt) {
   AllOptions all;
   all.min_points = 1;
   std::map<std::string, std::string> rejected;
-  auto summary = ExtractAll({util::RealEnv(), sandbox::RealLauncher(), tests_},
+  auto summary = ExtractAll(Services(),
                             {ExtractContext{*repo_, *index_, graph_, passing_}, not_passing, 2},
                             options_, all, [&](const util::BatchItem<TaskOutcome>& item) {
                               if (!item.result->emitted) {
@@ -395,8 +412,9 @@ TEST_F(BuildTaskTest, AnExceptionInOneCandidateOfAllLeavesTheOthersBuilt) {
   EXPECT_EQ(summary->emitted, 1u);
   EXPECT_EQ(summary->rejected["internal error"], 1u);
   EXPECT_EQ(rejected[kP2p], "a bug on this candidate");
-  auto states = std::filesystem::directory_iterator(options_.out_dir + "/.fbkit/state");
-  EXPECT_EQ(std::distance(begin(states), end(states)), 1) << "only the emitted one is decided";
+  auto states = env_.ListDir(options_.out_dir + "/.fbkit/state");
+  ASSERT_TRUE(states.ok()) << states.error();
+  EXPECT_EQ(states->size(), 1u) << "only the emitted one is decided";
 }
 
 // --after asks git when each test file was first committed; when git cannot answer (here:
@@ -407,7 +425,7 @@ TEST_F(BuildTaskTest, AllFailsWithGitsErrorWhenItCannotSayWhenAFileWasFirstCommi
   all.min_points = 1;
   all.after = "2001-01-01";
   auto run = [&] {
-    return ExtractAll({util::RealEnv(), sandbox::RealLauncher(), tests_},
+    return ExtractAll(Services(),
                       {ExtractContext{*repo_, *index_, graph_, passing_}, {}, 2}, options_, all,
                       [](const util::BatchItem<TaskOutcome>&) {});
   };
@@ -416,9 +434,10 @@ TEST_F(BuildTaskTest, AllFailsWithGitsErrorWhenItCannotSayWhenAFileWasFirstCommi
   EXPECT_TRUE(failed.error().starts_with("--after: when tests/")) << failed.error();
   EXPECT_NE(failed.error().find("not a git repository"), std::string::npos) << failed.error();
   // In a repository, files committed today are candidates.
-  std::string git = "git -C " + root_ + " -c user.name=t -c user.email=t@t ";
-  ASSERT_EQ(std::system((git + "init -q && " + git + "add -A && " + git + "commit -qm c").c_str()),
-            0);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"init", "-q"},
+                                                {"add", "-A"}, {"commit", "-qm", "c"}}) {
+    ASSERT_TRUE(git_.Run(root_, args).ok());
+  }
   auto summary = run();
   ASSERT_TRUE(summary.ok()) << summary.error();
   EXPECT_EQ(summary->candidates, 2u);

@@ -238,7 +238,7 @@ TEST_F(VerifyTest, AGoldPatchThatDoesNotApplyIsASetupFailure) {
 // from the task: every task of one commit has the same tree, so the same environment key
 // (from its own presolved/, each task built an environment of its own).
 TEST_F(VerifyTest, TheEnvironmentIsBuiltFromTheRepositoryTheTaskWasCutFrom) {
-  runner::Git git(util::RealEnv(), sandbox::RealLauncher(), tmp_.path() + "/git2");
+  runner::GitProgram git(util::RealEnv(), sandbox::RealLauncher(), tmp_.path() + "/git2");
   std::filesystem::create_directories(tmp_.path() + "/work");
   std::string tree = EnvironmentTree(git, TaskDir{task_}, tmp_.path() + "/work/original");
   ASSERT_EQ(tree, tmp_.path() + "/work/original");
