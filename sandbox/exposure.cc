@@ -18,6 +18,62 @@ bool UnderAny(const std::string& path, const std::vector<std::string>& dirs) {
   return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return util::IsUnder(path, d); });
 }
 
+// A distribution's name as its files spell it either way: lower case, '_' as '-'.
+std::string DistName(const std::string& name) {
+  std::string out = util::AsciiLower(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+// Where a module file is importable as a top-level module, or a vendored one: a
+// site-packages or dist-packages, a lib/pythonX.Y, a vendoring directory. Elsewhere a
+// `packaging.py` is some package's own module (pip/_internal/utils/packaging.py).
+bool ImportRoot(const std::string& dir) {
+  std::string name = dir.substr(dir.rfind('/') + 1);
+  for (const char* root : {"site-packages", "dist-packages", "_vendor", "vendor", "vendored",
+                           "third_party", "extern", "externals", "lib"}) {
+    if (name == root) return true;
+  }
+  return name.starts_with("python");
+}
+
+// The archives a distribution comes in (the code inside), lower case.
+constexpr const char* kDistExtensions[] = {".whl", ".egg", ".zip", ".pyz", ".tar.gz", ".tar.bz2", ".tgz"};
+
+// The package of `packages` the regular file `path` is a copy of, or "": a module file of a
+// package's name (`shapes.py`, its .pyc, `__pycache__/shapes.cpython-311.pyc`) where it is
+// importable as one, or a distribution of it (`Shapes-0.1-py3-none-any.whl`, an .egg, an
+// sdist, a zip: any case, '_' or '-'). Both walks, the host's and the image's, ask this.
+std::string CopiedPackage(const std::string& path, const std::set<std::string>& packages) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  std::string dir = path.substr(0, path.rfind('/'));
+  for (const char* ext : {".py", ".pyc"}) {
+    if (name.ends_with(ext)) {
+      std::string stem = name.substr(0, name.size() - std::strlen(ext));
+      if (packages.count(stem) && ImportRoot(dir)) return stem;
+    }
+  }
+  if (name.ends_with(".pyc") && dir.ends_with("/__pycache__")) {
+    std::string stem = name.substr(0, name.find('.'));
+    if (packages.count(stem) && ImportRoot(dir.substr(0, dir.rfind('/')))) return stem;
+  }
+  std::string lower = DistName(name);
+  for (const char* ext : kDistExtensions) {
+    if (!lower.ends_with(ext)) continue;
+    // The distribution's name ends where its version starts ("-" and a digit).
+    size_t version = 0;
+    while ((version = lower.find('-', version + 1)) != std::string::npos &&
+           !(version + 1 < lower.size() && std::isdigit(static_cast<unsigned char>(lower[version + 1])))) {
+    }
+    if (version == std::string::npos) return "";
+    for (const auto& p : packages) {
+      if (DistName(p) == lower.substr(0, version)) return p;
+    }
+    return "";
+  }
+  return "";
+}
+
 // The host trees `sandbox` shows, as bubblewrap binds them (through links), outermost only.
 std::vector<std::string> ShownRoots(util::Env& env, const Sandbox& sandbox, const HostInfo& host) {
   std::vector<std::string> roots;
@@ -45,15 +101,13 @@ class Walk {
  public:
   Walk(util::Env& env, const std::set<std::string>& packages, std::vector<std::string> skip,
        size_t limit)
-      : env_(env), packages_(packages), skip_(std::move(skip)), limit_(limit) {
-    for (const auto& p : packages) dists_[DistName(p)] = p;
-  }
+      : env_(env), packages_(packages), skip_(std::move(skip)), limit_(limit) {}
 
   void Root(const std::string& root) {
     auto st = env_.Stat(root, false);
     if (!st.ok()) return;
     if (st->type == util::FileType::kRegular) {
-      File(root.substr(root.rfind('/') + 1), root);
+      File(root);
       return;
     }
     if (st->type == util::FileType::kDirectory) Dir(root, 0);
@@ -78,48 +132,8 @@ class Walk {
     });
   }
 
-  // Where a module file is importable as a top-level module, or a vendored one: a
-  // site-packages or dist-packages, a lib/pythonX.Y, a vendoring directory. Elsewhere a
-  // `packaging.py` is some package's own module (pip/_internal/utils/packaging.py).
-  static bool ImportRoot(const std::string& path) {
-    std::string dir = path.substr(0, path.rfind('/'));
-    std::string name = dir.substr(dir.rfind('/') + 1);
-    for (const char* root : {"site-packages", "dist-packages", "_vendor", "vendor", "vendored",
-                             "third_party", "extern", "externals", "lib"}) {
-      if (name == root) return true;
-    }
-    return name.starts_with("python");
-  }
-
-  // A module file of a package's name (`shapes.py`, its .pyc) where it is importable as one,
-  // or a distribution of it (`shapes-0.1-py3-none-any.whl`, an .egg, an sdist or zip: the code
-  // inside).
-  void File(const std::string& name, const std::string& path) {
-    for (const char* ext : {".py", ".pyc"}) {
-      if (name.ends_with(ext) && packages_.count(name.substr(0, name.size() - std::strlen(ext))) &&
-          ImportRoot(path)) {
-        return Found(name.substr(0, name.size() - std::strlen(ext)), path);
-      }
-    }
-    std::string lower = DistName(name);
-    for (const char* ext : {".whl", ".egg", ".zip", ".pyz", ".tar.gz", ".tar.bz2", ".tgz"}) {
-      if (!lower.ends_with(ext)) continue;
-      // The distribution's name ends where its version starts ("-" and a digit).
-      size_t version = 0;
-      while ((version = lower.find('-', version + 1)) != std::string::npos &&
-             !(version + 1 < lower.size() && std::isdigit(static_cast<unsigned char>(lower[version + 1])))) {
-      }
-      if (version == std::string::npos) return;
-      if (auto it = dists_.find(lower.substr(0, version)); it != dists_.end()) return Found(it->second, path);
-      return;
-    }
-  }
-
-  // A distribution's name as its files spell it either way: lower case, '_' as '-'.
-  static std::string DistName(const std::string& name) {
-    std::string out = util::AsciiLower(name);
-    std::replace(out.begin(), out.end(), '_', '-');
-    return out;
+  void File(const std::string& path) {
+    if (std::string p = CopiedPackage(path, packages_); !p.empty()) Found(p, path);
   }
 
   void Dir(const std::string& dir, int depth) {
@@ -140,7 +154,7 @@ class Walk {
         }
         Dir(path, depth + 1);
       } else if (e.type == util::FileType::kRegular && !UnderAny(path, skip_)) {
-        File(e.name, path);
+        File(path);
       }
     }
   }
@@ -150,7 +164,6 @@ class Walk {
   std::string cut_;
   util::Env& env_;
   const std::set<std::string>& packages_;
-  std::map<std::string, std::string> dists_;  // DistName -> package
   std::vector<std::string> skip_;
   size_t limit_;
   size_t visited_ = 0;
@@ -218,12 +231,17 @@ util::Expected<std::vector<ExposedCopy>> FindCopiesInImage(Launcher& launcher, c
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
+  // What CopiedPackage may take for a copy, and a directory of a package's name: the script
+  // lists them, CopiedPackage decides as it does on the host.
   std::string names;
   for (const auto& p : packages) {
-    for (const std::string& n : {p, p + ".py", p + ".pyc", p + "-*.whl", p + "-*.egg", p + "-*.zip",
-                                 p + "-*.tar.gz"}) {
+    for (const std::string& n : {p, p + ".py", p + ".pyc", p + ".*.pyc"}) {
       names += std::string(names.empty() ? "" : " -o") + " -name " + util::ShellQuote(n);
     }
+    std::string dashed = p;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    names += " -o \\( -type f \\( -iname " + util::ShellQuote(p + "-*") + " -o -iname " +
+             util::ShellQuote(dashed + "-*") + " \\) \\)";
   }
   std::string prune;
   for (const char* d : {"/proc", "/sys", "/dev", "/tmp", "/var/tmp", "/root", "/home", "/srv", "/mnt",
@@ -275,11 +293,10 @@ util::Expected<std::vector<ExposedCopy>> FindCopiesInImage(Launcher& launcher, c
     }
     std::string path = line.substr(2), base = path.substr(path.rfind('/') + 1);
     if (UnderAny(path, unseen)) continue;
-    for (const auto& p : packages) {
-      if (base == p || base.starts_with(p + ".") || base.starts_with(p + "-")) {
-        found.push_back({p, path, true, line[0] == 'd'});
-        break;
-      }
+    if (line[0] == 'd') {
+      if (packages.count(base)) found.push_back({base, path, true, true});
+    } else if (std::string p = CopiedPackage(path, packages); !p.empty()) {
+      found.push_back({p, path, true, false});
     }
   }
   std::sort(found.begin(), found.end(),

@@ -29,8 +29,10 @@ struct ExposedCopy {
 };
 
 // Every directory named after one of `packages` that holds Python code (a .py or .pyc file
-// directly in it, or a __pycache__), every file `<package>.py` or `.pyc`, and every
-// distribution of one (`<package>-*.whl`, `.egg`, `.zip`, `.tar.gz`), that `sandbox` shows
+// directly in it, or a __pycache__), every file `<package>.py` or `.pyc` (or
+// `__pycache__/<package>.*.pyc`) where it is importable, and every distribution of one
+// (`<Package>-*.whl`, `.egg`, `.zip`, `.pyz`, `.tar.gz`, `.tar.bz2`, `.tgz`; any case, '_' or
+// '-'), that `sandbox` shows
 // from the host: in the system view (`host`), the read-only and writable paths, binds'
 // sources, each as the link it may be resolves. Not below `own` (the work copies and the
 // task's own trees) nor a private copy's source or built_dir (the environment's copy of the
@@ -42,7 +44,8 @@ std::vector<ExposedCopy> FindCopies(util::Env& env, const Sandbox& sandbox, cons
                                     const std::vector<std::string>& own, size_t limit = 20,
                                     std::string* cut = nullptr);
 
-// The copies of `packages` in a container sandbox's image, by the rule of FindCopies, as a
+// The copies of `packages` in a container sandbox's image, by the rule of FindCopies (and a
+// package directory the sandbox's user may not list: its files are read by name), as a
 // container of the image with nothing mounted shows them: a `find` run in it (no network,
 // the sandbox's user) over its files but /proc, /sys, /dev, the paths the sandbox shows empty
 // (/tmp, /var/tmp, homes, /srv, /mnt, /media) and the environment's own tree (/fbkit/src).

@@ -194,7 +194,8 @@ podman rmi -f localhost/fbkit-copy-test:1 > /dev/null
   fail "a copy of the package in the image was not refused: exit $rc, $(cat "$out/copy.err"); the copy as uid 65534 sees it: $seen; $(ls -la "$leakimg/src/shapes" | head -5)"
 [ $rc_hidden -eq 0 ] || fail "with the image's copy hidden the gold patch did not resolve"
 # Copies the check's user may not list (a directory with only its execute bit: its files are
-# read by name) and under a path with a line break (which would split find's list) are refused.
+# read by name), under a path with a line break (which would split find's list), and
+# distributions named as PyPI spells them (`Shapes-0.1-py3-none-any.whl`, a .tgz) are refused.
 variant=0
 while IFS= read -r -d '' how; do
   variant=$((variant + 1))
@@ -205,9 +206,11 @@ while IFS= read -r -d '' how; do
     --instance "$(basename "$l1")" -o "$out/eval-copy-$variant" -q > /dev/null 2> "$out/copy-$variant.err"; rc=$?
   set -e
   podman rmi -f localhost/fbkit-copy-test:1 > /dev/null
-  [ $rc -eq 3 ] && grep -q "dist-packages/shapes\|line break" "$out/copy-$variant.err" ||
+  [ $rc -eq 3 ] && grep -q "package shapes outside\|line break" "$out/copy-$variant.err" ||
     fail "a copy in the image ($how) was not refused: exit $rc, $(cat "$out/copy-$variant.err")"
 done < <(printf '%s\0' \
   'RUN mv /opt/shapes0 /usr/lib/python3/dist-packages/shapes && chmod 711 /usr/lib/python3/dist-packages/shapes' \
-  'RUN d="$(printf "/usr/lib/python3/dist-packages/x\nd /fake")" && mkdir -p "$d" && mv /opt/shapes0 "$d/shapes" && chmod -R a+rX /usr/lib/python3/dist-packages')
+  'RUN d="$(printf "/usr/lib/python3/dist-packages/x\nd /fake")" && mkdir -p "$d" && mv /opt/shapes0 "$d/shapes" && chmod -R a+rX /usr/lib/python3/dist-packages' \
+  'RUN mkdir /opt/wheels && python3 -m zipfile -c /opt/wheels/Shapes-0.1-py3-none-any.whl /opt/shapes0 && chmod -R a+rX /opt/wheels && rm -rf /opt/shapes0' \
+  'RUN mkdir /opt/wheels && tar -czf /opt/wheels/Shapes-0.1.tgz -C /opt shapes0 && chmod -R a+rX /opt/wheels && rm -rf /opt/shapes0')
 echo "containers: images, layers, recipes, Harbor, SWE-bench and FeatureBench gold/empty and fbkit's eval agree"

@@ -66,6 +66,9 @@ TEST(Exposure, EggsWheelsCompiledCopiesAndLinkedRootsAreFound) {
   Put(dir / "pyc/shapes/vectors.pyc", "");
   Put(dir / "cache/shapes/__pycache__/vectors.cpython-311.pyc", "");
   Put(dir / "install-1.0/lib/shapes/vectors.py", "");
+  Put(dir / "install-1.0/lib/__pycache__/shapes.cpython-311.pyc", "");  // bytecode alone
+  Put(dir / "install-1.0/lib/__pycache__/shapes_extra.cpython-311.pyc", "not ours");
+  Put(dir / "wheels/Shapes-0.2.tgz", "an sdist as PyPI names it");
   std::filesystem::create_symlink(dir / "install-1.0", dir / "current");
   Sandbox s = Bwrap();
   s.read_only = {dir / "site", dir / "wheels", dir / "pyc", dir / "cache", dir / "current"};
@@ -73,8 +76,10 @@ TEST(Exposure, EggsWheelsCompiledCopiesAndLinkedRootsAreFound) {
   std::vector<std::string> paths;
   for (const auto& c : found) paths.push_back(c.path);
   EXPECT_EQ(paths, (std::vector<std::string>{
-                       dir / "cache/shapes", dir / "install-1.0/lib/shapes", dir / "pyc/shapes",
-                       dir / "site/Shapes-0.1-py3.11.egg", dir / "wheels/shapes-0.1-py3-none-any.whl"}));
+                       dir / "cache/shapes", dir / "install-1.0/lib/__pycache__/shapes.cpython-311.pyc",
+                       dir / "install-1.0/lib/shapes", dir / "pyc/shapes",
+                       dir / "site/Shapes-0.1-py3.11.egg",
+                       dir / "wheels/Shapes-0.2.tgz", dir / "wheels/shapes-0.1-py3-none-any.whl"}));
 }
 
 // A walk cut short (past 256 levels) is no clean bill: refused unless copies are allowed.
