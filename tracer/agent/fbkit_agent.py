@@ -677,6 +677,112 @@ def _check_builtins():
             builtins.__dict__[name] = value
 
 
+# Standard-library modules whose import runs what a user would not want at a session's start.
+_STDLIB_NOT_IMPORTED = frozenset({"this", "antigravity", "idlelib", "turtle", "turtledemo",
+                                  "tkinter", "readline", "rlcompleter", "__main__", "test",
+                                  "lib2to3", "pydoc_data", "ensurepip", "venv"})
+
+
+def _stdlib_used():
+    """The standard library's modules the grader's Python files import anywhere in their code
+    (`import math`, `from unittest import TestCase`), loaded now, before any repository code
+    runs (those pytest has not loaded yet are imported, their warnings silenced)."""
+    import ast
+    import importlib
+    import warnings
+    root = os.environ.get("FBKIT_TRACE_ROOT", "")
+    names = set()
+    for rel in sorted(_PROTECTED):
+        tree = _parsed_file(os.path.join(root, rel)) if rel.endswith(".py") else None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.add(node.module)
+                names.update(node.module + "." + a.name for a in node.names if a.name != "*")
+    out = {}
+    for name in sorted(names):
+        top = name.split(".")[0]
+        if top not in sys.stdlib_module_names or top in _STDLIB_NOT_IMPORTED:
+            continue
+        module = sys.modules.get(name)
+        if module is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    module = importlib.import_module(name)
+            except Exception:  # `from math import isclose`: math.isclose is no module
+                continue
+        if isinstance(module, types.ModuleType):
+            out[name] = module
+    return out
+
+
+def _stdlib_state(modules):
+    """(owner, name, value, label) of what the grader's files use of the standard library:
+    each module's functions, classes and submodules, and each such class's own functions and
+    descriptors (unittest.TestCase.assertAlmostEqual), as loaded."""
+    out, seen = [], set()
+
+    def own(owner, label):
+        if id(owner) in seen:
+            return
+        seen.add(id(owner))
+        module = isinstance(owner, types.ModuleType)
+        for name, value in list(vars(owner).items()):
+            # A module's private classes and modules are its state (logging's _loggerClass,
+            # which logging.setLoggerClass sets); its private functions are code it runs.
+            if module and ((name.startswith("__") and name.endswith("__")) or (
+                    name.startswith("_") and isinstance(value, (type, types.ModuleType)))):
+                continue
+            if isinstance(value, type) and module:
+                out.append((owner, name, value, label + "." + name))
+                home = (getattr(value, "__module__", None) or "").split(".")[0]
+                if home in sys.stdlib_module_names:
+                    own(value, label + "." + name)
+            elif callable(value) or hasattr(type(value), "__get__") or isinstance(value, types.ModuleType):
+                out.append((owner, name, value, label + "." + name))
+
+    for name, module in sorted(modules.items()):
+        own(module, name)
+    return out
+
+
+def _patched_by_installed_code(value):
+    """Whether `value`, put in the place of a standard-library function or class, is an
+    installed package's own Python code (gevent's or nest_asyncio's patches) or the grader's
+    files' (a conftest's): never the repository's, the standard library's under another name,
+    a C callable or a mock."""
+    root = os.environ.get("FBKIT_TRACE_ROOT", "")
+    grader = {os.path.realpath(os.path.join(root, rel)) for rel in _PROTECTED}
+
+    def installed(code):
+        return code is not None and (
+            (_trusted_code_object(code) and not _in_stdlib(code.co_filename))
+            or _from_files(code, grader))
+
+    if isinstance(value, type):
+        codes = [c for v in vars(value).values() for c in _value_codes(v) if c is not None]
+        return bool(codes) and all(installed(c) for c in codes)
+    codes = _value_codes(value)
+    return bool(codes) and all(installed(c) for c in codes)
+
+
+def _check_stdlib_used():
+    """What the grader's files use of the standard library is what it was when the session
+    started, or what an installed package put there (red team s48: the library's
+    `math.isclose = lambda *a, **k: True` and a TestCase.assertAlmostEqual that asserts nothing
+    made every comparison of the tests true). A change undone before the session ends is not
+    seen (docs/grader.md)."""
+    missing = object()
+    for owner, name, value, label in _stdlib_at_start:
+        now = vars(owner).get(name, missing)
+        if now is value or (now is not missing and _patched_by_installed_code(now)):
+            continue
+        _integrity("the standard library's %s was %s while the tests ran"
+                   % (label, "removed" if now is missing else "replaced"))
+
+
 def _check_own_state():
     """fbkit's plugin's own module state (its functions, records and flags) and pytest's
     report classes as they were when the plugin loaded: replaced or added names are put back
@@ -876,7 +982,9 @@ def _check_namespaces(session):
         if tree is None:
             continue
         _namespaces[rel] = (module, dict(vars(module)), _globals_declared(tree), False)
+        _kept_shapes[rel] = _file_objects_shape(module, rel)
         _check_builtins_bound(rel, module, tree)
+        _check_constants(rel, module)
         for local, name, attr in _imported_names(module, tree):
             files = (side.get(name + "." + attr) if attr else None) or side.get(name, set())
             if not files or local not in vars(module):
@@ -909,7 +1017,8 @@ def _helpers_own(value, attr, files, paths):
     kinds = set().union(*(_bindings(f).get(attr, set()) for f in files))
     code = _function_code(value, unwrap=False)
     if code is not None:
-        good = _from_files(code, paths) and _defaults_as_written(value, files, attr)
+        good = (_from_files(code, paths) and _defaults_as_written(value, files, attr)
+                and (not isinstance(value, types.FunctionType) or _globals_from_files(value, paths)))
         if not good and (_relpath(code.co_filename) is None or (
                 _decorated(files, attr) and _code_from_file(code) is True)):
             # An installed library's wrapper (contextlib.contextmanager) of the file's own, or
@@ -934,42 +1043,305 @@ def _helpers_own(value, attr, files, paths):
 
 def _class_own(cls, files, name, paths):
     """Whether class `cls` is helper class `name` of `files` by its functions: each compiled
-    from the files; but what a standard-library metaclass puts in the class dict (an Enum's
-    __new__ and _generate_next_value_: marshmallow's tests/base.py DateEnum flagged the gold)
-    may be the standard library's own plain functions, under a name the file's class body
-    does not bind (a forged class holding a stdlib callable in the place of one of the
-    helper's functions is still named)."""
+    from the files; but what the standard library's class makers put in the class dict (a
+    metaclass: an Enum's __new__ and _generate_next_value_, marshmallow's tests/base.py
+    DateEnum; a decorator: functools.total_ordering, dataclasses.dataclass; a base:
+    typing.NamedTuple) may be the standard library's own plain functions and C functions,
+    under names the file's class body does not bind, and what they compile (a dataclass's
+    __init__) what the same maker compiles for the class as its file declares it (a forged
+    class holding a stdlib callable in the place of one of the helper's functions is still
+    named)."""
     body = _class_body_names(files, name)
-    meta_ok = None
+    if not _class_shape_as_written(cls, files, name, paths):
+        return False
+    made = []  # [whether a stdlib maker made it], decided on first need
+
+    def by_stdlib_maker():
+        if not made:
+            made.append(_stdlib_metaclass(type(cls)) or bool(_stdlib_makers(cls, files, name)))
+        return made[0]
+
+    # What the body writes as a literal is that literal (a forged class's tolerance), where
+    # no metaclass turns it into something else (an Enum's members).
+    if type(cls) is type or not _stdlib_metaclass(type(cls)):
+        for key, value in _class_constants(files, name).items():
+            if not _same_value(value, _class_value(cls, key, value)):
+                return False
+    regenerated = []
     for key, member in vars(cls).items():
-        for c in _value_codes(member):
+        codes = _value_codes(member)
+        # What the body binds by `def` is a function of the file, code and all (a mock in
+        # its place has no code to compare: red team s48).
+        if body.get(key) == "def" and not any(c is not None and _from_files(c, paths) for c in codes):
+            return False
+        if all(c is None for c in codes):
+            if (key not in body and (callable(member) or hasattr(type(member), "__get__"))
+                    and not _made_by_type(cls, key, member)):
+                # A callable or descriptor the body does not bind: only the C functions and
+                # the classes (not as special methods) a stdlib maker puts there (an Enum's
+                # _new_member_ and _member_type_, a NamedTuple's field getters).
+                dunder = key.startswith("__") and key.endswith("__")
+                if not isinstance(member, _C_CALLABLES + _tuplegetter()) and (
+                        dunder or not isinstance(member, type)):
+                    return False
+                if not by_stdlib_maker():
+                    return False
+            continue
+        for c in codes:
             if c is None or _from_files(c, paths):
                 continue
-            if key in body or not isinstance(member, types.FunctionType) or not _genuine_stdlib(c):
+            if key in body or not by_stdlib_maker():
                 return False
-            if meta_ok is None:
-                meta_ok = _stdlib_metaclass(type(cls))
-            if not meta_ok:
+            if _genuine_stdlib(c) and all(isinstance(f, types.FunctionType) for f in _value_functions(member)):
+                continue  # a stdlib function, plain or as a static or class method
+            if not regenerated:
+                regenerated.append(_regenerated_codes(cls, files, name))
+            if not _same_code(c, regenerated[0].get(key)[0] if key in regenerated[0] else None):
+                return False
+            defaults = regenerated[0][key][1]
+            mine = getattr(getattr(member, "__func__", member), "__defaults__", None) or ()
+            if len(mine) != len(defaults) or not all(
+                    d is _NOT_WRITTEN or _same_value(d, m) for d, m in zip(defaults, mine)):
                 return False
     return True
 
 
-def _class_body_names(files, name):
-    """The names the top-level class `name` of the helper files binds in its body."""
+def _tuplegetter():
+    """The type of a namedtuple's field getters (a C descriptor of collections')."""
+    import collections
+    getter = type(vars(collections.namedtuple("_P", "a")).get("a"))
+    return (getter,) if getter is not type(None) else ()
+
+
+def _class_value(cls, key, default):
+    """What class `cls` holds for the name its body binds: a dataclass field's or a
+    namedtuple field's default, else its dict's entry."""
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if isinstance(fields, dict) and key in fields:
+        return getattr(fields[key], "default", None)
+    defaults = vars(cls).get("_field_defaults")
+    if key in (vars(cls).get("_fields") or ()) and isinstance(defaults, dict):
+        return defaults.get(key, default)
+    return vars(cls).get(key, default)
+
+
+def _is_written_default(value, written):
+    return any(value is v for v in written.values())
+
+
+def _same_code(a, b):
+    return b is not None and all(getattr(a, k) == getattr(b, k) for k in (
+        "co_code", "co_consts", "co_names", "co_varnames", "co_argcount", "co_kwonlyargcount",
+        "co_flags"))
+
+
+def _stdlib_makers(cls, files, name):
+    """(kind, maker, keywords) of each stdlib class maker the file's `class` statement names:
+    a decorator that is the standard library's own function ("decorator", with its literal
+    keywords when it is called), and typing.NamedTuple as a base ("namedtuple")."""
     import ast
-    out = set()
+    node = _class_node(files, name)
+    module = sys.modules.get(getattr(cls, "__module__", None) or "")
+    if node is None or module is None:
+        return []
+    namespace = vars(module)
+
+    def resolve(expr):
+        if isinstance(expr, ast.Name):
+            return namespace.get(expr.id)
+        if isinstance(expr, ast.Attribute):
+            owner = resolve(expr.value)
+            return getattr(owner, expr.attr, None) if owner is not None else None
+        return None
+
+    out = []
+    for dec in node.decorator_list:
+        call = dec if isinstance(dec, ast.Call) else None
+        maker = resolve(call.func if call else dec)
+        code = getattr(maker, "__code__", None)
+        if not isinstance(maker, types.FunctionType) or code is None or not _genuine_stdlib(code):
+            continue
+        try:
+            keywords = {k.arg: ast.literal_eval(k.value) for k in (call.keywords if call else [])}
+        except Exception:
+            continue
+        if call is not None and call.args:
+            continue
+        out.append(("decorator", maker, keywords))
+    import typing
+    if any(resolve(b) is typing.NamedTuple for b in node.bases):
+        out.append(("namedtuple", typing.NamedTuple, {}))
+    return out
+
+
+def _regenerated_codes(cls, files, name):
+    """Name -> code object of what the stdlib makers of helper class `name` compile for it,
+    made again from what its file declares (its annotated fields, the maker's keywords) and
+    the file's own functions; {} when none compiles code."""
+    import ast
+    import collections
+    import copy
+    import dataclasses
+    node = _class_node(files, name)
+    fields = [s.target.id for s in node.body
+              if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)] if node else []
+    own = {k: v for k, v in vars(cls).items()
+           if any(c is not None and os.path.realpath(c.co_filename) in
+                  {os.path.realpath(f) for f in files} for c in _value_codes(v))}
+    out, written = {}, {}
+    try:
+        for kind, maker, keywords in _stdlib_makers(cls, files, name):
+            written = _class_constants(files, name)
+            if kind == "namedtuple":
+                given = vars(cls).get("_field_defaults") or {}
+                probe = collections.namedtuple(cls.__name__, fields, defaults=[
+                    written[f] if f in written else given.get(f) for f in fields if f in given])
+            elif maker is dataclasses.dataclass:
+                declared = getattr(cls, "__dataclass_fields__", {})
+                ns = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                      "__annotations__": {f: vars(cls).get("__annotations__", {}).get(f) for f in fields}}
+                for f in fields:
+                    if f in declared:
+                        ns[f] = copy.copy(declared[f])
+                        if f in written:
+                            ns[f].default = written[f]
+                ns.update(own)
+                probe = dataclasses.dataclass(**keywords)(type(cls.__name__, cls.__bases__, ns))
+            else:
+                continue
+            for key, value in vars(probe).items():
+                for c in _value_codes(value):
+                    if c is not None:
+                        # The defaults as the file writes them (a default it does not write
+                        # as a literal is not compared).
+                        func = getattr(value, "__func__", value)
+                        defaults = tuple(
+                            d if key not in ("__init__", "__new__") or _is_written_default(d, written)
+                            else _NOT_WRITTEN
+                            for d in (getattr(func, "__defaults__", None) or ()))
+                        out.setdefault(key, (c, defaults))
+    except Exception:
+        return {}
+    return out
+
+
+def _class_body_names(files, name):
+    """Name -> how the top-level class `name` of the helper files binds it in its body
+    ("def" for a function, else "other")."""
+    import ast
+    out = {}
     for f in files:
         for node in _top_level(_helper_body(f)):
             if not (isinstance(node, ast.ClassDef) and node.name == name):
                 continue
             for s in node.body:
-                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    out.add(s.name)
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out[s.name] = "def" if not s.decorator_list else "other"
+                elif isinstance(s, ast.ClassDef):
+                    out[s.name] = "other"
                 elif isinstance(s, ast.Assign):
-                    out |= {t.id for t in s.targets if isinstance(t, ast.Name)}
+                    out.update({t.id: "other" for t in s.targets if isinstance(t, ast.Name)})
                 elif isinstance(s, (ast.AnnAssign, ast.AugAssign)) and isinstance(s.target, ast.Name):
-                    out.add(s.target.id)
+                    out[s.target.id] = "other"
     return out
+
+
+def _class_constants(files, name):
+    """Name -> value of what the body of helper class `name` binds once to a literal
+    (`TOL = 1e-9`, `tol: float = 1e-9`, or to a name the file binds once to one)."""
+    import ast
+    node = _class_node(files, name)
+    out, counts = {}, {}
+    for s in node.body if node is not None else ():
+        target = (s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else
+                  s.target if isinstance(s, ast.AnnAssign) and s.value is not None else None)
+        for t in ast.walk(s):
+            if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
+                counts[t.id] = counts.get(t.id, 0) + 1
+        if isinstance(target, ast.Name):
+            value = _written_value(s.value, files)
+            if value is not _NOT_WRITTEN:
+                out[target.id] = value
+    return {k: v for k, v in out.items() if counts.get(k) == 1}
+
+
+def _written_value(expr, files):
+    """The value a literal, or a name the helper files bind once to a literal, writes;
+    _NOT_WRITTEN otherwise."""
+    import ast
+    try:
+        return ast.literal_eval(expr)
+    except Exception:
+        pass
+    if isinstance(expr, ast.Name):
+        for f in files:
+            if expr.id in _constants(f):
+                return _constants(f)[expr.id]
+    return _NOT_WRITTEN
+
+
+def _class_node(files, name):
+    import ast
+    return next((n for f in files for n in _top_level(_helper_body(f))
+                 if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+
+def _class_shape_as_written(cls, files, name, paths):
+    """Whether class `cls` has the bases and metaclass its file's `class` statement gives it,
+    where the file names them (`class Approx:`, `class Case(unittest.TestCase):`): a class
+    whose behaviour comes from another base than the file's is not the helper (red team s48:
+    an empty class deriving from the library's always-equal one)."""
+    import ast
+    node = _class_node(files, name)
+    if node is None:
+        return True
+    namespace = None
+    for f in vars(cls).values():
+        for func in _value_functions(f):
+            if isinstance(func, types.FunctionType) and _globals_from_files(func, paths):
+                namespace = func.__globals__
+    if namespace is None:
+        module = sys.modules.get(getattr(cls, "__module__", None) or "")
+        where = getattr(module, "__file__", None)
+        if module is None or not isinstance(where, str) or os.path.realpath(where) not in paths:
+            return False
+        namespace = vars(module)
+    unknown = object()
+
+    def resolve(expr):
+        if isinstance(expr, ast.Name):
+            return namespace.get(expr.id, getattr(__import__("builtins"), expr.id, unknown))
+        if isinstance(expr, ast.Attribute):
+            owner = resolve(expr.value)
+            return unknown if owner is unknown else getattr(owner, expr.attr, unknown)
+        return unknown
+
+    bases = [resolve(b) for b in node.bases]
+    if any(b is unknown for b in bases) or any(isinstance(b, ast.Starred) for b in node.bases):
+        return True  # a base the file computes: not compared
+    written = tuple(bases) or (object,)
+    if getattr(cls, "__orig_bases__", None) is None and cls.__bases__ != written:
+        return False
+    meta = next((k.value for k in node.keywords if k.arg == "metaclass"), None)
+    if meta is not None:
+        expected = resolve(meta)
+        return expected is unknown or type(cls) is expected
+    return type(cls) is type or any(type(cls) is type(b) for b in written)
+
+
+_C_CALLABLES = (types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+                types.MethodWrapperType, types.ClassMethodDescriptorType)
+
+
+def _made_by_type(cls, key, member):
+    """A member Python itself puts in a class's dict: its __dict__ and __weakref__, and the
+    descriptors of the names its __slots__ lists."""
+    if getattr(member, "__objclass__", None) is not cls:
+        return False
+    slots = vars(cls).get("__slots__", ())
+    slots = (slots,) if isinstance(slots, str) else slots
+    return key in ("__dict__", "__weakref__") or (
+        isinstance(member, types.MemberDescriptorType) and key in slots)
 
 
 def _stdlib_metaclass(meta):
@@ -1005,6 +1377,9 @@ def _defaults_as_written(func, files, name):
         except Exception:
             pass
         if isinstance(expr, ast.Name):
+            for f in files:
+                if expr.id in _constants(f):
+                    return _constants(f)[expr.id]
             return namespace.get(expr.id, unknown)
         return unknown
 
@@ -1023,6 +1398,68 @@ def _defaults_as_written(func, files, name):
         if expr is not None and not same(written(expr), kwdefaults.get(arg.arg, unknown)):
             return False
     return True
+
+
+_NOT_WRITTEN = object()
+
+
+def _constants(path):
+    """Name -> value of the top-level names the file at `path` binds once, by an assignment
+    of a literal (`TOLERANCE = 1e-9`), and never declares `global`."""
+    import ast
+    if path in _helper_constants:
+        return _helper_constants[path]
+    tree = _parsed_file(path)
+    declared = _globals_declared(tree) if tree is not None else set()
+    literals, stores = {}, {}
+    for node in _top_level(_helper_body(path)):
+        if isinstance(node, (ast.If, ast.Try)):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                literals[node.targets[0].id] = ast.literal_eval(node.value)
+            except Exception:
+                pass
+        names = [t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [a.asname or a.name.split(".")[0] for a in node.names]
+        for n in names:
+            stores[n] = stores.get(n, 0) + 1
+    constants = {n: v for n, v in literals.items() if stores.get(n) == 1 and n not in declared}
+    _helper_constants[path] = constants
+    return constants
+
+
+_helper_constants = {}  # helper file -> _constants(file)
+
+
+def _same_value(expected, actual):
+    return expected is actual or (type(expected) is type(actual) and (
+        expected == actual or (expected != expected and actual != actual)))
+
+
+def _check_constants(rel, module):
+    """Each name the grader's file `rel` binds once to a literal holds that literal (red team
+    s48: the library set a helper module's TOLERANCE to 1e300, which its functions' defaults
+    and comparisons then read)."""
+    path = os.path.join(os.environ.get("FBKIT_TRACE_ROOT", ""), rel)
+    missing = object()
+    for name, value in sorted(_constants(path).items()):
+        now = vars(module).get(name, missing)
+        if now is not missing and not _same_value(value, now):
+            _integrity("%s's %s is not the %r its file writes" % (rel, name, value))
+
+
+def _globals_from_files(func, paths):
+    """Whether function `func` runs with the namespace of a module loaded from one of
+    `paths` (a helper's code given a copy of its namespace with other values is not)."""
+    glob = getattr(func, "__globals__", None)
+    module = sys.modules.get(glob.get("__name__") or "") if isinstance(glob, dict) else None
+    where = getattr(module, "__file__", None)
+    return (module is not None and vars(module) is glob and isinstance(where, str)
+            and os.path.realpath(where) in paths)
 
 
 def _decorated(files, name):
@@ -1105,7 +1542,9 @@ def _keep_side_modules(root):
         if tree is None:
             continue
         _namespaces[rel] = (module, dict(vars(module)), _globals_declared(tree), True)
+        _kept_shapes[rel] = _file_objects_shape(module, rel)
         _check_builtins_bound(rel, module, tree)
+        _check_constants(rel, module)
 
 
 def _check_builtins_bound(rel, module, tree):
@@ -1211,6 +1650,47 @@ def _reexports(path, name, value):
                     module = sys.modules.get(node.module)
                     return module is not None and getattr(module, a.name, None) is value
     return False
+
+
+_kept_shapes = {}  # grader's file -> _file_objects_shape of its module when first kept
+
+
+def _file_objects_shape(module, rel):
+    """Name -> what runs of each function and class the module defines from its file `rel`:
+    a function's code, defaults, closure and namespace; a class's bases, metaclass and the
+    functions and descriptors of its dict (data is left out: a helper class may count)."""
+    path = os.path.realpath(os.path.join(os.environ.get("FBKIT_TRACE_ROOT", ""), rel))
+    out = {}
+    for name, value in list(vars(module).items()):
+        if isinstance(value, types.FunctionType) and os.path.realpath(value.__code__.co_filename) == path:
+            out[name] = _innards(value) + (value.__globals__,)
+        elif isinstance(value, type) and getattr(value, "__module__", None) == module.__name__:
+            members = tuple(sorted(
+                ((k, v) for k, v in vars(value).items() if callable(v) or hasattr(type(v), "__get__")),
+                key=lambda kv: kv[0]))
+            out[name] = (value.__bases__, type(value)) + members
+    return out
+
+
+def _shape_changed(then, now):
+    if isinstance(then, tuple) and isinstance(now, tuple):
+        return len(then) != len(now) or any(_shape_changed(a, b) for a, b in zip(then, now))
+    return then != now if isinstance(then, str) else then is not now
+
+
+def _check_shapes_kept(item):
+    """After a test's teardown, the helpers' functions and classes run what they ran when
+    collected (red team s48: an always-true __eq__ set on a helper class while a test ran)."""
+    own = _relpath(str(item.path))
+    for rel, (module, names, rebinds, side) in _namespaces.items():
+        if rel != own and not side or rel not in _kept_shapes:
+            continue
+        then, now = _kept_shapes[rel], _file_objects_shape(module, rel)
+        for name in sorted(set(then) & set(now)):
+            if _shape_changed(then[name], now[name]):
+                then[name] = now[name]  # once per change
+                _integrity("the helper %s of %s was changed in place while %s ran"
+                           % (name, rel, item.nodeid))
 
 
 def _check_namespace_kept(item):
@@ -1788,6 +2268,7 @@ def pytest_runtest_protocol(item, nextitem):
     yield
     if _checks:
         _check_namespace_kept(item)
+        _check_shapes_kept(item)
         _check_side_module_names("after %s" % item.nodeid)
     _agent.ensure_installed(item.nodeid)
     if sys.gettrace() is not tracer_before:
@@ -1996,6 +2477,7 @@ def pytest_sessionfinish(session, exitstatus):
         try:
             _check_own_state()  # first: the other checks report through what it puts back
             _check_builtins()
+            _check_stdlib_used()
             _check_writer()
         except Exception as e:  # whatever was done to it, say so
             _integrity("fbkit's journal writer could not be checked: %s" % type(e).__name__)
@@ -2153,6 +2635,7 @@ _journal_objects_at_start = _journal_objects()
 _journal_lock_at_start = _agent.journal._lock if _agent is not None else None
 _journal_signer_at_start = _agent.journal._signer if _agent is not None else None
 _builtins_at_start = dict(vars(__import__("builtins")))
+_stdlib_at_start = _stdlib_state(_stdlib_used()) if _checks else []
 
 
 def _journal_fd_at_start():

@@ -1994,3 +1994,98 @@ def test_a_doctest_counts_as_its_files_only_when_the_file_holds_its_docstring(tm
     item.dtest.filename = str(tmp_path / "other.py")
     item.dtest.docstring = "Doc.\n\n>>> 1 + 1\n2\n"
     assert not fbkit_agent._doctest_from_file(item)
+
+
+_HELPERS_HEAD = '''\
+import abc
+import dataclasses
+import enum
+import functools
+import typing
+
+TOLERANCE = 1e-9
+
+
+def close(a, b, tol=TOLERANCE):
+    return abs(a - b) <= tol
+
+'''
+
+_HONEST_CLASSES = {
+    "plain": "class Approx:\n    TOL = 1e-9\n\n    def __init__(self, x, tol=TOLERANCE):\n        self.x, self.tol = x, tol\n\n    def __eq__(self, o):\n        return close(o, self.x, self.tol)\n",
+    "dataclass": "@dataclasses.dataclass\nclass Approx:\n    x: float\n    tol: float = TOLERANCE\n\n    def __eq__(self, o):\n        return close(o, self.x, self.tol)\n",
+    "frozen": "@dataclasses.dataclass(frozen=True, order=True)\nclass Approx:\n    x: float\n    tol: float = 1e-9\n",
+    "namedtuple": "class Approx(typing.NamedTuple):\n    x: float\n    tol: float = TOLERANCE\n\n    def __eq__(self, o):\n        return close(o, self.x, self.tol)\n",
+    "total_ordering": "@functools.total_ordering\nclass Approx:\n    def __init__(self, x):\n        self.x = x\n\n    def __eq__(self, o):\n        return close(o, self.x)\n\n    def __lt__(self, o):\n        return self.x < o\n",
+    "slots_abc": "class Approx(abc.ABC):\n    __slots__ = ('x',)\n\n    def __init__(self, x):\n        self.x = x\n",
+    "enum": "class Approx(enum.Enum):\n    FINE = 1e-9\n    ROUGH = 1e-3\n",
+}
+
+
+def _helper_class(tmp_path, source, monkeypatch):
+    """The class Approx of a helper module written from `source`, loaded, with its file."""
+    import importlib
+    import fbkit_agent
+    path = tmp_path / "fbkit_test_helpers_mod.py"
+    path.write_text(_HELPERS_HEAD + source)
+    monkeypatch.setenv("FBKIT_TRACE_ROOT", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for cache in (fbkit_agent._parsed, fbkit_agent._helper_bindings, fbkit_agent._helper_constants):
+        cache.clear()
+    sys.modules.pop("fbkit_test_helpers_mod", None)
+    module = importlib.import_module("fbkit_test_helpers_mod")
+    return module, [str(path)], {os.path.realpath(path)}
+
+
+@pytest.mark.parametrize("kind", sorted(_HONEST_CLASSES))
+def test_helper_classes_the_standard_library_makes_are_the_files_own(tmp_path, monkeypatch, kind):
+    # Gold patches were flagged for a dataclass, NamedTuple or total_ordering helper (their
+    # makers compile or add functions the file does not hold); each is the file's own class.
+    import fbkit_agent
+    module, files, paths = _helper_class(tmp_path, _HONEST_CLASSES[kind], monkeypatch)
+    assert fbkit_agent._class_own(module.Approx, files, "Approx", paths)
+
+
+def test_forged_helper_classes_are_not_the_files_own(tmp_path, monkeypatch):
+    # Red team s48: a mock in place of a method, a class whose behaviour comes from another
+    # base, a dataclass with another default tolerance or a forged __init__, a class
+    # constant changed.
+    import dataclasses
+    import fbkit_agent
+    from unittest import mock
+    forgeries = {}
+    module, files, paths = _helper_class(tmp_path, _HONEST_CLASSES["plain"], monkeypatch)
+    genuine = module.Approx
+    forgeries["mock __eq__"] = type("Approx", (), dict(vars(genuine), __eq__=mock.MagicMock(return_value=True)))
+    yes = type("Yes", (), {"__eq__": lambda self, other: True})
+    forgeries["another base"] = type("Approx", (yes,), {"__module__": genuine.__module__})
+    forgeries["class constant"] = type("Approx", (), dict(vars(genuine), TOL=1e300))
+    forgeries["a C callable"] = type("Approx", (), dict(vars(genuine), __ne__=max))
+    for what, forged in forgeries.items():
+        assert not fbkit_agent._class_own(forged, files, "Approx", paths), what
+    module, files, paths = _helper_class(tmp_path, _HONEST_CLASSES["dataclass"], monkeypatch)
+    genuine = module.Approx
+    loose = dataclasses.make_dataclass("Approx", [("x", float), ("tol", float, dataclasses.field(default=1e300))],
+                                       namespace={"__eq__": genuine.__eq__, "__module__": genuine.__module__})
+    assert not fbkit_agent._class_own(loose, files, "Approx", paths), "a looser default tolerance"
+    ns = {}
+    exec(compile("def __init__(self, x, tol=1e-9):\n    self.x, self.tol = x, 1e300\n", "<string>", "exec"), ns)
+    forged_init = type("Approx", (), dict(vars(genuine), __init__=ns["__init__"]))
+    assert not fbkit_agent._class_own(forged_init, files, "Approx", paths), "a forged __init__"
+
+
+def test_a_helper_modules_literal_is_what_its_file_writes(tmp_path, monkeypatch):
+    # Red team s48: the library set the helper module's TOLERANCE to 1e300 before the tests
+    # were collected, and rebuilt close with it as its default.
+    import fbkit_agent
+    module, files, paths = _helper_class(tmp_path, _HONEST_CLASSES["plain"], monkeypatch)
+    found = []
+    monkeypatch.setattr(fbkit_agent, "_integrity", lambda message, flush=False: found.append(message))
+    fbkit_agent._check_constants("fbkit_test_helpers_mod.py", module)
+    assert found == []
+    module.TOLERANCE = 1e300
+    fbkit_agent._check_constants("fbkit_test_helpers_mod.py", module)
+    assert found and "TOLERANCE" in found[0]
+    rebuilt = types.FunctionType(module.close.__code__, dict(vars(module)), "close", (1e-9,))
+    assert not fbkit_agent._globals_from_files(rebuilt, paths), "a copy of its namespace"
+    assert fbkit_agent._globals_from_files(module.close, paths)
