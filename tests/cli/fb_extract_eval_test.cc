@@ -363,7 +363,7 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
        {"sys_modules", "rewrite_file", "frame_globals", "callable_objects", "helper_builtin",
         "runtime_package", "runtime_package_file", "pyfunc_impl", "environ_runtest",
         "checks_off", "forged_builtins", "laundered_frames", "forged_getter",
-        "swallowing_runtest"}) {
+        "swallowing_runtest", "helper_literal", "helper_in_place", "stdlib_swap"}) {
     auto run = Eval(*dir_ / ("runs/" + std::string(name)),
                     {"--predictions", *dir_ / ("helpers/" + std::string(name) + ".jsonl")});
     EXPECT_EQ(run.exit_code, 0) << name << run.err;
@@ -394,6 +394,12 @@ TEST_F(EvalE2E, ALibraryThatForgesTheTestsHelpersIsNotResolved) {
       << r["environ_runtest"].dump(1);
   EXPECT_TRUE(AnyReason(r["checks_off"], "the grader's checks did not run before the call of"))
       << r["checks_off"].dump(1);
+  EXPECT_TRUE(AnyReason(r["helper_literal"], "tests/helpers.py's TOLERANCE is not the 1e-09 its file writes"))
+      << r["helper_literal"].dump(1);
+  EXPECT_TRUE(AnyReason(r["helper_in_place"], "the helper close of tests/helpers.py was changed in place"))
+      << r["helper_in_place"].dump(1);
+  EXPECT_TRUE(AnyReason(r["stdlib_swap"], "the standard library's math.isclose was replaced"))
+      << r["stdlib_swap"].dump(1);
   EXPECT_TRUE(AnyReason(r["forged_builtins"], "tests/helpers.py runs with builtins other than "
                                                "the interpreter's"))
       << r["forged_builtins"].dump(1);

@@ -25,6 +25,12 @@ tests' helper comparators (tests/helpers.py's close, close_pair) always true (re
   forged_getter  a frame getter compiled under a stdlib file's name (red team round 12)
   swallowing_runtest  every item's class swapped for one whose runtest is a stdlib function
                  calling pytest's own and keeping what it raised (red team round 12)
+  helper_literal the genuine helpers module's TOLERANCE set to 1e300 and close, close_pair
+                 rebuilt from their own code with it as their default (red team s48)
+  helper_in_place  close's and close_pair's defaults loosened in place during the first test
+                 (red team s48)
+  stdlib_swap    math.isclose, which test_polar.py's module imports, made always true (red
+                 team s48)
 
 usage: helper_forgeries.py TASK_DIR OUT_DIR  (writes OUT_DIR/NAME.jsonl, one prediction each)"""
 import json
@@ -278,6 +284,38 @@ exec(compile("import sys\\ndef _peek():\\n    return sys._getframe(2)\\n",
 
 def _on_new_vector():
     _ns["_peek"]().f_locals
+''',
+    "helper_literal": '''import types
+
+def _loosen():
+    try:
+        import helpers
+    except ImportError:
+        return
+    helpers.TOLERANCE = 1e300
+    for name in ("close", "close_pair"):
+        f = getattr(helpers, name)
+        setattr(helpers, name, types.FunctionType(f.__code__, f.__globals__, name, (1e300,)))
+
+_loosen()
+
+def _on_new_vector():
+    pass
+''',
+    "helper_in_place": '''import sys
+
+def _on_new_vector():
+    helpers = sys.modules.get("helpers")
+    if helpers is not None:
+        helpers.close.__defaults__ = (1e300,)
+        helpers.close_pair.__defaults__ = (1e300,)
+''',
+    "stdlib_swap": '''import math
+
+math.isclose = lambda *a, **k: True
+
+def _on_new_vector():
+    pass
 ''',
 }
 
