@@ -83,8 +83,6 @@ uint64_t TaskSeed(uint64_t seed, const std::string& f2p) {
   return std::stoull(h.substr(0, 15), nullptr, 16);
 }
 
-namespace {
-
 // The out-edges of v (edges are sorted by from).
 std::pair<const Edge*, const Edge*> OutEdges(const DepGraph& g, uint32_t v) {
   const auto& edges = g.edges();
@@ -94,6 +92,8 @@ std::pair<const Edge*, const Edge*> OutEdges(const DepGraph& g, uint32_t v) {
       std::upper_bound(lo, edges.end(), v, [](uint32_t x, const Edge& e) { return x < e.from; });
   return {edges.data() + (lo - edges.begin()), edges.data() + (hi - edges.begin())};
 }
+
+namespace {
 
 // The indices of `files` among the graph's test files (files it does not have left out).
 std::set<uint32_t> TestFileIndices(const DepGraph& g, const std::vector<std::string>& files) {
@@ -117,9 +117,13 @@ std::optional<Ent> TopLevel(const Repo& repo, Ent v) {
   return v;
 }
 
+}  // namespace
+
 std::set<std::string> TestFileSet(const DepGraph& g) {
   return std::set<std::string>(g.test_files().begin(), g.test_files().end());
 }
+
+namespace {
 
 // The member of `cls` named `name`, if its body defines one.
 std::optional<Ent> Member(const Repo& repo, Ent cls, const std::string& name) {
@@ -144,6 +148,8 @@ std::set<uint32_t> Ancestors(const DepGraph& g, uint32_t v) {
   return out;
 }
 
+}  // namespace
+
 // A method named `name` of class `cls` overrides an abstract method (an `abstractmethod`
 // decorator) of one of its repository bases: without it the class could not be instantiated.
 bool ImplementsAbstract(const Repo& repo, const DepGraph& g, Ent cls, const std::string& name) {
@@ -159,9 +165,13 @@ bool ImplementsAbstract(const Repo& repo, const DepGraph& g, Ent cls, const std:
   return false;
 }
 
+namespace {
+
 bool IsDef(const parser::Entity& e) {
   return e.kind == EntityKind::kFunction || e.kind == EntityKind::kMethod;
 }
+
+}  // namespace
 
 // Whether any of `files` (test file indices) ran entity v, by the trace: for a module or a
 // class, that its body ran (the module was imported, in collection or later).
@@ -169,6 +179,8 @@ bool RanIn(const DepGraph& g, Ent v, const std::set<uint32_t>& files) {
   const auto& ran = g.nodes()[v].test_files;
   return std::any_of(ran.begin(), ran.end(), [&](uint32_t t) { return files.count(t) > 0; });
 }
+
+namespace {
 
 // Whether a class's chain of bases leaves its file: one of its plain bases (transitively,
 // through the file's module-level classes) is a builtin, a third-party class or another
@@ -194,10 +206,9 @@ bool BasesLeaveFile(const parser::FileTable& t, const parser::Entity& cls) {
   return false;
 }
 
-// Test files beyond this many that reach a member make it shared: a method of a shared class
-// is specific to a file only when at most this many reach it, and a constructor or check
-// (IsBuildOrCheck) more reach is how those files build and check their inputs.
-constexpr size_t kReachLimit = 2;
+}  // namespace
+
+namespace {
 
 bool IsContainerProtocol(const std::string& name) {
   return name == "__len__" || name == "__iter__" || name == "__getitem__" ||
@@ -253,147 +264,6 @@ std::set<Ent> ImportTimeKept(const Repo& repo, const DepGraph& g,
   return kept;
 }
 
-namespace {
-
-// BFS over the graph from the top objects (FeatureBench step 6).
-class Extractor {
- public:
-  Extractor(const DepGraph& g, const Repo& repo, uint32_t t, const std::set<uint32_t>& p2p,
-            const std::set<Ent>& kept, int cap, size_t utility_limit, bool package_init)
-      : g_(g), repo_(repo), t_(t), p2p_(p2p), kept_(kept), cap_(cap),
-        utility_limit_(utility_limit), package_init_(package_init), tests_(TestFileSet(g)) {}
-
-  void Run(const std::vector<Ent>& tops, Plan* plan) {
-    std::deque<Item> queue;
-    for (Ent v : tops) queue.push_back({v, false, false});
-    const std::set<Ent> top_set(tops.begin(), tops.end());
-    std::set<Ent> seen;
-    while (!queue.empty()) {
-      auto [v, inside, stands_in] = queue.front();
-      queue.pop_front();
-      if (!seen.insert(v).second) continue;
-      const graph::Node& n = g_.nodes()[v];
-      if (n.kind == EntityKind::kModule || (!inside && !Cuttable(v))) continue;
-      if (!inside && taskdir::IsTestCode(n.path, tests_)) continue;  // callbacks the tests pass
-      if (!inside && !package_init_ && InPackageInit(n)) continue;
-      // A class whose constructor or checks other test files use stays as a shell: only
-      // its members go (FeatureBench removes methods, and leaves how others build inputs).
-      bool shell = n.kind == EntityKind::kClass && HasSharedBuilder(v);
-      if (!inside && (shell || ReachedByP2P(v) || kept_.count(v) || SharedBuilder(v) ||
-                      (!top_set.count(v) && Utility(n)))) {
-        if (n.kind == EntityKind::kClass) Children(v, false, &queue);
-        // A function that stays only because code that stays names it (a registry filled
-        // at import time, an import by name) and that no P2P file runs: what it calls
-        // for this test file may still go (FeatureBench lets code no P2P test runs name
-        // what is removed).
-        if (n.kind != EntityKind::kClass && kept_.count(v) && !ReachedByP2P(v) &&
-            !Utility(n)) {
-          Follow(v, seen, stands_in || top_set.count(v), &queue);
-        }
-        continue;
-      }
-      if (!inside) {
-        if (lines_ + Lines(n) > cap_ && !plan->extracted.empty()) {
-          plan->capped = true;
-          break;
-        }
-        lines_ += Lines(n);
-      }
-      plan->extracted.insert(v);
-      if (stands_in && !inside) plan->stand_ins.insert(v);
-      Children(v, true, &queue);
-      Follow(v, seen, false, &queue);
-    }
-  }
-
-  // A constructor or check (IsBuildOrCheck) more than kReachLimit test files reach.
-  bool SharedBuilder(Ent v) const {
-    const parser::Entity& e = repo_.entity(v);
-    return e.kind == EntityKind::kMethod && IsBuildOrCheck(e.name) &&
-           g_.nodes()[v].test_files.size() > kReachLimit;
-  }
-
-  bool HasSharedBuilder(Ent cls) const {
-    auto members = repo_.Children(cls);
-    return std::any_of(members.begin(), members.end(), [&](Ent m) { return SharedBuilder(m); });
-  }
-
-  bool Utility(const graph::Node& n) const {
-    return utility_limit_ > 0 && n.kind != EntityKind::kClass && n.test_files.size() > utility_limit_;
-  }
-
-  // Reached by a P2P file: for a class, through any of its members (a class body runs at
-  // import time for every file that imports its module, which is no use of the class).
-  bool ReachedByP2P(uint32_t v) {
-    if (auto it = memo_.find(v); it != memo_.end()) return it->second;
-    const graph::Node& n = g_.nodes()[v];
-    bool reached = n.kind != EntityKind::kClass && RanIn(g_, v, p2p_);
-    auto [b, e] = OutEdges(g_, v);
-    for (const Edge* x = b; x != e && !reached; ++x) {
-      if (x->kind == EdgeKind::kContains) reached = ReachedByP2P(x->to);
-    }
-    return memo_[v] = reached;
-  }
-
- private:
-  struct Item {
-    uint32_t node;
-    bool inside;     // in an extracted entity
-    bool stands_in;  // reached from a top object that stays, through what stays
-  };
-
-  // Queues what v calls in the F2P file's run and what it names or inherits that the run
-  // reaches.
-  void Follow(uint32_t v, const std::set<uint32_t>& seen, bool stands_in,
-              std::deque<Item>* queue) {
-    auto [b, e] = OutEdges(g_, v);
-    for (const Edge* x = b; x != e; ++x) {
-      bool follow = x->kind == EdgeKind::kCall
-                        ? std::binary_search(x->test_files.begin(), x->test_files.end(), t_)
-                        : (x->kind == EdgeKind::kReference || x->kind == EdgeKind::kInherits) &&
-                              Reaches(g_.nodes()[x->to], t_);
-      if (follow && !seen.count(x->to)) queue->push_back({x->to, false, stands_in});
-    }
-  }
-
-  void Children(uint32_t v, bool inside, std::deque<Item>* queue) {
-    auto [b, e] = OutEdges(g_, v);
-    for (const Edge* x = b; x != e; ++x) {
-      if (x->kind != EdgeKind::kContains) continue;
-      if (inside || Reaches(g_.nodes()[x->to], t_)) queue->push_back({x->to, inside, false});
-    }
-  }
-
-  // Module-level functions and classes and the members of classes can be cut out; a def
-  // nested in a function belongs to that function.
-  bool Cuttable(Ent v) const {
-    if (repo_.IsTopLevel(v)) return true;
-    auto parent = repo_.Parent(v);
-    // A class decorator inspects special methods when the module is imported
-    // (functools.total_ordering needs an ordering method, dataclass keeps a `__eq__` or
-    // `__post_init__` it finds), and a class without its implementation of an abstract
-    // method cannot be instantiated: such members go only with the whole class. Other
-    // methods of a decorated class go alone, as FeatureBench removes them (seaborn's marks).
-    const std::string& name = repo_.entity(v).name;
-    return parent && repo_.entity(*parent).kind == EntityKind::kClass &&
-           (repo_.entity(*parent).decorators.empty() || !IsDunder(name)) &&
-           !ImplementsAbstract(repo_, g_, *parent, name);
-  }
-
-  const DepGraph& g_;
-  const Repo& repo_;
-  uint32_t t_;
-  const std::set<uint32_t>& p2p_;
-  const std::set<Ent>& kept_;
-  int cap_;
-  size_t utility_limit_;
-  bool package_init_;
-  const std::set<std::string> tests_;
-  int lines_ = 0;
-  std::map<uint32_t, bool> memo_;
-};
-
-}  // namespace
 
 namespace {
 
@@ -1110,8 +980,7 @@ util::Status Reextract(const Repo& repo, const DepGraph& g, Plan* plan) {
   plan->extracted.clear();
   plan->stand_ins.clear();
   plan->capped = false;
-  Extractor(g, repo, *t, p2p_index, plan->kept, plan->cap, plan->utility_limit, plan->package_init)
-      .Run(plan->top_objects, plan);
+  WalkFromTops(g, repo, *t, p2p_index, plan);
   if (plan->extracted.empty()) {
     return util::Error{plan->kept.empty()
                            ? "every top-level object is also used by the P2P files"

@@ -1,6 +1,7 @@
 // The helpers extract/make's selection shares between its files (select.cc: the passing
-// files, the top-object rule, the extraction walk; p2p.cc: the P2P draw; top_facts.cc: the
-// facts of a top-object item and the learned choice). Not part of the module's interface.
+// files, the top-object rule; walk.cc: the extraction walk; p2p.cc: the P2P draw;
+// top_facts.cc: the facts of a top-object item and the learned choice). Not part of the
+// module's interface.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +55,32 @@ std::vector<std::string> DrawP2P(const graph::DepGraph& g, uint32_t t, const std
                                  util::Rng& rng);
 
 int Lines(const graph::Node& n);
+
+// Test files beyond this many that reach a member make it shared: a method of a shared class
+// is specific to a file only when at most this many reach it, and a constructor or check
+// (IsBuildOrCheck) more reach is how those files build and check their inputs.
+inline constexpr size_t kReachLimit = 2;
+
+// The out-edges of v (edges are sorted by from).
+std::pair<const graph::Edge*, const graph::Edge*> OutEdges(const graph::DepGraph& g, uint32_t v);
+
+// The graph's test files, as a set.
+std::set<std::string> TestFileSet(const graph::DepGraph& g);
+
+// A method named `name` of class `cls` overrides an abstract method (an `abstractmethod`
+// decorator) of one of its repository bases: without it the class could not be instantiated.
+bool ImplementsAbstract(const Repo& repo, const graph::DepGraph& g, Ent cls, const std::string& name);
+
+// Whether any of `files` (test file indices) ran entity v, by the trace: for a module or a
+// class, that its body ran (the module was imported, in collection or later).
+bool RanIn(const graph::DepGraph& g, Ent v, const std::set<uint32_t>& files);
+
+// The extraction walk (walk.cc, FeatureBench step 6): from `plan`'s top objects, breadth first
+// over what F2P file t's run called, into plan->extracted and plan->stand_ins (plan->capped
+// when its line cap stopped it); what P2P files `p2p` reach, `plan->kept` and shared builders
+// stay.
+void WalkFromTops(const graph::DepGraph& g, const Repo& repo, uint32_t t,
+                  const std::set<uint32_t>& p2p, Plan* plan);
 
 // Code a package's __init__.py defines: under FeatureBench's rule (!package_init) never a top
 // object, never extracted, and nothing is followed through it (its classifier: neither top

@@ -2469,6 +2469,18 @@ def pytest_runtest_logreport(report):
 
 
 @pytest.hookimpl(trylast=True)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session):
+    yield
+    # When every test has run, and outside the warnings pytest catches around the session's
+    # end (catch_warnings swaps warnings' display functions while it is active).
+    if _agent is not None and _checks:
+        try:
+            _check_stdlib_used()
+        except Exception as e:
+            _integrity("the standard library the tests use could not be checked: %s" % type(e).__name__)
+
+
 def pytest_sessionfinish(session, exitstatus):
     if _agent is None:
         return
@@ -2477,7 +2489,6 @@ def pytest_sessionfinish(session, exitstatus):
         try:
             _check_own_state()  # first: the other checks report through what it puts back
             _check_builtins()
-            _check_stdlib_used()
             _check_writer()
         except Exception as e:  # whatever was done to it, say so
             _integrity("fbkit's journal writer could not be checked: %s" % type(e).__name__)
