@@ -1452,6 +1452,22 @@ def _check_constants(rel, module):
             _integrity("%s's %s is not the %r its file writes" % (rel, name, value))
 
 
+def _check_own_definitions(rel, module):
+    """Each function and class a helper file (not a conftest: pytest loads those) defines is,
+    in its module, that file's by _helpers_own, whether or not a test module imports it (red
+    team s48: a test importing only close_pair, whose close was forged in the helper's
+    namespace)."""
+    if rel == "conftest.py" or rel.endswith("/conftest.py"):
+        return
+    path = os.path.join(os.environ.get("FBKIT_TRACE_ROOT", ""), rel)
+    paths = {os.path.realpath(path)}
+    for name, kinds in sorted(_bindings(path).items()):
+        if kinds not in ({"def"}, {"class"}) or name not in vars(module):
+            continue
+        if _helpers_own(vars(module)[name], name, [path], paths) is False:
+            _integrity("%s's %s is not that file's" % (rel, name))
+
+
 def _globals_from_files(func, paths):
     """Whether function `func` runs with the namespace of a module loaded from one of
     `paths` (a helper's code given a copy of its namespace with other values is not)."""
@@ -1545,6 +1561,7 @@ def _keep_side_modules(root):
         _kept_shapes[rel] = _file_objects_shape(module, rel)
         _check_builtins_bound(rel, module, tree)
         _check_constants(rel, module)
+        _check_own_definitions(rel, module)
 
 
 def _check_builtins_bound(rel, module, tree):

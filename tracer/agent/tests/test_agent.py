@@ -2089,3 +2089,17 @@ def test_a_helper_modules_literal_is_what_its_file_writes(tmp_path, monkeypatch)
     rebuilt = types.FunctionType(module.close.__code__, dict(vars(module)), "close", (1e-9,))
     assert not fbkit_agent._globals_from_files(rebuilt, paths), "a copy of its namespace"
     assert fbkit_agent._globals_from_files(module.close, paths)
+
+
+def test_a_helper_modules_own_definitions_are_its_files(tmp_path, monkeypatch):
+    # Red team s48: close forged in the helper's own namespace, reached by a test only
+    # through the genuine close_pair.
+    import fbkit_agent
+    module, files, paths = _helper_class(tmp_path, _HONEST_CLASSES["dataclass"], monkeypatch)
+    found = []
+    monkeypatch.setattr(fbkit_agent, "_integrity", lambda message, flush=False: found.append(message))
+    fbkit_agent._check_own_definitions("fbkit_test_helpers_mod.py", module)
+    assert found == []
+    module.close = lambda *a, **k: True
+    fbkit_agent._check_own_definitions("fbkit_test_helpers_mod.py", module)
+    assert found == ["fbkit_test_helpers_mod.py's close is not that file's"]
