@@ -1,6 +1,7 @@
 #include "extract/make/select.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -234,6 +235,59 @@ std::set<uint32_t> UsedBy(const DepGraph& g, const Repo& repo, Ent v) {
   return out;
 }
 
+namespace {
+
+// `text` without its leading and trailing spaces.
+std::string_view Trimmed(std::string_view text) {
+  size_t b = text.find_first_not_of(" \t\r\n\\"), e = text.find_last_not_of(" \t\r\n\\");
+  return b == std::string_view::npos ? std::string_view() : text.substr(b, e - b + 1);
+}
+
+bool IsIdentifier(std::string_view s) {
+  return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+         std::all_of(s.begin(), s.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+         });
+}
+
+// The methods file f's module-level code binds through an instance it makes at import time:
+// `_jws = PyJWS()` then `decode = _jws.decode` (pyjwt's API; the random module's style)
+// reads PyJWS.decode when the module is imported, so the method stays.
+std::set<Ent> InstanceMethodsBound(const Repo& repo, size_t f) {
+  const parser::FileTable& t = repo.files()[f];
+  const std::string& source = repo.source(f);
+  std::map<std::string, Ent> classes;  // module-level class name -> entity
+  for (Ent v : repo.EntitiesOf(f)) {
+    if (repo.IsTopLevel(v) && repo.entity(v).kind == EntityKind::kClass) classes[repo.entity(v).name] = v;
+  }
+  std::map<std::string, Ent> instances;  // module-level name -> the class it is made of
+  std::vector<std::pair<std::string, std::string>> aliases;  // (instance, attribute)
+  for (const auto& a : t.assignments) {
+    if (a.start_byte < 0 || a.end_byte > static_cast<int64_t>(source.size()) || a.end_byte <= a.start_byte) continue;
+    std::string_view stmt(source.data() + a.start_byte, static_cast<size_t>(a.end_byte - a.start_byte));
+    size_t eq = stmt.find('=');
+    if (eq == std::string_view::npos || Trimmed(stmt.substr(0, eq)) != a.name) continue;
+    std::string_view value = Trimmed(stmt.substr(eq + 1));
+    if (size_t call = value.find('('); call != std::string_view::npos && value.ends_with(")")) {
+      if (auto c = classes.find(std::string(Trimmed(value.substr(0, call)))); c != classes.end()) {
+        instances[a.name] = c->second;
+      }
+    } else if (size_t dot = value.find('.'); dot != std::string_view::npos &&
+               IsIdentifier(value.substr(0, dot)) && IsIdentifier(value.substr(dot + 1))) {
+      aliases.emplace_back(std::string(value.substr(0, dot)), std::string(value.substr(dot + 1)));
+    }
+  }
+  std::set<Ent> out;
+  for (const auto& [instance, attribute] : aliases) {
+    auto i = instances.find(instance);
+    if (i == instances.end()) continue;
+    if (auto m = Member(repo, i->second, attribute)) out.insert(*m);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::set<Ent> ImportTimeKept(const Repo& repo, const DepGraph& g,
                              const std::vector<std::string>& p2p) {
   const std::set<uint32_t> runs = TestFileIndices(g, p2p);
@@ -260,6 +314,7 @@ std::set<Ent> ImportTimeKept(const Repo& repo, const DepGraph& g,
         kept.insert(v);
       }
     }
+    for (Ent m : InstanceMethodsBound(repo, f)) kept.insert(m);
   }
   return kept;
 }

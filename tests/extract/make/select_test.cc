@@ -673,7 +673,14 @@ TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay
       "    return 8\n"
       "def free():\n"
       "    return 9\n"
-      "HANDLERS = {'r': registered}\n";
+      "HANDLERS = {'r': registered}\n"
+      "class Api:\n"  // pyjwt's api_jws.py: an instance's methods bound at import time
+      "    def decode(self):\n"
+      "        return 10\n"
+      "    def encode(self):\n"
+      "        return 11\n"
+      "_api = Api()\n"
+      "decode = _api.decode\n";
   const std::string other = "__all__ = ['lonely']\ndef lonely():\n    return 1\n";
   auto p = parser::PythonParser::Create();
   ASSERT_TRUE(p.ok());
@@ -704,7 +711,7 @@ TEST(ImportTimeKeptTest, NamesReadAtImportTimeExportsProtocolsAndOpenClassesStay
     EXPECT_TRUE(id.starts_with("pkg/m.py::")) << id << " is in a file P2P collection never imports";
     in_m.insert(id.substr(10));
   }
-  EXPECT_EQ(in_m, (std::set<std::string>{"Local.__len__", "Local.plain", "Local.x", "Local.x#2",
+  EXPECT_EQ(in_m, (std::set<std::string>{"Api", "Api.decode", "Local.__len__", "Local.plain", "Local.x", "Local.x#2",
                                          "Listy.method", "default_value", "exported",
                                          "register", "registered"}));
   // No P2P file: nothing is kept.
