@@ -718,6 +718,23 @@ def _stdlib_used():
     return out
 
 
+# What the interpreter and its libraries configure rather than compute: process hooks and how
+# warnings are shown (catch_warnings swaps those while it is active; a CLI library installs
+# an excepthook). Replacing one changes no value a test compares.
+_STDLIB_SETTINGS = {"sys": None, "threading": frozenset({"excepthook"}),
+                    "warnings": frozenset({"showwarning", "formatwarning", "_showwarnmsg_impl",
+                                           "_showwarnmsg", "_formatwarnmsg_impl", "_formatwarnmsg"})}
+
+
+def _stdlib_setting(module, name):
+    """Whether `name` of the module named `module` is a setting (_STDLIB_SETTINGS; every
+    `*hook` of sys)."""
+    if module not in _STDLIB_SETTINGS:
+        return False
+    names = _STDLIB_SETTINGS[module]
+    return name.endswith("hook") if names is None else name in names
+
+
 def _stdlib_state(modules):
     """(owner, name, value, label) of what the grader's files use of the standard library:
     each module's functions, classes and submodules, and each such class's own functions and
@@ -733,7 +750,8 @@ def _stdlib_state(modules):
             # A module's private classes and modules are its state (logging's _loggerClass,
             # which logging.setLoggerClass sets); its private functions are code it runs.
             if module and ((name.startswith("__") and name.endswith("__")) or (
-                    name.startswith("_") and isinstance(value, (type, types.ModuleType)))):
+                    name.startswith("_") and isinstance(value, (type, types.ModuleType)))
+                    or _stdlib_setting(owner.__name__, name)):
                 continue
             if isinstance(value, type) and module:
                 out.append((owner, name, value, label + "." + name))
@@ -748,24 +766,36 @@ def _stdlib_state(modules):
     return out
 
 
-def _patched_by_installed_code(value):
-    """Whether `value`, put in the place of a standard-library function or class, is an
-    installed package's own Python code (gevent's or nest_asyncio's patches) or the grader's
-    files' (a conftest's): never the repository's, the standard library's under another name,
-    a C callable or a mock."""
+def _patched_by_installed_code(value, name):
+    """Whether `value`, put in the place of the standard library's `name`, is an installed
+    package's own Python code written for that place (gevent's `sleep` for time.sleep,
+    freezegun's classes) or a grader file's (a conftest's): a function of that name, a class
+    an installed module defines whose functions are named as they are bound. Never the
+    repository's, the standard library's under another name, a C callable, a mock, or an
+    installed function of another name (red team s48 round 2: pytest's saferepr as
+    math.isclose, a docstring-only hookspec as assertAlmostEqual)."""
     root = os.environ.get("FBKIT_TRACE_ROOT", "")
     grader = {os.path.realpath(os.path.join(root, rel)) for rel in _PROTECTED}
 
-    def installed(code):
-        return code is not None and (
+    def installed(code, as_name):
+        return code is not None and code.co_name == as_name and (
             (_trusted_code_object(code) and not _in_stdlib(code.co_filename))
             or _from_files(code, grader))
 
     if isinstance(value, type):
-        codes = [c for v in vars(value).values() for c in _value_codes(v) if c is not None]
-        return bool(codes) and all(installed(c) for c in codes)
+        module = sys.modules.get(getattr(value, "__module__", None) or "")
+        where = getattr(module, "__file__", None)
+        if not isinstance(where, str):
+            return False
+        real = os.path.realpath(where)
+        repo = os.path.realpath(root) + os.sep
+        if not ((real.startswith(_installed) and not real.startswith(repo) and not _in_stdlib(real))
+                or real in grader):
+            return False
+        members = [(k, c) for k, v in vars(value).items() for c in _value_codes(v) if c is not None]
+        return bool(members) and all(installed(c, k) for k, c in members)
     codes = _value_codes(value)
-    return bool(codes) and all(installed(c) for c in codes)
+    return bool(codes) and all(installed(c, name) for c in codes)
 
 
 def _check_stdlib_used():
@@ -777,7 +807,7 @@ def _check_stdlib_used():
     missing = object()
     for owner, name, value, label in _stdlib_at_start:
         now = vars(owner).get(name, missing)
-        if now is value or (now is not missing and _patched_by_installed_code(now)):
+        if now is value or (now is not missing and _patched_by_installed_code(now, name)):
             continue
         _integrity("the standard library's %s was %s while the tests ran"
                    % (label, "removed" if now is missing else "replaced"))
@@ -1067,9 +1097,26 @@ def _class_own(cls, files, name, paths):
         for key, value in _class_constants(files, name).items():
             if not _same_value(value, _class_value(cls, key, value)):
                 return False
+    import ast
     regenerated = []
+    node = _class_node(files, name)
     for key, member in vars(cls).items():
         codes = _value_codes(member)
+        # A method of the file runs with its module's namespace and the defaults its `def`
+        # writes (red team s48 round 2: the genuine __eq__'s code given a namespace whose
+        # close is always true; __init__ rebuilt with a tolerance of 1e300).
+        for func in _value_functions(member):
+            code = getattr(func, "__code__", None)
+            if not isinstance(func, types.FunctionType) or not _from_files(code, paths):
+                continue
+            if not _globals_from_files(func, paths):
+                return False
+            written = next((s for s in (node.body if node is not None else ())
+                            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and s.name == key and code.co_firstlineno in
+                            (s.lineno, *(d.lineno for d in s.decorator_list))), None)
+            if written is not None and not _defaults_as_written(func, files, key, written):
+                return False
         # What the body binds by `def` is a function of the file, code and all (a mock in
         # its place has no code to compare: red team s48).
         if body.get(key) == "def" and not any(c is not None and _from_files(c, paths) for c in codes):
@@ -1358,14 +1405,15 @@ def _stdlib_metaclass(meta):
     return True
 
 
-def _defaults_as_written(func, files, name):
+def _defaults_as_written(func, files, name, node=None):
     """Whether the defaults of a helper function are what its file's `def` gives them, where
     the file writes a literal or a name of the module (red team round 11: a library rebuilt
     the genuine helper from its own code with a tolerance of 1e9 for a default)."""
     import ast
-    node = next((n for f in files for n in _top_level(_helper_body(f))
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
-                None)
+    if node is None:
+        node = next((n for f in files for n in _top_level(_helper_body(f))
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+                    None)
     if node is None:
         return True
     namespace = getattr(func, "__globals__", {})
@@ -1453,16 +1501,17 @@ def _check_constants(rel, module):
 
 
 def _check_own_definitions(rel, module):
-    """Each function and class a helper file (not a conftest: pytest loads those) defines is,
-    in its module, that file's by _helpers_own, whether or not a test module imports it (red
-    team s48: a test importing only close_pair, whose close was forged in the helper's
-    namespace)."""
+    """Each function a helper file (not a conftest: pytest loads those) defines is, in its
+    module, that file's by _helpers_own, whether or not a test module imports it (red team
+    s48: a test importing only close_pair, whose close was forged in the helper's namespace).
+    Classes are judged where a test imports them (a class a third-party decorator makes,
+    attrs', holds code no file has)."""
     if rel == "conftest.py" or rel.endswith("/conftest.py"):
         return
     path = os.path.join(os.environ.get("FBKIT_TRACE_ROOT", ""), rel)
     paths = {os.path.realpath(path)}
     for name, kinds in sorted(_bindings(path).items()):
-        if kinds not in ({"def"}, {"class"}) or name not in vars(module):
+        if kinds != {"def"} or name not in vars(module):
             continue
         if _helpers_own(vars(module)[name], name, [path], paths) is False:
             _integrity("%s's %s is not that file's" % (rel, name))
@@ -1682,11 +1731,22 @@ def _file_objects_shape(module, rel):
         if isinstance(value, types.FunctionType) and os.path.realpath(value.__code__.co_filename) == path:
             out[name] = _innards(value) + (value.__globals__,)
         elif isinstance(value, type) and getattr(value, "__module__", None) == module.__name__:
+            # Its body's literals too, but those the file's code sets (a counter).
+            constants = set(_class_constants([path], name)) - _attributes_set(path)
             members = tuple(sorted(
-                ((k, v) for k, v in vars(value).items() if callable(v) or hasattr(type(v), "__get__")),
+                ((k, v) for k, v in vars(value).items()
+                 if callable(v) or hasattr(type(v), "__get__") or k in constants),
                 key=lambda kv: kv[0]))
             out[name] = (value.__bases__, type(value)) + members
     return out
+
+
+def _attributes_set(path):
+    """The attribute names the file at `path` assigns anywhere (`Approx.calls += 1`)."""
+    import ast
+    tree = _parsed_file(path)
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Store)} if tree is not None else set()
 
 
 def _shape_changed(then, now):
@@ -2485,7 +2545,6 @@ def pytest_runtest_logreport(report):
                           "message": message})
 
 
-@pytest.hookimpl(trylast=True)
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtestloop(session):
     yield
@@ -2498,6 +2557,7 @@ def pytest_runtestloop(session):
             _integrity("the standard library the tests use could not be checked: %s" % type(e).__name__)
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
     if _agent is None:
         return
@@ -2663,6 +2723,35 @@ _journal_objects_at_start = _journal_objects()
 _journal_lock_at_start = _agent.journal._lock if _agent is not None else None
 _journal_signer_at_start = _agent.journal._signer if _agent is not None else None
 _builtins_at_start = dict(vars(__import__("builtins")))
+
+
+def _watch_unittest_stop():
+    """unittest counts a test method that raised its private _ShouldStop as a pass (it stops a
+    failfast run after a failed subtest): one that raises it while the test has not failed is
+    named (red team s48 round 2: the library's length() raised it, and every unittest test
+    calling it passed)."""
+    import unittest.case as case
+    call = getattr(case.TestCase, "_callTestMethod", None)
+    stop = getattr(case, "_ShouldStop", None)
+    if call is None or not isinstance(stop, type):
+        return
+
+    def _callTestMethod(self, method):
+        try:
+            return call(self, method)
+        except stop:
+            outcome = getattr(self, "_outcome", None)
+            if outcome is None or getattr(outcome, "success", False):
+                _integrity("%s raised unittest's _ShouldStop, which unittest counts as a pass"
+                           % self.id())
+            raise
+
+    case.TestCase._callTestMethod = _callTestMethod
+    _trusted_code[1].add(id(_callTestMethod.__code__))  # the grader's own frame below the test
+
+
+if _checks and _agent is not None:
+    _watch_unittest_stop()
 _stdlib_at_start = _stdlib_state(_stdlib_used()) if _checks else []
 
 

@@ -2103,3 +2103,81 @@ def test_a_helper_modules_own_definitions_are_its_files(tmp_path, monkeypatch):
     module.close = lambda *a, **k: True
     fbkit_agent._check_own_definitions("fbkit_test_helpers_mod.py", module)
     assert found == ["fbkit_test_helpers_mod.py's close is not that file's"]
+
+
+def test_the_stdlib_the_tests_use_is_checked_but_not_its_settings(monkeypatch):
+    # Red team s48: math.isclose made always true by the library. Process hooks and how
+    # warnings are shown are settings (pytest's catch_warnings swaps them around the session's
+    # end; a CLI library installs an excepthook): not compared.
+    import math
+    import warnings
+    import fbkit_agent
+    state = fbkit_agent._stdlib_state({"math": math, "sys": sys, "warnings": warnings})
+    labels = {label for _, _, _, label in state}
+    assert "math.isclose" in labels and "warnings.warn" in labels
+    assert "sys.excepthook" not in labels and "warnings._showwarnmsg_impl" not in labels
+    monkeypatch.setattr(fbkit_agent, "_stdlib_at_start", state)
+    found = []
+    monkeypatch.setattr(fbkit_agent, "_integrity", lambda message, flush=False: found.append(message))
+    fbkit_agent._check_stdlib_used()
+    assert found == []
+    monkeypatch.setattr(sys, "excepthook", lambda *a: None)
+    monkeypatch.setattr(math, "isclose", lambda *a, **k: True)
+    fbkit_agent._check_stdlib_used()
+    assert found == ["the standard library's math.isclose was replaced while the tests ran"]
+
+
+def test_an_installed_function_stands_for_a_stdlib_one_only_under_its_own_name():
+    # Red team s48 round 2: pytest's saferepr (truthy for any pair) as math.isclose.
+    import fbkit_agent
+    from _pytest._io.saferepr import saferepr
+    assert not fbkit_agent._patched_by_installed_code(saferepr, "isclose")
+    assert fbkit_agent._patched_by_installed_code(saferepr, "saferepr")
+    assert not fbkit_agent._patched_by_installed_code(lambda *a, **k: True, "isclose")
+
+
+def test_a_unittest_test_that_raises_should_stop_unfailed_is_named(monkeypatch):
+    # Red team s48 round 2: unittest counts a test method that raised _ShouldStop as a pass.
+    import unittest
+    import unittest.case
+    import fbkit_agent
+    found = []
+    monkeypatch.setattr(fbkit_agent, "_integrity", lambda message, flush=False: found.append(message))
+    monkeypatch.setattr(unittest.case.TestCase, "_callTestMethod", unittest.case.TestCase._callTestMethod)
+    fbkit_agent._watch_unittest_stop()
+
+    class Case(unittest.TestCase):
+        def test_stops(self):
+            raise unittest.case._ShouldStop()
+
+        def test_fails(self):
+            self.assertEqual(1, 2)
+
+    result = unittest.TestResult()
+    Case("test_stops").run(result)
+    assert result.wasSuccessful()  # what unittest says
+    assert len(found) == 1 and "test_stops raised unittest's _ShouldStop" in found[0]
+    Case("test_fails").run(result)
+    assert len(found) == 1 and len(result.failures) == 1
+
+
+def test_a_helper_classs_methods_run_with_their_namespace_and_written_defaults(tmp_path, monkeypatch):
+    # Red team s48 round 2: __eq__'s own code given a namespace whose close is always true;
+    # __init__ rebuilt with a looser default tolerance.
+    import fbkit_agent
+    module, files, paths = _helper_class(tmp_path, _HONEST_CLASSES["plain"], monkeypatch)
+    genuine = module.Approx
+    eq, init = vars(genuine)["__eq__"], vars(genuine)["__init__"]
+    namespace = dict(vars(module), close=lambda *a, **k: True)
+    forged_eq = types.FunctionType(eq.__code__, namespace, "__eq__")
+    forged_init = types.FunctionType(init.__code__, vars(module), "__init__", (1e300,))
+    for what, key, value in (("namespace", "__eq__", forged_eq), ("defaults", "__init__", forged_init)):
+        forged = type("Approx", (), dict(vars(genuine), **{key: value}))
+        assert not fbkit_agent._class_own(forged, files, "Approx", paths), what
+    assert fbkit_agent._class_own(genuine, files, "Approx", paths)
+    # Its literal TOL changed after collection is a change in place; a counter the file sets
+    # is not.
+    before = fbkit_agent._file_objects_shape(module, "fbkit_test_helpers_mod.py")
+    monkeypatch.setattr(genuine, "TOL", 1e300)
+    after = fbkit_agent._file_objects_shape(module, "fbkit_test_helpers_mod.py")
+    assert fbkit_agent._shape_changed(before["Approx"], after["Approx"])
