@@ -3,20 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "util/strings.h"
+
 namespace fbkit::util {
 namespace {
-
-std::vector<std::string_view> Lines(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t b = 0;
-  while (b < s.size()) {
-    size_t e = s.find('\n', b);
-    if (e == std::string_view::npos) e = s.size() - 1;
-    out.push_back(s.substr(b, e - b + 1));
-    b = e + 1;
-  }
-  return out;
-}
 
 // `line` without its line end.
 std::string WithoutLineEnd(std::string_view line) {
@@ -72,7 +62,7 @@ void ReadHeaders(const std::vector<std::string_view>& lines, bool git, FilePatch
 }  // namespace
 
 Expected<std::vector<FilePatch>> ParsePatch(std::string_view diff) {
-  auto lines = Lines(diff);
+  auto lines = LinesWithEnds(diff);
   bool git = std::any_of(lines.begin(), lines.end(),
                          [](std::string_view l) { return StartsWith(l, "diff --git "); });
   std::vector<size_t> starts;

@@ -97,4 +97,16 @@ std::string Base64Lines(std::string_view data) {
   return out;
 }
 
+std::vector<std::string_view> LinesWithEnds(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t b = 0;
+  while (b < s.size()) {
+    size_t e = s.find('\n', b);
+    if (e == std::string_view::npos) e = s.size() - 1;
+    out.push_back(s.substr(b, e - b + 1));
+    b = e + 1;
+  }
+  return out;
+}
+
 }  // namespace fbkit::util

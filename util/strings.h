@@ -39,6 +39,9 @@ std::vector<std::string> Split(const std::string& s, char sep);
 // can be large.
 std::vector<std::string_view> Records(std::string_view s, char sep);
 
+// The lines of `s`, each with its '\n' (the last without one when `s` does not end in one).
+std::vector<std::string_view> LinesWithEnds(std::string_view s);
+
 // The lines of `text` with their 1-based numbers, '\n' removed (a last line without one
 // counts; a final '\n' starts no line).
 std::vector<std::pair<size_t, std::string>> NumberedLines(const std::string& text);

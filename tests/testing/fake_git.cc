@@ -12,13 +12,7 @@ namespace {
 // A file's lines, each with its '\n'; the last without one when the file does not end in one.
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
-  size_t b = 0;
-  while (b < text.size()) {
-    size_t e = text.find('\n', b);
-    if (e == std::string::npos) e = text.size() - 1;
-    out.push_back(text.substr(b, e - b + 1));
-    b = e + 1;
-  }
+  for (std::string_view line : util::LinesWithEnds(text)) out.emplace_back(line);
   return out;
 }
 

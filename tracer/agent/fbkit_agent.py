@@ -1420,16 +1420,10 @@ def _defaults_as_written(func, files, name, node=None):
     unknown = object()
 
     def written(expr):
-        try:
-            return ast.literal_eval(expr)
-        except Exception:
-            pass
-        if isinstance(expr, ast.Name):
-            for f in files:
-                if expr.id in _constants(f):
-                    return _constants(f)[expr.id]
-            return namespace.get(expr.id, unknown)
-        return unknown
+        value = _written_value(expr, files)
+        if value is not _NOT_WRITTEN:
+            return value
+        return namespace.get(expr.id, unknown) if isinstance(expr, ast.Name) else unknown
 
     def same(expected, actual):
         return expected is unknown or expected is actual or (
