@@ -1293,9 +1293,19 @@ def _class_body_names(files, name):
     return out
 
 
+_class_constants_cache = {}  # (helper files, class name) -> _class_constants
+
+
 def _class_constants(files, name):
     """Name -> value of what the body of helper class `name` binds once to a literal
     (`TOL = 1e-9`, `tol: float = 1e-9`, or to a name the file binds once to one)."""
+    key = (tuple(files), name)
+    if key not in _class_constants_cache:
+        _class_constants_cache[key] = _class_constants_of(files, name)
+    return _class_constants_cache[key]
+
+
+def _class_constants_of(files, name):
     import ast
     node = _class_node(files, name)
     out, counts = {}, {}
@@ -1735,12 +1745,19 @@ def _file_objects_shape(module, rel):
     return out
 
 
+_attributes_set_cache = {}  # helper file -> _attributes_set(file)
+
+
 def _attributes_set(path):
-    """The attribute names the file at `path` assigns anywhere (`Approx.calls += 1`)."""
+    """The attribute names the file at `path` assigns anywhere (`Approx.calls += 1`); parsed
+    once (the shapes are taken after every test)."""
     import ast
-    tree = _parsed_file(path)
-    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-            and isinstance(n.ctx, ast.Store)} if tree is not None else set()
+    if path not in _attributes_set_cache:
+        tree = _parsed_file(path)
+        _attributes_set_cache[path] = {
+            n.attr for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)} if tree is not None else set()
+    return _attributes_set_cache[path]
 
 
 def _shape_changed(then, now):

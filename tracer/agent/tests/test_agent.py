@@ -2030,7 +2030,8 @@ def _helper_class(tmp_path, source, monkeypatch):
     path.write_text(_HELPERS_HEAD + source)
     monkeypatch.setenv("FBKIT_TRACE_ROOT", str(tmp_path))
     monkeypatch.syspath_prepend(str(tmp_path))
-    for cache in (fbkit_agent._parsed, fbkit_agent._helper_bindings, fbkit_agent._helper_constants):
+    for cache in (fbkit_agent._parsed, fbkit_agent._helper_bindings, fbkit_agent._helper_constants,
+                  fbkit_agent._attributes_set_cache, fbkit_agent._class_constants_cache):
         cache.clear()
     sys.modules.pop("fbkit_test_helpers_mod", None)
     module = importlib.import_module("fbkit_test_helpers_mod")
