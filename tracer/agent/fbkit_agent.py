@@ -1306,20 +1306,37 @@ def _class_constants(files, name):
 
 
 def _class_constants_of(files, name):
-    import ast
     node = _class_node(files, name)
-    out, counts = {}, {}
-    for s in node.body if node is not None else ():
+    return _literals_bound_once(node.body if node is not None else [],
+                                lambda expr: _written_value(expr, files), True)
+
+
+def _literals_bound_once(statements, value_of, annotated):
+    """Name -> value of the names `statements` bind exactly once (an assignment, a `def`, a
+    `class` or an import counting as one each), by `NAME = EXPR` (and `NAME: T = EXPR` when
+    `annotated`) whose EXPR `value_of` can tell (raising, or returning _NOT_WRITTEN, when it
+    cannot)."""
+    import ast
+    values, stores = {}, {}
+    for s in statements:
         target = (s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else
-                  s.target if isinstance(s, ast.AnnAssign) and s.value is not None else None)
-        for t in ast.walk(s):
-            if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
-                counts[t.id] = counts.get(t.id, 0) + 1
+                  s.target if annotated and isinstance(s, ast.AnnAssign) and s.value is not None
+                  else None)
         if isinstance(target, ast.Name):
-            value = _written_value(s.value, files)
+            try:
+                value = value_of(s.value)
+            except Exception:
+                value = _NOT_WRITTEN
             if value is not _NOT_WRITTEN:
-                out[target.id] = value
-    return {k: v for k, v in out.items() if counts.get(k) == 1}
+                values[target.id] = value
+        names = [t.id for t in ast.walk(s) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)]
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(s.name)
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            names += [a.asname or a.name.split(".")[0] for a in s.names]
+        for n in names:
+            stores[n] = stores.get(n, 0) + 1
+    return {n: v for n, v in values.items() if stores.get(n) == 1}
 
 
 def _written_value(expr, files):
@@ -1463,23 +1480,9 @@ def _constants(path):
         return _helper_constants[path]
     tree = _parsed_file(path)
     declared = _globals_declared(tree) if tree is not None else set()
-    literals, stores = {}, {}
-    for node in _top_level(_helper_body(path)):
-        if isinstance(node, (ast.If, ast.Try)):
-            continue
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                literals[node.targets[0].id] = ast.literal_eval(node.value)
-            except Exception:
-                pass
-        names = [t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)]
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names += [a.asname or a.name.split(".")[0] for a in node.names]
-        for n in names:
-            stores[n] = stores.get(n, 0) + 1
-    constants = {n: v for n, v in literals.items() if stores.get(n) == 1 and n not in declared}
+    statements = [n for n in _top_level(_helper_body(path)) if not isinstance(n, (ast.If, ast.Try))]
+    constants = {n: v for n, v in _literals_bound_once(statements, ast.literal_eval, False).items()
+                 if n not in declared}
     _helper_constants[path] = constants
     return constants
 
