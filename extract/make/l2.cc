@@ -10,6 +10,7 @@
 #include "extract/taskdir/task_dir.h"
 #include "parser/modules.h"
 #include "runner/repo_files.h"
+#include "util/strings.h"
 
 namespace fbkit::extract::make {
 
@@ -393,6 +394,73 @@ std::vector<std::string> LoadedTestModules(const Repo& repo, const std::string& 
 
 namespace {
 
+// The files pytest may take its configuration from when it runs `f2p`: in its directory and
+// every parent up to the root, in pytest's order within a directory.
+std::vector<std::string> ConfigCandidates(const std::string& f2p) {
+  std::vector<std::string> out;
+  for (std::string dir = util::DirName(f2p);;) {
+    bool root = dir.empty() || dir == ".";
+    for (const char* name : {"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"}) {
+      out.push_back(root ? name : dir + "/" + name);
+    }
+    if (root) break;
+    size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos ? "" : dir.substr(0, slash);
+  }
+  return out;
+}
+
+// `text` with the package's module paths renamed in its pytest sections (a section whose
+// header names pytest: `[pytest]`, `[tool:pytest]`, `[tool.pytest.ini_options]`), and what a
+// renamed path that is no module names from agent_code (a warning filter's category,
+// `ignore::pkg.warnings.Weak`) added to `uses` as "from agent_code.warnings import Weak".
+std::string RedirectConfig(const Repo& repo, const std::string& package, const std::string& text,
+                           std::set<std::string>* uses) {
+  std::string out;
+  bool in = false;
+  for (const auto& line : util::LinesWithEnds(text)) {
+    size_t first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line[first] == '[') {
+      in = line.find("pytest") != std::string::npos;
+    }
+    std::string renamed = in ? RenameModulePaths(repo, package, line) : std::string(line);
+    for (size_t at = renamed.find("agent_code."); at != std::string::npos && renamed != line;
+         at = renamed.find("agent_code.", at + 1)) {
+      if (at > 0 && (IdentChar(renamed[at - 1]) || renamed[at - 1] == '.')) continue;
+      size_t end = at;
+      while (end < renamed.size() && (IdentChar(renamed[end]) || renamed[end] == '.')) ++end;
+      std::string dotted = package + renamed.substr(at + 10, end - at - 10);
+      size_t dot = dotted.rfind('.');
+      if (repo.ModuleFile(dotted) || !repo.ModuleFile(dotted.substr(0, dot))) continue;
+      uses->insert("from " + Renamed(dotted.substr(0, dot), package) + " import " +
+                   dotted.substr(dot + 1));
+    }
+    out += renamed;
+  }
+  return out;
+}
+
+}  // namespace
+
+util::Expected<std::vector<ConfigRedirect>> RedirectedConfigs(util::Env& env, const Repo& repo,
+                                                              const std::string& f2p,
+                                                              const std::string& package,
+                                                              std::set<std::string>* uses) {
+  std::vector<ConfigRedirect> out;
+  for (const auto& path : ConfigCandidates(f2p)) {
+    std::string full = util::JoinPath(repo.root(), path);
+    auto info = env.Stat(full, false);
+    if (!info.ok() || info->type != util::FileType::kRegular) continue;
+    auto text = env.ReadFile(full);
+    if (!text.ok()) return text.failure();
+    std::string redirected = RedirectConfig(repo, package, *text, uses);
+    if (redirected != *text) out.push_back({path, std::move(*text), std::move(redirected)});
+  }
+  return out;
+}
+
+namespace {
+
 // The one top-level package the top objects come from, and its directory.
 util::Expected<std::pair<std::string, std::string>> PackageOf(const Repo& repo,
                                                               const std::vector<Ent>& tops) {
@@ -456,6 +524,14 @@ util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
     redirected.emplace_back(path, *text);
     TestUses(repo, repo.files()[file], l2->package, &uses);
   }
+  auto configs = RedirectedConfigs(env, repo, f2p, l2->package, &uses);
+  if (!configs.ok()) return configs.failure();
+  std::vector<std::pair<std::string, std::string>> originals;  // path -> text before
+  for (const auto& [path, text] : redirected) originals.emplace_back(path, repo.source(*repo.FileOf(path)));
+  for (auto& c : *configs) {
+    originals.emplace_back(c.path, std::move(c.original));
+    redirected.emplace_back(c.path, std::move(c.redirected));
+  }
   l2->test_uses.assign(uses.begin(), uses.end());
   for (const auto& c : redirected) l2->redirected.push_back(c.first);
   if (auto s = env.MakeDirs(work); !s.ok()) return s;
@@ -465,8 +541,8 @@ util::Status TestPatch(util::Env& env, runner::Git& git, const Repo& repo,
     if (auto s = env.MakeDirs(util::DirName(dst)); !s.ok()) return s;
     return env.WriteFileAtomic(dst, text);
   };
-  for (const auto& [path, text] : redirected) {
-    if (auto s = write(path, repo.source(*repo.FileOf(path))); !s.ok()) return s;
+  for (const auto& [path, text] : originals) {
+    if (auto s = write(path, text); !s.ok()) return s;
   }
   if (!redirected.empty()) {
     for (const auto& args : std::vector<std::vector<std::string>>{

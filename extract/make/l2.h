@@ -12,6 +12,7 @@
 // literals (protocols 0-2) are renamed too.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,24 @@ struct PackageSources {
   std::string built_dir;
   std::vector<std::string> built_files;
 };
+
+// A pytest configuration file of the repository as the L2 test patch redirects it.
+struct ConfigRedirect {
+  std::string path;  // root-relative
+  std::string original;
+  std::string redirected;
+};
+
+// The pytest configuration files pytest may take for `f2p` (pytest.ini, .pytest.ini,
+// pyproject.toml, tox.ini, setup.cfg in its directory or above) whose pytest sections name
+// the package's modules, those renamed to agent_code: a warning filter on the package's own
+// warning class must name agent_code's (pyjwt's `"ignore::jwt.warnings.InsecureKeyLengthWarning"`
+// under `"error"`). What such a path names from agent_code that is no module (the filter's
+// category) is added to `uses` ("from agent_code.warnings import InsecureKeyLengthWarning").
+util::Expected<std::vector<ConfigRedirect>> RedirectedConfigs(util::Env& env, const Repo& repo,
+                                                              const std::string& f2p,
+                                                              const std::string& package,
+                                                              std::set<std::string>* uses);
 
 util::Expected<Level2> WriteLevel2(util::Env& env, runner::Git& git, const Repo& repo,
                                    parser::PythonParser& parser, const std::string& f2p,

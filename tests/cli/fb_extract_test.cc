@@ -706,6 +706,11 @@ TEST(L2E2E, APackageWithItsOwnTestsAndDottedSelfImportsGivesALevel2Task) {
       << test_patch;
   EXPECT_NE(test_patch.find("+import agent_code.stats, agent_code as calc"), std::string::npos)
       << test_patch;
+  // L6: pytest's warning filter on the package's module names agent_code's.
+  EXPECT_NE(test_patch.find("+++ b/pytest.ini\n"), std::string::npos) << test_patch;
+  EXPECT_NE(test_patch.find("+    ignore:mean .* is no whole number:UserWarning:agent_code.stats\n"),
+            std::string::npos)
+      << test_patch;
 }
 
 // fixtures/top_objects_shared: a class every test file uses, two methods of which only

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,35 @@ TEST_F(L2Test, TheTestModulesLoadedAreTheConftestsThenTheTestHelpersImportedTran
   EXPECT_EQ(LoadedTestModules(*repo_, "tests/test_x.py"),
             (std::vector<std::string>{"conftest.py", "pkg/tests/__init__.py",
                                       "pkg/tests/checks.py"}));
+}
+
+// The repository's pytest configuration names the package's modules in its warning filters
+// (pyjwt: `"error"` then `"ignore::jwt.warnings.InsecureKeyLengthWarning"`): the L2 test patch
+// renames them in pytest's sections only, and what a filter reads from agent_code (the
+// category class) is one more name the tests need.
+TEST_F(L2Test, PytestConfigurationNamingThePackageIsRedirectedInItsPytestSectionsOnly) {
+  ASSERT_TRUE(Redirect("from pkg import Bad\n").ok());
+  const std::string toml =
+      "[project]\nname = \"pkg\"\nscripts = {x = \"pkg.errors:main\"}\n"
+      "[tool.pytest.ini_options]\nfilterwarnings = [\n    \"error\",\n"
+      "    \"ignore::pkg.errors.Bad\",\n    \"ignore:old:DeprecationWarning:pkg.errors\",\n"
+      "    \"ignore::pkg.nothing.X\",\n]\n[tool.other]\nx = \"pkg.errors\"\n";
+  env_.AddFile("/r/pyproject.toml", toml);
+  env_.AddFile("/r/tests/tox.ini", "[flake8]\nx = pkg.errors\n");  // no pytest section
+  env_.AddFile("/r/other/setup.cfg", "[tool:pytest]\nfilterwarnings = ignore::pkg.errors.Bad\n");
+  std::set<std::string> uses;
+  auto got = RedirectedConfigs(env_, *repo_, "tests/test_x.py", "pkg", &uses);
+  ASSERT_TRUE(got.ok()) << got.error();
+  ASSERT_EQ(got->size(), 1u);  // not other/setup.cfg: not above the test file
+  EXPECT_EQ((*got)[0].path, "pyproject.toml");
+  EXPECT_EQ((*got)[0].original, toml);
+  EXPECT_EQ((*got)[0].redirected,
+            "[project]\nname = \"pkg\"\nscripts = {x = \"pkg.errors:main\"}\n"
+            "[tool.pytest.ini_options]\nfilterwarnings = [\n    \"error\",\n"
+            "    \"ignore::agent_code.errors.Bad\",\n"
+            "    \"ignore:old:DeprecationWarning:agent_code.errors\",\n"
+            "    \"ignore::pkg.nothing.X\",\n]\n[tool.other]\nx = \"pkg.errors\"\n");
+  EXPECT_EQ(uses, (std::set<std::string>{"from agent_code.errors import Bad"}));
 }
 
 }  // namespace
