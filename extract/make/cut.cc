@@ -325,7 +325,10 @@ class Planner {
   static void SignatureNames(const Entity& e, std::set<std::string>* out) {
     const std::string& sig = e.signature;
     auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
-    bool is_def = e.kind != EntityKind::kClass;
+    // Only a def's parameter list binds names: not the brackets of its return annotation
+    // (`-> tuple[sql.Statement, ...]` reads the module `sql`, sqlparse's parse()), nor its
+    // type parameters'.
+    bool params_ahead = e.kind != EntityKind::kClass, in_params = false;
     int depth = 0;
     bool param_next = false;  // the next name at depth 1 is a parameter
     for (size_t i = 0; i < sig.size();) {
@@ -335,9 +338,12 @@ class Planner {
         ++i;
         continue;
       }
-      if (ch == '(' || ch == '[' || ch == '{') param_next = ++depth == 1 && is_def;
-      if (ch == ')' || ch == ']' || ch == '}') --depth;
-      if (ch == ',' && depth == 1) param_next = is_def;
+      if (ch == '(' || ch == '[' || ch == '{') {
+        if (++depth == 1 && ch == '(' && params_ahead) in_params = true, params_ahead = false;
+        param_next = depth == 1 && in_params;
+      }
+      if ((ch == ')' || ch == ']' || ch == '}') && --depth == 0) in_params = false;
+      if (ch == ',' && depth == 1) param_next = in_params;
       if (!ident(ch) || std::isdigit(static_cast<unsigned char>(ch)) ||
           (i > 0 && sig[i - 1] == '.')) {
         ++i;

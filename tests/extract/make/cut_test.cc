@@ -148,6 +148,19 @@ TEST_F(CutTest, SignaturesAndDecoratorsOfUnexecutedCodeStillConflict) {
   EXPECT_EQ(r.reasons, std::vector<std::string>{"m.py::f uses unit"});
 }
 
+// A return annotation's brackets are no parameter list: `-> tuple[sql.Statement, ...]` reads
+// the module `sql` when the def runs (sqlparse's parse(), whose parameter is named `sql` too;
+// the cut removed Statement and the package no longer imported).
+TEST_F(CutTest, AReturnAnnotationsSubscriptReadsItsNamesAtImportTime) {
+  std::set<std::string> none;
+  auto r = Cut({{"pkg/__init__.py",
+                 "from pkg import sql\n\n\ndef parse(sql: str, n: int = 1) -> tuple[sql.Statement, "
+                 "...]:\n    return ()\n"},
+                {"pkg/sql.py", "class Statement:\n    pass\n"}},
+               {"pkg/sql.py::Statement"}, {}, IdRules{&none, false});
+  EXPECT_EQ(Ids(r.conflicts), std::vector<std::string>{"pkg/sql.py::Statement"});
+}
+
 // Import-time code reading a removed member of a class that stays keeps the member.
 TEST_F(CutTest, ModuleLevelIntrospectionOfAMethodKeepsIt) {
   std::set<std::string> none;
