@@ -128,7 +128,12 @@ def _machinery_entries():
                 yield space, attr, value, name + "." + attr
                 members = vars(value)
                 for member, obj in list(members.items()):
-                    if callable(obj) or isinstance(obj, (property, staticmethod, classmethod)):
+                    # Data too (red team s49 round 3: ApproxScalar.DEFAULT_RELATIVE_TOLERANCE
+                    # set to 1e300 made every approx comparison true).
+                    # Public names only: pytest keeps its own state in private ones
+                    # (pytestPDB._config, _pytest_diamond_inheritance_warning_shown).
+                    if not member.startswith("_") or callable(obj) \
+                            or isinstance(obj, (property, staticmethod, classmethod)):
                         yield members, member, obj, name + "." + attr + "." + member
 
 
@@ -220,6 +225,8 @@ def _judge_replacement(value, what, config=None):
 
 _installed = _installed_dirs()
 _machinery_at_start = _pytest_machinery() if os.environ.get("FBKIT_TRACE_CHECKS") == "1" else {}
+_module_types_at_start = ({name: (module, type(module)) for name, module in _pytest_modules()}
+                          if os.environ.get("FBKIT_TRACE_CHECKS") == "1" else {})
 
 
 def _check_pytest_machinery(config):
@@ -683,6 +690,12 @@ _STDLIB_NOT_IMPORTED = frozenset({"this", "antigravity", "idlelib", "turtle", "t
                                   "lib2to3", "pydoc_data", "ensurepip", "venv"})
 
 
+# Standard-library modules pytest's own comparisons run on, whether or not a test imports
+# them: pytest.raises(match=) searches with re, approx computes with math (red team s49 round
+# 3 armed re's cache with a dict subclass whose searches always matched).
+_STDLIB_PYTEST_USES = ("re", "math", "operator", "difflib", "pprint", "copy")
+
+
 def _stdlib_used():
     """The standard library's modules the grader's Python files import anywhere in their code
     (`import math`, `from unittest import TestCase`), loaded now, before any repository code
@@ -700,6 +713,7 @@ def _stdlib_used():
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 names.add(node.module)
                 names.update(node.module + "." + a.name for a in node.names if a.name != "*")
+    names.update(_STDLIB_PYTEST_USES)
     out = {}
     for name in sorted(names):
         top = name.split(".")[0]
@@ -811,6 +825,75 @@ def _check_stdlib_used():
             continue
         _integrity("the standard library's %s was %s while the tests ran"
                    % (label, "removed" if now is missing else "replaced"))
+    _check_stdlib_extras(_stdlib_extras_at_start)
+
+
+def _stdlib_extras(modules, state):
+    """Beside _stdlib_state's entries, what red team s49 round 3 changed without replacing
+    any of them: each module's type and its sys.modules entry (a ModuleType subclass whose
+    __getattribute__ serves fakes), each entry's code, defaults and closure (changed in
+    place), each class's own names (a __getattribute__ added to unittest.TestCase), and the
+    types the modules' values have (re._cache swapped for a dict subclass that lies)."""
+    known = set()
+    for module in list(sys.modules.values()):
+        for value in list(getattr(module, "__dict__", {}).values()):
+            if isinstance(value, type):
+                known.add(id(value))
+    keep = []  # the known types stay alive, so their ids stay theirs
+    for name, module in modules.items():
+        for value in list(vars(module).values()):
+            known.add(id(type(value)))
+            keep.append(type(value))
+    return {"modules": {name: (module, type(module)) for name, module in modules.items()},
+            "innards": {label: _innards(value) for _, _, value, label in state},
+            "classes": [(value, label, frozenset(vars(value))) for _, _, value, label in state
+                        if isinstance(value, type)
+                        and (getattr(value, "__module__", None) or "").split(".")[0]
+                        in sys.stdlib_module_names],
+            "types": {name: {k: type(v) for k, v in list(vars(module).items())}
+                      for name, module in modules.items()
+                      if name != "sys" and not _stdlib_setting(name, "")},
+            "known": known, "keep": keep}
+
+
+def _check_stdlib_extras(extras):
+    """The changes _stdlib_extras describes, each a finding unless an installed package's own
+    code made it (_patched_by_installed_code)."""
+    missing = object()
+    for name, (module, kind) in sorted(extras.get("modules", {}).items()):
+        if type(module) is not kind or sys.modules.get(name, module) is not module:
+            _integrity("the standard library's module %s was replaced while the tests ran"
+                       % name)
+    for owner, name, value, label in _stdlib_at_start:
+        then = extras.get("innards", {}).get(label)
+        now = _innards(value)
+        if (then is not None and now is not None and vars(owner).get(name, missing) is value
+                and any(a is not b for a, b in zip(now, then))):
+            _integrity("the standard library's %s was changed while the tests ran (its code, "
+                       "in place)" % label)
+    for cls, label, keys in extras.get("classes", []):
+        for name in sorted(set(vars(cls)) - keys):
+            value = vars(cls)[name]
+            # Code only: the standard library caches data on its classes (copyreg's
+            # __slotnames__ when an instance is copied).
+            if not (callable(value) or hasattr(type(value), "__get__")):
+                continue
+            if not _patched_by_installed_code(value, name):
+                _integrity("the standard library's %s gained %s while the tests ran"
+                           % (label, name))
+    known = extras.get("known", set())
+    for name, types_then in sorted(extras.get("types", {}).items()):
+        module = extras["modules"][name][0]
+        for key, value in sorted(list(vars(module).items()), key=lambda kv: kv[0]):
+            kind = type(value)
+            if _stdlib_setting(name, key) or kind is types_then.get(key, kind) or id(kind) in known:
+                continue
+            if kind.__flags__ & (1 << 9) == 0:  # a static (C) type: Py_TPFLAGS_HEAPTYPE unset
+                continue
+            if _patched_by_installed_code(kind, key):
+                continue
+            _integrity("the standard library's %s.%s holds a %s.%s made while the tests ran"
+                       % (name, key, getattr(kind, "__module__", "?"), kind.__qualname__))
 
 
 def _check_own_state():
@@ -996,6 +1079,91 @@ def _imported_names(module, tree):
     return out
 
 
+def _stdlib_expected(name, attr):
+    """What a grader file's `import name` (attr None) or `from name import attr` binds when
+    the standard library is as _stdlib_used loaded it; None when that is not the standard
+    library's or was not snapshotted."""
+    modules = _stdlib_modules_used
+    if attr is None or name + "." + attr in modules:
+        return modules.get(name if attr is None else name + "." + attr)
+    if name not in modules:
+        return None
+    for owner, key, value, label in _stdlib_at_start:
+        if owner is modules[name] and key == attr:
+            return value
+    return None
+
+
+def _check_stdlib_bindings(rel, module, tree):
+    """A grader module's names bound once, by an import of the standard library, must hold
+    what that import gave when the session started, and its classes the standard library's
+    bases they name (red team s49 round 3: a proxy put in sys.modules["math"] while the test
+    module imported it; unittest's module served a TestCase whose asserts pass, and the
+    test's class derived from it). An installed package's own code in its place is no
+    finding (_patched_by_installed_code)."""
+    import ast
+    imported = _imported_names(module, tree)
+    counts = {}  # local name -> how many imports bind it, in `if` and `try` blocks too
+    for node in _top_level(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                local = a.asname or a.name.split(".")[0]
+                counts[local] = counts.get(local, 0) + 1
+    kinds = _bindings(os.path.join(os.environ.get("FBKIT_TRACE_ROOT", ""), rel))
+    expected = {}
+    for local, name, attr in imported:
+        if counts[local] != 1 or kinds.get(local) != {"import"}:
+            continue
+        want = _stdlib_expected(name, attr)
+        if want is not None:
+            expected[local] = (want, name if attr is None else name + "." + attr)
+    space = vars(module)
+    for local, (want, label) in sorted(expected.items()):
+        now = space.get(local, want)
+        if now is not want and not _patched_by_installed_code(now, label.rsplit(".", 1)[-1]):
+            _integrity("%s's %s is not the standard library's %s" % (rel, local, label))
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or kinds.get(node.name) != {"class"}:
+            continue
+        cls = space.get(node.name)
+        if not isinstance(cls, type):
+            continue
+        for base in node.bases:
+            want = None
+            if isinstance(base, ast.Name) and base.id in expected:
+                want = expected[base.id][0]
+            elif (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name)
+                  and base.value.id in expected
+                  and isinstance(expected[base.value.id][0], types.ModuleType)):
+                want = _stdlib_expected(expected[base.value.id][0].__name__, base.attr)
+            if isinstance(want, type) and want not in cls.__bases__:
+                _integrity("%s's class %s does not derive from the standard library's %s"
+                           % (rel, node.name, ast.unparse(base)))
+
+
+_module_types_flagged = set()
+
+
+def _check_module_types(item):
+    """Before each test's call: pytest's modules, the standard library's the grader's files
+    use, the grader's own modules and the test's module keep the type they were loaded with
+    (red team s49 round 3: a ModuleType subclass assigned to a module's __class__ served
+    forged attributes while its namespace stayed as it was)."""
+    pairs = [(name, module, kind) for name, (module, kind) in _module_types_at_start.items()]
+    for name, (module, kind) in _stdlib_extras_at_start.get("modules", {}).items():
+        pairs.append((name, module, kind))
+    for rel, entry in _namespaces.items():
+        pairs.append((rel, entry[0], types.ModuleType))
+    test_module = getattr(item, "module", None)
+    if test_module is not None:
+        pairs.append((item.nodeid.split("::")[0], test_module, types.ModuleType))
+    for name, module, kind in pairs:
+        if type(module) is not kind and name not in _module_types_flagged:
+            _module_types_flagged.add(name)
+            _integrity("the module %s was given another type while the tests ran (%s)"
+                       % (name, type(module).__name__))
+
+
 def _check_namespaces(session):
     """Each graded test module's names that its imports bind to one of the grader's own Python
     files (a helper module) must hold that file's code: a module the library put in
@@ -1015,6 +1183,7 @@ def _check_namespaces(session):
         _kept_shapes[rel] = _file_objects_shape(module, rel)
         _check_builtins_bound(rel, module, tree)
         _check_constants(rel, module)
+        _check_stdlib_bindings(rel, module, tree)
         for local, name, attr in _imported_names(module, tree):
             files = (side.get(name + "." + attr) if attr else None) or side.get(name, set())
             if not files or local not in vars(module):
@@ -1617,6 +1786,7 @@ def _keep_side_modules(root):
         _kept_shapes[rel] = _file_objects_shape(module, rel)
         _check_builtins_bound(rel, module, tree)
         _check_constants(rel, module)
+        _check_stdlib_bindings(rel, module, tree)
         _check_own_definitions(rel, module)
 
 
@@ -2174,6 +2344,22 @@ class _L2Check:
         self.site = os.path.realpath(site) + os.sep
         self.originals = tuple(os.path.realpath(o) + os.sep for o in originals if o)
         self.imported = set()
+        self.read = set()  # the original library's Python files agent_code opened
+
+    def audit(self, event, args):
+        """An audit hook: the original library's Python sources opened while agent_code's
+        code is on the stack (red team s49 round 3: agent_code compiled and ran the
+        original's modules from their sources, under its own file names, importing nothing)."""
+        if event != "open" or not args:
+            return
+        path = args[0]
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str) or not path.endswith((".py", ".pyc", ".pyw")):
+            return
+        real = os.path.realpath(path)
+        if real.startswith(self.originals) and (self._from_agent_code() or _off_main_thread()):
+            self.read.add(real)
 
     def _from_agent_code(self):
         frame = sys._getframe(2)
@@ -2209,6 +2395,9 @@ class _L2Check:
                     objects.append("%s.%s" % (name, attr))
         if modules:
             _integrity("importing agent_code loads the original library: " + _few(modules))
+        if self.read:
+            _integrity("agent_code read the original library's sources: "
+                       + _few(sorted(_relpath(p) or p for p in self.read)))
         if objects:
             _integrity("agent_code's objects come from the original library: " + _few(objects))
 
@@ -2248,6 +2437,7 @@ def _start_l2_check():
         return None
     check = _L2Check(site, os.environ.get("FBKIT_TRACE_L2_ORIGINALS", "").split(":"))
     sys.meta_path.insert(0, check)
+    sys.addaudithook(check.audit)
     return check
 
 
@@ -2472,6 +2662,7 @@ def pytest_runtest_call(item):
     if checked:
         _check_item(item)
         _check_machinery_unchanged(item.config)
+        _check_module_types(item)
         try:
             _check_hooks_unchanged(item)
             _check_side_module_names("before %s" % item.nodeid)
@@ -2766,7 +2957,9 @@ def _watch_unittest_stop():
 
 if _checks and _agent is not None:
     _watch_unittest_stop()
-_stdlib_at_start = _stdlib_state(_stdlib_used()) if _checks else []
+_stdlib_modules_used = _stdlib_used() if _checks else {}
+_stdlib_at_start = _stdlib_state(_stdlib_modules_used)
+_stdlib_extras_at_start = _stdlib_extras(_stdlib_modules_used, _stdlib_at_start) if _checks else {}
 
 
 def _journal_fd_at_start():
@@ -2789,9 +2982,10 @@ def _report_classes_at_start():
 
 
 _report_classes = _report_classes_at_start() if _checks else ()
+# Before the escape watch: its audit hook is added first (the watch names any added later).
+_l2_check = _start_l2_check() if _checks and _agent is not None else None
 if _checks and _agent is not None:
     _watch_escapes()
-_l2_check = _start_l2_check() if _checks and _agent is not None else None
 # The plugin's own state as loaded (checked at session end by _check_own_state).
 _own_at_start = {k: v for k, v in globals().items() if not k.startswith("__")}
 _own_innards = {k: _innards(v) for k, v in _own_at_start.items() if callable(v) and not isinstance(v, type)}

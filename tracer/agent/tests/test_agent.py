@@ -2182,3 +2182,182 @@ def test_a_helper_classs_methods_run_with_their_namespace_and_written_defaults(t
     monkeypatch.setattr(genuine, "TOL", 1e300)
     after = fbkit_agent._file_objects_shape(module, "fbkit_test_helpers_mod.py")
     assert fbkit_agent._shape_changed(before["Approx"], after["Approx"])
+
+
+def _stdlib_findings(monkeypatch, modules, change):
+    """What _check_stdlib_used finds once `change()` ran, with `modules` snapshotted first."""
+    import fbkit_agent
+    state = fbkit_agent._stdlib_state(modules)
+    monkeypatch.setattr(fbkit_agent, "_stdlib_at_start", state)
+    monkeypatch.setattr(fbkit_agent, "_stdlib_extras_at_start", fbkit_agent._stdlib_extras(modules, state))
+    found = []
+    monkeypatch.setattr(fbkit_agent, "_integrity", lambda message, flush=False: found.append(message))
+    fbkit_agent._check_stdlib_used()
+    assert found == []  # nothing changed yet
+    change()
+    fbkit_agent._check_stdlib_used()
+    return found
+
+
+def test_stdlib_code_changed_in_place_is_found(monkeypatch):
+    # Red team s49 round 3: assertAlmostEqual's defaults and assertEqual's code replaced in
+    # place, the function objects kept.
+    import unittest
+    case = unittest.TestCase
+
+    def change():
+        monkeypatch.setattr(case.assertAlmostEqual, "__defaults__", (-400, None, None))
+        monkeypatch.setattr(case.assertEqual, "__code__", (lambda self, a, b, msg=None: None).__code__)
+
+    found = _stdlib_findings(monkeypatch, {"unittest": unittest}, change)
+    assert sorted(found) == [
+        "the standard library's unittest.TestCase.assertAlmostEqual was changed while the tests "
+        "ran (its code, in place)",
+        "the standard library's unittest.TestCase.assertEqual was changed while the tests ran "
+        "(its code, in place)"]
+
+
+def test_code_added_to_a_stdlib_class_is_found_not_its_data(monkeypatch):
+    # Red team s49 round 3: a __getattribute__ added to unittest.TestCase made every assert a
+    # no-op. copyreg caches __slotnames__ (data) on classes it copies: no finding.
+    import unittest
+
+    def change():
+        monkeypatch.setattr(unittest.TestCase, "__getattribute__",
+                            lambda self, name: object.__getattribute__(self, name), raising=False)
+        monkeypatch.setattr(unittest.TestCase, "__slotnames__", [], raising=False)
+
+    found = _stdlib_findings(monkeypatch, {"unittest": unittest}, change)
+    assert found == ["the standard library's unittest.TestCase gained __getattribute__ while "
+                     "the tests ran"]
+
+
+def test_a_stdlib_module_given_another_type_or_entry_is_found(monkeypatch):
+    # Red team s49 round 3: math's __class__ set to a ModuleType subclass serving a forged
+    # isclose; then a proxy put in sys.modules["math"].
+    import math
+
+    class Forging(types.ModuleType):
+        pass
+
+    def change():
+        monkeypatch.setattr(math, "__class__", Forging)
+    found = _stdlib_findings(monkeypatch, {"math": math}, change)
+    assert found == ["the standard library's module math was replaced while the tests ran"]
+    monkeypatch.undo()
+    found = _stdlib_findings(monkeypatch, {"math": math},
+                             lambda: monkeypatch.setitem(sys.modules, "math", types.SimpleNamespace()))
+    assert found == ["the standard library's module math was replaced while the tests ran"]
+
+
+def test_a_stdlib_value_of_a_type_made_later_is_found(monkeypatch):
+    # Red team s49 round 3: re's cache swapped for a dict subclass whose lookups lie. A value
+    # of a type known at the start (or a C type) is no finding.
+    import re
+
+    class Lying(dict):
+        def get(self, key, default=None):
+            return default
+
+    found = _stdlib_findings(monkeypatch, {"re": re},
+                             lambda: monkeypatch.setattr(re, "_cache", Lying()))
+    assert found == ["the standard library's re._cache holds a %s.%s made while the tests ran"
+                     % (__name__, Lying.__qualname__)]
+    monkeypatch.undo()
+    assert _stdlib_findings(monkeypatch, {"re": re},
+                            lambda: monkeypatch.setattr(re, "_cache", {1: 2})) == []
+
+
+def test_a_grader_modules_stdlib_names_and_bases_are_the_standard_librarys(tmp_path, monkeypatch):
+    # Red team s49 round 3: `import math` bound a proxy the library had put in sys.modules;
+    # `class T(unittest.TestCase)` derived from a TestCase whose asserts pass. A name bound
+    # by two imports (`try: import simplejson as json` ...) is not judged.
+    import ast
+    import math
+    import unittest
+    import fbkit_agent
+    modules = {"math": math, "unittest": unittest}
+    state = fbkit_agent._stdlib_state(modules)
+    monkeypatch.setattr(fbkit_agent, "_stdlib_modules_used", modules)
+    monkeypatch.setattr(fbkit_agent, "_stdlib_at_start", state)
+    source = ("import math\nimport unittest\nfrom math import isclose\n"
+              "try:\n    import simplejson as json\nexcept ImportError:\n    import json\n\n"
+              "class T(unittest.TestCase):\n    pass\n")
+    (tmp_path / "test_m.py").write_text(source)
+    monkeypatch.setenv("FBKIT_TRACE_ROOT", str(tmp_path))
+    module = types.ModuleType("test_m")
+
+    class Fake(unittest.TestCase):
+        pass
+
+    for forged in (False, True):
+        space = {"math": types.SimpleNamespace() if forged else math, "unittest": unittest,
+                 "isclose": math.isclose, "json": object(),
+                 "T": type("T", (Fake if forged else unittest.TestCase,), {})}
+        module.__dict__.update(space)
+        found = []
+        monkeypatch.setattr(fbkit_agent, "_integrity", lambda message, flush=False: found.append(message))
+        fbkit_agent._helper_bindings.clear()
+        fbkit_agent._check_stdlib_bindings("test_m.py", module, ast.parse(source))
+        assert found == ([] if not forged else [
+            "test_m.py's math is not the standard library's math",
+            "test_m.py's class T does not derive from the standard library's unittest.TestCase"])
+
+
+def test_pytest_classes_public_data_is_machinery():
+    # Red team s49 round 3: approx's default tolerances set to 1e300 made every approx true.
+    import fbkit_agent
+    names = {name for _, _, _, name in fbkit_agent._machinery_entries()}
+    scalar = type(pytest.approx(1.0))  # ApproxScalar, in _pytest.python_api or _pytest.approx
+    assert scalar.__module__ + ".ApproxScalar.DEFAULT_RELATIVE_TOLERANCE" in names
+    assert not any(n.endswith("._config") for n in names)  # pytest's own state: private
+
+
+def test_l2_check_names_the_originals_sources_agent_code_opens(tmp_path):
+    # Red team s49 round 3: agent_code compiled and ran the original's modules from their
+    # sources under its own file names. Data files and others' reads are not its.
+    import fbkit_agent
+    site, original = tmp_path / "site", tmp_path / "presolved" / "shapes"
+    (site / "agent_code").mkdir(parents=True)
+    original.mkdir(parents=True)
+    (original / "codec.py").write_text("X = 1\n")
+    (original / "data.json").write_text("{}\n")
+    check = fbkit_agent._L2Check(str(site), [str(original)])
+    reader = site / "agent_code" / "borrow.py"
+    reader.write_text("def read(path):\n    with open(path) as f:\n        return f.read()\n")
+    space = {}
+    exec(compile(reader.read_text(), str(reader), "exec"), space)
+    hook = check.audit
+    hook("open", (str(original / "codec.py"), "r", 0))  # from this test: not agent_code's
+    assert check.read == set()
+    sys.addaudithook(lambda e, a: hook(e, a) if hook is not None else None)
+    space["read"](str(original / "data.json"))
+    space["read"](str(original / "codec.py"))
+    hook = None
+    assert check.read == {os.path.realpath(str(original / "codec.py"))}
+
+
+def test_a_module_given_another_type_is_named_before_the_call(monkeypatch):
+    # Red team s49 round 3: pytest's, math's and a helper module's __class__ set to a
+    # ModuleType subclass whose __getattribute__ served forged attributes; named once each.
+    import fbkit_agent
+    helper, test_module = types.ModuleType("helpers"), types.ModuleType("test_x")
+    monkeypatch.setattr(fbkit_agent, "_module_types_at_start", {"pytest": (pytest, type(pytest))})
+    monkeypatch.setattr(fbkit_agent, "_stdlib_extras_at_start", {})
+    monkeypatch.setattr(fbkit_agent, "_namespaces", {"tests/helpers.py": (helper, {}, set(), True)})
+    monkeypatch.setattr(fbkit_agent, "_module_types_flagged", set())
+    found = []
+    monkeypatch.setattr(fbkit_agent, "_integrity", lambda message, flush=False: found.append(message))
+    item = types.SimpleNamespace(module=test_module, nodeid="tests/test_x.py::test_a")
+    fbkit_agent._check_module_types(item)
+    assert found == []
+
+    class Serving(types.ModuleType):
+        pass
+
+    helper.__class__ = Serving
+    test_module.__class__ = Serving
+    fbkit_agent._check_module_types(item)
+    fbkit_agent._check_module_types(item)
+    assert found == ["the module tests/helpers.py was given another type while the tests ran (Serving)",
+                     "the module tests/test_x.py was given another type while the tests ran (Serving)"]
