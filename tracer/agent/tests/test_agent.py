@@ -2290,10 +2290,12 @@ def test_a_grader_modules_stdlib_names_and_bases_are_the_standard_librarys(tmp_p
     class Fake(unittest.TestCase):
         pass
 
+    # Round 4: a lenient class put before TestCase (a thread set __bases__ while the module
+    # loaded) is a base the statement does not write.
     for forged in (False, True):
         space = {"math": types.SimpleNamespace() if forged else math, "unittest": unittest,
                  "isclose": math.isclose, "json": object(),
-                 "T": type("T", (Fake if forged else unittest.TestCase,), {})}
+                 "T": type("T", (Fake, unittest.TestCase) if forged else (unittest.TestCase,), {})}
         module.__dict__.update(space)
         found = []
         monkeypatch.setattr(fbkit_agent, "_integrity", lambda message, flush=False: found.append(message))
@@ -2301,7 +2303,7 @@ def test_a_grader_modules_stdlib_names_and_bases_are_the_standard_librarys(tmp_p
         fbkit_agent._check_stdlib_bindings("test_m.py", module, ast.parse(source))
         assert found == ([] if not forged else [
             "test_m.py's math is not the standard library's math",
-            "test_m.py's class T does not derive from the standard library's unittest.TestCase"])
+            "test_m.py's class T has bases its class statement does not write: " + Fake.__qualname__])
 
 
 def test_pytest_classes_public_data_is_machinery():
@@ -2342,7 +2344,14 @@ def test_a_module_given_another_type_is_named_before_the_call(monkeypatch):
     # ModuleType subclass whose __getattribute__ served forged attributes; named once each.
     import fbkit_agent
     helper, test_module = types.ModuleType("helpers"), types.ModuleType("test_x")
-    monkeypatch.setattr(fbkit_agent, "_module_types_at_start", {"pytest": (pytest, type(pytest))})
+    import re
+    fake = types.ModuleType("_pytest.fake")
+    fake.re = re
+    monkeypatch.setattr(fbkit_agent, "_module_types_at_start", {"pytest": (pytest, type(pytest)),
+                                                               "_pytest.fake": (fake, type(fake))})
+    monkeypatch.setattr(fbkit_agent, "_pytest_names_at_start", {"pytest": dict(vars(pytest)),
+                                                               "_pytest.fake": dict(vars(fake))})
+    monkeypatch.setitem(sys.modules, "_pytest.fake", fake)
     monkeypatch.setattr(fbkit_agent, "_stdlib_extras_at_start", {})
     monkeypatch.setattr(fbkit_agent, "_namespaces", {"tests/helpers.py": (helper, {}, set(), True)})
     monkeypatch.setattr(fbkit_agent, "_module_types_flagged", set())
@@ -2361,3 +2370,61 @@ def test_a_module_given_another_type_is_named_before_the_call(monkeypatch):
     fbkit_agent._check_module_types(item)
     assert found == ["the module tests/helpers.py was given another type while the tests ran (Serving)",
                      "the module tests/test_x.py was given another type while the tests ran (Serving)"]
+    # Round 4: a builtin's name added to a pytest module, a module name of it rebound, the
+    # module itself replaced in sys.modules.
+    found.clear()
+    fake.abs = lambda x: 0
+    fake.re = types.SimpleNamespace(search=lambda *a: True)
+    monkeypatch.setitem(sys.modules, "_pytest.fake", types.ModuleType("_pytest.fake"))
+    fbkit_agent._check_module_types(item)
+    fbkit_agent._check_module_types(item)
+    assert sorted(found) == [
+        "pytest's _pytest.fake.re (the module re) was replaced while the tests ran",
+        "pytest's module _pytest.fake gained abs, a builtin's name, while the tests ran",
+        "the module _pytest.fake was replaced in sys.modules while the tests ran"]
+
+
+def test_a_class_claiming_a_module_loaded_at_start_is_no_installed_patch():
+    # Red team s49 round 4: a class naming itself _pytest.python_api's, holding pytest's own
+    # __init__, put in math.isclose's place (any call is a truthy instance).
+    import fbkit_agent
+    from _pytest.python_api import ApproxBase
+    forged = type("isclose", (), {"__init__": ApproxBase.__init__, "__module__": "_pytest.python_api"})
+    assert not fbkit_agent._patched_by_installed_code(forged, "isclose")
+
+
+def test_code_a_closure_cell_holds_is_part_of_a_functions_innards():
+    # Red team s49 round 4: the function a stdlib decorator's wrapper calls, set in its cell.
+    import fbkit_agent
+
+    def make(inner):
+        count = 0
+
+        def wrapper(*a):
+            nonlocal count
+            count += 1
+            return inner(*a)
+        return wrapper
+
+    wrapped = make(lambda x: x > 0)
+    then = {"w": fbkit_agent._innards(wrapped)}
+    wrapped(1)  # the counter (data) changes: no finding
+    assert fbkit_agent._innards_changed({"w": wrapped}, then) == []
+    cell = wrapped.__closure__[[c for c in wrapped.__code__.co_freevars].index("inner")]
+    cell.cell_contents = lambda x: True
+    assert fbkit_agent._innards_changed({"w": wrapped}, then) == ["w"]
+
+
+def test_the_stdlib_snapshot_takes_the_imported_packages_loaded_submodules(tmp_path, monkeypatch):
+    # Red team s49 round 4: unittest.case._addError and re._compiler.compile replaced; the
+    # tests import only unittest and pytest's raises uses re.
+    import unittest.case
+    import fbkit_agent
+    (tmp_path / "test_u.py").write_text("import unittest\n")
+    monkeypatch.setenv("FBKIT_TRACE_ROOT", str(tmp_path))
+    monkeypatch.setattr(fbkit_agent, "_PROTECTED", {"test_u.py"})
+    used = fbkit_agent._stdlib_used()
+    assert "unittest.case" in used
+    assert any(name.startswith("re.") for name in used)  # re._compiler (3.11+)
+    labels = {label for _, _, _, label in fbkit_agent._stdlib_state(used)}
+    assert "unittest.case._addError" in labels and "unittest.case._Outcome" in labels
