@@ -2388,8 +2388,8 @@ def test_a_class_claiming_a_module_loaded_at_start_is_no_installed_patch():
     # Red team s49 round 4: a class naming itself _pytest.python_api's, holding pytest's own
     # __init__, put in math.isclose's place (any call is a truthy instance).
     import fbkit_agent
-    from _pytest.python_api import ApproxBase
-    forged = type("isclose", (), {"__init__": ApproxBase.__init__, "__module__": "_pytest.python_api"})
+    scalar = type(pytest.approx(1.0))  # in _pytest.python_api, or _pytest.approx (pytest 9)
+    forged = type("isclose", (), {"__init__": scalar.__init__, "__module__": scalar.__module__})
     assert not fbkit_agent._patched_by_installed_code(forged, "isclose")
 
 
