@@ -1199,8 +1199,9 @@ def _bases_not_written(cls, node, space):
     """The names of `cls`'s bases its class statement `node` does not give, in the module
     namespace `space` (red team s49 round 4: a thread set a test class's __bases__ to a
     lenient class before TestCase while the module loaded): a written name or dotted name
-    gives the class it names there (through modules); a subscript or call (Generic[T],
-    namedtuple(...)) may give any class that existed when the plugin started. Empty when the
+    gives the class it names there (through modules); a subscript, a call or a name of no
+    class (Generic[T], namedtuple(...), NamedTuple) may give any class that existed when the
+    plugin started. Empty when the
     statement cannot be read so (a starred base)."""
     import ast
     given, loose = set(), False
@@ -1220,6 +1221,9 @@ def _bases_not_written(cls, node, space):
             value = vars(owner).get(attr) if owner is not None else None
         if value is None:
             return set()  # not resolvable as written: not judged
+        if not isinstance(value, type):  # NamedTuple, TypedDict: __mro_entries__ gives bases
+            loose = True
+            continue
         given.add(id(value))
     if not node.bases:
         given.add(id(object))

@@ -2428,3 +2428,24 @@ def test_the_stdlib_snapshot_takes_the_imported_packages_loaded_submodules(tmp_p
     assert any(name.startswith("re.") for name in used)  # re._compiler (3.11+)
     labels = {label for _, _, _, label in fbkit_agent._stdlib_state(used)}
     assert "unittest.case._addError" in labels and "unittest.case._Outcome" in labels
+
+
+def test_bases_a_namedtuple_or_generic_statement_gives_are_written():
+    # HonestE2E R6: `class Pair(NamedTuple)` has the base tuple (NamedTuple is a function whose
+    # __mro_entries__ gives it), `class Box(Generic[T])` has Generic: neither is flagged.
+    import ast
+    import typing
+    import fbkit_agent
+    source = "class Pair(NamedTuple):\n    x: int\n\nclass Box(Generic[T]):\n    pass\n"
+    T = typing.TypeVar("T")
+
+    class Pair(typing.NamedTuple):
+        x: int
+
+    class Box(typing.Generic[T]):
+        pass
+
+    space = {"NamedTuple": typing.NamedTuple, "Generic": typing.Generic, "T": T}
+    tree = ast.parse(source)
+    assert fbkit_agent._bases_not_written(Pair, tree.body[0], space) == set()
+    assert fbkit_agent._bases_not_written(Box, tree.body[1], space) == set()
