@@ -869,18 +869,21 @@ def _check_stdlib_used():
     _check_stdlib_extras(_stdlib_extras_at_start)
 
 
+def _loaded_classes():
+    """The classes the loaded modules' namespaces hold now."""
+    return [v for m in list(sys.modules.values())
+            for v in list(getattr(m, "__dict__", {}).values()) if isinstance(v, type)]
+
+
 def _stdlib_extras(modules, state):
     """Beside _stdlib_state's entries, what red team s49 round 3 changed without replacing
     any of them: each module's type and its sys.modules entry (a ModuleType subclass whose
     __getattribute__ serves fakes), each entry's code, defaults and closure (changed in
     place), each class's own names (a __getattribute__ added to unittest.TestCase), and the
     types the modules' values have (re._cache swapped for a dict subclass that lies)."""
-    known = set()
-    for module in list(sys.modules.values()):
-        for value in list(getattr(module, "__dict__", {}).values()):
-            if isinstance(value, type):
-                known.add(id(value))
-    keep = []  # the known types stay alive, so their ids stay theirs
+    # After _stdlib_used's imports: their classes are known too.
+    keep = _loaded_classes()  # the known types stay alive, so their ids stay theirs
+    known = {id(c) for c in keep}
     for name, module in modules.items():
         for value in list(vars(module).values()):
             known.add(id(type(value)))
@@ -3090,10 +3093,8 @@ def _watch_unittest_stop():
 if _checks and _agent is not None:
     _watch_unittest_stop()
 _modules_at_start = frozenset(sys.modules)
-_classes_at_start = {id(v) for m in list(sys.modules.values())
-                     for v in list(getattr(m, "__dict__", {}).values()) if isinstance(v, type)}
-_classes_kept = [v for m in list(sys.modules.values())  # their ids stay theirs
-                 for v in list(getattr(m, "__dict__", {}).values()) if isinstance(v, type)]
+_classes_kept = _loaded_classes()  # kept alive: their ids stay theirs
+_classes_at_start = {id(v) for v in _classes_kept}
 _stdlib_modules_used = _stdlib_used() if _checks else {}
 _stdlib_at_start = _stdlib_state(_stdlib_modules_used)
 _stdlib_extras_at_start = _stdlib_extras(_stdlib_modules_used, _stdlib_at_start) if _checks else {}
